@@ -1,0 +1,111 @@
+"""Melds and hands: what a player holds (副露 and 立牌).
+
+A ``Hand`` is a winning hand as the fan calculator takes it: the exposed or
+concealed-kong melds, the standing tiles, and the winning tile apart. Tiles are
+small ints (see ``engine.tiles``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+from engine.errors import InvalidHand
+from engine.tiles import N_KINDS, Counts, Tile, counts_of, is_suited, name
+
+
+class MeldKind(IntEnum):
+    CHOW = 0  # 吃 / 顺子
+    PUNG = 1  # 碰 / 刻子
+    KONG = 2  # 杠
+
+
+@dataclass(frozen=True, slots=True)
+class Meld:
+    """A declared set: a chow, a pung or a kong.
+
+    ``tile`` is the lowest tile of a chow, the tile of a pung or kong.
+    ``offer`` says where the claimed tile came from, as in the notation: for a
+    pung or kong 1 = previous player (上家), 2 = opposite (对家), 3 = next
+    (下家); for a chow, which of its three tiles was claimed (1..3, always from
+    the previous player). ``offer == 0`` marks a concealed kong (暗杠), the only
+    meld that is not exposed.
+    """
+
+    kind: MeldKind
+    tile: Tile
+    offer: int = 1
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.tile < N_KINDS:
+            raise InvalidHand(f"meld tile {self.tile!r} is not a tile kind 0..33")
+        if self.kind is MeldKind.CHOW and not (is_suited(self.tile) and self.tile % 9 <= 6):
+            raise InvalidHand(f"a chow cannot start at {name(self.tile)}")
+        if not 0 <= self.offer <= 3:
+            raise InvalidHand(f"meld offer {self.offer!r} is not 0..3")
+        if self.offer == 0 and self.kind is not MeldKind.KONG:
+            raise InvalidHand("only a kong can be concealed (offer 0)")
+
+    @property
+    def concealed(self) -> bool:
+        """A concealed kong (暗杠): four tiles drawn by the player, shown face down."""
+        return self.offer == 0
+
+    @property
+    def tiles(self) -> tuple[Tile, ...]:
+        if self.kind is MeldKind.CHOW:
+            return (self.tile, self.tile + 1, self.tile + 2)
+        return (self.tile,) * (4 if self.kind is MeldKind.KONG else 3)
+
+    def __str__(self) -> str:
+        body = "".join(name(t)[0] for t in self.tiles)
+        if is_suited(self.tile):
+            body += name(self.tile)[1]
+        return f"[{body}]" if self.concealed else f"[{body},{self.offer}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Hand:
+    """A complete hand: melds, standing tiles (sorted, without the winning tile), winning tile."""
+
+    melds: tuple[Meld, ...]
+    standing: tuple[Tile, ...]
+    win_tile: Tile
+
+    def __post_init__(self) -> None:
+        if len(self.melds) > 4:
+            raise InvalidHand(f"a hand has at most 4 melds, got {len(self.melds)}")
+        expected = 13 - 3 * len(self.melds)
+        if len(self.standing) != expected:
+            raise InvalidHand(
+                f"with {len(self.melds)} meld(s) a hand has {expected} standing tiles "
+                f"plus the winning tile, got {len(self.standing)} plus the winning tile"
+            )
+        for tile in (*self.standing, self.win_tile):
+            if not 0 <= tile < N_KINDS:
+                raise InvalidHand(
+                    f"{tile!r} is not a tile kind 0..33 (flowers are not part of a hand)"
+                )
+        counts = self.all_counts()
+        for tile, n in enumerate(counts):
+            if n > 4:
+                raise InvalidHand(f"{name(tile)} appears {n} times; there are only 4 of each tile")
+
+    def concealed_counts(self) -> Counts:
+        """Counts of the standing tiles including the winning tile (14 - 3 * melds tiles)."""
+        counts = counts_of(self.standing)
+        counts[self.win_tile] += 1
+        return counts
+
+    def all_counts(self) -> Counts:
+        """Counts of every tile in the hand, melds included (a kong counts 4)."""
+        counts = self.concealed_counts()
+        for meld in self.melds:
+            for tile in meld.tiles:
+                counts[tile] += 1
+        return counts
+
+    @property
+    def is_concealed(self) -> bool:
+        """No exposed meld (门清): concealed kongs do not break it."""
+        return all(meld.concealed for meld in self.melds)

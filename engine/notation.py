@@ -1,0 +1,198 @@
+"""The hand notation of the common MCR calculator apps.
+
+Suits ``m`` (characters 万), ``p`` (dots 饼), ``s`` (bamboo 条), a run of digits
+before its suit letter (``123m``); honors ``E S W N`` (winds) and ``C F P``
+(red 中, green 发, white 白), ``1z``..``7z`` accepted for them. Melds in
+brackets with an optional offer digit after the tiles, with or without a comma
+(``[123m]``, ``[EEE,2]``, ``[5555p1]``); a kong without offer is concealed, a
+chow or pung without offer counts as claimed from the previous player.
+Standing tiles follow; the last tile of the string is the winning tile.
+Spaces are ignored. Example: ``[123m][EEE,2]456p789s5s5s``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from engine.errors import InvalidHand, InvalidNotation
+from engine.hand import Hand, Meld, MeldKind
+from engine.tiles import EAST, HONOR_LETTERS, SUIT_LETTERS, Tile, is_suited, name
+
+_SUIT_BASE = {"m": 0, "p": 9, "s": 18}
+
+
+def _scan_tiles(text: str, start: int, stop: str) -> tuple[list[tuple[Tile, int]], str, int]:
+    """Read tiles from ``text[start:]`` up to a character in ``stop`` or the end.
+
+    Returns ``(tiles with their positions, trailing digits without suit, position
+    after the scan)``; the caller decides whether trailing digits are allowed.
+    """
+    tiles: list[tuple[Tile, int]] = []
+    digits = ""
+    digits_at = start
+    i = start
+    while i < len(text) and text[i] not in stop:
+        ch = text[i]
+        if ch.isspace():
+            i += 1
+            continue
+        if ch.isdigit():
+            if not digits:
+                digits_at = i
+            digits += ch
+        elif ch in _SUIT_BASE or ch == "z":
+            if not digits:
+                raise InvalidNotation(f"suit letter {ch!r} has no digits before it", text, i)
+            for k, d in enumerate(digits):
+                value = int(d)
+                if ch == "z":
+                    if not 1 <= value <= 7:
+                        raise InvalidNotation(
+                            f"honor {d}z does not exist (1z..7z)", text, digits_at + k
+                        )
+                    tiles.append((EAST + value - 1, digits_at + k))
+                else:
+                    if value == 0:
+                        raise InvalidNotation(
+                            f"tile 0{ch} does not exist (ranks are 1..9)", text, digits_at + k
+                        )
+                    tiles.append((_SUIT_BASE[ch] + value - 1, digits_at + k))
+            digits = ""
+        elif ch in HONOR_LETTERS:
+            if digits:
+                raise InvalidNotation(f"digits {digits!r} have no suit letter", text, digits_at)
+            tiles.append((EAST + HONOR_LETTERS.index(ch), i))
+        else:
+            raise InvalidNotation(
+                f"unknown character {ch!r}; expected digits with m/p/s/z, E S W N C F P, or [...]",
+                text,
+                i,
+            )
+        i += 1
+    return tiles, digits, i if digits == "" else digits_at
+
+
+def _make_meld(tiles: list[Tile], offer: int, text: str, position: int) -> Meld:
+    shown = "".join(name(t) for t in tiles)
+    if len(tiles) == 4 and len(set(tiles)) == 1:
+        return Meld(MeldKind.KONG, tiles[0], offer)
+    if len(tiles) == 3 and len(set(tiles)) == 1:
+        kind = MeldKind.PUNG
+    elif (
+        len(tiles) == 3
+        and all(is_suited(t) for t in tiles)
+        and sorted(tiles)[2] - sorted(tiles)[0] == 2
+        and len(set(tiles)) == 3
+        and sorted(tiles)[0] // 9 == sorted(tiles)[2] // 9
+    ):
+        kind = MeldKind.CHOW
+    else:
+        raise InvalidNotation(f"meld [{shown}] is not a chow, pung or kong", text, position)
+    if offer == 0:
+        offer = 1
+    return Meld(kind, min(tiles), offer)
+
+
+def parse_tiles(text: str) -> list[Tile]:
+    """Parse a plain run of tiles (no brackets): ``"123m55pEEE"`` -> tile ints."""
+    tiles, digits, at = _scan_tiles(text, 0, "[]")
+    if digits:
+        raise InvalidNotation(f"digits {digits!r} have no suit letter", text, at)
+    if at < len(text):
+        raise InvalidNotation(f"unexpected {text[at]!r} in a tile list", text, at)
+    return [t for t, _ in tiles]
+
+
+def parse_hand(text: str) -> Hand:
+    """Parse a winning hand; raise ``InvalidNotation`` or ``InvalidHand`` saying what and where."""
+    if not isinstance(text, str):
+        raise InvalidNotation(f"a hand must be a string, got {type(text).__name__}")
+    melds: list[Meld] = []
+    standing: list[tuple[Tile, int]] = []
+    i = 0
+    while i < len(text):
+        if text[i] == "[":
+            if standing:
+                raise InvalidNotation("melds [...] must come before the standing tiles", text, i)
+            close = text.find("]", i)
+            if close < 0:
+                raise InvalidNotation("'[' is never closed", text, i)
+            body = text[i + 1 : close]
+            offer = 0
+            comma = body.find(",")
+            if comma >= 0:
+                offer_text = body[comma + 1 :].strip()
+                if offer_text not in ("1", "2", "3"):
+                    raise InvalidNotation(
+                        f"meld offer {offer_text!r} must be 1, 2 or 3", text, i + 1 + comma + 1
+                    )
+                offer = int(offer_text)
+                body = body[:comma]
+            found, digits, _ = _scan_tiles(body, 0, "[")
+            if digits:
+                if comma >= 0 or len(digits) != 1 or digits not in "123":
+                    raise InvalidNotation(
+                        f"digits {digits!r} in a meld have no suit letter "
+                        "(an offer is one digit 1..3)",
+                        text,
+                        i + 1 + body.rfind(digits),
+                    )
+                offer = int(digits)
+            if not found:
+                raise InvalidNotation("empty meld []", text, i)
+            if len(melds) == 4:
+                raise InvalidNotation("a hand has at most 4 melds", text, i)
+            melds.append(_make_meld([t for t, _ in found], offer, text, i))
+            i = close + 1
+        elif text[i] == "]":
+            raise InvalidNotation("']' without '['", text, i)
+        else:
+            found, digits, stop = _scan_tiles(text, i, "[]")
+            if digits:
+                raise InvalidNotation(f"digits {digits!r} have no suit letter", text, stop)
+            standing.extend(found)
+            i = stop
+    if not standing:
+        raise InvalidNotation(
+            "no standing tiles: the last tile of the string is the winning tile", text
+        )
+    expected = 14 - 3 * len(melds)
+    if len(standing) != expected:
+        raise InvalidNotation(
+            f"with {len(melds)} meld(s) a hand needs {expected} standing tiles "
+            f"(the last one is the winning tile), got {len(standing)}",
+            text,
+        )
+    tiles = [t for t, _ in standing]
+    try:
+        return Hand(tuple(melds), tuple(sorted(tiles[:-1])), tiles[-1])
+    except InvalidHand as exc:
+        raise InvalidNotation(str(exc), text) from None
+
+
+def format_tiles(tiles: Iterable[Tile]) -> str:
+    """``[0, 1, 2, 27]`` -> ``"123mE"``: sorted, digits grouped before their suit letter."""
+    out: list[str] = []
+    run = ""
+    run_suit = ""
+    for tile in sorted(tiles):
+        if is_suited(tile):
+            letter = SUIT_LETTERS[tile // 9]
+            if run and letter != run_suit:
+                out.append(run + run_suit)
+                run = ""
+            run += str(tile % 9 + 1)
+            run_suit = letter
+        else:
+            if run:
+                out.append(run + run_suit)
+                run = ""
+            out.append(name(tile))
+    if run:
+        out.append(run + run_suit)
+    return "".join(out)
+
+
+def format_hand(hand: Hand) -> str:
+    """The canonical notation: melds, sorted standing tiles, the winning tile last."""
+    return "".join(str(m) for m in hand.melds) + format_tiles(hand.standing) + name(hand.win_tile)

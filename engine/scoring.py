@@ -1,0 +1,1134 @@
+"""The fan calculator (算番): the fans of a winning hand and its total.
+
+How a hand is scored:
+
+1. Special forms first: Seven Pairs / Seven Shifted Pairs, Honors and Knitted
+   Tiles, Thirteen Orphans, Knitted Straight with a set and a pair, Nine Gates.
+2. Otherwise (and also for Seven Pairs, which a regular reading can beat) every
+   reading of the standing tiles as sets and a pair is scored, and the highest
+   total counts (就高不就低, highest-value principle).
+3. Each reading is scored by small detectors that write a fan table (a list of
+   counts indexed like ``Fan``), then the exclusions of the rule book (不计,
+   non-repetition principle) are applied in ``_exclude``.
+
+Fans that depend only on which tiles the hand holds (suits, terminals, ranges)
+are computed once per hand; fans of the sets (chows, pungs, kongs) once per
+reading. The chow and pung families follow the non-separation, non-identical
+and account-once principles as the reference calculators apply them: a fan of
+four sets excludes those of three and two; with a fan of three chows the fourth
+chow may combine once; without one, the 1-fan pairs of chows are limited by how
+many chows are combined (see ``_four_chows``).
+
+Where the rule book leaves a choice, the decisions are written down in
+``docs/rulings.md``; this module cites them as "ruling N".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from engine.errors import InvalidHand, NotWinning
+from engine.fans import Fan
+from engine.hand import Hand, MeldKind
+from engine.rules import MCR, RuleSet
+from engine.tiles import (
+    EAST,
+    GREEN,
+    N_KINDS,
+    NORTH,
+    RED,
+    WHITE,
+    Tile,
+    Wind,
+)
+
+# ---------------------------------------------------------------- fan ids ---
+# Fan tables are plain lists indexed by these ints (the order of ``Fan``).
+FANS: tuple[Fan, ...] = tuple(Fan)
+(
+    BIG_FOUR_WINDS, BIG_THREE_DRAGONS, ALL_GREEN, NINE_GATES, FOUR_KONGS, SEVEN_SHIFTED_PAIRS,
+    THIRTEEN_ORPHANS, ALL_TERMINALS, LITTLE_FOUR_WINDS, LITTLE_THREE_DRAGONS, ALL_HONORS,
+    FOUR_CONCEALED_PUNGS, PURE_TERMINAL_CHOWS, QUADRUPLE_CHOW, FOUR_PURE_SHIFTED_PUNGS,
+    FOUR_PURE_SHIFTED_CHOWS, THREE_KONGS, ALL_TERMINALS_AND_HONORS, SEVEN_PAIRS,
+    GREATER_HONORS_AND_KNITTED_TILES, ALL_EVEN_PUNGS, FULL_FLUSH, PURE_TRIPLE_CHOW,
+    PURE_SHIFTED_PUNGS, UPPER_TILES, MIDDLE_TILES, LOWER_TILES, PURE_STRAIGHT,
+    THREE_SUITED_TERMINAL_CHOWS, PURE_SHIFTED_CHOWS, ALL_FIVE, TRIPLE_PUNG, THREE_CONCEALED_PUNGS,
+    LESSER_HONORS_AND_KNITTED_TILES, KNITTED_STRAIGHT, UPPER_FOUR, LOWER_FOUR, BIG_THREE_WINDS,
+    MIXED_STRAIGHT, REVERSIBLE_TILES, MIXED_TRIPLE_CHOW, MIXED_SHIFTED_PUNGS, CHICKEN_HAND,
+    LAST_TILE_DRAW, LAST_TILE_CLAIM, OUT_WITH_REPLACEMENT_TILE, ROBBING_THE_KONG, ALL_PUNGS,
+    HALF_FLUSH, MIXED_SHIFTED_CHOWS, ALL_TYPES, MELDED_HAND, TWO_CONCEALED_KONGS,
+    TWO_DRAGONS_PUNGS, OUTSIDE_HAND, FULLY_CONCEALED_HAND, TWO_MELDED_KONGS, LAST_TILE,
+    DRAGON_PUNG, PREVALENT_WIND, SEAT_WIND, CONCEALED_HAND, ALL_CHOWS, TILE_HOG, DOUBLE_PUNG,
+    TWO_CONCEALED_PUNGS, CONCEALED_KONG, ALL_SIMPLES, PURE_DOUBLE_CHOW, MIXED_DOUBLE_CHOW,
+    SHORT_STRAIGHT, TWO_TERMINAL_CHOWS, PUNG_OF_TERMINALS_OR_HONORS, MELDED_KONG,
+    ONE_VOIDED_SUIT, NO_HONORS, EDGE_WAIT, CLOSED_WAIT, SINGLE_WAIT, SELF_DRAWN, FLOWER_TILES,
+    CONCEALED_KONG_AND_MELDED_KONG,
+) = range(len(FANS))  # fmt: skip
+assert FANS[CONCEALED_KONG_AND_MELDED_KONG] is Fan.CONCEALED_KONG_AND_MELDED_KONG
+assert FANS[PURE_DOUBLE_CHOW] is Fan.PURE_DOUBLE_CHOW
+N_FANS = len(FANS)
+POINTS: tuple[int, ...] = tuple(fan.points for fan in FANS)
+
+FanTable = list[int]
+
+# ------------------------------------------------------------------ input ---
+
+
+@dataclass(frozen=True, slots=True)
+class WinContext:
+    """How and where the hand was won: everything but the tiles."""
+
+    self_drawn: bool = False  # 自摸
+    last_of_kind: bool = False  # 和绝张: the other three copies were visible
+    kong: bool = False  # 杠上开花 when self-drawn, 抢杠和 when on a discard
+    wall_last: bool = False  # 妙手回春 when self-drawn, 海底捞月 when on a discard
+    seat_wind: Wind = Wind.EAST
+    round_wind: Wind = Wind.EAST
+    flowers: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.flowers <= 8:
+            raise InvalidHand(f"flowers must be 0..8, got {self.flowers!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class FanCount:
+    fan: Fan
+    count: int = 1
+
+    @property
+    def points(self) -> int:
+        """Points of this entry (the fan's value times its count)."""
+        return self.fan.points * self.count
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    fans: tuple[FanCount, ...]  # in rule-book order
+    total: int  # flowers included
+    meets_minimum: bool  # the rule set's minimum, flowers not counted
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON form of ``guobiao fan --jsonl`` (``points`` is per fan, times ``count``)."""
+        return {
+            "total": self.total,
+            "meets_minimum": self.meets_minimum,
+            "fans": [
+                {
+                    "name": fc.fan.en,
+                    "name_zh": fc.fan.zh,
+                    "points": fc.fan.points,
+                    "count": fc.count,
+                }
+                for fc in self.fans
+            ],
+        }
+
+
+# ------------------------------------------------------------ tile traits ---
+
+# Sort key of the reference calculators' tile order (characters, bamboo, dots,
+# honors). Readings are tried in this order, which decides between readings of
+# equal value (ruling 1) and which three of four sets form a family first.
+_REF_SUIT = (0, 2, 1, 3)
+REF_KEY: tuple[int, ...] = tuple(
+    (_REF_SUIT[t // 9] * 9 + t % 9) if t < EAST else 27 + t - EAST for t in range(N_KINDS)
+)
+
+_GREEN = frozenset((19, 20, 21, 23, 25, GREEN))  # 23468s and 发
+_REVERSIBLE = frozenset(
+    (9, 10, 11, 12, 13, 16, 17, 19, 21, 22, 23, 25, 26, WHITE)
+)  # 1234589p 245689s 白
+_TERMINAL_OR_HONOR = frozenset((0, 8, 9, 17, 18, 26, *range(EAST, N_KINDS)))
+_WINDS = frozenset(range(EAST, NORTH + 1))
+_DRAGONS = frozenset(range(RED, WHITE + 1))
+
+# The six knitted sequences 147/258/369 over the three suits (组合龙).
+KNITTED: tuple[tuple[Tile, ...], ...] = tuple(
+    tuple(
+        s * 9 + r
+        for s, start in zip((0, 1, 2), starts, strict=True)
+        for r in (start, start + 3, start + 6)
+    )
+    for starts in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
+)
+THIRTEEN: tuple[Tile, ...] = (0, 8, 9, 17, 18, 26, *range(EAST, N_KINDS))
+
+# ---------------------------------------------------------------- readings ---
+# A set is a tuple (kind, tile, concealed): kind 0 chow (tile = lowest), 1 pung,
+# 2 kong, 3 pair. Readings of concealed tiles have concealed=True.
+CHOW, PUNG, KONG, PAIR = 0, 1, 2, 3
+Set = tuple[int, int, bool]
+
+
+@lru_cache(maxsize=65536)
+def _suit_readings(
+    counts: tuple[int, ...], base: int, honors: bool
+) -> tuple[tuple[tuple[Set, ...], int], ...]:
+    """Every way to read one suit's tiles as sets (and at most one pair).
+
+    Returns ``((sets, pair_tile or -1), ...)``, each reading once.
+    """
+    out: list[tuple[tuple[Set, ...], int]] = []
+    work = list(counts)
+    sets: list[Set] = []
+
+    def walk(start: int, pair: int) -> None:
+        i = start
+        while i < len(work) and work[i] == 0:
+            i += 1
+        if i == len(work):
+            out.append((tuple(sorted(sets)), pair))
+            return
+        tile = base + i
+        if work[i] >= 3:
+            work[i] -= 3
+            sets.append((PUNG, tile, True))
+            walk(i, pair)
+            sets.pop()
+            work[i] += 3
+        if not honors and i <= 6 and work[i + 1] and work[i + 2]:
+            work[i] -= 1
+            work[i + 1] -= 1
+            work[i + 2] -= 1
+            sets.append((CHOW, tile, True))
+            walk(i, pair)
+            sets.pop()
+            work[i] += 1
+            work[i + 1] += 1
+            work[i + 2] += 1
+        if pair < 0 and work[i] >= 2:
+            work[i] -= 2
+            walk(i, tile)
+            work[i] += 2
+
+    walk(0, -1)
+    return tuple(dict.fromkeys(out))  # a pair and a chow at one tile are found in both orders
+
+
+def _set_key(s: Set) -> int:
+    return REF_KEY[s[1]] * 2 + (s[0] == CHOW)
+
+
+def regular_readings(counts: Sequence[int]) -> list[tuple[tuple[Set, ...], int]]:
+    """Every reading of concealed ``counts`` as sets plus exactly one pair.
+
+    Ordered as the reference calculators order them (ruling 1).
+    """
+    per_suit = [
+        _suit_readings(tuple(counts[0:9]), 0, False),
+        _suit_readings(tuple(counts[9:18]), 9, False),
+        _suit_readings(tuple(counts[18:27]), 18, False),
+        _suit_readings(tuple(counts[27:34]), 27, True),
+    ]
+    result: list[tuple[tuple[Set, ...], int]] = [((), -1)]
+    for options in per_suit:
+        if not options:
+            return []
+        if len(options) == 1 and options[0][1] < 0:
+            sets = options[0][0]
+            result = [(r + sets, p) for r, p in result]
+            continue
+        nxt: list[tuple[tuple[Set, ...], int]] = []
+        for r, p in result:
+            for sets, pair in options:
+                if pair >= 0:
+                    if p >= 0:
+                        continue
+                    nxt.append((r + sets, pair))
+                else:
+                    nxt.append((r + sets, p))
+        result = nxt
+    result = [(sets, pair) for sets, pair in result if pair >= 0]
+    if len(result) > 1:
+        result.sort(key=lambda reading: sorted(map(_set_key, reading[0])))
+    return result
+
+
+def _is_regular_complete(counts: Sequence[int]) -> bool:
+    pairs = 0
+    for base, end, honors in ((0, 9, False), (9, 18, False), (18, 27, False), (27, 34, True)):
+        options = _suit_readings(tuple(counts[base:end]), base, honors)
+        if not options:
+            return False
+        if all(pair >= 0 for _, pair in options):
+            pairs += 1
+    return pairs == 1
+
+
+# ------------------------------------------------------ hand-level context ---
+
+
+@dataclass(slots=True)
+class _Hand:
+    """What every reading of one hand shares."""
+
+    hand: Hand
+    ctx: WinContext
+    win: Tile
+    fixed: list[Set]  # the declared melds as sets
+    standing: list[int]  # concealed counts, winning tile included
+    merged: list[int]  # every tile of the hand
+    unique: list[Tile]  # the kinds present, sorted
+    self_drawn: bool
+    last_tile: bool
+    kong: bool
+    wall_last: bool
+    traits: FanTable  # fans that depend only on the tiles present
+    unique_wait: bool | None = None  # computed on demand
+
+
+def _fixed_sets(hand: Hand) -> list[Set]:
+    out: list[Set] = []
+    for meld in hand.melds:
+        kind = {MeldKind.CHOW: CHOW, MeldKind.PUNG: PUNG, MeldKind.KONG: KONG}[meld.kind]
+        out.append((kind, meld.tile, meld.concealed))
+    return out
+
+
+def _prepare(hand: Hand, ctx: WinContext) -> _Hand:
+    win = hand.win_tile
+    standing = hand.concealed_counts()
+    merged = hand.all_counts()
+    fixed_counts = [m - s for m, s in zip(merged, standing, strict=True)]
+    unique = [t for t in range(N_KINDS) if merged[t]]
+    # Ruling 4: the situation flags are made consistent with the tiles.
+    last_tile = ctx.last_of_kind
+    if standing[win] != 1:
+        last_tile = False  # the player holds another copy: it was not the last one
+    if fixed_counts[win] == 3:
+        last_tile = True  # three copies are in the player's own exposed melds
+    kong = ctx.kong
+    if kong:
+        if ctx.self_drawn:
+            kong = any(m.kind is MeldKind.KONG for m in hand.melds)
+        else:
+            kong = fixed_counts[win] == 0 and standing[win] == 1
+    return _Hand(
+        hand=hand,
+        ctx=ctx,
+        win=win,
+        fixed=_fixed_sets(hand),
+        standing=standing,
+        merged=merged,
+        unique=unique,
+        self_drawn=ctx.self_drawn,
+        last_tile=last_tile,
+        kong=kong,
+        wall_last=ctx.wall_last,
+        traits=_tile_traits(unique),
+    )
+
+
+def _tile_traits(unique: Sequence[Tile]) -> FanTable:
+    """Fans of the tiles present: suits, terminals and honors, ranges (no exclusions yet)."""
+    table = [0] * N_FANS
+    suits = {t // 9 if t < EAST else 3 for t in unique}
+    has_honors = 3 in suits
+    missing = 3 - len(suits - {3})
+    if not has_honors:
+        table[NO_HONORS] = 1  # 无字
+    if missing == 2:
+        if has_honors:
+            table[HALF_FLUSH] = 1  # 混一色
+        else:
+            table[FULL_FLUSH] = 1  # 清一色
+            table[NO_HONORS] = 0  # 清一色 不计无字
+    else:
+        table[ONE_VOIDED_SUIT] = missing  # 缺一门 (3 for an all-honors hand: removed by 字一色)
+    if len(suits) == 4 and any(t in _WINDS for t in unique) and any(t in _DRAGONS for t in unique):
+        table[ALL_TYPES] = 1  # 五门齐
+    simples = not any(t in _TERMINAL_OR_HONOR for t in unique)
+    if simples:
+        table[ALL_SIMPLES] = 1  # 断幺
+    if all(t in _REVERSIBLE for t in unique):
+        table[REVERSIBLE_TILES] = 1  # 推不倒
+    if all(t in _GREEN for t in unique):
+        table[ALL_GREEN] = 1  # 绿一色
+    if not simples:
+        if all(t >= EAST for t in unique):
+            table[ALL_HONORS] = 1  # 字一色
+        elif all(t in _TERMINAL_OR_HONOR and t < EAST for t in unique):
+            table[ALL_TERMINALS] = 1  # 清幺九
+        elif all(t in _TERMINAL_OR_HONOR for t in unique):
+            table[ALL_TERMINALS_AND_HONORS] = 1  # 混幺九
+    if not has_honors:
+        ranks = {t % 9 + 1 for t in unique}
+        if max(ranks) <= 4:
+            table[LOWER_FOUR if 4 in ranks else LOWER_TILES] = 1  # 小于五 / 全小
+        elif min(ranks) >= 6:
+            table[UPPER_FOUR if 6 in ranks else UPPER_TILES] = 1  # 大于五 / 全大
+        elif min(ranks) >= 4 and max(ranks) <= 6:
+            table[MIDDLE_TILES] = 1  # 全中
+    return table
+
+
+def _win_flags(h: _Hand, table: FanTable) -> None:
+    """Fans of how the hand was won: 和绝张 妙手回春 海底捞月 杠上开花 抢杠和 自摸."""
+    if h.last_tile:
+        table[LAST_TILE] = 1
+    if h.self_drawn:
+        table[SELF_DRAWN] = 1
+        if h.wall_last:
+            table[LAST_TILE_DRAW] = 1  # 妙手回春 不计自摸
+            table[SELF_DRAWN] = 0
+        if h.kong:
+            table[OUT_WITH_REPLACEMENT_TILE] = 1  # 杠上开花 不计自摸
+            table[SELF_DRAWN] = 0
+    else:
+        if h.wall_last:
+            table[LAST_TILE_CLAIM] = 1
+        if h.kong:
+            table[ROBBING_THE_KONG] = 1  # 抢杠和 不计和绝张
+            table[LAST_TILE] = 0
+
+
+# ------------------------------------------------------- families of sets ---
+
+
+def _same_suit(a: Tile, b: Tile) -> bool:
+    return a < EAST and b < EAST and a // 9 == b // 9
+
+
+def _shifted(step: int, *tiles: Tile) -> bool:
+    """Ranks increasing by ``step`` in the given order (suits not checked)."""
+    return all(tiles[i] % 9 + step == tiles[i + 1] % 9 for i in range(len(tiles) - 1))
+
+
+def _three_suits(a: Tile, b: Tile, c: Tile) -> bool:
+    return len({a // 9, b // 9, c // 9}) == 3
+
+
+def _shifted_1_unordered(a: Tile, b: Tile, c: Tile) -> bool:
+    ranks = sorted((a % 9, b % 9, c % 9))
+    return ranks[0] + 1 == ranks[1] and ranks[1] + 1 == ranks[2]
+
+
+def _four_chows_fan(t: Sequence[Tile]) -> int:
+    """一色四步高 / 一色四同顺 of four chows (lowest tiles, sorted)."""
+    if all(_same_suit(t[0], x) for x in t):
+        if _shifted(2, *t) or _shifted(1, *t):
+            return FOUR_PURE_SHIFTED_CHOWS
+        if t[0] == t[1] == t[2] == t[3]:
+            return QUADRUPLE_CHOW
+    return -1
+
+
+def _three_chows_fan(a: Tile, b: Tile, c: Tile) -> int:
+    """A fan of three chows (lowest tiles, in reference order), or -1."""
+    if _three_suits(a, b, c):
+        if _shifted_1_unordered(a, b, c):
+            return MIXED_SHIFTED_CHOWS  # 三色三步高
+        if a % 9 == b % 9 == c % 9:
+            return MIXED_TRIPLE_CHOW  # 三色三同顺
+        if sorted((a % 9, b % 9, c % 9)) == [0, 3, 6]:
+            return MIXED_STRAIGHT  # 花龙
+    elif _same_suit(a, b) and _same_suit(a, c):
+        if a % 9 == 0 and b % 9 == 3 and c % 9 == 6:
+            return PURE_STRAIGHT  # 清龙
+        if _shifted(2, a, b, c) or _shifted(1, a, b, c):
+            return PURE_SHIFTED_CHOWS  # 一色三步高
+        if a == b == c:
+            return PURE_TRIPLE_CHOW  # 一色三同顺
+    return -1
+
+
+def _two_chows_fan(a: Tile, b: Tile) -> int:
+    """A 1-fan family of two chows, or -1."""
+    if not _same_suit(a, b):
+        if a % 9 == b % 9:
+            return MIXED_DOUBLE_CHOW  # 喜相逢
+    else:
+        if abs(a - b) == 3:
+            return SHORT_STRAIGHT  # 连六
+        if {a % 9, b % 9} == {0, 6}:
+            return TWO_TERMINAL_CHOWS  # 老少副
+        if a == b:
+            return PURE_DOUBLE_CHOW  # 一般高
+    return -1
+
+
+_PAIR_FANS = (PURE_DOUBLE_CHOW, MIXED_DOUBLE_CHOW, SHORT_STRAIGHT, TWO_TERMINAL_CHOWS)
+
+
+def _limit_pair_fans(found: Sequence[int], limit: int, table: FanTable) -> None:
+    """Account-once (套算一次): keep at most ``limit`` of the 1-fan chow pairs.
+
+    When more pairs are found than the chows allow, repeated fans are dropped
+    first (不得相同), from 老少副 back to 一般高.
+    """
+    tally = [sum(1 for f in found if f == fan) for fan in _PAIR_FANS]
+    count = sum(tally)
+    keep = 1
+    while count > limit and keep >= 0:
+        for i in (3, 2, 1, 0):
+            while tally[i] > keep and count > limit:
+                tally[i] -= 1
+                count -= 1
+        keep -= 1
+    for fan, n in zip(_PAIR_FANS, tally, strict=True):
+        table[fan] = n
+
+
+def _four_chows(t: Sequence[Tile], table: FanTable) -> None:
+    fan = _four_chows_fan(t)
+    if fan >= 0:
+        table[fan] = 1
+        return
+    for i, j, k, extra in ((0, 1, 2, 3), (0, 1, 3, 2), (0, 2, 3, 1), (1, 2, 3, 0)):
+        fan = _three_chows_fan(t[i], t[j], t[k])
+        if fan >= 0:
+            table[fan] = 1
+            # 套算一次: the fourth chow combines once with one of the three.
+            pair_fans = {_two_chows_fan(t[x], t[extra]) for x in (i, j, k)}
+            for candidate in _PAIR_FANS:
+                if candidate in pair_fans:
+                    table[candidate] = 1
+                    break
+            return
+    pairs = [
+        _two_chows_fan(t[a], t[b]) for a, b in ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
+    ]
+    # Four chows make at most three 1-fan pairs, one fewer for each chow that
+    # combines with none of the others.
+    limit = 3
+    for mine in ((0, 1, 2), (0, 3, 4), (1, 3, 5), (2, 4, 5)):
+        if all(pairs[x] < 0 for x in mine):
+            limit -= 1
+    if limit > 0:
+        _limit_pair_fans(pairs, limit, table)
+
+
+def _three_chows(t: Sequence[Tile], table: FanTable) -> None:
+    fan = _three_chows_fan(t[0], t[1], t[2])
+    if fan >= 0:
+        table[fan] = 1
+        return
+    pairs = [_two_chows_fan(t[0], t[1]), _two_chows_fan(t[0], t[2]), _two_chows_fan(t[1], t[2])]
+    _limit_pair_fans(pairs, 2, table)
+
+
+def _four_pungs_fan(t: Sequence[Tile]) -> int:
+    if t[0] < EAST and all(_same_suit(t[0], x) for x in t) and _shifted(1, *t):
+        return FOUR_PURE_SHIFTED_PUNGS  # 一色四节高
+    if list(t) == [EAST, EAST + 1, EAST + 2, NORTH]:
+        return BIG_FOUR_WINDS  # 大四喜
+    return -1
+
+
+def _three_pungs_fan(a: Tile, b: Tile, c: Tile) -> int:
+    if a < EAST and b < EAST and c < EAST:
+        if _three_suits(a, b, c):
+            if _shifted_1_unordered(a, b, c):
+                return MIXED_SHIFTED_PUNGS  # 三色三节高
+            if a % 9 == b % 9 == c % 9:
+                return TRIPLE_PUNG  # 三同刻
+        elif _same_suit(a, b) and _same_suit(a, c) and _shifted(1, a, b, c):
+            return PURE_SHIFTED_PUNGS  # 一色三节高
+    else:
+        if a in _WINDS and b in _WINDS and c in _WINDS:
+            return BIG_THREE_WINDS  # 三风刻
+        if a in _DRAGONS and b in _DRAGONS and c in _DRAGONS:
+            return BIG_THREE_DRAGONS  # 大三元
+    return -1
+
+
+def _two_pungs_fan(a: Tile, b: Tile) -> int:
+    if a < EAST and b < EAST:
+        if a % 9 == b % 9:
+            return DOUBLE_PUNG  # 双同刻
+    elif a in _DRAGONS and b in _DRAGONS:
+        return TWO_DRAGONS_PUNGS  # 双箭刻
+    return -1
+
+
+def _count_pairs_of_pungs(t: Sequence[Tile], table: FanTable) -> None:
+    for a in range(len(t)):
+        for b in range(a + 1, len(t)):
+            fan = _two_pungs_fan(t[a], t[b])
+            if fan >= 0:
+                table[fan] += 1
+
+
+def _four_pungs(t: Sequence[Tile], table: FanTable) -> None:
+    fan = _four_pungs_fan(t)
+    if fan >= 0:
+        table[fan] = 1
+        return
+    for i, j, k, free in ((0, 1, 2, 3), (0, 1, 3, 2), (0, 2, 3, 1), (1, 2, 3, 0)):
+        fan = _three_pungs_fan(t[i], t[j], t[k])
+        if fan >= 0:
+            table[fan] = 1
+            # 套算一次: the fourth pung combines once with one of the three.
+            for x in (i, j, k):
+                pair = _two_pungs_fan(t[x], t[free])
+                if pair >= 0:
+                    table[pair] += 1
+                    break
+            return
+    _count_pairs_of_pungs(t, table)
+
+
+def _three_pungs(t: Sequence[Tile], table: FanTable) -> None:
+    fan = _three_pungs_fan(t[0], t[1], t[2])
+    if fan >= 0:
+        table[fan] = 1
+        return
+    _count_pairs_of_pungs(t, table)
+
+
+def _kongs_and_concealed_pungs(
+    concealed_pungs: int, melded_kongs: int, concealed_kongs: int, table: FanTable
+) -> None:
+    """三杠 四杠 双明杠 双暗杠 明暗杠 明杠 暗杠, and 双暗刻 三暗刻 四暗刻.
+
+    Concealed kongs count as concealed pungs.
+    """
+    kongs = melded_kongs + concealed_kongs
+    if kongs == 4:
+        table[FOUR_KONGS] = 1
+    elif kongs == 3:
+        table[THREE_KONGS] = 1
+    elif kongs == 2:
+        if concealed_kongs == 0:
+            table[TWO_MELDED_KONGS] = 1
+        elif concealed_kongs == 1:
+            table[CONCEALED_KONG_AND_MELDED_KONG] = 1
+        else:
+            table[TWO_CONCEALED_KONGS] = 1
+    elif kongs == 1:
+        table[MELDED_KONG if melded_kongs else CONCEALED_KONG] = 1
+    hidden = concealed_pungs + concealed_kongs
+    if hidden == 2:
+        table[TWO_CONCEALED_PUNGS] = 1
+    elif hidden == 3:
+        table[THREE_CONCEALED_PUNGS] = 1
+    elif hidden == 4:
+        table[FOUR_CONCEALED_PUNGS] = 1
+
+
+# ------------------------------------------------------- a regular reading ---
+
+
+def _is_terminal_chows(chows: Sequence[Tile], pair: Tile) -> int:
+    """一色双龙会 / 三色双龙会 (chows are lowest tiles), or -1."""
+    if pair >= EAST or pair % 9 != 4:
+        return -1
+    if any(c % 9 not in (0, 6) for c in chows):
+        return -1
+    suit = pair // 9
+    suits = [c // 9 for c in chows]
+    if all(s == suit for s in suits):
+        lows = sum(1 for c in chows if c % 9 == 0)
+        return PURE_TERMINAL_CHOWS if lows == 2 else -1
+    others = {0, 1, 2} - {suit}
+    if suit in suits:
+        return -1
+    if all((s * 9) in chows and (s * 9 + 6) in chows for s in others):
+        return THREE_SUITED_TERMINAL_CHOWS
+    return -1
+
+
+def _score_regular(h: _Hand, concealed: Sequence[Set], pair: Tile) -> FanTable:
+    table = h.traits.copy()
+    sets = [*h.fixed, *concealed]
+    win = h.win
+    chows = sorted((s[1] for s in sets if s[0] == CHOW), key=REF_KEY.__getitem__)
+    pungs = [s for s in sets if s[0] != CHOW]
+    concealed_pungs = sum(1 for s in pungs if s[0] == PUNG and s[2])
+    melded_kongs = sum(1 for s in pungs if s[0] == KONG and not s[2])
+    concealed_kongs = sum(1 for s in pungs if s[0] == KONG and s[2])
+
+    _win_flags(h, table)
+    # A pung completed by a discard is exposed, unless the winning tile can be
+    # read as part of a concealed chow instead (ruling 5).
+    if not h.self_drawn and not any(
+        s[2] and s[1] <= win <= s[1] + 2 for s in concealed if s[0] == CHOW
+    ):
+        concealed_pungs -= sum(1 for s in concealed if s[0] == PUNG and s[1] == win)
+
+    if pungs:
+        _kongs_and_concealed_pungs(concealed_pungs, melded_kongs, concealed_kongs, table)
+        if len(pungs) == 4 and not table[FOUR_KONGS] and not table[FOUR_CONCEALED_PUNGS]:
+            table[ALL_PUNGS] = 1  # 碰碰和 (四杠 and 四暗刻 exclude it)
+        for s in pungs:
+            if s[1] in _DRAGONS:
+                table[DRAGON_PUNG] += 1  # 箭刻
+            elif s[1] in _TERMINAL_OR_HONOR:
+                table[PUNG_OF_TERMINALS_OR_HONORS] += 1  # 幺九刻 (winds adjusted below)
+
+    pung_tiles = sorted((s[1] for s in pungs), key=REF_KEY.__getitem__)
+    n_chows = len(chows)
+    if n_chows == 4:
+        family = _is_terminal_chows(chows, pair)
+        if family >= 0:
+            table[family] = 1
+        else:
+            _four_chows(chows, table)
+    elif n_chows == 3:
+        _three_chows(chows, table)
+    elif n_chows == 2:
+        fan = _two_chows_fan(chows[0], chows[1])
+        if fan >= 0:
+            table[fan] += 1
+        fan = _two_pungs_fan(pung_tiles[0], pung_tiles[1])
+        if fan >= 0:
+            table[fan] += 1
+    elif n_chows == 1:
+        _three_pungs(pung_tiles, table)
+    else:
+        _four_pungs(pung_tiles, table)
+
+    # 不求人 / 门前清 / 全求人 / 自摸: how many melds are exposed.
+    exposed = sum(1 for s in h.fixed if not s[2])
+    if exposed == 0:
+        table[FULLY_CONCEALED_HAND if h.self_drawn else CONCEALED_HAND] = 1
+    elif exposed == 4:
+        table[SELF_DRAWN if h.self_drawn else MELDED_HAND] = 1
+    elif h.self_drawn:
+        table[SELF_DRAWN] = 1
+
+    # The pair: 平和, 小三元, 小四喜.
+    if n_chows == 4:
+        if pair < EAST:
+            table[ALL_CHOWS] = 1
+    elif table[TWO_DRAGONS_PUNGS]:
+        if pair in _DRAGONS:
+            table[LITTLE_THREE_DRAGONS] = 1
+            table[TWO_DRAGONS_PUNGS] = 0
+    elif table[BIG_THREE_WINDS] and pair in _WINDS:
+        table[LITTLE_FOUR_WINDS] = 1
+        table[BIG_THREE_WINDS] = 0
+
+    # Every set and the pair: 全带幺, 全带五, 全双刻.
+    outside = fives = evens = 0
+    for kind, tile, _ in (*sets, (PAIR, pair, True)):
+        if tile >= EAST:
+            outside += 1
+            continue
+        r = tile % 9
+        if kind == CHOW:
+            if r in (0, 6):
+                outside += 1
+            elif r in (2, 3, 4):
+                fives += 1
+        elif r in (0, 8):
+            outside += 1
+        elif r == 4:
+            fives += 1
+        elif r in (1, 3, 5, 7):
+            evens += 1
+    if outside == 5:
+        table[OUTSIDE_HAND] = 1
+    elif fives == 5:
+        table[ALL_FIVE] = 1
+    elif evens == 5:
+        table[ALL_EVEN_PUNGS] = 1
+
+    # 四归一: four of a tile not declared as a kong (一色四同顺 excludes it).
+    if not table[QUADRUPLE_CHOW]:
+        table[TILE_HOG] = h.merged.count(4) - melded_kongs - concealed_kongs
+
+    if _is_unique_wait(h):
+        _wait_fans(concealed, pair, win, table)
+
+    _exclude(table)
+    _adjust_winds(h, [t for t in pung_tiles if t in _WINDS], table)
+    if not any(table):
+        table[CHICKEN_HAND] = 1  # 无番和
+    return table
+
+
+def _wait_fans(concealed: Sequence[Set], pair: Tile, win: Tile, table: FanTable) -> None:
+    """边张 / 坎张 / 单钓将 when the hand waited on the winning tile alone (ruling 2)."""
+    if table[MELDED_HAND] or table[FOUR_KONGS]:
+        return
+    edge = closed = False
+    for kind, tile, _ in concealed:
+        if kind == CHOW:
+            if win == tile + 1:
+                closed = True
+            elif win in (tile, tile + 2):
+                edge = True
+    if edge:
+        table[EDGE_WAIT] = 1
+    elif closed:
+        table[CLOSED_WAIT] = 1
+    elif pair == win:
+        table[SINGLE_WAIT] = 1
+
+
+def _adjust_winds(h: _Hand, wind_pungs: Sequence[Tile], table: FanTable) -> None:
+    """圈风刻 / 门风刻: the wind pung counts as that fan instead of 幺九刻."""
+    if table[BIG_FOUR_WINDS]:
+        return  # 大四喜 不计圈风刻、门风刻
+    deducted = (
+        table[BIG_THREE_WINDS]
+        or table[ALL_TERMINALS_AND_HONORS]
+        or table[ALL_HONORS]
+        or table[LITTLE_FOUR_WINDS]
+    )
+    prevalent = h.ctx.round_wind.tile
+    seat = h.ctx.seat_wind.tile
+    for tile in wind_pungs:
+        if tile == prevalent:
+            table[PREVALENT_WIND] = 1
+            if not deducted:
+                table[PUNG_OF_TERMINALS_OR_HONORS] -= 1
+        if tile == seat:
+            table[SEAT_WIND] = 1
+            if seat != prevalent and not deducted:
+                table[PUNG_OF_TERMINALS_OR_HONORS] -= 1
+
+
+def _exclude(t: FanTable) -> None:
+    """The exclusions (不计) of the rule book, applied to a reading's fan table."""
+    if t[BIG_FOUR_WINDS]:  # 大四喜：不计三风刻、碰碰和、圈风刻、门风刻、幺九刻
+        t[ALL_PUNGS] = t[PUNG_OF_TERMINALS_OR_HONORS] = 0
+    if t[BIG_THREE_DRAGONS]:  # 大三元：不计双箭刻、箭刻
+        t[DRAGON_PUNG] = 0
+    if t[ALL_GREEN]:  # 绿一色：不计混一色
+        t[HALF_FLUSH] = t[ONE_VOIDED_SUIT] = 0
+    if t[FOUR_KONGS]:  # 四杠：不计碰碰和、单钓将
+        t[SINGLE_WAIT] = 0
+    if t[ALL_TERMINALS]:  # 清幺九：不计碰碰和、全带幺、双同刻、幺九刻、无字
+        t[ALL_PUNGS] = t[OUTSIDE_HAND] = t[PUNG_OF_TERMINALS_OR_HONORS] = 0
+        t[NO_HONORS] = t[DOUBLE_PUNG] = 0
+    if t[LITTLE_FOUR_WINDS]:  # 小四喜：不计三风刻、幺九刻
+        t[PUNG_OF_TERMINALS_OR_HONORS] = 0
+    if t[LITTLE_THREE_DRAGONS]:  # 小三元：不计双箭刻、箭刻
+        t[DRAGON_PUNG] = 0
+    if t[ALL_HONORS]:  # 字一色：不计碰碰和、全带幺、幺九刻
+        t[ALL_PUNGS] = t[OUTSIDE_HAND] = t[PUNG_OF_TERMINALS_OR_HONORS] = t[ONE_VOIDED_SUIT] = 0
+    if t[FOUR_CONCEALED_PUNGS]:  # 四暗刻：不计碰碰和、不求人、门前清
+        t[ALL_PUNGS] = t[CONCEALED_HAND] = 0
+        if t[FULLY_CONCEALED_HAND]:
+            t[FULLY_CONCEALED_HAND] = 0
+            t[SELF_DRAWN] = 1
+    if t[PURE_TERMINAL_CHOWS]:  # 一色双龙会：不计七对、清一色、平和、一般高、老少副、无字
+        t[FULL_FLUSH] = t[ALL_CHOWS] = t[NO_HONORS] = 0
+    if t[FOUR_PURE_SHIFTED_PUNGS]:  # 一色四节高：不计一色三同顺、一色三节高、碰碰和
+        t[ALL_PUNGS] = 0
+    if t[ALL_TERMINALS_AND_HONORS]:  # 混幺九：不计碰碰和、全带幺、幺九刻
+        t[ALL_PUNGS] = t[OUTSIDE_HAND] = t[PUNG_OF_TERMINALS_OR_HONORS] = 0
+    if t[ALL_EVEN_PUNGS]:  # 全双刻：不计碰碰和、断幺、无字
+        t[ALL_PUNGS] = t[ALL_SIMPLES] = t[NO_HONORS] = 0
+    if t[UPPER_TILES]:  # 全大：不计大于五、无字
+        t[NO_HONORS] = 0
+    if t[MIDDLE_TILES]:  # 全中：不计断幺
+        t[ALL_SIMPLES] = t[NO_HONORS] = 0
+    if t[LOWER_TILES]:  # 全小：不计小于五、无字
+        t[NO_HONORS] = 0
+    if t[THREE_SUITED_TERMINAL_CHOWS]:  # 三色双龙会：不计平和、老少副、喜相逢、无字
+        t[ALL_CHOWS] = t[NO_HONORS] = 0
+    if t[ALL_FIVE]:  # 全带五：不计断幺、无字
+        t[ALL_SIMPLES] = t[NO_HONORS] = 0
+    if t[UPPER_FOUR]:  # 大于五：不计无字
+        t[NO_HONORS] = 0
+    if t[LOWER_FOUR]:  # 小于五：不计无字
+        t[NO_HONORS] = 0
+    # 三风刻：组成三风刻的三副刻子不计幺九刻 (字一色 and 混幺九 removed them all already)
+    if t[BIG_THREE_WINDS] and not t[ALL_HONORS] and not t[ALL_TERMINALS_AND_HONORS]:
+        t[PUNG_OF_TERMINALS_OR_HONORS] -= 3
+    if t[REVERSIBLE_TILES]:  # 推不倒：不计缺一门
+        t[ONE_VOIDED_SUIT] = 0
+    if t[LAST_TILE_DRAW]:  # 妙手回春：不计自摸
+        t[SELF_DRAWN] = 0
+    if t[OUT_WITH_REPLACEMENT_TILE]:  # 杠上开花：不计自摸
+        t[SELF_DRAWN] = 0
+    if t[MELDED_HAND]:  # 全求人：不计单钓将
+        t[SINGLE_WAIT] = 0
+    if t[TWO_DRAGONS_PUNGS]:  # 双箭刻：不计箭刻
+        t[DRAGON_PUNG] = 0
+    if t[FULLY_CONCEALED_HAND]:  # 不求人：不计自摸
+        t[SELF_DRAWN] = 0
+    if t[ALL_CHOWS]:  # 平和：不计无字
+        t[NO_HONORS] = 0
+    if t[ALL_SIMPLES]:  # 断幺：不计无字
+        t[NO_HONORS] = 0
+
+
+# -------------------------------------------------------------- the waits ---
+
+
+def _winning_forms(counts: list[int], melds: int) -> bool:
+    """Whether ``counts`` (14 - 3 * melds tiles) is complete in any hand form."""
+    if _is_regular_complete(counts):
+        return True
+    if melds == 0:
+        if all(n in (0, 2, 4) for n in counts):
+            return True
+        if _is_honors_and_knitted(counts) or _is_thirteen_orphans(counts):
+            return True
+    if melds <= 1:
+        return _knitted_straight_rest(counts) is not None
+    return False
+
+
+def _is_unique_wait(h: _Hand) -> bool:
+    """Whether the hand, before the winning tile, waited on that tile alone (ruling 2)."""
+    if h.unique_wait is None:
+        counts = h.standing.copy()
+        counts[h.win] -= 1
+        melds = len(h.hand.melds)
+        unique = True
+        for tile in _wait_candidates(counts):
+            if tile == h.win:
+                continue
+            counts[tile] += 1
+            complete = _winning_forms(counts, melds)
+            counts[tile] -= 1
+            if complete:
+                unique = False
+                break
+        h.unique_wait = unique
+    return h.unique_wait
+
+
+def _wait_candidates(counts: Sequence[int]) -> list[Tile]:
+    """Tiles that could complete a hand: neighbours of held tiles, and every
+    terminal, honor and knitted tile when a special form is possible."""
+    near: set[Tile] = set()
+    for t in range(N_KINDS):
+        if counts[t]:
+            near.add(t)
+            if t < EAST:
+                r = t % 9
+                for d in (-2, -1, 1, 2):
+                    if 0 <= r + d <= 8:
+                        near.add(t + d)
+    if sum(1 for n in counts if n) >= 9:  # enough kinds for a knitted or orphans form
+        near.update(range(N_KINDS))
+    return sorted(near)
+
+
+# --------------------------------------------------------- special forms ---
+
+
+def _is_seven_pairs(counts: Sequence[int]) -> bool:
+    return all(n in (0, 2, 4) for n in counts)
+
+
+def _seven_shifted_pairs(counts: Sequence[int], win: Tile) -> bool:
+    if win >= EAST:
+        return False
+    base = win - win % 9
+    run = [counts[base + r] == 2 for r in range(9)]
+    return any(all(run[start : start + 7]) for start in range(3))
+
+
+def _is_thirteen_orphans(counts: Sequence[int]) -> bool:
+    return all(counts[t] for t in THIRTEEN) and sum(counts[t] for t in THIRTEEN) == 14
+
+
+def _is_honors_and_knitted(counts: Sequence[int]) -> bool:
+    if sum(counts) != 14 or any(n > 1 for n in counts):
+        return False
+    suited = {t for t in range(EAST) if counts[t]}
+    return any(suited <= set(seq) for seq in KNITTED)
+
+
+def _knitted_straight_rest(counts: Sequence[int]) -> tuple[tuple[Tile, ...], list[int]] | None:
+    """The knitted straight in ``counts`` and the tiles beside it, if they make a set and a pair."""
+    for seq in KNITTED:
+        if all(counts[t] for t in seq):
+            rest = list(counts)
+            for t in seq:
+                rest[t] -= 1
+            if _is_regular_complete(rest):
+                return seq, rest
+            return None
+    return None
+
+
+def _score_seven_pairs(h: _Hand) -> FanTable:
+    table = [0] * N_FANS
+    if _seven_shifted_pairs(h.standing, h.win):
+        # 连七对：不计清一色、七对、不求人、门前清、无字、单钓将
+        table[SEVEN_SHIFTED_PAIRS] = 1
+        base = h.win - h.win % 9
+        if not h.standing[base] and not h.standing[base + 8]:
+            table[ALL_SIMPLES] = 1  # 2..8 连七对 counts 断幺
+        _win_flags(h, table)
+        return table
+    table = h.traits.copy()
+    table[SEVEN_PAIRS] = 1  # 七对：不计不求人、门前清、单钓将
+    table[TILE_HOG] = h.standing.count(4)
+    _win_flags(h, table)
+    _exclude(table)
+    return table
+
+
+def _score_honors_and_knitted(h: _Hand) -> FanTable:
+    table = [0] * N_FANS
+    honors = sum(1 for t in h.unique if t >= EAST)
+    if honors == 7:
+        table[GREATER_HONORS_AND_KNITTED_TILES] = 1  # 七星不靠：不计全不靠、五门齐、不求人、门前清
+    else:
+        table[LESSER_HONORS_AND_KNITTED_TILES] = 1  # 全不靠：不计五门齐、不求人、门前清
+        if honors == 5:
+            table[KNITTED_STRAIGHT] = 1  # nine knitted tiles: also 组合龙
+    _win_flags(h, table)
+    return table
+
+
+def _score_thirteen_orphans(h: _Hand) -> FanTable:
+    table = [0] * N_FANS
+    table[THIRTEEN_ORPHANS] = 1  # 十三幺：不计五门齐、不求人、门前清、单钓将
+    _win_flags(h, table)
+    return table
+
+
+def _score_nine_gates(h: _Hand) -> FanTable | None:
+    """九莲宝灯: 1112345678999 of one suit standing, any tile of the suit to win."""
+    win = h.win
+    if win >= EAST or h.hand.melds:
+        return None
+    base = win - win % 9
+    held = h.standing[base : base + 9]
+    if sum(held) != 14:
+        return None
+    gates = [3, 1, 1, 1, 1, 1, 1, 1, 3]
+    gates[win % 9] += 1
+    if held != gates:
+        return None
+    table = [0] * N_FANS
+    # 九莲宝灯：不计清一色、不求人、门前清、无字、幺九刻×1; what the winning
+    # tile adds beside the gates still counts (清龙+四归一, 双暗刻+幺九刻, 连六).
+    table[NINE_GATES] = 1
+    r = win % 9 + 1
+    if r in (1, 9):
+        table[PURE_STRAIGHT] = 1
+        table[TILE_HOG] = 1
+    elif r in (2, 8):
+        table[TWO_CONCEALED_PUNGS] = table[SHORT_STRAIGHT] = table[PUNG_OF_TERMINALS_OR_HONORS] = 1
+    elif r == 5:
+        table[TWO_CONCEALED_PUNGS] = table[PUNG_OF_TERMINALS_OR_HONORS] = 1
+    else:
+        table[SHORT_STRAIGHT] = 1
+    _win_flags(h, table)
+    return table
+
+
+def _score_knitted_straight(h: _Hand) -> FanTable | None:
+    """组合龙 with one more set (declared or concealed) and a pair."""
+    found = _knitted_straight_rest(h.standing)
+    if found is None:
+        return None
+    _, rest = found
+    readings = regular_readings(rest)
+    if len(readings) != 1:
+        return None
+    concealed, pair = readings[0]
+    sets = [*h.fixed, *concealed]
+    if len(sets) != 1:
+        return None
+    kind, tile, hidden = sets[0]
+    table = [0] * N_FANS
+    table[KNITTED_STRAIGHT] = 1
+    if kind == CHOW:
+        if pair < EAST:
+            table[ALL_CHOWS] = 1  # 平和
+        if h.merged[pair] == 4:
+            table[TILE_HOG] = 1
+    elif tile >= EAST:
+        if tile in _WINDS:
+            table[PUNG_OF_TERMINALS_OR_HONORS] = 1
+            _adjust_winds(h, [tile], table)
+            if pair in _DRAGONS:
+                table[ALL_TYPES] = 1
+        else:
+            table[DRAGON_PUNG] = 1
+            if pair in _WINDS:
+                table[ALL_TYPES] = 1
+    else:
+        if tile in _TERMINAL_OR_HONOR:
+            table[PUNG_OF_TERMINALS_OR_HONORS] = 1
+        if pair < EAST:
+            table[NO_HONORS] = 1
+        if kind != KONG and h.merged[tile] == 4:
+            table[TILE_HOG] = 1
+    _win_flags(h, table)
+    if hidden:
+        if kind == KONG:
+            table[CONCEALED_KONG] = 1
+        if h.self_drawn:
+            table[FULLY_CONCEALED_HAND] = 1
+            table[SELF_DRAWN] = 0
+        else:
+            table[CONCEALED_HAND] = 1
+    elif kind == KONG:
+        table[MELDED_KONG] = 1
+    # Waits: the knitted body is a special set, only the fourth set and the
+    # pair can make an edge, closed or single wait (ruling 3).
+    if _is_unique_wait(h):
+        if h.fixed:
+            if h.win == pair:
+                table[SINGLE_WAIT] = 1
+        else:
+            _wait_fans(concealed, pair, h.win, table)
+    _exclude(table)
+    return table
+
+
+# ------------------------------------------------------------- the public ---
+
+
+def _total(table: FanTable) -> int:
+    return sum(n * p for n, p in zip(table, POINTS, strict=True) if n)
+
+
+def _best_table(h: _Hand) -> FanTable | None:
+    best: FanTable | None = None
+    best_total = 0
+    seven_pairs = False
+    if not h.hand.melds:
+        special: FanTable | None = None
+        if _is_seven_pairs(h.standing):
+            special = _score_seven_pairs(h)
+            seven_pairs = bool(special[SEVEN_PAIRS])
+        elif _is_honors_and_knitted(h.standing):
+            special = _score_honors_and_knitted(h)
+        elif _is_thirteen_orphans(h.standing):
+            special = _score_thirteen_orphans(h)
+        else:
+            special = _score_knitted_straight(h) or _score_nine_gates(h)
+        if special is not None:
+            best, best_total = special, _total(special)
+            if not seven_pairs:
+                return best
+    elif len(h.hand.melds) == 1:
+        special = _score_knitted_straight(h)
+        if special is not None:
+            return special
+    for concealed, pair in regular_readings(h.standing):
+        table = _score_regular(h, concealed, pair)
+        total = _total(table)
+        # Ruling 1: between readings of equal value, prefer a regular reading
+        # to seven pairs, and one with 一色三同顺 or 三同刻.
+        if total > best_total or (
+            total == best_total and (seven_pairs or table[PURE_TRIPLE_CHOW] or table[TRIPLE_PUNG])
+        ):
+            best, best_total = table, total
+    return best
+
+
+def score(hand: Hand, ctx: WinContext = WinContext(), rules: RuleSet = MCR) -> Score:
+    """Score a winning hand. Raises ``NotWinning`` when it is not complete in any form."""
+    h = _prepare(hand, ctx)
+    table = _best_table(h)
+    if table is None:
+        raise NotWinning(f"{_notation(hand)} is not a winning hand in any form")
+    table = table.copy()
+    table[FLOWER_TILES] = ctx.flowers
+    fans = tuple(FanCount(FANS[i], n) for i, n in enumerate(table) if n)
+    total = _total(table)
+    return Score(fans=fans, total=total, meets_minimum=total - ctx.flowers >= rules.min_fan)
+
+
+def _notation(hand: Hand) -> str:
+    from engine.notation import format_hand  # noqa: PLC0415 (notation imports hand, not scoring)
+
+    return repr(format_hand(hand))

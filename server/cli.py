@@ -1,0 +1,43 @@
+"""The ``guobiao`` command line: ``guobiao COMMAND [ARGS...]``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Protocol
+
+from server import fan_cli
+
+
+class Command(Protocol):
+    """What a command module provides."""
+
+    def add_parser(
+        self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
+    ) -> argparse.ArgumentParser:
+        """Add the command's sub-parser to ``subparsers`` and return it."""
+        ...
+
+    def run(self, args: argparse.Namespace) -> int:
+        """Carry out the command; return the process exit status."""
+        ...
+
+
+# The commands, in the order ``--help`` lists them. Add a command by adding its module here.
+COMMANDS: tuple[Command, ...] = (fan_cli,)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="guobiao", description="Chinese Official Mahjong (MCR) server and tools."
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in COMMANDS:
+        command.add_parser(subparsers).set_defaults(run=command.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (default: ``sys.argv[1:]``), run the command, return its exit status."""
+    args = build_parser().parse_args(argv)
+    status: int = args.run(args)
+    return status
