@@ -28,9 +28,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import mul
 
 from engine.errors import InvalidHand, NotWinning
 from engine.fans import Fan
+from engine.forms import (
+    CHOW,
+    KONG,
+    PUNG,
+    Reading,
+    Set,
+    formal_waits,
+    is_honors_and_knitted,
+    is_seven_pairs,
+    is_thirteen_orphans,
+    knitted_straight_rest,
+    regular_readings,
+)
 from engine.hand import Hand, MeldKind
 from engine.rules import MCR, RuleSet
 from engine.tiles import (
@@ -145,117 +159,20 @@ _TERMINAL_OR_HONOR = frozenset((0, 8, 9, 17, 18, 26, *range(EAST, N_KINDS)))
 _WINDS = frozenset(range(EAST, NORTH + 1))
 _DRAGONS = frozenset(range(RED, WHITE + 1))
 
-# The six knitted sequences 147/258/369 over the three suits (组合龙).
-KNITTED: tuple[tuple[Tile, ...], ...] = tuple(
-    tuple(
-        s * 9 + r
-        for s, start in zip((0, 1, 2), starts, strict=True)
-        for r in (start, start + 3, start + 6)
-    )
-    for starts in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
-)
-THIRTEEN: tuple[Tile, ...] = (0, 8, 9, 17, 18, 26, *range(EAST, N_KINDS))
 
 # ---------------------------------------------------------------- readings ---
-# A set is a tuple (kind, tile, concealed): kind 0 chow (tile = lowest), 1 pung,
-# 2 kong, 3 pair. Readings of concealed tiles have concealed=True.
-CHOW, PUNG, KONG, PAIR = 0, 1, 2, 3
-Set = tuple[int, int, bool]
-
-
-@lru_cache(maxsize=65536)
-def _suit_readings(
-    counts: tuple[int, ...], base: int, honors: bool
-) -> tuple[tuple[tuple[Set, ...], int], ...]:
-    """Every way to read one suit's tiles as sets (and at most one pair).
-
-    Returns ``((sets, pair_tile or -1), ...)``, each reading once.
-    """
-    out: list[tuple[tuple[Set, ...], int]] = []
-    work = list(counts)
-    sets: list[Set] = []
-
-    def walk(start: int, pair: int) -> None:
-        i = start
-        while i < len(work) and work[i] == 0:
-            i += 1
-        if i == len(work):
-            out.append((tuple(sorted(sets)), pair))
-            return
-        tile = base + i
-        if work[i] >= 3:
-            work[i] -= 3
-            sets.append((PUNG, tile, True))
-            walk(i, pair)
-            sets.pop()
-            work[i] += 3
-        if not honors and i <= 6 and work[i + 1] and work[i + 2]:
-            work[i] -= 1
-            work[i + 1] -= 1
-            work[i + 2] -= 1
-            sets.append((CHOW, tile, True))
-            walk(i, pair)
-            sets.pop()
-            work[i] += 1
-            work[i + 1] += 1
-            work[i + 2] += 1
-        if pair < 0 and work[i] >= 2:
-            work[i] -= 2
-            walk(i, tile)
-            work[i] += 2
-
-    walk(0, -1)
-    return tuple(dict.fromkeys(out))  # a pair and a chow at one tile are found in both orders
 
 
 def _set_key(s: Set) -> int:
     return REF_KEY[s[1]] * 2 + (s[0] == CHOW)
 
 
-def regular_readings(counts: Sequence[int]) -> list[tuple[tuple[Set, ...], int]]:
-    """Every reading of concealed ``counts`` as sets plus exactly one pair.
-
-    Ordered as the reference calculators order them (ruling 1).
-    """
-    per_suit = [
-        _suit_readings(tuple(counts[0:9]), 0, False),
-        _suit_readings(tuple(counts[9:18]), 9, False),
-        _suit_readings(tuple(counts[18:27]), 18, False),
-        _suit_readings(tuple(counts[27:34]), 27, True),
-    ]
-    result: list[tuple[tuple[Set, ...], int]] = [((), -1)]
-    for options in per_suit:
-        if not options:
-            return []
-        if len(options) == 1 and options[0][1] < 0:
-            sets = options[0][0]
-            result = [(r + sets, p) for r, p in result]
-            continue
-        nxt: list[tuple[tuple[Set, ...], int]] = []
-        for r, p in result:
-            for sets, pair in options:
-                if pair >= 0:
-                    if p >= 0:
-                        continue
-                    nxt.append((r + sets, pair))
-                else:
-                    nxt.append((r + sets, p))
-        result = nxt
-    result = [(sets, pair) for sets, pair in result if pair >= 0]
-    if len(result) > 1:
-        result.sort(key=lambda reading: sorted(map(_set_key, reading[0])))
-    return result
-
-
-def _is_regular_complete(counts: Sequence[int]) -> bool:
-    pairs = 0
-    for base, end, honors in ((0, 9, False), (9, 18, False), (18, 27, False), (27, 34, True)):
-        options = _suit_readings(tuple(counts[base:end]), base, honors)
-        if not options:
-            return False
-        if all(pair >= 0 for _, pair in options):
-            pairs += 1
-    return pairs == 1
+def _ordered_readings(counts: Sequence[int]) -> list[Reading]:
+    """The regular readings, in the reference calculators' order (ruling 1)."""
+    readings = regular_readings(counts)
+    if len(readings) > 1:
+        readings.sort(key=lambda reading: sorted(map(_set_key, reading[0])))
+    return readings
 
 
 # ------------------------------------------------------ hand-level context ---
@@ -268,10 +185,12 @@ class _Hand:
     hand: Hand
     ctx: WinContext
     win: Tile
-    fixed: list[Set]  # the declared melds as sets
+    fixed: tuple[Set, ...]  # the declared melds as sets
+    exposed: int  # how many of them are exposed
+    fours: int  # tile kinds held four times, kongs included
     standing: list[int]  # concealed counts, winning tile included
     merged: list[int]  # every tile of the hand
-    unique: list[Tile]  # the kinds present, sorted
+    unique: tuple[Tile, ...]  # the kinds present, sorted
     self_drawn: bool
     last_tile: bool
     kong: bool
@@ -280,20 +199,24 @@ class _Hand:
     unique_wait: bool | None = None  # computed on demand
 
 
-def _fixed_sets(hand: Hand) -> list[Set]:
-    out: list[Set] = []
-    for meld in hand.melds:
-        kind = {MeldKind.CHOW: CHOW, MeldKind.PUNG: PUNG, MeldKind.KONG: KONG}[meld.kind]
-        out.append((kind, meld.tile, meld.concealed))
-    return out
+_SET_KIND = {MeldKind.CHOW: CHOW, MeldKind.PUNG: PUNG, MeldKind.KONG: KONG}
 
 
 def _prepare(hand: Hand, ctx: WinContext) -> _Hand:
     win = hand.win_tile
-    standing = hand.concealed_counts()
-    merged = hand.all_counts()
-    fixed_counts = [m - s for m, s in zip(merged, standing, strict=True)]
-    unique = [t for t in range(N_KINDS) if merged[t]]
+    standing = [0] * N_KINDS
+    for tile in hand.standing:
+        standing[tile] += 1
+    standing[win] += 1
+    fixed_counts = [0] * N_KINDS
+    fixed: list[Set] = []
+    merged = standing.copy()
+    for meld in hand.melds:
+        fixed.append((_SET_KIND[meld.kind], meld.tile, meld.concealed))
+        for tile in meld.tiles:
+            fixed_counts[tile] += 1
+            merged[tile] += 1
+    unique = tuple([t for t, n in enumerate(merged) if n])
     # Ruling 4: the situation flags are made consistent with the tiles.
     last_tile = ctx.last_of_kind
     if standing[win] != 1:
@@ -310,7 +233,9 @@ def _prepare(hand: Hand, ctx: WinContext) -> _Hand:
         hand=hand,
         ctx=ctx,
         win=win,
-        fixed=_fixed_sets(hand),
+        fixed=tuple(fixed),
+        exposed=sum(1 for s in fixed if not s[2]),
+        fours=merged.count(4),
         standing=standing,
         merged=merged,
         unique=unique,
@@ -318,11 +243,12 @@ def _prepare(hand: Hand, ctx: WinContext) -> _Hand:
         last_tile=last_tile,
         kong=kong,
         wall_last=ctx.wall_last,
-        traits=_tile_traits(unique),
+        traits=list(_tile_traits(unique)),
     )
 
 
-def _tile_traits(unique: Sequence[Tile]) -> FanTable:
+@lru_cache(maxsize=1 << 14)
+def _tile_traits(unique: tuple[Tile, ...]) -> tuple[int, ...]:
     """Fans of the tiles present: suits, terminals and honors, ranges (no exclusions yet)."""
     table = [0] * N_FANS
     suits = {t // 9 if t < EAST else 3 for t in unique}
@@ -362,7 +288,7 @@ def _tile_traits(unique: Sequence[Tile]) -> FanTable:
             table[UPPER_FOUR if 6 in ranks else UPPER_TILES] = 1  # 大于五 / 全大
         elif min(ranks) >= 4 and max(ranks) <= 6:
             table[MIDDLE_TILES] = 1  # 全中
-    return table
+    return tuple(table)
 
 
 def _win_flags(h: _Hand, table: FanTable) -> None:
@@ -631,35 +557,70 @@ def _is_terminal_chows(chows: Sequence[Tile], pair: Tile) -> int:
     return -1
 
 
-def _score_regular(h: _Hand, concealed: Sequence[Set], pair: Tile) -> FanTable:
+# How a set (or the pair) counts toward 全带幺 / 全带五 / 全双刻: 1 it holds a
+# terminal or honor, 2 a five, 3 it is an even pung (or pair), 0 none of these.
+_OUTSIDE, _FIVE, _EVEN = 1, 2, 3
+_CHOW_CLASS = tuple(  # by the chow's lowest tile: 123/789 outside, 345/456/567 five
+    _OUTSIDE if t % 9 in (0, 6) else _FIVE if t % 9 in (2, 3, 4) else 0 for t in range(EAST)
+)
+_PUNG_CLASS = tuple(
+    _OUTSIDE
+    if t >= EAST or t % 9 in (0, 8)
+    else _FIVE
+    if t % 9 == 4
+    else _EVEN
+    if t % 9 in (1, 3, 5, 7)
+    else 0
+    for t in range(N_KINDS)
+)
+
+
+def _score_regular(h: _Hand, concealed: tuple[Set, ...], pair: Tile) -> FanTable:
     table = h.traits.copy()
-    sets = [*h.fixed, *concealed]
     win = h.win
-    chows = sorted((s[1] for s in sets if s[0] == CHOW), key=REF_KEY.__getitem__)
-    pungs = [s for s in sets if s[0] != CHOW]
-    concealed_pungs = sum(1 for s in pungs if s[0] == PUNG and s[2])
-    melded_kongs = sum(1 for s in pungs if s[0] == KONG and not s[2])
-    concealed_kongs = sum(1 for s in pungs if s[0] == KONG and s[2])
+    chows: list[Tile] = []
+    pungs: list[Tile] = []
+    concealed_pungs = melded_kongs = concealed_kongs = 0
+    classes = [0, 0, 0, 0]
+    classes[_PUNG_CLASS[pair]] += 1
+    for kind, tile, hidden in h.fixed + concealed:
+        if kind == CHOW:
+            chows.append(tile)
+            classes[_CHOW_CLASS[tile]] += 1
+            continue
+        pungs.append(tile)
+        classes[_PUNG_CLASS[tile]] += 1
+        if kind == PUNG:
+            concealed_pungs += hidden
+        elif hidden:
+            concealed_kongs += 1
+        else:
+            melded_kongs += 1
 
     _win_flags(h, table)
     # A pung completed by a discard is exposed, unless the winning tile can be
     # read as part of a concealed chow instead (ruling 5).
-    if not h.self_drawn and not any(
-        s[2] and s[1] <= win <= s[1] + 2 for s in concealed if s[0] == CHOW
+    if (
+        not h.self_drawn
+        and win in pungs
+        and not any(kind == CHOW and tile <= win <= tile + 2 for kind, tile, _ in concealed)
     ):
-        concealed_pungs -= sum(1 for s in concealed if s[0] == PUNG and s[1] == win)
+        concealed_pungs -= sum(1 for kind, tile, _ in concealed if kind == PUNG and tile == win)
 
     if pungs:
         _kongs_and_concealed_pungs(concealed_pungs, melded_kongs, concealed_kongs, table)
         if len(pungs) == 4 and not table[FOUR_KONGS] and not table[FOUR_CONCEALED_PUNGS]:
             table[ALL_PUNGS] = 1  # 碰碰和 (四杠 and 四暗刻 exclude it)
-        for s in pungs:
-            if s[1] in _DRAGONS:
+        for tile in pungs:
+            if tile >= RED:
                 table[DRAGON_PUNG] += 1  # 箭刻
-            elif s[1] in _TERMINAL_OR_HONOR:
+            elif tile in _TERMINAL_OR_HONOR:
                 table[PUNG_OF_TERMINALS_OR_HONORS] += 1  # 幺九刻 (winds adjusted below)
+        if len(pungs) > 1:
+            pungs.sort(key=REF_KEY.__getitem__)
+    if len(chows) > 1:
+        chows.sort(key=REF_KEY.__getitem__)
 
-    pung_tiles = sorted((s[1] for s in pungs), key=REF_KEY.__getitem__)
     n_chows = len(chows)
     if n_chows == 4:
         family = _is_terminal_chows(chows, pair)
@@ -673,16 +634,16 @@ def _score_regular(h: _Hand, concealed: Sequence[Set], pair: Tile) -> FanTable:
         fan = _two_chows_fan(chows[0], chows[1])
         if fan >= 0:
             table[fan] += 1
-        fan = _two_pungs_fan(pung_tiles[0], pung_tiles[1])
+        fan = _two_pungs_fan(pungs[0], pungs[1])
         if fan >= 0:
             table[fan] += 1
     elif n_chows == 1:
-        _three_pungs(pung_tiles, table)
+        _three_pungs(pungs, table)
     else:
-        _four_pungs(pung_tiles, table)
+        _four_pungs(pungs, table)
 
     # 不求人 / 门前清 / 全求人 / 自摸: how many melds are exposed.
-    exposed = sum(1 for s in h.fixed if not s[2])
+    exposed = h.exposed
     if exposed == 0:
         table[FULLY_CONCEALED_HAND if h.self_drawn else CONCEALED_HAND] = 1
     elif exposed == 4:
@@ -695,47 +656,30 @@ def _score_regular(h: _Hand, concealed: Sequence[Set], pair: Tile) -> FanTable:
         if pair < EAST:
             table[ALL_CHOWS] = 1
     elif table[TWO_DRAGONS_PUNGS]:
-        if pair in _DRAGONS:
+        if pair >= RED:
             table[LITTLE_THREE_DRAGONS] = 1
             table[TWO_DRAGONS_PUNGS] = 0
-    elif table[BIG_THREE_WINDS] and pair in _WINDS:
+    elif table[BIG_THREE_WINDS] and EAST <= pair <= NORTH:
         table[LITTLE_FOUR_WINDS] = 1
         table[BIG_THREE_WINDS] = 0
 
     # Every set and the pair: 全带幺, 全带五, 全双刻.
-    outside = fives = evens = 0
-    for kind, tile, _ in (*sets, (PAIR, pair, True)):
-        if tile >= EAST:
-            outside += 1
-            continue
-        r = tile % 9
-        if kind == CHOW:
-            if r in (0, 6):
-                outside += 1
-            elif r in (2, 3, 4):
-                fives += 1
-        elif r in (0, 8):
-            outside += 1
-        elif r == 4:
-            fives += 1
-        elif r in (1, 3, 5, 7):
-            evens += 1
-    if outside == 5:
+    if classes[_OUTSIDE] == 5:
         table[OUTSIDE_HAND] = 1
-    elif fives == 5:
+    elif classes[_FIVE] == 5:
         table[ALL_FIVE] = 1
-    elif evens == 5:
+    elif classes[_EVEN] == 5:
         table[ALL_EVEN_PUNGS] = 1
 
     # 四归一: four of a tile not declared as a kong (一色四同顺 excludes it).
     if not table[QUADRUPLE_CHOW]:
-        table[TILE_HOG] = h.merged.count(4) - melded_kongs - concealed_kongs
+        table[TILE_HOG] = h.fours - melded_kongs - concealed_kongs
 
     if _is_unique_wait(h):
         _wait_fans(concealed, pair, win, table)
 
     _exclude(table)
-    _adjust_winds(h, [t for t in pung_tiles if t in _WINDS], table)
+    _adjust_winds(h, [t for t in pungs if EAST <= t <= NORTH], table)
     if not any(table):
         table[CHICKEN_HAND] = 1  # 无番和
     return table
@@ -853,62 +797,16 @@ def _exclude(t: FanTable) -> None:
 # -------------------------------------------------------------- the waits ---
 
 
-def _winning_forms(counts: list[int], melds: int) -> bool:
-    """Whether ``counts`` (14 - 3 * melds tiles) is complete in any hand form."""
-    if _is_regular_complete(counts):
-        return True
-    if melds == 0:
-        if all(n in (0, 2, 4) for n in counts):
-            return True
-        if _is_honors_and_knitted(counts) or _is_thirteen_orphans(counts):
-            return True
-    if melds <= 1:
-        return _knitted_straight_rest(counts) is not None
-    return False
-
-
 def _is_unique_wait(h: _Hand) -> bool:
     """Whether the hand, before the winning tile, waited on that tile alone (ruling 2)."""
     if h.unique_wait is None:
         counts = h.standing.copy()
         counts[h.win] -= 1
-        melds = len(h.hand.melds)
-        unique = True
-        for tile in _wait_candidates(counts):
-            if tile == h.win:
-                continue
-            counts[tile] += 1
-            complete = _winning_forms(counts, melds)
-            counts[tile] -= 1
-            if complete:
-                unique = False
-                break
-        h.unique_wait = unique
+        h.unique_wait = formal_waits(counts, len(h.hand.melds)) == {h.win}
     return h.unique_wait
 
 
-def _wait_candidates(counts: Sequence[int]) -> list[Tile]:
-    """Tiles that could complete a hand: neighbours of held tiles, and every
-    terminal, honor and knitted tile when a special form is possible."""
-    near: set[Tile] = set()
-    for t in range(N_KINDS):
-        if counts[t]:
-            near.add(t)
-            if t < EAST:
-                r = t % 9
-                for d in (-2, -1, 1, 2):
-                    if 0 <= r + d <= 8:
-                        near.add(t + d)
-    if sum(1 for n in counts if n) >= 9:  # enough kinds for a knitted or orphans form
-        near.update(range(N_KINDS))
-    return sorted(near)
-
-
 # --------------------------------------------------------- special forms ---
-
-
-def _is_seven_pairs(counts: Sequence[int]) -> bool:
-    return all(n in (0, 2, 4) for n in counts)
 
 
 def _seven_shifted_pairs(counts: Sequence[int], win: Tile) -> bool:
@@ -917,30 +815,6 @@ def _seven_shifted_pairs(counts: Sequence[int], win: Tile) -> bool:
     base = win - win % 9
     run = [counts[base + r] == 2 for r in range(9)]
     return any(all(run[start : start + 7]) for start in range(3))
-
-
-def _is_thirteen_orphans(counts: Sequence[int]) -> bool:
-    return all(counts[t] for t in THIRTEEN) and sum(counts[t] for t in THIRTEEN) == 14
-
-
-def _is_honors_and_knitted(counts: Sequence[int]) -> bool:
-    if sum(counts) != 14 or any(n > 1 for n in counts):
-        return False
-    suited = {t for t in range(EAST) if counts[t]}
-    return any(suited <= set(seq) for seq in KNITTED)
-
-
-def _knitted_straight_rest(counts: Sequence[int]) -> tuple[tuple[Tile, ...], list[int]] | None:
-    """The knitted straight in ``counts`` and the tiles beside it, if they make a set and a pair."""
-    for seq in KNITTED:
-        if all(counts[t] for t in seq):
-            rest = list(counts)
-            for t in seq:
-                rest[t] -= 1
-            if _is_regular_complete(rest):
-                return seq, rest
-            return None
-    return None
 
 
 def _score_seven_pairs(h: _Hand) -> FanTable:
@@ -1014,7 +888,7 @@ def _score_nine_gates(h: _Hand) -> FanTable | None:
 
 def _score_knitted_straight(h: _Hand) -> FanTable | None:
     """组合龙 with one more set (declared or concealed) and a pair."""
-    found = _knitted_straight_rest(h.standing)
+    found = knitted_straight_rest(h.standing)
     if found is None:
         return None
     _, rest = found
@@ -1077,7 +951,7 @@ def _score_knitted_straight(h: _Hand) -> FanTable | None:
 
 
 def _total(table: FanTable) -> int:
-    return sum(n * p for n, p in zip(table, POINTS, strict=True) if n)
+    return sum(map(mul, table, POINTS))
 
 
 def _best_table(h: _Hand) -> FanTable | None:
@@ -1086,12 +960,12 @@ def _best_table(h: _Hand) -> FanTable | None:
     seven_pairs = False
     if not h.hand.melds:
         special: FanTable | None = None
-        if _is_seven_pairs(h.standing):
+        if is_seven_pairs(h.standing):
             special = _score_seven_pairs(h)
             seven_pairs = bool(special[SEVEN_PAIRS])
-        elif _is_honors_and_knitted(h.standing):
+        elif is_honors_and_knitted(h.standing):
             special = _score_honors_and_knitted(h)
-        elif _is_thirteen_orphans(h.standing):
+        elif is_thirteen_orphans(h.standing):
             special = _score_thirteen_orphans(h)
         else:
             special = _score_knitted_straight(h) or _score_nine_gates(h)
@@ -1103,7 +977,7 @@ def _best_table(h: _Hand) -> FanTable | None:
         special = _score_knitted_straight(h)
         if special is not None:
             return special
-    for concealed, pair in regular_readings(h.standing):
+    for concealed, pair in _ordered_readings(h.standing):
         table = _score_regular(h, concealed, pair)
         total = _total(table)
         # Ruling 1: between readings of equal value, prefer a regular reading
@@ -1123,9 +997,14 @@ def score(hand: Hand, ctx: WinContext = WinContext(), rules: RuleSet = MCR) -> S
         raise NotWinning(f"{_notation(hand)} is not a winning hand in any form")
     table = table.copy()
     table[FLOWER_TILES] = ctx.flowers
-    fans = tuple(FanCount(FANS[i], n) for i, n in enumerate(table) if n)
+    fans = tuple([_fan_count(i, n) for i, n in enumerate(table) if n])
     total = _total(table)
     return Score(fans=fans, total=total, meets_minimum=total - ctx.flowers >= rules.min_fan)
+
+
+@lru_cache(maxsize=1024)
+def _fan_count(index: int, count: int) -> FanCount:
+    return FanCount(FANS[index], count)
 
 
 def _notation(hand: Hand) -> str:

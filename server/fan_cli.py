@@ -1,22 +1,233 @@
 """``guobiao fan``: score a winning hand given in hand notation.
 
-Placeholder until the fan calculator lands.
+One hand from the command line::
+
+    guobiao fan "[123m][EEE,2]456p789s5s5s" --self-drawn --seat-wind S --flowers 2
+
+or a batch (``--jsonl``): one JSON request per input line, one JSON result per
+output line, in order. A bad line gets ``{"error": "..."}`` and the batch goes on.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TextIO
+
+from engine.errors import MahjongError
+from engine.hand import Hand
+from engine.notation import format_hand, parse_hand
+from engine.scoring import Score, WinContext, score
+from engine.tiles import Wind
+
+# The request fields of ``--jsonl`` and their defaults.
+_FLAGS = ("self_drawn", "last_of_kind", "kong", "wall_last")
+_DEFAULTS: dict[str, object] = {
+    "self_drawn": False,
+    "last_of_kind": False,
+    "kong": False,
+    "wall_last": False,
+    "seat_wind": "E",
+    "round_wind": "E",
+    "flowers": 0,
+}
+
+
+class RequestError(ValueError):
+    """A ``--jsonl`` request that is not of the documented form."""
 
 
 def add_parser(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser("fan", help="score a winning hand (not implemented yet)")
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser = subparsers.add_parser(
+        "fan",
+        help="score a winning hand",
+        description="Score a winning hand: its fans, points and total. The last tile of HAND "
+        "is the winning tile; melds go in brackets, e.g. [123m][EEE,2]456p789s5s5s.",
+    )
+    parser.add_argument("hand", nargs="?", help="the hand in notation (omit with --jsonl)")
+    parser.add_argument("--self-drawn", action="store_true", help="won by self-draw (自摸)")
+    parser.add_argument(
+        "--last-tile",
+        action="store_true",
+        help="the winning tile was the last of its kind: the other three were visible (和绝张)",
+    )
+    parser.add_argument(
+        "--kong",
+        action="store_true",
+        help="kong-related: Out with Replacement Tile when self-drawn (杠上开花), "
+        "Robbing The Kong on a discard (抢杠和)",
+    )
+    parser.add_argument(
+        "--wall-last",
+        action="store_true",
+        help="the last tile of the wall: Last Tile Draw (妙手回春) / Last Tile Claim (海底捞月)",
+    )
+    parser.add_argument(
+        "--seat-wind", type=_wind, default=Wind.EAST, metavar="WIND", help="E, S, W or N"
+    )
+    parser.add_argument(
+        "--round-wind", type=_wind, default=Wind.EAST, metavar="WIND", help="E, S, W or N"
+    )
+    parser.add_argument("--flowers", type=_flowers, default=0, metavar="N", help="flowers, 0-8")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the result as JSON")
+    output.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="batch: JSON requests on standard input, one JSON result per line",
+    )
     return parser
 
 
+def _wind(text: str) -> Wind:
+    try:
+        return Wind.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _flowers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 8:
+        raise argparse.ArgumentTypeError(f"flowers must be a whole number 0..8, got {text!r}")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
-    print("guobiao fan: not implemented yet", file=sys.stderr)
-    return 1
+    if args.jsonl:
+        if args.hand is not None:
+            print(
+                "guobiao fan: --jsonl reads hands from standard input, not the command line",
+                file=sys.stderr,
+            )
+            return 2
+        run_batch(sys.stdin, sys.stdout)
+        return 0
+    if args.hand is None:
+        print(
+            "guobiao fan: give a hand, e.g. guobiao fan '[123m][EEE,2]456p789s5s5s' "
+            "(or --jsonl for a batch)",
+            file=sys.stderr,
+        )
+        return 2
+    ctx = WinContext(
+        self_drawn=args.self_drawn,
+        last_of_kind=args.last_tile,
+        kong=args.kong,
+        wall_last=args.wall_last,
+        seat_wind=args.seat_wind,
+        round_wind=args.round_wind,
+        flowers=args.flowers,
+    )
+    try:
+        hand = parse_hand(args.hand)
+        result = score(hand, ctx)
+    except MahjongError as exc:
+        print(f"guobiao fan: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False))
+    else:
+        print(render(hand, ctx, result))
+    return 0
+
+
+def render(hand: Hand, ctx: WinContext, result: Score) -> str:
+    """A readable breakdown: one line a fan, then the total and the minimum."""
+    how = "self-drawn" if ctx.self_drawn else "on a discard"
+    lines = [
+        f"{format_hand(hand)}  ({how}, seat {ctx.seat_wind.letter}, round {ctx.round_wind.letter})"
+    ]
+    width = max(len(fc.fan.en) for fc in result.fans) + 4
+    for fc in result.fans:
+        label = fc.fan.en + (f" x{fc.count}" if fc.count > 1 else "")
+        lines.append(f"  {label:<{width}}{_pad(fc.fan.zh, 8)}{fc.points:>4}")
+    lines.append(f"  {'Total':<{width}}{_pad('合计', 8)}{result.total:>4}")
+    without = result.total - ctx.flowers
+    verdict = "meets" if result.meets_minimum else "does NOT meet"
+    lines.append(f"{without} fan without flowers: {verdict} the 8-fan minimum to win")
+    return "\n".join(lines)
+
+
+def _pad(text: str, width: int) -> str:
+    """Left-justify ``text`` to ``width`` terminal columns (CJK characters take two)."""
+    used = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    return text + " " * max(width - used, 0)
+
+
+def parse_request(request: object) -> tuple[Hand, WinContext]:
+    """Decode one ``--jsonl`` request.
+
+    Raises ``RequestError`` or ``MahjongError`` saying what is wrong.
+    """
+    if not isinstance(request, Mapping):
+        raise RequestError(f"a request must be a JSON object, got {type(request).__name__}")
+    unknown = sorted(set(request) - {"hand", *_DEFAULTS})
+    if unknown:
+        raise RequestError(
+            f"unknown field(s) {', '.join(map(repr, unknown))}; expected hand, "
+            + ", ".join(_DEFAULTS)
+        )
+    if "hand" not in request:
+        raise RequestError("missing field 'hand'")
+    hand_text = request["hand"]
+    if not isinstance(hand_text, str):
+        raise RequestError(f"'hand' must be a string, got {type(hand_text).__name__}")
+    fields = {**_DEFAULTS, **request}
+    for flag in _FLAGS:
+        if not isinstance(fields[flag], bool):
+            raise RequestError(f"{flag!r} must be true or false, got {fields[flag]!r}")
+    winds = {}
+    for key in ("seat_wind", "round_wind"):
+        value = fields[key]
+        if not isinstance(value, str):
+            raise RequestError(f'{key!r} must be one of "E", "S", "W", "N", got {value!r}')
+        try:
+            winds[key] = Wind.parse(value)
+        except ValueError as exc:
+            raise RequestError(f"{key!r}: {exc}") from None
+    flowers = fields["flowers"]
+    if isinstance(flowers, bool) or not isinstance(flowers, int) or not 0 <= flowers <= 8:
+        raise RequestError(f"'flowers' must be a whole number 0..8, got {flowers!r}")
+    ctx = WinContext(
+        self_drawn=bool(fields["self_drawn"]),
+        last_of_kind=bool(fields["last_of_kind"]),
+        kong=bool(fields["kong"]),
+        wall_last=bool(fields["wall_last"]),
+        seat_wind=winds["seat_wind"],
+        round_wind=winds["round_wind"],
+        flowers=flowers,
+    )
+    return parse_hand(hand_text), ctx
+
+
+def score_lines(lines: Iterable[str]) -> Iterator[dict[str, object]]:
+    """Score each JSON request line; a bad line yields ``{"error": ...}``."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            yield {"error": f"line {number}: empty line; expected a JSON request"}
+            continue
+        try:
+            request = json.loads(line)
+        except ValueError as exc:
+            yield {"error": f"line {number}: not valid JSON: {exc}"}
+            continue
+        try:
+            hand, ctx = parse_request(request)
+            yield score(hand, ctx).to_dict()
+        except (RequestError, MahjongError) as exc:
+            yield {"error": f"line {number}: {exc}"}
+
+
+def run_batch(source: TextIO, sink: TextIO) -> None:
+    for result in score_lines(source):
+        sink.write(json.dumps(result, ensure_ascii=False) + "\n")
+        sink.flush()

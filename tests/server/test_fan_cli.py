@@ -1,0 +1,127 @@
+"""``guobiao fan``: one hand, --json, and --jsonl batches."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from server.cli import main
+from server.fan_cli import run_batch
+
+
+def test_readable_breakdown(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(
+        [
+            "fan",
+            "[123m][EEE,2]456p789s5s5s",
+            "--self-drawn",
+            "--seat-wind",
+            "S",
+            "--round-wind",
+            "E",
+            "--flowers",
+            "2",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "Mixed Straight" in out and "花龙" in out
+    assert "Flower Tiles x2" in out
+    assert "Total" in out and " 14" in out
+    assert "12 fan without flowers: meets the 8-fan minimum" in out
+
+
+def test_json_output_is_the_worked_example(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fan", "555666777p5556s7s", "--self-drawn", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["total"] == 48
+    assert result["meets_minimum"] is True
+    assert {
+        "name": "Pure Triple Chow",
+        "name_zh": "一色三同顺",
+        "points": 24,
+        "count": 1,
+    } in result["fans"]
+
+
+def test_short_hand_does_not_meet_minimum(capsys: pytest.CaptureFixture[str]) -> None:
+    # All Chows + Concealed Hand ... well under 8 fan
+    assert main(["fan", "123m456m789p234s5s5s", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["meets_minimum"] is False
+    assert result["total"] < 8
+
+
+@pytest.mark.parametrize(
+    ("hand", "message"),
+    [
+        ("123m456p789s123sE1", "digits '1' have no suit letter"),
+        ("123m456p789s123sEx", "unknown character 'x'"),
+        ("123m456p789s11111s", "appears 5 times"),
+        ("123m", "needs 14 standing tiles"),
+        ("123m456p789s1112s4s", "not a winning hand"),
+    ],
+)
+def test_bad_hand_is_a_clear_error(
+    hand: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["fan", hand]) == 1
+    captured = capsys.readouterr()
+    assert message in captured.err
+    assert captured.out == ""
+
+
+def test_bad_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["fan", "11m", "--seat-wind", "X"])
+    assert exit_info.value.code == 2
+    assert "unknown wind 'X'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["fan", "11m", "--flowers", "9"])
+
+
+def test_batch_keeps_order_and_goes_on_after_errors() -> None:
+    lines = [
+        json.dumps({"hand": "555666777p5556s7s", "self_drawn": True}),
+        "not json",
+        json.dumps({"hand": "123m"}),
+        json.dumps({"hand": "555666777p5556s7s", "flowers": 9}),
+        json.dumps({"hand": "555666777p5556s7s", "self_drawn": "yes"}),
+        json.dumps({"hand": "555666777p5556s7s", "seat_wind": "Q"}),
+        json.dumps({"hand": "555666777p5556s7s", "colour": "red"}),
+        json.dumps(["a list"]),
+        "",
+        json.dumps(
+            {
+                "hand": "[123m][EEE,2]456p789s5s5s",
+                "self_drawn": True,
+                "seat_wind": "S",
+                "flowers": 2,
+            }
+        ),
+    ]
+    out = io.StringIO()
+    run_batch(io.StringIO("\n".join(lines) + "\n"), out)
+    results = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert len(results) == len(lines)
+    assert results[0]["total"] == 48
+    errors = [r.get("error", "") for r in results[1:9]]
+    assert all(e.startswith(f"line {i}:") for i, e in enumerate(errors, 2))
+    assert "not valid JSON" in errors[0]
+    assert "14 standing tiles" in errors[1]
+    assert "'flowers' must be a whole number 0..8" in errors[2]
+    assert "'self_drawn' must be true or false" in errors[3]
+    assert "unknown wind 'Q'" in errors[4]
+    assert "unknown field(s) 'colour'" in errors[5]
+    assert "JSON object" in errors[6]
+    assert "empty line" in errors[7]
+    assert results[9]["total"] == 14
+    assert [f["name"] for f in results[9]["fans"]] == [
+        "Mixed Straight",
+        "Prevalent Wind",
+        "Single Wait",
+        "Self-Drawn",
+        "Flower Tiles",
+    ]
