@@ -38,80 +38,115 @@ THIRTEEN: tuple[Tile, ...] = (0, 8, 9, 17, 18, 26, *range(EAST, N_KINDS))
 HONORS: tuple[Tile, ...] = tuple(range(EAST, N_KINDS))
 
 
+# A group's counts as one int, 8 bits a tile: ``bytes`` does the packing in C,
+# and the recursions below subtract sets with one integer operation.
+def pattern_of(counts: Sequence[int], lo: int, hi: int) -> int:
+    return int.from_bytes(bytes(counts[lo:hi]), "little")
+
+
+_CHOW_BITS = 0x010101
+
+
+def _lowest(pattern: int) -> tuple[int, int]:
+    """Index and count of the lowest tile present in a non-empty pattern."""
+    i = ((pattern & -pattern).bit_length() - 1) >> 3
+    return i, (pattern >> (i << 3)) & 0xFF
+
+
+def _has_chow(pattern: int, i: int, honors: bool) -> bool:
+    return not honors and i <= 6 and bool((pattern >> ((i + 1) << 3)) & 0xFF) and bool(
+        (pattern >> ((i + 2) << 3)) & 0xFF
+    )
+
+
 @lru_cache(maxsize=1 << 16)
-def suit_readings(pattern: tuple[int, ...], base: int, honors: bool) -> tuple[Reading, ...]:
+def suit_readings(pattern: int, base: int, honors: bool) -> tuple[Reading, ...]:
     """Every way to read one group's tiles as sets and at most one pair, each once."""
     out: list[Reading] = []
-    work = list(pattern)
     sets: list[Set] = []
 
-    def walk(i: int, pair: int) -> None:
-        while i < len(work) and work[i] == 0:
-            i += 1
-        if i == len(work):
+    def walk(rest: int, pair: int) -> None:
+        if not rest:
             out.append((tuple(sorted(sets)), pair))
             return
+        i, n = _lowest(rest)
+        unit = 1 << (i << 3)
         tile = base + i
-        if work[i] >= 3:
-            work[i] -= 3
+        if n >= 3:
             sets.append((PUNG, tile, True))
-            walk(i, pair)
+            walk(rest - 3 * unit, pair)
             sets.pop()
-            work[i] += 3
-        if not honors and i <= 6 and work[i + 1] and work[i + 2]:
-            for k in (0, 1, 2):
-                work[i + k] -= 1
+        if _has_chow(rest, i, honors):
             sets.append((CHOW, tile, True))
-            walk(i, pair)
+            walk(rest - _CHOW_BITS * unit, pair)
             sets.pop()
-            for k in (0, 1, 2):
-                work[i + k] += 1
-        if pair < 0 and work[i] >= 2:
-            work[i] -= 2
-            walk(i, tile)
-            work[i] += 2
+        if pair < 0 and n >= 2:
+            walk(rest - 2 * unit, tile)
 
-    walk(0, -1)
+    walk(pattern, -1)
     return tuple(dict.fromkeys(out))  # a pair and a chow at one tile are found in both orders
 
 
+@lru_cache(maxsize=1 << 18)
+def _kind(pattern: int, honors: bool) -> int:
+    """How one group's pattern reads: bit 1 as sets only, bit 2 as sets and one pair."""
+    if not pattern:
+        return 1
+    i, n = _lowest(pattern)
+    unit = 1 << (i << 3)
+    kind = 0
+    if n >= 3:
+        kind |= _kind(pattern - 3 * unit, honors)
+    if _has_chow(pattern, i, honors):
+        kind |= _kind(pattern - _CHOW_BITS * unit, honors)
+    if n >= 2 and _kind(pattern - 2 * unit, honors) & 1:
+        kind |= 2
+    return kind
+
+
 @lru_cache(maxsize=1 << 16)
-def _shape(pattern: tuple[int, ...], honors: bool) -> tuple[int, int, int]:
+def _shape(pattern: int, size: int, honors: bool) -> tuple[int, int, int]:
     """``(kind, waits_without_pair, waits_with_pair)`` of one group's pattern.
 
     ``kind`` is -1 when the tiles cannot be read as sets, 0 when they read as
-    sets only, 1 as sets and one pair. The waits are bit masks of the indexes
-    whose addition makes the pattern kind 0 or kind 1.
+    sets only, 1 as sets and one pair (a group's tile count decides which).
+    The waits are bit masks of the indexes whose addition makes the pattern
+    kind 0 or kind 1.
     """
-    readings = suit_readings(pattern, 0, honors)
-    kind = -1 if not readings else (1 if readings[0][1] >= 0 else 0)
+    bits = _kind(pattern, honors)
+    kind = 1 if bits & 2 else 0 if bits & 1 else -1
     to_sets = to_pair = 0
-    work = list(pattern)
-    for i in range(len(work)):
-        if work[i] >= 5:
+    for i in range(size):
+        if (pattern >> (i << 3)) & 0xFF >= 5:
             continue
-        work[i] += 1
-        grown = suit_readings(tuple(work), 0, honors)
-        work[i] -= 1
-        if grown:
-            if grown[0][1] >= 0:
-                to_pair |= 1 << i
-            else:
-                to_sets |= 1 << i
+        grown = _kind(pattern + (1 << (i << 3)), honors)
+        if grown & 2:
+            to_pair |= 1 << i
+        elif grown & 1:
+            to_sets |= 1 << i
     return kind, to_sets, to_pair
 
 
 def _shapes(counts: Sequence[int]) -> list[tuple[int, int, int]]:
-    return [_shape(tuple(counts[lo:hi]), honors) for lo, hi, honors in GROUPS]
+    return [_shape(pattern_of(counts, lo, hi), hi - lo, honors) for lo, hi, honors in GROUPS]
 
 
 def regular_readings(counts: Sequence[int]) -> list[Reading]:
     """Every reading of ``counts`` as sets and exactly one pair (unordered)."""
-    result: list[Reading] = [((), -1)]
+    groups = []
     for lo, hi, honors in GROUPS:
-        options = suit_readings(tuple(counts[lo:hi]), lo, honors)
+        options = suit_readings(pattern_of(counts, lo, hi), lo, honors)
         if not options:
             return []
+        groups.append(options)
+    a, b, c, d = groups
+    if len(a) == len(b) == len(c) == len(d) == 1:  # the common case: one reading
+        pairs = [r[1] for r in (a[0], b[0], c[0], d[0]) if r[1] >= 0]
+        if len(pairs) != 1:
+            return []
+        return [(a[0][0] + b[0][0] + c[0][0] + d[0][0], pairs[0])]
+    result: list[Reading] = [((), -1)]
+    for options in groups:
         result = [
             (sets + more, pair if pair >= 0 else p)
             for sets, p in result
@@ -134,12 +169,17 @@ def is_regular(counts: Sequence[int]) -> bool:
 def regular_waits(counts: Sequence[int]) -> set[Tile]:
     """Formal waits of a hand one tile short of the regular form."""
     shapes = _shapes(counts)
+    kinds = [shape[0] for shape in shapes]
+    broken = kinds.count(-1)
+    if broken > 1:
+        return set()
+    pairs_total = kinds.count(1)
     waits: set[Tile] = set()
     for g, (lo, _, _) in enumerate(GROUPS):
-        others = [shapes[k][0] for k in range(4) if k != g]
-        if min(others) < 0:
-            continue
-        pairs = sum(others)
+        kind = kinds[g]
+        if broken and kind >= 0:
+            continue  # another group cannot be read: this one cannot be the one to fix
+        pairs = pairs_total - (kind == 1)
         if pairs > 1:
             continue
         mask = shapes[g][2] if pairs == 0 else shapes[g][1]
@@ -152,22 +192,22 @@ def regular_waits(counts: Sequence[int]) -> set[Tile]:
     return waits
 
 
-def is_seven_pairs(counts: Sequence[int]) -> bool:
+def is_seven_pairs(counts: list[int]) -> bool:
     """Seven pairs; four of a kind counts as two pairs (ruling 6)."""
-    return sum(counts) == 14 and all(n in (0, 2, 4) for n in counts)
+    return not counts.count(1) and not counts.count(3) and sum(counts) == 14
 
 
-def is_thirteen_orphans(counts: Sequence[int]) -> bool:
+def is_thirteen_orphans(counts: list[int]) -> bool:
     return (
-        sum(counts) == 14
+        counts.count(0) == N_KINDS - 13
         and all(counts[t] for t in THIRTEEN)
-        and (sum(counts[t] for t in THIRTEEN) == 14)
+        and sum(counts[t] for t in THIRTEEN) == 14
     )
 
 
-def is_honors_and_knitted(counts: Sequence[int]) -> bool:
+def is_honors_and_knitted(counts: list[int]) -> bool:
     """14 different tiles: knitted 147/258/369 in the three suits and honors (全不靠)."""
-    if sum(counts) != 14 or any(n > 1 for n in counts):
+    if counts.count(1) != 14 or counts.count(0) != N_KINDS - 14:
         return False
     suited = {t for t in range(EAST) if counts[t]}
     return any(suited.issubset(seq) for seq in KNITTED)
@@ -184,7 +224,7 @@ def knitted_straight_rest(counts: Sequence[int]) -> tuple[tuple[Tile, ...], list
     return None
 
 
-def is_winning(counts: Sequence[int], melds: int = 0) -> bool:
+def is_winning(counts: list[int], melds: int = 0) -> bool:
     """Whether ``counts`` (14 - 3 * melds tiles) is a complete hand in any form."""
     if is_regular(counts):
         return True
@@ -195,11 +235,11 @@ def is_winning(counts: Sequence[int], melds: int = 0) -> bool:
     return melds <= 1 and _kinds(counts) >= 9 and knitted_straight_rest(counts) is not None
 
 
-def _kinds(counts: Sequence[int]) -> int:
-    return sum(1 for n in counts if n)
+def _kinds(counts: list[int]) -> int:
+    return N_KINDS - counts.count(0)
 
 
-def formal_waits(counts: Sequence[int], melds: int = 0) -> set[Tile]:
+def formal_waits(counts: list[int], melds: int = 0) -> set[Tile]:
     """Every tile that makes ``counts`` (13 - 3 * melds tiles) a complete hand, by shape."""
     waits = regular_waits(counts)
     if melds <= 1 and _kinds(counts) >= 8:

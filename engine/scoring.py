@@ -25,9 +25,10 @@ Where the rule book leaves a choice, the decisions are written down in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import compress
 from operator import mul
 
 from engine.errors import InvalidHand, NotWinning
@@ -190,7 +191,6 @@ class _Hand:
     fours: int  # tile kinds held four times, kongs included
     standing: list[int]  # concealed counts, winning tile included
     merged: list[int]  # every tile of the hand
-    unique: tuple[Tile, ...]  # the kinds present, sorted
     self_drawn: bool
     last_tile: bool
     kong: bool
@@ -208,87 +208,108 @@ def _prepare(hand: Hand, ctx: WinContext) -> _Hand:
     for tile in hand.standing:
         standing[tile] += 1
     standing[win] += 1
-    fixed_counts = [0] * N_KINDS
-    fixed: list[Set] = []
     merged = standing.copy()
-    for meld in hand.melds:
-        fixed.append((_SET_KIND[meld.kind], meld.tile, meld.concealed))
-        for tile in meld.tiles:
-            fixed_counts[tile] += 1
+    fixed = tuple([(_SET_KIND[m.kind], m.tile, m.offer == 0) for m in hand.melds])
+    fixed_win = exposed = 0  # copies of the winning tile in the melds; exposed melds
+    has_kong = False
+    for kind, tile, hidden in fixed:
+        if kind == CHOW:
             merged[tile] += 1
-    unique = tuple([t for t, n in enumerate(merged) if n])
+            merged[tile + 1] += 1
+            merged[tile + 2] += 1
+            fixed_win += tile <= win <= tile + 2
+        else:
+            n = 4 if kind == KONG else 3
+            merged[tile] += n
+            if tile == win:
+                fixed_win += n
+            has_kong = has_kong or kind == KONG
+        exposed += not hidden
+    present = 0
+    for t in compress(range(N_KINDS), merged):
+        present |= 1 << t
     # Ruling 4: the situation flags are made consistent with the tiles.
     last_tile = ctx.last_of_kind
     if standing[win] != 1:
         last_tile = False  # the player holds another copy: it was not the last one
-    if fixed_counts[win] == 3:
+    if fixed_win == 3:
         last_tile = True  # three copies are in the player's own exposed melds
     kong = ctx.kong
     if kong:
-        if ctx.self_drawn:
-            kong = any(m.kind is MeldKind.KONG for m in hand.melds)
-        else:
-            kong = fixed_counts[win] == 0 and standing[win] == 1
+        kong = has_kong if ctx.self_drawn else fixed_win == 0 and standing[win] == 1
     return _Hand(
         hand=hand,
         ctx=ctx,
         win=win,
-        fixed=tuple(fixed),
-        exposed=sum(1 for s in fixed if not s[2]),
+        fixed=fixed,
+        exposed=exposed,
         fours=merged.count(4),
         standing=standing,
         merged=merged,
-        unique=unique,
         self_drawn=ctx.self_drawn,
         last_tile=last_tile,
         kong=kong,
         wall_last=ctx.wall_last,
-        traits=list(_tile_traits(unique)),
+        traits=_tile_traits(present),
     )
 
 
-@lru_cache(maxsize=1 << 14)
-def _tile_traits(unique: tuple[Tile, ...]) -> tuple[int, ...]:
-    """Fans of the tiles present: suits, terminals and honors, ranges (no exclusions yet)."""
+def _mask(tiles: Iterable[Tile]) -> int:
+    return sum(1 << t for t in tiles)
+
+
+_SUIT_MASKS = (0x1FF, 0x1FF << 9, 0x1FF << 18)
+_HONOR_MASK = _mask(range(EAST, N_KINDS))
+_WIND_MASK = _mask(range(EAST, NORTH + 1))
+_DRAGON_MASK = _mask(range(RED, WHITE + 1))
+_TERMINAL_MASK = _mask((0, 8, 9, 17, 18, 26))
+_GREEN_MASK = _mask(_GREEN)
+_REVERSIBLE_MASK = _mask(_REVERSIBLE)
+
+
+def _tile_traits(present: int) -> FanTable:
+    """Fans of the tiles present (a bit mask): suits, terminals and honors, ranges.
+
+    No exclusions yet: ``_exclude`` applies them with the rest.
+    """
     table = [0] * N_FANS
-    suits = {t // 9 if t < EAST else 3 for t in unique}
-    has_honors = 3 in suits
-    missing = 3 - len(suits - {3})
-    if not has_honors:
+    honors = present & _HONOR_MASK
+    missing = sum(1 for suit in _SUIT_MASKS if not present & suit)
+    if not honors:
         table[NO_HONORS] = 1  # 无字
     if missing == 2:
-        if has_honors:
+        if honors:
             table[HALF_FLUSH] = 1  # 混一色
         else:
             table[FULL_FLUSH] = 1  # 清一色
             table[NO_HONORS] = 0  # 清一色 不计无字
     else:
         table[ONE_VOIDED_SUIT] = missing  # 缺一门 (3 for an all-honors hand: removed by 字一色)
-    if len(suits) == 4 and any(t in _WINDS for t in unique) and any(t in _DRAGONS for t in unique):
+    if not missing and present & _WIND_MASK and present & _DRAGON_MASK:
         table[ALL_TYPES] = 1  # 五门齐
-    simples = not any(t in _TERMINAL_OR_HONOR for t in unique)
+    simples = not present & (_TERMINAL_MASK | _HONOR_MASK)
     if simples:
         table[ALL_SIMPLES] = 1  # 断幺
-    if all(t in _REVERSIBLE for t in unique):
+    if not present & ~_REVERSIBLE_MASK:
         table[REVERSIBLE_TILES] = 1  # 推不倒
-    if all(t in _GREEN for t in unique):
+    if not present & ~_GREEN_MASK:
         table[ALL_GREEN] = 1  # 绿一色
     if not simples:
-        if all(t >= EAST for t in unique):
+        if not present & ~_HONOR_MASK:
             table[ALL_HONORS] = 1  # 字一色
-        elif all(t in _TERMINAL_OR_HONOR and t < EAST for t in unique):
+        elif not present & ~_TERMINAL_MASK:
             table[ALL_TERMINALS] = 1  # 清幺九
-        elif all(t in _TERMINAL_OR_HONOR for t in unique):
+        elif not present & ~(_TERMINAL_MASK | _HONOR_MASK):
             table[ALL_TERMINALS_AND_HONORS] = 1  # 混幺九
-    if not has_honors:
-        ranks = {t % 9 + 1 for t in unique}
-        if max(ranks) <= 4:
-            table[LOWER_FOUR if 4 in ranks else LOWER_TILES] = 1  # 小于五 / 全小
-        elif min(ranks) >= 6:
-            table[UPPER_FOUR if 6 in ranks else UPPER_TILES] = 1  # 大于五 / 全大
-        elif min(ranks) >= 4 and max(ranks) <= 6:
+    if not honors:
+        ranks = (present | present >> 9 | present >> 18) & 0x1FF  # bit r-1 for rank r
+        if not ranks & ~0b1111:
+            table[LOWER_FOUR if ranks & 0b1000 else LOWER_TILES] = 1  # 小于五 / 全小
+        elif not ranks & 0b11111:
+            table[UPPER_FOUR if ranks & 0b100000 else UPPER_TILES] = 1  # 大于五 / 全大
+        elif not ranks & ~0b111000:
             table[MIDDLE_TILES] = 1  # 全中
-    return tuple(table)
+    return table
 
 
 def _win_flags(h: _Hand, table: FanTable) -> None:
@@ -675,9 +696,7 @@ def _score_regular(h: _Hand, concealed: tuple[Set, ...], pair: Tile) -> FanTable
     if not table[QUADRUPLE_CHOW]:
         table[TILE_HOG] = h.fours - melded_kongs - concealed_kongs
 
-    if _is_unique_wait(h):
-        _wait_fans(concealed, pair, win, table)
-
+    _wait_fans(h, concealed, pair, table)
     _exclude(table)
     _adjust_winds(h, [t for t in pungs if EAST <= t <= NORTH], table)
     if not any(table):
@@ -685,23 +704,27 @@ def _score_regular(h: _Hand, concealed: tuple[Set, ...], pair: Tile) -> FanTable
     return table
 
 
-def _wait_fans(concealed: Sequence[Set], pair: Tile, win: Tile, table: FanTable) -> None:
-    """边张 / 坎张 / 单钓将 when the hand waited on the winning tile alone (ruling 2)."""
+def _wait_fans(h: _Hand, concealed: Sequence[Set], pair: Tile, table: FanTable) -> None:
+    """边张 / 坎张 / 单钓将 when the hand waited on the winning tile alone (ruling 2).
+
+    Where the winning tile sits in this reading picks the fan: at either end of
+    a concealed chow 边张, in its middle 坎张, in the pair 单钓将.
+    """
     if table[MELDED_HAND] or table[FOUR_KONGS]:
         return
-    edge = closed = False
+    win = h.win
+    fan = -1
     for kind, tile, _ in concealed:
         if kind == CHOW:
+            if win in (tile, tile + 2):
+                fan = EDGE_WAIT
+                break
             if win == tile + 1:
-                closed = True
-            elif win in (tile, tile + 2):
-                edge = True
-    if edge:
-        table[EDGE_WAIT] = 1
-    elif closed:
-        table[CLOSED_WAIT] = 1
-    elif pair == win:
-        table[SINGLE_WAIT] = 1
+                fan = CLOSED_WAIT
+    if fan < 0 and pair == win:
+        fan = SINGLE_WAIT
+    if fan >= 0 and _is_unique_wait(h):
+        table[fan] = 1
 
 
 def _adjust_winds(h: _Hand, wind_pungs: Sequence[Tile], table: FanTable) -> None:
@@ -837,7 +860,7 @@ def _score_seven_pairs(h: _Hand) -> FanTable:
 
 def _score_honors_and_knitted(h: _Hand) -> FanTable:
     table = [0] * N_FANS
-    honors = sum(1 for t in h.unique if t >= EAST)
+    honors = sum(1 for t in range(EAST, N_KINDS) if h.standing[t])
     if honors == 7:
         table[GREATER_HONORS_AND_KNITTED_TILES] = 1  # 七星不靠：不计全不靠、五门齐、不求人、门前清
     else:
@@ -937,12 +960,10 @@ def _score_knitted_straight(h: _Hand) -> FanTable | None:
         table[MELDED_KONG] = 1
     # Waits: the knitted body is a special set, only the fourth set and the
     # pair can make an edge, closed or single wait (ruling 3).
-    if _is_unique_wait(h):
-        if h.fixed:
-            if h.win == pair:
-                table[SINGLE_WAIT] = 1
-        else:
-            _wait_fans(concealed, pair, h.win, table)
+    if not h.fixed:
+        _wait_fans(h, concealed, pair, table)
+    elif h.win == pair and _is_unique_wait(h):
+        table[SINGLE_WAIT] = 1
     _exclude(table)
     return table
 
@@ -968,12 +989,13 @@ def _best_table(h: _Hand) -> FanTable | None:
         elif is_thirteen_orphans(h.standing):
             special = _score_thirteen_orphans(h)
         else:
-            special = _score_knitted_straight(h) or _score_nine_gates(h)
+            nine_kinds = h.standing.count(0) <= N_KINDS - 9  # a knitted straight needs nine
+            special = (_score_knitted_straight(h) if nine_kinds else None) or _score_nine_gates(h)
         if special is not None:
             best, best_total = special, _total(special)
             if not seven_pairs:
                 return best
-    elif len(h.hand.melds) == 1:
+    elif len(h.hand.melds) == 1 and h.standing.count(0) <= N_KINDS - 9:
         special = _score_knitted_straight(h)
         if special is not None:
             return special
@@ -997,7 +1019,7 @@ def score(hand: Hand, ctx: WinContext = WinContext(), rules: RuleSet = MCR) -> S
         raise NotWinning(f"{_notation(hand)} is not a winning hand in any form")
     table = table.copy()
     table[FLOWER_TILES] = ctx.flowers
-    fans = tuple([_fan_count(i, n) for i, n in enumerate(table) if n])
+    fans = tuple([_fan_count(i, table[i]) for i in compress(range(N_FANS), table)])
     total = _total(table)
     return Score(fans=fans, total=total, meets_minimum=total - ctx.flowers >= rules.min_fan)
 
