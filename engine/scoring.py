@@ -196,6 +196,9 @@ class _Hand:
     kong: bool
     wall_last: bool
     traits: FanTable  # fans that depend only on the tiles present
+    present: int  # bit mask of the tile kinds in the hand
+    prevalent: Tile  # the prevalent wind's tile
+    seat: Tile  # the seat wind's tile
     unique_wait: bool | None = None  # computed on demand
 
 
@@ -251,6 +254,9 @@ def _prepare(hand: Hand, ctx: WinContext) -> _Hand:
         kong=kong,
         wall_last=ctx.wall_last,
         traits=_tile_traits(present),
+        present=present,
+        prevalent=EAST + ctx.round_wind,
+        seat=EAST + ctx.seat_wind,
     )
 
 
@@ -578,6 +584,39 @@ def _is_terminal_chows(chows: Sequence[Tile], pair: Tile) -> int:
     return -1
 
 
+@lru_cache(maxsize=1 << 15)
+def _families(
+    chows: tuple[Tile, ...], pungs: tuple[Tile, ...], pair: Tile
+) -> tuple[tuple[int, int], ...]:
+    """The fans of the chows and pungs among themselves, as ``(fan, count)`` pairs.
+
+    Both tuples are in reference order; ``pair`` matters only with four chows
+    (双龙会) and is -1 otherwise, so that readings share the cache.
+    """
+    table = [0] * N_FANS
+    n_chows = len(chows)
+    if n_chows == 4:
+        family = _is_terminal_chows(chows, pair)
+        if family >= 0:
+            table[family] = 1
+        else:
+            _four_chows(chows, table)
+    elif n_chows == 3:
+        _three_chows(chows, table)
+    elif n_chows == 2:
+        fan = _two_chows_fan(chows[0], chows[1])
+        if fan >= 0:
+            table[fan] += 1
+        fan = _two_pungs_fan(pungs[0], pungs[1])
+        if fan >= 0:
+            table[fan] += 1
+    elif n_chows == 1:
+        _three_pungs(pungs, table)
+    else:
+        _four_pungs(pungs, table)
+    return tuple((i, n) for i, n in enumerate(table) if n)
+
+
 # How a set (or the pair) counts toward 全带幺 / 全带五 / 全双刻: 1 it holds a
 # terminal or honor, 2 a five, 3 it is an even pung (or pair), 0 none of these.
 _OUTSIDE, _FIVE, _EVEN = 1, 2, 3
@@ -643,25 +682,8 @@ def _score_regular(h: _Hand, concealed: tuple[Set, ...], pair: Tile) -> FanTable
         chows.sort(key=REF_KEY.__getitem__)
 
     n_chows = len(chows)
-    if n_chows == 4:
-        family = _is_terminal_chows(chows, pair)
-        if family >= 0:
-            table[family] = 1
-        else:
-            _four_chows(chows, table)
-    elif n_chows == 3:
-        _three_chows(chows, table)
-    elif n_chows == 2:
-        fan = _two_chows_fan(chows[0], chows[1])
-        if fan >= 0:
-            table[fan] += 1
-        fan = _two_pungs_fan(pungs[0], pungs[1])
-        if fan >= 0:
-            table[fan] += 1
-    elif n_chows == 1:
-        _three_pungs(pungs, table)
-    else:
-        _four_pungs(pungs, table)
+    for fan, count in _families(tuple(chows), tuple(pungs), pair if n_chows == 4 else -1):
+        table[fan] += count
 
     # 不求人 / 门前清 / 全求人 / 自摸: how many melds are exposed.
     exposed = h.exposed
@@ -698,7 +720,8 @@ def _score_regular(h: _Hand, concealed: tuple[Set, ...], pair: Tile) -> FanTable
 
     _wait_fans(h, concealed, pair, table)
     _exclude(table)
-    _adjust_winds(h, [t for t in pungs if EAST <= t <= NORTH], table)
+    if h.present & _WIND_MASK:
+        _adjust_winds(h, [t for t in pungs if EAST <= t <= NORTH], table)
     if not any(table):
         table[CHICKEN_HAND] = 1  # 无番和
     return table
@@ -737,8 +760,8 @@ def _adjust_winds(h: _Hand, wind_pungs: Sequence[Tile], table: FanTable) -> None
         or table[ALL_HONORS]
         or table[LITTLE_FOUR_WINDS]
     )
-    prevalent = h.ctx.round_wind.tile
-    seat = h.ctx.seat_wind.tile
+    prevalent = h.prevalent
+    seat = h.seat
     for tile in wind_pungs:
         if tile == prevalent:
             table[PREVALENT_WIND] = 1
