@@ -28,3 +28,4 @@ check: lint test
 
 bench: venv
 	$(BIN)/python benchmarks/bench_fan.py
+	$(BIN)/python benchmarks/bench_shanten.py
