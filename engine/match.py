@@ -1,0 +1,176 @@
+"""A match (一局): 4 rounds of 4 hands, the deal passing every hand, seats rotating.
+
+Players are 0..3 (A B C D). In round 1 they sit East, South, West, North in that
+order; between rounds they move as the rule book says (东南走之字，西北转圈圈):
+before round 2 East and South swap and West and North swap; before round 3 the
+players at East and South go to the opposite positions (West and North), the
+one at West goes to South and the one at North to East; before round 4 East and
+South swap and West and North swap again. Everyone sits at every position once.
+In each round the player at East deals the first hand, then the deal passes
+counter-clockwise (no dealer repeat in MCR), so 16 hands in all.
+
+A match is its seed plus its action log: ``Match(seed)`` and the same actions
+always give the same hands, which is what replays and the server's crash
+recovery rely on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from engine.actions import Action, Event
+from engine.errors import IllegalAction
+from engine.notation import format_hand
+from engine.rules import MCR, RuleSet
+from engine.table import HandResult, HandState, Phase
+from engine.tiles import Wind
+from engine.wall import SplitMix64, Wall
+
+# The player at each position (E, S, W, N) in each round.
+SEATING: tuple[tuple[int, int, int, int], ...] = (
+    (0, 1, 2, 3),
+    (1, 0, 3, 2),
+    (2, 3, 1, 0),
+    (3, 2, 0, 1),
+)
+HANDS_PER_ROUND = 4
+
+
+@dataclass(frozen=True, slots=True)
+class HandRecord:
+    """One finished hand, as ``guobiao simulate --out`` writes it and the server stores it."""
+
+    match: int
+    hand_no: int  # 1..16
+    round_wind: str
+    dealer: int
+    seat_winds: tuple[str, str, str, str]  # by player index
+    dice: tuple[tuple[int, int], tuple[int, int]]
+    result: HandResult
+    scores: tuple[int, int, int, int]  # running totals after this hand
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.result
+        ctx = r.context
+        return {
+            "match": self.match,
+            "hand_no": self.hand_no,
+            "round_wind": self.round_wind,
+            "dealer": self.dealer,
+            "seat_winds": list(self.seat_winds),
+            "dice": [list(self.dice[0]), list(self.dice[1])],
+            "result": r.result,
+            "winner": r.winner,
+            "discarder": r.discarder,
+            "hand": format_hand(r.hand) if r.hand is not None else None,
+            "self_drawn": ctx.self_drawn if ctx else False,
+            "last_of_kind": ctx.last_of_kind if ctx else False,
+            "kong": ctx.kong if ctx else False,
+            "wall_last": ctx.wall_last if ctx else False,
+            "flowers": ctx.flowers if ctx else 0,
+            "fans": r.score.to_dict()["fans"] if r.score else [],
+            "fan_total": r.score.total if r.score else 0,
+            "deltas": list(r.deltas),
+            "scores": list(self.scores),
+        }
+
+
+def hand_seeds(seed: int, hands: int) -> list[int]:
+    """The wall seed of each hand, derived from the match seed."""
+    rng = SplitMix64(seed)
+    return [rng.next() for _ in range(hands)]
+
+
+class Match:
+    """Sixteen hands between players 0..3, with scores and records."""
+
+    def __init__(self, seed: int, rules: RuleSet = MCR, match_id: int = 0) -> None:
+        self.seed = seed
+        self.rules = rules
+        self.match_id = match_id
+        self.hands_total = 4 * HANDS_PER_ROUND
+        self.seeds = hand_seeds(seed, self.hands_total)
+        self.hand_index = -1  # 0-based; -1 before the first hand
+        self.hand: HandState | None = None
+        self.scores = [0, 0, 0, 0]
+        self.records: list[HandRecord] = []
+        self.log: list[tuple[int, int, Action]] = []  # (hand index, player, action)
+
+    @property
+    def over(self) -> bool:
+        return len(self.records) == self.hands_total
+
+    @property
+    def round_index(self) -> int:
+        return self.hand_index // HANDS_PER_ROUND
+
+    def start_hand(self) -> list[Event]:
+        """Deal the next hand."""
+        if self.over:
+            raise IllegalAction("match_over", "the match is over")
+        if self.hand is not None and self.hand.phase is not Phase.OVER:
+            raise IllegalAction("hand_in_play", "the current hand is not over")
+        self.hand_index += 1
+        seating = SEATING[self.round_index]
+        dealer_position = self.hand_index % HANDS_PER_ROUND
+        wall = Wall.from_seed(self.seeds[self.hand_index], dealer_position)
+        self.hand = HandState(wall, seating, dealer_position, Wind(self.round_index), self.rules)
+        events = [Event("match", {"hand_no": self.hand_index + 1, "scores": list(self.scores)})]
+        events.extend(self.hand.start())
+        self._record_if_over()
+        return events
+
+    def legal_actions(self, player: int) -> list[Action]:
+        return self.hand.legal_actions(player) if self.hand is not None else []
+
+    def awaiting(self) -> list[int]:
+        return self.hand.awaiting() if self.hand is not None else []
+
+    def apply(self, player: int, action: Action) -> list[Event]:
+        """Play ``action`` for ``player`` in the current hand; refused actions change nothing."""
+        if self.hand is None:
+            raise IllegalAction("no_hand", "no hand has been dealt yet")
+        events = self.hand.apply(player, action)
+        self.log.append((self.hand_index, player, action))
+        self._record_if_over()
+        return events
+
+    def _record_if_over(self) -> None:
+        hand = self.hand
+        if hand is None or hand.result is None or len(self.records) > self.hand_index:
+            return
+        for p, delta in enumerate(hand.result.deltas):
+            self.scores[p] += delta
+        self.records.append(
+            HandRecord(
+                match=self.match_id,
+                hand_no=self.hand_index + 1,
+                round_wind=hand.round_wind.letter,
+                dealer=hand.dealer,
+                seat_winds=(
+                    hand.seat_wind(0).letter,
+                    hand.seat_wind(1).letter,
+                    hand.seat_wind(2).letter,
+                    hand.seat_wind(3).letter,
+                ),
+                dice=(hand.wall.dice.first, hand.wall.dice.second),
+                result=hand.result,
+                scores=(self.scores[0], self.scores[1], self.scores[2], self.scores[3]),
+            )
+        )
+
+    def view(self, player: int | None) -> dict[str, Any]:
+        """The current hand as ``player`` may see it, with the match's scores, as JSON."""
+        out: dict[str, Any] = {
+            "hand_no": self.hand_index + 1,
+            "hands_total": self.hands_total,
+            "scores": list(self.scores),
+        }
+        if self.hand is not None:
+            out.update(self.hand.view(player).to_dict())
+        return out
+
+    def log_entries(self) -> list[dict[str, Any]]:
+        """The action log as JSON-ready dicts."""
+        return [{"hand": h + 1, "player": p, "action": a.to_dict()} for h, p, a in self.log]

@@ -1,0 +1,738 @@
+"""One hand (盘) at the table as a pure state machine.
+
+Everything that affects the flow of a hand lives in this file: the ``Phase``
+enum, the legal actions of each phase, and the transitions. The table is
+driven by ``apply(player, action) -> events``; ``legal_actions(player)`` and
+``view(player)`` only read. An action that is not legal raises
+``IllegalAction`` and leaves the state untouched (validate fully, then mutate).
+
+Players are 0..3 (the match's player indices); they sit at positions 0..3
+(East, South, West, North), play goes 0 -> 1 -> 2 -> 3 (counter-clockwise).
+The dealer is East for the hand (门风), the next position South, and so on.
+
+Flow (``shared/rules/README.md``, "Table procedure"):
+
+- deal 4-4-4 then 1 each from the head of the wall, the dealer a 14th tile;
+  flowers replaced from the tail, the dealer first, repeatedly;
+- ``TURN``: the player to move has drawn (the dealer: the 14th tile): discard,
+  declare a self-drawn win, a concealed kong or an added kong;
+- ``CLAIMED``: after a chow or pung the player must discard (no kong);
+- ``CLAIM``: after a discard every player with a legal claim answers (win,
+  kong, pung, chow from the previous player only, or pass); when all have
+  answered: win > pung/kong > chow, several wins by head bump (截和: the first
+  in turn order after the discarder). The last discard of the wall can only
+  be won;
+- ``ROB``: after an added kong, players who can win on its tile answer (抢杠);
+- ``OVER``: a win, or the wall ran out (drawn hand, no payments).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from engine.actions import KONG, PASS, PUNG, WIN, Action, ActionKind, Event
+from engine.errors import IllegalAction
+from engine.forms import is_winning
+from engine.hand import Hand, Meld, MeldKind
+from engine.notation import format_hand, format_tiles
+from engine.rules import MCR, RuleSet
+from engine.scoring import Score, WinContext, score
+from engine.tiles import N_KINDS, Tile, Wind, is_flower, name, tiles_of
+from engine.wall import Wall
+
+
+class Phase(Enum):
+    TURN = "turn"  # the player to move has drawn
+    CLAIMED = "claimed"  # the player to move claimed a chow or pung: discard only
+    CLAIM = "claim"  # answers to a discard are being collected
+    ROB = "rob"  # answers to an added kong (robbing) are being collected
+    OVER = "over"  # the hand is over
+
+
+@dataclass(frozen=True, slots=True)
+class HandResult:
+    """How a hand ended and who paid whom (``deltas`` by player index)."""
+
+    result: str  # "win" or "draw"
+    winner: int | None
+    discarder: int | None  # None when self-drawn or drawn
+    win_tile: Tile | None
+    hand: Hand | None  # the winner's hand
+    context: WinContext | None
+    score: Score | None
+    deltas: tuple[int, int, int, int]
+
+
+@dataclass(slots=True)
+class _Pending:
+    """Answers being collected in ``CLAIM`` or ``ROB``."""
+
+    tile: Tile
+    source: int  # the discarder, or the player adding to a kong
+    options: dict[int, list[Action]]  # who may answer, with what
+    answers: dict[int, Action] = field(default_factory=dict)
+    wins: dict[int, tuple[Score, WinContext, Hand]] = field(default_factory=dict)
+
+
+class HandState:
+    """One hand from the deal to the win or the drawn hand."""
+
+    def __init__(
+        self,
+        wall: Wall,
+        player_at: tuple[int, int, int, int],
+        dealer_position: int,
+        round_wind: Wind,
+        rules: RuleSet = MCR,
+    ) -> None:
+        self.rules = rules
+        self.wall = wall
+        self.player_at = player_at  # player at each position E S W N
+        self.position = {p: i for i, p in enumerate(player_at)}
+        self.dealer = player_at[dealer_position]
+        self.dealer_position = dealer_position
+        self.round_wind = round_wind
+        self.concealed: dict[int, list[int]] = {p: [0] * N_KINDS for p in player_at}
+        self.melds: dict[int, list[Meld]] = {p: [] for p in player_at}
+        self.flowers: dict[int, list[Tile]] = {p: [] for p in player_at}
+        self.river: dict[int, list[tuple[Tile, bool]]] = {
+            p: [] for p in player_at
+        }  # (tile, claimed)
+        self.phase = Phase.TURN
+        self.current = self.dealer
+        self.drawn: Tile | None = None  # the tile the player to move drew this turn
+        self.kong_draw = False  # that tile is a kong replacement (杠上开花 if it wins)
+        self.pending: _Pending | None = None
+        self.result: HandResult | None = None
+        self.turns = 0  # discards made so far
+        self.claims = 0  # chows, pungs and kongs made so far
+        self._legal: dict[int, list[Action]] = {}
+        self._win_cache: dict[int, tuple[Score, WinContext, Hand] | None] = {}
+        self.events: list[Event] = []
+
+    # ----------------------------------------------------------- queries ---
+
+    def seat_wind(self, player: int) -> Wind:
+        return Wind((self.position[player] - self.dealer_position) % 4)
+
+    def next_player(self, player: int, steps: int = 1) -> int:
+        return self.player_at[(self.position[player] + steps) % 4]
+
+    def legal_actions(self, player: int) -> list[Action]:
+        """What ``player`` may do now (empty when it is not asked to act)."""
+        return list(self._legal.get(player, ()))
+
+    def awaiting(self) -> list[int]:
+        """The players the table is waiting for, in turn order."""
+        return [p for p in self._turn_order(self.current) if self._legal.get(p)]
+
+    def _turn_order(self, first: int) -> list[int]:
+        return [self.next_player(first, k) for k in range(4)]
+
+    # ----------------------------------------------------------- the deal ---
+
+    def start(self) -> list[Event]:
+        """Deal and replace flowers; the dealer is then to move."""
+        if self.events:
+            raise IllegalAction("already_started", "the hand has already been dealt")
+        out: list[Event] = [
+            Event(
+                "hand_start",
+                {
+                    "dealer": self.dealer,
+                    "round_wind": self.round_wind.letter,
+                    "seat_winds": {p: self.seat_wind(p).letter for p in self.player_at},
+                    "dice": [list(self.wall.dice.first), list(self.wall.dice.second)],
+                },
+            )
+        ]
+        order = self._turn_order(self.dealer)
+        dealt: dict[int, list[Tile]] = {p: [] for p in order}
+        for _ in range(3):
+            for p in order:
+                dealt[p].extend(self.wall.draw() for _ in range(4))
+        for p in order:
+            dealt[p].append(self.wall.draw())
+        dealt[self.dealer].append(self.wall.draw())
+        for p in order:
+            for tile in dealt[p]:
+                if not is_flower(tile):
+                    self.concealed[p][tile] += 1
+            out.append(
+                Event("deal", {"player": p, "tiles": [name(t) for t in sorted(dealt[p])]}, to=p)
+            )
+            out.append(Event("deal", {"player": p, "count": len(dealt[p])}, hide=p))
+        # Flowers: set aside and replaced from the tail, the dealer first, repeatedly.
+        last_of_dealer: Tile | None = dealt[self.dealer][-1]
+        for p in order:
+            flowers = [t for t in dealt[p] if is_flower(t)]
+            while flowers:
+                flower = flowers.pop()
+                self.flowers[p].append(flower)
+                out.append(Event("flower", {"player": p, "flower": name(flower)}))
+                if not self.wall.remaining:
+                    self._finish_draw(out)
+                    self.events.extend(out)
+                    return out
+                tile = self.wall.draw_tail()
+                out.append(
+                    Event("draw", {"player": p, "tile": name(tile), "source": "flower"}, to=p)
+                )
+                out.append(Event("draw", {"player": p, "source": "flower"}, hide=p))
+                if is_flower(tile):
+                    flowers.append(tile)
+                else:
+                    self.concealed[p][tile] += 1
+                    if p == self.dealer:
+                        last_of_dealer = tile
+        self.drawn = (
+            last_of_dealer if last_of_dealer is not None and not is_flower(last_of_dealer) else None
+        )
+        self.phase = Phase.TURN
+        self.current = self.dealer
+        self._refresh()
+        self.events.extend(out)
+        return out
+
+    # ------------------------------------------------------------ actions ---
+
+    def apply(self, player: int, action: Action) -> list[Event]:
+        """Carry out ``action`` for ``player``; refuse it, changing nothing, when not legal."""
+        if self.phase is Phase.OVER:
+            raise IllegalAction("hand_over", "the hand is over")
+        if player not in self.position:
+            raise IllegalAction("no_such_player", f"there is no player {player!r} at this table")
+        legal = self._legal.get(player)
+        if not legal:
+            if self.phase in (Phase.TURN, Phase.CLAIMED):
+                who = f"player {self.current}"
+                raise IllegalAction("not_your_turn", f"it is {who}'s turn to play, not yours")
+            if self.pending is not None and player in self.pending.answers:
+                raise IllegalAction("already_answered", "you have already answered this claim")
+            raise IllegalAction("not_your_turn", "you have nothing to decide now")
+        if action not in legal:
+            options = ", ".join(str(a) for a in legal)
+            code = (
+                "tile_not_in_hand"
+                if action.tile is not None and action.kind is ActionKind.DISCARD
+                else "illegal_action"
+            )
+            raise IllegalAction(code, f"{action} is not legal now; legal: {options}")
+        out: list[Event] = []
+        if self.phase in (Phase.TURN, Phase.CLAIMED):
+            self._act_on_turn(player, action, out)
+        else:
+            assert self.pending is not None
+            self.pending.answers[player] = action
+            self._legal[player] = []
+            if all(p in self.pending.answers for p in self.pending.options):
+                if self.phase is Phase.CLAIM:
+                    self._resolve_claims(out)
+                else:
+                    self._resolve_rob(out)
+        self.events.extend(out)
+        return out
+
+    def _act_on_turn(self, player: int, action: Action, out: list[Event]) -> None:
+        kind = action.kind
+        if kind is ActionKind.DISCARD:
+            assert action.tile is not None
+            self._discard(player, action.tile, out)
+        elif kind is ActionKind.WIN:
+            found = self._win_cache[player]
+            assert found is not None
+            self._finish_win(player, None, found, out)
+        elif kind is ActionKind.CONCEALED_KONG:
+            assert action.tile is not None
+            tile = action.tile
+            self.concealed[player][tile] -= 4
+            self.melds[player].append(Meld(MeldKind.KONG, tile, 0))
+            self.claims += 0  # a concealed kong is not a claim
+            out.append(Event("concealed_kong", {"player": player, "tile": name(tile)}, to=player))
+            out.append(Event("concealed_kong", {"player": player}, hide=player))
+            self._replacement_draw(player, out)
+        else:  # ADD_KONG
+            assert action.tile is not None
+            tile = action.tile
+            out.append(Event("add_kong", {"player": player, "tile": name(tile)}))
+            robbers = self._robbers(player, tile)
+            if robbers:
+                self.phase = Phase.ROB
+                self.pending = _Pending(tile, player, {p: [WIN, PASS] for p in robbers})
+                self.pending.wins = {p: robbers[p] for p in robbers}
+                self._legal = {p: [WIN, PASS] for p in robbers}
+                self.drawn = None
+                return
+            self._complete_added_kong(player, tile, out)
+
+    def _discard(self, player: int, tile: Tile, out: list[Event]) -> None:
+        self.concealed[player][tile] -= 1
+        self.river[player].append((tile, False))
+        self.turns += 1
+        self.drawn = None
+        self.kong_draw = False
+        out.append(Event("discard", {"player": player, "tile": name(tile)}))
+        options = self._claim_options(player, tile)
+        if options:
+            self.phase = Phase.CLAIM
+            self.pending = _Pending(tile, player, {p: opts for p, (opts, _) in options.items()})
+            self.pending.wins = {p: w for p, (_, w) in options.items() if w is not None}
+            self._legal = {p: opts for p, (opts, _) in options.items()}
+            return
+        self._next_draw(self.next_player(player), out)
+
+    def _claim_options(
+        self, discarder: int, tile: Tile
+    ) -> dict[int, tuple[list[Action], tuple[Score, WinContext, Hand] | None]]:
+        last = self.wall.remaining == 0
+        out: dict[int, tuple[list[Action], tuple[Score, WinContext, Hand] | None]] = {}
+        for p in self._turn_order(discarder)[1:]:
+            counts = self.concealed[p]
+            opts: list[Action] = []
+            win = self._win_on(p, tile, discarder, robbing=False)
+            if win is not None:
+                opts.append(WIN)
+            if not last:
+                if counts[tile] >= 3 and self.wall.remaining:
+                    opts.append(KONG)
+                if counts[tile] >= 2:
+                    opts.append(PUNG)
+                if p == self.next_player(discarder) and tile < 27:
+                    r = tile % 9
+                    for start in (tile - 2, tile - 1, tile):
+                        if start < tile - r or start + 2 > tile - r + 8:
+                            continue
+                        if all(counts[t] for t in (start, start + 1, start + 2) if t != tile):
+                            opts.append(Action(ActionKind.CHOW, start))
+            if opts:
+                opts.append(PASS)
+                out[p] = (opts, win)
+        return out
+
+    def _resolve_claims(self, out: list[Event]) -> None:
+        pending = self.pending
+        assert pending is not None
+        tile, discarder = pending.tile, pending.source
+        order = self._turn_order(discarder)[1:]
+        winners = [p for p in order if pending.answers.get(p) == WIN]
+        self.pending = None
+        self._legal = {}
+        if winners:
+            winner = winners[0]  # 截和: the first in turn order after the discarder
+            if len(winners) > 1:
+                out.append(Event("head_bump", {"winner": winner, "others": winners[1:]}))
+            self._finish_win(winner, discarder, pending.wins[winner], out)
+            return
+        melders = [
+            p
+            for p in order
+            if pending.answers.get(p, PASS).kind in (ActionKind.PUNG, ActionKind.KONG)
+        ]
+        chowers = [p for p in order if pending.answers.get(p, PASS).kind is ActionKind.CHOW]
+        if melders:
+            self._claim(melders[0], pending.answers[melders[0]], tile, discarder, out)
+        elif chowers:
+            self._claim(chowers[0], pending.answers[chowers[0]], tile, discarder, out)
+        elif self.wall.remaining == 0:
+            self._finish_draw(out)
+        else:
+            self._next_draw(self.next_player(discarder), out)
+
+    def _claim(
+        self, player: int, action: Action, tile: Tile, discarder: int, out: list[Event]
+    ) -> None:
+        river = self.river[discarder]
+        river[-1] = (tile, True)
+        self.claims += 1
+        counts = self.concealed[player]
+        offer = 4 - (self.position[discarder] - self.position[player]) % 4
+        if action.kind is ActionKind.CHOW:
+            assert action.tile is not None
+            start = action.tile
+            for t in (start, start + 1, start + 2):
+                if t != tile:
+                    counts[t] -= 1
+            meld = Meld(MeldKind.CHOW, start, tile - start + 1)
+        elif action.kind is ActionKind.PUNG:
+            counts[tile] -= 2
+            meld = Meld(MeldKind.PUNG, tile, offer)
+        else:
+            counts[tile] -= 3
+            meld = Meld(MeldKind.KONG, tile, offer)
+        self.melds[player].append(meld)
+        out.append(
+            Event(
+                "claim",
+                {
+                    "player": player,
+                    "type": action.kind.value,
+                    "tile": name(tile),
+                    "from": discarder,
+                    "meld": str(meld),
+                },
+            )
+        )
+        self.current = player
+        if meld.kind is MeldKind.KONG:
+            self._replacement_draw(player, out)
+        else:
+            self.phase = Phase.CLAIMED
+            self.drawn = None
+            self._refresh()
+
+    def _resolve_rob(self, out: list[Event]) -> None:
+        pending = self.pending
+        assert pending is not None
+        order = self._turn_order(pending.source)[1:]
+        winners = [p for p in order if pending.answers.get(p) == WIN]
+        self.pending = None
+        self._legal = {}
+        if winners:
+            if len(winners) > 1:
+                out.append(Event("head_bump", {"winner": winners[0], "others": winners[1:]}))
+            self._finish_win(winners[0], pending.source, pending.wins[winners[0]], out)
+            return
+        self._complete_added_kong(pending.source, pending.tile, out)
+
+    def _complete_added_kong(self, player: int, tile: Tile, out: list[Event]) -> None:
+        melds = self.melds[player]
+        for i, meld in enumerate(melds):
+            if meld.kind is MeldKind.PUNG and meld.tile == tile:
+                melds[i] = Meld(MeldKind.KONG, tile, meld.offer)
+                break
+        self.concealed[player][tile] -= 1
+        self.current = player
+        self._replacement_draw(player, out)
+
+    # -------------------------------------------------------------- draws ---
+
+    def _next_draw(self, player: int, out: list[Event]) -> None:
+        self.current = player
+        if not self.wall.remaining:
+            self._finish_draw(out)
+            return
+        self._draw(player, self.wall.draw(), "wall", out)
+
+    def _replacement_draw(self, player: int, out: list[Event]) -> None:
+        self.current = player
+        if not self.wall.remaining:
+            self._finish_draw(out)
+            return
+        self._draw(player, self.wall.draw_tail(), "kong", out)
+
+    def _draw(self, player: int, tile: Tile, source: str, out: list[Event]) -> None:
+        """Give ``tile`` to ``player``, replacing flowers from the tail, then it is their turn."""
+        self.kong_draw = source == "kong"
+        while True:
+            out.append(
+                Event("draw", {"player": player, "tile": name(tile), "source": source}, to=player)
+            )
+            out.append(Event("draw", {"player": player, "source": source}, hide=player))
+            if not is_flower(tile):
+                break
+            self.flowers[player].append(tile)
+            out.append(Event("flower", {"player": player, "flower": name(tile)}))
+            # 补花下杠: a flower replacement after a kong is a plain self-draw.
+            self.kong_draw = False
+            source = "flower"
+            if not self.wall.remaining:
+                self._finish_draw(out)
+                return
+            tile = self.wall.draw_tail()
+        self.concealed[player][tile] += 1
+        self.drawn = tile
+        self.phase = Phase.TURN
+        self._refresh()
+
+    # ---------------------------------------------------------- the turn ---
+
+    def _refresh(self) -> None:
+        """Compute the legal actions of the player to move."""
+        p = self.current
+        counts = self.concealed[p]
+        self._win_cache = {}
+        actions: list[Action] = []
+        if self.phase is Phase.TURN:
+            if self.drawn is not None:
+                found = self._self_drawn_win(p)
+                self._win_cache[p] = found
+                if found is not None:
+                    actions.append(WIN)
+            if self.wall.remaining:
+                for t in range(N_KINDS):
+                    if counts[t] == 4:
+                        actions.append(Action(ActionKind.CONCEALED_KONG, t))
+                for meld in self.melds[p]:
+                    if meld.kind is MeldKind.PUNG and counts[meld.tile]:
+                        actions.append(Action(ActionKind.ADD_KONG, meld.tile))
+        actions.extend(Action(ActionKind.DISCARD, t) for t in range(N_KINDS) if counts[t])
+        self._legal = {p: actions}
+
+    # ------------------------------------------------------------- wins ---
+
+    def _visible(self, tile: Tile) -> int:
+        """Copies of ``tile`` everyone can see: discards left in the rivers and exposed melds."""
+        seen = 0
+        for p in self.player_at:
+            seen += sum(1 for t, claimed in self.river[p] if t == tile and not claimed)
+            for meld in self.melds[p]:
+                if not meld.concealed:
+                    seen += meld.tiles.count(tile)
+        return seen
+
+    def _hand_of(self, player: int, win_tile: Tile, extra: bool) -> Hand:
+        counts = self.concealed[player].copy()
+        if not extra:
+            counts[win_tile] -= 1
+        return Hand(tuple(self.melds[player]), tuple(tiles_of(counts)), win_tile)
+
+    def _check_win(
+        self, player: int, tile: Tile, extra: bool, ctx: WinContext
+    ) -> tuple[Score, WinContext, Hand] | None:
+        counts = self.concealed[player]
+        if extra:
+            counts = counts.copy()
+            counts[tile] += 1
+        if not is_winning(counts, len(self.melds[player])):
+            return None
+        hand = self._hand_of(player, tile, extra)
+        result = score(hand, ctx, self.rules)
+        return (result, ctx, hand) if result.meets_minimum else None
+
+    def _context(
+        self, player: int, *, self_drawn: bool, last_of_kind: bool, kong: bool, wall_last: bool
+    ) -> WinContext:
+        return WinContext(
+            self_drawn=self_drawn,
+            last_of_kind=last_of_kind,
+            kong=kong,
+            wall_last=wall_last,
+            seat_wind=self.seat_wind(player),
+            round_wind=self.round_wind,
+            flowers=len(self.flowers[player]),
+        )
+
+    def _self_drawn_win(self, player: int) -> tuple[Score, WinContext, Hand] | None:
+        tile = self.drawn
+        assert tile is not None
+        ctx = self._context(
+            player,
+            self_drawn=True,
+            last_of_kind=self._visible(tile) == 3,
+            kong=self.kong_draw,
+            wall_last=self.wall.remaining == 0,
+        )
+        return self._check_win(player, tile, False, ctx)
+
+    def _win_on(
+        self, player: int, tile: Tile, source: int, *, robbing: bool
+    ) -> tuple[Score, WinContext, Hand] | None:
+        visible = self._visible(tile) - (0 if robbing else 1)  # not the winning discard itself
+        ctx = self._context(
+            player,
+            self_drawn=False,
+            last_of_kind=visible == 3,
+            kong=robbing,
+            wall_last=not robbing and self.wall.remaining == 0,
+        )
+        del source
+        return self._check_win(player, tile, True, ctx)
+
+    def _robbers(self, player: int, tile: Tile) -> dict[int, tuple[Score, WinContext, Hand]]:
+        out = {}
+        for p in self._turn_order(player)[1:]:
+            found = self._win_on(p, tile, player, robbing=True)
+            if found is not None:
+                out[p] = found
+        return out
+
+    def _finish_win(
+        self,
+        winner: int,
+        discarder: int | None,
+        found: tuple[Score, WinContext, Hand],
+        out: list[Event],
+    ) -> None:
+        result, ctx, hand = found
+        fan = result.total
+        base = self.rules.base_points
+        deltas = dict.fromkeys(self.player_at, 0)
+        for p in self.player_at:
+            if p == winner:
+                continue
+            pay = base + fan if discarder is None or p == discarder else base
+            deltas[p] -= pay
+            deltas[winner] += pay
+        self.result = HandResult(
+            result="win",
+            winner=winner,
+            discarder=discarder,
+            win_tile=hand.win_tile,
+            hand=hand,
+            context=ctx,
+            score=result,
+            deltas=(deltas[0], deltas[1], deltas[2], deltas[3]),
+        )
+        out.append(
+            Event(
+                "win",
+                {
+                    "winner": winner,
+                    "discarder": discarder,
+                    "tile": name(hand.win_tile),
+                    "hand": format_hand(hand),
+                    **result.to_dict(),
+                    "deltas": list(self.result.deltas),
+                },
+            )
+        )
+        self._end(out)
+
+    def _finish_draw(self, out: list[Event]) -> None:
+        self.result = HandResult("draw", None, None, None, None, None, None, (0, 0, 0, 0))
+        out.append(Event("exhausted", {}))
+        self._end(out)
+
+    def _end(self, out: list[Event]) -> None:
+        self.phase = Phase.OVER
+        self.pending = None
+        self._legal = {}
+        out.append(
+            Event(
+                "hand_end",
+                {
+                    "hands": {
+                        p: {
+                            "concealed": format_tiles(tiles_of(self.concealed[p])),
+                            "melds": [str(m) for m in self.melds[p]],
+                        }
+                        for p in self.player_at
+                    }
+                },
+            )
+        )
+
+    # ------------------------------------------------------------- views ---
+
+    def view(self, player: int | None) -> View:
+        """What ``player`` may know (``None``: a spectator, who sees no concealed tile).
+
+        Others' concealed tiles, their face-down kongs (until the hand is over), the wall
+        and its order are never in it.
+        """
+        over = self.phase is Phase.OVER
+        seats = []
+        for p in self.player_at:
+            shown = p == player or over
+            melds = tuple(m for m in self.melds[p] if shown or not m.concealed)
+            seats.append(
+                SeatView(
+                    player=p,
+                    wind=self.seat_wind(p),
+                    concealed_count=sum(self.concealed[p]),
+                    melds=melds,
+                    hidden_kongs=len(self.melds[p]) - len(melds),
+                    flowers=tuple(self.flowers[p]),
+                    river=tuple(self.river[p]),
+                    concealed=tuple(tiles_of(self.concealed[p])) if shown else None,
+                )
+            )
+        claim = None
+        if self.pending is not None:
+            claim = ClaimView(
+                self.pending.tile,
+                self.pending.source,
+                "discard" if self.phase is Phase.CLAIM else "add_kong",
+            )
+        return View(
+            viewer=player,
+            phase=self.phase,
+            round_wind=self.round_wind,
+            dealer=self.dealer,
+            dice=(self.wall.dice.first, self.wall.dice.second),
+            wall_remaining=self.wall.remaining,
+            current=self.current,
+            seats=tuple(seats),
+            drawn=self.drawn if player == self.current and self.phase is Phase.TURN else None,
+            claim=claim,
+            legal=tuple(self._legal.get(player, ())) if player is not None else (),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    """One player's place at the table as a viewer may see it."""
+
+    player: int
+    wind: Wind
+    concealed_count: int
+    melds: tuple[Meld, ...]  # exposed melds, and concealed kongs the viewer may see
+    hidden_kongs: int  # face-down kongs the viewer may not see
+    flowers: tuple[Tile, ...]
+    river: tuple[tuple[Tile, bool], ...]  # discards in order; True when claimed
+    concealed: tuple[Tile, ...] | None  # the viewer's own tiles, everyone's once the hand is over
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "player": self.player,
+            "wind": self.wind.letter,
+            "concealed_count": self.concealed_count,
+            "melds": [str(m) for m in self.melds] + ["[????]"] * self.hidden_kongs,
+            "flowers": [name(t) for t in self.flowers],
+            "river": [name(t) + ("*" if claimed else "") for t, claimed in self.river],
+        }
+        if self.concealed is not None:
+            out["concealed"] = format_tiles(self.concealed)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimView:
+    tile: Tile
+    source: int  # the discarder, or the player adding to a kong
+    kind: str  # "discard" or "add_kong"
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What one player (or a spectator, ``viewer=None``) may know of the hand now."""
+
+    viewer: int | None
+    phase: Phase
+    round_wind: Wind
+    dealer: int
+    dice: tuple[tuple[int, int], tuple[int, int]]
+    wall_remaining: int
+    current: int
+    seats: tuple[SeatView, ...]  # in position order East, South, West, North
+    drawn: Tile | None  # the tile the viewer just drew, on its own turn
+    claim: ClaimView | None  # the discard or added kong being answered
+    legal: tuple[Action, ...]  # what the viewer may do now
+
+    def seat(self, player: int) -> SeatView:
+        return next(s for s in self.seats if s.player == player)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "phase": self.phase.value,
+            "round_wind": self.round_wind.letter,
+            "dealer": self.dealer,
+            "dice": [list(self.dice[0]), list(self.dice[1])],
+            "wall_remaining": self.wall_remaining,
+            "current": self.current,
+            "seats": [s.to_dict() for s in self.seats],
+        }
+        if self.drawn is not None:
+            out["drawn"] = name(self.drawn)
+        if self.claim is not None:
+            out["claim"] = {
+                "tile": name(self.claim.tile),
+                "from": self.claim.source,
+                "kind": self.claim.kind,
+            }
+        if self.viewer is not None:
+            out["you"] = self.viewer
+            out["legal"] = [a.to_dict() for a in self.legal]
+        return out
