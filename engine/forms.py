@@ -54,8 +54,11 @@ def _lowest(pattern: int) -> tuple[int, int]:
 
 
 def _has_chow(pattern: int, i: int, honors: bool) -> bool:
-    return not honors and i <= 6 and bool((pattern >> ((i + 1) << 3)) & 0xFF) and bool(
-        (pattern >> ((i + 2) << 3)) & 0xFF
+    return (
+        not honors
+        and i <= 6
+        and bool((pattern >> ((i + 1) << 3)) & 0xFF)
+        and bool((pattern >> ((i + 2) << 3)) & 0xFF)
     )
 
 

@@ -1,0 +1,195 @@
+"""Server configuration: ``config/default.toml``, then a file, environment variables, flags.
+
+Every value is checked on load; a bad one is reported with where it came from
+(``config/site.toml: [timers] turn_seconds must be a whole number 3..120, got "x"``).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+DEFAULT_FILE = Path(__file__).resolve().parent.parent / "config" / "default.toml"
+
+
+class ConfigError(ValueError):
+    """A configuration value that is missing, unknown or out of range."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSection:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    data_dir: str = "data"
+    log_level: str = "info"
+    log_format: str = "json"
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseSection:
+    url: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TimersSection:
+    turn_seconds: int = 15
+    min_turn_seconds: int = 3
+    max_turn_seconds: int = 120
+    disconnected_seconds: float = 1.0
+    hand_pause_seconds: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class LimitsSection:
+    max_message_bytes: int = 4096
+    messages_per_second: int = 20
+    message_burst: int = 40
+    send_queue: int = 256
+    max_tables: int = 1000
+    max_connections: int = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class RulesSection:
+    preset: str = "mcr"
+
+
+@dataclass(frozen=True, slots=True)
+class AccountsSection:
+    session_days: int = 30
+    guest_session_days: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    server: ServerSection = ServerSection()
+    database: DatabaseSection = DatabaseSection()
+    timers: TimersSection = TimersSection()
+    limits: LimitsSection = LimitsSection()
+    rules: RulesSection = RulesSection()
+    accounts: AccountsSection = AccountsSection()
+
+    @property
+    def database_url(self) -> str:
+        """The SQLAlchemy URL: the configured one, or SQLite in the data folder."""
+        if self.database.url:
+            return self.database.url
+        path = Path(self.server.data_dir).resolve() / "guobiao.db"
+        return f"sqlite+aiosqlite:///{path}"
+
+
+# Checks beyond the type: (minimum, maximum) for numbers, allowed values for strings.
+_RANGES: dict[tuple[str, str], tuple[float, float]] = {
+    ("server", "port"): (0, 65535),
+    ("timers", "turn_seconds"): (1, 3600),
+    ("timers", "min_turn_seconds"): (1, 3600),
+    ("timers", "max_turn_seconds"): (1, 3600),
+    ("timers", "disconnected_seconds"): (0, 600),
+    ("timers", "hand_pause_seconds"): (0, 60),
+    ("limits", "max_message_bytes"): (256, 1 << 20),
+    ("limits", "messages_per_second"): (1, 10000),
+    ("limits", "message_burst"): (1, 100000),
+    ("limits", "send_queue"): (8, 100000),
+    ("limits", "max_tables"): (1, 1000000),
+    ("limits", "max_connections"): (1, 1000000),
+    ("accounts", "session_days"): (1, 3650),
+    ("accounts", "guest_session_days"): (1, 3650),
+}
+_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("server", "log_level"): ("debug", "info", "warning", "error"),
+    ("server", "log_format"): ("json", "text"),
+}
+
+
+_KIND = {int: "a whole number", float: "a number", str: "a string"}
+
+
+def _coerce(section: str, key: str, value: Any, expected: type, where: str) -> Any:
+    label = f"{where}: [{section}] {key}"
+    wrong = f"{label} must be {_KIND[expected]}, got {value!r}"
+    if isinstance(value, bool):
+        raise ConfigError(wrong)
+    if isinstance(value, str) and expected is not str:
+        try:
+            value = expected(value.strip())
+        except ValueError:
+            raise ConfigError(wrong) from None
+    if expected is float and isinstance(value, int):
+        value = float(value)
+    if not isinstance(value, expected):
+        raise ConfigError(wrong)
+    if (section, key) in _RANGES:
+        low, high = _RANGES[(section, key)]
+        if not low <= value <= high:
+            raise ConfigError(f"{label} must be between {low:g} and {high:g}, got {value!r}")
+    if (section, key) in _CHOICES and value not in _CHOICES[(section, key)]:
+        choices = ", ".join(_CHOICES[(section, key)])
+        raise ConfigError(f"{label} must be one of {choices}, got {value!r}")
+    return value
+
+
+def _types(section_cls: type) -> dict[str, type]:
+    defaults = section_cls()
+    return {f.name: type(getattr(defaults, f.name)) for f in fields(section_cls)}
+
+
+def _apply(config: Config, data: dict[str, Any], where: str) -> Config:
+    sections = {f.name: f for f in fields(Config)}
+    for section, values in data.items():
+        if section not in sections:
+            known = ", ".join(sections)
+            raise ConfigError(f"{where}: unknown section [{section}]; known: {known}")
+        if not isinstance(values, dict):
+            raise ConfigError(f"{where}: [{section}] must be a table of keys")
+        current = getattr(config, section)
+        types = _types(type(current))
+        changes = {}
+        for key, value in values.items():
+            if key not in types:
+                raise ConfigError(
+                    f"{where}: unknown key [{section}] {key}; known: {', '.join(types)}"
+                )
+            changes[key] = _coerce(section, key, value, types[key], where)
+        config = replace(config, **{section: replace(current, **changes)})
+    return config
+
+
+def load(
+    path: str | Path | None = None,
+    environ: dict[str, str] | None = None,
+    overrides: dict[str, dict[str, Any]] | None = None,
+) -> Config:
+    """The defaults, then ``path`` (TOML), then ``GUOBIAO_*`` variables, then ``overrides``."""
+    config = Config()
+    for source in (DEFAULT_FILE, Path(path) if path else None):
+        if source is None:
+            continue
+        try:
+            with open(source, "rb") as handle:
+                data = tomllib.load(handle)
+        except FileNotFoundError:
+            raise ConfigError(f"{source}: no such configuration file") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+        config = _apply(config, data, str(source))
+    env = os.environ if environ is None else environ
+    from_env: dict[str, dict[str, Any]] = {}
+    if env.get("GUOBIAO_DATABASE_URL"):
+        from_env.setdefault("database", {})["url"] = env["GUOBIAO_DATABASE_URL"]
+    for f in fields(Config):
+        for key in _types(type(getattr(config, f.name))):
+            name = f"GUOBIAO_{f.name.upper()}_{key.upper()}"
+            if name in env:
+                from_env.setdefault(f.name, {})[key] = env[name]
+    config = _apply(config, from_env, "environment")
+    config = _apply(config, overrides or {}, "command line")
+    timers = config.timers
+    if not timers.min_turn_seconds <= timers.turn_seconds <= timers.max_turn_seconds:
+        raise ConfigError(
+            f"[timers] turn_seconds ({timers.turn_seconds}) must lie between min_turn_seconds "
+            f"({timers.min_turn_seconds}) and max_turn_seconds ({timers.max_turn_seconds})"
+        )
+    return config
