@@ -216,10 +216,21 @@ def is_honors_and_knitted(counts: list[int]) -> bool:
     return any(suited.issubset(seq) for seq in KNITTED)
 
 
+# Each knitted sequence as a mask over ``_present``: one byte per tile kind.
+_KNITTED_MASKS = tuple(sum(1 << (8 * t) for t in seq) for seq in KNITTED)
+_ONE = bytes([0] + [1] * 255)
+
+
+def _present(counts: Sequence[int]) -> int:
+    """One byte per tile kind, 1 where the hand holds it (packed and tested in C)."""
+    return int.from_bytes(bytes(counts).translate(_ONE), "little")
+
+
 def knitted_straight_rest(counts: Sequence[int]) -> tuple[tuple[Tile, ...], list[int]] | None:
     """The knitted straight in ``counts`` and the tiles beside it, if those read regular."""
-    for seq in KNITTED:
-        if all(counts[t] for t in seq):
+    present = _present(counts)
+    for seq, mask in zip(KNITTED, _KNITTED_MASKS, strict=True):
+        if present & mask == mask:
             rest = list(counts)
             for t in seq:
                 rest[t] -= 1
@@ -254,6 +265,12 @@ def formal_waits(counts: list[int], melds: int = 0) -> set[Tile]:
         if _kinds(counts) >= 12:
             waits |= _thirteen_orphans_waits(counts) | _honors_and_knitted_waits(counts)
     return waits
+
+
+@lru_cache(maxsize=1 << 12)
+def waits_of_packed(packed: bytes, melds: int) -> frozenset[Tile]:
+    """``formal_waits`` of ``bytes(counts)``, cached: a hand is asked again at every discard."""
+    return frozenset(formal_waits(list(packed), melds))
 
 
 def _thirteen_orphans_waits(counts: Sequence[int]) -> set[Tile]:

@@ -16,6 +16,7 @@ recovery rely on.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,7 @@ from engine.notation import format_hand
 from engine.rules import MCR, RuleSet
 from engine.table import HandResult, HandState, Phase
 from engine.tiles import Wind
-from engine.wall import SplitMix64, Wall
+from engine.wall import Wall
 
 # The player at each position (E, S, W, N) in each round.
 SEATING: tuple[tuple[int, int, int, int], ...] = (
@@ -77,9 +78,17 @@ class HandRecord:
 
 
 def hand_seeds(seed: int, hands: int) -> list[int]:
-    """The wall seed of each hand, derived from the match seed."""
-    rng = SplitMix64(seed)
-    return [rng.next() for _ in range(hands)]
+    """The wall seed of each hand, derived one-way from the match seed.
+
+    A hand's seed is revealed when the hand ends (the server's fairness
+    commitment), so it must not tell anything about the next hands: each is
+    the first 8 bytes of SHA-256 over the match seed and the hand number.
+    """
+    key = seed.to_bytes(16, "big", signed=True)
+    return [
+        int.from_bytes(hashlib.sha256(key + n.to_bytes(2, "big")).digest()[:8], "big")
+        for n in range(1, hands + 1)
+    ]
 
 
 class Match:

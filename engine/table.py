@@ -34,7 +34,7 @@ from typing import Any
 
 from engine.actions import KONG, PASS, PUNG, WIN, Action, ActionKind, Event
 from engine.errors import IllegalAction
-from engine.forms import is_winning
+from engine.forms import is_winning, waits_of_packed
 from engine.hand import Hand, Meld, MeldKind
 from engine.notation import format_hand, format_tiles
 from engine.rules import MCR, RuleSet
@@ -93,6 +93,7 @@ class HandState:
         self.position = {p: i for i, p in enumerate(player_at)}
         self.dealer = player_at[dealer_position]
         self.dealer_position = dealer_position
+        self._winds = {p: Wind((i - dealer_position) % 4) for i, p in enumerate(player_at)}
         self.round_wind = round_wind
         self.concealed: dict[int, list[int]] = {p: [0] * N_KINDS for p in player_at}
         self.melds: dict[int, list[Meld]] = {p: [] for p in player_at}
@@ -115,7 +116,7 @@ class HandState:
     # ----------------------------------------------------------- queries ---
 
     def seat_wind(self, player: int) -> Wind:
-        return Wind((self.position[player] - self.dealer_position) % 4)
+        return self._winds[player]
 
     def next_player(self, player: int, steps: int = 1) -> int:
         return self.player_at[(self.position[player] + steps) % 4]
@@ -214,9 +215,15 @@ class HandState:
             raise IllegalAction("not_your_turn", "you have nothing to decide now")
         if action not in legal:
             options = ", ".join(str(a) for a in legal)
+            # Only a discard on one's turn fails for want of the tile; a discard while
+            # answering a claim is illegal whether the tile is held or not.
+            tile = action.tile
             code = (
                 "tile_not_in_hand"
-                if action.tile is not None and action.kind is ActionKind.DISCARD
+                if action.kind is ActionKind.DISCARD
+                and self.phase in (Phase.TURN, Phase.CLAIMED)
+                and tile is not None
+                and not (0 <= tile < N_KINDS and self.concealed[player][tile])
                 else "illegal_action"
             )
             raise IllegalAction(code, f"{action} is not legal now; legal: {options}")
@@ -291,7 +298,7 @@ class HandState:
         for p in self._turn_order(discarder)[1:]:
             counts = self.concealed[p]
             opts: list[Action] = []
-            win = self._win_on(p, tile, discarder, robbing=False)
+            win = self._win_on(p, tile, robbing=False)
             if win is not None:
                 opts.append(WIN)
             if not last:
@@ -489,61 +496,61 @@ class HandState:
         return Hand(tuple(self.melds[player]), tuple(tiles_of(counts)), win_tile)
 
     def _check_win(
-        self, player: int, tile: Tile, extra: bool, ctx: WinContext
+        self, player: int, tile: Tile, *, self_drawn: bool, kong: bool, wall_last: bool
     ) -> tuple[Score, WinContext, Hand] | None:
-        counts = self.concealed[player]
-        if extra:
-            counts = counts.copy()
-            counts[tile] += 1
-        if not is_winning(counts, len(self.melds[player])):
-            return None
-        hand = self._hand_of(player, tile, extra)
-        result = score(hand, ctx, self.rules)
-        return (result, ctx, hand) if result.meets_minimum else None
+        """The win ``player`` may declare with ``tile``, if its hand is complete with 8 fan.
 
-    def _context(
-        self, player: int, *, self_drawn: bool, last_of_kind: bool, kong: bool, wall_last: bool
-    ) -> WinContext:
-        return WinContext(
+        The situation is read off the table: Last Tile when the three other copies are
+        visible (discards and exposed melds, not the winning discard itself, not face-down
+        kongs), the kong and last-tile flags as given.
+        """
+        counts = self.concealed[player]
+        melds = len(self.melds[player])
+        if self_drawn:
+            if not is_winning(counts, melds):
+                return None
+        elif tile not in waits_of_packed(bytes(counts), melds):
+            return None
+        visible = self._visible(tile) - (0 if self_drawn or kong else 1)
+        ctx = WinContext(
             self_drawn=self_drawn,
-            last_of_kind=last_of_kind,
+            last_of_kind=visible == 3,
             kong=kong,
             wall_last=wall_last,
             seat_wind=self.seat_wind(player),
             round_wind=self.round_wind,
             flowers=len(self.flowers[player]),
         )
+        hand = self._hand_of(player, tile, not self_drawn)
+        result = score(hand, ctx, self.rules)
+        return (result, ctx, hand) if result.meets_minimum else None
 
     def _self_drawn_win(self, player: int) -> tuple[Score, WinContext, Hand] | None:
-        tile = self.drawn
-        assert tile is not None
-        ctx = self._context(
+        assert self.drawn is not None
+        return self._check_win(
             player,
+            self.drawn,
             self_drawn=True,
-            last_of_kind=self._visible(tile) == 3,
             kong=self.kong_draw,
             wall_last=self.wall.remaining == 0,
         )
-        return self._check_win(player, tile, False, ctx)
 
     def _win_on(
-        self, player: int, tile: Tile, source: int, *, robbing: bool
+        self, player: int, tile: Tile, *, robbing: bool
     ) -> tuple[Score, WinContext, Hand] | None:
-        visible = self._visible(tile) - (0 if robbing else 1)  # not the winning discard itself
-        ctx = self._context(
+        """A win on a discard, or robbing an added kong (抢杠和)."""
+        return self._check_win(
             player,
+            tile,
             self_drawn=False,
-            last_of_kind=visible == 3,
             kong=robbing,
             wall_last=not robbing and self.wall.remaining == 0,
         )
-        del source
-        return self._check_win(player, tile, True, ctx)
 
     def _robbers(self, player: int, tile: Tile) -> dict[int, tuple[Score, WinContext, Hand]]:
         out = {}
         for p in self._turn_order(player)[1:]:
-            found = self._win_on(p, tile, player, robbing=True)
+            found = self._win_on(p, tile, robbing=True)
             if found is not None:
                 out[p] = found
         return out

@@ -72,7 +72,7 @@ class Dice:
 
     @property
     def break_count(self) -> int:
-        """Stacks counted from the right-hand end of that wall (2..24)."""
+        """Stacks counted from the right-hand end of that wall (4..24: two throws of two dice)."""
         return sum(self.first) + sum(self.second)
 
 
