@@ -1,0 +1,119 @@
+"""Database URLs and async engines, shared by the store and the migrations.
+
+Plain URLs are given their async driver: ``sqlite:///x.db`` becomes
+``sqlite+aiosqlite:///x.db`` and ``postgresql://`` (or ``postgres://``) becomes
+``postgresql+asyncpg://``; any other driver must be an async one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import URL, event, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import NullPool
+
+from server.db.errors import BadDatabaseURL
+
+ASYNC_DRIVERS = {"sqlite": "aiosqlite", "postgresql": "asyncpg", "postgres": "asyncpg"}
+# Connection execution option: a unit of work that writes (SQLite then takes the write lock
+# at BEGIN, see ``make_engine``).
+WRITE_OPTION = "guobiao_write"
+
+
+def parse_url(url: str | URL) -> URL:
+    """The URL with its async driver; ``BadDatabaseURL`` if it is not a usable URL."""
+    if isinstance(url, URL):
+        parsed = url
+    else:
+        try:
+            parsed = make_url(url)
+        except ArgumentError:
+            raise BadDatabaseURL(
+                f"not a database URL: {url!r}; expected e.g. 'sqlite+aiosqlite:///data/"
+                "guobiao.db' or 'postgresql+asyncpg://user:password@host:5432/dbname'"
+            ) from None
+    backend, _, driver = parsed.drivername.partition("+")
+    if backend not in ("sqlite", "postgresql", "postgres"):
+        raise BadDatabaseURL(
+            f"unsupported database {backend!r} in {display(parsed)}; expected sqlite or postgresql"
+        )
+    if backend == "postgres":
+        backend = "postgresql"
+    driver = driver or ASYNC_DRIVERS[backend]
+    if driver not in ("aiosqlite", "asyncpg"):
+        raise BadDatabaseURL(
+            f"driver {driver!r} in {display(parsed)} is not an asyncio driver; "
+            f"use {backend}+{ASYNC_DRIVERS[backend]}"
+        )
+    return parsed.set(drivername=f"{backend}+{driver}")
+
+
+def display(url: str | URL) -> str:
+    """The URL for messages and logs, password hidden."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return repr(url)
+
+
+def sqlite_path(url: URL) -> Path | None:
+    """The database file of a SQLite URL; None for other databases and in-memory SQLite."""
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    if url.database.startswith("file:"):
+        return None  # a URI filename: left to SQLite
+    return Path(url.database)
+
+
+def make_engine(url: str | URL, *, store: bool = True) -> AsyncEngine:
+    """An async engine for ``url``.
+
+    SQLite (``store=True``): the parent folder is created, and every connection gets
+    ``foreign_keys=ON``, WAL journaling and ``synchronous=NORMAL`` (in WAL mode a commit
+    survives a crash of the process; only a power loss may lose the last commits), and
+    transactions are begun by SQLAlchemy: ``BEGIN IMMEDIATE`` for a unit of work that
+    writes, so that a read-then-write transaction waits for the write lock instead of
+    failing with "database is locked" when another connection wrote meanwhile.
+
+    ``store=False`` (migrations): no pool and no pragmas, in particular foreign keys stay
+    off as Alembic's batch mode on SQLite needs.
+    """
+    parsed = parse_url(url)
+    path = sqlite_path(parsed)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    options: dict[str, Any] = {}
+    if not store:
+        options["poolclass"] = NullPool
+    elif parsed.get_backend_name() == "postgresql":
+        options["pool_pre_ping"] = True
+    try:
+        engine = create_async_engine(parsed, **options)
+    except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+        raise BadDatabaseURL(f"cannot use {display(parsed)}: {exc}") from None
+    if store and parsed.get_backend_name() == "sqlite":
+        _sqlite_events(engine)
+    return engine
+
+
+def _sqlite_events(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # SQLAlchemy emits BEGIN itself (below); the driver's own transaction handling is off.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA foreign_keys = ON")
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+            cursor.execute("PRAGMA busy_timeout = 10000")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def on_begin(connection: Any) -> None:
+        write = connection.get_execution_options().get(WRITE_OPTION, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")

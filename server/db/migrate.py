@@ -1,0 +1,77 @@
+"""Alembic, driven from code: no ``alembic.ini``.
+
+The configuration is built here (``script_location`` is the repository's ``migrations/``
+folder, ``sqlalchemy.url`` the server's database URL). Migrations run on a connection of an
+async engine through ``run_sync`` (Alembic's "connection sharing" recipe), so they work the
+same on aiosqlite and asyncpg and never block another thread's event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection
+
+from server.db.engine import make_engine, parse_url
+
+MIGRATIONS = Path(__file__).resolve().parent.parent.parent / "migrations"
+
+
+def alembic_config(url: str) -> Config:
+    """An Alembic configuration for ``url`` (with its async driver)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    # The value goes through ConfigParser interpolation: a percent-encoded password needs %%.
+    rendered = parse_url(url).render_as_string(hide_password=False)
+    config.set_main_option("sqlalchemy.url", rendered.replace("%", "%%"))
+    return config
+
+
+def head() -> str:
+    """The newest revision of ``migrations/versions``."""
+    revision = ScriptDirectory(str(MIGRATIONS)).get_current_head()
+    assert revision is not None, "migrations/versions holds no revision"
+    return revision
+
+
+async def upgrade(url: str, revision: str = "head") -> None:
+    """Migrate the database at ``url`` up to ``revision`` (default: the newest)."""
+    await _run(url, command.upgrade, revision)
+
+
+async def downgrade(url: str, revision: str) -> None:
+    """Migrate the database at ``url`` down to ``revision`` (``"base"``: an empty database)."""
+    await _run(url, command.downgrade, revision)
+
+
+async def current(url: str) -> str | None:
+    """The revision the database at ``url`` is at; None before any migration."""
+    engine = make_engine(url, store=False)
+    try:
+        async with engine.connect() as connection:
+            return await connection.run_sync(
+                lambda sync: MigrationContext.configure(sync).get_current_revision()
+            )
+    finally:
+        await engine.dispose()
+
+
+async def _run(url: str, step: Callable[[Config, str], Any], revision: str) -> None:
+    config = alembic_config(url)
+    engine = make_engine(url, store=False)
+
+    def run(connection: Connection) -> None:
+        config.attributes["connection"] = connection
+        step(config, revision)
+
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(run)
+    finally:
+        await engine.dispose()

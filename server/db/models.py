@@ -1,0 +1,207 @@
+"""The database schema: SQLAlchemy 2.0 typed models, portable between SQLite and PostgreSQL.
+
+Tables (the migration ``migrations/versions/0001_initial.py`` creates the same):
+
+- ``players``: accounts (guests included) with cached counts and grade (级别).
+- ``sessions``: login sessions; only the SHA-256 of a token is stored.
+- ``tables``: lobby tables, so open tables survive a restart.
+- ``matches``: one 16-hand match: its secret seed and salt, who sat where, the final scores.
+- ``hands``: each finished hand's record (``HandRecord.to_dict()``) and deltas.
+- ``actions``: the append-only action log, numbered per match (``seq``); a match is its seed
+  plus this log, so any state can be rebuilt by replaying it through the engine.
+- ``match_players``: per finished match and player index, the score and counts it added.
+
+Portability: no dialect-specific type. JSON columns are ``sqlalchemy.JSON``; datetimes are
+timezone-aware UTC in Python (``UTCDateTime``), ``timestamptz`` on PostgreSQL and naive UTC
+text on SQLite. Every constraint and index is named through ``NAMING_CONVENTION`` so that
+Alembic migrations are deterministic.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+TABLE_STATES = ("waiting", "playing", "finished")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware datetime, always UTC.
+
+    Binding a naive datetime is an error (it would be ambiguous). PostgreSQL stores
+    ``timestamptz``; SQLite has no time zones, so the value is stored as naive UTC and
+    comes back with ``tzinfo=UTC``: both databases hand back the same aware value.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(f"expected a timezone-aware datetime, got {value!r}")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        datetime: UTCDateTime(),
+        dict[str, Any]: JSON,
+        list[Any]: JSON,
+    }
+
+
+metadata = Base.metadata
+
+
+class Player(Base):
+    """An account. ``username`` keeps the spelling chosen; ``username_key`` (lowercase) is
+    unique, so names differing only in case cannot both exist."""
+
+    __tablename__ = "players"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    username: Mapped[str] = mapped_column(String(32))
+    username_key: Mapped[str] = mapped_column(String(32), unique=True)
+    password_hash: Mapped[str | None] = mapped_column(String(255))
+    guest: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime]
+    # Cached totals over the player's finished matches (see server/grades.py).
+    score: Mapped[int] = mapped_column(Integer, default=0)
+    hands_won: Mapped[int] = mapped_column(Integer, default=0)
+    hands_lost: Mapped[int] = mapped_column(Integer, default=0)
+    hands_drawn: Mapped[int] = mapped_column(Integer, default=0)
+    matches: Mapped[int] = mapped_column(Integer, default=0)
+    grade: Mapped[float] = mapped_column(Float, default=0.0)
+
+
+class PlayerSession(Base):
+    """A login session. The token itself is never stored, only its SHA-256 (hex)."""
+
+    __tablename__ = "sessions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None]
+
+
+class GameTable(Base):
+    """A lobby table. ``seats``: 4 entries, a username, ``"bot:default"``/``"bot:fast"`` or
+    null."""
+
+    __tablename__ = "tables"
+    __table_args__ = (CheckConstraint(f"state IN {TABLE_STATES!r}", name="state"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    rules: Mapped[str] = mapped_column(String(32))
+    turn_seconds: Mapped[int] = mapped_column(Integer)
+    private: Mapped[bool] = mapped_column(Boolean)
+    invite_code: Mapped[str | None] = mapped_column(String(64))
+    seats: Mapped[list[Any]]
+    created_at: Mapped[datetime]
+    state: Mapped[str] = mapped_column(String(16), index=True)
+
+
+class Match(Base):
+    """A match. ``seed`` (the engine's match seed) and ``salt`` are secret until revealed:
+    never send them for a match in play. ``seats``: who played player 0..3 (as in tables)."""
+
+    __tablename__ = "matches"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    table_id: Mapped[str] = mapped_column(String(32), index=True)
+    rules: Mapped[str] = mapped_column(String(32))
+    seed: Mapped[int] = mapped_column(BigInteger)
+    salt: Mapped[str] = mapped_column(String(128))
+    seats: Mapped[list[Any]]
+    started_at: Mapped[datetime]
+    ended_at: Mapped[datetime | None] = mapped_column(index=True)
+    final_scores: Mapped[list[Any] | None]
+
+
+class Hand(Base):
+    """A finished hand: ``record`` is ``engine.match.HandRecord.to_dict()``."""
+
+    __tablename__ = "hands"
+    __table_args__ = (UniqueConstraint("match_id", "hand_no"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
+    hand_no: Mapped[int] = mapped_column(Integer)
+    record: Mapped[dict[str, Any]]
+    deltas: Mapped[list[Any]]
+    finished_at: Mapped[datetime]
+
+
+class MatchAction(Base):
+    """One action of the append-only log; ``seq`` orders a match's actions."""
+
+    __tablename__ = "actions"
+    __table_args__ = (
+        UniqueConstraint("match_id", "seq"),
+        CheckConstraint("player BETWEEN 0 AND 3", name="player"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    hand_no: Mapped[int] = mapped_column(Integer)
+    player: Mapped[int] = mapped_column(Integer)
+    action: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime]
+
+
+class MatchPlayer(Base):
+    """A finished match as one player index saw it; ``player_id`` is null for bots."""
+
+    __tablename__ = "match_players"
+    __table_args__ = (CheckConstraint("player BETWEEN 0 AND 3", name="player"),)
+
+    match_id: Mapped[int] = mapped_column(
+        ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
+    )
+    player: Mapped[int] = mapped_column(Integer, primary_key=True)
+    player_id: Mapped[int | None] = mapped_column(
+        ForeignKey("players.id", ondelete="SET NULL"), index=True
+    )
+    score: Mapped[int] = mapped_column(Integer)
+    won: Mapped[int] = mapped_column(Integer)
+    lost: Mapped[int] = mapped_column(Integer)
+    drawn: Mapped[int] = mapped_column(Integer)

@@ -1,0 +1,722 @@
+"""The server's repository: every read and write of the database goes through ``Store``.
+
+Each method is one unit of work with its own short-lived ``AsyncSession`` (never shared
+between tasks): it begins, does its work, commits (or rolls back) and returns plain frozen
+snapshots (``PlayerRow``, ``TableRow``, ``MatchRow``), never ORM objects, so nothing
+outside this module can lazy-load or mutate a row by accident.
+
+Times are inputs: every method that stamps a row takes the time from its caller (or an
+optional ``now``), as timezone-aware datetimes.
+
+A match is its seed plus its action log. ``append_action`` commits before it returns, so
+after a crash ``unfinished_matches`` and ``match_actions`` give back everything needed to
+rebuild each match in play by replaying its actions through the engine.
+
+The database must be migrated first (``upgrade(url)``, or ``guobiao db upgrade``):
+``Store.open`` does not create tables.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, NamedTuple, Self
+
+from sqlalchemy import delete, select, text, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from server.db.engine import WRITE_OPTION, make_engine
+from server.db.errors import BadDatabaseURL, Conflict, StoreError, UsernameTaken
+from server.db.migrate import current, downgrade, head, upgrade
+from server.db.models import (
+    TABLE_STATES,
+    GameTable,
+    Hand,
+    Match,
+    MatchAction,
+    MatchPlayer,
+    Player,
+    PlayerSession,
+)
+from server.grades import grade, match_counts
+
+__all__ = [
+    "ActionRow",
+    "BadDatabaseURL",
+    "Conflict",
+    "MatchRow",
+    "NoSuchMatch",
+    "PlayerRow",
+    "SessionRow",
+    "Store",
+    "StoreError",
+    "TableRow",
+    "UsernameTaken",
+    "current",
+    "downgrade",
+    "head",
+    "is_bot",
+    "upgrade",
+]
+
+RECENT_MATCHES = 20  # matches listed by player_summary
+SEED_RANGE = range(-(2**63), 2**63)  # a BIGINT column
+
+
+class NoSuchMatch(StoreError, LookupError):
+    """A match id the database does not know."""
+
+
+def is_bot(seat: str | None) -> bool:
+    """True for a bot seat (``"bot:default"``, ``"bot:fast"``)."""
+    return seat is not None and seat.startswith("bot:")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(moment: datetime | None) -> str | None:
+    """``2026-12-29T10:00:00Z``: how the API writes times."""
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerRow:
+    """A player as stored: the account and the cached counts and grade."""
+
+    id: int
+    username: str
+    password_hash: str | None
+    guest: bool
+    created_at: datetime
+    score: int
+    hands_won: int
+    hands_lost: int
+    hands_drawn: int
+    matches: int
+    grade: float
+
+    @classmethod
+    def of(cls, player: Player) -> PlayerRow:
+        return cls(
+            id=player.id,
+            username=player.username,
+            password_hash=player.password_hash,
+            guest=player.guest,
+            created_at=player.created_at,
+            score=player.score,
+            hands_won=player.hands_won,
+            hands_lost=player.hands_lost,
+            hands_drawn=player.hands_drawn,
+            matches=player.matches,
+            grade=player.grade,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    """A valid login session and its player."""
+
+    player: PlayerRow
+    created_at: datetime
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TableRow:
+    """A lobby table. ``seats``: 4 entries, each a username, ``"bot:NAME"`` or None (kept
+    as a tuple whatever sequence is given)."""
+
+    id: str
+    rules: str
+    turn_seconds: int
+    private: bool
+    invite_code: str | None
+    seats: Sequence[str | None]
+    created_at: datetime
+    state: str = "waiting"  # "waiting", "playing" or "finished"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seats", tuple(self.seats))
+        if len(self.seats) != 4:
+            raise ValueError(f"a table has 4 seats, got {self.seats!r}")
+        if self.state not in TABLE_STATES:
+            raise ValueError(f"table state must be one of {TABLE_STATES}, got {self.state!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRow:
+    """A match. ``seed`` and ``salt`` are secret while it is in play."""
+
+    id: int
+    table_id: str
+    rules: str
+    seed: int
+    salt: str
+    seats: tuple[str | None, ...]
+    started_at: datetime
+    ended_at: datetime | None
+    final_scores: tuple[int, ...] | None
+
+    @classmethod
+    def of(cls, match: Match) -> MatchRow:
+        return cls(
+            id=match.id,
+            table_id=match.table_id,
+            rules=match.rules,
+            seed=match.seed,
+            salt=match.salt,
+            seats=tuple(match.seats),
+            started_at=match.started_at,
+            ended_at=match.ended_at,
+            final_scores=tuple(match.final_scores) if match.final_scores is not None else None,
+        )
+
+
+class ActionRow(NamedTuple):
+    """One logged action: ``(seq, hand_no, player, action)``."""
+
+    seq: int
+    hand_no: int
+    player: int
+    action: dict[str, Any]
+
+
+class Store:
+    """Async access to the database; see the module docstring."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+
+    @classmethod
+    async def open(cls, url: str) -> Self:
+        """A store on ``url`` (``BadDatabaseURL`` if unusable). Connects lazily: use
+        ``ping`` to check the database is there. Does not migrate."""
+        return cls(make_engine(url))
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def ping(self) -> bool:
+        """True if the database answers."""
+        try:
+            async with self.engine.connect() as connection:
+                await connection.execute(text("SELECT 1"))
+        except Exception:  # any failure to connect or query means "no"
+            return False
+        return True
+
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[AsyncSession]:
+        async with self._sessions() as session, session.begin():
+            yield session
+
+    @asynccontextmanager
+    async def _write(self) -> AsyncIterator[AsyncSession]:
+        # The option makes SQLite take its write lock at BEGIN (see server/db/engine.py).
+        async with self._sessions() as session, session.begin():
+            await session.connection(execution_options={WRITE_OPTION: True})
+            yield session
+
+    # Accounts.
+
+    async def create_player(
+        self,
+        username: str,
+        password_hash: str | None,
+        guest: bool,
+        *,
+        now: datetime | None = None,
+    ) -> int:
+        """Add a player; its id. ``UsernameTaken`` if the name exists in any case."""
+        try:
+            async with self._write() as session:
+                player = Player(
+                    username=username,
+                    username_key=username.lower(),
+                    password_hash=password_hash,
+                    guest=guest,
+                    created_at=now or utcnow(),
+                    score=0,
+                    hands_won=0,
+                    hands_lost=0,
+                    hands_drawn=0,
+                    matches=0,
+                    grade=0.0,
+                )
+                session.add(player)
+                await session.flush()
+                return player.id
+        except IntegrityError:
+            raise UsernameTaken(f"the username {username!r} is taken") from None
+
+    async def get_player(self, username: str) -> PlayerRow | None:
+        """The player called ``username`` (in any case), or None."""
+        async with self._read() as session:
+            player = await session.scalar(
+                select(Player).where(Player.username_key == username.lower())
+            )
+            return PlayerRow.of(player) if player is not None else None
+
+    async def create_session(
+        self,
+        player_id: int,
+        token_hash: str,
+        expires_at: datetime,
+        *,
+        now: datetime | None = None,
+    ) -> None:
+        """Store a login session (the SHA-256 hex of its token, never the token)."""
+        try:
+            async with self._write() as session:
+                session.add(
+                    PlayerSession(
+                        player_id=player_id,
+                        token_hash=token_hash,
+                        created_at=now or utcnow(),
+                        expires_at=expires_at,
+                    )
+                )
+        except IntegrityError:
+            raise Conflict(
+                f"cannot store the session: unknown player {player_id} or a reused token"
+            ) from None
+
+    async def find_session(self, token_hash: str, now: datetime) -> SessionRow | None:
+        """The session of ``token_hash`` with its player; None if unknown, expired at
+        ``now`` or revoked."""
+        async with self._read() as session:
+            found = (
+                await session.execute(
+                    select(PlayerSession, Player)
+                    .join(Player, Player.id == PlayerSession.player_id)
+                    .where(
+                        PlayerSession.token_hash == token_hash,
+                        PlayerSession.revoked_at.is_(None),
+                        PlayerSession.expires_at > now,
+                    )
+                )
+            ).first()
+            if found is None:
+                return None
+            login, player = found
+            return SessionRow(PlayerRow.of(player), login.created_at, login.expires_at)
+
+    async def session_player(self, token_hash: str, now: datetime) -> PlayerRow | None:
+        """The player of a valid session; None if unknown, expired or revoked."""
+        found = await self.find_session(token_hash, now)
+        return found.player if found is not None else None
+
+    async def revoke_session(self, token_hash: str, *, now: datetime | None = None) -> bool:
+        """Revoke a session; False if there was no such session not yet revoked."""
+        async with self._write() as session:
+            result = await session.execute(
+                update(PlayerSession)
+                .where(PlayerSession.token_hash == token_hash, PlayerSession.revoked_at.is_(None))
+                .values(revoked_at=now or utcnow())
+            )
+            return bool(getattr(result, "rowcount", 0))
+
+    async def delete_expired_sessions(self, now: datetime) -> int:
+        """Housekeeping: delete the sessions expired at ``now``; how many."""
+        async with self._write() as session:
+            result = await session.execute(
+                delete(PlayerSession).where(PlayerSession.expires_at <= now)
+            )
+            return int(getattr(result, "rowcount", 0))
+
+    # Tables.
+
+    async def save_table(self, row: TableRow) -> None:
+        """Insert the table, or update it if its id exists."""
+        async with self._write() as session:
+            table = await session.get(GameTable, row.id)
+            if table is None:
+                table = GameTable(id=row.id)
+                session.add(table)
+            table.rules = row.rules
+            table.turn_seconds = row.turn_seconds
+            table.private = row.private
+            table.invite_code = row.invite_code
+            table.seats = list(row.seats)
+            table.created_at = row.created_at
+            table.state = row.state
+
+    async def load_open_tables(self) -> list[TableRow]:
+        """The tables waiting or playing, oldest first."""
+        async with self._read() as session:
+            tables = await session.scalars(
+                select(GameTable)
+                .where(GameTable.state.in_(("waiting", "playing")))
+                .order_by(GameTable.created_at, GameTable.id)
+            )
+            return [
+                TableRow(
+                    id=t.id,
+                    rules=t.rules,
+                    turn_seconds=t.turn_seconds,
+                    private=t.private,
+                    invite_code=t.invite_code,
+                    seats=tuple(t.seats),
+                    created_at=t.created_at,
+                    state=t.state,
+                )
+                for t in tables
+            ]
+
+    async def max_table_number(self, prefix: str = "t") -> int:
+        """The largest N of the stored table ids ``{prefix}N`` (0 if none): a restarted
+        server numbers its new tables from there, so no id is reused."""
+        async with self._read() as session:
+            ids = await session.scalars(
+                select(GameTable.id).where(GameTable.id.startswith(prefix, autoescape=True))
+            )
+            numbers = [int(i[len(prefix) :]) for i in ids if i[len(prefix) :].isdigit()]
+            return max(numbers, default=0)
+
+    # Matches.
+
+    async def create_match(  # noqa: PLR0917 (the signature the server codes against)
+        self,
+        table_id: str,
+        rules: str,
+        seed: int,
+        salt: str,
+        seats: Sequence[str | None],
+        started_at: datetime,
+    ) -> int:
+        """Record a new match; its id (use it as the engine's ``match_id``, so the hand
+        records and the log agree). ``seed`` must fit a signed 64-bit integer."""
+        if seed not in SEED_RANGE:
+            raise ValueError(f"a match seed must fit in a signed 64-bit integer, got {seed}")
+        bytes.fromhex(salt)  # ValueError unless hex
+        if len(seats) != 4:
+            raise ValueError(f"a match has 4 seats, got {seats!r}")
+        async with self._write() as session:
+            match = Match(
+                table_id=table_id,
+                rules=rules,
+                seed=seed,
+                salt=salt,
+                seats=list(seats),
+                started_at=started_at,
+            )
+            session.add(match)
+            await session.flush()
+            return match.id
+
+    async def append_action(
+        self,
+        match_id: int,
+        seq: int,
+        hand_no: int,
+        player: int,
+        action: Mapping[str, Any],
+        *,
+        now: datetime | None = None,
+    ) -> None:
+        """Append one action to a match's log; committed when this returns.
+
+        ``Conflict`` if the match has an action ``seq`` already or does not exist.
+        """
+        try:
+            async with self._write() as session:
+                session.add(
+                    MatchAction(
+                        match_id=match_id,
+                        seq=seq,
+                        hand_no=hand_no,
+                        player=player,
+                        action=dict(action),
+                        created_at=now or utcnow(),
+                    )
+                )
+        except IntegrityError:
+            raise Conflict(
+                f"cannot append action {seq} to match {match_id}: the match is unknown, the "
+                "seq is taken or the player is not 0..3"
+            ) from None
+
+    async def finish_hand(
+        self,
+        match_id: int,
+        hand_no: int,
+        record: Mapping[str, Any],
+        deltas: Sequence[int],
+        *,
+        now: datetime | None = None,
+    ) -> bool:
+        """Store a finished hand (``record``: ``HandRecord.to_dict()``); True if stored now.
+
+        Storing a hand again with the same record and deltas does nothing and returns False
+        (crash recovery may replay a hand whose record was already stored). ``Conflict`` if
+        the hand is stored with another record, or the match does not exist.
+        """
+        record = json.loads(json.dumps(record))  # as the JSON column gives it back
+        deltas = [int(d) for d in deltas]
+        try:
+            async with self._write() as session:
+                stored = await session.scalar(
+                    select(Hand).where(Hand.match_id == match_id, Hand.hand_no == hand_no)
+                )
+                if stored is not None:
+                    if stored.record == record and stored.deltas == deltas:
+                        return False
+                    raise Conflict(
+                        f"hand {hand_no} of match {match_id} is stored already, with another record"
+                    )
+                session.add(
+                    Hand(
+                        match_id=match_id,
+                        hand_no=hand_no,
+                        record=record,
+                        deltas=deltas,
+                        finished_at=now or utcnow(),
+                    )
+                )
+                return True
+        except IntegrityError:
+            raise Conflict(
+                f"cannot store hand {hand_no} of match {match_id}: the match is unknown"
+            ) from None
+
+    async def finish_match(
+        self, match_id: int, final_scores: Sequence[int], ended_at: datetime
+    ) -> bool:
+        """End a match, in one transaction with its consequences:
+
+        - ``match_players``: per player index, the final score and the hands won, lost and
+          drawn (counted from the stored hand records, see ``server.grades``);
+        - each human player's cached counts: ``score`` += final score, hands, ``matches``
+          += 1, and the grade recomputed. Bots (``"bot:..."`` seats) have no player row.
+
+        Returns False, changing nothing, if the match was finished already (so a retry is
+        harmless); ``NoSuchMatch`` if it does not exist.
+        """
+        if len(final_scores) != 4:
+            raise ValueError(f"a match has 4 final scores, got {final_scores!r}")
+        async with self._write() as session:
+            match = await session.get(Match, match_id, with_for_update=True)
+            if match is None:
+                raise NoSuchMatch(f"no match {match_id}")
+            if match.ended_at is not None:
+                return False
+            records = await session.scalars(
+                select(Hand.record).where(Hand.match_id == match_id).order_by(Hand.hand_no)
+            )
+            counts = match_counts(list(records))
+            keys = {s.lower() for s in match.seats if s is not None and not is_bot(s)}
+            players = {
+                p.username_key: p
+                for p in await session.scalars(
+                    select(Player)
+                    .where(Player.username_key.in_(sorted(keys)))
+                    .order_by(Player.id)
+                    .with_for_update()
+                )
+            }
+            for index, (seat, score, c) in enumerate(
+                zip(match.seats, final_scores, counts, strict=True)
+            ):
+                player = None if seat is None or is_bot(seat) else players.get(seat.lower())
+                session.add(
+                    MatchPlayer(
+                        match_id=match_id,
+                        player=index,
+                        player_id=player.id if player is not None else None,
+                        score=score,
+                        won=c.won,
+                        lost=c.lost,
+                        drawn=c.drawn,
+                    )
+                )
+                if player is not None:
+                    _add_match(player, score, c.won, c.lost, c.drawn)
+            match.ended_at = ended_at
+            match.final_scores = [int(s) for s in final_scores]
+            return True
+
+    async def get_match(self, match_id: int) -> MatchRow | None:
+        async with self._read() as session:
+            match = await session.get(Match, match_id)
+            return MatchRow.of(match) if match is not None else None
+
+    async def unfinished_matches(self) -> list[MatchRow]:
+        """The matches not yet finished (to resume after a restart), oldest first."""
+        async with self._read() as session:
+            matches = await session.scalars(
+                select(Match).where(Match.ended_at.is_(None)).order_by(Match.id)
+            )
+            return [MatchRow.of(m) for m in matches]
+
+    async def match_actions(self, match_id: int) -> list[ActionRow]:
+        """A match's action log in ``seq`` order."""
+        async with self._read() as session:
+            rows = await session.execute(
+                select(MatchAction.seq, MatchAction.hand_no, MatchAction.player, MatchAction.action)
+                .where(MatchAction.match_id == match_id)
+                .order_by(MatchAction.seq)
+            )
+            return [ActionRow(*row) for row in rows]
+
+    async def match_hands(self, match_id: int) -> list[dict[str, Any]]:
+        """The stored hand records of a match, in hand order."""
+        async with self._read() as session:
+            records = await session.scalars(
+                select(Hand.record).where(Hand.match_id == match_id).order_by(Hand.hand_no)
+            )
+            return list(records)
+
+    # Reports (the HTTP API).
+
+    async def player_summary(
+        self, username: str, recent: int = RECENT_MATCHES
+    ) -> dict[str, Any] | None:
+        """Grade, counts and the most recent finished matches of a player; None if unknown."""
+        async with self._read() as session:
+            player = await session.scalar(
+                select(Player).where(Player.username_key == username.lower())
+            )
+            if player is None:
+                return None
+            rows = await session.execute(
+                select(MatchPlayer, Match)
+                .join(Match, Match.id == MatchPlayer.match_id)
+                .where(MatchPlayer.player_id == player.id)
+                .order_by(Match.ended_at.desc(), Match.id.desc())
+                .limit(recent)
+            )
+            matches = [
+                {
+                    "match": match.id,
+                    "table": match.table_id,
+                    "rules": match.rules,
+                    "ended_at": iso(match.ended_at),
+                    "player": mp.player,
+                    "score": mp.score,
+                    "won": mp.won,
+                    "lost": mp.lost,
+                    "drawn": mp.drawn,
+                    "final_scores": match.final_scores,
+                    "seats": match.seats,
+                }
+                for mp, match in rows
+            ]
+            return {
+                "username": player.username,
+                "guest": player.guest,
+                "created_at": iso(player.created_at),
+                "grade": player.grade,
+                "score": player.score,
+                "hands_won": player.hands_won,
+                "hands_lost": player.hands_lost,
+                "hands_drawn": player.hands_drawn,
+                "matches": player.matches,
+                "recent": matches,
+            }
+
+    async def match_detail(self, match_id: int) -> dict[str, Any] | None:
+        """A match and its finished hands (fans, deltas...); None if unknown. The seed and
+        salt are included only once the match is finished."""
+        async with self._read() as session:
+            match = await session.get(Match, match_id)
+            if match is None:
+                return None
+            hands = await session.scalars(
+                select(Hand).where(Hand.match_id == match_id).order_by(Hand.hand_no)
+            )
+            detail: dict[str, Any] = {
+                "match": match.id,
+                "table": match.table_id,
+                "rules": match.rules,
+                "seats": match.seats,
+                "started_at": iso(match.started_at),
+                "ended_at": iso(match.ended_at),
+                "finished": match.ended_at is not None,
+                "final_scores": match.final_scores,
+                "hands": [{**h.record, "finished_at": iso(h.finished_at)} for h in hands],
+            }
+            if match.ended_at is not None:
+                detail["seed"] = match.seed
+                detail["salt"] = match.salt
+            return detail
+
+    async def match_log(self, match_id: int) -> list[dict[str, Any]] | None:
+        """A finished match as the JSON lines of ``guobiao simulate --log`` (replayable with
+        ``guobiao replay``): a ``match`` line with the seed, then each hand's ``action``
+        lines and its ``result`` line. None for an unknown match or one still in play (its
+        seed is secret)."""
+        async with self._read() as session:
+            match = await session.get(Match, match_id)
+            if match is None or match.ended_at is None:
+                return None
+            actions = await session.execute(
+                select(MatchAction.hand_no, MatchAction.player, MatchAction.action)
+                .where(MatchAction.match_id == match_id)
+                .order_by(MatchAction.seq)
+            )
+            hands = await session.execute(
+                select(Hand.hand_no, Hand.record)
+                .where(Hand.match_id == match_id)
+                .order_by(Hand.hand_no)
+            )
+            header = {
+                "type": "match",
+                "match": match.id,
+                "seed": match.seed,
+                "rules": match.rules,
+                "table": match.table_id,
+                "seats": match.seats,
+            }
+            return [header, *_log_lines(match.id, actions.all(), hands.all())]
+
+
+def _add_match(player: Player, score: int, won: int, lost: int, drawn: int) -> None:
+    player.score += score
+    player.hands_won += won
+    player.hands_lost += lost
+    player.hands_drawn += drawn
+    player.matches += 1
+    player.grade = grade(player.score, player.hands_won, player.hands_lost, player.hands_drawn)
+
+
+def _log_lines(
+    match_id: int,
+    actions: Iterable[tuple[int, int, dict[str, Any]]],
+    hands: Iterable[tuple[int, dict[str, Any]]],
+) -> list[dict[str, Any]]:
+    """Each hand's actions, then its result line (the order ``guobiao replay`` reads)."""
+    by_hand: dict[int, list[dict[str, Any]]] = {}
+    for hand_no, player, action in actions:
+        by_hand.setdefault(hand_no, []).append(
+            {
+                "type": "action",
+                "match": match_id,
+                "hand": hand_no,
+                "player": player,
+                "action": action,
+            }
+        )
+    results = dict(hands)
+    lines: list[dict[str, Any]] = []
+    for hand_no in sorted(by_hand.keys() | results.keys()):
+        lines.extend(by_hand.get(hand_no, []))
+        if hand_no in results:
+            lines.append(
+                {"type": "result", "match": match_id, "hand": hand_no, "record": results[hand_no]}
+            )
+    return lines

@@ -1,0 +1,94 @@
+"""Database fixtures for the server's tests: each test on SQLite and on PostgreSQL.
+
+- ``database_url``: the URL of an empty database, once a temporary SQLite file and once a
+  PostgreSQL database (``postgres`` marker). PostgreSQL is at ``GUOBIAO_TEST_POSTGRES_URL``
+  (default ``postgresql+asyncpg://postgres@127.0.0.1:5432/test``); each test session creates
+  its own uniquely named database there and drops it at the end, so parallel runs don't
+  clash, and each test starts from an empty ``public`` schema. Unreachable: skipped.
+- ``migrated_url``: the same, migrated to the newest revision.
+- ``store``: a ``Store`` open on ``migrated_url``, closed after the test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import pytest_asyncio
+from sqlalchemy import URL, make_url
+
+from server.db.store import Store, upgrade
+
+POSTGRES_URL = os.environ.get(
+    "GUOBIAO_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+)
+
+
+async def _postgres(url: URL, *statements: str) -> None:
+    """Run ``statements`` on ``url`` with asyncpg, outside any transaction."""
+    import asyncpg  # type: ignore[import-untyped]  # noqa: PLC0415 (PostgreSQL tests only)
+
+    connection = await asyncpg.connect(
+        host=url.host or "127.0.0.1",
+        port=url.port or 5432,
+        user=url.username,
+        password=url.password,
+        database=url.database,
+        timeout=5,
+    )
+    try:
+        for statement in statements:
+            await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_database() -> Iterator[URL]:
+    """A PostgreSQL database of this test session's own; skips when there is no server."""
+    server = make_url(POSTGRES_URL).set(drivername="postgresql+asyncpg")
+    name = f"guobiao_test_{os.getpid()}_{secrets.token_hex(4)}"
+    try:
+        asyncio.run(_postgres(server, f'CREATE DATABASE "{name}"'))
+    except Exception as exc:  # any failure: no usable server
+        where = server.render_as_string(hide_password=True)
+        pytest.skip(f"PostgreSQL not reachable at {where}: {exc!r}")
+    try:
+        yield server.set(database=name)
+    finally:
+        asyncio.run(_postgres(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """An empty database: a fresh SQLite file, or the session's PostgreSQL database with an
+    empty ``public`` schema."""
+    if request.param == "sqlite":
+        folder = tmp_path_factory.mktemp("db")
+        yield f"sqlite+aiosqlite:///{folder / 'data' / 'guobiao.db'}"
+        return
+    url: URL = request.getfixturevalue("postgres_database")
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        asyncio.run(_postgres(url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public"))
+
+
+@pytest_asyncio.fixture
+async def migrated_url(database_url: str) -> str:
+    await upgrade(database_url)
+    return database_url
+
+
+@pytest_asyncio.fixture
+async def store(migrated_url: str) -> AsyncIterator[Store]:
+    opened = await Store.open(migrated_url)
+    try:
+        yield opened
+    finally:
+        await opened.close()

@@ -1,0 +1,165 @@
+"""Alembic migrations: up, down to base and up again on SQLite and PostgreSQL; the migrated
+schema is exactly the models'."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Connection, inspect
+
+from server.cli import main
+from server.db.engine import make_engine
+from server.db.migrate import alembic_config
+from server.db.models import metadata
+from server.db.store import current, downgrade, head, upgrade
+
+TABLES = {"players", "sessions", "tables", "matches", "hands", "actions", "match_players"}
+
+
+async def table_names(url: str) -> set[str]:
+    engine = make_engine(url, store=False)
+    try:
+        async with engine.connect() as connection:
+            names = await connection.run_sync(lambda c: inspect(c).get_table_names())
+    finally:
+        await engine.dispose()
+    return set(names) - {"alembic_version"}
+
+
+async def schema_differences(url: str) -> list[object]:
+    def compare(connection: Connection) -> list[object]:
+        return list(compare_metadata(MigrationContext.configure(connection), metadata))
+
+    engine = make_engine(url, store=False)
+    try:
+        async with engine.connect() as connection:
+            return await connection.run_sync(compare)
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.asyncio
+async def test_upgrade_downgrade_upgrade(database_url: str) -> None:
+    assert await current(database_url) is None
+    await upgrade(database_url)
+    assert await current(database_url) == head() == "0001"
+    assert await table_names(database_url) == TABLES
+
+    await downgrade(database_url, "base")
+    assert await current(database_url) is None
+    assert await table_names(database_url) == set()
+
+    await upgrade(database_url, "head")
+    assert await current(database_url) == head()
+    assert await table_names(database_url) == TABLES
+
+
+@pytest.mark.asyncio
+async def test_upgrade_twice_changes_nothing(database_url: str) -> None:
+    await upgrade(database_url)
+    await upgrade(database_url)
+    assert await current(database_url) == head()
+
+
+@pytest.mark.asyncio
+async def test_migrated_schema_is_the_models(database_url: str) -> None:
+    await upgrade(database_url)
+    assert await schema_differences(database_url) == []
+
+
+@pytest.mark.asyncio
+async def test_constraints_follow_the_naming_convention(database_url: str) -> None:
+    await upgrade(database_url)
+    engine = make_engine(database_url, store=False)
+    try:
+        async with engine.connect() as connection:
+
+            def names(sync: Connection) -> dict[str, object]:
+                inspector = inspect(sync)
+                return {
+                    "unique": {u["name"] for u in inspector.get_unique_constraints("actions")},
+                    "fk": {f["name"] for f in inspector.get_foreign_keys("actions")},
+                    "index": {i["name"] for i in inspector.get_indexes("match_players")},
+                }
+
+            found = await connection.run_sync(names)
+    finally:
+        await engine.dispose()
+    assert found == {
+        "unique": {"uq_actions_match_id_seq"},
+        "fk": {"fk_actions_match_id_matches"},
+        "index": {"ix_match_players_player_id"},
+    }
+
+
+def test_offline_mode_writes_the_sql() -> None:
+    config = alembic_config("postgresql+asyncpg://user:pa%40ss@db.invalid/guobiao")
+    config.output_buffer = io.StringIO()
+    command.upgrade(config, "head", sql=True)
+    sql = config.output_buffer.getvalue()
+    assert "CREATE TABLE players" in sql
+    assert "CONSTRAINT uq_players_username_key UNIQUE (username_key)" in sql
+    assert "TIMESTAMP WITH TIME ZONE" in sql
+
+
+# guobiao db.
+
+
+def test_db_command_upgrades_downgrades_and_tells(
+    database_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["db", "current", "--database-url", database_url]) == 0
+    assert "no revision" in capsys.readouterr().out
+    assert main(["db", "upgrade", "--database-url", database_url]) == 0
+    assert "upgraded to 0001 (head)" in capsys.readouterr().out
+    assert main(["db", "current", "--database-url", database_url]) == 0
+    assert capsys.readouterr().out.strip().endswith(": 0001 (head)")
+    assert main(["db", "downgrade", "base", "--database-url", database_url]) == 0
+    assert "downgraded to no revision" in capsys.readouterr().out
+
+
+def test_db_command_reads_the_environment_and_the_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from_env = tmp_path / "env" / "g.db"
+    monkeypatch.setenv("GUOBIAO_DATABASE_URL", f"sqlite:///{from_env}")
+    assert main(["db", "upgrade"]) == 0
+    assert from_env.exists()
+    monkeypatch.delenv("GUOBIAO_DATABASE_URL")
+    site = tmp_path / "site.toml"
+    site.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
+    assert main(["db", "upgrade", "0001", "--config", str(site)]) == 0
+    assert (tmp_path / "data" / "guobiao.db").exists()
+    assert "0001 (head)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("nonsense", "not a database URL: 'nonsense'"),
+        ("mysql://u@h/db", "unsupported database 'mysql'"),
+        ("postgresql+psycopg2://u@h/db", "not an asyncio driver"),
+        ("postgresql://u:secret@127.0.0.1:1/db", "cannot use the database postgresql://u:***@"),
+    ],
+)
+def test_db_command_explains_a_bad_database(
+    url: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["db", "upgrade", "--database-url", url]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("guobiao db: ") and message in captured.err
+    assert "secret" not in captured.err
+
+
+def test_db_command_explains_an_unknown_revision(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    assert main(["db", "downgrade", "nope", "--database-url", url]) == 1
+    assert "Can't locate revision identified by 'nope'" in capsys.readouterr().err

@@ -1,0 +1,460 @@
+"""The Store on SQLite and PostgreSQL: accounts, sessions, tables, the action log, finished
+matches with counts and grades, the reports, and a whole match replayed from the log."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import StatementError
+
+from engine.actions import ActionKind
+from engine.match import Match
+from engine.table import Phase
+from server import replay_cli
+from server.db.store import (
+    ActionRow,
+    Conflict,
+    NoSuchMatch,
+    Store,
+    TableRow,
+    UsernameTaken,
+)
+from server.grades import grade
+
+T0 = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
+SEATS = ["lin", "bot:default", "Mei", "bot:fast"]
+SALT = "ab" * 32
+
+
+def win(winner: int, deltas: list[int], hand_no: int = 1) -> dict[str, Any]:
+    return {"hand_no": hand_no, "result": "win", "winner": winner, "deltas": deltas}
+
+
+def draw(hand_no: int = 1) -> dict[str, Any]:
+    return {"hand_no": hand_no, "result": "draw", "winner": None, "deltas": [0, 0, 0, 0]}
+
+
+async def new_match(store: Store, seats: Sequence[str | None] = SEATS, seed: int = 42) -> int:
+    return await store.create_match("t1", "mcr", seed, SALT, seats, T0)
+
+
+# Accounts and sessions.
+
+
+@pytest.mark.asyncio
+async def test_players_are_found_in_any_case(store: Store) -> None:
+    player_id = await store.create_player("Lin_2", "scrypt$x", guest=False, now=T0)
+    found = await store.get_player("lIN_2")
+    assert found is not None
+    assert (found.id, found.username, found.password_hash, found.guest) == (
+        player_id,
+        "Lin_2",
+        "scrypt$x",
+        False,
+    )
+    assert found.created_at == T0
+    assert (found.score, found.hands_won, found.matches, found.grade) == (0, 0, 0, 0.0)
+    assert await store.get_player("nobody") is None
+
+
+@pytest.mark.asyncio
+async def test_a_name_is_taken_in_any_case(store: Store) -> None:
+    await store.create_player("lin", "h", guest=False)
+    with pytest.raises(UsernameTaken):
+        await store.create_player("LIN", "h", guest=False)
+    guest_id = await store.create_player("guest-0001", None, guest=True)
+    assert guest_id > 0
+
+
+@pytest.mark.asyncio
+async def test_sessions_expire_and_revoke(store: Store) -> None:
+    player_id = await store.create_player("lin", "h", guest=False)
+    await store.create_session(player_id, "a" * 64, T0 + timedelta(days=1), now=T0)
+    await store.create_session(player_id, "b" * 64, T0 + timedelta(days=1), now=T0)
+
+    found = await store.session_player("a" * 64, T0 + timedelta(hours=23))
+    assert found is not None and found.username == "lin"
+    session = await store.find_session("a" * 64, T0)
+    assert session is not None
+    assert (session.created_at, session.expires_at) == (T0, T0 + timedelta(days=1))
+
+    assert await store.session_player("a" * 64, T0 + timedelta(days=1)) is None  # expired
+    assert await store.session_player("c" * 64, T0) is None  # unknown
+
+    assert await store.revoke_session("b" * 64, now=T0) is True
+    assert await store.session_player("b" * 64, T0) is None  # revoked
+    assert await store.revoke_session("b" * 64) is False
+    assert await store.session_player("a" * 64, T0) is not None  # the other one lives on
+
+    assert await store.delete_expired_sessions(T0 + timedelta(days=2)) == 2
+
+
+@pytest.mark.asyncio
+async def test_a_token_hash_is_stored_once(store: Store) -> None:
+    player_id = await store.create_player("lin", "h", guest=False)
+    await store.create_session(player_id, "a" * 64, T0 + timedelta(days=1))
+    with pytest.raises(Conflict):
+        await store.create_session(player_id, "a" * 64, T0 + timedelta(days=1))
+    with pytest.raises(Conflict):
+        await store.create_session(player_id + 99, "d" * 64, T0 + timedelta(days=1))
+
+
+@pytest.mark.asyncio
+async def test_times_come_back_aware_in_utc(store: Store) -> None:
+    beijing = timezone(timedelta(hours=8))
+    player_id = await store.create_player("lin", "h", guest=False, now=T0.astimezone(beijing))
+    await store.create_session(player_id, "a" * 64, datetime(2026, 3, 2, 8, tzinfo=beijing))
+    session = await store.find_session("a" * 64, T0)
+    assert session is not None
+    assert session.expires_at == datetime(2026, 3, 2, 0, tzinfo=UTC)
+    assert session.expires_at.tzinfo is not None and session.expires_at.utcoffset() == timedelta(0)
+    player = await store.get_player("lin")
+    assert player is not None and player.created_at == T0
+    assert player.created_at.utcoffset() == timedelta(0)
+
+
+@pytest.mark.asyncio
+async def test_naive_times_are_refused(store: Store) -> None:
+    with pytest.raises(StatementError, match="timezone-aware"):
+        await store.create_player("lin", "h", guest=False, now=datetime(2026, 3, 1))
+
+
+# Tables.
+
+
+@pytest.mark.asyncio
+async def test_tables_are_saved_and_reloaded(store: Store) -> None:
+    t1 = TableRow("t1", "mcr", 15, False, None, ("lin", None, "bot:default", None), T0)
+    t2 = TableRow("t2", "mcr", 30, True, "k3y", (None,) * 4, T0 + timedelta(seconds=1))
+    t10 = TableRow("t10", "mcr", 15, False, None, [None] * 4, T0, state="finished")
+    for table in (t1, t2, t10):
+        await store.save_table(table)
+    assert await store.load_open_tables() == [t1, t2]
+
+    playing = TableRow("t1", "mcr", 15, False, None, ("lin", "bot:fast", "Mei", "x"), T0, "playing")
+    await store.save_table(playing)
+    await store.save_table(TableRow("t2", "mcr", 30, True, "k3y", (None,) * 4, T0, "finished"))
+    assert await store.load_open_tables() == [playing]
+    assert await store.max_table_number() == 10
+
+
+def test_a_table_row_is_checked() -> None:
+    with pytest.raises(ValueError, match="4 seats"):
+        TableRow("t1", "mcr", 15, False, None, (None,) * 3, T0)
+    with pytest.raises(ValueError, match="state"):
+        TableRow("t1", "mcr", 15, False, None, (None,) * 4, T0, "closed")
+
+
+# The action log.
+
+
+@pytest.mark.asyncio
+async def test_an_appended_action_is_committed(store: Store, migrated_url: str) -> None:
+    match_id = await new_match(store)
+    await store.append_action(match_id, 1, 1, 0, {"type": "discard", "tile": "5m"})
+    other = await Store.open(migrated_url)
+    try:
+        assert await other.match_actions(match_id) == [
+            ActionRow(1, 1, 0, {"type": "discard", "tile": "5m"})
+        ]
+        assert [m.id for m in await other.unfinished_matches()] == [match_id]
+    finally:
+        await other.close()
+
+
+@pytest.mark.asyncio
+async def test_actions_come_back_in_seq_order(store: Store) -> None:
+    match_id = await new_match(store)
+    for seq in (3, 1, 2):
+        await store.append_action(match_id, seq, 1, seq, {"type": "pass"})
+    assert [a.seq for a in await store.match_actions(match_id)] == [1, 2, 3]
+    seq, hand_no, player, action = (await store.match_actions(match_id))[0]
+    assert (seq, hand_no, player, action) == (1, 1, 1, {"type": "pass"})
+
+
+@pytest.mark.asyncio
+async def test_the_log_refuses_a_duplicate_seq_and_an_unknown_match(store: Store) -> None:
+    match_id = await new_match(store)
+    await store.append_action(match_id, 1, 1, 0, {"type": "pass"})
+    with pytest.raises(Conflict):
+        await store.append_action(match_id, 1, 1, 1, {"type": "pass"})
+    with pytest.raises(Conflict):  # foreign keys are enforced on SQLite too
+        await store.append_action(match_id + 1, 1, 1, 0, {"type": "pass"})
+    assert len(await store.match_actions(match_id)) == 1
+
+
+@pytest.mark.asyncio
+async def test_a_match_keeps_its_secret_seed(store: Store) -> None:
+    big = 2**63 - 1
+    match_id = await store.create_match("t7", "mcr", big, SALT, SEATS, T0)
+    [match] = await store.unfinished_matches()
+    assert (match.id, match.table_id, match.seed, match.salt) == (match_id, "t7", big, SALT)
+    assert match.seats == tuple(SEATS) and match.ended_at is None
+    with pytest.raises(ValueError, match="64-bit"):
+        await store.create_match("t7", "mcr", 2**63, SALT, SEATS, T0)
+    with pytest.raises(ValueError):
+        await store.create_match("t7", "mcr", 1, "not hex", SEATS, T0)
+
+
+@pytest.mark.asyncio
+async def test_a_hand_is_stored_once(store: Store) -> None:
+    match_id = await new_match(store)
+    assert await store.finish_hand(match_id, 1, draw(), (0, 0, 0, 0), now=T0) is True
+    assert await store.finish_hand(match_id, 1, draw(), [0, 0, 0, 0]) is False  # a replay
+    with pytest.raises(Conflict, match="another record"):
+        await store.finish_hand(match_id, 1, win(0, [8, -8, 0, 0]), [8, -8, 0, 0])
+    with pytest.raises(Conflict, match="unknown"):
+        await store.finish_hand(match_id + 5, 1, draw(), [0, 0, 0, 0])
+    assert await store.match_hands(match_id) == [draw()]
+
+
+# Finishing a match: counts and grades.
+
+
+@pytest.mark.asyncio
+async def test_finish_match_updates_counts_and_grades(store: Store) -> None:
+    await store.create_player("lin", "h", guest=False)
+    await store.create_player("mei", "h", guest=False)
+    match_id = await new_match(store)  # lin is player 0, Mei player 2
+    hands = [
+        win(0, [36, -8, -20, -8], 1),  # lin wins on Mei's discard
+        draw(2),
+        win(2, [-18, -18, 54, -18], 3),  # Mei self-draws
+    ]
+    for hand in hands:
+        await store.finish_hand(match_id, hand["hand_no"], hand, hand["deltas"])
+    assert await store.finish_match(match_id, [18, -26, 34, -26], T0 + timedelta(hours=1))
+
+    lin = await store.get_player("lin")
+    mei = await store.get_player("MEI")
+    assert lin is not None and mei is not None
+    assert (lin.score, lin.hands_won, lin.hands_lost, lin.hands_drawn, lin.matches) == (
+        18,
+        1,
+        1,
+        1,
+        1,
+    )
+    assert (mei.score, mei.hands_won, mei.hands_lost, mei.hands_drawn, mei.matches) == (
+        34,
+        1,
+        1,
+        1,
+        1,
+    )
+    assert lin.grade == pytest.approx(grade(18, 1, 1, 1))
+    assert mei.grade == pytest.approx(grade(34, 1, 1, 1))
+
+    # A second match adds up.
+    second = await new_match(store)
+    await store.finish_hand(second, 1, win(0, [600, -200, -200, -200]), [600, -200, -200, -200])
+    assert await store.finish_match(second, [600, -200, -200, -200], T0 + timedelta(hours=2))
+    lin = await store.get_player("lin")
+    assert lin is not None
+    assert (lin.score, lin.hands_won, lin.hands_lost, lin.hands_drawn, lin.matches) == (
+        618,
+        2,
+        1,
+        1,
+        2,
+    )
+    assert lin.grade == pytest.approx(grade(618, 2, 1, 1))
+    assert lin.grade == pytest.approx((75 * 1 + 25 * 618 / 4 / 5 + 10 * 4) / 100)
+
+
+@pytest.mark.asyncio
+async def test_finish_match_twice_counts_once(store: Store) -> None:
+    await store.create_player("lin", "h", guest=False)
+    match_id = await new_match(store)
+    await store.finish_hand(match_id, 1, win(0, [36, -8, -20, -8]), [36, -8, -20, -8])
+    assert await store.finish_match(match_id, [36, -8, -20, -8], T0) is True
+    assert await store.finish_match(match_id, [36, -8, -20, -8], T0) is False
+    lin = await store.get_player("lin")
+    assert lin is not None and (lin.matches, lin.score) == (1, 36)
+    assert await store.unfinished_matches() == []
+    with pytest.raises(NoSuchMatch):
+        await store.finish_match(match_id + 1, [0, 0, 0, 0], T0)
+
+
+@pytest.mark.asyncio
+async def test_bots_and_empty_seats_have_no_player(store: Store) -> None:
+    await store.create_player("lin", "h", guest=False)
+    match_id = await new_match(store, ["bot:default", "lin", None, "ghost"])
+    await store.finish_hand(match_id, 1, draw(), [0, 0, 0, 0])
+    await store.finish_match(match_id, [0, 0, 0, 0], T0)
+    async with store.engine.connect() as connection:
+        rows = (
+            await connection.execute(
+                text("SELECT player, player_id, drawn FROM match_players ORDER BY player")
+            )
+        ).all()
+    lin = await store.get_player("lin")
+    assert lin is not None
+    assert [tuple(r) for r in rows] == [(0, None, 1), (1, lin.id, 1), (2, None, 1), (3, None, 1)]
+
+
+@pytest.mark.asyncio
+async def test_concurrent_matches_of_one_player_all_count(store: Store) -> None:
+    await store.create_player("lin", "h", guest=False)
+    ids = [await new_match(store, ["lin", "bot:a", "bot:b", "bot:c"]) for _ in range(6)]
+
+    async def play(match_id: int) -> None:
+        for seq in range(1, 11):
+            await store.append_action(match_id, seq, 1, seq % 4, {"type": "pass"})
+        await store.finish_hand(match_id, 1, win(0, [30, -10, -10, -10]), [30, -10, -10, -10])
+        await store.save_table(TableRow(f"t{match_id}", "mcr", 15, False, None, SEATS, T0))
+        assert await store.finish_match(match_id, [30, -10, -10, -10], T0)
+
+    await asyncio.gather(*(play(i) for i in ids))
+    lin = await store.get_player("lin")
+    assert lin is not None
+    assert (lin.matches, lin.score, lin.hands_won) == (6, 180, 6)
+
+
+# Reports.
+
+
+@pytest.mark.asyncio
+async def test_player_summary(store: Store) -> None:
+    await store.create_player("Lin", "h", guest=False, now=T0)
+    assert await store.player_summary("nobody") is None
+    first = await new_match(store, ["Lin", "bot:a", "bot:b", "bot:c"])
+    second = await new_match(store, ["bot:a", "lin", "bot:b", "bot:c"])
+    await store.finish_hand(first, 1, win(0, [36, -8, -20, -8]), [36, -8, -20, -8])
+    await store.finish_match(first, [36, -8, -20, -8], T0 + timedelta(hours=1))
+    await store.finish_hand(second, 1, draw(), [0, 0, 0, 0])
+    await store.finish_match(second, [0, 0, 0, 0], T0 + timedelta(hours=2))
+
+    summary = await store.player_summary("LIN")
+    assert summary is not None
+    assert summary["username"] == "Lin" and summary["guest"] is False
+    assert (summary["score"], summary["hands_won"], summary["hands_drawn"]) == (36, 1, 1)
+    assert summary["matches"] == 2 and summary["grade"] == pytest.approx(grade(36, 1, 0, 1))
+    assert summary["created_at"] == "2026-03-01T12:00:00Z"
+    recent = summary["recent"]
+    assert [m["match"] for m in recent] == [second, first]
+    assert recent[1] == {
+        "match": first,
+        "table": "t1",
+        "rules": "mcr",
+        "ended_at": "2026-03-01T13:00:00Z",
+        "player": 0,
+        "score": 36,
+        "won": 1,
+        "lost": 0,
+        "drawn": 0,
+        "final_scores": [36, -8, -20, -8],
+        "seats": ["Lin", "bot:a", "bot:b", "bot:c"],
+    }
+    assert recent[0]["player"] == 1
+    json.dumps(summary)  # ready for the HTTP API
+
+
+@pytest.mark.asyncio
+async def test_match_detail_and_log_hide_the_seed_until_the_end(store: Store) -> None:
+    match_id = await new_match(store, seed=-5)
+    await store.append_action(match_id, 1, 1, 0, {"type": "discard", "tile": "5m"})
+    await store.append_action(match_id, 2, 1, 1, {"type": "win"})
+    hand = win(1, [16, -16, 0, 0])
+    await store.finish_hand(match_id, 1, hand, hand["deltas"], now=T0)
+    await store.append_action(match_id, 3, 2, 1, {"type": "discard", "tile": "E"})
+
+    assert await store.match_detail(match_id + 1) is None
+    assert await store.match_log(match_id + 1) is None
+    detail = await store.match_detail(match_id)
+    assert detail is not None
+    assert "seed" not in detail and "salt" not in detail and detail["finished"] is False
+    assert detail["hands"] == [{**hand, "finished_at": "2026-03-01T12:00:00Z"}]
+    assert await store.match_log(match_id) is None  # in play: the seed is secret
+
+    await store.finish_hand(match_id, 2, draw(2), [0, 0, 0, 0])
+    await store.finish_match(match_id, [16, -16, 0, 0], T0 + timedelta(minutes=30))
+    detail = await store.match_detail(match_id)
+    assert detail is not None
+    assert (detail["seed"], detail["salt"], detail["finished"]) == (-5, SALT, True)
+    assert detail["final_scores"] == [16, -16, 0, 0]
+    assert detail["started_at"] == "2026-03-01T12:00:00Z"
+    assert detail["ended_at"] == "2026-03-01T12:30:00Z"
+    assert [h["hand_no"] for h in detail["hands"]] == [1, 2]
+
+    log = await store.match_log(match_id)
+    assert log == [
+        {
+            "type": "match",
+            "match": match_id,
+            "seed": -5,
+            "rules": "mcr",
+            "table": "t1",
+            "seats": SEATS,
+        },
+        {"type": "action", "match": match_id, "hand": 1, "player": 0,
+         "action": {"type": "discard", "tile": "5m"}},
+        {"type": "action", "match": match_id, "hand": 1, "player": 1, "action": {"type": "win"}},
+        {"type": "result", "match": match_id, "hand": 1, "record": hand},
+        {"type": "action", "match": match_id, "hand": 2, "player": 1,
+         "action": {"type": "discard", "tile": "E"}},
+        {"type": "result", "match": match_id, "hand": 2, "record": draw(2)},
+    ]  # fmt: skip
+
+
+# A whole match through the engine, stored as the server stores it, then replayed.
+
+
+def play_match(seed: int, match_id: int) -> Match:
+    """A match where each player wins when it can, else pungs, else discards, else passes."""
+    match = Match(seed, match_id=match_id)
+    while not match.over:
+        match.start_hand()
+        assert match.hand is not None
+        while match.hand.phase is not Phase.OVER:
+            player = match.awaiting()[0]
+            legal = match.legal_actions(player)
+            for kind in (ActionKind.WIN, ActionKind.PUNG, ActionKind.DISCARD, ActionKind.PASS):
+                choice = next((a for a in legal if a.kind is kind), None)
+                if choice is not None:
+                    break
+            assert choice is not None, legal
+            match.apply(player, choice)
+    return match
+
+
+@pytest.mark.asyncio
+async def test_a_stored_match_replays(store: Store, tmp_path: Path) -> None:
+    await store.create_player("lin", "h", guest=False)
+    seed = 2
+    match_id = await new_match(store, ["lin", "bot:a", "bot:b", "bot:c"], seed=seed)
+    match = play_match(seed, match_id)
+    records = iter(match.records)
+    for seq, (hand_index, player, action) in enumerate(match.log, 1):
+        await store.append_action(match_id, seq, hand_index + 1, player, action.to_dict())
+        if seq == len(match.log) or match.log[seq][0] != hand_index:
+            record = next(records).to_dict()
+            await store.finish_hand(match_id, record["hand_no"], record, record["deltas"])
+    assert await store.finish_match(match_id, match.scores, T0 + timedelta(hours=1))
+
+    log = await store.match_log(match_id)
+    assert log is not None
+    path = tmp_path / "match.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in log), encoding="utf-8")
+    assert replay_cli.run(argparse.Namespace(file=str(path), quiet=True)) == 0
+
+    lin = await store.get_player("lin")
+    assert lin is not None
+    won = sum(1 for r in match.records if r.result.winner == 0)
+    drawn = sum(1 for r in match.records if r.result.result == "draw")
+    lost = sum(1 for r in match.records if r.result.deltas[0] < 0)
+    assert (lin.score, lin.hands_won, lin.hands_lost, lin.hands_drawn) == (
+        match.scores[0],
+        won,
+        lost,
+        drawn,
+    )
+    assert won + lost + drawn == 16
