@@ -461,3 +461,13 @@ def waits(counts: Sequence[int], melds: int = 0) -> list[int]:
     """
     hand = _checked(counts, melds, 13)
     return useful_tiles(hand, melds) if _shanten(hand, melds) == 0 else []
+
+
+# --- part tables, for callers that count shanten on part of a hand ----------------------------
+# ``engine.bots`` counts shanten on a flush suit or on the tiles beside a plan's fixed sets,
+# which the whole-hand functions above do not do. These are the same cached tables:
+# ``pattern_table(bytes(counts[lo:hi]), chows)`` is a part's table id, ``combine_tables(a, b)``
+# the id of two parts taken together, ``TABLE_SHANTEN[table][melds]`` the regular shanten.
+pattern_table = _pattern_id
+combine_tables = _sum
+TABLE_SHANTEN: Final = _shanten_by_melds

@@ -1,0 +1,156 @@
+"""``guobiao simulate``: bots play whole matches; a summary, hand records, action logs.
+
+    guobiao simulate --matches 10 --seed 1 --bot default --out hands.jsonl --log actions.jsonl
+
+``--out`` writes one JSON line per hand (the hand record). ``--log`` writes
+everything needed to replay the matches with ``guobiao replay``: a ``match``
+line with the seed, then ``action`` lines in order and a ``result`` line at the
+end of each hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from contextlib import ExitStack
+from typing import IO
+
+from engine.bots import BOTS, make_bot
+from engine.match import HandRecord, Match
+from engine.rules import RULE_SETS
+from engine.simulation import match_seeds, play_match
+
+PROGRESS_EVERY = 2.0  # seconds between progress lines on stderr
+
+
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "simulate",
+        help="bots play whole matches; print a summary, write hand records and logs",
+        description="Four bots play whole 16-hand matches. Prints hands/s, win and draw "
+        "rates, the average fan of a win and the most common fans.",
+    )
+    parser.add_argument("--matches", type=_positive, default=1, help="matches to play (default 1)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")
+    parser.add_argument(
+        "--bot", choices=sorted(BOTS), default="default", help="the bot all four seats use"
+    )
+    parser.add_argument(
+        "--rules", choices=sorted(RULE_SETS), default="mcr", help="rule set (default mcr)"
+    )
+    parser.add_argument("--out", metavar="FILE", help="write one JSON line per hand")
+    parser.add_argument("--log", metavar="FILE", help="write the action log (for guobiao replay)")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    rules = RULE_SETS[args.rules]
+    seeds = match_seeds(args.seed, args.matches)
+    records: list[HandRecord] = []
+    started = time.perf_counter()
+    last_progress = started
+    with ExitStack() as stack:
+        try:
+            out = stack.enter_context(open(args.out, "w", encoding="utf-8")) if args.out else None
+            log = stack.enter_context(open(args.log, "w", encoding="utf-8")) if args.log else None
+        except OSError as exc:
+            print(f"guobiao simulate: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+            return 1
+        for index, seed in enumerate(seeds):
+            bots = [make_bot(args.bot, seed=seed + p) for p in range(4)]
+            match = play_match(seed, bots, rules, match_id=index)
+            records.extend(match.records)
+            if out is not None:
+                for record in match.records:
+                    out.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
+            if log is not None:
+                write_log(log, match, args.rules, args.bot)
+            now = time.perf_counter()
+            if not args.quiet and now - last_progress >= PROGRESS_EVERY:
+                last_progress = now
+                print(
+                    f"simulate: {index + 1}/{args.matches} matches, {len(records)} hands, "
+                    f"{len(records) / (now - started):.0f} hands/s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    elapsed = time.perf_counter() - started
+    print(summary(records, elapsed, args))
+    return 0
+
+
+def write_log(log: IO[str], match: Match, rules: str, bot: str) -> None:
+    """The match line, then each hand's actions and its result line."""
+    header = {
+        "type": "match",
+        "match": match.match_id,
+        "seed": match.seed,
+        "rules": rules,
+        "bots": [bot] * 4,
+    }
+    log.write(json.dumps(header) + "\n")
+    actions = iter(match.log)
+    pending = next(actions, None)
+    for record in match.records:
+        while pending is not None and pending[0] + 1 == record.hand_no:
+            _, player, action = pending
+            line = {
+                "type": "action",
+                "match": match.match_id,
+                "hand": record.hand_no,
+                "player": player,
+                "action": action.to_dict(),
+            }
+            log.write(json.dumps(line) + "\n")
+            pending = next(actions, None)
+        result = {
+            "type": "result",
+            "match": match.match_id,
+            "hand": record.hand_no,
+            "record": record.to_dict(),
+        }
+        log.write(json.dumps(result, ensure_ascii=False) + "\n")
+
+
+def summary(records: list[HandRecord], elapsed: float, args: argparse.Namespace) -> str:
+    hands = len(records)
+    wins = [r for r in records if r.result.result == "win"]
+    self_drawn = sum(1 for r in wins if r.result.discarder is None)
+    fans: Counter[str] = Counter()
+    for r in wins:
+        assert r.result.score is not None
+        fans.update(fc.fan.en for fc in r.result.score.fans)
+    avg_fan = sum(r.result.score.total for r in wins if r.result.score) / len(wins) if wins else 0
+    lines = [
+        f"{args.matches} match(es), {hands} hands, seed {args.seed}, bot {args.bot}, "
+        f"rules {args.rules}",
+        f"speed     {hands / elapsed:,.1f} hands/s ({elapsed:.2f} s)",
+        f"wins      {len(wins)} ({_pct(len(wins), hands)}), self-drawn {self_drawn} "
+        f"({_pct(self_drawn, len(wins))} of wins)",
+        f"draws     {hands - len(wins)} ({_pct(hands - len(wins), hands)})",
+        f"avg fan   {avg_fan:.1f} per win (flowers included)",
+    ]
+    if fans:
+        lines.append("top fans  (share of wins)")
+        lines.extend(f"  {name:<32} {_pct(n, len(wins)):>6}" for name, n in fans.most_common(10))
+    return "\n".join(lines)
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"

@@ -1,0 +1,234 @@
+"""Tests of ``engine.bots``: legal, deterministic, view-only bots that win when they can.
+
+Whole seeded matches check that every action is one of ``view.legal`` in every phase met
+(the rare robbing phase is stacked, with ``tablekit.deal``), and that a fresh bot given any
+view of a game answers as the bot that played it (the memos change speed, not play).
+Stacked hands check the default bot's choices: it wins when it can, keeps complete sets,
+and declares a concealed kong that costs nothing. How well it plays (win rate, fan) and how
+fast are figures to measure, not to assert: see the module docstring of ``engine.bots``.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import pickle
+from pathlib import Path
+
+import pytest
+import tablekit
+from tablekit import act, deal, discard, tile
+
+from engine.actions import PASS, PUNG, WIN, Action, ActionKind
+from engine.bots import BOTS, DefaultBot, FastBot, make_bot
+from engine.match import Match
+from engine.table import HandState, Phase, View
+
+ENGINE = Path(__file__).resolve().parents[2] / "engine"
+
+# Quiet hands (as in test_table.py): no pair, no two tiles of a suit within three ranks, so
+# they never claim; 12 tiles, a 13th added where used.
+Q2 = "26m26p26sCFPESW"
+Q3 = "37m37p37sCFPESW"
+Q4 = "48m48p48sCFPESW"
+
+# Player 1 pungs the dealer's 7p (player 2, ready on 7p with a Pure Straight, may win on it),
+# then draws the fourth 7p four draws later and adds it to the pung: player 2 may rob it.
+ROB_HANDS = {
+    0: "7p159m159p159sESWN",
+    1: "77p159m159sESWNC",
+    2: "123456789m22s68p",
+    3: Q4 + "N",
+}
+
+
+def dealt(hand14: str) -> HandState:
+    """A hand where the dealer (player 0) holds ``hand14``; its last tile is the one drawn."""
+    return deal({0: hand14, 1: Q2 + "N", 2: Q3 + "N", 3: Q4 + "N"})
+
+
+def play(names: tuple[str, ...], seed: int) -> list[tuple[View, Action]]:
+    """A whole match between bots ``names`` (by player), checking every action is legal."""
+    bots = [make_bot(name, seed * 4 + p) for p, name in enumerate(names)]
+    match = Match(seed)
+    seen: list[tuple[View, Action]] = []
+    while not match.over:
+        match.start_hand()
+        hand = match.hand
+        assert hand is not None
+        while hand.phase is not Phase.OVER:
+            player = hand.awaiting()[0]
+            view = hand.view(player)
+            action = bots[player].choose(view)
+            assert action in view.legal, (view.phase, action, view.legal)
+            seen.append((view, action))
+            match.apply(player, action)
+    return seen
+
+
+# ---------------------------------------------------------------- registry ---
+
+
+def test_registry_makes_each_bot() -> None:
+    assert set(BOTS) == {"default", "fast"}
+    assert isinstance(make_bot("default"), DefaultBot)
+    assert isinstance(make_bot("fast", seed=7), FastBot)
+
+
+def test_an_unknown_bot_name_lists_the_known_ones() -> None:
+    with pytest.raises(ValueError, match=r"'clever'.*default, fast"):
+        make_bot("clever")
+
+
+# ------------------------------------------------------------ legal play ---
+
+
+@pytest.mark.parametrize(
+    ("names", "phases"),
+    [
+        (("default",) * 4, {Phase.TURN, Phase.CLAIM, Phase.CLAIMED}),
+        (("fast",) * 4, {Phase.TURN, Phase.CLAIM}),  # nobody claims: no CLAIMED phase
+        (("default", "fast", "default", "fast"), {Phase.TURN, Phase.CLAIM, Phase.CLAIMED}),
+    ],
+)
+def test_bots_only_play_legal_actions(names: tuple[str, ...], phases: set[Phase]) -> None:
+    seen = play(names, seed=11) + play(names, seed=12)
+    assert {view.phase for view, _ in seen} >= phases
+    kinds = {action.kind for _, action in seen}
+    assert ActionKind.DISCARD in kinds and ActionKind.PASS in kinds
+    if "default" in names:
+        assert kinds & {ActionKind.CHOW, ActionKind.PUNG}  # the default bot does claim
+
+
+@pytest.mark.parametrize("name", sorted(BOTS))
+def test_bots_rob_a_kong_they_can_win_on(name: str) -> None:
+    state = deal(ROB_HANDS, draws="F P F 7p", tail="P")
+    state.apply(0, discard("7p"))
+    for p in state.awaiting():
+        state.apply(p, PUNG if p == 1 else PASS)
+    state.apply(1, discard("C"))
+    for p in (2, 3, 0):  # each gives back its draw, which nobody can claim
+        assert state.current == p and state.drawn is not None
+        state.apply(p, Action(ActionKind.DISCARD, state.drawn))
+    state.apply(1, act("add_kong", "7p"))
+    assert state.phase is Phase.ROB
+    view = state.view(2)
+    assert view.legal == (WIN, PASS)
+    assert make_bot(name).choose(view) == WIN
+
+
+# ------------------------------------------------------------------ purity ---
+
+
+def test_a_fresh_bot_answers_every_view_as_the_bot_that_played() -> None:
+    seen = play(("default",) * 4, seed=5)
+    fresh = DefaultBot()
+    for view, action in reversed(seen):  # another order: other memos, the same answers
+        assert fresh.choose(view) == action
+        assert fresh.choose(view) == action  # the same view twice
+
+
+def test_the_bot_reads_nothing_but_the_view() -> None:
+    # The module cannot reach the hidden state: no wall, no hand state, no match.
+    tree = ast.parse((ENGINE / "bots.py").read_text(encoding="utf-8"))
+    imported = {
+        (node.module, alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert not {module for module, _ in imported} & {"engine.wall", "engine.match"}
+    assert {name for module, name in imported if module == "engine.table"} <= {
+        "Phase",
+        "SeatView",
+        "View",
+    }
+    # Two deals that differ only where the dealer cannot see give one view and one answer.
+    hand = "123m456p789s22s57mN"
+    one = dealt(hand).view(0)
+    other = deal({0: hand, 1: Q4 + "N", 2: Q2 + "N", 3: Q3 + "N"}).view(0)  # others moved
+    assert one == other
+    assert DefaultBot().choose(one) == DefaultBot().choose(other)
+    # A view cut loose from its table (a deep copy, a pickle round trip) plays the same.
+    state = tablekit.deal(ROB_HANDS)
+    state.apply(0, discard("7p"))
+    for p in state.awaiting():
+        view = state.view(p)
+        loose = pickle.loads(pickle.dumps(view))
+        for bot in (DefaultBot(), FastBot()):
+            answer = bot.choose(view)
+            assert bot.choose(copy.deepcopy(view)) == answer
+            assert bot.choose(loose) == answer
+
+
+# ---------------------------------------------------------- default bot ---
+
+
+def test_the_default_bot_wins_when_it_can() -> None:
+    # Self-drawn: the dealer is dealt a Pure Straight.
+    view = dealt("123456789m234p55s").view(0)
+    assert WIN in view.legal
+    assert DefaultBot().choose(view) == WIN
+    # On a discard: player 2 is ready on 7p (it also could chow it).
+    state = deal(ROB_HANDS)
+    state.apply(0, discard("7p"))
+    view = state.view(2)
+    assert WIN in view.legal
+    assert DefaultBot().choose(view) == WIN
+
+
+@pytest.mark.parametrize(
+    ("hand", "expected"),
+    [
+        ("123m456p789s22s57mN", "N"),  # N drawn: ready on 6m with a Mixed Straight
+        ("N123m456p789s22s57m", "N"),  # 7m drawn: the lone honor still goes first
+        ("123m456m11p47p58sW9s", "W"),  # far from ready: a lone wind of no value
+    ],
+)
+def test_the_default_bot_discards_a_lone_honor_before_breaking_a_set(
+    hand: str, expected: str
+) -> None:
+    view = dealt(hand).view(0)
+    assert DefaultBot().choose(view) == discard(expected)
+
+
+def test_the_default_bot_declares_a_concealed_kong_that_costs_nothing() -> None:
+    view = dealt("1111m456p789s22s57m").view(0)
+    assert act("concealed_kong", "1m") in view.legal
+    assert DefaultBot().choose(view) == act("concealed_kong", "1m")
+
+
+def test_the_default_bot_claims_a_pung_for_its_plan_and_passes_otherwise() -> None:
+    # Player 1 holds 77p in a hand of lone tiles: a pung of 7p is a set for nothing close.
+    state = deal(ROB_HANDS)
+    state.apply(0, discard("7p"))
+    assert PUNG in state.legal_actions(1)
+    assert DefaultBot().choose(state.view(1)) == PASS
+    # A Pure Straight in characters with a pair of red dragons: the pung of C readies it.
+    hands = {
+        0: "C26m26p26sFPESWN9s",
+        1: "CC1123456789mE",
+        2: "37m37p37sFPESWN9m",
+        3: "48m48p48sFPESWN9p",
+    }
+    state = deal(hands)
+    state.apply(0, discard("C"))
+    view = state.view(1)
+    assert PUNG in view.legal
+    assert DefaultBot().choose(view) == PUNG
+
+
+# -------------------------------------------------------------- fast bot ---
+
+
+def test_the_fast_bot_wins_passes_and_gives_back_its_draw() -> None:
+    bot = FastBot()
+    view = dealt("123456789m234p55s").view(0)
+    assert bot.choose(view) == WIN
+    view = dealt("123m456p789s22s57mN").view(0)
+    assert view.drawn == tile("N")
+    assert bot.choose(view) == discard("N")
+    state = deal(ROB_HANDS)
+    state.apply(0, discard("7p"))
+    assert bot.choose(state.view(1)) == PASS  # no pung
+    assert bot.choose(state.view(2)) == WIN
