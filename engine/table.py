@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from itertools import compress
 from typing import Any
 
 from engine.actions import KONG, PASS, PUNG, WIN, Action, ActionKind, Event
@@ -41,6 +42,8 @@ from engine.rules import MCR, RuleSet
 from engine.scoring import Score, WinContext, score
 from engine.tiles import N_KINDS, Tile, Wind, is_flower, name, tiles_of
 from engine.wall import Wall
+
+_DISCARDS = tuple(Action(ActionKind.DISCARD, t) for t in range(N_KINDS))
 
 
 class Phase(Enum):
@@ -112,6 +115,8 @@ class HandState:
         self._legal: dict[int, list[Action]] = {}
         self._win_cache: dict[int, tuple[Score, WinContext, Hand] | None] = {}
         self.events: list[Event] = []
+        self.version = 0  # bumped by every change of state (start, apply)
+        self._public: tuple[int, tuple[SeatView, ...]] | None = None
 
     # ----------------------------------------------------------- queries ---
 
@@ -138,6 +143,7 @@ class HandState:
         """Deal and replace flowers; the dealer is then to move."""
         if self.events:
             raise IllegalAction("already_started", "the hand has already been dealt")
+        self.version += 1
         out: list[Event] = [
             Event(
                 "hand_start",
@@ -228,6 +234,7 @@ class HandState:
             )
             raise IllegalAction(code, f"{action} is not legal now; legal: {options}")
         out: list[Event] = []
+        self.version += 1
         if self.phase in (Phase.TURN, Phase.CLAIMED):
             self._act_on_turn(player, action, out)
         else:
@@ -468,13 +475,16 @@ class HandState:
                 if found is not None:
                     actions.append(WIN)
             if self.wall.remaining:
-                for t in range(N_KINDS):
-                    if counts[t] == 4:
-                        actions.append(Action(ActionKind.CONCEALED_KONG, t))
+                if 4 in counts:
+                    actions.extend(
+                        Action(ActionKind.CONCEALED_KONG, t)
+                        for t in range(N_KINDS)
+                        if counts[t] == 4
+                    )
                 for meld in self.melds[p]:
                     if meld.kind is MeldKind.PUNG and counts[meld.tile]:
                         actions.append(Action(ActionKind.ADD_KONG, meld.tile))
-        actions.extend(Action(ActionKind.DISCARD, t) for t in range(N_KINDS) if counts[t])
+        actions.extend([_DISCARDS[t] for t in compress(range(N_KINDS), counts)])
         self._legal = {p: actions}
 
     # ------------------------------------------------------------- wins ---
@@ -630,22 +640,11 @@ class HandState:
         and its order are never in it.
         """
         over = self.phase is Phase.OVER
-        seats = []
-        for p in self.player_at:
-            shown = p == player or over
-            melds = tuple(m for m in self.melds[p] if shown or not m.concealed)
-            seats.append(
-                SeatView(
-                    player=p,
-                    wind=self.seat_wind(p),
-                    concealed_count=sum(self.concealed[p]),
-                    melds=melds,
-                    hidden_kongs=len(self.melds[p]) - len(melds),
-                    flowers=tuple(self.flowers[p]),
-                    river=tuple(self.river[p]),
-                    concealed=tuple(tiles_of(self.concealed[p])) if shown else None,
-                )
-            )
+        public = self._public_seats()
+        seats = tuple(
+            self._seat_view(seat.player, True) if over or seat.player == player else seat
+            for seat in public
+        )
         claim = None
         if self.pending is not None:
             claim = ClaimView(
@@ -661,10 +660,30 @@ class HandState:
             dice=(self.wall.dice.first, self.wall.dice.second),
             wall_remaining=self.wall.remaining,
             current=self.current,
-            seats=tuple(seats),
+            seats=seats,
             drawn=self.drawn if player == self.current and self.phase is Phase.TURN else None,
             claim=claim,
             legal=tuple(self._legal.get(player, ())) if player is not None else (),
+        )
+
+    def _public_seats(self) -> tuple[SeatView, ...]:
+        """Every seat as everyone sees it; built once per state of the table."""
+        if self._public is None or self._public[0] != self.version:
+            seats = tuple(self._seat_view(p, False) for p in self.player_at)
+            self._public = (self.version, seats)
+        return self._public[1]
+
+    def _seat_view(self, p: int, shown: bool) -> SeatView:
+        melds = tuple(m for m in self.melds[p] if shown or not m.concealed)
+        return SeatView(
+            player=p,
+            wind=self._winds[p],
+            concealed_count=sum(self.concealed[p]),
+            melds=melds,
+            hidden_kongs=len(self.melds[p]) - len(melds),
+            flowers=tuple(self.flowers[p]),
+            river=tuple(self.river[p]),
+            concealed=tuple(tiles_of(self.concealed[p])) if shown else None,
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from enum import IntEnum
+from itertools import compress, repeat
 from typing import Final
 
 Tile = int
@@ -139,4 +140,7 @@ def counts_of(tiles: Iterable[Tile]) -> Counts:
 
 def tiles_of(counts: Sequence[int]) -> list[Tile]:
     """The sorted tiles of a count array."""
-    return [tile for tile, n in enumerate(counts) for _ in range(n)]
+    out: list[Tile] = []
+    for tile in compress(range(len(counts)), counts):
+        out.extend(repeat(tile, counts[tile]))
+    return out

@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     seeds = match_seeds(args.seed, args.matches)
     records: list[HandRecord] = []
     started = time.perf_counter()
+    cpu_started = time.process_time()
     last_progress = started
     with ExitStack() as stack:
         try:
@@ -91,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
                     flush=True,
                 )
     elapsed = time.perf_counter() - started
-    print(summary(records, elapsed, args))
+    cpu = time.process_time() - cpu_started
+    print(summary(records, elapsed, cpu, args))
     return 0
 
 
@@ -128,7 +130,9 @@ def write_log(log: IO[str], match: Match, rules: str, bot: str) -> None:
         log.write(json.dumps(result, ensure_ascii=False) + "\n")
 
 
-def summary(records: list[HandRecord], elapsed: float, args: argparse.Namespace) -> str:
+def summary(
+    records: list[HandRecord], elapsed: float, cpu: float, args: argparse.Namespace
+) -> str:
     hands = len(records)
     wins = [r for r in records if r.result.result == "win"]
     self_drawn = sum(1 for r in wins if r.result.discarder is None)
@@ -140,7 +144,8 @@ def summary(records: list[HandRecord], elapsed: float, args: argparse.Namespace)
     lines = [
         f"{args.matches} match(es), {hands} hands, seed {args.seed}, bot {args.bot}, "
         f"rules {args.rules}",
-        f"speed     {hands / elapsed:,.1f} hands/s ({elapsed:.2f} s)",
+        f"speed     {hands / elapsed:,.1f} hands/s ({elapsed:.2f} s wall clock; "
+        f"{hands / cpu if cpu else 0:,.1f} hands per CPU second)",
         f"wins      {len(wins)} ({_pct(len(wins), hands)}), self-drawn {self_drawn} "
         f"({_pct(self_drawn, len(wins))} of wins)",
         f"draws     {hands - len(wins)} ({_pct(hands - len(wins), hands)})",
