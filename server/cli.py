@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Protocol
 
-from server import fan_cli
+from server import bot_cli, db_cli, fan_cli, loadtest_cli, replay_cli, serve_cli, simulate_cli
 
 
 class Command(Protocol):
@@ -23,7 +24,15 @@ class Command(Protocol):
 
 
 # The commands, in the order ``--help`` lists them. Add a command by adding its module here.
-COMMANDS: tuple[Command, ...] = (fan_cli,)
+COMMANDS: tuple[Command, ...] = (
+    serve_cli,
+    fan_cli,
+    simulate_cli,
+    replay_cli,
+    db_cli,
+    bot_cli,
+    loadtest_cli,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,5 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the command, return its exit status."""
     args = build_parser().parse_args(argv)
-    status: int = args.run(args)
+    try:
+        status: int = args.run(args)
+    except BrokenPipeError:  # the reader went away (``guobiao ... | head``): not an error
+        sys.stderr.close()
+        return 0
     return status

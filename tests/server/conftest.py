@@ -7,19 +7,34 @@
   clash, and each test starts from an empty ``public`` schema. Unreachable: skipped.
 - ``migrated_url``: the same, migrated to the newest revision.
 - ``store``: a ``Store`` open on ``migrated_url``, closed after the test.
+
+The running server, in-process on 127.0.0.1 (port 0: a free one), on a SQLite file under the
+test's ``tmp_path``, with short timers:
+
+- ``start_server``: a factory, ``await start_server(limits={...}, timers={...})`` starts one
+  more ``server.app.App`` (its own database file) with those section overrides; every server
+  started is stopped after the test.
+- ``app``: one such server with the default test settings (a 3 s turn, no pause between
+  hands, a generous rate limit: network bots answer at once).
+- ``http_get``: ``await http_get(port, path)`` -> ``(status, body)``, a plain HTTP/1.1 GET.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import secrets
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
 from sqlalchemy import URL, make_url
 
+from server.app import App
+from server.config import Config, DatabaseSection, LimitsSection, ServerSection, TimersSection
 from server.db.store import Store, upgrade
 
 POSTGRES_URL = os.environ.get(
@@ -92,3 +107,92 @@ async def store(migrated_url: str) -> AsyncIterator[Store]:
         yield opened
     finally:
         await opened.close()
+
+
+# ------------------------------------------------------- the running server ---
+
+TEST_TIMERS = TimersSection(
+    turn_seconds=3,
+    min_turn_seconds=1,
+    disconnected_seconds=0.2,
+    hand_pause_seconds=0,
+)
+# The bots answer at once: let them (tests that check the rate limit ask for the defaults).
+TEST_LIMITS = LimitsSection(messages_per_second=10_000, message_burst=10_000)
+
+StartServer = Callable[..., Awaitable[App]]
+
+
+@pytest_asyncio.fixture
+async def start_server(tmp_path: Path) -> AsyncIterator[StartServer]:
+    """A factory of running servers, each on its own database file, all stopped at the end."""
+    started: list[App] = []
+
+    async def start(
+        *, timers: dict[str, Any] | None = None, limits: dict[str, Any] | None = None
+    ) -> App:
+        """Start a server; ``timers`` and ``limits`` replace fields of the test settings
+        (``limits=dataclasses.asdict(LimitsSection())``: the production limits)."""
+        n = len(started)
+        config = Config(
+            server=ServerSection(host="127.0.0.1", port=0, data_dir=str(tmp_path)),
+            database=DatabaseSection(url=f"sqlite+aiosqlite:///{tmp_path / f'server{n}.db'}"),
+            timers=dataclasses.replace(TEST_TIMERS, **(timers or {})),
+            limits=dataclasses.replace(TEST_LIMITS, **(limits or {})),
+        )
+        server = App(config)
+        await server.start()
+        started.append(server)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in reversed(started):
+            await server.stop()
+
+
+@pytest_asyncio.fixture
+async def app(start_server: StartServer) -> App:
+    """A running server with the test settings."""
+    return await start_server()
+
+
+async def _http_get(port: int, path: str) -> tuple[int, str]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+    await writer.drain()
+    data = await asyncio.wait_for(reader.read(), 10)
+    writer.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    return status, body.decode()
+
+
+@pytest.fixture
+def http_get() -> Callable[[int, str], Awaitable[tuple[int, str]]]:
+    """``await http_get(port, path)`` -> ``(status, body)``."""
+    return _http_get
+
+
+# ------------------------------------------ the running server on each database ---
+
+
+@pytest_asyncio.fixture
+async def app_on_each_database(tmp_path: Path, database_url: str) -> AsyncIterator[App]:
+    """A running server with the test settings (as ``app``) on the ``database_url``
+    database: once on SQLite, once on PostgreSQL (``postgres`` marker, a fresh schema of
+    this session's own database; skipped when unreachable). Stopped before the database
+    is emptied."""
+    config = Config(
+        server=ServerSection(host="127.0.0.1", port=0, data_dir=str(tmp_path)),
+        database=DatabaseSection(url=database_url),
+        timers=TEST_TIMERS,
+        limits=TEST_LIMITS,
+    )
+    server = App(config)
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()

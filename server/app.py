@@ -1,0 +1,372 @@
+"""The game server: websocket connections, the HTTP API on the same port, start and stop.
+
+A ``Connection`` decodes each frame into a typed message (``server.protocol``),
+answers account and lobby requests, and hands table inputs to the table's
+owner task (``server.tables``); it never touches a match itself. Outgoing
+messages go through a bounded queue per connection with its own writer task,
+so one slow client cannot hold up a table: when its queue is full it is
+disconnected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http
+import json
+import logging
+import time
+from typing import Any
+
+from websockets.asyncio.server import Server as WsServer
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from server import accounts, protocol
+from server.accounts import AccountError
+from server.config import Config
+from server.db.store import Store, upgrade
+from server.protocol import ProtocolError, encode, error
+from server.tables import (
+    AddBotsInput,
+    BackInput,
+    GoneInput,
+    JoinInput,
+    LeaveInput,
+    Lobby,
+    LobbyError,
+    PlayInput,
+    SyncInput,
+    Table,
+    WatchInput,
+)
+
+log = logging.getLogger("guobiao.server")
+
+VERSION = "0.1.0"
+RATE_STRIKES = 20  # rate-limited messages before the connection is closed as abusive
+
+
+class Connection:
+    """One client: its account, its rate limit, its outgoing queue."""
+
+    def __init__(self, ws: ServerConnection, app: App) -> None:
+        self.ws = ws
+        self.app = app
+        self.username: str | None = None
+        self.token: str | None = None
+        self.greeted = False
+        limits = app.config.limits
+        self.outbox: asyncio.Queue[str | None] = asyncio.Queue(maxsize=limits.send_queue)
+        self.tokens = float(limits.message_burst)
+        self.refilled = time.monotonic()
+        self.strikes = 0
+        self.tables: set[Table] = set()
+        self.dropped = False
+        self.writer = asyncio.create_task(self._write(), name="writer")
+
+    # --------------------------------------------------------- outgoing ---
+
+    def send(self, text: str) -> None:
+        if self.dropped:
+            return
+        try:
+            self.outbox.put_nowait(text)
+        except asyncio.QueueFull:
+            self.dropped = True
+            log.warning("dropping slow client %s", self.username or self.ws.remote_address)
+            self.app.slow_drops += 1
+            asyncio.get_running_loop().create_task(self.ws.close(1013, "too slow"))
+
+    async def _write(self) -> None:
+        while True:
+            text = await self.outbox.get()
+            if text is None:
+                return
+            try:
+                await self.ws.send(text)
+            except ConnectionClosed:
+                return
+
+    async def close_writer(self) -> None:
+        with contextlib.suppress(asyncio.QueueFull):
+            self.outbox.put_nowait(None)
+        if not self.dropped:
+            with contextlib.suppress(asyncio.TimeoutError, ConnectionClosed):
+                await asyncio.wait_for(asyncio.shield(self.writer), 2)
+        self.writer.cancel()
+
+    # ---------------------------------------------------------- incoming ---
+
+    def allow(self) -> bool:
+        """A token bucket: ``messages_per_second`` sustained, ``message_burst`` at once."""
+        limits = self.app.config.limits
+        now = time.monotonic()
+        self.tokens = min(
+            float(limits.message_burst),
+            self.tokens + (now - self.refilled) * limits.messages_per_second,
+        )
+        self.refilled = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+    async def serve(self) -> None:
+        try:
+            async for frame in self.ws:
+                if not self.allow():
+                    self.strikes += 1
+                    self.send(error("rate_limited", "too many messages; slow down"))
+                    if self.strikes >= RATE_STRIKES:
+                        await self.ws.close(1008, "rate limit exceeded")
+                        return
+                    continue
+                try:
+                    message = protocol.decode(frame)
+                    await self.dispatch(message)
+                except ProtocolError as exc:
+                    self.send(error(exc.code, exc.reason, protocol.request_id(frame)))
+                except (AccountError, LobbyError) as exc:
+                    self.send(error(exc.code, exc.reason, protocol.request_id(frame)))
+        except ConnectionClosed:
+            pass
+        finally:
+            await self._detach()
+            await self.close_writer()
+
+    async def dispatch(self, m: protocol.Message) -> None:
+        app = self.app
+        if isinstance(m, protocol.Hello):
+            common = sorted(set(m.versions) & set(protocol.VERSIONS))
+            if not common:
+                self.send(
+                    error(
+                        "unsupported_version",
+                        f"this server speaks protocol version(s) {list(protocol.VERSIONS)}",
+                        m.id,
+                    )
+                )
+                await self.close_writer()
+                await self.ws.close(1002, "unsupported protocol version")
+                return
+            self.greeted = True
+            payload = {
+                "version": common[-1],
+                "server": f"guobiao {VERSION}",
+                "heartbeat_seconds": 20,
+            }
+            self.send(encode("welcome", payload, m.id))
+            return
+        if not self.greeted:
+            raise ProtocolError(
+                "hello_first",
+                'send \'hello\' first, e.g. {"type": "hello", "payload": {"versions": [1]}}',
+            )
+        if isinstance(m, protocol.Ping):
+            self.send(encode("pong", {}, m.id))
+            return
+        days = app.config.accounts
+        if isinstance(m, (protocol.Register, protocol.Login, protocol.Guest, protocol.Resume)):
+            await self._detach()  # whoever this connection was, it is someone new now
+            if isinstance(m, protocol.Register):
+                player, token, expires = await accounts.register(
+                    app.store, m.username, m.password, days.session_days
+                )
+            elif isinstance(m, protocol.Login):
+                player, token, expires = await accounts.login(
+                    app.store, m.username, m.password, days.session_days
+                )
+            elif isinstance(m, protocol.Guest):
+                player, token, expires = await accounts.guest(app.store, days.guest_session_days)
+            else:
+                player, token, expires = await accounts.resume(app.store, m.token)
+            self.username, self.token = player.username, token
+            self.send(
+                encode(
+                    "session",
+                    {
+                        "username": player.username,
+                        "token": token,
+                        "guest": player.guest,
+                        "expires": expires.isoformat().replace("+00:00", "Z"),
+                    },
+                    m.id,
+                )
+            )
+            table = app.lobby.table_of(self.username)
+            if table is not None:
+                self.tables.add(table)
+                await table.queue.put(BackInput(self, m.id))
+            return
+        if isinstance(m, protocol.Logout):
+            await self._detach()
+            if self.token is not None:
+                await accounts.logout(app.store, self.token)
+            self.username = self.token = None
+            self.send(encode("logged_out", {}, m.id))
+            return
+        if self.username is None:
+            raise ProtocolError(
+                "not_authenticated", "log in first (register, login, guest or resume)"
+            )
+        if isinstance(m, protocol.ListTables):
+            self.send(encode("tables", {"tables": app.lobby.listing()}, m.id))
+        elif isinstance(m, protocol.CreateTable):
+            table = await app.lobby.create(m.rules, m.turn_seconds, m.private)
+            self.send(
+                encode("table_created", {"table": table.id, "invite_code": table.invite_code}, m.id)
+            )
+        elif isinstance(m, protocol.JoinTable):
+            await self._to_table(m.table, JoinInput(self, m.id, m.seat, m.invite_code))
+        elif isinstance(m, protocol.AddBots):
+            await self._to_table(m.table, AddBotsInput(self, m.id, m.bot))
+        elif isinstance(m, protocol.LeaveTable):
+            await self._to_table(m.table, LeaveInput(self, m.id))
+        elif isinstance(m, protocol.Watch):
+            await self._to_table(m.table, WatchInput(self, m.id, m.invite_code))
+        elif isinstance(m, protocol.Play):
+            await self._to_table(m.table, PlayInput(self, m.id, m.seq, m.action))
+        elif isinstance(m, protocol.Sync):
+            await self._to_table(m.table, SyncInput(self, m.id))
+
+    async def _detach(self) -> None:
+        """Leave every table as this connection's player: it may see none of its seat's
+        private view once it is logged out or logged in as someone else."""
+        for table in self.tables:
+            await table.queue.put(GoneInput(self, None))
+        self.tables.clear()
+
+    async def _to_table(self, table_id: str, item: Any) -> None:
+        table = self.app.lobby.get(table_id)
+        self.tables.add(table)
+        await table.queue.put(item)
+
+
+class App:
+    """The running server: configuration, database, lobby, connections."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.store: Any = None
+        self.lobby: Lobby | None = None
+        self.connections: set[Connection] = set()
+        self.ws_server: WsServer | None = None
+        self.slow_drops = 0
+
+    @property
+    def port(self) -> int:
+        assert self.ws_server is not None
+        sockets = list(self.ws_server.sockets)
+        return int(sockets[0].getsockname()[1])
+
+    async def start(self) -> None:
+        url = self.config.database_url
+        await upgrade(url)
+        self.store = await Store.open(url)
+        self.lobby = Lobby(self.config, self.store)
+        restored = await self.lobby.restore()
+        if restored:
+            log.info("restored %s table(s) from the database", restored)
+        self.ws_server = await serve(
+            self._handle,
+            self.config.server.host,
+            self.config.server.port,
+            process_request=self._http,
+            max_size=self.config.limits.max_message_bytes,
+            compression=None,
+            max_queue=16,
+            ping_interval=20,
+            ping_timeout=20,
+            server_header=f"guobiao/{VERSION}",
+        )
+
+    async def stop(self) -> None:
+        """Stop accepting, tell clients, let tables finish writing, close the database."""
+        if self.ws_server is not None:
+            self.ws_server.server.close()  # stop listening; connections stay open for now
+        if self.lobby is not None:
+            await self.lobby.shutdown()
+        for conn in list(self.connections):
+            conn.send(error("server_shutdown", "the server is stopping; reconnect soon"))
+            await conn.close_writer()
+        if self.ws_server is not None:
+            self.ws_server.close()  # closes every connection with 1001 (going away)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.ws_server.wait_closed(), 5)
+        if self.store is not None:
+            await self.store.close()
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        if len(self.connections) >= self.config.limits.max_connections:
+            await ws.close(1013, "server full")
+            return
+        conn = Connection(ws, self)
+        self.connections.add(conn)
+        try:
+            await conn.serve()
+        finally:
+            self.connections.discard(conn)
+
+    # ------------------------------------------------------------- HTTP ---
+
+    async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        path = request.path.split("?", 1)[0].rstrip("/") or "/"
+        if path == "/ws":
+            return None
+        if path == "/healthz":
+            ok = await self.store.ping()
+            body = {
+                "status": "ok" if ok else "degraded",
+                "database": "ok" if ok else "unreachable",
+                "tables": len(self.lobby.tables) if self.lobby else 0,
+                "connections": len(self.connections),
+            }
+            return _json(
+                connection, http.HTTPStatus.OK if ok else http.HTTPStatus.SERVICE_UNAVAILABLE, body
+            )
+        parts = path.strip("/").split("/")
+        if len(parts) == 3 and parts[:2] == ["api", "players"]:
+            summary = await self.store.player_summary(parts[2])
+            if summary is None:
+                return _json(
+                    connection, http.HTTPStatus.NOT_FOUND, {"error": f"no player {parts[2]!r}"}
+                )
+            return _json(connection, http.HTTPStatus.OK, summary)
+        if len(parts) in (3, 4) and parts[:2] == ["api", "matches"]:
+            if not parts[2].isdigit():
+                return _json(
+                    connection, http.HTTPStatus.BAD_REQUEST, {"error": "a match id is a number"}
+                )
+            match_id = int(parts[2])
+            if len(parts) == 3:
+                detail = await self.store.match_detail(match_id)
+                if detail is None:
+                    return _json(
+                        connection, http.HTTPStatus.NOT_FOUND, {"error": f"no match {match_id}"}
+                    )
+                return _json(connection, http.HTTPStatus.OK, detail)
+            if parts[3] == "log":
+                lines = await self.store.match_log(match_id)
+                if lines is None:
+                    return _json(
+                        connection,
+                        http.HTTPStatus.NOT_FOUND,
+                        {"error": f"no finished match {match_id} (logs are published at its end)"},
+                    )
+                text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+                response = connection.respond(http.HTTPStatus.OK, text)
+                response.headers["Content-Type"] = "application/x-ndjson; charset=utf-8"
+                response.headers["Content-Disposition"] = (
+                    f'attachment; filename="match-{match_id}.jsonl"'
+                )
+                return response
+        return _json(connection, http.HTTPStatus.NOT_FOUND, {"error": f"nothing at {path}"})
+
+
+def _json(connection: ServerConnection, status: http.HTTPStatus, body: Any) -> Response:
+    response = connection.respond(status, json.dumps(body, ensure_ascii=False, default=str))
+    del response.headers["Content-Type"]
+    response.headers["Content-Type"] = "application/json; charset=utf-8"
+    return response

@@ -1,0 +1,954 @@
+"""An asyncio client for the guobiao wire protocol (``docs/protocol.md``).
+
+    client = await Client.connect("ws://127.0.0.1:8765/ws")
+    await client.guest()
+    table = (await client.create_table(turn_seconds=15)).table
+    await client.join_table(table)
+    await client.add_bots(table, "fast")
+    async for message in client.messages():
+        if message.type == "update" and client.tables[table].legal:
+            await client.act(table, {"type": "pass"})
+
+- Requests carry an ``id``; each request method awaits the reply with the matching
+  ``reply_to`` and returns it, or raises ``ServerError(code, reason)`` when the server answers
+  with an ``error`` for that id. ``act`` does not wait: the server sends nothing back for an
+  accepted action but the next ``update``; a refusal comes as an ``error`` message in
+  ``messages()`` (with ``reply_to`` and ``table`` set) and in ``TableState.last_error``.
+- A background reader task routes everything else (``update``, ``table``, ``commit``,
+  ``reveal``, ``match_end``, errors that answer no pending request) to the per-table state
+  (``client.tables``), to the ``on_message`` callback and to the ``messages()`` iterator.
+- ``view_from_dict`` turns the wire view back into the engine's typed ``engine.table.View``,
+  so that the engine bots can play over the network (``play`` does exactly that).
+- ``record=True`` keeps every received frame (``client.frames``), for tests that check what
+  the server let a client see.
+
+Outgoing messages are paced by a token bucket (by default 20 a second, bursts of 20: within
+the server's default limit of 20 a second, bursts of 40), so that a client does not trip the
+server's ``rate_limited`` error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+
+from engine.actions import Action, ActionKind
+from engine.bots import Bot
+from engine.errors import MahjongError
+from engine.hand import Meld, MeldKind
+from engine.notation import parse_tiles
+from engine.table import ClaimView, Phase, SeatView, View
+from engine.tiles import FIRST_FLOWER, N_FLOWERS, N_KINDS, Tile, Wind
+
+log = logging.getLogger("guobiao.client")
+
+PROTOCOL_VERSIONS = (1,)
+CLIENT_NAME = "guobiao-client/0.1"
+# Pacing: the server's default [limits] messages_per_second, and half its message_burst. The
+# slack matters: when the server stalls, frames sent at a steady pace reach it bunched up
+# while its bucket sat full (credit lost), and a client using the whole burst gets refused.
+DEFAULT_RATE = 20.0
+DEFAULT_BURST = 20
+REQUEST_TIMEOUT = 10.0
+MAX_TRACKED_ACTIONS = 256  # ids of recent actions, to tell which table an error is about
+HIDDEN_KONG = "[????]"
+
+# Refusals that mean our answer to this seq is in already (a resent duplicate).
+PLAYED = frozenset({"stale", "already_answered"})
+
+# Server messages that concern one table (their payload names it).
+TABLE_MESSAGES = frozenset({"update", "table", "commit", "reveal", "match_end"})
+
+
+# ------------------------------------------------------------------ errors ---
+
+
+class ClientError(Exception):
+    """Anything the client reports."""
+
+
+class ServerError(ClientError):
+    """The server refused a request: an ``error`` message answering it."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(f"{code}: {reason}")
+        self.code = code
+        self.reason = reason
+
+
+class ConnectFailed(ClientError):
+    """The server could not be reached, or refused the websocket handshake."""
+
+
+class ConnectionLost(ClientError):
+    """The connection closed (``code`` and ``reason`` of the close frame, when there was one)."""
+
+    def __init__(self, code: int | None, reason: str) -> None:
+        detail = f" (code {code}{': ' + reason if reason else ''})" if code else ""
+        super().__init__(f"the connection to the server closed{detail}")
+        self.code = code
+        self.reason = reason
+
+
+class RequestTimeout(ClientError, TimeoutError):
+    """No answer to a request in time."""
+
+
+class ViewError(ClientError, ValueError):
+    """A wire view that cannot be turned into an ``engine.table.View``."""
+
+
+# ---------------------------------------------------------------- messages ---
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """One message from the server, as routed to ``messages()`` and ``on_message``.
+
+    ``table`` is the table it concerns (from the payload, or the table of the action an
+    error answers). ``latency`` is set on an ``update``: the seconds since this connection
+    sent its last action for that table, when that action had had no update yet.
+    """
+
+    type: str
+    payload: dict[str, Any]
+    reply_to: str | int | None = None
+    table: str | None = None
+    received_at: float = 0.0  # time.perf_counter()
+    latency: float | None = None
+
+    @property
+    def code(self) -> str | None:
+        """An error's code."""
+        return self.payload.get("code") if self.type == "error" else None
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    username: str
+    token: str
+    guest: bool
+    expires: str
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedTable:
+    table: str
+    invite_code: str | None
+
+
+@dataclass
+class TableState:
+    """What this connection knows of one table, kept up to date by the reader."""
+
+    table: str
+    seat: int | None = None  # our seat (from ``joined``), None when watching
+    summary: dict[str, Any] | None = None  # the last ``table`` message
+    seq: int | None = None  # the last update's ``seq``: ``act`` answers it
+    hand_no: int = 0
+    view: dict[str, Any] | None = None  # the last wire view
+    scores: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    deadline_ms: int | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)  # of the current hand
+    commits: dict[int, str] = field(default_factory=dict)  # hand_no -> commitment
+    reveals: dict[int, dict[str, Any]] = field(default_factory=dict)  # hand_no -> reveal
+    match_end: dict[str, Any] | None = None
+    last_error: dict[str, Any] | None = None  # the last refusal of one of our actions
+    updates: int = 0
+    action_sent_at: float | None = None  # our last action without an update since
+
+    @property
+    def legal(self) -> list[dict[str, Any]]:
+        """The wire actions we may take now (empty when we need not decide)."""
+        if self.view is None:
+            return []
+        legal: list[dict[str, Any]] = self.view.get("legal") or []
+        return legal
+
+    def typed_view(self) -> View | None:
+        return view_from_dict(self.view) if self.view is not None else None
+
+
+_Predicate = Callable[[Incoming], bool]
+
+
+# ------------------------------------------------------------------ client ---
+
+
+class Client:
+    """One websocket connection to a guobiao server. Create it with ``await Client.connect``."""
+
+    def __init__(
+        self,
+        ws: ClientConnection,
+        *,
+        record: bool = False,
+        on_message: Callable[[Incoming], None] | None = None,
+        queue_messages: bool = True,
+        rate: float | None = DEFAULT_RATE,
+        burst: int = DEFAULT_BURST,
+        timeout: float = REQUEST_TIMEOUT,
+    ) -> None:
+        self.ws = ws
+        self.timeout = timeout
+        self.record = record
+        self.frames: list[dict[str, Any]] = []  # every received frame when ``record``
+        self.on_message = on_message
+        self.welcome: dict[str, Any] = {}
+        self.session: Session | None = None
+        self.tables: dict[str, TableState] = {}
+        self.rate = rate if rate and rate > 0 else None
+        self._tokens = float(burst)
+        self._burst = float(burst)
+        self._refilled = time.monotonic()
+        self._ids = itertools.count(1)
+        self._pending: dict[str | int, asyncio.Future[Incoming]] = {}
+        self._waiters: list[tuple[_Predicate, asyncio.Future[Incoming]]] = []
+        self._actions: dict[str | int, str] = {}  # id of an action we sent -> its table
+        self._queue: asyncio.Queue[Incoming | None] | None = (
+            asyncio.Queue() if queue_messages else None
+        )
+        self.closing = False  # close() was called: the end of the connection is ours
+        self.closed = asyncio.Event()
+        self.close_code: int | None = None
+        self.close_reason = ""
+        self.sent = 0  # frames sent
+        self.received = 0  # frames received
+        self.actions_sent = 0
+        self._reader = asyncio.get_running_loop().create_task(self._read(), name="client-reader")
+
+    # ------------------------------------------------------------ connect ---
+
+    @classmethod
+    async def connect(
+        cls,
+        url: str,
+        *,
+        client_name: str = CLIENT_NAME,
+        open_timeout: float = 10.0,
+        proxy: str | None = None,
+        **options: Any,
+    ) -> Client:
+        """Open a connection, say ``hello`` and check the ``welcome``.
+
+        ``url`` is ``ws://HOST:PORT/ws``; without a path, ``/ws`` is added. ``options`` go to
+        ``Client`` (``record``, ``on_message``, ``queue_messages``, ``rate``, ``burst``,
+        ``timeout``). No proxy unless ``proxy`` names one. Raises ``ConnectFailed`` when the
+        server cannot be reached or refuses the connection, ``ServerError`` when it refuses
+        the hello (``unsupported_version``).
+        """
+        url = normalize_url(url)
+        try:
+            ws = await ws_connect(
+                url,
+                open_timeout=open_timeout,
+                compression=None,
+                max_size=2**22,
+                user_agent_header=client_name,
+                proxy=proxy,
+            )
+        except InvalidURI as exc:
+            raise ConnectFailed(f"{url} is not a websocket URL (ws://HOST:PORT/ws): {exc}") from exc
+        except InvalidStatus as exc:
+            status = exc.response.status_code
+            raise ConnectFailed(
+                f"{url}: the server answered HTTP {status} instead of opening a websocket"
+                + (" (server full?)" if status == 503 else "")
+            ) from None
+        except (OSError, TimeoutError, InvalidHandshake) as exc:
+            errno = getattr(exc, "errno", None)
+            reason = (
+                os.strerror(errno).lower()
+                if errno
+                else str(exc) or ("timed out" if isinstance(exc, TimeoutError) else repr(exc))
+            )
+            raise ConnectFailed(f"cannot connect to {url}: {reason}") from None
+        client = cls(ws, **options)
+        try:
+            reply = await client.request(
+                "hello", {"versions": list(PROTOCOL_VERSIONS), "client": client_name}
+            )
+        except BaseException:
+            await client.close()
+            raise
+        if reply.type != "welcome":
+            await client.close()
+            raise ConnectFailed(f"{url}: expected 'welcome' in answer to hello, got {reply.type!r}")
+        client.welcome = reply.payload
+        return client
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the connection and stop the reader; pending requests fail."""
+        self.closing = True
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.ws.close(), 5)
+        with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._reader), 5)
+        if not self._reader.done():
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+
+    @property
+    def is_open(self) -> bool:
+        return not self.closed.is_set()
+
+    @property
+    def username(self) -> str | None:
+        return self.session.username if self.session else None
+
+    # ------------------------------------------------------------ sending ---
+
+    async def _pace(self) -> None:
+        """Wait for a token of the bucket (``rate`` a second, ``burst`` at once)."""
+        if self.rate is None:
+            return
+        while True:
+            now = time.monotonic()
+            self._tokens = min(self._burst, self._tokens + (now - self._refilled) * self.rate)
+            self._refilled = now
+            if self._tokens >= 1:
+                self._tokens -= 1
+                return
+            await asyncio.sleep((1 - self._tokens) / self.rate)
+
+    async def send(self, kind: str, payload: Mapping[str, Any] | None = None) -> str | int:
+        """Send a message without waiting for anything; return its ``id``."""
+        mid = next(self._ids)
+        await self._send(kind, payload, mid)
+        return mid
+
+    async def _send(
+        self,
+        kind: str,
+        payload: Mapping[str, Any] | None,
+        mid: str | int,
+        before: Callable[[], None] | None = None,
+    ) -> None:
+        if self.closed.is_set():
+            raise ConnectionLost(self.close_code, self.close_reason)
+        await self._pace()
+        if before is not None:
+            before()  # right before the frame goes out (after any pacing)
+        text = json.dumps({"type": kind, "id": mid, "payload": dict(payload or {})})
+        try:
+            await self.ws.send(text)
+        except ConnectionClosed as exc:
+            raise self._lost(exc) from None
+        self.sent += 1
+
+    async def request(
+        self,
+        kind: str,
+        payload: Mapping[str, Any] | None = None,
+        *,
+        until: _Predicate | None = None,
+        timeout: float | None = None,
+    ) -> Incoming:
+        """Send a request and wait for the message answering it.
+
+        The answer is the message whose ``reply_to`` is the request's id, or, for requests
+        the server answers without ``reply_to`` (``add_bots``, ``sync``), the first message
+        after it for which ``until`` is true. An ``error`` answering the id raises
+        ``ServerError``.
+        """
+        loop = asyncio.get_running_loop()
+        mid = next(self._ids)
+        future: asyncio.Future[Incoming] = loop.create_future()
+        self._pending[mid] = future
+        waiter = (until, future) if until is not None else None
+        if waiter is not None:
+            self._waiters.append(waiter)
+        try:
+            await self._send(kind, payload, mid)
+            limit = self.timeout if timeout is None else timeout
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), limit)
+            except TimeoutError:
+                raise RequestTimeout(f"no answer to {kind!r} within {limit:g} s") from None
+        finally:
+            self._pending.pop(mid, None)
+            if waiter is not None:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)
+            if not future.done():
+                future.cancel()
+
+    async def wait_for(self, predicate: _Predicate, timeout: float | None = None) -> Incoming:
+        """The next message (that answers no request) for which ``predicate`` is true."""
+        future: asyncio.Future[Incoming] = asyncio.get_running_loop().create_future()
+        waiter = (predicate, future)
+        self._waiters.append(waiter)
+        try:
+            limit = self.timeout if timeout is None else timeout
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), limit)
+            except TimeoutError:
+                raise RequestTimeout(f"no such message within {limit:g} s") from None
+        finally:
+            with contextlib.suppress(ValueError):
+                self._waiters.remove(waiter)
+            if not future.done():
+                future.cancel()
+
+    # ----------------------------------------------------------- accounts ---
+
+    async def register(self, username: str, password: str) -> Session:
+        reply = await self.request("register", {"username": username, "password": password})
+        return self._session(reply)
+
+    async def login(self, username: str, password: str) -> Session:
+        reply = await self.request("login", {"username": username, "password": password})
+        return self._session(reply)
+
+    async def guest(self) -> Session:
+        return self._session(await self.request("guest"))
+
+    async def resume(self, token: str) -> Session:
+        """Authenticate with a session token; a seated player then gets its table's update."""
+        return self._session(await self.request("resume", {"token": token}))
+
+    async def logout(self) -> None:
+        await self.request("logout")
+        self.session = None
+
+    def _session(self, reply: Incoming) -> Session:
+        p = reply.payload
+        self.session = Session(
+            str(p.get("username")), str(p.get("token")), bool(p.get("guest")), str(p.get("expires"))
+        )
+        return self.session
+
+    # -------------------------------------------------------------- lobby ---
+
+    async def list_tables(self) -> list[dict[str, Any]]:
+        reply = await self.request("list_tables")
+        tables: list[dict[str, Any]] = reply.payload.get("tables", [])
+        return tables
+
+    async def create_table(
+        self, rules: str | None = None, turn_seconds: int | None = None, private: bool = False
+    ) -> CreatedTable:
+        payload: dict[str, Any] = {"private": private}
+        if rules is not None:
+            payload["rules"] = rules
+        if turn_seconds is not None:
+            payload["turn_seconds"] = turn_seconds
+        reply = await self.request("create_table", payload)
+        return CreatedTable(str(reply.payload["table"]), reply.payload.get("invite_code"))
+
+    async def join_table(
+        self, table: str, seat: int | None = None, invite_code: str | None = None
+    ) -> int:
+        """Sit at ``table`` (the first free seat when ``seat`` is None); return the seat."""
+        payload: dict[str, Any] = {"table": table}
+        if seat is not None:
+            payload["seat"] = seat
+        if invite_code is not None:
+            payload["invite_code"] = invite_code
+        state = self._table(table)
+        reply = await self.request("join_table", payload)
+        state.seat = int(reply.payload["seat"])
+        return state.seat
+
+    async def add_bots(self, table: str, bot: str = "default") -> dict[str, Any]:
+        """Fill the empty seats with server bots; return the table's summary after it.
+
+        The server answers with the ``table`` broadcast, which has no ``reply_to``: the
+        first ``table`` message for this table with no empty seat is taken as the answer
+        (an earlier broadcast, e.g. of our own join, may still be on its way).
+        """
+        reply = await self.request(
+            "add_bots",
+            {"table": table, "bot": bot},
+            until=lambda m: (
+                m.type == "table" and m.table == table and None not in m.payload.get("seats", [])
+            ),
+        )
+        return reply.payload
+
+    async def leave_table(self, table: str) -> None:
+        await self.request("leave_table", {"table": table})
+        state = self.tables.get(table)
+        if state is not None:
+            state.seat = None
+
+    async def watch(self, table: str, invite_code: str | None = None) -> None:
+        payload: dict[str, Any] = {"table": table}
+        if invite_code is not None:
+            payload["invite_code"] = invite_code
+        self._table(table)
+        await self.request("watch", payload)
+
+    async def sync(self, table: str, timeout: float | None = None) -> TableState:
+        """Ask for a full update of ``table``; return the table's state once it came.
+
+        The answer is the next update of the table marked ``"full": true`` (the server
+        sends nothing when no match is being played there: ``RequestTimeout``).
+        """
+        self._table(table)
+        await self.request(
+            "sync",
+            {"table": table},
+            until=lambda m: m.type == "update" and m.table == table and bool(m.payload.get("full")),
+            timeout=timeout,
+        )
+        return self.tables[table]
+
+    async def ping(self) -> float:
+        """Round-trip time of an application ``ping``, in seconds."""
+        started = time.perf_counter()
+        await self.request("ping")
+        return time.perf_counter() - started
+
+    # --------------------------------------------------------------- play ---
+
+    async def act(
+        self, table: str, action: Action | Mapping[str, Any], seq: int | None = None
+    ) -> str | int:
+        """Send a game action answering the latest update of ``table`` (or ``seq``).
+
+        Does not wait: an accepted action shows in the next ``update``; a refused one comes
+        back as an ``error`` message (``reply_to`` the returned id, ``table`` set) and in the
+        table's ``last_error``.
+        """
+        state = self._table(table)
+        if seq is None:
+            seq = state.seq
+        if seq is None:
+            raise ClientError(f"no update of table {table} yet: there is nothing to answer")
+        wire = action.to_dict() if isinstance(action, Action) else dict(action)
+        mid = next(self._ids)
+        self._actions[mid] = table
+        while len(self._actions) > MAX_TRACKED_ACTIONS:  # accepted actions get no reply
+            del self._actions[next(iter(self._actions))]
+
+        def stamp() -> None:
+            state.action_sent_at = time.perf_counter()
+
+        await self._send("action", {"table": table, "seq": seq, "action": wire}, mid, stamp)
+        self.actions_sent += 1
+        return mid
+
+    # ----------------------------------------------------------- messages ---
+
+    async def messages(self) -> AsyncIterator[Incoming]:
+        """Every routed message, in order, until the connection closes."""
+        if self._queue is None:
+            raise ClientError("this client was made with queue_messages=False")
+        while True:
+            item = await self._queue.get()
+            if item is None:
+                self._queue.put_nowait(None)  # for any other consumer
+                return
+            yield item
+
+    async def next_message(self, timeout: float | None = None) -> Incoming | None:
+        """The next routed message, or None when the connection closed."""
+        if self._queue is None:
+            raise ClientError("this client was made with queue_messages=False")
+        limit = self.timeout if timeout is None else timeout
+        try:
+            item = await asyncio.wait_for(self._queue.get(), limit)
+        except TimeoutError:
+            raise RequestTimeout(f"no message within {limit:g} s") from None
+        if item is None:
+            self._queue.put_nowait(None)
+        return item
+
+    # ------------------------------------------------------------- reader ---
+
+    def _table(self, table: str) -> TableState:
+        state = self.tables.get(table)
+        if state is None:
+            state = self.tables[table] = TableState(table)
+        return state
+
+    def _lost(self, exc: ConnectionClosed | None) -> ConnectionLost:
+        if exc is not None and exc.rcvd is not None:
+            self.close_code, self.close_reason = exc.rcvd.code, exc.rcvd.reason
+        return ConnectionLost(self.close_code, self.close_reason)
+
+    async def _read(self) -> None:
+        error: ConnectionClosed | None = None
+        try:
+            async for frame in self.ws:
+                now = time.perf_counter()
+                self.received += 1
+                try:
+                    data = json.loads(frame)
+                except (ValueError, TypeError):
+                    log.warning("ignoring a frame that is not JSON: %.80r", frame)
+                    continue
+                if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+                    log.warning("ignoring a frame that is not a message: %.80r", frame)
+                    continue
+                if self.record:
+                    self.frames.append(data)
+                self._dispatch(data, now)
+        except ConnectionClosed as exc:
+            error = exc
+        except Exception:
+            log.exception("client reader failed")
+        finally:
+            if error is None and self.ws.close_code is not None:
+                self.close_code, self.close_reason = self.ws.close_code, self.ws.close_reason or ""
+            lost = self._lost(error)
+            self.closed.set()
+            for future in list(self._pending.values()):
+                if not future.done():
+                    future.set_exception(lost)
+            for _, future in list(self._waiters):
+                if not future.done():
+                    future.set_exception(lost)
+            self._pending.clear()
+            self._waiters.clear()
+            if self._queue is not None:
+                self._queue.put_nowait(None)
+
+    def _dispatch(self, data: dict[str, Any], now: float) -> None:
+        kind: str = data["type"]
+        payload = data.get("payload")
+        if not isinstance(payload, dict):
+            payload = {}
+        reply_to = data.get("reply_to")
+        table = payload.get("table") if isinstance(payload.get("table"), str) else None
+        if reply_to is not None and reply_to in self._actions:
+            table = self._actions.pop(reply_to)
+        latency = self._apply(kind, payload, table, now, reply_to)
+        message = Incoming(kind, payload, reply_to, table, now, latency)
+        future = self._pending.get(reply_to) if reply_to is not None else None
+        if future is not None:
+            if not future.done():
+                if kind == "error":
+                    future.set_exception(
+                        ServerError(str(payload.get("code")), str(payload.get("reason", "")))
+                    )
+                else:
+                    future.set_result(message)
+            return
+        for predicate, waiting in list(self._waiters):
+            if not waiting.done():
+                try:
+                    matched = predicate(message)
+                except Exception:
+                    log.exception("a message predicate failed")
+                    matched = False
+                if matched:
+                    waiting.set_result(message)
+        if self.on_message is not None:
+            try:
+                self.on_message(message)
+            except Exception:
+                log.exception("the on_message callback failed")
+        if self._queue is not None:
+            self._queue.put_nowait(message)
+
+    def _apply(
+        self,
+        kind: str,
+        payload: dict[str, Any],
+        table: str | None,
+        now: float,
+        reply_to: str | int | None,
+    ) -> float | None:
+        """Keep the per-table state; return the action-to-update latency of an update."""
+        if table is None or (kind not in TABLE_MESSAGES and kind != "error"):
+            return None
+        state = self._table(table)
+        if kind == "update":
+            latency = None
+            if state.action_sent_at is not None:
+                latency = now - state.action_sent_at
+                state.action_sent_at = None
+            state.updates += 1
+            seq = payload.get("seq")
+            if isinstance(seq, int):
+                state.seq = seq
+            hand_no = payload.get("hand_no")
+            events = payload.get("events") or []
+            if payload.get("full") or (isinstance(hand_no, int) and hand_no != state.hand_no):
+                state.events = []
+            if isinstance(hand_no, int):
+                state.hand_no = hand_no
+            state.events.extend(e for e in events if isinstance(e, dict))
+            if "view" in payload:
+                state.view = payload["view"]
+            if isinstance(payload.get("scores"), list):
+                state.scores = list(payload["scores"])
+            state.deadline_ms = payload.get("deadline_ms")
+            return latency
+        if kind == "table":
+            state.summary = payload
+        elif kind == "commit" and isinstance(payload.get("hand_no"), int):
+            state.commits[payload["hand_no"]] = str(payload.get("commitment"))
+        elif kind == "reveal" and isinstance(payload.get("hand_no"), int):
+            state.reveals[payload["hand_no"]] = payload
+        elif kind == "match_end":
+            state.match_end = payload
+            if isinstance(payload.get("scores"), list):
+                state.scores = list(payload["scores"])
+        elif kind == "error" and reply_to is not None:
+            state.last_error = payload
+            state.action_sent_at = None
+        return None
+
+
+def normalize_url(url: str) -> str:
+    """``ws://host:port`` -> ``ws://host:port/ws``; ``http(s)`` becomes ``ws(s)``."""
+    parts = urlsplit(url.strip())
+    scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
+    path = parts.path if parts.path not in ("", "/") else "/ws"
+    return urlunsplit((scheme, parts.netloc, path, parts.query, ""))
+
+
+# -------------------------------------------------------------------- views ---
+
+
+def _tile(text: object, what: str) -> Tile:
+    if not isinstance(text, str):
+        raise ViewError(f"{what}: expected a tile like '5m', got {text!r}")
+    try:
+        tiles = parse_tiles(text)
+    except ValueError as exc:
+        raise ViewError(f"{what}: {exc}") from None
+    if len(tiles) != 1 or not 0 <= tiles[0] < N_KINDS:
+        raise ViewError(f"{what}: {text!r} is not one tile")
+    return tiles[0]
+
+
+def _flower(text: object) -> Tile:
+    if (
+        isinstance(text, str)
+        and len(text) == 2
+        and text[0] == "f"
+        and text[1].isdigit()
+        and 1 <= int(text[1]) <= N_FLOWERS
+    ):
+        return FIRST_FLOWER + int(text[1]) - 1
+    raise ViewError(f"flowers: expected 'f1'..'f8', got {text!r}")
+
+
+def parse_meld(text: str) -> Meld:
+    """``"[123m,1]"`` (chow, claimed tile 1st), ``"[EEE,2]"``, ``"[5555p]"`` (concealed kong)."""
+    if not isinstance(text, str) or not (text.startswith("[") and text.endswith("]")):
+        raise ViewError(f"a meld is written like '[123m,1]', got {text!r}")
+    body = text[1:-1]
+    offer = 0
+    if "," in body:
+        body, _, offer_text = body.partition(",")
+        if offer_text not in ("1", "2", "3"):
+            raise ViewError(f"meld {text!r}: the offer must be 1, 2 or 3")
+        offer = int(offer_text)
+    try:
+        tiles = sorted(parse_tiles(body))
+    except ValueError as exc:
+        raise ViewError(f"meld {text!r}: {exc}") from None
+    if len(tiles) == 4 and len(set(tiles)) == 1:
+        kind = MeldKind.KONG
+    elif len(tiles) == 3 and len(set(tiles)) == 1:
+        kind = MeldKind.PUNG
+    elif (
+        len(tiles) == 3
+        and tiles[2] < 27
+        and tiles[0] // 9 == tiles[2] // 9
+        and tiles == [tiles[0], tiles[0] + 1, tiles[0] + 2]
+    ):
+        kind = MeldKind.CHOW
+    else:
+        raise ViewError(f"meld {text!r} is not a chow, pung or kong")
+    if offer == 0 and kind is not MeldKind.KONG:
+        raise ViewError(f"meld {text!r}: only a concealed kong has no offer")
+    try:
+        return Meld(kind, tiles[0], offer)
+    except ValueError as exc:
+        raise ViewError(f"meld {text!r}: {exc}") from None
+
+
+def _seat_from_dict(d: Mapping[str, Any]) -> SeatView:
+    try:
+        melds_text = list(d.get("melds", []))
+        river_text = list(d.get("river", []))
+        hidden = sum(1 for m in melds_text if m == HIDDEN_KONG)
+        river = []
+        for entry in river_text:
+            claimed = isinstance(entry, str) and entry.endswith("*")
+            river.append((_tile(entry[:-1] if claimed else entry, "river"), claimed))
+        concealed = d.get("concealed")
+        if concealed is not None:
+            try:
+                concealed = tuple(sorted(parse_tiles(concealed)))
+            except (ValueError, TypeError) as exc:
+                raise ViewError(f"concealed tiles {concealed!r}: {exc}") from None
+        return SeatView(
+            player=int(d["player"]),
+            wind=Wind.parse(str(d["wind"])),
+            concealed_count=int(d["concealed_count"]),
+            melds=tuple(parse_meld(m) for m in melds_text if m != HIDDEN_KONG),
+            hidden_kongs=hidden,
+            flowers=tuple(_flower(f) for f in d.get("flowers", [])),
+            river=tuple(river),
+            concealed=concealed,
+        )
+    except (KeyError, TypeError) as exc:
+        raise ViewError(f"a seat view lacks or garbles {exc}: {dict(d)!r}") from None
+
+
+def view_from_dict(d: Mapping[str, Any]) -> View:
+    """The engine's ``View`` from its wire form (``View.to_dict``): the inverse of it.
+
+    ``"[????]"`` melds become ``hidden_kongs``; river tiles with ``*`` were claimed; a view
+    without ``you`` is a spectator's (``viewer`` None, nothing legal). Raises ``ViewError``
+    saying what is malformed.
+    """
+    if not isinstance(d, Mapping):
+        raise ViewError(f"a view must be an object, got {d!r}")
+    try:
+        dice = d["dice"]
+        claim = d.get("claim")
+        claim_view = None
+        if claim is not None:
+            claim_view = ClaimView(
+                _tile(claim["tile"], "claim tile"), int(claim["from"]), str(claim["kind"])
+            )
+        legal = []
+        for a in d.get("legal", []) or []:
+            try:
+                legal.append(Action.from_dict(a))
+            except MahjongError as exc:
+                raise ViewError(f"legal action {a!r}: {exc}") from None
+        drawn = d.get("drawn")
+        viewer = d.get("you")
+        return View(
+            viewer=int(viewer) if viewer is not None else None,
+            phase=Phase(d["phase"]),
+            round_wind=Wind.parse(str(d["round_wind"])),
+            dealer=int(d["dealer"]),
+            dice=((int(dice[0][0]), int(dice[0][1])), (int(dice[1][0]), int(dice[1][1]))),
+            wall_remaining=int(d["wall_remaining"]),
+            current=int(d["current"]),
+            seats=tuple(_seat_from_dict(s) for s in d["seats"]),
+            drawn=_tile(drawn, "drawn") if drawn is not None else None,
+            claim=claim_view,
+            legal=tuple(legal),
+        )
+    except ViewError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, MahjongError) as exc:
+        raise ViewError(f"malformed view ({type(exc).__name__}: {exc})") from None
+
+
+# --------------------------------------------------------------- playing ---
+
+
+def fallback_action(view: View) -> Action:
+    """The simplest safe move: pass, else discard the drawn tile, else the first legal."""
+    if Action(ActionKind.PASS) in view.legal:
+        return Action(ActionKind.PASS)
+    if view.drawn is not None and Action(ActionKind.DISCARD, view.drawn) in view.legal:
+        return Action(ActionKind.DISCARD, view.drawn)
+    return view.legal[0]
+
+
+async def play(
+    client: Client,
+    table: str,
+    bot: Bot,
+    *,
+    stopping: Callable[[], bool] | None = None,
+    think: float = 0.0,
+    on_message: Callable[[Incoming], None] | None = None,
+) -> dict[str, Any] | None:
+    """Play ``table`` with ``bot`` until the match ends; return the ``match_end`` payload.
+
+    Reads ``client.messages()``: on each update that asks this seat to decide, the bot
+    chooses on the typed view (``view_from_dict``) and the action goes out for the update's
+    ``seq`` (once per ``seq``). When the server refuses an action other than as ``stale``,
+    the simplest safe move (``fallback_action``) is sent once instead; after a
+    ``rate_limited`` error an action still without update is sent again, once. Returns None when
+    the connection closes first, or the table is finished without a ``match_end`` for this
+    connection; stops acting once ``stopping()`` is true.
+    """
+    state = client._table(table)
+    acted: int | None = None  # the seq we answered
+    last: Action | None = None  # and how
+    rescued: int | None = None  # the seq we sent a fallback for
+    resent: int | None = None  # the seq we resent after a rate_limited error
+    async for message in client.messages():
+        if on_message is not None:
+            on_message(message)
+        if message.code == "rate_limited" and message.reply_to is None:
+            # The server dropped some message of ours without saying which; if our action
+            # has had no update yet, it may be that one: send it again (a duplicate is
+            # refused harmlessly as stale or already answered).
+            if (
+                last is not None
+                and acted == state.seq
+                and resent != acted
+                and state.action_sent_at is not None
+                and not (stopping is not None and stopping())
+            ):
+                resent = acted
+                await asyncio.sleep(1 / (client.rate or DEFAULT_RATE))
+                if state.seq == acted:
+                    await client.act(table, last)
+            continue
+        if message.table != table:
+            continue
+        if message.type == "match_end":
+            return message.payload
+        if message.type == "table" and message.payload.get("state") == "finished":
+            return state.match_end  # over without a match_end for us (we were away)
+        if stopping is not None and stopping():
+            continue
+        if message.type == "error" and message.reply_to is not None:
+            if message.code in PLAYED or state.seq != acted or rescued == acted:
+                continue
+            view = state.typed_view()
+            if view is None or not view.legal:
+                continue
+            rescued = acted
+            log.info("table %s: action refused (%s); playing safe", table, message.code)
+            await client.act(table, fallback_action(view))
+            continue
+        if message.type != "update" or not state.legal or state.seq == acted:
+            continue
+        if not _newest(message, state):
+            continue  # a newer update of this table is on its way: answer that one
+        view = state.typed_view()
+        assert view is not None
+        try:
+            action = bot.choose(view)
+        except Exception:
+            log.exception("table %s: the bot failed; playing safe", table)
+            action = fallback_action(view)
+        if think > 0:
+            await asyncio.sleep(think)
+            if state.seq != message.payload.get("seq") or (stopping is not None and stopping()):
+                continue
+        acted, last = state.seq, action
+        await client.act(table, action)
+    return None
+
+
+def _newest(message: Incoming, state: TableState) -> bool:
+    return message.payload.get("seq") == state.seq

@@ -1,0 +1,419 @@
+"""``guobiao loadtest``: many tables of network bots against one server; latency and throughput.
+
+    guobiao loadtest --url ws://127.0.0.1:8765/ws --tables 10 --duration 30 --bot fast
+
+Runs ``--tables`` tables of four bots each; every bot has its own connection and guest
+account, and one bot of each table creates it. A table whose match ends starts a new one with
+the same bots, so the load stays steady. After ``--duration`` seconds the bots stop sending,
+the connections close, and the report is printed (``--json``: one JSON object):
+
+- actions sent and accepted (not refused by an ``error``), accepted actions per second;
+- action-to-update latency: from sending an action to the next ``update`` of that table on
+  that connection (p50, p95, p99, max). When several players answer a discard, the update
+  comes once the last has answered, so the latency includes the others' decisions;
+- error messages received, by code; dropped connections (closed before the end, not by us);
+- matches started and completed.
+
+Start-up is staggered: at most ``--connect-concurrency`` connections are being opened at once.
+Outgoing messages are paced per connection (``--rate``, the server's default limit) so the
+bots do not trip the server's rate limit; raise it for a server configured higher. Only the
+given URL is contacted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import math
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.bots import BOTS, make_bot
+from server.client import (
+    DEFAULT_BURST,
+    DEFAULT_RATE,
+    Client,
+    ClientError,
+    ConnectFailed,
+    Incoming,
+    ServerError,
+    play,
+)
+
+CLOSE_SECONDS = 5.0  # the most the closing of all connections may take
+
+
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "loadtest",
+        help="load a server with tables of network bots; report latency and throughput",
+        description="Run N tables of 4 network bots (4N connections, guest accounts) against "
+        "a server for S seconds; report actions/s, action-to-update latency percentiles, "
+        "errors, dropped connections and completed matches.",
+    )
+    parser.add_argument("--url", required=True, help="the server, ws://HOST:PORT/ws")
+    parser.add_argument("--tables", type=_positive_int, default=1, help="tables (default 1)")
+    parser.add_argument(
+        "--duration", type=_positive_float, default=30.0, help="seconds to run (default 30)"
+    )
+    parser.add_argument(
+        "--bot", choices=sorted(BOTS), default="fast", help="the engine bot (default fast)"
+    )
+    parser.add_argument(
+        "--turn-seconds", type=_positive_int, metavar="T", help="time per decision of the tables"
+    )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=DEFAULT_RATE,
+        help=f"messages a second per connection, 0 for no pacing (default {DEFAULT_RATE:g})",
+    )
+    parser.add_argument(
+        "--burst",
+        type=_positive_int,
+        default=DEFAULT_BURST,
+        help=f"messages at once per connection (default {DEFAULT_BURST})",
+    )
+    parser.add_argument(
+        "--think-ms", type=float, default=0.0, help="a bot's pause before each action (ms)"
+    )
+    parser.add_argument(
+        "--connect-concurrency",
+        type=_positive_int,
+        default=16,
+        help="connections being opened at once (default 16)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        report = asyncio.run(
+            loadtest(
+                args.url,
+                tables=args.tables,
+                duration=args.duration,
+                bot=args.bot,
+                turn_seconds=args.turn_seconds,
+                rate=args.rate,
+                burst=args.burst,
+                think=args.think_ms / 1000,
+                connect_concurrency=args.connect_concurrency,
+                progress=not args.json,
+            )
+        )
+    except KeyboardInterrupt:
+        print("guobiao loadtest: interrupted", file=sys.stderr)
+        return 130
+    except ConnectFailed as exc:
+        print(f"guobiao loadtest: {exc} (is `guobiao serve` running there?)", file=sys.stderr)
+        return 1
+    except ServerError as exc:
+        print(f"guobiao loadtest: the server refused: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(report.to_dict(), indent=2) if args.json else report.text())
+    return 0 if report.connected else 1
+
+
+# ------------------------------------------------------------------ report ---
+
+
+@dataclass
+class Report:
+    url: str
+    tables: int
+    bot: str
+    duration: float  # asked for
+    connections: int = 0  # wanted: 4 per table
+    connected: int = 0
+    connect_failures: int = 0
+    startup_seconds: float = 0.0  # until every connection was seated (or gave up)
+    elapsed: float = 0.0  # from the start to the stop
+    active_seconds: float = 0.0  # from the first match's start to the stop
+    actions_sent: int = 0
+    actions_refused: int = 0
+    updates: int = 0
+    latencies: list[float] = field(default_factory=list)
+    errors: Counter[str] = field(default_factory=Counter)
+    dropped: int = 0
+    matches_started: int = 0
+    matches_completed: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def accepted(self) -> int:
+        return self.actions_sent - self.actions_refused
+
+    def percentiles(self) -> dict[str, float | None]:
+        data = sorted(self.latencies)
+        out: dict[str, float | None] = {}
+        for name, q in (("p50", 50), ("p95", 95), ("p99", 99)):
+            out[name] = _ms(percentile(data, q)) if data else None
+        out["max"] = _ms(data[-1]) if data else None
+        out["mean"] = _ms(sum(data) / len(data)) if data else None
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        window = self.active_seconds or 0.0
+        return {
+            "url": self.url,
+            "tables": self.tables,
+            "bot": self.bot,
+            "duration_s": self.duration,
+            "elapsed_s": round(self.elapsed, 3),
+            "startup_s": round(self.startup_seconds, 3),
+            "active_s": round(window, 3),
+            "connections": {
+                "wanted": self.connections,
+                "connected": self.connected,
+                "failed": self.connect_failures,
+                "dropped": self.dropped,
+            },
+            "actions": {
+                "sent": self.actions_sent,
+                "accepted": self.accepted,
+                "refused": self.actions_refused,
+                "per_second": round(self.accepted / window, 1) if window else 0.0,
+            },
+            "updates": {
+                "received": self.updates,
+                "per_second": round(self.updates / window, 1) if window else 0.0,
+            },
+            "latency_ms": {**self.percentiles(), "samples": len(self.latencies)},
+            "errors": dict(self.errors.most_common()),
+            "matches": {"started": self.matches_started, "completed": self.matches_completed},
+            "notes": self.notes,
+        }
+
+    def text(self) -> str:
+        d = self.to_dict()
+        c, a, u, lat = d["connections"], d["actions"], d["updates"], d["latency_ms"]
+
+        def ms(value: float | None) -> str:
+            return "-" if value is None else f"{value:.2f} ms"
+
+        errors = ", ".join(f"{k} {v}" for k, v in d["errors"].items()) or "none"
+        lines = [
+            f"loadtest {self.url}: {self.tables} table(s) x 4 {self.bot} bots, {self.duration:g} s",
+            f"connections  {c['connected']}/{c['wanted']} connected, {c['failed']} failed, "
+            f"{c['dropped']} dropped; start-up {d['startup_s']:.2f} s",
+            f"actions      {a['sent']} sent, {a['accepted']} accepted, {a['refused']} refused; "
+            f"{a['per_second']:.1f} actions/s over {d['active_s']:.1f} s",
+            f"updates      {u['received']} received, {u['per_second']:.1f}/s",
+            f"latency      p50 {ms(lat['p50'])}, p95 {ms(lat['p95'])}, p99 {ms(lat['p99'])}, "
+            f"max {ms(lat['max'])} ({lat['samples']} samples, action sent -> next update)",
+            f"errors       {errors}",
+            f"matches      {d['matches']['completed']} completed, "
+            f"{d['matches']['started']} started",
+        ]
+        lines.extend(f"note         {n}" for n in self.notes)
+        return "\n".join(lines)
+
+
+def percentile(data: list[float], q: float) -> float:
+    """The nearest-rank ``q``-th percentile of sorted ``data``."""
+    rank = max(1, math.ceil(q / 100 * len(data)))
+    return data[min(rank, len(data)) - 1]
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 3)
+
+
+# ----------------------------------------------------------------- running ---
+
+
+class _Run:
+    def __init__(self, report: Report, url: str, options: dict[str, Any]) -> None:
+        self.report = report
+        self.url = url
+        self.options = options
+        self.stop = asyncio.Event()
+        self.clients: list[Client] = []
+        self.first_action: float | None = None  # when the first match started
+        self.seated = 0
+
+    def on_message(self, message: Incoming) -> None:
+        report = self.report
+        if message.type == "update":
+            report.updates += 1
+            if message.latency is not None:
+                report.latencies.append(message.latency)
+        elif message.type == "error":
+            report.errors[message.code or "?"] += 1
+            if message.reply_to is not None and message.table is not None:
+                report.actions_refused += 1
+
+    async def open(self, gate: asyncio.Semaphore) -> Client | None:
+        async with gate:
+            if self.stop.is_set():
+                return None
+            try:
+                client = await Client.connect(
+                    self.url,
+                    on_message=self.on_message,
+                    rate=self.options["rate"],
+                    burst=self.options["burst"],
+                    timeout=self.options["timeout"],
+                )
+            except (ClientError, OSError) as exc:
+                self.report.connect_failures += 1
+                self.report.errors[f"connect: {type(exc).__name__}"] += 1
+                return None
+            self.clients.append(client)
+            self.report.connected += 1
+            try:
+                await client.guest()
+            except ClientError as exc:
+                self.report.errors[f"guest: {getattr(exc, 'code', type(exc).__name__)}"] += 1
+                await client.close()
+                return None
+            return client
+
+    async def table_group(self, index: int, gate: asyncio.Semaphore) -> None:
+        """Four bots: connect, then play matches at fresh tables until the stop."""
+        clients: list[Client] = []
+        try:
+            for _ in range(4):
+                client = await self.open(gate)
+                if client is None:
+                    return
+                clients.append(client)
+            self.seated += 4
+            bot, think = self.options["bot"], self.options["think"]
+            while not self.stop.is_set() and all(c.is_open for c in clients):
+                try:
+                    created = await clients[0].create_table(
+                        turn_seconds=self.options["turn_seconds"]
+                    )
+                    for client in clients:
+                        await client.join_table(created.table)
+                except ServerError as exc:
+                    self.report.errors[f"{exc.code} (lobby)"] += 1
+                    return
+                self.report.matches_started += 1
+                if self.first_action is None:
+                    self.first_action = time.perf_counter()
+                results = await asyncio.gather(
+                    *(
+                        play(
+                            client,
+                            created.table,
+                            make_bot(bot, seed=4 * index + p),
+                            stopping=self.stop.is_set,
+                            think=think,
+                        )
+                        for p, client in enumerate(clients)
+                    ),
+                    return_exceptions=True,
+                )
+                if any(isinstance(r, dict) for r in results):
+                    self.report.matches_completed += 1
+        except ClientError:
+            return  # the connection went away: counted as dropped at the end
+
+
+async def loadtest(
+    url: str,
+    *,
+    tables: int,
+    duration: float,
+    bot: str = "fast",
+    turn_seconds: int | None = None,
+    rate: float | None = DEFAULT_RATE,
+    burst: int = DEFAULT_BURST,
+    think: float = 0.0,
+    connect_concurrency: int = 16,
+    timeout: float = 10.0,
+    progress: bool = False,
+) -> Report:
+    """Run the load test; raise ``ConnectFailed`` when the server cannot be reached at all."""
+    report = Report(url, tables, bot, duration, connections=4 * tables)
+    probe = await Client.connect(url, timeout=timeout)  # fail early and clearly
+    await probe.close()
+    run = _Run(
+        report,
+        url,
+        {
+            "rate": rate,
+            "burst": burst,
+            "timeout": timeout,
+            "bot": bot,
+            "think": think,
+            "turn_seconds": turn_seconds,
+        },
+    )
+    started = time.perf_counter()
+    gate = asyncio.Semaphore(connect_concurrency)
+    groups = [asyncio.create_task(run.table_group(i, gate)) for i in range(tables)]
+    deadline = started + duration
+    next_line = started + 5.0
+    while (now := time.perf_counter()) < deadline:
+        if not report.startup_seconds and (
+            run.seated + report.connect_failures >= 4 * tables or all(g.done() for g in groups)
+        ):
+            report.startup_seconds = now - started
+        if progress and now >= next_line:
+            next_line += 5.0
+            print(
+                f"loadtest: {now - started:.0f} s, {run.seated}/{4 * tables} bots seated, "
+                f"{sum(c.actions_sent for c in run.clients)} actions, "
+                f"{report.matches_completed} matches completed",
+                file=sys.stderr,
+                flush=True,
+            )
+        if all(g.done() for g in groups):
+            report.notes.append("every table group stopped before the end")
+            break
+        await asyncio.sleep(min(0.1, max(0.0, deadline - now)))
+    stopped = time.perf_counter()
+    run.stop.set()  # no more actions
+    if not report.startup_seconds:
+        report.startup_seconds = stopped - started
+        if run.seated < 4 * tables:
+            report.notes.append(f"only {run.seated} of {4 * tables} bots were seated in time")
+    report.dropped = sum(1 for c in run.clients if not c.is_open and not c.closing)
+    report.actions_sent = sum(c.actions_sent for c in run.clients)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(
+            asyncio.gather(*(c.close() for c in run.clients), return_exceptions=True),
+            CLOSE_SECONDS,
+        )
+    done, pending = await asyncio.wait(groups, timeout=CLOSE_SECONDS)
+    for task in pending:
+        task.cancel()
+    for task in done:
+        if not task.cancelled() and task.exception() is not None:
+            report.notes.append(f"a table group failed: {task.exception()!r}")
+    report.elapsed = stopped - started
+    if run.first_action is not None:
+        report.active_seconds = stopped - run.first_action
+    return report

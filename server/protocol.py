@@ -1,0 +1,266 @@
+"""The wire protocol: decode client frames into typed messages, encode server messages.
+
+Parse at the edge: ``decode`` turns a text frame into one of a closed set of
+frozen message classes, or raises ``ProtocolError`` with a stable ``code``; the
+rest of the server never sees raw JSON. See ``docs/protocol.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from engine.actions import Action
+from engine.errors import IllegalAction
+
+VERSIONS = (1,)
+MAX_ID_LENGTH = 64
+
+
+class ProtocolError(Exception):
+    """A client message the server cannot accept; ``code`` goes on the wire."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    id: str | int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Hello(Message):
+    versions: tuple[int, ...]
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class Register(Message):
+    username: str
+    password: str
+
+
+@dataclass(frozen=True, slots=True)
+class Login(Message):
+    username: str
+    password: str
+
+
+@dataclass(frozen=True, slots=True)
+class Guest(Message):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Resume(Message):
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
+class Logout(Message):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ListTables(Message):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTable(Message):
+    rules: str | None
+    turn_seconds: int | None
+    private: bool
+
+
+@dataclass(frozen=True, slots=True)
+class JoinTable(Message):
+    table: str
+    seat: int | None
+    invite_code: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AddBots(Message):
+    table: str
+    bot: str
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveTable(Message):
+    table: str
+
+
+@dataclass(frozen=True, slots=True)
+class Watch(Message):
+    table: str
+    invite_code: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Play(Message):
+    """An ``action`` message: a game action for the sender's seat."""
+
+    table: str
+    seq: int
+    action: Action
+
+
+@dataclass(frozen=True, slots=True)
+class Sync(Message):
+    table: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ping(Message):
+    pass
+
+
+class _Payload:
+    """Typed access to a payload object, with errors that name the field."""
+
+    def __init__(self, data: dict[str, Any], kind: str) -> None:
+        self.data = data
+        self.kind = kind
+
+    def _bad(self, key: str, expected: str) -> ProtocolError:
+        return ProtocolError(
+            "bad_message", f"{self.kind}: '{key}' must be {expected}, got {self.data.get(key)!r}"
+        )
+
+    def str(self, key: str, *, optional: bool = False, limit: int = 200) -> Any:
+        value = self.data.get(key)
+        if value is None and optional:
+            return None
+        if not isinstance(value, str) or len(value) > limit:
+            raise self._bad(key, f"a string of at most {limit} characters")
+        return value
+
+    def int(self, key: str, *, optional: bool = False, low: int = 0, high: int = 2**31) -> Any:
+        value = self.data.get(key)
+        if value is None and optional:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise self._bad(key, f"a whole number {low}..{high}")
+        return value
+
+    def bool(self, key: str, default: bool = False) -> bool:
+        value = self.data.get(key, default)
+        if not isinstance(value, bool):
+            raise self._bad(key, "true or false")
+        return value
+
+
+def _hello(m: _Payload, mid: Any) -> Message:
+    versions = m.data.get("versions")
+    if (
+        not isinstance(versions, list)
+        or not versions
+        or len(versions) > 16
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in versions)
+    ):
+        raise m._bad("versions", "a non-empty list of version numbers, e.g. [1]")
+    return Hello(mid, tuple(versions), m.str("client", optional=True) or "")
+
+
+def _play(m: _Payload, mid: Any) -> Message:
+    table = m.str("table", limit=32)
+    seq = m.int("seq")
+    try:
+        action = Action.from_dict(m.data.get("action"))
+    except IllegalAction as exc:
+        raise ProtocolError("bad_message", f"action: {exc}") from None
+    return Play(mid, table, seq, action)
+
+
+_DECODERS: dict[str, Any] = {
+    "hello": _hello,
+    "register": lambda m, i: Register(i, m.str("username", limit=64), m.str("password", limit=256)),
+    "login": lambda m, i: Login(i, m.str("username", limit=64), m.str("password", limit=256)),
+    "guest": lambda m, i: Guest(i),
+    "resume": lambda m, i: Resume(i, m.str("token", limit=128)),
+    "logout": lambda m, i: Logout(i),
+    "list_tables": lambda m, i: ListTables(i),
+    "create_table": lambda m, i: CreateTable(
+        i,
+        m.str("rules", optional=True, limit=32),
+        m.int("turn_seconds", optional=True, low=1, high=3600),
+        m.bool("private"),
+    ),
+    "join_table": lambda m, i: JoinTable(
+        i,
+        m.str("table", limit=32),
+        m.int("seat", optional=True, high=3),
+        m.str("invite_code", optional=True, limit=64),
+    ),
+    "add_bots": lambda m, i: AddBots(
+        i, m.str("table", limit=32), m.str("bot", optional=True, limit=32) or "default"
+    ),
+    "leave_table": lambda m, i: LeaveTable(i, m.str("table", limit=32)),
+    "watch": lambda m, i: Watch(
+        i, m.str("table", limit=32), m.str("invite_code", optional=True, limit=64)
+    ),
+    "action": _play,
+    "sync": lambda m, i: Sync(i, m.str("table", limit=32)),
+    "ping": lambda m, i: Ping(i),
+}
+
+MESSAGE_TYPES = frozenset(_DECODERS)
+
+
+def decode(text: str | bytes) -> Message:
+    """Decode one client frame; raise ``ProtocolError`` saying what is wrong."""
+    if isinstance(text, bytes):
+        raise ProtocolError("bad_message", "frames must be text (JSON), not binary")
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ProtocolError("bad_json", f"not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ProtocolError("bad_message", "a message must be a JSON object")
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        raise ProtocolError("bad_message", "a message needs a string 'type'")
+    mid = data.get("id")
+    if mid is not None and (
+        isinstance(mid, bool)
+        or not isinstance(mid, (str, int))
+        or (isinstance(mid, str) and len(mid) > MAX_ID_LENGTH)
+    ):
+        raise ProtocolError("bad_message", f"'id' must be a string or number, got {mid!r}")
+    decoder = _DECODERS.get(kind)
+    if decoder is None:
+        known = ", ".join(sorted(_DECODERS))
+        raise ProtocolError("unknown_type", f"unknown message type {kind!r}; known: {known}")
+    payload = data.get("payload", {})
+    if not isinstance(payload, dict):
+        raise ProtocolError("bad_message", f"{kind}: 'payload' must be an object")
+    message: Message = decoder(_Payload(payload, kind), mid)
+    return message
+
+
+def request_id(text: str | bytes) -> str | int | None:
+    """The ``id`` of a frame, if one can be read (to answer even a malformed message)."""
+    try:
+        data = json.loads(text)
+    except (ValueError, TypeError):
+        return None
+    mid = data.get("id") if isinstance(data, dict) else None
+    if isinstance(mid, (str, int)) and not isinstance(mid, bool):
+        return mid if not isinstance(mid, str) or len(mid) <= MAX_ID_LENGTH else None
+    return None
+
+
+def encode(kind: str, payload: dict[str, Any], reply_to: str | int | None = None) -> str:
+    message: dict[str, Any] = {"type": kind, "payload": payload}
+    if reply_to is not None:
+        message["reply_to"] = reply_to
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+
+
+def error(code: str, reason: str, reply_to: str | int | None = None) -> str:
+    return encode("error", {"code": code, "reason": reason}, reply_to)

@@ -1,0 +1,100 @@
+"""``guobiao serve``: run the game server until interrupted (Ctrl-C or SIGTERM)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import Any
+
+from server import logs
+from server.app import App
+from server.config import Config, ConfigError, load
+
+
+def add_config_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE", help="a TOML file over config/default.toml")
+    parser.add_argument("--database-url", metavar="URL", help="SQLAlchemy URL (default: SQLite)")
+    parser.add_argument("--data-dir", metavar="DIR", help="folder of the embedded database")
+
+
+def config_from(args: argparse.Namespace) -> Config:
+    overrides: dict[str, dict[str, Any]] = {}
+    if getattr(args, "host", None):
+        overrides.setdefault("server", {})["host"] = args.host
+    if getattr(args, "port", None) is not None:
+        overrides.setdefault("server", {})["port"] = args.port
+    if args.data_dir:
+        overrides.setdefault("server", {})["data_dir"] = args.data_dir
+    if args.database_url:
+        overrides.setdefault("database", {})["url"] = args.database_url
+    return load(args.config, overrides=overrides)
+
+
+def add_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "serve",
+        help="run the game server",
+        description="Run the online MCR server: websockets on ws://HOST:PORT/ws and the HTTP "
+        "API on the same port. Applies database migrations on start.",
+    )
+    add_config_options(parser)
+    parser.add_argument("--host", help="interface to listen on")
+    parser.add_argument("--port", type=int, help="port (0: any free port)")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = config_from(args)
+    except ConfigError as exc:
+        print(f"guobiao serve: {exc}", file=sys.stderr)
+        return 2
+    logs.setup(config.server.log_level, config.server.log_format)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(config))
+    return 0
+
+
+async def serve(config: Config, ready: asyncio.Event | None = None) -> None:
+    app = App(config)
+    try:
+        await app.start()
+    except OSError as exc:
+        print(
+            f"guobiao serve: cannot listen on {config.server.host}:{config.server.port}: "
+            f"{exc.strerror}",
+            file=sys.stderr,
+        )
+        await app.stop()
+        raise SystemExit(1) from None
+    host = config.server.host
+    print(
+        f"guobiao serving on ws://{host}:{app.port}/ws (health: http://{host}:{app.port}/healthz, "
+        f"database: {_safe(config.database_url)})",
+        flush=True,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    if ready is not None:
+        ready.set()
+    await stop.wait()
+    print("guobiao: stopping (finishing writes, telling clients)", flush=True)
+    await app.stop()
+
+
+def _safe(url: str) -> str:
+    """The URL without its password."""
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        credentials, host = rest.rsplit("@", 1)
+        user = credentials.split(":", 1)[0]
+        return f"{scheme}://{user}:***@{host}"
+    return url

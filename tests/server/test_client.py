@@ -1,0 +1,407 @@
+"""The protocol client (``server.client``): wire views back to typed views, and the
+request/response correlation against a small fake server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+from engine.actions import Action, ActionKind
+from engine.bots import make_bot
+from engine.hand import Meld, MeldKind
+from engine.match import Match
+from engine.table import Phase, View
+from server.client import (
+    Client,
+    ConnectFailed,
+    ConnectionLost,
+    RequestTimeout,
+    ServerError,
+    ViewError,
+    fallback_action,
+    normalize_url,
+    parse_meld,
+    play,
+    view_from_dict,
+)
+
+# ------------------------------------------------------------ views ---
+
+
+def _views_of_match(seed: int, bots: list[str]) -> list[View]:
+    """Every view (each player's and the spectator's) after every step of a match."""
+    match = Match(seed)
+    players = [make_bot(name, seed=seed + p) for p, name in enumerate(bots)]
+    views: list[View] = []
+    while not match.over:
+        match.start_hand()
+        hand = match.hand
+        assert hand is not None
+        while True:
+            views.extend(hand.view(p) for p in (0, 1, 2, 3, None))
+            if hand.phase is Phase.OVER:
+                break
+            player = hand.awaiting()[0]
+            match.apply(player, players[player].choose(hand.view(player)))
+    return views
+
+
+def test_view_from_dict_round_trips_every_view_of_bot_matches() -> None:
+    seen: Counter[str] = Counter()
+    for seed, bots in ((1, ["default"] * 4), (2, ["default", "fast", "default", "fast"])):
+        for view in _views_of_match(seed, bots):
+            wire = json.loads(json.dumps(view.to_dict()))
+            back = view_from_dict(wire)
+            assert back == view, wire
+            assert back.to_dict() == view.to_dict()
+            seen[view.phase.value] += 1
+            seen["legal"] += bool(view.legal)
+            seen["claim"] += view.claim is not None
+            seen["drawn"] += view.drawn is not None
+            seen["spectator"] += view.viewer is None
+            for seat in view.seats:
+                seen["flower"] += bool(seat.flowers)
+                seen["claimed"] += any(claimed for _, claimed in seat.river)
+                seen["hidden_kong"] += seat.hidden_kongs
+                for meld in seat.melds:
+                    seen["concealed_kong" if meld.concealed else meld.kind.name.lower()] += 1
+    # The matches exercised the parts of the wire view that need parsing.
+    for part in ("turn", "claim", "claimed", "over", "legal", "drawn", "flower", "chow", "pung"):
+        assert seen[part], (part, seen)
+    assert seen["spectator"]
+
+
+def test_parse_meld_reads_every_form() -> None:
+    assert parse_meld("[123m,1]") == Meld(MeldKind.CHOW, 0, 1)
+    assert parse_meld("[789s,3]") == Meld(MeldKind.CHOW, 24, 3)
+    assert parse_meld("[EEE,2]") == Meld(MeldKind.PUNG, 27, 2)
+    assert parse_meld("[5555p]") == Meld(MeldKind.KONG, 13, 0)
+    assert parse_meld("[CCCC,3]") == Meld(MeldKind.KONG, 31, 3)
+    for meld in (Meld(MeldKind.CHOW, 9, 2), Meld(MeldKind.KONG, 33, 0), Meld(MeldKind.PUNG, 5, 3)):
+        assert parse_meld(str(meld)) == meld
+    for bad in ("[????]", "123m", "[12m,1]", "[EEE]", "[123m,4]", "[89m1s,1]", "[EEEE,0]"):
+        with pytest.raises(ViewError):
+            parse_meld(bad)
+
+
+def test_view_from_dict_rejects_garbled_views() -> None:
+    view = Match(5)
+    view.start_hand()
+    assert view.hand is not None
+    good = view.hand.view(0).to_dict()
+    for key, value in (
+        ("phase", "lunch"),
+        ("round_wind", "X"),
+        ("drawn", "10m"),
+        ("legal", [{"type": "fly"}]),
+        ("seats", [{"player": 0}]),
+        ("dice", [[1]]),
+    ):
+        with pytest.raises(ViewError):
+            view_from_dict({**good, key: value})
+    with pytest.raises(ViewError):
+        view_from_dict({k: v for k, v in good.items() if k != "current"})
+    with pytest.raises(ViewError):
+        view_from_dict([])  # type: ignore[arg-type]
+
+
+def test_fallback_action_prefers_pass_then_the_drawn_tile() -> None:
+    match = Match(3)
+    match.start_hand()
+    assert match.hand is not None
+    dealer = match.hand.dealer
+    view = match.hand.view(dealer)
+    assert view.drawn is not None
+    assert fallback_action(view) == Action(ActionKind.DISCARD, view.drawn)
+
+
+def test_normalize_url() -> None:
+    assert normalize_url("ws://127.0.0.1:8765") == "ws://127.0.0.1:8765/ws"
+    assert normalize_url("ws://127.0.0.1:8765/") == "ws://127.0.0.1:8765/ws"
+    assert normalize_url("http://h:1/ws") == "ws://h:1/ws"
+    assert normalize_url("wss://h/other") == "wss://h/other"
+
+
+# ------------------------------------------------------- fake server ---
+
+Handler = Callable[[ServerConnection, dict[str, Any]], Awaitable[None]]
+
+
+def _msg(kind: str, payload: dict[str, Any], reply_to: Any = None) -> str:
+    out: dict[str, Any] = {"type": kind, "payload": payload}
+    if reply_to is not None:
+        out["reply_to"] = reply_to
+    return json.dumps(out)
+
+
+def _update(table: str, seq: int, legal: list[dict[str, Any]]) -> dict[str, Any]:
+    match = Match(9)
+    match.start_hand()
+    assert match.hand is not None
+    view = match.hand.view(match.hand.dealer).to_dict()
+    view["legal"] = legal
+    return {"table": table, "seq": seq, "hand_no": 1, "events": [], "view": view, "scores": [0] * 4}
+
+
+class FakeServer:
+    """Answers hello with welcome, then hands each message to ``handlers[type]``."""
+
+    def __init__(self, handlers: dict[str, Handler], versions: tuple[int, ...] = (1,)) -> None:
+        self.handlers = handlers
+        self.versions = versions
+        self.received: list[dict[str, Any]] = []
+        self.port = 0
+
+    async def handle(self, ws: ServerConnection) -> None:
+        try:
+            async for frame in ws:
+                data = json.loads(frame)
+                self.received.append(data)
+                kind, mid = data["type"], data.get("id")
+                if kind == "hello":
+                    if not set(data["payload"]["versions"]) & set(self.versions):
+                        await ws.send(_msg("error", {"code": "unsupported_version"}, mid))
+                        await ws.close(1002)
+                        return
+                    await ws.send(_msg("welcome", {"version": 1, "heartbeat_seconds": 20}, mid))
+                elif kind in self.handlers:
+                    await self.handlers[kind](ws, data)
+        except ConnectionClosed:
+            pass
+
+
+@pytest_asyncio.fixture
+async def fake() -> AsyncIterator[Callable[..., Awaitable[FakeServer]]]:
+    servers = []
+
+    async def start(handlers: dict[str, Handler], **kw: Any) -> FakeServer:
+        fake = FakeServer(handlers, **kw)
+        server = await serve(fake.handle, "127.0.0.1", 0)
+        servers.append(server)
+        fake.port = next(iter(server.sockets)).getsockname()[1]
+        return fake
+
+    yield start
+    for server in servers:
+        server.close()
+        await server.wait_closed()
+
+
+@pytest.mark.asyncio
+async def test_replies_are_matched_by_id_even_out_of_order(fake: Any) -> None:
+    held: list[dict[str, Any]] = []
+
+    async def hold(ws: ServerConnection, data: dict[str, Any]) -> None:
+        held.append(data)
+        if len(held) == 2:  # answer the second request first
+            second, first = held[1], held[0]
+            await ws.send(_msg("tables", {"tables": [{"table": "t1"}]}, second["id"]))
+            await ws.send(_msg("session", {"username": "guest-1", "token": "k"}, first["id"]))
+
+    server = await fake({"guest": hold, "list_tables": hold})
+    client = await Client.connect(f"ws://127.0.0.1:{server.port}", record=True)
+    try:
+        assert client.welcome["version"] == 1
+        session, tables = await asyncio.gather(client.guest(), client.list_tables())
+        assert session.username == "guest-1" and client.username == "guest-1"
+        assert tables == [{"table": "t1"}]
+        assert [f["type"] for f in client.frames] == ["welcome", "tables", "session"]
+        ids = [m.get("id") for m in server.received]
+        assert len(set(ids)) == len(ids)  # every request has its own id
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_error_replies_raise_server_error_and_others_are_routed(fake: Any) -> None:
+    async def refuse(ws: ServerConnection, data: dict[str, Any]) -> None:
+        await ws.send(_msg("error", {"code": "unknown", "reason": "nope"}))  # unsolicited
+        await ws.send(
+            _msg("error", {"code": "no_such_table", "reason": "no table 'tx'"}, data["id"])
+        )
+
+    server = await fake({"join_table": refuse})
+    client = await Client.connect(f"ws://127.0.0.1:{server.port}/ws")
+    try:
+        with pytest.raises(ServerError) as caught:
+            await client.join_table("tx")
+        assert caught.value.code == "no_such_table" and "tx" in caught.value.reason
+        message = await client.next_message(timeout=2)
+        assert message is not None and message.type == "error" and message.code == "unknown"
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_table_messages_update_state_and_act_uses_the_latest_seq(fake: Any) -> None:
+    async def join(ws: ServerConnection, data: dict[str, Any]) -> None:
+        await ws.send(_msg("joined", {"table": "t1", "seat": 2}, data["id"]))
+        await ws.send(_msg("table", {"table": "t1", "seats": ["a", None, "me", None]}))
+        await ws.send(_msg("commit", {"table": "t1", "hand_no": 1, "commitment": "ab"}))
+        await ws.send(_msg("update", _update("t1", 5, [{"type": "discard", "tile": "1m"}])))
+
+    async def action(ws: ServerConnection, data: dict[str, Any]) -> None:
+        seq = data["payload"]["seq"]
+        if seq == 5:  # refuse as stale, then the current update
+            await ws.send(_msg("error", {"code": "stale", "reason": "old"}, data["id"]))
+            await ws.send(_msg("update", {**_update("t1", 7, [{"type": "pass"}]), "full": True}))
+        else:
+            await ws.send(_msg("update", _update("t1", seq + 1, [])))
+            await ws.send(_msg("match_end", {"table": "t1", "match": 3, "scores": [1, -1, 0, 0]}))
+
+    async def add_bots(ws: ServerConnection, data: dict[str, Any]) -> None:
+        await ws.send(_msg("table", {"table": "t2", "seats": []}))  # another table: not it
+        await ws.send(_msg("table", {"table": "t1", "seats": ["a", None, "me", None]}))  # old
+        await ws.send(_msg("table", {"table": "t1", "seats": ["a", "bot:x", "me", "bot:x"]}))
+
+    async def sync(ws: ServerConnection, data: dict[str, Any]) -> None:
+        await ws.send(_msg("update", _update("t1", 8, [])))  # in flight: not the answer
+        await ws.send(_msg("update", {**_update("t1", 9, []), "full": True}))
+
+    server = await fake({"join_table": join, "action": action, "add_bots": add_bots, "sync": sync})
+    client = await Client.connect(f"ws://127.0.0.1:{server.port}")
+    try:
+        assert await client.join_table("t1") == 2
+        summary = await client.add_bots("t1", "fast")
+        assert summary["seats"][1] == "bot:x"
+        kinds = []
+        for _ in range(6):
+            message = await client.next_message(timeout=2)
+            assert message is not None
+            kinds.append((message.type, message.table))
+        assert kinds == [
+            ("table", "t1"),
+            ("commit", "t1"),
+            ("update", "t1"),
+            ("table", "t2"),  # the answer to add_bots is the next full "table" of t1
+            ("table", "t1"),
+            ("table", "t1"),
+        ]
+        state = client.tables["t1"]
+        assert (state.seq, state.seat, state.commits) == (5, 2, {1: "ab"})
+        assert state.typed_view() is not None and state.legal
+
+        mid = await client.act("t1", Action(ActionKind.DISCARD, 0))
+        error = await client.next_message(timeout=2)
+        assert error is not None and (error.type, error.code) == ("error", "stale")
+        assert (error.reply_to, error.table) == (mid, "t1")
+        assert state.last_error is not None and state.last_error["code"] == "stale"
+        update = await client.next_message(timeout=2)
+        assert update is not None and update.type == "update"
+        assert update.latency is None  # the refused action does not count
+        assert state.seq == 7
+
+        await client.act("t1", {"type": "pass"})
+        update = await client.next_message(timeout=2)
+        assert update is not None and update.latency is not None and update.latency >= 0
+        assert server.received[-1]["payload"] == {
+            "table": "t1",
+            "seq": 7,
+            "action": {"type": "pass"},
+        }
+        end = await client.next_message(timeout=2)
+        assert end is not None and end.type == "match_end"
+        assert state.match_end == {"table": "t1", "match": 3, "scores": [1, -1, 0, 0]}
+
+        synced = await client.sync("t1")
+        assert synced.seq == 9
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_play_answers_each_update_once_and_returns_the_match_end(fake: Any) -> None:
+    async def join(ws: ServerConnection, data: dict[str, Any]) -> None:
+        await ws.send(_msg("joined", {"table": "t1", "seat": 0}, data["id"]))
+        update = _update("t1", 1, [])
+        view = update["view"]
+        view["legal"] = [{"type": "discard", "tile": view["drawn"]}]
+        await ws.send(_msg("update", update))
+        await ws.send(_msg("update", {**update, "full": True}))  # the same seq again
+
+    async def action(ws: ServerConnection, data: dict[str, Any]) -> None:
+        await ws.send(_msg("update", _update("t1", 2, [])))
+        await ws.send(_msg("match_end", {"table": "t1", "match": 1, "scores": [0, 0, 0, 0]}))
+
+    server = await fake({"join_table": join, "action": action})
+    client = await Client.connect(f"ws://127.0.0.1:{server.port}")
+    try:
+        await client.join_table("t1")
+        end = await asyncio.wait_for(play(client, "t1", make_bot("fast")), 5)
+        assert end == {"table": "t1", "match": 1, "scores": [0, 0, 0, 0]}
+        assert [m["type"] for m in server.received].count("action") == 1
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_a_closed_connection_fails_pending_requests_and_ends_messages(fake: Any) -> None:
+    async def hang_up(ws: ServerConnection, data: dict[str, Any]) -> None:
+        await ws.close(1011, "boom")
+
+    server = await fake({"guest": hang_up})
+    client = await Client.connect(f"ws://127.0.0.1:{server.port}")
+    try:
+        with pytest.raises(ConnectionLost) as caught:
+            await client.guest()
+        assert caught.value.code == 1011
+        assert [m async for m in client.messages()] == []
+        assert not client.is_open
+        with pytest.raises(ConnectionLost):
+            await client.list_tables()
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_unanswered_requests_time_out(fake: Any) -> None:
+    async def ignore(ws: ServerConnection, data: dict[str, Any]) -> None:
+        return None
+
+    server = await fake({"list_tables": ignore})
+    client = await Client.connect(f"ws://127.0.0.1:{server.port}", timeout=0.2)
+    try:
+        with pytest.raises(RequestTimeout):
+            await client.list_tables()
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_connect_reports_refused_versions_and_unreachable_servers(fake: Any) -> None:
+    server = await fake({}, versions=(2,))
+    with pytest.raises(ServerError) as caught:
+        await Client.connect(f"ws://127.0.0.1:{server.port}")
+    assert caught.value.code == "unsupported_version"
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(ConnectFailed, match="cannot connect"):
+        await Client.connect(f"ws://127.0.0.1:{port}", open_timeout=2)
+
+
+@pytest.mark.asyncio
+async def test_outgoing_messages_are_paced(fake: Any) -> None:
+    async def pong(ws: ServerConnection, data: dict[str, Any]) -> None:
+        await ws.send(_msg("pong", {}, data["id"]))
+
+    server = await fake({"ping": pong})
+    client = await Client.connect(f"ws://127.0.0.1:{server.port}", rate=50, burst=2)
+    try:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        for _ in range(6):  # hello used a token: 1 left, then 50 a second
+            await client.ping()
+        assert loop.time() - started >= 0.08
+    finally:
+        await client.close()

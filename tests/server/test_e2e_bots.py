@@ -1,0 +1,139 @@
+"""End to end: the real server in-process (the ``app_on_each_database`` fixture of conftest:
+on SQLite, and on PostgreSQL when reachable), four network clients playing a whole match with
+engine bots on the wire views (``server.client.play``), a spectator watching; then the match,
+its 16 hands, the grades and the action log are checked through the HTTP API."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from engine.bots import make_bot
+from engine.rules import RULE_SETS
+from engine.simulation import replay
+from server.app import App
+from server.client import Client, play
+from server.replay_cli import read_log
+
+BOTS = ("default", "fast", "default", "fast")  # default bots claim: melds cross the wire
+
+HttpGet = Callable[[int, str], Awaitable[tuple[int, str]]]  # the ``http_get`` fixture (conftest)
+
+
+def check_hidden_information(frames: list[dict[str, Any]], me: int | None) -> int:
+    """No update shows another player's concealed tiles or drawn tiles while the hand is
+    in play (``me`` None: a spectator, who sees none). Returns the updates checked."""
+    checked = 0
+    for frame in frames:
+        if frame["type"] != "update":
+            continue
+        payload = frame["payload"]
+        view = payload.get("view")
+        if view is None:
+            continue
+        checked += 1
+        assert view.get("you") == me
+        if view["phase"] != "over":
+            for seat in view["seats"]:
+                assert ("concealed" in seat) == (seat["player"] == me), (me, seat)
+            assert "drawn" not in view or view["current"] == me
+        for event in payload.get("events", []):
+            if event["kind"] in ("deal", "draw") and event["player"] != me:
+                assert "tiles" not in event and "tile" not in event, (me, event)
+            if event["kind"] == "concealed_kong" and event["player"] != me:
+                assert "tile" not in event, (me, event)
+    return checked
+
+
+@pytest.mark.asyncio
+async def test_four_network_bots_play_a_whole_match(
+    app_on_each_database: App, http_get: HttpGet
+) -> None:
+    app = app_on_each_database  # SQLite, then PostgreSQL (postgres marker)
+    url = f"ws://127.0.0.1:{app.port}/ws"
+    clients = [await Client.connect(url, record=True, rate=None) for _ in range(4)]
+    watcher = await Client.connect(url, record=True, rate=None)
+    try:
+        await clients[0].register("alice_e2e", "correct horse battery")
+        await clients[1].register("bob_e2e", "correct horse battery")
+        for client in (clients[2], clients[3], watcher):
+            await client.guest()
+        names = [c.username for c in clients]
+
+        table = (await clients[0].create_table(turn_seconds=5)).table
+        listed = await clients[1].list_tables()
+        assert any(t["table"] == table and t["state"] == "waiting" for t in listed)
+        await watcher.watch(table)
+        seats = [await c.join_table(table, seat=i) for i, c in enumerate(clients)]
+        assert seats == [0, 1, 2, 3]
+
+        ends = await asyncio.wait_for(
+            asyncio.gather(
+                *(
+                    play(c, table, make_bot(name, seed=i))
+                    for i, (c, name) in enumerate(zip(clients, BOTS, strict=True))
+                )
+            ),
+            timeout=50,
+        )
+        assert all(end is not None for end in ends)
+        end = ends[0]
+        assert end is not None
+        assert all(e == end for e in ends)
+        scores = end["scores"]
+        assert len(scores) == 4 and sum(scores) == 0
+        match_id = end["match"]
+        if watcher.tables[table].match_end is None:
+            await watcher.wait_for(lambda m: m.type == "match_end", timeout=5)
+        assert watcher.tables[table].match_end == end
+
+        # Nobody saw what it should not, and every hand's wall was committed and revealed.
+        for player, client in enumerate(clients):
+            assert check_hidden_information(client.frames, player) > 0
+            state = client.tables[table]
+            assert state.seat == player
+            assert sorted(state.commits) == list(range(1, 17)) == sorted(state.reveals)
+            for hand_no, reveal in state.reveals.items():
+                digest = hashlib.sha256(
+                    bytes.fromhex(reveal["salt"]) + reveal["seed"].to_bytes(8, "big")
+                ).hexdigest()
+                assert digest == reveal["commitment"] == state.commits[hand_no]
+        assert check_hidden_information(watcher.frames, None) > 0
+
+        # The match and its hands, through the HTTP API.
+        status, body = await http_get(app.port, f"/api/matches/{match_id}")
+        assert status == 200, body
+        detail = json.loads(body)
+        assert detail["finished"] and detail["final_scores"] == scores
+        assert detail["seats"] == names
+        hands = detail["hands"]
+        assert [h["hand_no"] for h in hands] == list(range(1, 17))
+        for hand in hands:
+            assert sum(hand["deltas"]) == 0
+        assert hands[-1]["scores"] == scores
+
+        # Each player's grade and counts.
+        for player, name in enumerate(names):
+            status, body = await http_get(app.port, f"/api/players/{name}")
+            assert status == 200, body
+            summary = json.loads(body)
+            assert summary["matches"] == 1 and summary["score"] == scores[player]
+            assert isinstance(summary["grade"], (int, float))
+            won = sum(1 for h in hands if h["winner"] == player)
+            assert summary["hands_won"] == won
+            assert summary["recent"][0]["match"] == match_id
+
+        # The published action log replays to the same hands.
+        status, body = await http_get(app.port, f"/api/matches/{match_id}/log")
+        assert status == 200, body
+        (logged,) = read_log(body.splitlines())
+        replayed = replay(logged.seed, logged.steps, RULE_SETS[logged.rules], logged.match)
+        assert replayed.scores == scores and len(replayed.records) == 16
+    finally:
+        for client in (*clients, watcher):
+            await client.close()

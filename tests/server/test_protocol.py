@@ -1,0 +1,135 @@
+"""Decoding client frames: every message type, and every way a frame can be wrong."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.actions import Action, ActionKind
+from server import protocol
+from server.protocol import ProtocolError, decode
+
+
+def frame(kind: str, payload: object = None, **extra: object) -> str:
+    data: dict[str, object] = {"type": kind, **extra}
+    if payload is not None:
+        data["payload"] = payload
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (frame("hello", {"versions": [1]}, id=1), protocol.Hello(1, (1,), "")),
+        (
+            frame("register", {"username": "lin", "password": "p" * 8}, id="a"),
+            protocol.Register("a", "lin", "p" * 8),
+        ),
+        (
+            frame("login", {"username": "lin", "password": "secret12"}),
+            protocol.Login(None, "lin", "secret12"),
+        ),
+        (frame("guest"), protocol.Guest(None)),
+        (frame("resume", {"token": "abc"}), protocol.Resume(None, "abc")),
+        (frame("logout"), protocol.Logout(None)),
+        (frame("list_tables", {}), protocol.ListTables(None)),
+        (
+            frame("create_table", {"rules": "mcr", "turn_seconds": 10, "private": True}),
+            protocol.CreateTable(None, "mcr", 10, True),
+        ),
+        (frame("create_table", {}), protocol.CreateTable(None, None, None, False)),
+        (frame("join_table", {"table": "t1", "seat": 2}), protocol.JoinTable(None, "t1", 2, None)),
+        (frame("add_bots", {"table": "t1"}), protocol.AddBots(None, "t1", "default")),
+        (frame("leave_table", {"table": "t1"}), protocol.LeaveTable(None, "t1")),
+        (frame("watch", {"table": "t1", "invite_code": "x"}), protocol.Watch(None, "t1", "x")),
+        (
+            frame("action", {"table": "t1", "seq": 4, "action": {"type": "discard", "tile": "5m"}}),
+            protocol.Play(None, "t1", 4, Action(ActionKind.DISCARD, 4)),
+        ),
+        (
+            frame("action", {"table": "t1", "seq": 0, "action": {"type": "pass"}}),
+            protocol.Play(None, "t1", 0, Action(ActionKind.PASS)),
+        ),
+        (frame("sync", {"table": "t1"}), protocol.Sync(None, "t1")),
+        (frame("ping"), protocol.Ping(None)),
+    ],
+)
+def test_every_message_type_decodes(text: str, expected: protocol.Message) -> None:
+    assert decode(text) == expected
+
+
+def test_every_type_is_documented() -> None:
+    with open("docs/protocol.md", encoding="utf-8") as doc:
+        text = doc.read()
+    for kind in protocol.MESSAGE_TYPES:
+        assert f'"type": "{kind}"' in text, kind
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "words"),
+    [
+        ("{not json", "bad_json", "not valid JSON"),
+        ("[1, 2]", "bad_message", "JSON object"),
+        ('{"payload": {}}', "bad_message", "'type'"),
+        (frame("teleport"), "unknown_type", "'teleport'"),
+        (frame("hello", {"versions": []}), "bad_message", "'versions'"),
+        (frame("hello", {"versions": "1"}), "bad_message", "'versions'"),
+        (frame("register", {"username": 5, "password": "x"}), "bad_message", "'username'"),
+        (frame("join_table", {"table": "t1", "seat": 7}), "bad_message", "'seat'"),
+        (frame("join_table", {"table": "t1", "seat": True}), "bad_message", "'seat'"),
+        (frame("create_table", {"private": "yes"}), "bad_message", "'private'"),
+        (
+            frame("action", {"table": "t1", "seq": -1, "action": {"type": "pass"}}),
+            "bad_message",
+            "'seq'",
+        ),
+        (
+            frame("action", {"table": "t1", "seq": 1, "action": {"type": "fly"}}),
+            "bad_message",
+            "unknown action type",
+        ),
+        (
+            frame("action", {"table": "t1", "seq": 1, "action": {"type": "discard"}}),
+            "bad_message",
+            "needs a tile",
+        ),
+        (
+            frame("action", {"table": "t1", "seq": 1, "action": {"type": "discard", "tile": "0m"}}),
+            "bad_message",
+            "bad tile",
+        ),
+        (frame("ping", [1]), "bad_message", "'payload' must be an object"),
+        (frame("ping", None, id={"x": 1}), "bad_message", "'id'"),
+        (frame("ping", None, id="x" * 65), "bad_message", "'id'"),
+    ],
+)
+def test_bad_frames_get_a_code_and_a_reason(text: str, code: str, words: str) -> None:
+    with pytest.raises(ProtocolError) as caught:
+        decode(text)
+    assert caught.value.code == code
+    assert words in caught.value.reason
+
+
+def test_binary_frames_are_refused() -> None:
+    with pytest.raises(ProtocolError) as caught:
+        decode(b'{"type": "ping"}')
+    assert caught.value.code == "bad_message"
+
+
+def test_request_id_is_recovered_from_bad_messages() -> None:
+    assert protocol.request_id(frame("teleport", None, id=9)) == 9
+    assert protocol.request_id("{broken") is None
+    assert protocol.request_id(frame("ping", None, id="x" * 65)) is None
+
+
+def test_encode_and_error_shape() -> None:
+    assert json.loads(protocol.encode("pong", {}, reply_to=3)) == {
+        "type": "pong",
+        "payload": {},
+        "reply_to": 3,
+    }
+    assert json.loads(protocol.error("stale", "old", None)) == {
+        "type": "error",
+        "payload": {"code": "stale", "reason": "old"},
+    }
