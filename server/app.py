@@ -118,7 +118,13 @@ class Connection:
             async for frame in self.ws:
                 if not self.allow():
                     self.strikes += 1
-                    self.send(error("rate_limited", "too many messages; slow down"))
+                    self.send(
+                        error(
+                            "rate_limited",
+                            "too many messages; slow down (this one was dropped)",
+                            protocol.request_id(frame),
+                        )
+                    )
                     if self.strikes >= RATE_STRIKES:
                         await self.ws.close(1008, "rate limit exceeded")
                         return
@@ -130,6 +136,16 @@ class Connection:
                     self.send(error(exc.code, exc.reason, protocol.request_id(frame)))
                 except (AccountError, LobbyError) as exc:
                     self.send(error(exc.code, exc.reason, protocol.request_id(frame)))
+                except Exception:
+                    # A bug or a failing database must not cost the client its connection.
+                    log.exception("error while handling a message from %s", self.username)
+                    self.send(
+                        error(
+                            "internal_error",
+                            "the server could not handle that message; try again",
+                            protocol.request_id(frame),
+                        )
+                    )
         except ConnectionClosed:
             pass
         finally:

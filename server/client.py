@@ -889,6 +889,21 @@ async def play(
     connection; stops acting once ``stopping()`` is true.
     """
     state = client._table(table)
+    try:
+        return await _play(client, table, bot, state, stopping, think, on_message)
+    except ConnectionLost:
+        return None  # the server went away (a restart, a shutdown): the caller may resume
+
+
+async def _play(  # noqa: PLR0917
+    client: Client,
+    table: str,
+    bot: Bot,
+    state: TableState,
+    stopping: Callable[[], bool] | None,
+    think: float,
+    on_message: Callable[[Incoming], None] | None,
+) -> dict[str, Any] | None:
     acted: int | None = None  # the seq we answered
     last: Action | None = None  # and how
     rescued: int | None = None  # the seq we sent a fallback for
@@ -896,10 +911,10 @@ async def play(
     async for message in client.messages():
         if on_message is not None:
             on_message(message)
-        if message.code == "rate_limited" and message.reply_to is None:
-            # The server dropped some message of ours without saying which; if our action
-            # has had no update yet, it may be that one: send it again (a duplicate is
-            # refused harmlessly as stale or already answered).
+        if message.code == "rate_limited":
+            # The server dropped a message of ours (the reply_to says which, when it had
+            # an id); if our action has had no update yet, it may be that one: send it
+            # again (a duplicate is refused harmlessly as stale or already answered).
             if (
                 last is not None
                 and acted == state.seq

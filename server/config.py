@@ -40,6 +40,8 @@ class TimersSection:
     max_turn_seconds: int = 120
     disconnected_seconds: float = 1.0
     hand_pause_seconds: float = 1.0
+    unattended_move_seconds: float = 0.5
+    restart_grace_seconds: float = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +91,8 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("timers", "max_turn_seconds"): (1, 3600),
     ("timers", "disconnected_seconds"): (0, 600),
     ("timers", "hand_pause_seconds"): (0, 60),
+    ("timers", "unattended_move_seconds"): (0, 60),
+    ("timers", "restart_grace_seconds"): (0, 3600),
     ("limits", "max_message_bytes"): (256, 1 << 20),
     ("limits", "messages_per_second"): (1, 10000),
     ("limits", "message_burst"): (1, 100000),

@@ -66,10 +66,12 @@ class Seat:
         return self.name if self.kind == HUMAN else f"bot:{self.name}"
 
     @classmethod
-    def from_label(cls, label: str) -> Seat:
+    def from_label(cls, label: str, grace: float = 0.0) -> Seat:
+        """A seat restored from the database: its player counts as away only after
+        ``grace`` seconds, time to reconnect after a restart."""
         if label.startswith("bot:"):
             return cls(BOT, label[4:])
-        return cls(HUMAN, label, connected=False, away_since=time.monotonic())
+        return cls(HUMAN, label, connected=False, away_since=time.monotonic() + grace)
 
 
 # ------------------------------------------------------------------ inputs ---
@@ -196,21 +198,27 @@ class Table:
     # -------------------------------------------------------------- loop ---
 
     async def _run(self) -> None:
-        try:
-            await self._drive()
-            while True:
+        failures = 0
+        while True:
+            try:
+                if failures == 0:
+                    await self._drive()
                 item = await self._next_input()
                 if isinstance(item, StopInput):
                     return
                 if item is not None:
                     await self._handle(item)
                 await self._drive()
+                failures = 0
                 if self.state == "finished" and not self.peers:
                     self.lobby.forget(self)
                     return
-        except Exception:
-            log.exception("table %s failed", self.id)
-            raise
+            except Exception:
+                # A table must not die of one bad input or a passing database error:
+                # log it, wait a little (longer each time), and go on from the stored state.
+                failures += 1
+                log.exception("table %s: error #%s while driving it", self.id, failures)
+                await asyncio.sleep(min(0.1 * 2**failures, 10.0))
 
     async def _next_input(self) -> _Input | None:
         """The next input, or None when it is time to drive the table again."""
@@ -258,7 +266,10 @@ class Table:
                     raise LobbyError(
                         "not_seated", f"you neither sit at nor watch table {self.id}"
                     )
-                self._send_update(peer, self.peers[peer], [], full=True)
+                if self.match is None or self.match.hand is None:
+                    peer.send(encode("table", self.summary(), item.reply_to))  # nothing dealt
+                else:
+                    self._send_update(peer, self.peers[peer], [], full=True)
             elif isinstance(item, PlayInput):
                 await self._play(item)
             elif isinstance(item, GoneInput):
@@ -335,6 +346,7 @@ class Table:
         for i, seat in enumerate(self.seats):
             if seat is None:
                 self.seats[i] = Seat(BOT, item.bot)
+        peer.send(encode("table", self.summary(), item.reply_to))
         await self._lobby_changed()
 
     def _watch(self, item: WatchInput) -> None:
@@ -356,7 +368,10 @@ class Table:
         player = self.peers.pop(peer)
         if player is not None and player not in self.peers.values():
             seat = self.seats[player]
-            if seat is not None:
+            if seat is not None and self.state == "waiting":
+                self.seats[player] = None  # nobody waits for a player who is gone
+                self._broadcast_text(encode("table", self.summary()))
+            elif seat is not None:
                 seat.connected, seat.away_since = False, time.monotonic()
 
     def _back(self, item: BackInput) -> None:
@@ -435,13 +450,12 @@ class Table:
         while True:
             now = time.monotonic()
             hand = match.hand
+            if hand is not None and hand.phase is Phase.OVER and match.over:
+                await self._finish_match()
+                return
+            if now < self.pause_until:
+                return  # between hands, or pacing an unattended table; _wakeup knows when
             if hand is None or hand.phase is Phase.OVER:
-                if match.over:
-                    await self._finish_match()
-                    return
-                if now < self.pause_until:
-                    self.deadline = None
-                    return
                 self._start_hand()
                 continue
             if self.deadline is None or self.deadline_seq != self.seq:
@@ -457,6 +471,12 @@ class Table:
                 if self.match.hand is not hand or player not in hand.awaiting():
                     break
                 await self._apply(player, self._auto_action(player))
+            # Nobody seated is here to watch: play on, but slowly, so that abandoned
+            # tables do not take the CPU from live ones.
+            pace = self.lobby.config.timers.unattended_move_seconds
+            if pace and not any(s and s.kind == HUMAN and s.connected for s in self.seats):
+                self.pause_until = max(self.pause_until, time.monotonic() + pace)
+                return
             await asyncio.sleep(0)  # let connections breathe between automatic moves
             if not self.queue.empty():
                 return  # inputs first (a player coming back, a stop); _run drives again
@@ -469,6 +489,17 @@ class Table:
         return away is not None and now - away >= self.lobby.config.timers.disconnected_seconds
 
     def _auto_action(self, player: int) -> Action:
+        """What the server plays for ``player``; a bot failure never stops the table."""
+        try:
+            return self._chosen_action(player)
+        except Exception:
+            log.exception("table %s: the automatic player failed; playing safe", self.id)
+            assert self.match is not None and self.match.hand is not None
+            legal = self.match.hand.legal_actions(player)
+            safe = [a for a in legal if a.kind in (ActionKind.PASS, ActionKind.DISCARD)]
+            return (safe or legal)[0]
+
+    def _chosen_action(self, player: int) -> Action:
         """A bot's choice for bots and absent players; for a present player out of time,
         the simplest safe move: discard the drawn tile, or pass."""
         match = self.match
@@ -692,7 +723,10 @@ class Lobby:
                 lobby=self,
                 created_at=row.created_at,
             )
-            table.seats = [Seat.from_label(label) if label else None for label in row.seats]
+            grace = self.config.timers.restart_grace_seconds
+            table.seats = [
+                Seat.from_label(label, grace) if label else None for label in row.seats
+            ]
             stored = matches.get(row.id)
             if stored is not None:
                 await self._replay(table, stored)
@@ -726,8 +760,6 @@ class Lobby:
         )
 
     async def shutdown(self) -> None:
+        """Stop every table task; what they stored stays (``App.stop`` tells the clients)."""
         for table in list(self.tables.values()):
-            table._broadcast_text(
-                error("server_shutdown", "the server is stopping; reconnect soon")
-            )
             await table.stop()

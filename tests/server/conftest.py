@@ -116,6 +116,8 @@ TEST_TIMERS = TimersSection(
     min_turn_seconds=1,
     disconnected_seconds=0.2,
     hand_pause_seconds=0,
+    unattended_move_seconds=0,  # tables nobody watches play at full speed in tests
+    restart_grace_seconds=0.5,
 )
 # The bots answer at once: let them (tests that check the rate limit ask for the defaults).
 TEST_LIMITS = LimitsSection(messages_per_second=10_000, message_burst=10_000)

@@ -1,0 +1,841 @@
+"""Bad input against the real server: in-process on 127.0.0.1 (the ``app`` and
+``start_server`` fixtures of conftest, a SQLite file under ``tmp_path``), over real websockets.
+
+Every refusal must come as an ``error`` with the right code (and the ``reply_to`` of its
+request when it had an ``id``); the connection stays open (a following ``ping`` gets its
+``pong``) unless the protocol says it closes; the table plays on; and nothing stored changes
+for a refused action (the ``match_actions`` log is counted before and after). The clients here
+are raw websockets (``Wire``), so that they can send anything at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from engine.actions import Action
+from engine.bots import Bot, make_bot
+from engine.notation import parse_tiles
+from engine.rules import RULE_SETS
+from engine.simulation import replay
+from engine.tiles import N_KINDS, name
+from server.app import RATE_STRIKES, App
+from server.client import view_from_dict
+from server.config import LimitsSection
+from server.replay_cli import read_log
+
+Frame = dict[str, Any]
+TIMEOUT = 10.0
+
+
+class Wire:
+    """A raw client: sends any frame, keeps every frame received (parsed) in order."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.frames: list[Frame] = []
+        self.ids = itertools.count(1)
+        self._changed = asyncio.Event()
+        self.reader = asyncio.create_task(self._read())
+
+    @classmethod
+    async def open(cls, url: str, *, hello: bool = True) -> Wire:
+        wire = cls(await connect(url, compression=None, max_size=2**22, open_timeout=TIMEOUT))
+        if hello:
+            welcome = await wire.request("hello", {"versions": [1], "client": "bad-input-test"})
+            assert welcome["type"] == "welcome" and welcome["payload"]["version"] == 1, welcome
+        return wire
+
+    async def _read(self) -> None:
+        try:
+            async for text in self.ws:
+                frame = json.loads(text)  # the server only ever sends JSON objects
+                assert isinstance(frame, dict) and isinstance(frame.get("type"), str), frame
+                self.frames.append(frame)
+                self._wake()
+        except ConnectionClosed:
+            pass
+        finally:
+            self._wake()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    @property
+    def close_code(self) -> int | None:
+        return self.ws.close_code
+
+    async def more(self, count: int, timeout: float = TIMEOUT) -> bool:
+        """Wait until more than ``count`` frames came; False when the connection closed."""
+        async with asyncio.timeout(timeout):
+            while len(self.frames) <= count:
+                if self.reader.done():
+                    return False
+                await self._changed.wait()
+        return True
+
+    async def wait(
+        self, predicate: Callable[[Frame], bool], after: int = 0, timeout: float = TIMEOUT
+    ) -> Frame:
+        """The first frame from index ``after`` on for which ``predicate`` is true."""
+        seen = after
+        async with asyncio.timeout(timeout):
+            while True:
+                for frame in self.frames[seen:]:
+                    if predicate(frame):
+                        return frame
+                seen = len(self.frames)
+                if self.reader.done():
+                    raise AssertionError(f"closed ({self.close_code}) before the awaited frame")
+                await self._changed.wait()
+
+    async def send(self, frame: Frame | list[Any] | str | bytes) -> int:
+        """Send ``frame`` (JSON-encoded unless text or bytes); return the frame count before
+        it, from which to look for its answer."""
+        mark = len(self.frames)
+        await self.ws.send(frame if isinstance(frame, (str, bytes)) else json.dumps(frame))
+        return mark
+
+    async def request(self, kind: str, payload: Any = None, timeout: float = TIMEOUT) -> Frame:
+        """Send a request with a fresh id; return the frame that answers it (``reply_to``)."""
+        mid = f"q{next(self.ids)}"
+        message = {"type": kind, "id": mid}
+        if payload is not None:
+            message["payload"] = payload
+        mark = await self.send(message)
+        return await self.wait(lambda f: f.get("reply_to") == mid, mark, timeout)
+
+    async def refused(self, kind: str, payload: Any, code: str) -> str:
+        """Send a request that must be refused with ``code``; return the reason."""
+        reply = await self.request(kind, payload)
+        assert reply["type"] == "error", (kind, payload, reply)
+        assert reply["payload"]["code"] == code, (kind, payload, reply)
+        reason: str = reply["payload"]["reason"]
+        assert reason
+        return reason
+
+    async def answered(self, kind: str, payload: Any, reply_type: str) -> Frame:
+        reply = await self.request(kind, payload)
+        assert reply["type"] == reply_type, (kind, payload, reply)
+        return reply
+
+    async def alive(self) -> None:
+        """A ``ping`` still gets its ``pong``: the connection is open and served."""
+        reply = await self.request("ping", {})
+        assert reply["type"] == "pong", reply
+
+    async def closed(self, timeout: float = TIMEOUT) -> int | None:
+        """Wait for the server to close the connection; its close code."""
+        await asyncio.wait_for(asyncio.shield(self.reader), timeout)
+        return self.close_code
+
+    async def close(self) -> None:
+        await self.ws.close()
+        await asyncio.wait_for(asyncio.shield(self.reader), TIMEOUT)
+
+    def errors(self, after: int = 0) -> list[Frame]:
+        return [f["payload"] for f in self.frames[after:] if f["type"] == "error"]
+
+
+def url_of(app: App) -> str:
+    return f"ws://127.0.0.1:{app.port}/ws"
+
+
+def is_update(table: str, predicate: Callable[[Frame], bool] = lambda p: True) -> Any:
+    def check(frame: Frame) -> bool:
+        payload = frame["payload"]
+        return frame["type"] == "update" and payload["table"] == table and predicate(payload)
+
+    return check
+
+
+def legal_of(payload: Frame) -> list[Frame]:
+    legal: list[Frame] = (payload.get("view") or {}).get("legal") or []
+    return legal
+
+
+def has_legal(payload: Frame) -> bool:
+    return bool(legal_of(payload))
+
+
+async def guest(wire: Wire) -> str:
+    reply = await wire.answered("guest", {}, "session")
+    username: str = reply["payload"]["username"]
+    return username
+
+
+async def add_bots(wire: Wire, table: str, bot: str = "fast") -> Frame:
+    """``add_bots`` is answered by the ``table`` broadcast (no ``reply_to``): return it."""
+    mark = await wire.send(
+        {"type": "add_bots", "id": "bots", "payload": {"table": table, "bot": bot}}
+    )
+    reply = await wire.wait(
+        lambda f: (
+            f.get("reply_to") == "bots" or (f["type"] == "table" and f["payload"]["table"] == table)
+        ),
+        mark,
+    )
+    assert reply["type"] == "table" and all(reply["payload"]["seats"]), reply
+    return reply
+
+
+async def play_out(
+    wire: Wire,
+    table: str,
+    bot: Bot,
+    *,
+    pace: float = 0.0,
+    until: Callable[[Frame], bool] | None = None,
+) -> Frame | None:
+    """Play ``table`` with ``bot`` on the wire views; return the ``match_end`` payload (or the
+    update for which ``until`` is true). Each update asking us to decide is answered once;
+    a refusal of one of these actions must be a harmless one (``stale``: the current update
+    follows)."""
+    cursor, acted = 0, None
+    latest: Frame | None = None
+    ours: set[str] = set()
+    payload: Frame
+    while True:
+        frames, cursor = wire.frames[cursor:], len(wire.frames)
+        for frame in frames:
+            payload = frame["payload"]
+            if frame["type"] == "error" and frame.get("reply_to") in ours:
+                assert payload["code"] == "stale", f"the bot's action was refused: {payload}"
+            if payload.get("table") != table:
+                continue
+            if frame["type"] == "match_end":
+                return payload
+            if frame["type"] == "update":
+                latest = payload
+                if until is not None and until(payload):
+                    return payload
+        if latest is not None and latest["seq"] != acted and legal_of(latest):
+            acted = latest["seq"]
+            action = bot.choose(view_from_dict(latest["view"]))
+            if pace:
+                await asyncio.sleep(pace)
+            mid = f"bot{acted}"
+            ours.add(mid)
+            message = {"table": table, "seq": acted, "action": action.to_dict()}
+            await wire.send({"type": "action", "id": mid, "payload": message})
+        if not await wire.more(cursor, timeout=30):
+            return None
+
+
+# ------------------------------------------------------- malformed frames ---
+
+
+@pytest.mark.asyncio
+async def test_malformed_frames_get_errors_and_the_connection_stays_open(app: App) -> None:
+    wire = await Wire.open(url_of(app))
+    cases: list[tuple[str | bytes, str, str | int | None]] = [
+        ('{"type": "ping", "id": 1', "bad_json", None),  # cut short
+        ("not json at all", "bad_json", None),
+        ("", "bad_json", None),
+        ('[{"type": "ping", "id": 2}]', "bad_message", None),  # an array
+        ('"ping"', "bad_message", None),
+        ("42", "bad_message", None),
+        ("null", "bad_message", None),
+        ('{"id": "m3", "payload": {}}', "bad_message", "m3"),  # no type
+        ('{"type": null, "id": "m4"}', "bad_message", "m4"),
+        ('{"type": 7, "id": "m5"}', "bad_message", "m5"),
+        ('{"type": ["ping"], "id": "m6"}', "bad_message", "m6"),
+        ('{"type": "teleport", "id": "m7", "payload": {}}', "unknown_type", "m7"),
+        ('{"type": "PING", "id": 8}', "unknown_type", 8),
+        ('{"type": "ping", "id": "m9", "payload": [1]}', "bad_message", "m9"),
+        ('{"type": "ping", "id": "m10", "payload": "x"}', "bad_message", "m10"),
+        ('{"type": "ping", "id": {"a": 1}}', "bad_message", None),  # an id of the wrong type
+        ('{"type": "ping", "id": true}', "bad_message", None),
+        ('{"type": "ping", "id": 1.5}', "bad_message", None),
+        (json.dumps({"type": "ping", "id": "x" * 65}), "bad_message", None),  # an id too long
+        (b'{"type": "ping", "id": "m11"}', "bad_message", "m11"),  # a binary frame
+        (b"\x00\xff\xfe binary", "bad_message", None),
+    ]
+    for frame, code, reply_to in cases:
+        mark = await wire.send(frame)
+        answer = await wire.wait(lambda f: True, mark)
+        assert answer["type"] == "error", (frame, answer)
+        assert answer["payload"]["code"] == code, (frame, answer)
+        assert answer["payload"]["reason"], (frame, answer)
+        assert answer.get("reply_to") == reply_to, (frame, answer)
+        await wire.alive()
+    # An id of 64 characters is still echoed.
+    mark = await wire.send({"type": "ping", "id": "y" * 64})
+    assert (await wire.wait(lambda f: True, mark)) == {
+        "type": "pong",
+        "payload": {},
+        "reply_to": "y" * 64,
+    }
+    await wire.close()
+
+
+WRONG_FIELDS: list[tuple[str, dict[str, Any], str]] = [
+    # (type, payload, the field the reason must name)
+    ("hello", {"versions": "1"}, "versions"),
+    ("hello", {"versions": []}, "versions"),
+    ("hello", {"versions": [True]}, "versions"),
+    ("hello", {"versions": [1.0]}, "versions"),
+    ("hello", {"versions": [1], "client": 5}, "client"),
+    ("register", {"username": 5, "password": "long enough pw"}, "username"),
+    ("register", {"username": "lin", "password": None}, "password"),
+    ("register", {"username": "lin"}, "password"),
+    ("login", {"username": ["lin"], "password": "long enough pw"}, "username"),
+    ("login", {"username": "lin", "password": 12345678}, "password"),
+    ("resume", {"token": 5}, "token"),
+    ("resume", {}, "token"),
+    ("resume", {"token": "t" * 129}, "token"),
+    ("create_table", {"rules": 5}, "rules"),
+    ("create_table", {"turn_seconds": "15"}, "turn_seconds"),
+    ("create_table", {"turn_seconds": True}, "turn_seconds"),
+    ("create_table", {"turn_seconds": 0}, "turn_seconds"),
+    ("create_table", {"turn_seconds": 2.5}, "turn_seconds"),
+    ("create_table", {"private": "yes"}, "private"),
+    ("create_table", {"private": 1}, "private"),
+    ("join_table", {}, "table"),
+    ("join_table", {"table": 5}, "table"),
+    ("join_table", {"table": "t1", "seat": 4}, "seat"),
+    ("join_table", {"table": "t1", "seat": -1}, "seat"),
+    ("join_table", {"table": "t1", "seat": "0"}, "seat"),
+    ("join_table", {"table": "t1", "seat": False}, "seat"),
+    ("join_table", {"table": "t1", "invite_code": 123}, "invite_code"),
+    ("add_bots", {"bot": "fast"}, "table"),
+    ("add_bots", {"table": "t1", "bot": 3}, "bot"),
+    ("leave_table", {"table": None}, "table"),
+    ("watch", {"table": {"id": "t1"}}, "table"),
+    ("watch", {"table": "t1", "invite_code": ["x"]}, "invite_code"),
+    ("sync", {"table": 1}, "table"),
+    ("action", {"seq": 1, "action": {"type": "pass"}}, "table"),
+    ("action", {"table": "t1", "action": {"type": "pass"}}, "seq"),
+    ("action", {"table": "t1", "seq": "1", "action": {"type": "pass"}}, "seq"),
+    ("action", {"table": "t1", "seq": -1, "action": {"type": "pass"}}, "seq"),
+    ("action", {"table": "t1", "seq": True, "action": {"type": "pass"}}, "seq"),
+    ("action", {"table": "t1", "seq": 1}, "action"),
+    ("action", {"table": "t1", "seq": 1, "action": "pass"}, "action"),
+    ("action", {"table": "t1", "seq": 1, "action": {"type": "fly"}}, "action"),
+    ("action", {"table": "t1", "seq": 1, "action": {"type": "discard"}}, "action"),
+    ("action", {"table": "t1", "seq": 1, "action": {"type": "discard", "tile": 5}}, "action"),
+    ("action", {"table": "t1", "seq": 1, "action": {"type": "discard", "tile": "0m"}}, "action"),
+    ("action", {"table": "t1", "seq": 1, "action": {"type": "discard", "tile": "55m"}}, "action"),
+    ("action", {"table": "t1", "seq": 1, "action": {"type": "discard", "tile": "f1"}}, "action"),
+    ("action", {"table": "t1", "seq": 1, "action": {"type": "chow", "tile": "Q"}}, "action"),
+    (
+        "action",
+        {"table": "t1", "seq": 1, "action": {"type": "pass", "seat": 2}},  # no acting for others
+        "action",
+    ),
+]
+
+
+@pytest.mark.asyncio
+async def test_each_field_of_the_wrong_type_is_named(app: App) -> None:
+    wire = await Wire.open(url_of(app))
+    await guest(wire)
+    for kind, payload, field in WRONG_FIELDS:
+        reason = await wire.refused(kind, payload, "bad_message")
+        assert field in reason, (kind, payload, reason)
+        await wire.alive()
+    # Values of the right type that the server's settings refuse.
+    for payload in ({"turn_seconds": 3601}, {"turn_seconds": 1000}, {"rules": "riichi"}):
+        await wire.refused("create_table", payload, "bad_message")
+    table = (await wire.answered("create_table", {}, "table_created"))["payload"]["table"]
+    await wire.answered("join_table", {"table": table}, "joined")
+    reason = await wire.refused("add_bots", {"table": table, "bot": "genius"}, "bad_message")
+    assert "genius" in reason
+    await wire.alive()
+    assert app.lobby is not None and app.lobby.get(table).state == "waiting"
+    await wire.close()
+
+
+# ------------------------------------------------------ connecting, accounts ---
+
+
+@pytest.mark.asyncio
+async def test_messages_before_hello_get_hello_first(app: App) -> None:
+    wire = await Wire.open(url_of(app), hello=False)
+    for kind, payload in (
+        ("ping", {}),
+        ("guest", {}),
+        ("login", {"username": "nobody", "password": "whatever123"}),
+        ("list_tables", {}),
+        ("join_table", {"table": "t1"}),
+    ):
+        await wire.refused(kind, payload, "hello_first")
+    reply = await wire.answered("hello", {"versions": [1]}, "welcome")
+    assert reply["payload"]["version"] == 1
+    await wire.alive()
+    await wire.close()
+
+
+@pytest.mark.parametrize("versions", [[2], [0, 7], [99, 1000]])
+@pytest.mark.asyncio
+async def test_unsupported_versions_get_an_error_then_the_close(
+    app: App, versions: list[int]
+) -> None:
+    wire = await Wire.open(url_of(app), hello=False)
+    await wire.refused("hello", {"versions": versions}, "unsupported_version")
+    assert await wire.closed() is not None
+    with pytest.raises(ConnectionClosed):
+        await wire.send({"type": "ping", "id": 1})
+
+
+@pytest.mark.asyncio
+async def test_the_highest_common_version_is_chosen(app: App) -> None:
+    wire = await Wire.open(url_of(app), hello=False)
+    reply = await wire.answered("hello", {"versions": [3, 1, 2]}, "welcome")
+    assert reply["payload"]["version"] == 1
+    await wire.alive()
+    await wire.close()
+
+
+TABLE_MESSAGES: list[tuple[str, dict[str, Any]]] = [
+    ("list_tables", {}),
+    ("create_table", {}),
+    ("join_table", {"table": "t1"}),
+    ("add_bots", {"table": "t1"}),
+    ("leave_table", {"table": "t1"}),
+    ("watch", {"table": "t1"}),
+    ("sync", {"table": "t1"}),
+    ("action", {"table": "t1", "seq": 1, "action": {"type": "pass"}}),
+]
+
+
+@pytest.mark.asyncio
+async def test_table_messages_need_an_authenticated_connection(app: App) -> None:
+    wire = await Wire.open(url_of(app))
+    for kind, payload in TABLE_MESSAGES:
+        await wire.refused(kind, payload, "not_authenticated")
+        await wire.alive()
+    # Logged in, then out: unauthenticated again.
+    await guest(wire)
+    await wire.answered("list_tables", {}, "tables")
+    await wire.answered("logout", {}, "logged_out")
+    for kind, payload in TABLE_MESSAGES:
+        await wire.refused(kind, payload, "not_authenticated")
+    await wire.alive()
+    await wire.close()
+
+
+@pytest.mark.asyncio
+async def test_account_refusals(app: App) -> None:
+    wire = await Wire.open(url_of(app))
+    session = await wire.answered(
+        "register", {"username": "Lin_1", "password": "correct horse"}, "session"
+    )
+    token = session["payload"]["token"]
+    other = await Wire.open(url_of(app))
+    refusals: list[tuple[str, dict[str, Any], str]] = [
+        ("register", {"username": "Lin_1", "password": "another password"}, "username_taken"),
+        ("register", {"username": "lin_1", "password": "another password"}, "username_taken"),
+        ("register", {"username": "ab", "password": "long enough"}, "bad_username"),
+        ("register", {"username": "x" * 21, "password": "long enough"}, "bad_username"),
+        ("register", {"username": "has space", "password": "long enough"}, "bad_username"),
+        ("register", {"username": "ünïcode", "password": "long enough"}, "bad_username"),
+        ("register", {"username": "", "password": "long enough"}, "bad_username"),
+        ("register", {"username": "guest-1234", "password": "long enough"}, "bad_username"),
+        ("register", {"username": "newname", "password": "short"}, "weak_password"),
+        ("register", {"username": "newname", "password": ""}, "weak_password"),
+        ("login", {"username": "Lin_1", "password": "wrong horse"}, "auth_failed"),
+        ("login", {"username": "Lin_1", "password": ""}, "auth_failed"),
+        ("login", {"username": "nobody_here", "password": "correct horse"}, "auth_failed"),
+        ("login", {"username": "x", "password": "correct horse"}, "auth_failed"),
+        ("resume", {"token": "not-a-token"}, "auth_failed"),
+        ("resume", {"token": ""}, "auth_failed"),
+        ("resume", {"token": token[:-1] + ("A" if token[-1] != "A" else "B")}, "auth_failed"),
+    ]
+    for kind, payload, code in refusals:
+        await other.refused(kind, payload, code)
+        await other.alive()
+    # None of it logged the other connection in.
+    await other.refused("list_tables", {}, "not_authenticated")
+    # The real token works; once revoked (logout) it does not.
+    await other.answered("resume", {"token": token}, "session")
+    await wire.answered("logout", {}, "logged_out")
+    fresh = await Wire.open(url_of(app))
+    await fresh.refused("resume", {"token": token}, "auth_failed")
+    await fresh.answered("login", {"username": "lin_1", "password": "correct horse"}, "session")
+    await fresh.alive()
+    for w in (wire, other, fresh):
+        await w.close()
+
+
+@pytest.mark.asyncio
+async def test_an_oversized_frame_closes_the_connection_with_1009(app: App) -> None:
+    limit = app.config.limits.max_message_bytes
+    wire = await Wire.open(url_of(app))
+
+    # At the limit: served (unknown payload keys are ignored).
+    def ping(pad: str) -> str:
+        return json.dumps({"type": "ping", "id": "big", "payload": {"pad": pad}})
+
+    frame = ping("x" * (limit - len(ping(""))))
+    assert len(frame.encode()) == limit
+    mark = await wire.send(frame)
+    assert (await wire.wait(lambda f: True, mark))["type"] == "pong"
+    # One byte over: closed with 1009 (message too big), the server goes on.
+    await wire.send(ping("x" * (limit - len(ping("")) + 1)))
+    assert await wire.closed() == 1009
+    assert not wire.errors()
+    again = await Wire.open(url_of(app))
+    await again.alive()
+    # Before hello too.
+    early = await Wire.open(url_of(app), hello=False)
+    await early.send("x" * (limit + 1))
+    assert await early.closed() == 1009
+    await again.close()
+
+
+# ------------------------------------------------------------------ lobby ---
+
+
+@pytest.mark.asyncio
+async def test_lobby_refusals(app: App) -> None:
+    url = url_of(app)
+    alice, bob, carol = [await Wire.open(url) for _ in range(3)]
+    for wire in (alice, bob, carol):
+        await guest(wire)
+
+    # Non-existent tables.
+    for kind, payload in (
+        ("join_table", {"table": "t-none"}),
+        ("watch", {"table": "t-none"}),
+        ("add_bots", {"table": "t-none"}),
+        ("leave_table", {"table": "t-none"}),
+        ("sync", {"table": "t-none"}),
+        ("action", {"table": "t-none", "seq": 1, "action": {"type": "pass"}}),
+    ):
+        await alice.refused(kind, payload, "no_such_table")
+        await alice.alive()
+
+    # A taken seat; sitting at two tables; bots asked for by someone not seated.
+    table = (await alice.answered("create_table", {}, "table_created"))["payload"]["table"]
+    assert (await alice.answered("join_table", {"table": table, "seat": 2}, "joined"))[
+        "payload"
+    ] == {"table": table, "seat": 2}
+    await bob.refused("join_table", {"table": table, "seat": 2}, "seat_taken")
+    await bob.refused("add_bots", {"table": table, "bot": "fast"}, "not_seated")
+    await bob.answered("watch", {"table": table}, "watching")
+    await bob.refused("add_bots", {"table": table, "bot": "fast"}, "not_seated")  # a spectator
+    second = (await alice.answered("create_table", {}, "table_created"))["payload"]["table"]
+    await alice.refused("join_table", {"table": second}, "already_seated")
+    await alice.alive()
+    summary = app.lobby.get(table).summary() if app.lobby else {}
+    assert summary["seats"] == [None, None, summary["seats"][2], None]
+    assert summary["state"] == "waiting"
+
+    # A private table: no code, a wrong code, the right code.
+    created = (await carol.answered("create_table", {"private": True}, "table_created"))["payload"]
+    private, code = created["table"], created["invite_code"]
+    assert isinstance(code, str) and code
+    listed = (await bob.answered("list_tables", {}, "tables"))["payload"]["tables"]
+    assert private not in [t["table"] for t in listed]
+    await bob.refused("join_table", {"table": private}, "wrong_invite")
+    await bob.refused("join_table", {"table": private, "invite_code": code + "x"}, "wrong_invite")
+    await bob.refused("watch", {"table": private}, "wrong_invite")
+    await bob.refused("watch", {"table": private, "invite_code": "nope"}, "wrong_invite")
+    await bob.alive()
+    await bob.answered("join_table", {"table": private, "invite_code": code}, "joined")
+
+    # A full table: its match has started, so a stranger is turned away.
+    await add_bots(alice, table)
+    await alice.wait(is_update(table))
+    refused = await carol.request("join_table", {"table": table})
+    # The full table plays: ``table_full`` is never reached for a join (the match starts as
+    # soon as the fourth seat is taken), ``table_started`` tells the truth.
+    assert refused["type"] == "error"
+    assert refused["payload"]["code"] in ("table_started", "table_full"), refused
+    await carol.refused("join_table", {"table": table, "seat": 0}, "table_started")
+    await alice.refused("add_bots", {"table": table}, "table_started")
+    await carol.alive()
+    for wire in (alice, bob, carol):
+        await wire.close()
+
+
+@pytest.mark.asyncio
+async def test_sync_by_a_stranger_is_refused(app: App) -> None:
+    url = url_of(app)
+    player, stranger = await Wire.open(url), await Wire.open(url)
+    await guest(player)
+    await guest(stranger)
+    table = (await player.answered("create_table", {}, "table_created"))["payload"]["table"]
+    await player.answered("join_table", {"table": table}, "joined")
+    await add_bots(player, table)
+    await player.wait(is_update(table))
+    mark = len(stranger.frames)
+    try:
+        reply = await stranger.request("sync", {"table": table}, timeout=2)
+    finally:
+        # Whatever it gets, it is never the table's state.
+        assert not any(f["type"] == "update" for f in stranger.frames[mark:])
+        for wire in (player, stranger):
+            await wire.close()
+    assert reply["type"] == "error" and reply["payload"]["code"] == "not_seated", reply
+
+
+# ------------------------------------------------------------------- play ---
+
+
+async def stored_actions(app: App, match_id: int) -> int:
+    assert app.store is not None
+    return len(await app.store.match_actions(match_id))
+
+
+@pytest.mark.asyncio
+async def test_refused_actions_change_nothing_and_the_match_still_finishes(app: App) -> None:
+    url = url_of(app)
+    players = [await Wire.open(url) for _ in range(4)]
+    spectator, outsider = await Wire.open(url), await Wire.open(url)
+    for wire in (*players, spectator, outsider):
+        await guest(wire)
+    # A long turn: the refusals below must not race the server playing for a slow seat.
+    created = await players[0].answered("create_table", {"turn_seconds": 20}, "table_created")
+    table = created["payload"]["table"]
+    elsewhere = (await outsider.answered("create_table", {}, "table_created"))["payload"]["table"]
+    await outsider.answered("join_table", {"table": elsewhere}, "joined")
+    await spectator.answered("watch", {"table": table}, "watching")
+    for seat, wire in enumerate(players):
+        await wire.answered("join_table", {"table": table, "seat": seat}, "joined")
+
+    # Hand 1: player 0 deals and is to discard; nobody else may do anything.
+    first = await players[0].wait(is_update(table, has_legal))
+    payload = first["payload"]
+    seq, view = payload["seq"], payload["view"]
+    assert payload["hand_no"] == 1 and view["you"] == 0 and view["current"] == 0
+    assert view["phase"] == "turn"
+    assert app.lobby is not None
+    match_id = app.lobby.get(table).match_id
+    assert match_id is not None
+    mine = parse_tiles(next(s for s in view["seats"] if s["player"] == 0)["concealed"])
+    drawn = view["drawn"]
+    legal = [Action.from_dict(a) for a in view["legal"]]
+    assert await stored_actions(app, match_id) == 0
+
+    def action(a: dict[str, Any], at: int = seq, where: str = table) -> dict[str, Any]:
+        return {"table": where, "seq": at, "action": a}
+
+    await players[1].wait(is_update(table, lambda p: p["seq"] == seq))
+    p1_tile = name(parse_tiles(own_seat(players[1], table)["concealed"])[0])
+    not_held = [name(t) for t in range(N_KINDS) if t not in mine]
+    refusals: list[tuple[Wire, dict[str, Any], str]] = [
+        # Out of turn, with or without pretending to be player 0 (there is no seat field).
+        (players[1], action({"type": "discard", "tile": p1_tile}), "not_your_turn"),
+        (players[1], {**action({"type": "discard", "tile": drawn}), "seat": 0}, "not_your_turn"),
+        (players[1], {**action({"type": "pass"}), "player": 0}, "not_your_turn"),
+        (players[3], action({"type": "win"}), "not_your_turn"),
+        # Not in the legal list.
+        (players[0], action({"type": "pass"}), "illegal_action"),
+        (players[0], action({"type": "pung"}), "illegal_action"),
+        (players[0], action({"type": "kong"}), "illegal_action"),
+        (players[0], action({"type": "chow", "tile": name(mine[0])}), "illegal_action"),
+        # A discard of a tile not held.
+        *(
+            (players[0], action({"type": "discard", "tile": tile}), "tile_not_in_hand")
+            for tile in not_held[:3]
+        ),
+        # Stale: an old or a future seq (followed by the current update).
+        (players[0], action({"type": "discard", "tile": drawn}, at=seq - 1), "stale"),
+        (players[0], action({"type": "discard", "tile": drawn}, at=seq + 100), "stale"),
+        # Seated elsewhere, watching, or at a table without a match.
+        (outsider, action({"type": "discard", "tile": drawn}), "not_seated"),
+        (spectator, action({"type": "discard", "tile": drawn}), "not_seated"),
+        (outsider, action({"type": "pass"}, where=elsewhere), "hand_over"),
+        (players[0], action({"type": "discard", "tile": drawn}, where="t-none"), "no_such_table"),
+    ]
+    for kind in ("concealed_kong", "add_kong"):
+        if not any(a.kind.value == kind for a in legal):
+            refusals.append((players[0], action({"type": kind, "tile": drawn}), "illegal_action"))
+    if not any(a.kind.value == "win" for a in legal):
+        refusals.append((players[0], action({"type": "win"}), "illegal_action"))
+    for wire, request, code in refusals:
+        mark = len(wire.frames)
+        await wire.refused("action", request, code)
+        if code == "stale":
+            current = await wire.wait(is_update(table), mark)
+            assert current["payload"]["seq"] == seq and current["payload"].get("full")
+            assert current["payload"]["view"] == view
+        await wire.alive()
+        assert await stored_actions(app, match_id) == 0, (request, code)
+    assert app.lobby.get(table).seq == seq
+    mark = await players[0].send({"type": "sync", "id": "s", "payload": {"table": table}})
+    current = await players[0].wait(is_update(table), mark)  # answered by a full update
+    assert current["payload"].get("full")
+    assert current["payload"]["seq"] == seq and current["payload"]["view"] == view
+
+    # An accepted action, then the very same frame again: stale, and harmless.
+    frame = {"type": "action", "id": "dup", "payload": action({"type": "discard", "tile": drawn})}
+    mark = await players[0].send(frame)
+    await players[0].wait(is_update(table, lambda p: p["seq"] > seq), mark)
+    assert await stored_actions(app, match_id) == 1
+    mark = await players[0].send(frame)
+    dup = await players[0].wait(lambda f: f.get("reply_to") == "dup", mark)
+    assert dup["type"] == "error" and dup["payload"]["code"] == "stale", dup
+    assert await stored_actions(app, match_id) == 1
+    assert not [e for e in players[0].errors(mark) if e["code"] != "stale"]
+
+    # The table plays on: the four finish the match, the spectator sees its end.
+    ends = await asyncio.wait_for(
+        asyncio.gather(
+            *(play_out(w, table, make_bot("fast", seed=i)) for i, w in enumerate(players))
+        ),
+        timeout=45,
+    )
+    assert all(end is not None and end["match"] == match_id for end in ends)
+    end = ends[0]
+    assert end is not None and all(e == end for e in ends)
+    watched = await spectator.wait(lambda f: f["type"] == "match_end")
+    assert watched["payload"] == end
+
+    # What is stored is exactly what was accepted: it replays to the same match.
+    assert app.store is not None
+    stored = await app.store.match_actions(match_id)
+    assert stored[0] == (1, 1, 0, {"type": "discard", "tile": drawn})
+    log = await app.store.match_log(match_id)
+    assert log is not None
+    (logged,) = read_log([json.dumps(line) for line in log])
+    replayed = replay(logged.seed, logged.steps, RULE_SETS[logged.rules], logged.match)
+    assert replayed.scores == end["scores"] and len(replayed.records) == 16
+    assert len(replayed.log) == len(stored)
+
+    # After the match: nothing to act on, and the connections are still served.
+    await players[0].refused("action", action({"type": "pass"}, at=0), "hand_over")
+    for wire in (*players, spectator, outsider):
+        await wire.alive()
+        await wire.close()
+
+
+def own_seat(wire: Wire, table: str) -> Frame:
+    """Our seat in the last view ``wire`` got of ``table``."""
+    last = next(
+        f["payload"]["view"]
+        for f in reversed(wire.frames)
+        if f["type"] == "update" and f["payload"]["table"] == table and f["payload"]["view"]
+    )
+    seat: Frame = next(s for s in last["seats"] if s["player"] == last["you"])
+    return seat
+
+
+# ------------------------------------------------------------------ flood ---
+
+
+@pytest.mark.parametrize("flooder_role", ["watching", "seated"])
+@pytest.mark.asyncio
+async def test_a_flood_is_rate_limited_then_closed_and_the_table_plays_on(
+    start_server: Any, flooder_role: str
+) -> None:
+    # The production rate limit (20 a second, bursts of 40).
+    app: App = await start_server(limits=dataclasses.asdict(LimitsSection()))
+    limits = app.config.limits
+    url = url_of(app)
+    victim, flooder, watcher = [await Wire.open(url) for _ in range(3)]
+    try:
+        for wire in (victim, flooder, watcher):
+            await guest(wire)
+        created = await victim.answered("create_table", {"turn_seconds": 3}, "table_created")
+        table = created["payload"]["table"]
+        await victim.answered("join_table", {"table": table, "seat": 0}, "joined")
+        if flooder_role == "seated":
+            await flooder.answered("join_table", {"table": table, "seat": 1}, "joined")
+        else:
+            await flooder.answered("watch", {"table": table}, "watching")
+        await watcher.answered("watch", {"table": table}, "watching")
+        await add_bots(victim, table)
+        await flooder.wait(is_update(table))
+
+        # Far more than the limit, as fast as it goes.
+        mark = len(flooder.frames)
+        with pytest.raises(ConnectionClosed):
+            for n in range(1, 10 * limits.message_burst):
+                await flooder.ws.send(json.dumps({"type": "ping", "id": n, "payload": {}}))
+                await asyncio.sleep(0)
+            await flooder.ws.send(json.dumps({"type": "ping", "id": 0}))  # still open: fail
+            pytest.fail("the flooder was never disconnected")
+        assert await flooder.closed() == 1008
+        pongs = [f for f in flooder.frames[mark:] if f["type"] == "pong"]
+        limited = [e for e in flooder.errors(mark) if e["code"] == "rate_limited"]
+        assert len(pongs) >= limits.message_burst - 5  # hello, guest, join: the same bucket
+        assert len(pongs) <= limits.message_burst + limits.messages_per_second * 2
+        assert 1 <= len(limited) <= RATE_STRIKES
+        assert not [e for e in flooder.errors(mark) if e["code"] != "rate_limited"]
+
+        # The others at the table are untouched: served at once, by the connection and by
+        # the table (a seated flooder's seat is played by the server once it is away)...
+        await asyncio.sleep(3 * app.config.timers.disconnected_seconds)
+        await victim.alive()
+        await watcher.alive()
+        seq_at_close = app.lobby.get(table).seq if app.lobby else 0
+        for wire in (victim, watcher):
+            mark = await wire.send({"type": "sync", "id": "s", "payload": {"table": table}})
+            synced = await wire.wait(is_update(table), mark, timeout=2)
+            assert synced["payload"].get("full"), synced
+        # ... and the table plays on into the next hand, the victim well within the limit.
+        reached = await asyncio.wait_for(
+            play_out(victim, table, make_bot("fast"), pace=0.08, until=lambda p: p["hand_no"] >= 2),
+            30,
+        )
+        assert reached is not None and reached["hand_no"] >= 2
+        assert reached["seq"] > seq_at_close
+        await watcher.wait(is_update(table, lambda p: p["hand_no"] >= 2))
+        assert {e["code"] for e in victim.errors()} <= {"stale"}
+        assert not watcher.errors()
+        await victim.alive()
+        await watcher.alive()
+    finally:
+        for wire in (victim, flooder, watcher):
+            if not wire.reader.done():
+                await wire.close()
+
+
+@pytest.mark.asyncio
+async def test_a_disconnected_player_comes_back_with_resume(app: App) -> None:
+    url = url_of(app)
+    player, leaver = await Wire.open(url), await Wire.open(url)
+    comeback: Wire | None = None
+    try:
+        await guest(player)
+        token = (await leaver.answered("guest", {}, "session"))["payload"]["token"]
+        created = await player.answered("create_table", {"turn_seconds": 10}, "table_created")
+        table = created["payload"]["table"]
+        await player.answered("join_table", {"table": table, "seat": 0}, "joined")
+        await leaver.answered("join_table", {"table": table, "seat": 1}, "joined")
+        await add_bots(player, table)
+        await leaver.wait(is_update(table))
+        await leaver.close()
+        await asyncio.sleep(3 * app.config.timers.disconnected_seconds)  # its seat is played
+        comeback = await Wire.open(url)
+        await comeback.answered("resume", {"token": token}, "session")
+        back = await comeback.wait(is_update(table), timeout=2)  # the table, at once
+        assert back["payload"].get("full") and back["payload"]["view"]["you"] == 1
+    finally:
+        for wire in (player, comeback):
+            if wire is not None and not wire.reader.done():
+                await wire.close()
+
+
+# --------------------------------------------------------------- stopping ---
+
+
+@pytest.mark.asyncio
+async def test_stopping_the_server_tells_and_closes_every_connection(start_server: Any) -> None:
+    app: App = await start_server()
+    wire = await Wire.open(url_of(app))
+    try:
+        await guest(wire)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await app.stop()
+        took = loop.time() - started
+        shutdown = await wire.wait(lambda f: f["type"] == "error", timeout=1)
+        assert shutdown["payload"]["code"] == "server_shutdown"
+        assert await wire.closed(timeout=1) in (1001, 1012), "the connection is still open"
+        assert took < 3, f"stop took {took:.1f} s"
+    finally:
+        if not wire.reader.done():
+            await wire.close()

@@ -1,0 +1,803 @@
+"""Recovery: a player's connection dropping mid-hand, the server killed mid-match (SIGKILL)
+and restarted, and a graceful stop (SIGTERM).
+
+The tables here are one network client (alice, playing the ``default`` engine bot over the
+wire with ``server.client.play``) and three ``default`` server bots. Everything that may
+play seat 0 then plays it the same way: alice's bot on her wire view, and, while she is
+away, the server's ``make_bot("default", seed=0)`` (``Table._auto_action``); bots are pure
+(the same view gets the same action). Turns are long (60 s), so no timeout ever plays for
+her. A whole match is then fixed by its seed: after any disconnection or crash, the stored
+hands must be exactly those of ``engine.simulation.play_match(seed, four default bots)``.
+
+The crash tests run ``guobiao serve`` as a subprocess (``python -m server serve``), on
+SQLite and on PostgreSQL (``postgres`` marker; skipped when unreachable).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from engine.actions import Action, Event
+from engine.bots import make_bot
+from engine.match import Match
+from engine.rules import RULE_SETS
+from engine.simulation import play_match, replay
+from engine.table import Phase
+from server.app import App
+from server.client import Client, Incoming, RequestTimeout, TableState, play
+from server.config import Config, DatabaseSection, LimitsSection, ServerSection, TimersSection
+from server.db.store import Store
+from server.replay_cli import read_log
+
+REPO = Path(__file__).resolve().parents[2]
+ME = 0  # alice's seat
+TURN_SECONDS = 60  # long: no decision of this test's players ever times out
+USERNAME = "alice_recovery"
+PASSWORD = "correct horse battery"
+MATCH_TIMEOUT = 120  # seconds for the rest of a match (one takes ~10 s here)
+
+
+# ----------------------------------------------------------------- helpers ---
+
+
+def normalized(value: Any) -> Any:
+    """``value`` as it comes back from a JSON column or the wire (tuples become lists)."""
+    return json.loads(json.dumps(value))
+
+
+def offline_records(seed: int, match_id: int) -> tuple[list[dict[str, Any]], list[int]]:
+    """The hands and final scores of the match played offline by four default bots."""
+    bots = [make_bot("default", seed=p) for p in range(4)]
+    match = play_match(seed, bots, RULE_SETS["mcr"], match_id)
+    return [normalized(r.to_dict()) for r in match.records], list(match.scores)
+
+
+def seen_events(frames: list[dict[str, Any]], table: str) -> dict[int, list[dict[str, Any]]]:
+    """The events of each hand that the updates in ``frames`` showed, in order."""
+    hands: dict[int, list[dict[str, Any]]] = {}
+    for frame in frames:
+        payload = frame.get("payload") or {}
+        if frame["type"] != "update" or payload.get("table") != table:
+            continue
+        events = hands.setdefault(payload["hand_no"], [])
+        if payload.get("full"):
+            events.clear()
+        events.extend(payload["events"])
+    return hands
+
+
+def stored_events(
+    seed: int, match_id: int, actions: list[Any], player: int, up_to_hand: int
+) -> dict[int, list[dict[str, Any]]]:
+    """Replay the stored ``actions`` (``store.match_actions``) through the engine and return
+    the events of each hand that ``player`` may see, as the server sends them. Hands after
+    the last stored action are dealt (from the seed alone) up to ``up_to_hand``."""
+    match = Match(seed, RULE_SETS["mcr"], match_id)
+    hands: dict[int, list[Event]] = {}
+
+    def deal() -> None:
+        hand_no = match.hand_index + 2
+        hands[hand_no] = match.start_hand()
+
+    for _seq, hand_no, who, action in actions:
+        while match.hand_index + 1 < hand_no:
+            deal()
+        hands[hand_no].extend(match.apply(who, Action.from_dict(action)))
+    while (
+        match.hand_index + 1 < up_to_hand
+        and match.hand is not None
+        and match.hand.phase is Phase.OVER
+    ):
+        deal()
+    return {
+        hand_no: normalized([{"kind": e.kind, **e.data} for e in events if e.visible_to(player)])
+        for hand_no, events in hands.items()
+    }
+
+
+async def check_nothing_lost(
+    url: str, frames: list[dict[str, Any]], table: str, state: TableState
+) -> tuple[int, list[Any], int]:
+    """Everything the client saw of the match is in the database: every event it got is
+    the replay of stored actions, and every hand revealed to it is stored. Call it with the
+    server stopped. Returns (match id, stored actions, stored hands)."""
+    store = await Store.open(url)
+    try:
+        (stored,) = await store.unfinished_matches()
+        actions = await store.match_actions(stored.id)
+        hands = await store.match_hands(stored.id)
+    finally:
+        await store.close()
+    seen = seen_events(frames, table)
+    assert seen, "the client saw no update before the stop"
+    last_seen = max(seen)
+    replayed = stored_events(stored.seed, stored.id, actions, ME, last_seen)
+    for hand_no, events in sorted(seen.items()):
+        assert hand_no in replayed, f"the client saw hand {hand_no}; nothing of it is stored"
+        got = replayed[hand_no]
+        if hand_no < last_seen:
+            assert got == events, f"hand {hand_no}: the stored log replays otherwise than seen"
+        else:
+            assert got[: len(events)] == events, (
+                f"hand {hand_no}: the client saw events the stored log does not give: "
+                f"seen {len(events)}, stored {len(got)}"
+            )
+    assert len(hands) >= max(state.reveals, default=0), "a revealed hand was not stored"
+    assert [h["hand_no"] for h in hands] == list(range(1, len(hands) + 1))
+    return stored.id, actions, len(hands)
+
+
+async def check_log_kept(url: str, match_id: int, before: list[Any]) -> None:
+    """After the restart and the end of the match, the stored log begins with the actions
+    stored before the stop (none lost or rewritten), and the published log replays to the
+    stored hands."""
+    store = await Store.open(url)
+    try:
+        after = await store.match_actions(match_id)
+        lines = await store.match_log(match_id)
+    finally:
+        await store.close()
+    assert after[: len(before)] == before
+    assert [a.seq for a in after] == list(range(1, len(after) + 1))
+    assert lines is not None
+    (logged,) = read_log(json.dumps(line) for line in lines)
+    replayed = replay(logged.seed, logged.steps, RULE_SETS[logged.rules], logged.match)
+    assert len(replayed.records) == 16
+
+
+async def get_json(port: int, path: str) -> tuple[int, Any]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+    await writer.drain()
+    data = await asyncio.wait_for(reader.read(), 10)
+    writer.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), json.loads(body)
+
+
+async def check_match_as_offline(port: int, match_id: int, scores: list[int]) -> None:
+    """The finished match, read through the HTTP API, is the offline match of its seed."""
+    status, detail = await get_json(port, f"/api/matches/{match_id}")
+    assert status == 200, detail
+    assert detail["finished"] and detail["final_scores"] == scores
+    hands = [{k: v for k, v in h.items() if k != "finished_at"} for h in detail["hands"]]
+    expected, expected_scores = offline_records(detail["seed"], match_id)
+    assert [h["hand_no"] for h in hands] == list(range(1, 17))
+    for got, want in zip(hands, expected, strict=True):
+        assert got == want, f"hand {want['hand_no']} differs from the offline match"
+    assert scores == expected_scores
+
+
+@dataclass
+class Watch:
+    """Calls ``when`` on every message ``play`` reads; sets ``reached`` the first time it
+    returns true (and, with ``stop``, makes ``play`` stop acting from that message on)."""
+
+    state: TableState
+    when: Callable[[TableState], bool]
+    stop: bool = False
+    reached: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def on_message(self, _message: Incoming) -> None:
+        if not self.reached.is_set() and self.when(self.state):
+            self.reached.set()
+
+    def stopping(self) -> bool:
+        return self.stop and self.reached.is_set()
+
+
+def discards(state: TableState, player: int | None = None) -> int:
+    return sum(
+        1
+        for e in state.events
+        if e.get("kind") == "discard" and (player is None or e.get("player") == player)
+    )
+
+
+async def start_table(url: str) -> tuple[Client, str]:
+    """alice registers, creates a table, sits at seat 0 and fills it with default server
+    bots: the match starts."""
+    alice = await Client.connect(url, record=True, rate=None)
+    await alice.register(USERNAME, PASSWORD)
+    table = (await alice.create_table(turn_seconds=TURN_SECONDS)).table
+    assert await alice.join_table(table, seat=ME) == ME
+    summary = await alice.add_bots(table, "default")
+    assert summary["seats"][1:] == ["bot:default"] * 3
+    return alice, table
+
+
+def my_bot() -> Any:
+    return make_bot("default", seed=ME)
+
+
+async def resume_and_expect_resync(
+    url: str, token: str, table: str, timeout: float = 10
+) -> tuple[Client, Incoming]:
+    """Connect again, ``resume`` with the token, and get the full update of the table."""
+    client = await Client.connect(url, record=True, rate=None)
+    try:
+        full = asyncio.ensure_future(
+            client.wait_for(
+                lambda m: m.type == "update" and m.table == table and bool(m.payload.get("full")),
+                timeout=timeout,
+            )
+        )
+        await asyncio.sleep(0)  # the waiter is registered before anything can answer
+        session = await client.resume(token)
+        assert session.username == USERNAME
+        update = await full
+        check_resync(update.payload, table)
+    except BaseException:
+        await client.close()
+        raise
+    return client, update
+
+
+def check_resync(payload: dict[str, Any], table: str) -> None:
+    """A full update of a hand in play: our own view, our concealed tiles, no one else's."""
+    assert payload["table"] == table and payload["full"] is True
+    view = payload["view"]
+    assert view is not None and view["you"] == ME
+    assert payload["events"], "a full update carries the hand's events so far"
+    mine = next(s for s in view["seats"] if s["player"] == ME)
+    assert isinstance(mine.get("concealed"), str) and mine["concealed"]
+    if view["phase"] != "over":
+        others = [s for s in view["seats"] if s["player"] != ME]
+        assert all("concealed" not in s for s in others)
+    assert isinstance(view["legal"], list)
+
+
+# ------------------------------------------- disconnect and reconnect (in-process) ---
+
+# These tests found three server bugs, fixed since (they are regression tests now):
+#
+# 1. Table._wakeup kept an away seat's ``away_since + disconnected_seconds`` among the
+#    wake-up times once past, so the table waited for inputs with
+#    ``asyncio.wait_for(queue.get(), 0)``, which never takes a queued item (Python 3.11 to
+#    3.13): while a player was away the table took no input (her ``resume`` or
+#    ``join_table``, a ``watch``, the others' actions, a stop) and spun the CPU.
+# 2. Table._drive played automatic moves until a present player had to decide, a pause
+#    between hands or the match end, without looking at its input queue: a ``resume`` was
+#    answered at the end of the hand (the server playing her seat meanwhile), a stop
+#    waited as long (with no pause between hands: the whole match).
+# 3. App.stop called ``ws_server.close(close_connections=False)`` first; websockets'
+#    ``Server.close`` being idempotent, the later ``close()`` did nothing: no 1001 close,
+#    a 5 s wait, then every connection closed with 1011 (internal error).
+
+
+@pytest_asyncio.fixture
+async def start_recovery_app(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
+    """Start the real server in-process on SQLite (the crash tests below cover PostgreSQL)."""
+    started: list[App] = []
+
+    async def start(hand_pause_seconds: float = 0) -> App:
+        config = Config(
+            server=ServerSection(host="127.0.0.1", port=0, data_dir=str(tmp_path)),
+            database=DatabaseSection(url=f"sqlite+aiosqlite:///{tmp_path / 'recovery.db'}"),
+            timers=TimersSection(
+                turn_seconds=TURN_SECONDS,
+                min_turn_seconds=1,
+                disconnected_seconds=0.1,
+                hand_pause_seconds=hand_pause_seconds,
+                unattended_move_seconds=0,
+                restart_grace_seconds=0.5,
+            ),
+            limits=LimitsSection(messages_per_second=10_000, message_burst=10_000),
+        )
+        server = App(config)
+        await server.start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        if not getattr(server, "stopped_by_test", False):
+            await stop_app(server, limit=5)
+
+
+async def stop_app(app: App, limit: float = 15) -> bool:
+    """``app.stop()``; if the tables have not stopped within ``limit`` seconds (as with
+    bugs 1 and 2), cancel their tasks so that the stop completes. True if it stopped by
+    itself."""
+    stopping = asyncio.ensure_future(app.stop())
+    done, _ = await asyncio.wait({stopping}, timeout=limit)
+    if not done:
+        assert app.lobby is not None
+        for table in list(app.lobby.tables.values()):
+            if table.task is not None:
+                table.task.cancel()
+    await stopping
+    return bool(done)
+
+
+@pytest_asyncio.fixture
+async def recovery_app(start_recovery_app: Callable[..., Any]) -> App:
+    server: App = await start_recovery_app()
+    return server
+
+
+@dataclass
+class Dropped:
+    """A seat whose player went away mid-hand, while the server waited for her discard."""
+
+    alice: Client
+    watcher: Client
+    table: str
+    token: str
+    hand_no: int
+    seq: int  # the update she did not answer
+
+    async def close(self, *others: Client | None) -> None:
+        for client in (self.alice, self.watcher, *others):
+            if client is not None:
+                await client.close()
+
+
+async def drop_mid_hand(app: App, how: str) -> Dropped:
+    """alice plays until hand 2, her turn to discard, with two discards of hers in it
+    already; then stops answering and goes away (``close``: a close frame; ``drop``: the
+    TCP connection is cut without one). A spectator watches the table throughout."""
+    url = f"ws://127.0.0.1:{app.port}/ws"
+    alice, table = await start_table(url)
+    watcher = await Client.connect(url, record=True, rate=None)
+    await watcher.guest()
+    await watcher.watch(table)
+    assert alice.session is not None
+    state = alice.tables[table]
+
+    def my_turn_in_hand_2(s: TableState) -> bool:
+        return (
+            s.hand_no == 2 and discards(s, ME) >= 2 and any(a["type"] == "discard" for a in s.legal)
+        )
+
+    watch = Watch(state, my_turn_in_hand_2, stop=True)
+    first = asyncio.create_task(
+        play(alice, table, my_bot(), stopping=watch.stopping, on_message=watch.on_message)
+    )
+    await asyncio.wait_for(watch.reached.wait(), 30)
+    dropped = Dropped(alice, watcher, table, alice.session.token, state.hand_no, state.seq or 0)
+    if how == "drop":
+        alice.ws.transport.abort()
+    await alice.close()
+    assert await asyncio.wait_for(first, 10) is None  # play() ends with the connection
+    return dropped
+
+
+async def server_plays_the_seat(d: Dropped) -> None:
+    """The table does not stall: the server discards for alice (after disconnected_seconds,
+    long before her 60 s turn is up) and the hand goes on."""
+    started = time.monotonic()
+    played = await d.watcher.wait_for(
+        lambda m: (
+            m.type == "update"
+            and m.table == d.table
+            and any(e["kind"] == "discard" and e["player"] == ME for e in m.payload["events"])
+        ),
+        timeout=10,
+    )
+    assert time.monotonic() - started < 5
+    assert played.payload["seq"] > d.seq and played.payload["hand_no"] == d.hand_no
+    await d.watcher.wait_for(
+        lambda m: m.type == "update" and m.table == d.table and m.payload["seq"] > d.seq + 3,
+        timeout=10,
+    )
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("how", ["close", "drop"])
+async def test_player_gone_mid_hand_is_played_by_the_server(recovery_app: App, how: str) -> None:
+    """Her connection goes while the table waits for her discard: the server plays her
+    seat from then on, the table never stalls, and the match ends as the offline match of
+    its seed (her seat played by the default bot, as she did)."""
+    d = await drop_mid_hand(recovery_app, how)
+    try:
+        await server_plays_the_seat(d)
+        if d.watcher.tables[d.table].match_end is None:
+            await d.watcher.wait_for(lambda m: m.type == "match_end", timeout=MATCH_TIMEOUT)
+        end = d.watcher.tables[d.table].match_end
+        assert end is not None
+        await check_match_as_offline(recovery_app.port, end["match"], end["scores"])
+    finally:
+        await d.close()
+
+
+@pytest.mark.asyncio
+async def test_reconnect_mid_hand_resyncs_and_plays_on(recovery_app: App) -> None:
+    """She comes back with ``resume`` + her token: a full update (``full``, her own view
+    with her concealed tiles), and she plays on to the end of the match, which is the
+    offline match of its seed."""
+    d = await drop_mid_hand(recovery_app, "close")
+    second: Client | None = None
+    try:
+        await server_plays_the_seat(d)
+        url = f"ws://127.0.0.1:{recovery_app.port}/ws"
+        second, update = await resume_and_expect_resync(url, d.token, d.table, timeout=5)
+        assert update.payload["seq"] > d.seq and update.payload["hand_no"] >= d.hand_no
+        end = await asyncio.wait_for(play(second, d.table, my_bot()), MATCH_TIMEOUT)
+        assert end is not None and end["table"] == d.table
+        if d.watcher.tables[d.table].match_end is None:
+            await d.watcher.wait_for(lambda m: m.type == "match_end", timeout=10)
+        assert d.watcher.tables[d.table].match_end == end
+        await check_match_as_offline(recovery_app.port, end["match"], end["scores"])
+    finally:
+        await d.close(second)
+
+
+@pytest.mark.asyncio
+async def test_resume_resyncs_at_once_while_the_server_plays_the_seat(recovery_app: App) -> None:
+    """docs/protocol.md: on ``resume`` "the server at once sends that table's update with a
+    full snapshot". She comes back a few moves after the server began playing for her: the
+    resync comes within a few moves, not at the end of the hand (bug 2)."""
+    d = await drop_mid_hand(recovery_app, "close")
+    second: Client | None = None
+    try:
+        await server_plays_the_seat(d)
+        url = f"ws://127.0.0.1:{recovery_app.port}/ws"
+        started = time.monotonic()
+        before = d.watcher.tables[d.table].seq or 0
+        second, update = await resume_and_expect_resync(url, d.token, d.table, timeout=3)
+        took = time.monotonic() - started
+        moves = update.payload["seq"] - before
+        print(f"resynced after {moves} updates, {took * 1000:.0f} ms")
+        assert moves <= 40, (
+            f"resynced {moves} updates after the resume, after {took:.2f} s (hand "
+            f"{update.payload['hand_no']}, {update.payload['view']['phase']}): the server went "
+            "on playing her seat meanwhile"
+        )
+    finally:
+        await d.close(second)
+
+
+async def alice_thinks_bob_away(app: App) -> tuple[Client, Client, str]:
+    """alice and bob sit with two default bots; bob's connection goes before the match
+    starts (the server plays his seat); alice then has to decide, and takes her time."""
+    url = f"ws://127.0.0.1:{app.port}/ws"
+    alice = await Client.connect(url, record=True, rate=None)
+    bob = await Client.connect(url, rate=None)
+    try:
+        await alice.register(USERNAME, PASSWORD)
+        await bob.guest()
+        table = (await alice.create_table(turn_seconds=TURN_SECONDS)).table
+        await alice.join_table(table, seat=ME)
+        await bob.join_table(table, seat=1)
+        await bob.close()  # bob is away from the start: the server plays his seat
+        await asyncio.sleep(0.2)
+        await alice.add_bots(table, "default")
+        await alice.wait_for(
+            lambda m: m.type == "update" and m.table == table and bool(alice.tables[table].legal),
+            timeout=10,
+        )
+        await asyncio.sleep(0.2)
+    except BaseException:
+        await alice.close()
+        await bob.close()
+        raise
+    return alice, bob, table
+
+
+@pytest.mark.asyncio
+async def test_table_idles_and_takes_inputs_while_a_seat_is_away(recovery_app: App) -> None:
+    """The table has nothing to do until alice acts: the server should use (almost) no CPU
+    meanwhile, answer a spectator's ``watch`` at once, and stop at once when asked (bug 1:
+    it spun, never answered, and the stop hung)."""
+    alice, bob, table = await alice_thinks_bob_away(recovery_app)
+    url = f"ws://127.0.0.1:{recovery_app.port}/ws"
+    watcher = await Client.connect(url, rate=None)
+    try:
+        cpu, wall = time.process_time(), time.monotonic()
+        await asyncio.sleep(1.0)  # alice thinks; nothing else happens
+        busy = (time.process_time() - cpu) / (time.monotonic() - wall)
+        assert alice.tables[table].legal, "the table moved on without alice"
+        await watcher.guest()
+        answered = False
+        with contextlib.suppress(RequestTimeout):
+            reply = await watcher.request("watch", {"table": table}, timeout=2)
+            answered = reply.type == "watching"
+        await alice.close()
+        stopped = await stop_app(recovery_app, limit=2)
+        recovery_app.stopped_by_test = True  # type: ignore[attr-defined]
+        assert (busy < 0.1, answered, stopped) == (True, True, True), (
+            f"while a seat is away, the server used {busy:.0%} of a CPU waiting for alice, "
+            f"answered a watch: {answered}, stopped by itself: {stopped}"
+        )
+    finally:
+        await alice.close()
+        await bob.close()
+        await watcher.close()
+
+
+@pytest.mark.asyncio
+async def test_stop_does_not_wait_for_a_match_of_bots_to_end(
+    start_recovery_app: Callable[..., Any],
+) -> None:
+    """A graceful stop of a table whose every seat the server plays (here: the only human
+    left) should stop it where it is; with no pause between hands, it plays the whole rest
+    of the match first."""
+    app: App = await start_recovery_app(hand_pause_seconds=0)
+    url = f"ws://127.0.0.1:{app.port}/ws"
+    alice, table = await start_table(url)
+    try:
+        await alice.wait_for(
+            lambda m: m.type == "update" and m.table == table and m.payload["hand_no"] == 1,
+            timeout=10,
+        )
+        await alice.leave_table(table)  # her seat is played by the server from now on
+        await asyncio.sleep(0.3)
+    finally:
+        await alice.close()
+    started = time.monotonic()
+    await app.stop()
+    app.stopped_by_test = True  # type: ignore[attr-defined]
+    took = time.monotonic() - started
+    store = await Store.open(app.config.database_url)
+    try:
+        finished = await store.unfinished_matches() == []
+        hands = len(await store.match_hands(1))
+    finally:
+        await store.close()
+    assert not finished, (
+        f"the stop took {took:.1f} s: it played the match to its end ({hands} hands)"
+    )
+
+
+@pytest.mark.asyncio
+async def test_stop_closes_connections_promptly_with_going_away(recovery_app: App) -> None:
+    url = f"ws://127.0.0.1:{recovery_app.port}/ws"
+    client = await Client.connect(url, record=True, rate=None)
+    try:
+        await client.guest()
+        started = time.monotonic()
+        await recovery_app.stop()
+        recovery_app.stopped_by_test = True  # type: ignore[attr-defined]
+        took = time.monotonic() - started
+        await asyncio.wait_for(client.closed.wait(), 3)  # bug 3: never, in-process
+        last = client.frames[-1]
+        assert last["type"] == "error" and last["payload"]["code"] == "server_shutdown"
+        assert (client.close_code, took < 2) == (1001, True), (
+            f"closed with {client.close_code} after {took:.1f} s"
+        )
+    finally:
+        await client.close()
+
+
+# ----------------------------------------------- the server as a subprocess ---
+
+
+@dataclass
+class ServerProcess:
+    """``guobiao serve`` in a subprocess; stderr (text logs) goes to a file."""
+
+    process: subprocess.Popen[str]
+    log_path: Path
+    port: int
+    url: str
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-4000:]
+        except OSError:
+            return ""
+
+
+def write_config(folder: Path, database_url: str) -> Path:
+    path = folder / "server.toml"
+    path.write_text(
+        f"""
+[server]
+host = "127.0.0.1"
+port = 0
+data_dir = {json.dumps(str(folder / "data"))}
+log_format = "text"
+log_level = "info"
+
+[database]
+url = {json.dumps(database_url)}
+
+[timers]
+turn_seconds = {TURN_SECONDS}
+min_turn_seconds = 1
+max_turn_seconds = 120
+# Short: after a restart her seat is away until she resumes, and the server plays it.
+disconnected_seconds = 0.2
+hand_pause_seconds = 0
+unattended_move_seconds = 0
+restart_grace_seconds = 0.5
+
+[limits]
+messages_per_second = 10000
+message_burst = 10000
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Callable[..., Any]]:
+    """Start ``python -m server serve --config FILE [--port N]``; wait for its URL line.
+    Every process started is killed at the end of the test."""
+    started: list[subprocess.Popen[str]] = []
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GUOBIAO_")}
+    env["PYTHONUNBUFFERED"] = "1"
+
+    async def start(config: Path, port: int = 0) -> ServerProcess:
+        log_path = tmp_path / f"serve-{len(started)}.log"
+        with open(log_path, "w", encoding="utf-8") as log_file:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "server", "serve", "--config", str(config)]
+                + (["--port", str(port)] if port else []),
+                cwd=REPO,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=log_file,
+                text=True,
+            )
+        started.append(process)
+        assert process.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 60)
+        if not line.startswith("guobiao serving on ws://"):
+            process.kill()
+            process.wait()
+            pytest.fail(f"no URL line from guobiao serve ({line!r}); log:\n{log_path.read_text()}")
+        url = line.split()[3]
+        assert url.startswith("ws://127.0.0.1:") and url.endswith("/ws"), line
+        return ServerProcess(process, log_path, int(url.rsplit(":", 1)[1].split("/")[0]), url)
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.wait(10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+async def wait_exit(server: ServerProcess, timeout: float = 20) -> int:
+    try:
+        return await asyncio.to_thread(server.process.wait, timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"guobiao serve did not exit within {timeout} s; log:\n{server.log()}")
+
+
+def free_port_is_reusable(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+async def finish_after_restart(
+    serve: Callable[..., Any], config: Path, port: int, token: str, table: str
+) -> tuple[ServerProcess, dict[str, Any]]:
+    """Restart on the same port, resume, play to the end; the match_end payload."""
+    assert free_port_is_reusable(port)
+    server = await serve(config, port)
+    assert server.port == port
+    client, _update = await resume_and_expect_resync(server.url, token, table)
+    try:
+        end = await asyncio.wait_for(play(client, table, my_bot()), MATCH_TIMEOUT)
+    finally:
+        await client.close()
+    assert end is not None, f"no match_end after the restart; log:\n{server.log()}"
+    return server, end
+
+
+async def play_until(
+    client: Client, table: str, when: Callable[[TableState], bool]
+) -> asyncio.Task[dict[str, Any] | None]:
+    """Start playing; return the task once ``when`` is true of the table state."""
+    watch = Watch(client.tables[table], when)
+    task = asyncio.create_task(play(client, table, my_bot(), on_message=watch.on_message))
+    reached = asyncio.create_task(watch.reached.wait())
+    done, _ = await asyncio.wait({task, reached}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+    if reached not in done:
+        reached.cancel()
+        pytest.fail(f"the match did not get there (play ended: {task in done})")
+    return task
+
+
+def mid_hand(hands_done: int, discards_seen: int) -> Callable[[TableState], bool]:
+    def when(s: TableState) -> bool:
+        return (
+            len(s.reveals) >= hands_done
+            and s.hand_no == hands_done + 1
+            and discards(s) >= discards_seen
+        )
+
+    return when
+
+
+@pytest.mark.asyncio
+async def test_sigkill_mid_match_then_restart_finishes_as_offline(
+    serve: Callable[..., Any], tmp_path: Path, database_url: str
+) -> None:
+    config = write_config(tmp_path, database_url)
+    server = await serve(config)
+    alice, table = await start_table(server.url)
+    token = alice.session.token if alice.session else ""
+    state = alice.tables[table]
+    try:
+        task = await play_until(alice, table, mid_hand(3, 6))
+        server.process.send_signal(signal.SIGKILL)
+        assert await wait_exit(server) == -signal.SIGKILL
+        # Everything alice got was sent before the kill; her play() ends with the connection.
+        assert await asyncio.wait_for(task, 10) is None
+        await alice.closed.wait()
+    finally:
+        await alice.close()
+    assert not any(f["type"] == "match_end" for f in alice.frames)
+    match_id, actions, hands = await check_nothing_lost(database_url, alice.frames, table, state)
+    assert hands >= 3 and actions
+
+    server, end = await finish_after_restart(serve, config, server.port, token, table)
+    assert end["match"] == match_id
+    assert "restored after" in server.log()
+    await check_match_as_offline(server.port, match_id, end["scores"])
+
+    # The grade counts of the human: one match, her final score.
+    status, summary = await get_json(server.port, f"/api/players/{USERNAME}")
+    assert status == 200 and summary["matches"] == 1
+    assert summary["score"] == end["scores"][ME]
+    server.process.send_signal(signal.SIGTERM)
+    assert await wait_exit(server) == 0
+    await check_log_kept(database_url, match_id, actions)
+
+
+@pytest.mark.asyncio
+async def test_sigterm_tells_clients_and_loses_nothing(
+    serve: Callable[..., Any], tmp_path: Path
+) -> None:
+    database_url = f"sqlite+aiosqlite:///{tmp_path / 'data' / 'guobiao.db'}"
+    config = write_config(tmp_path, database_url)
+    server = await serve(config)
+    alice, table = await start_table(server.url)
+    token = alice.session.token if alice.session else ""
+    state = alice.tables[table]
+    try:
+        task = await play_until(alice, table, mid_hand(2, 4))
+        server.process.send_signal(signal.SIGTERM)
+        assert await wait_exit(server) == 0, server.log()
+        assert await asyncio.wait_for(task, 10) is None
+        await alice.closed.wait()
+    finally:
+        await alice.close()
+    assert server.process.stdout is not None
+    assert "guobiao: stopping" in server.process.stdout.read()
+
+    # Told before the close: an error server_shutdown, and it is the last thing received.
+    codes = [
+        f["payload"].get("code")
+        for f in alice.frames
+        if f["type"] == "error" and f["payload"].get("code") == "server_shutdown"
+    ]
+    assert codes, "no server_shutdown error before the close"
+    last = alice.frames[-1]
+    assert last["type"] == "error" and last["payload"]["code"] == "server_shutdown"
+
+    match_id, actions, hands = await check_nothing_lost(database_url, alice.frames, table, state)
+    assert hands >= 2
+
+    server, end = await finish_after_restart(serve, config, server.port, token, table)
+    assert end["match"] == match_id
+    await check_match_as_offline(server.port, match_id, end["scores"])
+    server.process.send_signal(signal.SIGTERM)
+    assert await wait_exit(server) == 0
+    await check_log_kept(database_url, match_id, actions)
