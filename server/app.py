@@ -110,6 +110,7 @@ class Connection:
         self.refilled = now
         if self.tokens >= 1:
             self.tokens -= 1
+            self.strikes = max(0, self.strikes - 1)  # good behaviour wipes old strikes out
             return True
         return False
 

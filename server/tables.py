@@ -356,10 +356,11 @@ class Table:
             raise LobbyError(
                 "wrong_invite", f"table {self.id} is private: a valid invite code is needed"
             )
-        self.peers[peer] = None
+        mine = self.seat_of(peer.username)  # a seated player watching keeps its own view
+        self.peers[peer] = mine
         peer.send(encode("watching", {"table": self.id}, item.reply_to))
         if self.state == "playing":
-            self._send_update(peer, None, [], full=True)
+            self._send_update(peer, mine, [], full=True)
 
     def _gone(self, item: GoneInput) -> None:
         peer = item.peer

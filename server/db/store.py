@@ -18,6 +18,7 @@ The database must be migrated first (``upgrade(url)``, or ``guobiao db upgrade``
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, Self
 
-from sqlalchemy import delete, select, text, update
+from sqlalchemy import delete, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -189,12 +190,26 @@ class ActionRow(NamedTuple):
     action: dict[str, Any]
 
 
+def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
+    """Tell a waiting appender how its action went (unless it stopped waiting)."""
+    if done.done():
+        return
+    if error is None:
+        done.set_result(None)
+    else:
+        done.set_exception(error)
+
+
 class Store:
     """Async access to the database; see the module docstring."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        # Group commit of actions: appends wait here while a transaction is being written,
+        # then go together in the next one (see ``append_action``).
+        self._pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._flusher: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(cls, url: str) -> Self:
@@ -203,6 +218,8 @@ class Store:
         return cls(make_engine(url))
 
     async def close(self) -> None:
+        if self._flusher is not None and not self._flusher.done():
+            await self._flusher  # what was appended is written before the engine goes
         await self.engine.dispose()
 
     async def __aenter__(self) -> Self:
@@ -431,25 +448,58 @@ class Store:
     ) -> None:
         """Append one action to a match's log; committed when this returns.
 
-        ``Conflict`` if the match has an action ``seq`` already or does not exist.
+        Appends from many tables are committed together (group commit): while one
+        transaction is being written, the next appends wait and share the next one, so a
+        busy server makes one commit for many actions and each caller still returns only
+        once its action is durable. ``Conflict`` if the match has an action ``seq`` already
+        or does not exist.
         """
-        try:
-            async with self._write() as session:
-                session.add(
-                    MatchAction(
-                        match_id=match_id,
-                        seq=seq,
-                        hand_no=hand_no,
-                        player=player,
-                        action=dict(action),
-                        created_at=now or utcnow(),
-                    )
-                )
-        except IntegrityError:
-            raise Conflict(
-                f"cannot append action {seq} to match {match_id}: the match is unknown, the "
-                "seq is taken or the player is not 0..3"
-            ) from None
+        row = {
+            "match_id": match_id,
+            "seq": seq,
+            "hand_no": hand_no,
+            "player": player,
+            "action": dict(action),
+            "created_at": now or utcnow(),
+        }
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending.append((row, done))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush_actions(), name="store-actions")
+        await done
+
+    async def _flush_actions(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending, []
+            try:
+                await self._insert_actions([row for row, _ in batch])
+            except IntegrityError:
+                for row, done in batch:  # find the culprit: each row on its own
+                    try:
+                        await self._insert_actions([row])
+                    except IntegrityError:
+                        _settle(
+                            done,
+                            Conflict(
+                                f"cannot append action {row['seq']} to match "
+                                f"{row['match_id']}: the match is unknown, the seq is taken "
+                                "or the player is not 0..3"
+                            ),
+                        )
+                    except Exception as exc:
+                        _settle(done, exc)
+                    else:
+                        _settle(done, None)
+            except Exception as exc:
+                for _, done in batch:
+                    _settle(done, exc)
+            else:
+                for _, done in batch:
+                    _settle(done, None)
+
+    async def _insert_actions(self, rows: list[dict[str, Any]]) -> None:
+        async with self._write() as session:
+            await session.execute(insert(MatchAction), rows)
 
     async def finish_hand(
         self,
