@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from itertools import compress
 from typing import Any
 
@@ -687,9 +688,13 @@ class HandState:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # not slotted: ``to_dict`` is cached on the instance
 class SeatView:
-    """One player's place at the table as a viewer may see it."""
+    """One player's place at the table as a viewer may see it.
+
+    The table shares one public ``SeatView`` per seat among all viewers of a state, so
+    its JSON form is built once too.
+    """
 
     player: int
     wind: Wind
@@ -701,6 +706,11 @@ class SeatView:
     concealed: tuple[Tile, ...] | None  # the viewer's own tiles, everyone's once the hand is over
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON form (shared: do not modify it)."""
+        return self._dict
+
+    @cached_property
+    def _dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "player": self.player,
             "wind": self.wind.letter,

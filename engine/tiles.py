@@ -117,13 +117,23 @@ def make(suit_index: int, rank_value: int) -> Tile:
     return EAST + rank_value - 1 if suit_index == 3 else suit_index * 9 + rank_value - 1
 
 
-def name(tile: Tile) -> str:
-    """``"5m"``, ``"E"``, ``"F"``, flowers as ``"f1"``..``"f8"``."""
+def _name(tile: Tile) -> str:
     if tile < EAST:
         return f"{tile % 9 + 1}{SUIT_LETTERS[tile // 9]}"
     if tile < FIRST_FLOWER:
         return HONOR_LETTERS[tile - EAST]
     return f"f{tile - FIRST_FLOWER + 1}"
+
+
+NAMES: Final = tuple(_name(t) for t in range(FIRST_FLOWER + N_FLOWERS))
+
+
+def name(tile: Tile) -> str:
+    """``"5m"``, ``"E"``, ``"F"``, flowers as ``"f1"``..``"f8"``; ``"<tile 99>"`` for a
+    number that is no tile (error messages quote what they were given)."""
+    if 0 <= tile < len(NAMES):
+        return NAMES[tile]
+    return f"<tile {tile!r}>"
 
 
 ALL_KINDS: Final = tuple(range(N_KINDS))
