@@ -130,9 +130,7 @@ def write_log(log: IO[str], match: Match, rules: str, bot: str) -> None:
         log.write(json.dumps(result, ensure_ascii=False) + "\n")
 
 
-def summary(
-    records: list[HandRecord], elapsed: float, cpu: float, args: argparse.Namespace
-) -> str:
+def summary(records: list[HandRecord], elapsed: float, cpu: float, args: argparse.Namespace) -> str:
     hands = len(records)
     wins = [r for r in records if r.result.result == "win"]
     self_drawn = sum(1 for r in wins if r.result.discarder is None)

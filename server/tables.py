@@ -263,9 +263,7 @@ class Table:
                 self._watch(item)
             elif isinstance(item, SyncInput):
                 if peer is None or peer not in self.peers:
-                    raise LobbyError(
-                        "not_seated", f"you neither sit at nor watch table {self.id}"
-                    )
+                    raise LobbyError("not_seated", f"you neither sit at nor watch table {self.id}")
                 if self.match is None or self.match.hand is None:
                     peer.send(encode("table", self.summary(), item.reply_to))  # nothing dealt
                 else:
@@ -725,9 +723,7 @@ class Lobby:
                 created_at=row.created_at,
             )
             grace = self.config.timers.restart_grace_seconds
-            table.seats = [
-                Seat.from_label(label, grace) if label else None for label in row.seats
-            ]
+            table.seats = [Seat.from_label(label, grace) if label else None for label in row.seats]
             stored = matches.get(row.id)
             if stored is not None:
                 await self._replay(table, stored)
@@ -753,9 +749,11 @@ class Lobby:
         table.match_id = stored.id
         table.salt = bytes.fromhex(stored.salt)
         table.state = "playing"
-        table.seq = 1
+        # Every update before the crash had a seq of at most one per stored action plus one
+        # per dealt hand: start above that, so a client's seq never goes backwards.
+        table.seq = table.log_seq + match.hand_index + 2
         if match.hand is not None:
-            table.history = [(1, e) for e in match.hand.events]
+            table.history = [(table.seq, e) for e in match.hand.events]
         log.info(
             "match %s at table %s restored after %s actions", stored.id, table.id, table.log_seq
         )

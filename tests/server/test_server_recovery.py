@@ -453,7 +453,6 @@ async def test_resume_resyncs_at_once_while_the_server_plays_the_seat(recovery_a
         second, update = await resume_and_expect_resync(url, d.token, d.table, timeout=3)
         took = time.monotonic() - started
         moves = update.payload["seq"] - before
-        print(f"resynced after {moves} updates, {took * 1000:.0f} ms")
         assert moves <= 40, (
             f"resynced {moves} updates after the resume, after {took:.2f} s (hand "
             f"{update.payload['hand_no']}, {update.payload['view']['phase']}): the server went "
@@ -612,10 +611,11 @@ url = {json.dumps(database_url)}
 turn_seconds = {TURN_SECONDS}
 min_turn_seconds = 1
 max_turn_seconds = 120
-# Short: after a restart her seat is away until she resumes, and the server plays it.
 disconnected_seconds = 0.2
 hand_pause_seconds = 0
-unattended_move_seconds = 0
+unattended_move_seconds = 0  # full speed while nobody seated is connected
+# After a restart her seat waits this long for her, then the server plays it until she
+# resumes (she resumes at once here).
 restart_grace_seconds = 0.5
 
 [limits]
