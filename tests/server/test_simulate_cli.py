@@ -1,0 +1,144 @@
+"""``guobiao simulate`` and ``guobiao replay``: records, logs, and checking a log."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from server.cli import main
+
+RECORD_KEYS = {
+    "match", "hand_no", "round_wind", "dealer", "seat_winds", "dice", "result", "winner",
+    "discarder", "hand", "self_drawn", "last_of_kind", "kong", "wall_last", "flowers", "fans",
+    "fan_total", "deltas", "scores",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    folder = tmp_path_factory.mktemp("simulate")
+    out, log = folder / "hands.jsonl", folder / "actions.jsonl"
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        status = main(
+            ["simulate", "--matches", "2", "--seed", "7", "--out", str(out), "--log", str(log),
+             "--quiet"]
+        )  # fmt: skip
+    assert status == 0
+    return out, log, text.getvalue()
+
+
+def test_summary_reports_speed_rates_and_fans(simulated: tuple[Path, Path, str]) -> None:
+    summary = simulated[2]
+    assert "2 match(es), 32 hands, seed 7, bot default" in summary
+    assert "hands/s" in summary and "wins" in summary and "draws" in summary
+    assert "avg fan" in summary and "top fans" in summary
+
+
+def test_out_has_one_complete_record_per_hand(simulated: tuple[Path, Path, str]) -> None:
+    records = [json.loads(line) for line in simulated[0].read_text().splitlines()]
+    assert len(records) == 32
+    for record in records:
+        assert set(record) == RECORD_KEYS
+        assert sum(record["deltas"]) == 0
+        assert len(record["seat_winds"]) == 4 and record["seat_winds"][record["dealer"]] == "E"
+        if record["result"] == "win":
+            assert record["fan_total"] == sum(f["points"] * f["count"] for f in record["fans"])
+            assert record["fan_total"] - record["flowers"] >= 8
+            assert record["hand"]
+            assert (record["discarder"] is None) == record["self_drawn"]
+        else:
+            assert record["winner"] is None and record["fans"] == [] and record["hand"] is None
+    for match in (0, 1):
+        mine = [r for r in records if r["match"] == match]
+        assert [r["hand_no"] for r in mine] == list(range(1, 17))
+        running = [0, 0, 0, 0]
+        for r in mine:
+            running = [a + b for a, b in zip(running, r["deltas"], strict=True)]
+            assert r["scores"] == running
+
+
+def test_the_log_replays(
+    simulated: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["replay", str(simulated[1])]) == 0
+    out = capsys.readouterr().out
+    assert "replay ok: 2/2 matches, 32 hands checked" in out
+    assert "hand 16" in out
+
+
+def test_a_tampered_result_is_caught(
+    simulated: tuple[Path, Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = simulated[1].read_text().splitlines()
+    for i, line in enumerate(lines):
+        entry = json.loads(line)
+        if entry["type"] == "result" and entry["record"]["result"] == "win":
+            entry["record"]["deltas"][entry["record"]["winner"]] += 1
+            lines[i] = json.dumps(entry)
+            break
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    assert main(["replay", str(bad), "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "replays differently" in out and "replay FAILED: 1/2 matches" in out
+
+
+def test_a_changed_action_is_caught(
+    simulated: tuple[Path, Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = simulated[1].read_text().splitlines()
+    for i, line in enumerate(lines):
+        entry = json.loads(line)
+        if entry["type"] == "action" and entry["action"]["type"] == "discard":
+            entry["action"]["tile"] = "9m" if entry["action"]["tile"] != "9m" else "1m"
+            lines[i] = json.dumps(entry)
+            break
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    assert main(["replay", str(bad), "--quiet"]) == 1
+    assert "does not replay" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json\n", "line 1: not valid JSON"),
+        (
+            '{"type": "action", "match": 0, "hand": 1, "player": 0, "action": {"type": "pass"}}\n',
+            "line 1: an entry before any 'match' line",
+        ),
+        (
+            '{"type": "match", "match": 0, "seed": 1}\n{"type": "teleport"}\n',
+            "line 2: unknown entry type 'teleport'",
+        ),
+        (
+            '{"type": "match", "match": 0, "seed": 1}\n'
+            '{"type": "action", "match": 0, "hand": 1, "player": 0, "action": {"type": "fly"}}\n',
+            "line 2: malformed action entry",
+        ),
+        ("", "no match in the log"),
+    ],
+)
+def test_a_corrupt_log_is_a_clear_error(
+    content: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_text(content)
+    assert main(["replay", str(path)]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_missing_log_and_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(tmp_path / "nope.jsonl")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["simulate", "--matches", "0"])
+    with pytest.raises(SystemExit):
+        main(["simulate", "--bot", "genius"])
+    assert main(["simulate", "--out", str(tmp_path / "no" / "such" / "dir.jsonl")]) == 1
+    assert "cannot write" in capsys.readouterr().err
