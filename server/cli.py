@@ -6,7 +6,16 @@ import argparse
 import sys
 from typing import Protocol
 
-from server import bot_cli, db_cli, fan_cli, loadtest_cli, replay_cli, serve_cli, simulate_cli
+from server import (
+    bot_cli,
+    db_cli,
+    fan_cli,
+    loadtest_cli,
+    replay_cli,
+    serve_cli,
+    simulate_cli,
+    verify_cli,
+)
 
 
 class Command(Protocol):
@@ -32,6 +41,7 @@ COMMANDS: tuple[Command, ...] = (
     db_cli,
     bot_cli,
     loadtest_cli,
+    verify_cli,
 )
 
 

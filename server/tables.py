@@ -548,6 +548,7 @@ class Table:
                     "hand_no": hand_no,
                     "seed": seed,
                     "salt": salt.hex(),
+                    "dealer_position": (hand_no - 1) % 4,
                     "commitment": commitment(seed, salt),
                 },
             )

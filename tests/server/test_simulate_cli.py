@@ -142,3 +142,21 @@ def test_missing_log_and_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFix
         main(["simulate", "--bot", "genius"])
     assert main(["simulate", "--out", str(tmp_path / "no" / "such" / "dir.jsonl")]) == 1
     assert "cannot write" in capsys.readouterr().err
+
+
+def test_verify_checks_the_commitment_and_rebuilds_the_deal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from server.tables import commitment  # noqa: PLC0415
+
+    salt = bytes(range(32))
+    good = commitment(987654321, salt)
+    args = ["verify", "--seed", "987654321", "--salt", salt.hex(), "--dealer-position", "2"]
+    assert main([*args, "--commitment", good]) == 0
+    out = capsys.readouterr().out
+    assert "commitment OK" in out
+    assert out.count("after flowers") == 4
+    assert main([*args, "--commitment", "0" * 64]) == 1
+    assert "MISMATCH" in capsys.readouterr().out
+    assert main(["verify", "--seed", "1", "--salt", "zz", "--commitment", good]) == 2
+    assert "must be hex" in capsys.readouterr().err
