@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.bots import BOTS, make_bot
+from server.cli_args import positive_int, positive_seconds
 from server.client import (
     DEFAULT_BURST,
     DEFAULT_RATE,
@@ -59,15 +60,15 @@ def add_parser(
         "errors, dropped connections and completed matches.",
     )
     parser.add_argument("--url", required=True, help="the server, ws://HOST:PORT/ws")
-    parser.add_argument("--tables", type=_positive_int, default=1, help="tables (default 1)")
+    parser.add_argument("--tables", type=positive_int, default=1, help="tables (default 1)")
     parser.add_argument(
-        "--duration", type=_positive_float, default=30.0, help="seconds to run (default 30)"
+        "--duration", type=positive_seconds, default=30.0, help="seconds to run (default 30)"
     )
     parser.add_argument(
         "--bot", choices=sorted(BOTS), default="fast", help="the engine bot (default fast)"
     )
     parser.add_argument(
-        "--turn-seconds", type=_positive_int, metavar="T", help="time per decision of the tables"
+        "--turn-seconds", type=positive_int, metavar="T", help="time per decision of the tables"
     )
     parser.add_argument(
         "--rate",
@@ -77,7 +78,7 @@ def add_parser(
     )
     parser.add_argument(
         "--burst",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_BURST,
         help=f"messages at once per connection (default {DEFAULT_BURST})",
     )
@@ -86,32 +87,12 @@ def add_parser(
     )
     parser.add_argument(
         "--connect-concurrency",
-        type=_positive_int,
+        type=positive_int,
         default=16,
         help="connections being opened at once (default 16)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0 or math.isinf(value):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ from engine.bots import BOTS, make_bot
 from engine.match import HandRecord, Match
 from engine.rules import RULE_SETS
 from engine.simulation import match_seeds, play_match
+from server.cli_args import positive_int
 
 PROGRESS_EVERY = 2.0  # seconds between progress lines on stderr
 
@@ -35,7 +36,9 @@ def add_parser(
         description="Four bots play whole 16-hand matches. Prints hands/s, win and draw "
         "rates, the average fan of a win and the most common fans.",
     )
-    parser.add_argument("--matches", type=_positive, default=1, help="matches to play (default 1)")
+    parser.add_argument(
+        "--matches", type=positive_int, default=1, help="matches to play (default 1)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")
     parser.add_argument(
         "--bot", choices=sorted(BOTS), default="default", help="the bot all four seats use"
@@ -47,16 +50,6 @@ def add_parser(
     parser.add_argument("--log", metavar="FILE", help="write the action log (for guobiao replay)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     return parser
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:
