@@ -1,6 +1,6 @@
 """Rule sets: what varies between the rule variants the server hosts.
 
-A ``RuleSet`` is passed to the calculator and (later) the table engine; the
+A ``RuleSet`` is passed to the calculator, the table engine and the match; the
 code never tests a variant by name. ``MCR`` is Chinese Official Mahjong as
 ``shared/rules/README.md`` fixes it.
 """
