@@ -16,7 +16,7 @@ gives the playable waits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from engine.tiles import EAST, N_KINDS, Tile
@@ -216,19 +216,25 @@ def is_honors_and_knitted(counts: list[int]) -> bool:
     return any(suited.issubset(seq) for seq in KNITTED)
 
 
-# Each knitted sequence as a mask over ``_present``: one byte per tile kind.
-_KNITTED_MASKS = tuple(sum(1 << (8 * t) for t in seq) for seq in KNITTED)
+# Each knitted sequence as a mask over ``lanes``: one byte per tile kind.
+def lane_mask(tiles: Iterable[Tile]) -> int:
+    """The ``lanes`` mask of ``tiles``."""
+    return sum(1 << (8 * t) for t in tiles)
+
+
+_KNITTED_MASKS = tuple(lane_mask(seq) for seq in KNITTED)
 _ONE = bytes([0] + [1] * 255)
 
 
-def _present(counts: Sequence[int]) -> int:
-    """One byte per tile kind, 1 where the hand holds it (packed and tested in C)."""
+def lanes(counts: Sequence[int]) -> int:
+    """The tile kinds present as an int, one byte a kind (1 where the hand holds it); packed
+    in C, and tested against masks of the same shape (``lane_mask``)."""
     return int.from_bytes(bytes(counts).translate(_ONE), "little")
 
 
 def knitted_straight_rest(counts: Sequence[int]) -> tuple[tuple[Tile, ...], list[int]] | None:
     """The knitted straight in ``counts`` and the tiles beside it, if those read regular."""
-    present = _present(counts)
+    present = lanes(counts)
     for seq, mask in zip(KNITTED, _KNITTED_MASKS, strict=True):
         if present & mask == mask:
             rest = list(counts)

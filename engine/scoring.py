@@ -25,7 +25,7 @@ Where the rule book leaves a choice, the decisions are written down in
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import compress
@@ -44,6 +44,8 @@ from engine.forms import (
     is_seven_pairs,
     is_thirteen_orphans,
     knitted_straight_rest,
+    lane_mask,
+    lanes,
     regular_readings,
 )
 from engine.hand import Hand, MeldKind
@@ -196,7 +198,7 @@ class _Hand:
     kong: bool
     wall_last: bool
     traits: FanTable  # fans that depend only on the tiles present
-    present: int  # bit mask of the tile kinds in the hand
+    present: int  # the tile kinds in the hand (``forms.lanes``)
     prevalent: Tile  # the prevalent wind's tile
     seat: Tile  # the seat wind's tile
     unique_wait: bool | None = None  # computed on demand
@@ -228,9 +230,7 @@ def _prepare(hand: Hand, ctx: WinContext) -> _Hand:
                 fixed_win += n
             has_kong = has_kong or kind == KONG
         exposed += not hidden
-    present = 0
-    for t in compress(range(N_KINDS), merged):
-        present |= 1 << t
+    present = lanes(merged)
     # Ruling 4: the situation flags are made consistent with the tiles.
     last_tile = ctx.last_of_kind
     if standing[win] != 1:
@@ -260,21 +260,25 @@ def _prepare(hand: Hand, ctx: WinContext) -> _Hand:
     )
 
 
-def _mask(tiles: Iterable[Tile]) -> int:
-    return sum(1 << t for t in tiles)
-
-
-_SUIT_MASKS = (0x1FF, 0x1FF << 9, 0x1FF << 18)
-_HONOR_MASK = _mask(range(EAST, N_KINDS))
-_WIND_MASK = _mask(range(EAST, NORTH + 1))
-_DRAGON_MASK = _mask(range(RED, WHITE + 1))
-_TERMINAL_MASK = _mask((0, 8, 9, 17, 18, 26))
-_GREEN_MASK = _mask(_GREEN)
-_REVERSIBLE_MASK = _mask(_REVERSIBLE)
+_SUIT_MASKS = (lane_mask(range(9)), lane_mask(range(9, 18)), lane_mask(range(18, 27)))
+_HONOR_MASK = lane_mask(range(EAST, N_KINDS))
+_WIND_MASK = lane_mask(range(EAST, NORTH + 1))
+_DRAGON_MASK = lane_mask(range(RED, WHITE + 1))
+_TERMINAL_MASK = lane_mask((0, 8, 9, 17, 18, 26))
+_GREEN_MASK = lane_mask(_GREEN)
+_REVERSIBLE_MASK = lane_mask(_REVERSIBLE)
+# Ranks of the three suits folded onto the lanes of the first: lane r-1 for rank r.
+_RANKS = lane_mask(range(9))
+_RANKS_1_TO_4, _RANKS_6_TO_9, _RANKS_4_TO_6 = (
+    lane_mask(range(4)),
+    lane_mask(range(5, 9)),
+    lane_mask(range(3, 6)),
+)
+_RANK_4, _RANK_6 = lane_mask((3,)), lane_mask((5,))
 
 
 def _tile_traits(present: int) -> FanTable:
-    """Fans of the tiles present (a bit mask): suits, terminals and honors, ranges.
+    """Fans of the tiles present (``forms.lanes``): suits, terminals and honors, ranges.
 
     No exclusions yet: ``_exclude`` applies them with the rest.
     """
@@ -308,12 +312,12 @@ def _tile_traits(present: int) -> FanTable:
         elif not present & ~(_TERMINAL_MASK | _HONOR_MASK):
             table[ALL_TERMINALS_AND_HONORS] = 1  # 混幺九
     if not honors:
-        ranks = (present | present >> 9 | present >> 18) & 0x1FF  # bit r-1 for rank r
-        if not ranks & ~0b1111:
-            table[LOWER_FOUR if ranks & 0b1000 else LOWER_TILES] = 1  # 小于五 / 全小
-        elif not ranks & 0b11111:
-            table[UPPER_FOUR if ranks & 0b100000 else UPPER_TILES] = 1  # 大于五 / 全大
-        elif not ranks & ~0b111000:
+        ranks = (present | present >> 72 | present >> 144) & _RANKS
+        if not ranks & ~_RANKS_1_TO_4:
+            table[LOWER_FOUR if ranks & _RANK_4 else LOWER_TILES] = 1  # 小于五 / 全小
+        elif not ranks & ~_RANKS_6_TO_9:
+            table[UPPER_FOUR if ranks & _RANK_6 else UPPER_TILES] = 1  # 大于五 / 全大
+        elif not ranks & ~_RANKS_4_TO_6:
             table[MIDDLE_TILES] = 1  # 全中
     return table
 
