@@ -292,22 +292,15 @@ def _build_plans() -> tuple[tuple[Plan, ...], tuple[Plan, ...], tuple[Plan, ...]
             )
     for s in range(3):
         b = 9 * s
-        for r in range(5):
-            sets.append(
-                _sets_plan(
-                    "pure shifted chows",
-                    0.0,
-                    [(chow, b + r), (chow, b + r + 1), (chow, b + r + 2)],
+        for step, starts in ((1, 5), (2, 3)):  # shifted by one, then by two
+            for r in range(starts):
+                sets.append(
+                    _sets_plan(
+                        "pure shifted chows",
+                        0.0,
+                        [(chow, b + r), (chow, b + r + step), (chow, b + r + 2 * step)],
+                    )
                 )
-            )
-        for r in range(3):
-            sets.append(
-                _sets_plan(
-                    "pure shifted chows",
-                    0.0,
-                    [(chow, b + r), (chow, b + r + 2), (chow, b + r + 4)],
-                )
-            )
         for r in range(7):
             sets.append(_sets_plan("pure triple chow", 0.0, [(chow, b + r)] * 3))
         for r in range(7):
