@@ -2,7 +2,9 @@
 
 A ``Hand`` is a winning hand as the fan calculator takes it: the exposed or
 concealed-kong melds, the standing tiles, and the winning tile apart. Tiles are
-small ints (see ``engine.tiles``).
+small ints (see ``engine.tiles``). Under a rule set with wild tiles the
+standing tiles and the winning tile may be ``WILD`` (``*``): a tile that stands
+for any other.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from engine.errors import InvalidHand
-from engine.tiles import N_KINDS, Counts, Tile, counts_of, is_suited, name
+from engine.tiles import N_KINDS, WILD, Counts, Tile, counts_of, is_suited, name
+
+MAX_WILDS = 8  # the eight flowers, when flowers are wild
 
 
 class MeldKind(IntEnum):
@@ -82,20 +86,28 @@ class Hand:
                 f"plus the winning tile, got {len(self.standing)} plus the winning tile"
             )
         for tile in (*self.standing, self.win_tile):
-            if not 0 <= tile < N_KINDS:
+            if not 0 <= tile < N_KINDS and tile != WILD:
                 raise InvalidHand(
                     f"{tile!r} is not a tile kind 0..33 (flowers are not part of a hand)"
                 )
+        if self.wilds > MAX_WILDS:
+            raise InvalidHand(f"a hand holds at most {MAX_WILDS} wild tiles, got {self.wilds}")
         counts = self.all_counts()
         for tile, n in enumerate(counts):
             if n > 4:
                 raise InvalidHand(f"{name(tile)} appears {n} times; there are only 4 of each tile")
 
     def concealed_counts(self) -> Counts:
-        """Counts of the standing tiles including the winning tile (14 - 3 * melds tiles)."""
+        """Counts of the standing tiles including the winning tile, wild tiles left out."""
         counts = counts_of(self.standing)
-        counts[self.win_tile] += 1
+        if self.win_tile != WILD:
+            counts[self.win_tile] += 1
         return counts
+
+    @property
+    def wilds(self) -> int:
+        """How many wild tiles the hand holds, the winning tile included."""
+        return self.standing.count(WILD) + (self.win_tile == WILD)
 
     def all_counts(self) -> Counts:
         """Counts of every tile in the hand, melds included (a kong counts 4)."""

@@ -7,7 +7,8 @@ brackets with an optional offer digit after the tiles, with or without a comma
 (``[123m]``, ``[EEE,2]``, ``[5555p1]``); a kong without offer is concealed, a
 chow or pung without offer counts as claimed from the previous player.
 Standing tiles follow; the last tile of the string is the winning tile.
-Spaces are ignored. Example: ``[123m][EEE,2]456p789s5s5s``.
+Spaces are ignored. Example: ``[123m][EEE,2]456p789s5s5s``. Under rules with
+wild tiles (财神) a ``*`` is a wild tile standing for any tile: ``**23m456p...``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Iterable
 
 from engine.errors import InvalidHand, InvalidNotation
 from engine.hand import Hand, Meld, MeldKind
-from engine.tiles import EAST, HONOR_LETTERS, SUIT_LETTERS, Tile, is_suited, name
+from engine.tiles import EAST, HONOR_LETTERS, SUIT_LETTERS, WILD, Tile, is_suited, name
 
 _SUIT_BASE = {"m": 0, "p": 9, "s": 18}
 
@@ -58,13 +59,18 @@ def _scan_tiles(text: str, start: int, stop: str) -> tuple[list[tuple[Tile, int]
                         )
                     tiles.append((_SUIT_BASE[ch] + value - 1, digits_at + k))
             digits = ""
+        elif ch == "*":
+            if digits:
+                raise InvalidNotation(f"digits {digits!r} have no suit letter", text, digits_at)
+            tiles.append((WILD, i))
         elif ch in HONOR_LETTERS:
             if digits:
                 raise InvalidNotation(f"digits {digits!r} have no suit letter", text, digits_at)
             tiles.append((EAST + HONOR_LETTERS.index(ch), i))
         else:
             raise InvalidNotation(
-                f"unknown character {ch!r}; expected digits with m/p/s/z, E S W N C F P, or [...]",
+                f"unknown character {ch!r}; expected digits with m/p/s/z, "
+                "E S W N C F P, * or [...]",
                 text,
                 i,
             )
@@ -74,6 +80,8 @@ def _scan_tiles(text: str, start: int, stop: str) -> tuple[list[tuple[Tile, int]
 
 def _make_meld(tiles: list[Tile], offer: int, text: str, position: int) -> Meld:
     shown = "".join(name(t) for t in tiles)
+    if WILD in tiles:
+        raise InvalidNotation(f"meld [{shown}]: a wild tile is never melded", text, position)
     if len(tiles) == 4 and len(set(tiles)) == 1:
         return Meld(MeldKind.KONG, tiles[0], offer)
     if len(tiles) == 3 and len(set(tiles)) == 1:
@@ -175,7 +183,12 @@ def format_tiles(tiles: Iterable[Tile]) -> str:
     out: list[str] = []
     run = ""
     run_suit = ""
-    for tile in sorted(tiles):
+    ordered = sorted(tiles)
+    wilds = ordered.count(WILD)
+    if wilds:
+        out.append("*" * wilds)  # wild tiles are kept at the left
+        ordered = ordered[:-wilds]
+    for tile in ordered:
         if is_suited(tile):
             letter = SUIT_LETTERS[tile // 9]
             if run and letter != run_suit:

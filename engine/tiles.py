@@ -31,6 +31,10 @@ RED: Final = 31  # 中
 GREEN: Final = 32  # 发
 WHITE: Final = 33  # 白
 FIRST_FLOWER: Final = 34
+# A wild tile (财神) in a hand given to the calculator: it stands for any tile.
+# At the table the wild tiles are real tiles (the indicated kind, or flowers);
+# the table hands them to the calculator as WILD. Written ``*`` in the notation.
+WILD: Final = 42
 
 SUIT_LETTERS: Final = "mps"
 HONOR_LETTERS: Final = "ESWNCFP"
@@ -133,6 +137,8 @@ def name(tile: Tile) -> str:
     number that is no tile (error messages quote what they were given)."""
     if 0 <= tile < len(NAMES):
         return NAMES[tile]
+    if tile == WILD:
+        return "*"
     return f"<tile {tile!r}>"
 
 
@@ -141,10 +147,11 @@ TERMINALS_AND_HONORS: Final = (0, 8, 9, 17, 18, 26, 27, 28, 29, 30, 31, 32, 33)
 
 
 def counts_of(tiles: Iterable[Tile]) -> Counts:
-    """A 34-slot count array of ``tiles`` (flowers are not counted)."""
+    """A 34-slot count array of ``tiles`` (flowers and wild tiles are not counted)."""
     counts = [0] * N_KINDS
     for tile in tiles:
-        counts[tile] += 1
+        if tile < N_KINDS:
+            counts[tile] += 1
     return counts
 
 
