@@ -162,3 +162,52 @@ def rule_set_from_mapping(name: str, data: Mapping[str, Any], where: str = "") -
         dealer_repeat=flag("dealer_repeat", True),
         repeat_cap=cap,
     )
+
+
+_OPTION_TYPES: dict[str, type] = {
+    "name": str,
+    "min_fan": int,
+    "base_points": int,
+    "wilds": str,
+    "extra_fans": bool,
+    "dealer_repeat": bool,
+    "dealer_doubles": bool,
+    "repeat_cap": int,
+}
+
+
+def rule_set_from_dict(data: Mapping[str, Any]) -> RuleSet:
+    """The inverse of ``RuleSet.to_dict``: a stored rule set (match logs, the database).
+
+    Stored options win over a preset of the same name, so that a match is
+    replayed under the rules it was played with even if the preset changed.
+    """
+    if not isinstance(data, Mapping):
+        raise RulesError(f"stored rules must be an object, got {type(data).__name__}")
+    missing = sorted(set(_OPTION_TYPES) - set(data))
+    unknown = sorted(set(data) - set(_OPTION_TYPES))
+    if missing or unknown:
+        raise RulesError(
+            f"stored rules: missing {missing or 'nothing'}, unknown {unknown or 'nothing'}"
+        )
+    for key, kind in _OPTION_TYPES.items():
+        value = data[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise RulesError(f"stored rules: {key} must be {kind.__name__}, got {value!r}")
+    try:
+        wilds = Wilds(data["wilds"])
+    except ValueError:
+        raise RulesError(f"stored rules: unknown wilds {data['wilds']!r}") from None
+    for key, top in (("min_fan", 88), ("base_points", 100), ("repeat_cap", MAX_REPEAT_CAP)):
+        if not 0 <= data[key] <= top:
+            raise RulesError(f"stored rules: {key} must be 0..{top}, got {data[key]!r}")
+    return RuleSet(
+        name=data["name"],
+        min_fan=data["min_fan"],
+        base_points=data["base_points"],
+        wilds=wilds,
+        extra_fans=data["extra_fans"],
+        dealer_repeat=data["dealer_repeat"],
+        dealer_doubles=data["dealer_doubles"],
+        repeat_cap=data["repeat_cap"],
+    )

@@ -12,6 +12,9 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from engine.rules import RuleSet
+from server.presets import PresetError, load_presets
+
 DEFAULT_FILE = Path(__file__).resolve().parent.parent / "config" / "default.toml"
 
 
@@ -57,6 +60,7 @@ class LimitsSection:
 @dataclass(frozen=True, slots=True)
 class RulesSection:
     preset: str = "mcr"
+    file: str = ""  # rule presets; empty: config/rules.toml
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +85,13 @@ class Config:
             return self.database.url
         path = Path(self.server.data_dir).resolve() / "guobiao.db"
         return f"sqlite+aiosqlite:///{path}"
+
+    def rule_presets(self) -> dict[str, RuleSet]:
+        """The rule presets tables choose from (``[rules] file``, or config/rules.toml)."""
+        try:
+            return load_presets(self.rules.file or None)
+        except PresetError as exc:
+            raise ConfigError(f"[rules] file: {exc}") from None
 
 
 # Checks beyond the type: (minimum, maximum) for numbers, allowed values for strings.
@@ -195,5 +206,11 @@ def load(
         raise ConfigError(
             f"[timers] turn_seconds ({timers.turn_seconds}) must lie between min_turn_seconds "
             f"({timers.min_turn_seconds}) and max_turn_seconds ({timers.max_turn_seconds})"
+        )
+    presets = config.rule_presets()
+    if config.rules.preset not in presets:
+        raise ConfigError(
+            f"[rules] preset {config.rules.preset!r} is not a preset of "
+            f"{config.rules.file or 'config/rules.toml'}; known: {', '.join(presets)}"
         )
     return config

@@ -18,8 +18,9 @@ from engine.actions import Action
 from engine.errors import MahjongError
 from engine.match import HandRecord
 from engine.notation import format_hand
-from engine.rules import RULE_SETS
+from engine.rules import RulesError, RuleSet, rule_set_from_dict
 from engine.simulation import LoggedAction, LoggedResult, replay
+from server.presets import PresetError, load_presets
 
 
 class LogError(ValueError):
@@ -30,7 +31,7 @@ class LogError(ValueError):
 class LoggedMatch:
     match: int
     seed: int
-    rules: str
+    rules: RuleSet
     line: int
     steps: list[LoggedAction | LoggedResult] = field(default_factory=list)
 
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"guobiao replay: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 1
-    except LogError as exc:
+    except (LogError, PresetError) as exc:
         print(f"guobiao replay: {args.file}: {exc}", file=sys.stderr)
         return 1
     if not matches:
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     hands = 0
     for logged in matches:
         try:
-            match = replay(logged.seed, logged.steps, RULE_SETS[logged.rules], logged.match)
+            match = replay(logged.seed, logged.steps, logged.rules, logged.match)
         except MahjongError as exc:
             failed += 1
             print(f"match {logged.match} (line {logged.line}): does not replay: {exc}")
@@ -92,6 +93,20 @@ def describe(record: HandRecord) -> str:
     return f"{head}player {r.winner} wins {how}: {format_hand(r.hand)}, {r.score.total} fan"
 
 
+def _logged_rules(entry: dict[str, Any]) -> RuleSet:
+    """The rules of a match line: its stored options, or (older logs) its preset's."""
+    if "rule_options" in entry:
+        try:
+            return rule_set_from_dict(entry["rule_options"])
+        except RulesError as exc:
+            raise LogError(str(exc)) from None
+    name = entry.get("rules", "mcr")
+    presets = load_presets()
+    if name not in presets:
+        raise LogError(f"unknown rule set {name!r}")
+    return presets[name]
+
+
 def read_log(lines: Any) -> Iterator[LoggedMatch]:
     """Parse a log into matches; raise ``LogError`` naming the line of the first bad entry."""
     current: LoggedMatch | None = None
@@ -109,10 +124,9 @@ def read_log(lines: Any) -> Iterator[LoggedMatch]:
             if kind == "match":
                 if current is not None:
                     yield current
-                rules = entry.get("rules", "mcr")
-                if rules not in RULE_SETS:
-                    raise LogError(f"unknown rule set {rules!r}")
-                current = LoggedMatch(int(entry["match"]), int(entry["seed"]), rules, number)
+                current = LoggedMatch(
+                    int(entry["match"]), int(entry["seed"]), _logged_rules(entry), number
+                )
             elif kind in ("action", "result"):
                 if current is None:
                     raise LogError("an entry before any 'match' line")

@@ -20,9 +20,9 @@ from typing import IO
 
 from engine.bots import BOTS, make_bot
 from engine.match import HandRecord, Match
-from engine.rules import RULE_SETS
 from engine.simulation import match_seeds, play_match
 from server.cli_args import positive_int
+from server.presets import PresetError, load_presets
 
 PROGRESS_EVERY = 2.0  # seconds between progress lines on stderr
 
@@ -33,8 +33,9 @@ def add_parser(
     parser = subparsers.add_parser(
         "simulate",
         help="bots play whole matches; print a summary, write hand records and logs",
-        description="Four bots play whole 16-hand matches. Prints hands/s, win and draw "
-        "rates, the average fan of a win and the most common fans.",
+        description="Four bots play whole matches (16 hands in MCR; with dealer repeat as many "
+        "as the deal takes). Prints hands/s, win and draw rates, the average fan of a win and "
+        "the most common fans.",
     )
     parser.add_argument(
         "--matches", type=positive_int, default=1, help="matches to play (default 1)"
@@ -44,7 +45,13 @@ def add_parser(
         "--bot", choices=sorted(BOTS), default="default", help="the bot all four seats use"
     )
     parser.add_argument(
-        "--rules", choices=sorted(RULE_SETS), default="mcr", help="rule set (default mcr)"
+        "--rules",
+        default="mcr",
+        metavar="PRESET",
+        help="rule preset of config/rules.toml: mcr (default), custom, custom-flowers, ...",
+    )
+    parser.add_argument(
+        "--rules-file", default=None, metavar="FILE", help="read presets from FILE instead"
     )
     parser.add_argument("--out", metavar="FILE", help="write one JSON line per hand")
     parser.add_argument("--log", metavar="FILE", help="write the action log (for guobiao replay)")
@@ -53,7 +60,18 @@ def add_parser(
 
 
 def run(args: argparse.Namespace) -> int:
-    rules = RULE_SETS[args.rules]
+    try:
+        presets = load_presets(args.rules_file)
+    except PresetError as exc:
+        print(f"guobiao simulate: {exc}", file=sys.stderr)
+        return 2
+    if args.rules not in presets:
+        print(
+            f"guobiao simulate: unknown rule preset {args.rules!r}; known: {', '.join(presets)}",
+            file=sys.stderr,
+        )
+        return 2
+    rules = presets[args.rules]
     seeds = match_seeds(args.seed, args.matches)
     records: list[HandRecord] = []
     started = time.perf_counter()
@@ -74,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
                 for record in match.records:
                     out.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
             if log is not None:
-                write_log(log, match, args.rules, args.bot)
+                write_log(log, match, args.bot)
             now = time.perf_counter()
             if not args.quiet and now - last_progress >= PROGRESS_EVERY:
                 last_progress = now
@@ -90,13 +108,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_log(log: IO[str], match: Match, rules: str, bot: str) -> None:
-    """The match line, then each hand's actions and its result line."""
+def write_log(log: IO[str], match: Match, bot: str) -> None:
+    """The match line, then each hand's actions and its result line.
+
+    The match line carries the rule options themselves, so that a replay uses
+    the rules the match was played with even if the preset changes later.
+    """
     header = {
         "type": "match",
         "match": match.match_id,
         "seed": match.seed,
-        "rules": rules,
+        "rules": match.rules.name,
+        "rule_options": match.rules.to_dict(),
         "bots": [bot] * 4,
     }
     log.write(json.dumps(header) + "\n")

@@ -27,7 +27,7 @@ from engine.actions import Action, ActionKind, Event
 from engine.bots import BOTS, Bot, make_bot
 from engine.errors import IllegalAction
 from engine.match import Match
-from engine.rules import RULE_SETS
+from engine.rules import RulesError, RuleSet, rule_set_from_dict
 from engine.table import Phase
 from server.config import Config
 from server.db.store import TableRow
@@ -169,10 +169,18 @@ class Table:
 
     # ------------------------------------------------------------- lobby ---
 
+    @property
+    def rule_set(self) -> RuleSet:
+        """The rules of the match in play, else those of the table's preset."""
+        if self.match is not None:
+            return self.match.rules
+        return self.lobby.presets[self.rules]
+
     def summary(self) -> dict[str, Any]:
         return {
             "table": self.id,
             "rules": self.rules,
+            "rule_options": self.rule_set.to_dict(),
             "turn_seconds": self.turn_seconds,
             "seats": [s.label if s else None for s in self.seats],
             "state": self.state,
@@ -521,7 +529,7 @@ class Table:
         match = self.match
         assert match is not None
         hand_no = match.hand_index + 2
-        seed = match.seeds[hand_no - 1]
+        seed = match.hand_seed(hand_no)
         salt = hand_salt(self.salt, hand_no)
         self._broadcast_text(
             encode(
@@ -538,7 +546,7 @@ class Table:
         match = self.match
         assert match is not None
         hand_no = match.hand_index + 1
-        seed = match.seeds[hand_no - 1]
+        seed = match.hand_seed(hand_no)
         salt = hand_salt(self.salt, hand_no)
         self._broadcast_text(
             encode(
@@ -548,7 +556,7 @@ class Table:
                     "hand_no": hand_no,
                     "seed": seed,
                     "salt": salt.hex(),
-                    "dealer_position": (hand_no - 1) % 4,
+                    "dealer_position": match.dealer_position,
                     "commitment": commitment(seed, salt),
                 },
             )
@@ -559,7 +567,7 @@ class Table:
     async def _start_match(self) -> None:
         seed = secrets.randbits(63)
         self.salt = secrets.token_bytes(32)
-        rules = RULE_SETS[self.rules]
+        rules = self.lobby.presets[self.rules]
         self.match_id = await self.lobby.store.create_match(
             self.id,
             self.rules,
@@ -567,6 +575,7 @@ class Table:
             self.salt.hex(),
             [s.label if s else None for s in self.seats],
             datetime.now(UTC),
+            rule_options=rules.to_dict(),
         )
         self.match = Match(seed, rules, self.match_id)
         self.state = "playing"
@@ -639,6 +648,7 @@ class Lobby:
         self.config = config
         self.store = store
         self.tables: dict[str, Table] = {}
+        self.presets: dict[str, RuleSet] = config.rule_presets()
 
     def _new_id(self) -> str:
         while True:
@@ -666,9 +676,9 @@ class Lobby:
     async def create(self, rules: str | None, turn_seconds: int | None, private: bool) -> Table:
         timers = self.config.timers
         rules = rules or self.config.rules.preset
-        if rules not in RULE_SETS:
+        if rules not in self.presets:
             raise LobbyError(
-                "bad_message", f"unknown rule preset {rules!r}; known: {', '.join(RULE_SETS)}"
+                "bad_message", f"unknown rule preset {rules!r}; known: {', '.join(self.presets)}"
             )
         seconds = timers.turn_seconds if turn_seconds is None else turn_seconds
         if not timers.min_turn_seconds <= seconds <= timers.max_turn_seconds:
@@ -726,8 +736,20 @@ class Lobby:
             grace = self.config.timers.restart_grace_seconds
             table.seats = [Seat.from_label(label, grace) if label else None for label in row.seats]
             stored = matches.get(row.id)
+            if row.rules not in self.presets and stored is None:
+                log.error(
+                    "table %s not restored: its rule preset %r is no longer defined "
+                    "(its stored rows are kept)",
+                    row.id,
+                    row.rules,
+                )
+                continue
             if stored is not None:
-                await self._replay(table, stored)
+                try:
+                    await self._replay(table, stored)
+                except LobbyError as exc:
+                    log.error("table %s not restored: %s (its stored rows are kept)", row.id, exc)
+                    continue
             elif row.state == "playing":
                 table.state = "waiting"  # the match never got stored: let it start again
             self.tables[table.id] = table
@@ -735,8 +757,21 @@ class Lobby:
             restored += 1
         return restored
 
+    def _stored_rules(self, stored: Any) -> RuleSet:
+        """The rules a stored match was played with: its own options, else its preset."""
+        if stored.rule_options is not None:
+            try:
+                return rule_set_from_dict(stored.rule_options)
+            except RulesError as exc:
+                raise LobbyError("corrupt_match", f"match {stored.id}: {exc}") from None
+        if stored.rules not in self.presets:
+            raise LobbyError(
+                "corrupt_match", f"match {stored.id}: unknown rule preset {stored.rules!r}"
+            )
+        return self.presets[stored.rules]
+
     async def _replay(self, table: Table, stored: Any) -> None:
-        match = Match(stored.seed, RULE_SETS[stored.rules], stored.id)
+        match = Match(stored.seed, self._stored_rules(stored), stored.id)
         for seq, hand_no, player, action in await self.store.match_actions(stored.id):
             while match.hand_index + 1 < hand_no:
                 match.start_hand()

@@ -147,7 +147,8 @@ class Match(Base):
     __tablename__ = "matches"
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     table_id: Mapped[str] = mapped_column(String(32), index=True)
-    rules: Mapped[str] = mapped_column(String(32))
+    rules: Mapped[str] = mapped_column(String(32))  # the preset's name
+    rule_options: Mapped[dict[str, Any] | None]  # engine RuleSet.to_dict() (revision 0002)
     seed: Mapped[int] = mapped_column(BigInteger)
     salt: Mapped[str] = mapped_column(String(128))
     seats: Mapped[list[Any]]

@@ -165,6 +165,7 @@ class MatchRow:
     started_at: datetime
     ended_at: datetime | None
     final_scores: tuple[int, ...] | None
+    rule_options: dict[str, Any] | None = None  # RuleSet.to_dict() at the start (0002)
 
     @classmethod
     def of(cls, match: Match) -> MatchRow:
@@ -178,6 +179,7 @@ class MatchRow:
             started_at=match.started_at,
             ended_at=match.ended_at,
             final_scores=tuple(match.final_scores) if match.final_scores is not None else None,
+            rule_options=match.rule_options,
         )
 
 
@@ -415,9 +417,11 @@ class Store:
         salt: str,
         seats: Sequence[str | None],
         started_at: datetime,
+        rule_options: Mapping[str, Any] | None = None,
     ) -> int:
         """Record a new match; its id (use it as the engine's ``match_id``, so the hand
-        records and the log agree). ``seed`` must fit a signed 64-bit integer."""
+        records and the log agree). ``seed`` must fit a signed 64-bit integer.
+        ``rule_options`` are the rules as played (``RuleSet.to_dict()``)."""
         if seed not in SEED_RANGE:
             raise ValueError(f"a match seed must fit in a signed 64-bit integer, got {seed}")
         bytes.fromhex(salt)  # ValueError unless hex
@@ -431,6 +435,7 @@ class Store:
                 salt=salt,
                 seats=list(seats),
                 started_at=started_at,
+                rule_options=dict(rule_options) if rule_options is not None else None,
             )
             session.add(match)
             await session.flush()
@@ -693,6 +698,7 @@ class Store:
                 "match": match.id,
                 "table": match.table_id,
                 "rules": match.rules,
+                "rule_options": match.rule_options,
                 "seats": match.seats,
                 "started_at": iso(match.started_at),
                 "ended_at": iso(match.ended_at),
@@ -732,6 +738,8 @@ class Store:
                 "table": match.table_id,
                 "seats": match.seats,
             }
+            if match.rule_options is not None:
+                header["rule_options"] = match.rule_options
             return [header, *_log_lines(match.id, actions.all(), hands.all())]
 
 

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from engine.bots import make_bot
-from engine.rules import RULE_SETS
 from engine.simulation import replay
 from server.app import App
 from server.client import Client, play
@@ -132,7 +131,7 @@ async def test_four_network_bots_play_a_whole_match(
         status, body = await http_get(app.port, f"/api/matches/{match_id}/log")
         assert status == 200, body
         (logged,) = read_log(body.splitlines())
-        replayed = replay(logged.seed, logged.steps, RULE_SETS[logged.rules], logged.match)
+        replayed = replay(logged.seed, logged.steps, logged.rules, logged.match)
         assert replayed.scores == scores and len(replayed.records) == 16
     finally:
         for client in (*clients, watcher):

@@ -10,7 +10,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Connection, inspect
+from sqlalchemy import Connection, inspect, text
 
 from server.cli import main
 from server.db.engine import make_engine
@@ -47,7 +47,7 @@ async def schema_differences(url: str) -> list[object]:
 async def test_upgrade_downgrade_upgrade(database_url: str) -> None:
     assert await current(database_url) is None
     await upgrade(database_url)
-    assert await current(database_url) == head() == "0001"
+    assert await current(database_url) == head() == "0002"
     assert await table_names(database_url) == TABLES
 
     await downgrade(database_url, "base")
@@ -116,9 +116,9 @@ def test_db_command_upgrades_downgrades_and_tells(
     assert main(["db", "current", "--database-url", database_url]) == 0
     assert "no revision" in capsys.readouterr().out
     assert main(["db", "upgrade", "--database-url", database_url]) == 0
-    assert "upgraded to 0001 (head)" in capsys.readouterr().out
+    assert "upgraded to 0002 (head)" in capsys.readouterr().out
     assert main(["db", "current", "--database-url", database_url]) == 0
-    assert capsys.readouterr().out.strip().endswith(": 0001 (head)")
+    assert capsys.readouterr().out.strip().endswith(": 0002 (head)")
     assert main(["db", "downgrade", "base", "--database-url", database_url]) == 0
     assert "downgraded to no revision" in capsys.readouterr().out
 
@@ -135,7 +135,7 @@ def test_db_command_reads_the_environment_and_the_config(
     site.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
     assert main(["db", "upgrade", "0001", "--config", str(site)]) == 0
     assert (tmp_path / "data" / "guobiao.db").exists()
-    assert "0001 (head)" in capsys.readouterr().out
+    assert "upgraded to 0001 (head is 0002)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -163,3 +163,32 @@ def test_db_command_explains_an_unknown_revision(
     url = f"sqlite:///{tmp_path / 'g.db'}"
     assert main(["db", "downgrade", "nope", "--database-url", url]) == 1
     assert "Can't locate revision identified by 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.asyncio
+async def test_0002_keeps_the_matches_stored_before_it(database_url: str) -> None:
+    """A match stored under 0001 survives the upgrade, with no rule options (its preset
+    is used), and downgrading drops only the new column."""
+    await upgrade(database_url, "0001")
+    engine = make_engine(database_url, store=False)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(
+                text(
+                    "INSERT INTO matches (table_id, rules, seed, salt, seats, started_at) "
+                    "VALUES ('t1', 'mcr', 42, 'ab', '[null, null, null, null]', "
+                    "'2026-11-29 10:00:00+00:00')"
+                )
+            )
+        await upgrade(database_url)
+        async with engine.connect() as connection:
+            row = (
+                await connection.execute(text("SELECT seed, rules, rule_options FROM matches"))
+            ).one()
+        assert tuple(row) == (42, "mcr", None)
+        await downgrade(database_url, "0001")
+        async with engine.connect() as connection:
+            seeds = (await connection.execute(text("SELECT seed FROM matches"))).scalars().all()
+        assert seeds == [42]
+    finally:
+        await engine.dispose()

@@ -35,7 +35,7 @@ import pytest_asyncio
 from engine.actions import Action, Event
 from engine.bots import make_bot
 from engine.match import Match
-from engine.rules import RULE_SETS
+from engine.rules import MCR
 from engine.simulation import play_match, replay
 from engine.table import Phase
 from server.app import App
@@ -63,7 +63,7 @@ def normalized(value: Any) -> Any:
 def offline_records(seed: int, match_id: int) -> tuple[list[dict[str, Any]], list[int]]:
     """The hands and final scores of the match played offline by four default bots."""
     bots = [make_bot("default", seed=p) for p in range(4)]
-    match = play_match(seed, bots, RULE_SETS["mcr"], match_id)
+    match = play_match(seed, bots, MCR, match_id)
     return [normalized(r.to_dict()) for r in match.records], list(match.scores)
 
 
@@ -87,7 +87,7 @@ def stored_events(
     """Replay the stored ``actions`` (``store.match_actions``) through the engine and return
     the events of each hand that ``player`` may see, as the server sends them. Hands after
     the last stored action are dealt (from the seed alone) up to ``up_to_hand``."""
-    match = Match(seed, RULE_SETS["mcr"], match_id)
+    match = Match(seed, MCR, match_id)
     hands: dict[int, list[Event]] = {}
 
     def deal() -> None:
@@ -156,7 +156,7 @@ async def check_log_kept(url: str, match_id: int, before: list[Any]) -> None:
     assert [a.seq for a in after] == list(range(1, len(after) + 1))
     assert lines is not None
     (logged,) = read_log(json.dumps(line) for line in lines)
-    replayed = replay(logged.seed, logged.steps, RULE_SETS[logged.rules], logged.match)
+    replayed = replay(logged.seed, logged.steps, logged.rules, logged.match)
     assert len(replayed.records) == 16
 
 

@@ -1,0 +1,61 @@
+"""Rule presets: ``config/rules.toml`` (or another file) read into ``RuleSet``s.
+
+The file is data: one ``[section]`` per preset (see the comments in
+``config/rules.toml``). Each is checked by ``engine.rules.rule_set_from_mapping``;
+any problem raises ``PresetError`` naming the file, the preset and the option.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+from engine.rules import RulesError, RuleSet, rule_set_from_mapping
+
+DEFAULT_RULES_FILE = Path(__file__).resolve().parent.parent / "config" / "rules.toml"
+
+
+class PresetError(ValueError):
+    """A rule preset file that cannot be read, or a preset in it that is not valid."""
+
+
+def load_presets(path: Path | str | None = None) -> dict[str, RuleSet]:
+    """The presets of ``path`` (default ``config/rules.toml``), by name, in file order."""
+    if path is None or Path(path) == DEFAULT_RULES_FILE:
+        return dict(_default_presets())
+    return _read(Path(path))
+
+
+@lru_cache(maxsize=1)
+def _default_presets() -> tuple[tuple[str, RuleSet], ...]:
+    return tuple(_read(DEFAULT_RULES_FILE).items())
+
+
+def _read(path: Path) -> dict[str, RuleSet]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PresetError(f"{path}: cannot read the rule presets: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise PresetError(f"{path}: not UTF-8 text") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PresetError(f"{path}: not valid TOML: {exc}") from None
+    if not data:
+        raise PresetError(f"{path}: no preset; expected at least one [name] section")
+    presets: dict[str, RuleSet] = {}
+    for name, options in data.items():
+        if not isinstance(options, dict):
+            raise PresetError(f"{path}: {name!r} must be a [section] of options, got a value")
+        try:
+            presets[name] = rule_set_from_mapping(name, options, str(path))
+        except RulesError as exc:
+            raise PresetError(str(exc)) from None
+    return presets
+
+
+def preset_names(path: Path | str | None = None) -> list[str]:
+    """The preset names, for ``--rules`` choices and error messages."""
+    return list(load_presets(path))
