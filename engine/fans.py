@@ -5,6 +5,9 @@ plus Concealed Kong and Melded Kong (明暗杠, 5), which the MIL rules and the
 reference calculators score for one concealed and one melded kong. Each member
 carries its points, English name (MCR green book spelling) and Chinese name.
 
+After them come the twelve fans marked ``*`` in document 000 (天和, 混三步,
+季花, ...; ``Fan.starred``), which only a rule set with ``extra_fans`` scores.
+
 Exclusions (不计) are not here: they depend on how a hand is read, and live
 with the detectors in ``engine.scoring``, each commented with the rule text.
 """
@@ -124,6 +127,25 @@ class Fan(Enum):
     FLOWER_TILES = (1, "Flower Tiles", "花牌")
     # MIL rules: one concealed and one melded kong
     CONCEALED_KONG_AND_MELDED_KONG = (5, "Concealed Kong and Melded Kong", "明暗杠")
+    # The fans marked * in document 000, scored only by a rule set with ``extra_fans``
+    # (the ``custom`` rule set); appended so that the MCR fans keep their order and ids.
+    HEAVENLY_HAND = (168, "Heavenly Hand", "天和")
+    EARTHLY_HAND = (158, "Earthly Hand", "地和")
+    HUMAN_HAND = (108, "Human Hand", "人和")
+    BIG_FOUR_WINDS_AND_GREEN_DRAGON = (168, "Big Four Winds and Green Dragon", "四方大发财")
+    FOUR_WILDS = (88, "Four Wilds", "混杠")
+    FOUR_MIXED_SUIT_SHIFTED_PUNGS = (6, "Four Mixed-Suit Shifted Pungs", "混四节")
+    MIXED_SUIT_SHIFTED_PUNGS = (4, "Mixed-Suit Shifted Pungs", "混三节")
+    FOUR_MIXED_SUIT_SHIFTED_CHOWS = (4, "Four Mixed-Suit Shifted Chows", "混四步")
+    MIXED_SUIT_SHIFTED_CHOWS = (2, "Mixed-Suit Shifted Chows", "混三步")
+    PAIR_OF_2_5_OR_8 = (1, "Pair of 2, 5 or 8", "二五八将")
+    PAIR_OF_1_OR_9 = (1, "Pair of 1 or 9", "幺九头")
+    SEAT_FLOWER = (1, "Seat Flower", "季花")
+
+    @property
+    def starred(self) -> bool:
+        """A fan of document 000 that MCR does not have (marked * there)."""
+        return FAN_ORDER[self] >= FAN_ORDER[Fan.HEAVENLY_HAND]
 
     @classmethod
     def by_name(cls, text: str) -> Fan:
@@ -136,3 +158,6 @@ class Fan(Enum):
 
 
 FAN_ORDER: dict[Fan, int] = {fan: i for i, fan in enumerate(Fan)}
+MCR_FANS: tuple[Fan, ...] = tuple(fan for fan in Fan if not fan.starred)
+"""The 82 fans of MCR (the 81 of the rule book and 明暗杠), without the starred ones."""
+STARRED_FANS: tuple[Fan, ...] = tuple(fan for fan in Fan if fan.starred)

@@ -57,9 +57,11 @@ from engine.tiles import (
     NORTH,
     RED,
     WHITE,
+    WILD,
     Tile,
     Wind,
 )
+from engine.wild_scoring import ambiguous_chow_masks, caps_of, substitutions, waits_only_on
 
 # ---------------------------------------------------------------- fan ids ---
 # Fan tables are plain lists indexed by these ints (the order of ``Fan``).
@@ -82,7 +84,12 @@ FANS: tuple[Fan, ...] = tuple(Fan)
     SHORT_STRAIGHT, TWO_TERMINAL_CHOWS, PUNG_OF_TERMINALS_OR_HONORS, MELDED_KONG,
     ONE_VOIDED_SUIT, NO_HONORS, EDGE_WAIT, CLOSED_WAIT, SINGLE_WAIT, SELF_DRAWN, FLOWER_TILES,
     CONCEALED_KONG_AND_MELDED_KONG,
+    # the starred fans of document 000 (rule sets with ``extra_fans``)
+    HEAVENLY_HAND, EARTHLY_HAND, HUMAN_HAND, BIG_FOUR_WINDS_AND_GREEN_DRAGON, FOUR_WILDS,
+    FOUR_MIXED_SUIT_SHIFTED_PUNGS, MIXED_SUIT_SHIFTED_PUNGS, FOUR_MIXED_SUIT_SHIFTED_CHOWS,
+    MIXED_SUIT_SHIFTED_CHOWS, PAIR_OF_2_5_OR_8, PAIR_OF_1_OR_9, SEAT_FLOWER,
 ) = range(len(FANS))  # fmt: skip
+assert FANS[SEAT_FLOWER] is Fan.SEAT_FLOWER
 assert FANS[CONCEALED_KONG_AND_MELDED_KONG] is Fan.CONCEALED_KONG_AND_MELDED_KONG
 assert FANS[PURE_DOUBLE_CHOW] is Fan.PURE_DOUBLE_CHOW
 N_FANS = len(FANS)
@@ -104,10 +111,22 @@ class WinContext:
     seat_wind: Wind = Wind.EAST
     round_wind: Wind = Wind.EAST
     flowers: int = 0
+    # Scored only by a rule set with ``extra_fans`` (document 000, the fans marked *):
+    heavenly: bool = False  # 天和: the dealer won on the initial 14 tiles
+    earthly: bool = False  # 地和: won on the dealer's first discard
+    human: bool = False  # 人和: a non-dealer won before its first discard, no claim made yet
+    seat_flowers: int = 0  # 季花: how many of the ``flowers`` are the winner's seat's (0..2)
 
     def __post_init__(self) -> None:
         if not 0 <= self.flowers <= 8:
             raise InvalidHand(f"flowers must be 0..8, got {self.flowers!r}")
+        if not 0 <= self.seat_flowers <= min(2, self.flowers):
+            raise InvalidHand(
+                f"seat_flowers must be 0..2 and at most flowers ({self.flowers}), "
+                f"got {self.seat_flowers!r}"
+            )
+        if self.heavenly + self.earthly + self.human > 1:
+            raise InvalidHand("at most one of heavenly, earthly and human can be set")
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,12 +221,13 @@ class _Hand:
     prevalent: Tile  # the prevalent wind's tile
     seat: Tile  # the seat wind's tile
     unique_wait: bool | None = None  # computed on demand
+    custom: bool = False  # score the starred fans of document 000 (``RuleSet.extra_fans``)
 
 
 _SET_KIND = {MeldKind.CHOW: CHOW, MeldKind.PUNG: PUNG, MeldKind.KONG: KONG}
 
 
-def _prepare(hand: Hand, ctx: WinContext) -> _Hand:
+def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
     win = hand.win_tile
     standing = [0] * N_KINDS
     for tile in hand.standing:
@@ -257,6 +277,7 @@ def _prepare(hand: Hand, ctx: WinContext) -> _Hand:
         present=present,
         prevalent=EAST + ctx.round_wind,
         seat=EAST + ctx.seat_wind,
+        custom=custom,
     )
 
 
@@ -621,6 +642,138 @@ def _families(
     return tuple((i, n) for i, n in enumerate(table) if n)
 
 
+def _mixed_suit_shifted(tiles: Sequence[Tile]) -> bool:
+    """混三步 / 混四步 / 混三节 / 混四节: suited sets whose ranks step by one (in any order),
+    in exactly two suits."""
+    if any(t >= EAST for t in tiles):
+        return False
+    ranks = sorted(t % 9 for t in tiles)
+    if any(ranks[i] + 1 != ranks[i + 1] for i in range(len(ranks) - 1)):
+        return False
+    return len({t // 9 for t in tiles}) == 2
+
+
+def _value(entries: Sequence[tuple[int, int]]) -> int:
+    return sum(POINTS[fan] * n for fan, n in entries)
+
+
+_TRIPLES = ((0, 1, 2, 3), (0, 1, 3, 2), (0, 2, 3, 1), (1, 2, 3, 0))
+
+
+def _best_of(
+    mcr: list[tuple[int, int]], options: list[list[tuple[int, int]]]
+) -> list[tuple[int, int]]:
+    """The highest-value of ``options``, when it beats the MCR families (ties keep MCR)."""
+    best, best_value = mcr, _value(mcr)
+    for option in options:
+        value = _value(option)
+        if value > best_value:
+            best, best_value = option, value
+    return best
+
+
+def _custom_chows(chows: tuple[Tile, ...], mcr: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Document 000: 混三步 (2) and 混四步 (4) beside the MCR chow families (rulings W8, W9).
+
+    A fan of four chows excludes its three-chow versions; with four chows every
+    triple is tried and the highest-value family counts, the fourth chow then
+    combining once (套算一次) as in MCR.
+    """
+    n = len(chows)
+    if n == 3:
+        if not mcr and _mixed_suit_shifted(chows):
+            return [(MIXED_SUIT_SHIFTED_CHOWS, 1)]
+        return mcr
+    if n != 4 or any(fan <= PURE_SHIFTED_CHOWS for fan, _ in mcr):
+        return mcr  # a four-chow fan (一色四步高, 一色四同顺, 双龙会) of 16 or more stands
+    options: list[list[tuple[int, int]]] = []
+    if _mixed_suit_shifted(chows):
+        options.append([(FOUR_MIXED_SUIT_SHIFTED_CHOWS, 1)])
+    for i, j, k, extra in _TRIPLES:
+        if _mixed_suit_shifted((chows[i], chows[j], chows[k])):
+            option = [(MIXED_SUIT_SHIFTED_CHOWS, 1)]
+            pair_fans = {_two_chows_fan(chows[x], chows[extra]) for x in (i, j, k)}
+            for candidate in _PAIR_FANS:
+                if candidate in pair_fans:
+                    option.append((candidate, 1))
+                    break
+            options.append(option)
+    return _best_of(mcr, options)
+
+
+def _custom_pungs(pungs: tuple[Tile, ...], mcr: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Document 000: 混三节 (4) and 混四节 (6) beside the MCR pung families (ruling W9)."""
+    n = len(pungs)
+    if n == 3:
+        if not mcr and _mixed_suit_shifted(pungs):
+            return [(MIXED_SUIT_SHIFTED_PUNGS, 1)]
+        return mcr
+    if n != 4 or any(fan in (FOUR_PURE_SHIFTED_PUNGS, BIG_FOUR_WINDS) for fan, _ in mcr):
+        return mcr
+    options: list[list[tuple[int, int]]] = []
+    if _mixed_suit_shifted(pungs):
+        options.append([(FOUR_MIXED_SUIT_SHIFTED_PUNGS, 1)])
+    for i, j, k, free in _TRIPLES:
+        if _mixed_suit_shifted((pungs[i], pungs[j], pungs[k])):
+            option = [(MIXED_SUIT_SHIFTED_PUNGS, 1)]
+            for x in (i, j, k):
+                pair = _two_pungs_fan(pungs[x], pungs[free])
+                if pair >= 0:
+                    option.append((pair, 1))
+                    break
+            options.append(option)
+    return _best_of(mcr, options)
+
+
+def _entries(table: FanTable) -> list[tuple[int, int]]:
+    return [(i, n) for i, n in enumerate(table) if n]
+
+
+@lru_cache(maxsize=1 << 15)
+def _families_any(
+    chows: tuple[Tile, ...], pungs: tuple[Tile, ...], pair: Tile, custom: bool
+) -> tuple[tuple[int, int], ...]:
+    """``_families`` for any number of chows and pungs, chow and pung families apart.
+
+    Used when some chows take part in no family (a wild tile that leaves the
+    chow ambiguous, ruling W3) and by the ``custom`` rule set (``custom`` adds
+    混三步 混四步 混三节 混四节). With four sets and ``custom`` off it equals
+    ``_families``.
+    """
+    chow_table = [0] * N_FANS
+    n_chows = len(chows)
+    if n_chows == 4:
+        family = _is_terminal_chows(chows, pair)
+        if family >= 0:
+            chow_table[family] = 1
+        else:
+            _four_chows(chows, chow_table)
+    elif n_chows == 3:
+        _three_chows(chows, chow_table)
+    elif n_chows == 2:
+        fan = _two_chows_fan(chows[0], chows[1])
+        if fan >= 0:
+            chow_table[fan] += 1
+    pung_table = [0] * N_FANS
+    n_pungs = len(pungs)
+    if n_pungs == 4:
+        _four_pungs(pungs, pung_table)
+    elif n_pungs == 3:
+        _three_pungs(pungs, pung_table)
+    elif n_pungs == 2:
+        fan = _two_pungs_fan(pungs[0], pungs[1])
+        if fan >= 0:
+            pung_table[fan] += 1
+    chow_fans, pung_fans = _entries(chow_table), _entries(pung_table)
+    if custom:
+        chow_fans = _custom_chows(chows, chow_fans)
+        pung_fans = _custom_pungs(pungs, pung_fans)
+    merged = [0] * N_FANS
+    for fan, n in chow_fans + pung_fans:
+        merged[fan] += n
+    return tuple(_entries(merged))
+
+
 # How a set (or the pair) counts toward 全带幺 / 全带五 / 全双刻: 1 it holds a
 # terminal or honor, 2 a five, 3 it is an even pung (or pair), 0 none of these.
 _OUTSIDE, _FIVE, _EVEN = 1, 2, 3
@@ -639,7 +792,12 @@ _PUNG_CLASS = tuple(
 )
 
 
-def _score_regular(h: _Hand, concealed: tuple[Set, ...], pair: Tile) -> FanTable:
+def _score_regular(h: _Hand, concealed: tuple[Set, ...], pair: Tile, skip: int = 0) -> FanTable:
+    """One regular reading's fan table.
+
+    ``skip``: a bit mask over ``concealed`` of the chows that take part in no
+    chow family (built with a wild tile that leaves them ambiguous, ruling W3).
+    """
     table = h.traits.copy()
     win = h.win
     chows: list[Tile] = []
@@ -686,7 +844,20 @@ def _score_regular(h: _Hand, concealed: tuple[Set, ...], pair: Tile) -> FanTable
         chows.sort(key=REF_KEY.__getitem__)
 
     n_chows = len(chows)
-    for fan, count in _families(tuple(chows), tuple(pungs), pair if n_chows == 4 else -1):
+    if skip or h.custom:
+        family = chows
+        if skip:
+            family = [t for kind, t, _ in h.fixed if kind == CHOW]
+            family += [
+                t for i, (kind, t, _) in enumerate(concealed) if kind == CHOW and not skip >> i & 1
+            ]
+            family.sort(key=REF_KEY.__getitem__)
+        fans = _families_any(
+            tuple(family), tuple(pungs), pair if len(family) == 4 else -1, h.custom
+        )
+    else:
+        fans = _families(tuple(chows), tuple(pungs), pair if n_chows == 4 else -1)
+    for fan, count in fans:
         table[fan] += count
 
     # 不求人 / 门前清 / 全求人 / 自摸: how many melds are exposed.
@@ -726,9 +897,30 @@ def _score_regular(h: _Hand, concealed: tuple[Set, ...], pair: Tile) -> FanTable
     _exclude(table)
     if h.present & _WIND_MASK:
         _adjust_winds(h, [t for t in pungs if EAST <= t <= NORTH], table)
+    if h.custom:
+        _custom_pair_fans(pair, table)
+        if table[BIG_FOUR_WINDS] and pair == GREEN:
+            # 四方大发财 replaces 大四喜：不计碰碰和、门风刻、圈风刻、三风刻、字一色 (ruling W10)
+            table[BIG_FOUR_WINDS] = table[ALL_HONORS] = 0
+            table[BIG_FOUR_WINDS_AND_GREEN_DRAGON] = 1
     if not any(table):
         table[CHICKEN_HAND] = 1  # 无番和
     return table
+
+
+def _custom_pair_fans(pair: Tile, table: FanTable) -> None:
+    """二五八将 / 幺九头: the suited pair of a regular or knitted-straight reading (ruling W11).
+
+    The pair of fives of 一色双龙会 / 三色双龙会 is part of that fan (non-repetition).
+    """
+    if pair >= EAST:
+        return
+    r = pair % 9
+    if r in (1, 4, 7):
+        if not table[PURE_TERMINAL_CHOWS] and not table[THREE_SUITED_TERMINAL_CHOWS]:
+            table[PAIR_OF_2_5_OR_8] = 1
+    elif r in (0, 8):
+        table[PAIR_OF_1_OR_9] = 1
 
 
 def _wait_fans(h: _Hand, concealed: Sequence[Set], pair: Tile, table: FanTable) -> None:
@@ -992,6 +1184,8 @@ def _score_knitted_straight(h: _Hand) -> FanTable | None:
     elif h.win == pair and _is_unique_wait(h):
         table[SINGLE_WAIT] = 1
     _exclude(table)
+    if h.custom:
+        _custom_pair_fans(pair, table)
     return table
 
 
@@ -1002,7 +1196,25 @@ def _total(table: FanTable) -> int:
     return sum(map(mul, table, POINTS))
 
 
-def _best_table(h: _Hand) -> FanTable | None:
+def _score_placed(
+    h: _Hand, concealed: tuple[Set, ...], pair: Tile, wild: tuple[tuple[Tile, int], ...]
+) -> FanTable:
+    """A reading of a concrete hand some of whose copies are wild: the wild copies sit
+    where they lower the score (ruling W3)."""
+    best: FanTable | None = None
+    best_total = 0
+    for skip in ambiguous_chow_masks(concealed, pair, wild):
+        table = _score_regular(h, concealed, pair, skip)
+        total = _total(table)
+        if best is None or total < best_total:
+            best, best_total = table, total
+    assert best is not None  # there is always at least one placement
+    return best
+
+
+def _best_table(h: _Hand, wild: tuple[tuple[Tile, int], ...] = ()) -> FanTable | None:
+    """The highest-value reading of a concrete hand; ``wild``: ``(kind, copies)`` of its
+    tiles that are wild copies (then each reading places them to score low, ruling W3)."""
     best: FanTable | None = None
     best_total = 0
     seven_pairs = False
@@ -1027,7 +1239,10 @@ def _best_table(h: _Hand) -> FanTable | None:
         if special is not None:
             return special
     for concealed, pair in _ordered_readings(h.standing):
-        table = _score_regular(h, concealed, pair)
+        if wild:
+            table = _score_placed(h, concealed, pair, wild)
+        else:
+            table = _score_regular(h, concealed, pair)
         total = _total(table)
         # Ruling 1: between readings of equal value, prefer a regular reading
         # to seven pairs, and one with 一色三同顺 or 三同刻.
@@ -1038,17 +1253,105 @@ def _best_table(h: _Hand) -> FanTable | None:
     return best
 
 
+def _score_wild(hand: Hand, ctx: WinContext, custom: bool) -> FanTable:
+    """A hand holding wild tiles: the lowest-scoring concrete hand (rulings W1-W7).
+
+    ``engine.wild_scoring`` lists the substitutions of the wild tiles that
+    complete the hand; each concrete hand is scored as usual (its highest-value
+    reading), the wild copies placed where they score lowest; the lowest
+    total counts, the first of equal totals in the substitutions' sorted order.
+    """
+    win = hand.win_tile
+    wild_win = win == WILD
+    if wild_win and not ctx.self_drawn:
+        raise InvalidHand(
+            f"{_notation(hand)}: a wild tile cannot be discarded, so a wild winning tile "
+            "must be self-drawn"
+        )
+    concrete = hand.concealed_counts()
+    meld_counts = [a - b for a, b in zip(hand.all_counts(), concrete, strict=True)]
+    caps = caps_of(meld_counts)
+    n_melds = len(hand.melds)
+    subs = substitutions(tuple(concrete), caps, hand.wilds, n_melds)
+    if not subs:
+        raise NotWinning(f"{_notation(hand)} is not a winning hand in any form, wilds included")
+    # Situation flags from the real tiles (rulings 4, W6): a wild copy is no copy.
+    has_kong = any(m.kind is MeldKind.KONG for m in hand.melds)
+    if wild_win:
+        last_tile = unique = False
+        kong = ctx.kong and has_kong
+    else:
+        in_melds = sum(meld.tiles.count(win) for meld in hand.melds)
+        last_tile = (ctx.last_of_kind and concrete[win] == 1) or in_melds == 3
+        kong = ctx.kong and (has_kong if ctx.self_drawn else in_melds == 0 and concrete[win] == 1)
+        before = concrete.copy()
+        before[win] -= 1
+        unique = waits_only_on(before, caps, hand.wilds, n_melds, win)
+    concrete_standing = [t for t in hand.standing if t != WILD]
+    best: FanTable | None = None
+    best_total = 0
+    for sub in subs:
+        tiles = [*concrete_standing, *sub]
+        win_as = win
+        if wild_win:
+            win_as = sub[0]
+            tiles.remove(win_as)
+        h = _prepare(Hand(hand.melds, tuple(sorted(tiles)), win_as), ctx, custom)
+        h.last_tile, h.kong, h.unique_wait = last_tile, kong, unique
+        wild = tuple((kind, sub.count(kind)) for kind in sorted(set(sub)))
+        table = _best_table(h, wild)
+        if table is None:
+            continue  # cannot happen: every substitution completes the hand
+        total = _total(table)
+        if best is None or total < best_total:
+            best, best_total = table, total
+    if best is None:
+        raise NotWinning(f"{_notation(hand)} is not a winning hand in any form, wilds included")
+    return best
+
+
+def _hand_fans(hand: Hand, ctx: WinContext, table: FanTable) -> None:
+    """The starred fans of the whole hand: 天和 地和 人和, 季花, 混杠 (rulings W4, W12)."""
+    if ctx.heavenly:
+        table[HEAVENLY_HAND] = 1
+    elif ctx.earthly:
+        table[EARTHLY_HAND] = 1
+    elif ctx.human:
+        table[HUMAN_HAND] = 1
+    table[SEAT_FLOWER] = ctx.seat_flowers
+    if hand.wilds >= 4:
+        table[FOUR_WILDS] = 1
+    if table[CHICKEN_HAND] and any(table[HEAVENLY_HAND:SEAT_FLOWER]):
+        table[CHICKEN_HAND] = 0  # 无番和 only when no fan counts (季花 is a flower, ruling W12)
+
+
 def score(hand: Hand, ctx: WinContext = WinContext(), rules: RuleSet = MCR) -> Score:
-    """Score a winning hand. Raises ``NotWinning`` when it is not complete in any form."""
-    h = _prepare(hand, ctx)
-    table = _best_table(h)
-    if table is None:
-        raise NotWinning(f"{_notation(hand)} is not a winning hand in any form")
+    """Score a winning hand. Raises ``NotWinning`` when it is not complete in any form.
+
+    With ``rules.extra_fans`` the starred fans of document 000 count too. A hand
+    holding wild tiles (``WILD``) needs a rule set with wild tiles (else
+    ``InvalidHand``) and scores as its lowest concrete reading (``_score_wild``).
+    """
+    if hand.wilds:
+        if not rules.has_wilds:
+            raise InvalidHand(
+                f"{_notation(hand)} holds wild tiles (*), but rule set {rules.name!r} has none"
+            )
+        table = _score_wild(hand, ctx, rules.extra_fans)
+    else:
+        h = _prepare(hand, ctx, rules.extra_fans)
+        best = _best_table(h)
+        if best is None:
+            raise NotWinning(f"{_notation(hand)} is not a winning hand in any form")
+        table = best
     table = table.copy()
+    if rules.extra_fans:
+        _hand_fans(hand, ctx, table)
     table[FLOWER_TILES] = ctx.flowers
     fans = tuple([_fan_count(i, table[i]) for i in compress(range(N_FANS), table)])
     total = _total(table)
-    return Score(fans=fans, total=total, meets_minimum=total - ctx.flowers >= rules.min_fan)
+    flowers = ctx.flowers + (ctx.seat_flowers if rules.extra_fans else 0)
+    return Score(fans=fans, total=total, meets_minimum=total - flowers >= rules.min_fan)
 
 
 @lru_cache(maxsize=1024)

@@ -1,0 +1,85 @@
+"""Wild-tile scoring speed: the calculator on hands with 0, 1, 2 and 4 wild tiles.
+
+Random winning hands of every form (``tests/handgen.py``) have k of their standing tiles
+(winning tile included) replaced by wild tiles and are scored under the ``custom`` rule set;
+the hands are built before the clock starts and the garbage collector is off while timing.
+Prints hands per second for each k and the ratio of the time per hand to the 0-wild case
+measured in the same process. Figures only: no assertion, no exit status.
+
+    .venv/bin/python benchmarks/bench_wilds.py [--hands 2000] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import platform
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
+
+import handgen  # noqa: E402 - needs the tests directory on sys.path
+
+from engine.hand import Hand  # noqa: E402
+from engine.rules import CUSTOM  # noqa: E402
+from engine.scoring import WinContext, score  # noqa: E402
+from engine.tiles import WILD  # noqa: E402
+
+
+def _with_wilds(hand: Hand, ctx: WinContext, k: int, rng: random.Random) -> tuple[Hand, WinContext]:
+    tiles = [*hand.standing, hand.win_tile]
+    for i in rng.sample(range(len(tiles)), min(k, len(tiles))):
+        tiles[i] = WILD
+    *standing, win = tiles
+    if win == WILD:
+        ctx = WinContext(self_drawn=True, seat_wind=ctx.seat_wind, round_wind=ctx.round_wind)
+    return Hand(hand.melds, tuple(sorted(standing)), win), ctx
+
+
+def _time(pairs: list[tuple[Hand, WinContext]]) -> float:
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        for hand, ctx in pairs:
+            score(hand, ctx, CUSTOM)
+        return time.perf_counter() - start
+    finally:
+        gc.enable()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hands", type=int, default=2000, help="hands per wild count")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the hand generator")
+    args = parser.parse_args(argv)
+
+    base = handgen.mixed(args.hands, args.seed)
+    print(
+        f"wild-tile scoring: {len(base)} hands per row, seed {args.seed}, custom rule set; "
+        f"Python {platform.python_version()}"
+    )
+    header = f"{'wilds':>5} {'hands/s':>10} {'us/hand':>9} {'x 0-wild':>9}"
+    print(header)
+    print("-" * len(header))
+    _time([(h, c) for _, h, c in handgen.mixed(200, args.seed + 1)])  # warm-up
+    first = 0.0
+    for k in (0, 1, 2, 4):
+        rng = random.Random(f"bench-wilds-{k}-{args.seed}")
+        pairs = [_with_wilds(hand, ctx, k, rng) for _, hand, ctx in base]
+        seconds = _time(pairs)
+        per_hand = seconds / len(pairs)
+        if k == 0:
+            first = per_hand
+        print(
+            f"{k:>5} {len(pairs) / seconds:>10,.0f} {per_hand * 1e6:>9.1f} "
+            f"{per_hand / first if first else 0:>9.1f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
