@@ -6,6 +6,10 @@ One hand from the command line::
 
 or a batch (``--jsonl``): one JSON request per input line, one JSON result per
 output line, in order. A bad line gets ``{"error": "..."}`` and the batch goes on.
+
+``--rules NAME`` scores under a preset of ``config/rules.toml`` (default ``mcr``);
+under the ``custom`` presets a ``*`` in the hand is a wild tile (财神) and the
+starred fans of document 000 count (``--heavenly``, ``--seat-flowers``, ...).
 """
 
 from __future__ import annotations
@@ -20,19 +24,25 @@ from typing import TextIO
 from engine.errors import MahjongError
 from engine.hand import Hand
 from engine.notation import format_hand, parse_hand
+from engine.rules import MCR, RuleSet
 from engine.scoring import Score, WinContext, score
 from engine.tiles import Wind
+from server.presets import PresetError, load_presets
 
 # The request fields of ``--jsonl`` and their defaults.
-_FLAGS = ("self_drawn", "last_of_kind", "kong", "wall_last")
+_FLAGS = ("self_drawn", "last_of_kind", "kong", "wall_last", "heavenly", "earthly", "human")
 _DEFAULTS: dict[str, object] = {
     "self_drawn": False,
     "last_of_kind": False,
     "kong": False,
     "wall_last": False,
+    "heavenly": False,
+    "earthly": False,
+    "human": False,
     "seat_wind": "E",
     "round_wind": "E",
     "flowers": 0,
+    "seat_flowers": 0,
 }
 
 
@@ -74,6 +84,31 @@ def add_parser(
         "--round-wind", type=_wind, default=Wind.EAST, metavar="WIND", help="E, S, W or N"
     )
     parser.add_argument("--flowers", type=_flowers, default=0, metavar="N", help="flowers, 0-8")
+    parser.add_argument(
+        "--rules",
+        default="mcr",
+        metavar="PRESET",
+        help="rule preset of config/rules.toml (default mcr); under custom presets * is a "
+        "wild tile and the starred fans count",
+    )
+    parser.add_argument(
+        "--rules-file", default=None, metavar="FILE", help="read presets from FILE instead"
+    )
+    custom = parser.add_argument_group("custom rule set only (document 000, starred fans)")
+    custom.add_argument("--heavenly", action="store_true", help="天和: the dealer's initial 14")
+    custom.add_argument(
+        "--earthly", action="store_true", help="地和: on the dealer's first discard"
+    )
+    custom.add_argument(
+        "--human", action="store_true", help="人和: before one's first discard, no claim made"
+    )
+    custom.add_argument(
+        "--seat-flowers",
+        type=_seat_flowers,
+        default=0,
+        metavar="N",
+        help="季花: how many of the flowers are the seat's own (0-2)",
+    )
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the result as JSON")
     output.add_argument(
@@ -101,7 +136,32 @@ def _flowers(text: str) -> int:
     return value
 
 
+def _seat_flowers(text: str) -> int:
+    if text not in ("0", "1", "2"):
+        raise argparse.ArgumentTypeError(f"seat flowers must be 0, 1 or 2, got {text!r}")
+    return int(text)
+
+
+def _rules(args: argparse.Namespace) -> RuleSet | None:
+    """The chosen preset, or ``None`` after printing why it cannot be had."""
+    try:
+        presets = load_presets(args.rules_file)
+    except PresetError as exc:
+        print(f"guobiao fan: {exc}", file=sys.stderr)
+        return None
+    if args.rules not in presets:
+        print(
+            f"guobiao fan: unknown rule preset {args.rules!r}; known: {', '.join(presets)}",
+            file=sys.stderr,
+        )
+        return None
+    return presets[args.rules]
+
+
 def run(args: argparse.Namespace) -> int:
+    rules = _rules(args)
+    if rules is None:
+        return 2
     if args.jsonl:
         if args.hand is not None:
             print(
@@ -109,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        run_batch(sys.stdin, sys.stdout)
+        run_batch(sys.stdin, sys.stdout, rules)
         return 0
     if args.hand is None:
         print(
@@ -126,21 +186,25 @@ def run(args: argparse.Namespace) -> int:
         seat_wind=args.seat_wind,
         round_wind=args.round_wind,
         flowers=args.flowers,
+        heavenly=args.heavenly,
+        earthly=args.earthly,
+        human=args.human,
+        seat_flowers=args.seat_flowers,
     )
     try:
         hand = parse_hand(args.hand)
-        result = score(hand, ctx)
+        result = score(hand, ctx, rules)
     except MahjongError as exc:
         print(f"guobiao fan: {exc}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
     else:
-        print(render(hand, ctx, result))
+        print(render(hand, ctx, result, rules))
     return 0
 
 
-def render(hand: Hand, ctx: WinContext, result: Score) -> str:
+def render(hand: Hand, ctx: WinContext, result: Score, rules: RuleSet = MCR) -> str:
     """A readable breakdown: one line a fan, then the total and the minimum."""
     how = "self-drawn" if ctx.self_drawn else "on a discard"
     lines = [
@@ -152,8 +216,13 @@ def render(hand: Hand, ctx: WinContext, result: Score) -> str:
         lines.append(f"  {label:<{width}}{_pad(fc.fan.zh, 8)}{fc.points:>4}")
     lines.append(f"  {'Total':<{width}}{_pad('合计', 8)}{result.total:>4}")
     without = result.total - ctx.flowers
-    verdict = "meets" if result.meets_minimum else "does NOT meet"
-    lines.append(f"{without} fan without flowers: {verdict} the 8-fan minimum to win")
+    if rules.min_fan:
+        verdict = "meets" if result.meets_minimum else "does NOT meet"
+        lines.append(
+            f"{without} fan without flowers: {verdict} the {rules.min_fan}-fan minimum to win"
+        )
+    else:
+        lines.append(f"no minimum under {rules.name}: any complete hand wins")
     return "\n".join(lines)
 
 
@@ -197,6 +266,9 @@ def parse_request(request: object) -> tuple[Hand, WinContext]:
     flowers = fields["flowers"]
     if isinstance(flowers, bool) or not isinstance(flowers, int) or not 0 <= flowers <= 8:
         raise RequestError(f"'flowers' must be a whole number 0..8, got {flowers!r}")
+    seat_flowers = fields["seat_flowers"]
+    if isinstance(seat_flowers, bool) or seat_flowers not in (0, 1, 2):
+        raise RequestError(f"'seat_flowers' must be 0, 1 or 2, got {seat_flowers!r}")
     ctx = WinContext(
         self_drawn=bool(fields["self_drawn"]),
         last_of_kind=bool(fields["last_of_kind"]),
@@ -205,11 +277,15 @@ def parse_request(request: object) -> tuple[Hand, WinContext]:
         seat_wind=winds["seat_wind"],
         round_wind=winds["round_wind"],
         flowers=flowers,
+        heavenly=bool(fields["heavenly"]),
+        earthly=bool(fields["earthly"]),
+        human=bool(fields["human"]),
+        seat_flowers=seat_flowers,
     )
     return parse_hand(hand_text), ctx
 
 
-def score_lines(lines: Iterable[str]) -> Iterator[dict[str, object]]:
+def score_lines(lines: Iterable[str], rules: RuleSet = MCR) -> Iterator[dict[str, object]]:
     """Score each JSON request line; a bad line yields ``{"error": ...}``."""
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -222,12 +298,12 @@ def score_lines(lines: Iterable[str]) -> Iterator[dict[str, object]]:
             continue
         try:
             hand, ctx = parse_request(request)
-            yield score(hand, ctx).to_dict()
+            yield score(hand, ctx, rules).to_dict()
         except (RequestError, MahjongError) as exc:
             yield {"error": f"line {number}: {exc}"}
 
 
-def run_batch(source: TextIO, sink: TextIO) -> None:
-    for result in score_lines(source):
+def run_batch(source: TextIO, sink: TextIO, rules: RuleSet = MCR) -> None:
+    for result in score_lines(source, rules):
         sink.write(json.dumps(result, ensure_ascii=False) + "\n")
         sink.flush()
