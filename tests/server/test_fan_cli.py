@@ -9,6 +9,7 @@ import pytest
 
 from server.cli import main
 from server.fan_cli import run_batch
+from server.presets import load_presets
 
 
 def test_readable_breakdown(capsys: pytest.CaptureFixture[str]) -> None:
@@ -125,3 +126,62 @@ def test_batch_keeps_order_and_goes_on_after_errors() -> None:
         "Self-Drawn",
         "Flower Tiles",
     ]
+
+
+# --rules: the custom presets.
+
+
+def test_custom_rules_score_wild_tiles_with_the_lowest_reading(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The last wild could make EEE (圈风刻 + 门风刻) but 111s (幺九刻) scores lower.
+    assert main(["fan", "--rules", "custom", "**3m456p789s11sEE*", "--self-drawn", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert {f["name_zh"]: f["points"] * f["count"] for f in result["fans"]} == {
+        "不求人": 4,
+        "幺九刻": 1,
+    }
+    assert result["total"] == 5 and result["meets_minimum"] is True
+
+
+def test_custom_rules_say_there_is_no_minimum(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fan", "--rules", "custom", "123m456m789p234s5s5s"]) == 0
+    assert "no minimum under custom: any complete hand wins" in capsys.readouterr().out
+    assert main(["fan", "--rules", "custom-8fan", "123m456m789p234s5s5s"]) == 0
+    assert "does NOT meet the 8-fan minimum" in capsys.readouterr().out
+
+
+def test_starred_situations_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["fan", "--rules", "custom-nowild", "123m456m789p234s5s5s", "--json"]
+    assert main([*args, "--self-drawn", "--heavenly", "--flowers", "2", "--seat-flowers", "1"]) == 0
+    names = {f["name_zh"] for f in json.loads(capsys.readouterr().out)["fans"]}
+    assert {"天和", "季花", "花牌"} <= names
+    assert main(args) == 0  # the same hand without the situations
+    names = {f["name_zh"] for f in json.loads(capsys.readouterr().out)["fans"]}
+    assert not names & {"天和", "季花", "花牌"}
+
+
+def test_wild_tiles_need_a_rule_set_with_wilds(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fan", "**3m456p789s11sEE*", "--self-drawn"]) == 1
+    assert "holds wild tiles (*), but rule set 'mcr' has none" in capsys.readouterr().err
+    assert main(["fan", "--rules", "custom-nowild", "**3m456p789s11sEE*", "--self-drawn"]) == 1
+
+
+def test_unknown_preset_lists_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fan", "--rules", "riichi", "123m456m789p234s5s5s"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown rule preset 'riichi'" in err and "custom-flowers" in err
+
+
+def test_batch_under_custom_rules_checks_the_new_fields() -> None:
+    lines = [
+        '{"hand": "**3m456p789s11sEE*", "self_drawn": true}',
+        '{"hand": "123m456m789p234s5s5s", "seat_flowers": 3, "flowers": 3}',
+        '{"hand": "123m456m789p234s5s5s", "human": "yes"}',
+    ]
+    sink = io.StringIO()
+    run_batch(io.StringIO("\n".join(lines) + "\n"), sink, load_presets()["custom"])
+    first, second, third = (json.loads(line) for line in sink.getvalue().splitlines())
+    assert first["total"] == 5
+    assert "'seat_flowers' must be 0, 1 or 2" in second["error"]
+    assert "'human' must be true or false" in third["error"]
