@@ -471,3 +471,50 @@ def waits(counts: Sequence[int], melds: int = 0) -> list[int]:
 pattern_table = _pattern_id
 combine_tables = _sum
 TABLE_SHANTEN: Final = _shanten_by_melds
+
+
+def form_shanten(
+    counts: Sequence[int], melds: int = 0, below: int = _NEVER
+) -> tuple[int, int, int, int]:
+    """The shanten of each form but Seven Pairs, unchecked, for ``engine.wilds``: regular,
+    Thirteen Orphans, Honors and Knitted Tiles, Knitted Straight.
+
+    ``counts`` may hold any number of tiles (a hand less its wild tiles); a form the melds
+    rule out is ``_NEVER``. The knitted straight is exact when it is less than ``below`` and
+    the other three (else it is that bound), as in ``shanten``.
+    """
+    parts = _parts(counts)
+    regular = _regular(parts, melds)
+    if melds > 1:
+        return regular, _NEVER, _NEVER, _NEVER
+    present = _knitted_present(parts)
+    orphans = honors_knitted = _NEVER
+    if melds == 0:
+        orphans = _thirteen_orphans(parts)
+        honors_knitted = _honors_and_knitted(parts, present)
+    bound = min(below, regular, orphans, honors_knitted)
+    return regular, orphans, honors_knitted, _knitted_straight(parts, melds, present, bound)
+
+
+def form_useful(counts: Sequence[int], melds: int, best: int) -> set[int]:
+    """The tiles whose draw lowers each form but Seven Pairs whose shanten is ``best``, as in
+    ``useful_tiles``, unchecked, for ``engine.wilds`` (may list a tile held four times)."""
+    hand = list(counts)
+    parts = _parts(hand)
+    useful: set[int] = set()
+    if _regular(parts, melds) == best:
+        useful |= _regular_useful(hand, melds, best)
+    if melds > 1:
+        return useful
+    present = _knitted_present(parts)
+    if melds == 0:
+        if _thirteen_orphans(parts) == best:
+            paired = max(part[3] for part in parts)
+            useful.update(tile for tile in TERMINALS_AND_HONORS if not (paired and hand[tile]))
+        if _honors_and_knitted(parts, present) == best:
+            for seq, have in zip(_KNITTED, present, strict=True):
+                if have == max(present):
+                    useful.update(tile for tile in (*seq, *_HONORS) if not hand[tile])
+    if _knitted_straight(parts, melds, present, best + 1) == best:
+        useful |= _knitted_useful(hand, melds, best, present)
+    return useful
