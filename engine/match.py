@@ -1,4 +1,4 @@
-"""A match (一局): 4 rounds of 4 hands, the deal passing every hand, seats rotating.
+"""A match (一局): 4 rounds, the deal going round the four positions in each, seats rotating.
 
 Players are 0..3 (A B C D). In round 1 they sit East, South, West, North in that
 order; between rounds they move as the rule book says (东南走之字，西北转圈圈):
@@ -8,6 +8,11 @@ one at West goes to South and the one at North to East; before round 4 East and
 South swap and West and North swap again. Everyone sits at every position once.
 In each round the player at East deals the first hand, then the deal passes
 counter-clockwise (no dealer repeat in MCR), so 16 hands in all.
+
+With dealer repeat (连庄, ``rules.dealer_repeat``) the dealer keeps the deal while
+winning, at most ``rules.repeat_cap`` repeats in a row (then the deal passes all the
+same); a drawn hand or another player's win passes it. A round ends when the deal has
+gone round the four positions, so the number of hands is not known in advance.
 
 A match is its seed plus its action log: ``Match(seed)`` and the same actions
 always give the same hands, which is what replays and the server's crash
@@ -24,8 +29,8 @@ from engine.actions import Action, Event
 from engine.errors import IllegalAction
 from engine.notation import format_hand
 from engine.rules import MCR, RuleSet
-from engine.table import HandResult, HandState, Phase
-from engine.tiles import Wind
+from engine.table import HandResult, HandState, Phase, is_plain_mcr
+from engine.tiles import Tile, Wind, name
 from engine.wall import Wall
 
 # The player at each position (E, S, W, N) in each round.
@@ -35,7 +40,8 @@ SEATING: tuple[tuple[int, int, int, int], ...] = (
     (2, 3, 1, 0),
     (3, 2, 0, 1),
 )
-HANDS_PER_ROUND = 4
+HANDS_PER_ROUND = 4  # without dealer repeat
+ROUNDS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,18 +49,23 @@ class HandRecord:
     """One finished hand, as ``guobiao simulate --out`` writes it and the server stores it."""
 
     match: int
-    hand_no: int  # 1..16
+    hand_no: int  # 1..16 (more with dealer repeat)
     round_wind: str
     dealer: int
     seat_winds: tuple[str, str, str, str]  # by player index
     dice: tuple[tuple[int, int], tuple[int, int]]
     result: HandResult
     scores: tuple[int, int, int, int]  # running totals after this hand
+    repeat: int = 0  # 连庄: 0 for a dealer's first hand, then 1, 2, ...
+    dealer_position: int = 0  # the dealer's position 0..3 (E S W N) in the round
+    indicator: Tile | None = None  # the tile turned up after the deal (wild-tile options)
+    wild_tiles: tuple[Tile, ...] = ()
+    extended: bool = False  # rules other than plain MCR: the fields above are written too
 
     def to_dict(self) -> dict[str, Any]:
         r = self.result
         ctx = r.context
-        return {
+        out = {
             "match": self.match,
             "hand_no": self.hand_no,
             "round_wind": self.round_wind,
@@ -75,44 +86,82 @@ class HandRecord:
             "deltas": list(r.deltas),
             "scores": list(self.scores),
         }
+        if self.extended:
+            out["repeat"] = self.repeat
+            out["dealer_position"] = self.dealer_position
+            out["indicator"] = name(self.indicator) if self.indicator is not None else None
+            out["wild_tiles"] = [name(t) for t in self.wild_tiles]
+            out["seat_flowers"] = ctx.seat_flowers if ctx else 0
+        return out
 
 
-def hand_seeds(seed: int, hands: int) -> list[int]:
-    """The wall seed of each hand, derived one-way from the match seed.
+def hand_seed(seed: int, hand_no: int) -> int:
+    """The wall seed of hand ``hand_no`` (1, 2, ...), derived one-way from the match seed.
 
     A hand's seed is revealed when the hand ends (the server's fairness
     commitment), so it must not tell anything about the next hands: each is
     the first 8 bytes of SHA-256 over the match seed and the hand number.
     """
     key = seed.to_bytes(16, "big", signed=True)
-    return [
-        int.from_bytes(hashlib.sha256(key + n.to_bytes(2, "big")).digest()[:8], "big")
-        for n in range(1, hands + 1)
-    ]
+    return int.from_bytes(hashlib.sha256(key + hand_no.to_bytes(2, "big")).digest()[:8], "big")
+
+
+def hand_seeds(seed: int, hands: int) -> list[int]:
+    """The wall seeds of hands 1..``hands`` (``hand_seed`` of each)."""
+    return [hand_seed(seed, n) for n in range(1, hands + 1)]
 
 
 class Match:
-    """Sixteen hands between players 0..3, with scores and records."""
+    """A match between players 0..3: its hands, with scores and records."""
 
     def __init__(self, seed: int, rules: RuleSet = MCR, match_id: int = 0) -> None:
         self.seed = seed
         self.rules = rules
         self.match_id = match_id
-        self.hands_total = 4 * HANDS_PER_ROUND
-        self.seeds = hand_seeds(seed, self.hands_total)
+        self.extended = not is_plain_mcr(rules)
+        # 16 without dealer repeat; unknown (None) until the match ends with it.
+        self.hands_total: int | None = None if rules.dealer_repeat else ROUNDS * HANDS_PER_ROUND
         self.hand_index = -1  # 0-based; -1 before the first hand
         self.hand: HandState | None = None
         self.scores = [0, 0, 0, 0]
         self.records: list[HandRecord] = []
         self.log: list[tuple[int, int, Action]] = []  # (hand index, player, action)
+        # Where the deal stands: round 0..3, the dealer's position 0..3 in it, its repeats.
+        # Before the first hand these describe the first hand (what ``start_hand`` deals).
+        self.round_index = 0
+        self.dealer_position = 0
+        self.repeat = 0
+
+    @property
+    def seeds(self) -> list[int]:
+        """The wall seeds of the hands: all 16 without dealer repeat, else those dealt so far."""
+        count = self.hands_total if self.hands_total is not None else self.hand_index + 1
+        return hand_seeds(self.seed, count)
+
+    def hand_seed(self, hand_no: int) -> int:
+        """The wall seed of hand ``hand_no`` (1, 2, ...)."""
+        return hand_seed(self.seed, hand_no)
+
+    def _following(self) -> tuple[int, int, int]:
+        """Round, dealer position and repeat of the hand after the finished current one."""
+        record = self.records[-1]
+        winner = record.result.winner
+        if (
+            self.rules.dealer_repeat
+            and winner is not None
+            and winner == record.dealer
+            and self.repeat < self.rules.repeat_cap
+        ):
+            return self.round_index, self.dealer_position, self.repeat + 1
+        if self.dealer_position == HANDS_PER_ROUND - 1:
+            return self.round_index + 1, 0, 0
+        return self.round_index, self.dealer_position + 1, 0
 
     @property
     def over(self) -> bool:
-        return len(self.records) == self.hands_total
-
-    @property
-    def round_index(self) -> int:
-        return self.hand_index // HANDS_PER_ROUND
+        if len(self.records) <= self.hand_index or not self.records:
+            return False
+        return self._following()[0] == ROUNDS
 
     def start_hand(self) -> list[Event]:
         """Deal the next hand."""
@@ -120,15 +169,25 @@ class Match:
             raise IllegalAction("match_over", "the match is over")
         if self.hand is not None and self.hand.phase is not Phase.OVER:
             raise IllegalAction("hand_in_play", "the current hand is not over")
+        if self.hand is not None:
+            self.round_index, self.dealer_position, self.repeat = self._following()
         self.hand_index += 1
         seating = SEATING[self.round_index]
-        dealer_position = self.hand_index % HANDS_PER_ROUND
-        wall = Wall.from_seed(self.seeds[self.hand_index], dealer_position)
-        self.hand = HandState(wall, seating, dealer_position, Wind(self.round_index), self.rules)
-        events = [Event("match", {"hand_no": self.hand_index + 1, "scores": list(self.scores)})]
+        wall = self._wall(self.hand_index + 1)
+        self.hand = HandState(
+            wall, seating, self.dealer_position, Wind(self.round_index), self.rules
+        )
+        start: dict[str, Any] = {"hand_no": self.hand_index + 1, "scores": list(self.scores)}
+        if self.extended:
+            start["repeat"] = self.repeat
+        events = [Event("match", start)]
         events.extend(self.hand.start())
         self._record_if_over()
         return events
+
+    def _wall(self, hand_no: int) -> Wall:
+        """The wall of hand ``hand_no`` from its seed (tests override this to stack walls)."""
+        return Wall.from_seed(self.hand_seed(hand_no), self.dealer_position)
 
     def legal_actions(self, player: int) -> list[Action]:
         return self.hand.legal_actions(player) if self.hand is not None else []
@@ -166,8 +225,15 @@ class Match:
                 dice=(hand.wall.dice.first, hand.wall.dice.second),
                 result=hand.result,
                 scores=(self.scores[0], self.scores[1], self.scores[2], self.scores[3]),
+                repeat=self.repeat,
+                dealer_position=self.dealer_position,
+                indicator=hand.indicator,
+                wild_tiles=tuple(sorted(hand.wilds)),
+                extended=self.extended,
             )
         )
+        if self.hands_total is None and self.over:
+            self.hands_total = len(self.records)
 
     def view(self, player: int | None) -> dict[str, Any]:
         """The current hand as ``player`` may see it, with the match's scores, as JSON."""
@@ -176,6 +242,9 @@ class Match:
             "hands_total": self.hands_total,
             "scores": list(self.scores),
         }
+        if self.extended:
+            out["repeat"] = self.repeat
+            out["dealer_position"] = self.dealer_position
         if self.hand is not None:
             out.update(self.hand.view(player).to_dict())
         return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from engine.actions import Action
+from engine.actions import Action, Event
 from engine.bots import Bot
 from engine.errors import MahjongError
 from engine.match import HandRecord, Match
@@ -30,8 +30,14 @@ def play_match(
     rules: RuleSet = MCR,
     match_id: int = 0,
     on_hand: Callable[[Match, HandRecord], None] | None = None,
+    *,
+    on_action: Callable[[Match, int, Action, list[Event]], None] | None = None,
 ) -> Match:
-    """Play a whole match, ``bots[p]`` choosing for player ``p`` from its own view only."""
+    """Play a whole match, ``bots[p]`` choosing for player ``p`` from its own view only.
+
+    ``on_action(match, player, action, events)`` runs after every action, ``on_hand``
+    after every hand.
+    """
     match = Match(seed, rules, match_id)
     while not match.over:
         match.start_hand()
@@ -39,7 +45,10 @@ def play_match(
         assert hand is not None
         while hand.phase is not Phase.OVER:
             player = hand.awaiting()[0]
-            match.apply(player, bots[player].choose(hand.view(player)))
+            action = bots[player].choose(hand.view(player))
+            events = match.apply(player, action)
+            if on_action is not None:
+                on_action(match, player, action, events)
         if on_hand is not None:
             on_hand(match, match.records[-1])
     return match
@@ -51,7 +60,7 @@ class ReplayMismatch(MahjongError):
 
 @dataclass(frozen=True, slots=True)
 class LoggedAction:
-    hand_no: int  # 1..16
+    hand_no: int  # 1..16 (more with dealer repeat)
     player: int
     action: Action
 

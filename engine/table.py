@@ -24,27 +24,58 @@ Flow (``shared/rules/README.md``, "Table procedure"):
   be won;
 - ``ROB``: after an added kong, players who can win on its tile answer (抢杠);
 - ``OVER``: a win, or the wall ran out (drawn hand, no payments).
+
+Wild tiles (财神, the ``custom`` rule set, ``RuleSet.wilds``):
+
+- with an indicator (翻混, 上滚混, 下滚混), once the tiles are dealt and before any flower
+  is replaced, the next tile of the head is turned up and set aside face up: the
+  indicator. A flower turned up is set aside too, dead (nobody's: it scores for no one),
+  and the next tile is turned up, until a tile that is not a flower. The indicator
+  counts as a visible copy for Last Tile (和绝张);
+- with flowers wild, flowers are never replaced: they stay in the hand as wild tiles
+  (hand tiles like any other) and score nothing;
+- a wild tile is never discarded, never used to claim a chow (a pung or kong claims
+  only the discarded kind, which is never wild) and never konged; refusals say
+  ``wild_tile``. The one exception: a player whose concealed tiles are all wild and who
+  cannot win must discard one of them, and nobody may claim or win on that discard;
+- a win hands the calculator the wild tiles as ``WILD``; the minimum is ``rules.min_fan``.
+
+天和 / 地和 / 人和 (rules with the extra fans): 天和 is the dealer's self-drawn win on its
+initial tiles (flower replacements of the deal included, no kong declared); 地和 a win on
+the dealer's first discard; 人和 a non-dealer's win before its own first discard while
+nobody has claimed anything (on the dealer's first discard it is 地和, not both).
+Payments: ``rules.base_points`` plus the fan, as in MCR; with ``rules.dealer_doubles``
+every payment made by or to the dealer is doubled.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cached_property
 from itertools import compress
 from typing import Any
 
 from engine.actions import KONG, PASS, PUNG, WIN, Action, ActionKind, Event
-from engine.errors import IllegalAction
+from engine.errors import IllegalAction, NotWinning
 from engine.forms import is_winning, waits_of_packed
 from engine.hand import Hand, Meld, MeldKind
 from engine.notation import format_hand, format_tiles
-from engine.rules import MCR, RuleSet
+from engine.rules import MCR, RuleSet, Wilds
 from engine.scoring import Score, WinContext, score
-from engine.tiles import N_KINDS, Tile, Wind, is_flower, name, tiles_of
+from engine.tiles import FIRST_FLOWER, N_KINDS, WILD, Tile, Wind, is_flower, name, tiles_of
 from engine.wall import Wall
+from engine.wilds import is_winning_with_wilds, wild_tiles
 
 _DISCARDS = tuple(Action(ActionKind.DISCARD, t) for t in range(N_KINDS))
+
+
+def is_plain_mcr(rules: RuleSet) -> bool:
+    """Whether ``rules`` play exactly as MCR (whatever the preset's name).
+
+    Views, events and records of such tables keep the MCR form, key for key.
+    """
+    return rules is MCR or replace(rules, name=MCR.name) == MCR
 
 
 class Phase(Enum):
@@ -92,6 +123,7 @@ class HandState:
         rules: RuleSet = MCR,
     ) -> None:
         self.rules = rules
+        self.plain = is_plain_mcr(rules)
         self.wall = wall
         self.player_at = player_at  # player at each position E S W N
         self.position = {p: i for i, p in enumerate(player_at)}
@@ -102,6 +134,16 @@ class HandState:
         self.concealed: dict[int, list[int]] = {p: [0] * N_KINDS for p in player_at}
         self.melds: dict[int, list[Meld]] = {p: [] for p in player_at}
         self.flowers: dict[int, list[Tile]] = {p: [] for p in player_at}
+        # Wild tiles: the indicator turned up after the deal, flowers turned up before it
+        # (dead), which tiles are wild, and the flowers kept in the hand when flowers are.
+        self.indicator: Tile | None = None
+        self.dead_flowers: list[Tile] = []
+        self.flowers_wild = rules.wilds is Wilds.FLOWERS
+        self.wilds: frozenset[Tile] = (
+            frozenset() if rules.wilds.uses_indicator else wild_tiles(rules.wilds, None)
+        )
+        self.wild_kind: Tile | None = None  # the wild kind 0..33 (indicator options)
+        self.held: dict[int, list[Tile]] = {p: [] for p in player_at}  # flowers, when wild
         self.river: dict[int, list[tuple[Tile, bool]]] = {
             p: [] for p in player_at
         }  # (tile, claimed)
@@ -145,17 +187,15 @@ class HandState:
         if self.events:
             raise IllegalAction("already_started", "the hand has already been dealt")
         self.version += 1
-        out: list[Event] = [
-            Event(
-                "hand_start",
-                {
-                    "dealer": self.dealer,
-                    "round_wind": self.round_wind.letter,
-                    "seat_winds": {p: self.seat_wind(p).letter for p in self.player_at},
-                    "dice": [list(self.wall.dice.first), list(self.wall.dice.second)],
-                },
-            )
-        ]
+        start: dict[str, Any] = {
+            "dealer": self.dealer,
+            "round_wind": self.round_wind.letter,
+            "seat_winds": {p: self.seat_wind(p).letter for p in self.player_at},
+            "dice": [list(self.wall.dice.first), list(self.wall.dice.second)],
+        }
+        if not self.plain:
+            start["rules"] = self.rules.to_dict()
+        out: list[Event] = [Event("hand_start", start)]
         order = self._turn_order(self.dealer)
         dealt: dict[int, list[Tile]] = {p: [] for p in order}
         for _ in range(3):
@@ -168,14 +208,19 @@ class HandState:
             for tile in dealt[p]:
                 if not is_flower(tile):
                     self.concealed[p][tile] += 1
+                elif self.flowers_wild:
+                    self.held[p].append(tile)
             out.append(
                 Event("deal", {"player": p, "tiles": [name(t) for t in sorted(dealt[p])]}, to=p)
             )
             out.append(Event("deal", {"player": p, "count": len(dealt[p])}, hide=p))
-        # Flowers: set aside and replaced from the tail, the dealer first, repeatedly.
+        if self.rules.wilds.uses_indicator:
+            self._turn_up_indicator(out)
+        # Flowers: set aside and replaced from the tail, the dealer first, repeatedly
+        # (kept in the hand, unreplaced, when flowers are wild).
         last_of_dealer: Tile | None = dealt[self.dealer][-1]
         for p in order:
-            flowers = [t for t in dealt[p] if is_flower(t)]
+            flowers = [t for t in dealt[p] if is_flower(t) and not self.flowers_wild]
             while flowers:
                 flower = flowers.pop()
                 self.flowers[p].append(flower)
@@ -196,13 +241,35 @@ class HandState:
                     if p == self.dealer:
                         last_of_dealer = tile
         self.drawn = (
-            last_of_dealer if last_of_dealer is not None and not is_flower(last_of_dealer) else None
+            last_of_dealer
+            if last_of_dealer is not None and (self.flowers_wild or not is_flower(last_of_dealer))
+            else None
         )
         self.phase = Phase.TURN
         self.current = self.dealer
         self._refresh()
         self.events.extend(out)
         return out
+
+    def _turn_up_indicator(self, out: list[Event]) -> None:
+        """Turn up the indicator from the head; flowers turned up are set aside, dead."""
+        tile = self.wall.draw()
+        while is_flower(tile):
+            self.dead_flowers.append(tile)
+            tile = self.wall.draw()
+        self.indicator = tile
+        self.wilds = wild_tiles(self.rules.wilds, tile)
+        (self.wild_kind,) = self.wilds
+        out.append(
+            Event(
+                "indicator",
+                {
+                    "tile": name(tile),
+                    "flowers": [name(t) for t in self.dead_flowers],
+                    "wild": [name(t) for t in sorted(self.wilds)],
+                },
+            )
+        )
 
     # ------------------------------------------------------------ actions ---
 
@@ -222,18 +289,9 @@ class HandState:
             raise IllegalAction("not_your_turn", "you have nothing to decide now")
         if action not in legal:
             options = ", ".join(str(a) for a in legal)
-            # Only a discard on one's turn fails for want of the tile; a discard while
-            # answering a claim is illegal whether the tile is held or not.
-            tile = action.tile
-            code = (
-                "tile_not_in_hand"
-                if action.kind is ActionKind.DISCARD
-                and self.phase in (Phase.TURN, Phase.CLAIMED)
-                and tile is not None
-                and not (0 <= tile < N_KINDS and self.concealed[player][tile])
-                else "illegal_action"
+            raise IllegalAction(
+                self._refusal_code(player, action), f"{action} is not legal now; legal: {options}"
             )
-            raise IllegalAction(code, f"{action} is not legal now; legal: {options}")
         out: list[Event] = []
         self.version += 1
         if self.phase in (Phase.TURN, Phase.CLAIMED):
@@ -249,6 +307,39 @@ class HandState:
                     self._resolve_rob(out)
         self.events.extend(out)
         return out
+
+    def _refusal_code(self, player: int, action: Action) -> str:
+        """Why ``action`` (not among the legal ones) is refused: the code of the error."""
+        tile = action.tile
+        on_turn = self.phase in (Phase.TURN, Phase.CLAIMED)
+        if self.wilds and tile is not None and self._uses_wild(player, action, on_turn):
+            return "wild_tile"
+        # Only a discard on one's turn fails for want of the tile; a discard while
+        # answering a claim is illegal whether the tile is held or not.
+        discard = action.kind is ActionKind.DISCARD and on_turn and tile is not None
+        if discard and tile is not None and not self._holds(player, tile):
+            return "tile_not_in_hand"
+        return "illegal_action"
+
+    def _holds(self, player: int, tile: Tile) -> bool:
+        return (0 <= tile < N_KINDS and self.concealed[player][tile] > 0) or (
+            tile in self.held[player]
+        )
+
+    def _uses_wild(self, player: int, action: Action, on_turn: bool) -> bool:
+        """Whether ``action`` would discard, claim with or kong a wild tile."""
+        tile = action.tile
+        assert tile is not None
+        kind = action.kind
+        if kind is ActionKind.DISCARD:
+            return on_turn and tile in self.wilds and self._holds(player, tile)
+        if kind in (ActionKind.CONCEALED_KONG, ActionKind.ADD_KONG):
+            return tile in self.wilds
+        if kind is ActionKind.CHOW and self.phase is Phase.CLAIM and self.pending is not None:
+            run = (tile, tile + 1, tile + 2)
+            claimed = self.pending.tile
+            return claimed in run and any(t in self.wilds for t in run if t != claimed)
+        return False
 
     def _act_on_turn(self, player: int, action: Action, out: list[Event]) -> None:
         kind = action.kind
@@ -283,7 +374,10 @@ class HandState:
             self._complete_added_kong(player, tile, out)
 
     def _discard(self, player: int, tile: Tile, out: list[Event]) -> None:
-        self.concealed[player][tile] -= 1
+        if is_flower(tile):  # a wild flower, when nothing else is left to discard
+            self.held[player].remove(tile)
+        else:
+            self.concealed[player][tile] -= 1
         self.river[player].append((tile, False))
         self.turns += 1
         self.drawn = None
@@ -303,10 +397,13 @@ class HandState:
     ) -> dict[int, tuple[list[Action], tuple[Score, WinContext, Hand] | None]]:
         last = self.wall.remaining == 0
         out: dict[int, tuple[list[Action], tuple[Score, WinContext, Hand] | None]] = {}
+        wilds = self.wilds
+        if tile in wilds:  # a wild tile discarded for want of another: nobody may take it
+            return out
         for p in self._turn_order(discarder)[1:]:
             counts = self.concealed[p]
             opts: list[Action] = []
-            win = self._win_on(p, tile, robbing=False)
+            win = self._win_on(p, tile, robbing=False, discarder=discarder)
             if win is not None:
                 opts.append(WIN)
             if not last:
@@ -319,7 +416,11 @@ class HandState:
                     for start in (tile - 2, tile - 1, tile):
                         if start < tile - r or start + 2 > tile - r + 8:
                             continue
-                        if all(counts[t] for t in (start, start + 1, start + 2) if t != tile):
+                        if all(
+                            counts[t] and t not in wilds
+                            for t in (start, start + 1, start + 2)
+                            if t != tile
+                        ):
                             opts.append(Action(ActionKind.CHOW, start))
             if opts:
                 opts.append(PASS)
@@ -447,6 +548,12 @@ class HandState:
             out.append(Event("draw", {"player": player, "source": source}, hide=player))
             if not is_flower(tile):
                 break
+            if self.flowers_wild:  # kept in the hand as a wild tile
+                self.held[player].append(tile)
+                self.drawn = tile
+                self.phase = Phase.TURN
+                self._refresh()
+                return
             self.flowers[player].append(tile)
             out.append(Event("flower", {"player": player, "flower": name(tile)}))
             # 补花下杠: a flower replacement after a kong is a plain self-draw.
@@ -480,19 +587,30 @@ class HandState:
                     actions.extend(
                         Action(ActionKind.CONCEALED_KONG, t)
                         for t in range(N_KINDS)
-                        if counts[t] == 4
+                        if counts[t] == 4 and t not in self.wilds
                     )
                 for meld in self.melds[p]:
                     if meld.kind is MeldKind.PUNG and counts[meld.tile]:
                         actions.append(Action(ActionKind.ADD_KONG, meld.tile))
-        actions.extend([_DISCARDS[t] for t in compress(range(N_KINDS), counts)])
+        if not self.wilds:
+            actions.extend([_DISCARDS[t] for t in compress(range(N_KINDS), counts)])
+        else:
+            discards = [
+                _DISCARDS[t] for t in compress(range(N_KINDS), counts) if t not in self.wilds
+            ]
+            if not discards:  # only wild tiles left: one of them must go
+                discards = [Action(ActionKind.DISCARD, t) for t in sorted(set(self.held[p]))]
+                if self.wild_kind is not None and counts[self.wild_kind]:
+                    discards.append(_DISCARDS[self.wild_kind])
+            actions.extend(discards)
         self._legal = {p: actions}
 
     # ------------------------------------------------------------- wins ---
 
     def _visible(self, tile: Tile) -> int:
-        """Copies of ``tile`` everyone can see: discards left in the rivers and exposed melds."""
-        seen = 0
+        """Copies of ``tile`` everyone can see: discards left in the rivers, exposed melds and
+        the indicator."""
+        seen = int(tile == self.indicator)
         for p in self.player_at:
             seen += sum(1 for t, claimed in self.river[p] if t == tile and not claimed)
             for meld in self.melds[p]:
@@ -506,22 +624,69 @@ class HandState:
             counts[win_tile] -= 1
         return Hand(tuple(self.melds[player]), tuple(tiles_of(counts)), win_tile)
 
+    def wild_count(self, player: int) -> int:
+        """How many wild tiles ``player`` holds (the indicated kind, or flowers)."""
+        kind = self.wild_kind
+        return len(self.held[player]) + (self.concealed[player][kind] if kind is not None else 0)
+
+    def _wild_hand(self, player: int, tile: Tile, self_drawn: bool) -> Hand | None:
+        """The hand ``player`` would win with ``tile``, its wild tiles as ``WILD``, if complete.
+
+        Checked with the fast shape test first; ``score`` then finds the best reading.
+        """
+        counts = self.concealed[player].copy()
+        wilds = self.wild_count(player)
+        if self.wild_kind is not None:
+            counts[self.wild_kind] = 0
+        if not self_drawn:
+            counts[tile] += 1
+        melds = self.melds[player]
+        meld_counts = [0] * N_KINDS
+        for meld in melds:
+            for t in meld.tiles:
+                meld_counts[t] += 1
+        if not is_winning_with_wilds(counts, wilds, len(melds), meld_counts):
+            return None
+        if tile in self.wilds:
+            win_tile, wilds = WILD, wilds - 1
+        else:
+            win_tile = tile
+            counts[tile] -= 1
+        standing = (*tiles_of(counts), *(WILD,) * wilds)
+        return Hand(tuple(melds), standing, win_tile)
+
     def _check_win(
-        self, player: int, tile: Tile, *, self_drawn: bool, kong: bool, wall_last: bool
+        self,
+        player: int,
+        tile: Tile,
+        *,
+        self_drawn: bool,
+        kong: bool,
+        wall_last: bool,
+        discarder: int | None = None,
     ) -> tuple[Score, WinContext, Hand] | None:
-        """The win ``player`` may declare with ``tile``, if its hand is complete with 8 fan.
+        """The win ``player`` may declare with ``tile``, if its hand is complete with the
+        rules' minimum (``discarder``: who discarded ``tile``, ``None`` when self-drawn or
+        robbing a kong).
 
         The situation is read off the table: Last Tile when the three other copies are
-        visible (discards and exposed melds, not the winning discard itself, not face-down
-        kongs), the kong and last-tile flags as given.
+        visible (discards, exposed melds and the indicator, not the winning discard itself,
+        not face-down kongs), the kong and last-tile flags as given.
         """
-        counts = self.concealed[player]
-        melds = len(self.melds[player])
-        if self_drawn:
-            if not is_winning(counts, melds):
+        hand: Hand | None
+        if self.wilds:
+            hand = self._wild_hand(player, tile, self_drawn)
+            if hand is None:
                 return None
-        elif tile not in waits_of_packed(bytes(counts), melds):
-            return None
+        else:
+            counts = self.concealed[player]
+            melds = len(self.melds[player])
+            if self_drawn:
+                if not is_winning(counts, melds):
+                    return None
+            elif tile not in waits_of_packed(bytes(counts), melds):
+                return None
+            hand = None
         visible = self._visible(tile) - (0 if self_drawn or kong else 1)
         ctx = WinContext(
             self_drawn=self_drawn,
@@ -530,11 +695,35 @@ class HandState:
             wall_last=wall_last,
             seat_wind=self.seat_wind(player),
             round_wind=self.round_wind,
-            flowers=len(self.flowers[player]),
+            flowers=0 if self.flowers_wild else len(self.flowers[player]),
         )
-        hand = self._hand_of(player, tile, not self_drawn)
-        result = score(hand, ctx, self.rules)
+        if self.rules.extra_fans:
+            ctx = self._extra_context(ctx, player, discarder)
+        if hand is None:
+            hand = self._hand_of(player, tile, not self_drawn)
+        try:
+            result = score(hand, ctx, self.rules)
+        except NotWinning:  # no substitution of the wild tiles completes the hand
+            return None
         return (result, ctx, hand) if result.meets_minimum else None
+
+    def _extra_context(self, ctx: WinContext, player: int, discarder: int | None) -> WinContext:
+        """天和, 地和, 人和 and 季花 (the seat's own flowers) of a win, read off the table."""
+        dealer = self.dealer
+        heavenly = (
+            ctx.self_drawn and player == dealer and self.turns == 0 and not self.melds[player]
+        )
+        earthly = discarder == dealer and self.turns == 1
+        human = not earthly and player != dealer and not self.river[player] and self.claims == 0
+        wind = self.seat_wind(player).value
+        seat_flowers = (
+            0
+            if self.flowers_wild
+            else sum(1 for f in self.flowers[player] if (f - FIRST_FLOWER) % 4 == wind)
+        )
+        return replace(
+            ctx, heavenly=heavenly, earthly=earthly, human=human, seat_flowers=seat_flowers
+        )
 
     def _self_drawn_win(self, player: int) -> tuple[Score, WinContext, Hand] | None:
         assert self.drawn is not None
@@ -547,15 +736,16 @@ class HandState:
         )
 
     def _win_on(
-        self, player: int, tile: Tile, *, robbing: bool
+        self, player: int, tile: Tile, *, robbing: bool, discarder: int | None = None
     ) -> tuple[Score, WinContext, Hand] | None:
-        """A win on a discard, or robbing an added kong (抢杠和)."""
+        """A win on a discard (by ``discarder``), or robbing an added kong (抢杠和)."""
         return self._check_win(
             player,
             tile,
             self_drawn=False,
             kong=robbing,
             wall_last=not robbing and self.wall.remaining == 0,
+            discarder=None if robbing else discarder,
         )
 
     def _robbers(self, player: int, tile: Tile) -> dict[int, tuple[Score, WinContext, Hand]]:
@@ -576,11 +766,14 @@ class HandState:
         result, ctx, hand = found
         fan = result.total
         base = self.rules.base_points
+        doubles = self.rules.dealer_doubles
         deltas = dict.fromkeys(self.player_at, 0)
         for p in self.player_at:
             if p == winner:
                 continue
             pay = base + fan if discarder is None or p == discarder else base
+            if doubles and self.dealer in (p, winner):  # 庄家: the dealer's payments count double
+                pay *= 2
             deltas[p] -= pay
             deltas[winner] += pay
         self.result = HandResult(
@@ -623,7 +816,7 @@ class HandState:
                 {
                     "hands": {
                         p: {
-                            "concealed": format_tiles(tiles_of(self.concealed[p])),
+                            "concealed": _format_concealed(*self._concealed_tiles(p)),
                             "melds": [str(m) for m in self.melds[p]],
                         }
                         for p in self.player_at
@@ -665,6 +858,10 @@ class HandState:
             drawn=self.drawn if player == self.current and self.phase is Phase.TURN else None,
             claim=claim,
             legal=tuple(self._legal.get(player, ())) if player is not None else (),
+            rules=self.rules,
+            indicator=self.indicator,
+            dead_flowers=tuple(self.dead_flowers),
+            wild_tiles=self.wilds,
         )
 
     def _public_seats(self) -> tuple[SeatView, ...]:
@@ -674,18 +871,38 @@ class HandState:
             self._public = (self.version, seats)
         return self._public[1]
 
+    def _concealed_tiles(self, p: int) -> tuple[tuple[Tile, ...], int]:
+        """``p``'s concealed tiles, its wild tiles first (at the left), and how many are wild."""
+        if not self.wilds:
+            return tuple(tiles_of(self.concealed[p])), 0
+        counts = self.concealed[p].copy()
+        wild = sorted(self.held[p])
+        if self.wild_kind is not None:
+            wild += [self.wild_kind] * counts[self.wild_kind]
+            counts[self.wild_kind] = 0
+        return (*wild, *tiles_of(counts)), len(wild)
+
     def _seat_view(self, p: int, shown: bool) -> SeatView:
         melds = tuple(m for m in self.melds[p] if shown or not m.concealed)
+        concealed, wilds = self._concealed_tiles(p) if shown else (None, 0)
         return SeatView(
             player=p,
             wind=self._winds[p],
-            concealed_count=sum(self.concealed[p]),
+            concealed_count=sum(self.concealed[p]) + len(self.held[p]),
             melds=melds,
             hidden_kongs=len(self.melds[p]) - len(melds),
             flowers=tuple(self.flowers[p]),
             river=tuple(self.river[p]),
-            concealed=tuple(tiles_of(self.concealed[p])) if shown else None,
+            concealed=concealed,
+            wilds=wilds,
         )
+
+
+def _format_concealed(tiles: tuple[Tile, ...], wilds: int) -> str:
+    """Concealed tiles as text, the ``wilds`` wild tiles first: ``"55m123p..."``."""
+    if not wilds:
+        return format_tiles(tiles)
+    return format_tiles(tiles[:wilds]) + format_tiles(tiles[wilds:])
 
 
 @dataclass(frozen=True)  # not slotted: ``to_dict`` is cached on the instance
@@ -704,6 +921,7 @@ class SeatView:
     flowers: tuple[Tile, ...]
     river: tuple[tuple[Tile, bool], ...]  # discards in order; True when claimed
     concealed: tuple[Tile, ...] | None  # the viewer's own tiles, everyone's once the hand is over
+    wilds: int = 0  # how many of ``concealed`` are wild tiles (shown first, at the left)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (shared: do not modify it)."""
@@ -720,7 +938,7 @@ class SeatView:
             "river": [name(t) + ("*" if claimed else "") for t, claimed in self.river],
         }
         if self.concealed is not None:
-            out["concealed"] = format_tiles(self.concealed)
+            out["concealed"] = _format_concealed(self.concealed, self.wilds)
         return out
 
 
@@ -746,6 +964,10 @@ class View:
     drawn: Tile | None  # the tile the viewer just drew, on its own turn
     claim: ClaimView | None  # the discard or added kong being answered
     legal: tuple[Action, ...]  # what the viewer may do now
+    rules: RuleSet = MCR  # the table's rule options (``rules.min_fan``, ``rules.wilds``, ...)
+    indicator: Tile | None = None  # the tile turned up after the deal (wild-tile options)
+    dead_flowers: tuple[Tile, ...] = ()  # flowers turned up before the indicator, set aside
+    wild_tiles: frozenset[Tile] = frozenset()  # the wild kind, or the flowers
 
     def seat(self, player: int) -> SeatView:
         return next(s for s in self.seats if s.player == player)
@@ -771,4 +993,9 @@ class View:
         if self.viewer is not None:
             out["you"] = self.viewer
             out["legal"] = [a.to_dict() for a in self.legal]
+        if not is_plain_mcr(self.rules):
+            out["rules"] = self.rules.to_dict()
+            out["indicator"] = name(self.indicator) if self.indicator is not None else None
+            out["dead_flowers"] = [name(t) for t in self.dead_flowers]
+            out["wild_tiles"] = [name(t) for t in sorted(self.wild_tiles)]
         return out

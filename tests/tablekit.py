@@ -15,6 +15,9 @@ all from the head; flowers are then replaced from the tail (the dealer first), t
 draws continue from the head. ``last`` puts tiles at the very end of the head (the last
 tiles of the wall when nothing else comes from the tail); the other tiles fill the middle
 in tile order.
+
+Rule sets with an indicator (``engine.rules.Wilds``) turn up the next head tile after the
+deal: ``indicator`` puts it (and any flowers turned up before it) there, before ``draws``.
 """
 
 from __future__ import annotations
@@ -31,9 +34,10 @@ from engine.forms import is_winning
 from engine.hand import Hand, Meld, MeldKind
 from engine.match import Match
 from engine.notation import parse_tiles
+from engine.rules import MCR, RuleSet
 from engine.scoring import WinContext, score
 from engine.shanten import shanten
-from engine.table import HandState, Phase, View
+from engine.table import HandState, Phase, View, is_plain_mcr
 from engine.tiles import EAST, FIRST_FLOWER, N_KINDS, Tile, Wind, counts_of, tiles_of
 from engine.wall import Wall, full_set
 
@@ -96,10 +100,12 @@ def stacked_wall(
     tail: Tiles = (),
     last: Tiles = (),
     dealer: int = 0,
+    indicator: Tiles = (),
 ) -> Wall:
-    """A wall dealing ``hands``, then drawing ``draws``; replacements come from ``tail``."""
+    """A wall dealing ``hands``, turning up ``indicator``, then drawing ``draws``;
+    replacements come from ``tail``."""
     dealt = {p: tiles(h) for p, h in hands.items()}
-    head = dealt_order(dealt, dealer) + tiles(draws)
+    head = dealt_order(dealt, dealer) + tiles(indicator) + tiles(draws)
     back = tiles(last)
     tail_tiles = tiles(tail)
     rest = Counter(full_set())
@@ -119,10 +125,14 @@ def deal(
     last: Tiles = (),
     dealer: int = 0,
     round_wind: Wind = Wind.EAST,
+    rules: RuleSet = MCR,
+    indicator: Tiles = (),
 ) -> HandState:
     """A started hand on a stacked wall: players 0..3 at positions E S W N, ``dealer`` deals."""
-    wall = stacked_wall(hands, draws=draws, tail=tail, last=last, dealer=dealer)
-    state = HandState(wall, (0, 1, 2, 3), dealer, round_wind)
+    wall = stacked_wall(
+        hands, draws=draws, tail=tail, last=last, dealer=dealer, indicator=indicator
+    )
+    state = HandState(wall, (0, 1, 2, 3), dealer, round_wind, rules)
     state.start()
     return state
 
@@ -155,10 +165,15 @@ def snapshot(state: HandState) -> dict[str, Any]:
 
 
 def tiles_everywhere(state: HandState) -> Counter[Tile]:
-    """Every tile of the hand: wall, concealed hands, melds, unclaimed discards, flowers."""
+    """Every tile of the hand: wall, concealed hands, melds, unclaimed discards, flowers,
+    the indicator and the flowers turned up before it."""
     found: Counter[Tile] = Counter(state.wall.peek_order())
+    if state.indicator is not None:
+        found[state.indicator] += 1
+    found.update(state.dead_flowers)
     for p in state.player_at:
         found.update(tiles_of(state.concealed[p]))
+        found.update(state.held[p])
         for meld in state.melds[p]:
             found.update(meld.tiles)
         found.update(t for t, claimed in state.river[p] if not claimed)
@@ -173,7 +188,7 @@ def check_conservation(state: HandState) -> None:
     assert state.wall.remaining == len(state.wall.peek_order())
     for p in state.player_at:
         assert all(0 <= n <= 4 for n in state.concealed[p])
-        size = sum(state.concealed[p]) + 3 * len(state.melds[p])
+        size = sum(state.concealed[p]) + len(state.held[p]) + 3 * len(state.melds[p])
         moving = p == state.current and state.phase in (Phase.TURN, Phase.CLAIMED)
         if state.phase is Phase.ROB and p == state.current:
             moving = True  # the added tile is still in the hand while robbers answer
@@ -293,6 +308,8 @@ def check_payments(state: HandState) -> None:
         if p == result.winner:
             continue
         pays = base + fan if result.discarder in (None, p) else base
+        if state.rules.dealer_doubles and state.dealer in (p, result.winner):
+            pays *= 2
         assert result.deltas[p] == -pays
     assert result.score.meets_minimum
 
@@ -303,7 +320,7 @@ def check_views(state: HandState, events: Sequence[Event] = ()) -> None:
     for viewer in (*state.player_at, None):
         view = state.view(viewer)
         data = view.to_dict()
-        assert set(data) <= VIEW_KEYS
+        assert set(data) <= (VIEW_KEYS if is_plain_mcr(state.rules) else CUSTOM_VIEW_KEYS)
         for seat in data["seats"]:
             mine = seat["player"] == viewer
             if not over and not mine:
@@ -327,6 +344,8 @@ VIEW_KEYS = frozenset(
     {"phase", "round_wind", "dealer", "dice", "wall_remaining", "current", "seats"}
     | {"drawn", "claim", "you", "legal"}
 )
+# Other rule sets add their options and the public wild-tile facts.
+CUSTOM_VIEW_KEYS = VIEW_KEYS | {"rules", "indicator", "dead_flowers", "wild_tiles"}
 
 
 def blind_view(state: HandState, viewer: int | None) -> View:
@@ -344,11 +363,13 @@ def blind_view(state: HandState, viewer: int | None) -> View:
         other.wall.tiles[i] = t
     other.concealed = dict(state.concealed)
     other.melds = dict(state.melds)
+    other.held = dict(state.held)
     for p in other.player_at:
         if p == viewer:
             continue
         size = sum(state.concealed[p])
         other.concealed[p] = counts_of([(t * 7 + 3) % N_KINDS for t in range(size)])
+        other.held[p] = [FIRST_FLOWER + 7 - (f - FIRST_FLOWER) for f in state.held[p]]
         other.melds[p] = [
             Meld(m.kind, (m.tile + 1) % N_KINDS, 0) if m.concealed else m for m in state.melds[p]
         ]
@@ -400,12 +421,16 @@ Hook = Callable[[Match, int, Action, list[Event]], None]
 
 
 def play_match(
-    seed: int, bot_seed: int | None = None, after: Hook | None = None, decline: float = 0.0
+    seed: int,
+    bot_seed: int | None = None,
+    after: Hook | None = None,
+    decline: float = 0.0,
+    rules: RuleSet = MCR,
 ) -> Match:
     """Play a whole match with four ``RandomBot`` players; ``after`` runs after every action."""
     base = bot_seed if bot_seed is not None else seed
     bots = [RandomBot(base * 4 + p, decline) for p in range(4)]
-    match = Match(seed)
+    match = Match(seed, rules)
     while not match.over:
         match.start_hand()
         hand = match.hand
@@ -432,7 +457,7 @@ def drive(
         legal = state.legal_actions(player)
         if PASS in legal:
             state.apply(player, PASS)
-        elif state.drawn is not None:
+        elif state.drawn is not None and Action(ActionKind.DISCARD, state.drawn) in legal:
             state.apply(player, Action(ActionKind.DISCARD, state.drawn))
         else:
             state.apply(player, next(a for a in legal if a.kind is ActionKind.DISCARD))
