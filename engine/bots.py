@@ -7,7 +7,8 @@ seat), so they change its speed and never its play; a fresh bot given any view o
 answers as the bot that played it.
 
 - ``FastBot``: for load tests. Wins when it can, never claims, discards the tile it drew.
-- ``DefaultBot``: plays for a hand that can reach the 8-fan minimum (起和番).
+- ``DefaultBot``: plays for a hand that can reach the 8-fan minimum (起和番); under rules
+  with wild tiles (财神) or no minimum (``View.rules``), for the quickest complete hand.
 
 How ``DefaultBot`` plays. An efficiency-only bot gets ready (听牌) with hands worth 2-6 fan
 and can never win in MCR, so it steers by *plans* (目标番种): each plan is a kind of hand
@@ -37,6 +38,16 @@ unseen useful tiles for the best plan, then keeps more plans close, then to lone
 terminals and lone tiles. Claims (chow, pung, kong) and kongs are taken when the hand is
 better after them by the same measure, and only for a set that serves a plan the tile helps.
 
+Under the ``custom`` rule set with wild tiles, or with no fan minimum (``rules.min_fan`` 0:
+any complete hand wins), plans give way to speed: the bot counts its wild tiles toward the
+hand with ``engine.wilds.shanten_with_wilds`` and discards the tile that leaves the lowest
+shanten, then the most unseen useful tiles (``useful_tiles_with_wilds``), then the tile it
+least wants to keep; it claims when the hand is better after the claim and its discard,
+declares a kong that costs nothing. It only ever picks from ``view.legal``, where the table
+never offers to discard a wild tile (unless nothing else is left) nor to claim with one.
+With wilds and the '8 fan to win' option it plays the same way and wins when the table
+says the hand reaches the minimum (in simulation nearly all its complete hands do).
+
 Speed (``guobiao simulate`` plays thousands of hands). Shanten is read off the suit tables of
 ``engine.shanten``: a table per count pattern of a suit, combined pairwise through caches, so
 a discard, which changes one suit, costs a lookup or two per plan. The fixed-set plans are
@@ -45,7 +56,9 @@ int per suit pattern; only the few with the fewest missing tiles are evaluated i
 plans of the 13-tile hand between turns are memoised (with a wider window, so that those of
 the hand plus the drawn tile follow from them exactly); when the drawn tile helps none of the
 close plans, the bot gives it back without weighing every discard. Claims are filtered the
-same way before anything is evaluated.
+same way before anything is evaluated. Playing for speed (wild tiles, no minimum), it keeps a
+memo of each 13-tile hand's shanten and useful tiles, gives back a drawn tile that lowers
+nothing, and counts useful tiles only for the few discards tied best.
 """
 
 from __future__ import annotations
@@ -73,6 +86,7 @@ from engine.tiles import (
     Wind,
     is_terminal_or_honor,
 )
+from engine.wilds import shanten_with_wilds, useful_tiles_with_wilds
 
 # The part tables of ``engine.shanten``: a count pattern's table id, the id of two parts
 # taken together, and the regular shanten of a table id for 0..4 declared sets, to count
@@ -1048,6 +1062,66 @@ def _wait_fans(counts: list[int], seat: _Seat) -> _WaitFans:
     return tuple(out)
 
 
+# ------------------------------------------------ loose play (wild tiles) ---
+
+_LooseKey = tuple[bytes, int, int, bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class _Loose:
+    """A hand for loose play: standing tiles that are not wild, wild tiles, melds, and the
+    tiles of the melds (for the fifth-copy rule)."""
+
+    counts: list[int]
+    wilds: int
+    melds: int
+    meld_counts: list[int]
+
+    def without(self, tile: int) -> _Loose:
+        """The hand less one ``tile`` (a wild tile when it holds none of that kind)."""
+        if tile < N_KINDS and self.counts[tile]:
+            counts = self.counts.copy()
+            counts[tile] -= 1
+            return _Loose(counts, self.wilds, self.melds, self.meld_counts)
+        return _Loose(self.counts, self.wilds - 1, self.melds, self.meld_counts)
+
+    def meld(self, tile: int, taken: int, added: int, new: bool = True) -> _Loose:
+        """The hand once ``taken`` of its ``tile`` go into a meld, ``added`` to the melds."""
+        counts = self.counts.copy()
+        counts[tile] -= taken
+        meld_counts = self.meld_counts.copy()
+        meld_counts[tile] += added
+        return _Loose(counts, self.wilds, self.melds + int(new), meld_counts)
+
+    def chow(self, start: int, claimed: int) -> _Loose:
+        counts = self.counts.copy()
+        meld_counts = self.meld_counts.copy()
+        for t in (start, start + 1, start + 2):
+            if t != claimed:
+                counts[t] -= 1
+            meld_counts[t] += 1
+        return _Loose(counts, self.wilds, self.melds + 1, meld_counts)
+
+
+def _loose_unseen(view: View, counts: Sequence[int], meld_counts: Sequence[int]) -> list[int]:
+    """4 less the copies of each kind the seat sees: its hand and melds, the rivers, the
+    other melds it may see, the indicator (flowers and wild tiles in a river are skipped)."""
+    seen = [a + b for a, b in zip(counts, meld_counts, strict=True)]
+    viewer = _viewer(view)
+    for seat in view.seats:
+        for tile, claimed in seat.river:
+            if not claimed and tile < N_KINDS:
+                seen[tile] += 1
+        if seat.player != viewer:
+            for meld in seat.melds:
+                for t in meld.tiles:
+                    seen[t] += 1
+    indicator = view.indicator
+    if indicator is not None and indicator < N_KINDS:
+        seen[indicator] += 1
+    return [max(4 - n, 0) for n in seen]
+
+
 # ------------------------------------------------------------- DefaultBot ---
 
 _KONGS: Final = (ActionKind.CONCEALED_KONG, ActionKind.ADD_KONG)
@@ -1069,6 +1143,7 @@ class DefaultBot:
         # Memos of pure functions of their keys: they change the bot's speed, not its play.
         self._waits: dict[tuple[bytes, _Seat], _WaitFans] = {}
         self._plans: dict[tuple[bytes, tuple[Meld, ...]], list[_Eval]] = {}
+        self._loose: dict[_LooseKey, tuple[int, tuple[int, ...]]] = {}
 
     # ------------------------------------------------------------ choose ---
 
@@ -1083,6 +1158,9 @@ class DefaultBot:
             return legal[0]
         if view.phase is Phase.ROB:
             return Action(ActionKind.PASS)
+        rules = view.rules
+        if rules.has_wilds or rules.min_fan <= 0:
+            return self._play_loose(view)
         me = _own_seat(view)
         if me.concealed is None:
             raise MahjongError("a bot's view must show its own concealed tiles")
@@ -1277,6 +1355,141 @@ class DefaultBot:
                 weight += SELF_DRAWN_WEIGHT * unseen[wait]
         return weight
 
+    # ---------------------------------------- no fan minimum, wild tiles ---
+    #
+    # Under rules with wild tiles, or with no fan minimum, any complete hand may win (or
+    # the minimum is left to luck): the bot plays for speed alone, by
+    # ``engine.wilds.shanten_with_wilds``, its wild tiles counting toward the hand. It
+    # discards the tile that leaves the lowest shanten, then the most unseen useful tiles,
+    # then the tile it least wants to keep; it claims or declares a kong when the hand is
+    # no worse after it (a claim: strictly better). Only ``view.legal`` actions: a wild tile
+    # is discarded only when the table allows it (nothing else left), never claimed with.
+
+    def _play_loose(self, view: View) -> Action:
+        me = _own_seat(view)
+        if me.concealed is None:
+            raise MahjongError("a bot's view must show its own concealed tiles")
+        wild = view.wild_tiles
+        counts = [0] * N_KINDS
+        wilds = 0
+        for t in me.concealed:
+            if t in wild or t >= N_KINDS:
+                wilds += 1
+            else:
+                counts[t] += 1
+        meld_counts = [0] * N_KINDS
+        for meld in me.melds:
+            for t in meld.tiles:
+                meld_counts[t] += 1
+        hand = _Loose(counts, wilds, len(me.melds), meld_counts)
+        unseen = _loose_unseen(view, counts, meld_counts)
+        seat = _Seat(me.melds, me.wind, view.round_wind)
+        if view.phase is Phase.CLAIM:
+            return self._loose_claim(view, hand, unseen)
+        return self._loose_turn(view, hand, seat, unseen)
+
+    def _loose_eval(self, hand: _Loose) -> tuple[int, tuple[int, ...]]:
+        """Shanten of a 13-tile hand and its useful tiles, memoised."""
+        key: _LooseKey = (bytes(hand.counts), hand.wilds, hand.melds, bytes(hand.meld_counts))
+        found = self._loose.get(key)
+        if found is None:
+            if len(self._loose) >= self.MEMO_SIZE:
+                self._loose.clear()
+            args = (hand.counts, hand.wilds, hand.melds, hand.meld_counts)
+            found = self._loose[key] = (
+                shanten_with_wilds(*args),
+                tuple(useful_tiles_with_wilds(*args)),
+            )
+        return found
+
+    def _loose_shanten(self, hand: _Loose) -> int:
+        return shanten_with_wilds(hand.counts, hand.wilds, hand.melds, hand.meld_counts)
+
+    def _loose_discard(
+        self, hand: _Loose, tiles: Sequence[int], seat: _Seat, unseen: Sequence[int]
+    ) -> tuple[tuple[float, float, float], int]:
+        """The best of ``tiles`` to discard from a 14-tile hand, and its key (lower is
+        better: shanten, minus the unseen useful tiles, how much the hand wants it)."""
+        shanten: list[tuple[int, float, int]] = []
+        for t in tiles:
+            after = hand.without(t)
+            keep = _keep(hand.counts, t, seat) if t < N_KINDS and hand.counts[t] else 9.0
+            shanten.append((self._loose_shanten(after), keep, t))
+        shanten.sort()
+        low = shanten[0][0]
+        best: tuple[tuple[float, float, float], int] | None = None
+        for value, keep, t in shanten[: TIED_DISCARDS + 2]:
+            if value > low:
+                break
+            _, useful = self._loose_eval(hand.without(t))
+            key = (float(value), -float(sum(unseen[u] for u in useful)), keep)
+            if best is None or key < best[0]:
+                best = (key, t)
+        assert best is not None
+        return best
+
+    def _loose_turn(self, view: View, hand: _Loose, seat: _Seat, unseen: Sequence[int]) -> Action:
+        legal = view.legal
+        discards = sorted(
+            {a.tile for a in legal if a.kind is ActionKind.DISCARD and a.tile is not None}
+        )
+        kongs = [a for a in legal if a.kind in _KONGS]
+        drawn = view.drawn
+        if (
+            not kongs
+            and drawn is not None
+            and drawn in discards
+            and drawn < N_KINDS
+            and hand.counts[drawn]
+        ):
+            # A drawn tile that lowers nothing goes back: the hand stays as it was.
+            before = hand.without(drawn)
+            if self._loose_shanten(hand) >= self._loose_eval(before)[0]:
+                return Action(ActionKind.DISCARD, drawn)
+        if not discards:
+            return kongs[0] if kongs else legal[0]
+        key, tile = self._loose_discard(hand, discards, seat, unseen)
+        for action in kongs:
+            t = action.tile
+            assert t is not None
+            if action.kind is ActionKind.CONCEALED_KONG:
+                after = hand.meld(t, 4, 4)
+            else:
+                after = hand.meld(t, 1, 1, new=False)  # the pung's fourth tile
+            if self._loose_eval(after)[0] <= key[0]:
+                return action
+        return Action(ActionKind.DISCARD, tile)
+
+    def _loose_claim(self, view: View, hand: _Loose, unseen: Sequence[int]) -> Action:
+        claim = view.claim
+        assert claim is not None
+        tile = claim.tile
+        current = self._loose_eval(hand)[0]
+        seat = _Seat(_own_seat(view).melds, _own_seat(view).wind, view.round_wind)
+        best: tuple[tuple[float, float, float], Action] | None = None
+        for action in view.legal:
+            kind = action.kind
+            if kind is ActionKind.CHOW:
+                start = action.tile
+                assert start is not None
+                after = hand.chow(start, tile)
+            elif kind is ActionKind.PUNG:
+                after = hand.meld(tile, 2, 3)
+            elif kind is ActionKind.KONG:
+                after = hand.meld(tile, 3, 4)
+                if self._loose_eval(after)[0] <= current:
+                    return action  # no worse, and a replacement tile comes next
+                continue
+            else:
+                continue
+            tiles = [t for t in range(N_KINDS) if after.counts[t]]
+            if not tiles:
+                continue
+            key, _ = self._loose_discard(after, tiles, seat, unseen)
+            if key[0] < current and (best is None or key < best[0]):
+                best = (key, action)
+        return best[1] if best is not None else Action(ActionKind.PASS)
+
     # ------------------------------------------------------------ claims ---
 
     def _answer_claim(self, view: View, counts: list[int], seat: _Seat, unseen: _Unseen) -> Action:
@@ -1417,7 +1630,8 @@ BOTS: Final[dict[str, type[FastBot] | type[DefaultBot]]] = {
 
 
 def make_bot(name: str, seed: int = 0) -> Bot:
-    """A bot by its registry name (``BOTS``); unknown names raise ``ValueError``."""
+    """A bot by its registry name (``BOTS``); unknown names raise ``ValueError``. A bot
+    reads the rules it plays by off each view (``View.rules``)."""
     try:
         cls = BOTS[name]
     except KeyError:
