@@ -61,7 +61,13 @@ from engine.tiles import (
     Tile,
     Wind,
 )
-from engine.wild_scoring import ambiguous_chow_masks, caps_of, substitutions, waits_only_on
+from engine.wild_scoring import (
+    Substitution,
+    ambiguous_chow_masks,
+    caps_of,
+    substitutions,
+    waits_only_on,
+)
 
 # ---------------------------------------------------------------- fan ids ---
 # Fan tables are plain lists indexed by these ints (the order of ``Fan``).
@@ -1260,7 +1266,22 @@ def _score_wild(hand: Hand, ctx: WinContext, custom: bool) -> FanTable:
     complete the hand; each concrete hand is scored as usual (its highest-value
     reading), the wild copies placed where they score lowest; the lowest
     total counts, the first of equal totals in the substitutions' sorted order.
+
+    The search is a branch and bound with the same result as scoring every
+    substitution (``tests/engine/test_wild_scoring.py`` keeps that reference):
+    a substitution's score is at least ``_wild_bound`` (fans of the tiles
+    present, of how the hand was won and of concealment, proved sound there)
+    and at least any one of its readings, so substitutions are taken in order
+    of (bound, substitution) and the search stops at the first whose bound
+    cannot beat the best (total, substitution) found, and a substitution is
+    dropped at the first reading that shows it cannot. Results are memoized:
+    the table asks about the same hand again and again.
     """
+    return list(_score_wild_cached(hand, ctx, custom))
+
+
+@lru_cache(maxsize=1 << 11)
+def _score_wild_cached(hand: Hand, ctx: WinContext, custom: bool) -> tuple[int, ...]:
     win = hand.win_tile
     wild_win = win == WILD
     if wild_win and not ctx.self_drawn:
@@ -1269,8 +1290,8 @@ def _score_wild(hand: Hand, ctx: WinContext, custom: bool) -> FanTable:
             "must be self-drawn"
         )
     concrete = hand.concealed_counts()
-    meld_counts = [a - b for a, b in zip(hand.all_counts(), concrete, strict=True)]
-    caps = caps_of(meld_counts)
+    merged = hand.all_counts()
+    caps = caps_of([a - b for a, b in zip(merged, concrete, strict=True)])
     n_melds = len(hand.melds)
     subs = substitutions(tuple(concrete), caps, hand.wilds, n_melds)
     if not subs:
@@ -1284,29 +1305,249 @@ def _score_wild(hand: Hand, ctx: WinContext, custom: bool) -> FanTable:
         in_melds = sum(meld.tiles.count(win) for meld in hand.melds)
         last_tile = (ctx.last_of_kind and concrete[win] == 1) or in_melds == 3
         kong = ctx.kong and (has_kong if ctx.self_drawn else in_melds == 0 and concrete[win] == 1)
-        before = concrete.copy()
-        before[win] -= 1
-        unique = waits_only_on(before, caps, hand.wilds, n_melds, win)
-    concrete_standing = [t for t in hand.standing if t != WILD]
+        # Where a wild tile completes the hand as some kind Y other than the winning tile,
+        # the hand also won on Y (that wild copy standing for the winning tile instead: the
+        # same tiles, within the same copies): no single wait, without trying all 34 kinds.
+        unique = not any(t != win for sub in subs for t in sub)
+        if unique:
+            before = concrete.copy()
+            before[win] -= 1
+            unique = waits_only_on(before, caps, hand.wilds, n_melds, win)
+    fixed = tuple([(_SET_KIND[m.kind], m.tile, m.offer == 0) for m in hand.melds])
+    exposed = sum(1 for m in hand.melds if m.offer)
+    prevalent, seat = EAST + ctx.round_wind, EAST + ctx.seat_wind
+    order = _wild_order(
+        hand, ctx, subs, concrete=concrete, merged=merged, last_tile=last_tile, kong=kong
+    )
     best: FanTable | None = None
     best_total = 0
-    for sub in subs:
-        tiles = [*concrete_standing, *sub]
-        win_as = win
-        if wild_win:
-            win_as = sub[0]
-            tiles.remove(win_as)
-        h = _prepare(Hand(hand.melds, tuple(sorted(tiles)), win_as), ctx, custom)
-        h.last_tile, h.kong, h.unique_wait = last_tile, kong, unique
+    best_sub: Substitution = ()
+    for bound, sub, present, fours in order:
+        if best is not None and (bound > best_total or (bound == best_total and sub > best_sub)):
+            break  # sorted by (bound, sub): no later substitution can do better
+        standing = concrete.copy()
+        for t in sub:
+            standing[t] += 1
+        # The highest total this substitution may have and still be the lowest.
+        limit = None
+        if best is not None:
+            limit = best_total if sub < best_sub else best_total - 1
+            if POINTS[SEVEN_PAIRS] > limit and n_melds == 0 and is_seven_pairs(standing):
+                continue  # seven pairs score 24 at least (``_wild_bound``)
+        all_tiles = merged.copy()
+        for t in sub:
+            all_tiles[t] += 1
+        h = _Hand(
+            hand, ctx, sub[0] if wild_win else win, fixed, exposed, fours, standing, all_tiles,
+            ctx.self_drawn, last_tile, kong, ctx.wall_last, _wild_traits(present), present,
+            prevalent, seat, unique, custom,
+        )  # fmt: skip
         wild = tuple((kind, sub.count(kind)) for kind in sorted(set(sub)))
-        table = _best_table(h, wild)
+        table = _best_wild_table(h, wild, limit)
         if table is None:
-            continue  # cannot happen: every substitution completes the hand
+            continue  # a reading scores above ``limit``: this substitution cannot be the lowest
         total = _total(table)
-        if best is None or total < best_total:
-            best, best_total = table, total
+        if best is None or total < best_total or (total == best_total and sub < best_sub):
+            best, best_total, best_sub = table, total, sub
     if best is None:
         raise NotWinning(f"{_notation(hand)} is not a winning hand in any form, wilds included")
+    return tuple(best)
+
+
+def _wild_order(
+    hand: Hand,
+    ctx: WinContext,
+    subs: Sequence[Substitution],
+    *,
+    concrete: Sequence[int],
+    merged: Sequence[int],
+    last_tile: bool,
+    kong: bool,
+) -> list[tuple[int, Substitution, int, int]]:
+    """``(bound, substitution, present, fours)`` of each substitution, sorted: ``bound`` is
+    ``_wild_bound`` plus 2 for each Tile Hog; ``present`` (``forms.lanes``) and ``fours`` (kinds
+    held four times) of the whole concrete hand."""
+    exposed = sum(1 for m in hand.melds if m.offer)
+    kongs = sum(1 for m in hand.melds if m.kind is MeldKind.KONG)
+    prevalent, seat = EAST + ctx.round_wind, EAST + ctx.seat_wind
+    win = hand.win_tile
+    flags = (last_tile, ctx.self_drawn, ctx.wall_last, kong, min(exposed, 1) + (exposed == 4))
+    base_present = lanes(merged)
+    base_fours = merged.count(4)
+    base_honor_pungs = [t for t in range(EAST, N_KINDS) if concrete[t] == 3]
+    # Sets every regular reading holds: the melds' kongs and honor pungs, and a pung of each
+    # honor kind standing three times (honors read one way), concealed unless it is the
+    # winning tile claimed (ruling 5).
+    concealed_kongs = sum(1 for m in hand.melds if m.kind is MeldKind.KONG and not m.offer)
+    melded_honors = tuple(sorted(m.tile for m in hand.melds if m.kind is not MeldKind.CHOW))
+    melded_honors = tuple(t for t in melded_honors if t >= EAST)
+    sets = (kongs - concealed_kongs, concealed_kongs, prevalent, seat)
+    order = []
+    for sub in subs:
+        present = base_present
+        fours = base_fours
+        honor_pungs = melded_honors
+        hidden = 0
+        previous = -1
+        for t in sub:
+            present |= _LANE[t]
+            if t != previous:
+                previous = t
+                n = sub.count(t)
+                if merged[t] + n == 4:
+                    fours += 1
+                if t >= EAST and concrete[t] + n == 3:
+                    honor_pungs += (t,)
+                    hidden += ctx.self_drawn or t != win
+        for t in base_honor_pungs:
+            if t not in sub:
+                honor_pungs += (t,)
+                hidden += ctx.self_drawn or t != win
+        bound = _wild_bound(present, flags, tuple(sorted(honor_pungs)), hidden, sets)
+        order.append((bound + POINTS[TILE_HOG] * (fours - kongs), sub, present, fours))
+    order.sort()
+    return order
+
+
+_LANE: tuple[int, ...] = tuple(lane_mask((t,)) for t in range(N_KINDS))
+
+
+@lru_cache(maxsize=1 << 14)
+def _wild_traits(present: int) -> FanTable:
+    """``_tile_traits`` shared by the substitutions (readers copy it, never change it)."""
+    return _tile_traits(present)
+
+
+@lru_cache(maxsize=1 << 14)
+def _wild_bound(
+    present: int,
+    flags: tuple[bool, bool, bool, bool, int],
+    honor_pungs: tuple[Tile, ...],
+    hidden: int,
+    sets: tuple[int, int, Tile, Tile],
+) -> int:
+    """A lower bound of the score of any concrete hand with these kinds ``present``.
+
+    The total, after the exclusions, of the tile traits (``_tile_traits``), the fans of how
+    the hand was won and the concealment fans: ``flags`` is ``(last tile, self-drawn, last
+    of the wall, kong, exposed)`` with ``exposed`` 0 (no exposed meld), 1 (some) or 2 (four).
+    ``honor_pungs``, ``hidden`` and ``sets`` (melded kongs, concealed kongs, prevalent and
+    seat wind tiles) add the sets every regular reading holds: the melds' kongs (their kong
+    fans), the honor pungs (箭刻, 幺九刻, or 圈风刻 / 门风刻 instead), ``hidden`` of them
+    concealed (双暗刻 and up, with the concealed kongs). ``_wild_order`` adds 2 for each Tile
+    Hog (four of a kind not declared as a kong).
+
+    Why it is sound: the concrete hand scores its highest reading, so it is enough that
+    one of its forms scores this much.
+
+    - A regular reading's table holds these same fans plus others (all counts >= 0;
+      the only deductions, 幺九刻 for wind pungs and 三风刻, take back what the reading
+      itself added). An exclusion that removes one of these fans from the reading but not
+      from the bound is set off by the fan that excludes it, worth more than all it
+      removes: 全带五 16 / 全双刻 24 (断幺 2, 无字 1), 一色双龙会 64 (清一色 24, 平和 2,
+      无字 1), 三色双龙会 16 (平和 2, 无字 1), 平和 2 (无字 1), 四暗刻 64 (门前清 2 or
+      不求人 4), 四方大发财 168 (字一色 64), 一色四同顺 48 (四归一, at most 3 x 2), 大四喜
+      88 / 小四喜 64 / 三风刻 12 (the wind pungs' fans, at most 2 each), 大三元 88 / 小三元
+      64 / 双箭刻 6 (箭刻 2 each); more concealed pungs only raise the concealed-pung fan.
+      Each of these excluders is itself removed only by one of the others, which then
+      pays for both. The other exclusions are between tile traits or flags, applied here too.
+    - Seven pairs (no melds, no honor held three times) keep the tile traits, Tile Hog and
+      the flags and add 24 (more than the 4 of 不求人 or 2 of 门前清 they drop). Honors
+      and knitted (12 or 24: tile traits at most 6, 五门齐), knitted straight (12: traits
+      at most 6, Tile Hog at most one, its one set scored), thirteen orphans, nine gates and
+      seven shifted pairs (88: traits at most 64) keep the flags and score more than the
+      traits and concealment they drop.
+    """
+    last_tile, self_drawn, wall_last, kong, exposed = flags
+    table = _tile_traits(present)
+    if last_tile:
+        table[LAST_TILE] = 1
+    if self_drawn:
+        table[SELF_DRAWN] = 1
+        if wall_last:
+            table[LAST_TILE_DRAW] = 1
+            table[SELF_DRAWN] = 0
+        if kong:
+            table[OUT_WITH_REPLACEMENT_TILE] = 1
+            table[SELF_DRAWN] = 0
+    else:
+        if wall_last:
+            table[LAST_TILE_CLAIM] = 1
+        if kong:
+            table[ROBBING_THE_KONG] = 1
+            table[LAST_TILE] = 0
+    if exposed == 0:
+        table[FULLY_CONCEALED_HAND if self_drawn else CONCEALED_HAND] = 1
+    elif exposed == 2:
+        table[SELF_DRAWN if self_drawn else MELDED_HAND] = 1
+    elif self_drawn:
+        table[SELF_DRAWN] = 1
+    melded_kongs, concealed_kongs, prevalent, seat = sets
+    if honor_pungs or melded_kongs or concealed_kongs:
+        _kongs_and_concealed_pungs(hidden, melded_kongs, concealed_kongs, table)
+        for tile in honor_pungs:
+            table[DRAGON_PUNG if tile >= RED else PUNG_OF_TERMINALS_OR_HONORS] += 1
+    _exclude(table)
+    if not (
+        table[BIG_THREE_WINDS] or table[ALL_TERMINALS_AND_HONORS] or table[ALL_HONORS]
+    ):  # as ``_adjust_winds``: a seat or prevalent wind pung counts 2 instead of 1
+        for tile in honor_pungs:
+            if tile == prevalent:
+                table[PREVALENT_WIND] = 1
+                table[PUNG_OF_TERMINALS_OR_HONORS] -= 1
+            if tile == seat:
+                table[SEAT_WIND] = 1
+                if seat != prevalent:
+                    table[PUNG_OF_TERMINALS_OR_HONORS] -= 1
+    return _total(table)
+
+
+def _best_wild_table(
+    h: _Hand, wild: tuple[tuple[Tile, int], ...], limit: int | None
+) -> FanTable | None:
+    """``_best_table(h, wild)``, or None as soon as one reading (or form) totals more than
+    ``limit``: the hand's highest reading then does too (the branch and bound of
+    ``_score_wild``). Kept apart so that the plain calculator pays nothing for it."""
+    best: FanTable | None = None
+    best_total = 0
+    seven_pairs = False
+    if not h.hand.melds:
+        special: FanTable | None = None
+        if is_seven_pairs(h.standing):
+            special = _score_seven_pairs(h)
+            seven_pairs = bool(special[SEVEN_PAIRS])
+        elif is_honors_and_knitted(h.standing):
+            special = _score_honors_and_knitted(h)
+        elif is_thirteen_orphans(h.standing):
+            special = _score_thirteen_orphans(h)
+        else:
+            nine_kinds = h.standing.count(0) <= N_KINDS - 9  # a knitted straight needs nine
+            special = (_score_knitted_straight(h) if nine_kinds else None) or _score_nine_gates(h)
+        if special is not None:
+            best, best_total = special, _total(special)
+            if limit is not None and best_total > limit:
+                return None
+            if not seven_pairs:
+                return best
+    elif len(h.hand.melds) == 1 and h.standing.count(0) <= N_KINDS - 9:
+        special = _score_knitted_straight(h)
+        if special is not None:
+            if limit is not None and _total(special) > limit:
+                return None
+            return special
+    for concealed, pair in _ordered_readings(h.standing):
+        if wild:
+            table = _score_placed(h, concealed, pair, wild)
+        else:
+            table = _score_regular(h, concealed, pair)
+        total = _total(table)
+        if limit is not None and total > limit:
+            return None
+        # Ruling 1, as in ``_best_table``.
+        if total > best_total or (
+            total == best_total and (seven_pairs or table[PURE_TRIPLE_CHOW] or table[TRIPLE_PUNG])
+        ):
+            best, best_total = table, total
     return best
 
 

@@ -11,12 +11,12 @@ import pytest
 from engine.errors import InvalidHand, NotWinning
 from engine.fans import Fan
 from engine.forms import is_winning
-from engine.hand import Hand
+from engine.hand import Hand, MeldKind
 from engine.notation import parse_hand
 from engine.rules import CUSTOM, MCR, Wilds, custom_rules
 from engine.scoring import WinContext, score
-from engine.tiles import N_KINDS, WILD
-from engine.wild_scoring import caps_of, substitutions
+from engine.tiles import N_KINDS, WILD, Wind
+from engine.wild_scoring import caps_of, substitutions, waits_only_on
 
 DRAWN = WinContext(self_drawn=True)
 NO_EXTRA = custom_rules(wilds=Wilds.INDICATOR)
@@ -255,3 +255,110 @@ def test_no_wild_same_through_both_paths() -> None:
         plain = score(hand, ctx, CUSTOM)
         table = scoring._score_wild(hand, ctx, True)
         assert scoring._total(table) == plain.total - ctx.flowers, hand
+
+
+# ------------------------------------------------- the branch and bound search ---
+
+
+def _reference_wild(hand: Hand, ctx: WinContext) -> list[int]:
+    """``_score_wild`` as first written, the straightforward way: every substitution scored
+    as a concrete hand through ``Hand`` and ``_prepare``, the first lowest total in sorted
+    order. The optimised search must give exactly the same fan table."""
+    from engine import scoring  # noqa: PLC0415 - the private pieces under test
+
+    concrete = hand.concealed_counts()
+    caps = caps_of([a - b for a, b in zip(hand.all_counts(), concrete, strict=True)])
+    subs = substitutions(tuple(concrete), caps, hand.wilds, len(hand.melds))
+    win = hand.win_tile
+    has_kong = any(m.kind is MeldKind.KONG for m in hand.melds)
+    if win == WILD:
+        last_tile = unique = False
+        kong = ctx.kong and has_kong
+    else:
+        in_melds = sum(meld.tiles.count(win) for meld in hand.melds)
+        last_tile = (ctx.last_of_kind and concrete[win] == 1) or in_melds == 3
+        kong = ctx.kong and (has_kong if ctx.self_drawn else in_melds == 0 and concrete[win] == 1)
+        before = concrete.copy()
+        before[win] -= 1
+        unique = waits_only_on(before, caps, hand.wilds, len(hand.melds), win)
+    order = scoring._wild_order(
+        hand, ctx, subs, concrete=concrete, merged=hand.all_counts(), last_tile=last_tile, kong=kong
+    )
+    bounds = {sub: bound for bound, sub, _, _ in order}
+    best: list[int] | None = None
+    for sub in subs:
+        tiles = [*(t for t in hand.standing if t != WILD), *sub]
+        win_as = win
+        if win == WILD:
+            win_as = sub[0]
+            tiles.remove(win_as)
+        h = scoring._prepare(Hand(hand.melds, tuple(sorted(tiles)), win_as), ctx, True)
+        h.last_tile, h.kong, h.unique_wait = last_tile, kong, unique
+        wild = tuple((kind, sub.count(kind)) for kind in sorted(set(sub)))
+        table = scoring._best_table(h, wild)
+        assert table is not None
+        # the bound of the search is sound: no concrete hand scores below it
+        assert bounds[sub] <= scoring._total(table), (hand, sub)
+        if best is None or scoring._total(table) < scoring._total(best):
+            best = table
+    assert best is not None
+    return best
+
+
+def _optimised(hand: Hand, ctx: WinContext) -> list[int]:
+    from engine import scoring  # noqa: PLC0415 - the private entry point under test
+
+    scoring._score_wild_cached.cache_clear()  # compute, do not remember
+    return scoring._score_wild(hand, ctx, True)
+
+
+def _random_context(rng: random.Random, hand: Hand) -> WinContext:
+    self_drawn = hand.win_tile == WILD or rng.random() < 0.5
+    return WinContext(
+        self_drawn=self_drawn,
+        last_of_kind=rng.random() < 0.2,
+        wall_last=rng.random() < 0.1,
+        kong=rng.random() < 0.1,
+        seat_wind=Wind(rng.randrange(4)),
+        round_wind=Wind(rng.randrange(4)),
+    )
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_search_equals_the_reference_on_random_hands(k: int) -> None:
+    rng = random.Random(f"wild-search-{k}")
+    n = {1: 200, 2: 150, 3: 80, 4: 60}[k]
+    for _, plain, _ in handgen.mixed(n, seed=20 + k):
+        hand = _with_wilds(plain, k, rng)
+        if hand is None:
+            continue
+        ctx = _random_context(rng, hand)
+        assert _optimised(hand, ctx) == _reference_wild(hand, ctx), (hand, ctx)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "123m456p77s******",  # six wilds
+        "[123m,1][456p,1]5s7s******",  # melds and six wilds
+        "19m19pESWN******",  # thirteen orphans or regular
+        "1133557799m****",  # seven pairs
+        "[EEE,1][SSS,2]1m*******",  # two pungs and seven wilds
+        "[123m,1][456p,1][789s,1]EE***",
+        "1m4m7m2p5p8p********",  # eight wilds: knitted forms
+    ],
+)
+def test_search_equals_the_reference_with_many_wilds(text: str) -> None:
+    hand = parse_hand(text)
+    for ctx in (DRAWN, WinContext(self_drawn=True, seat_wind=Wind.SOUTH, wall_last=True)):
+        assert _optimised(hand, ctx) == _reference_wild(hand, ctx), (text, ctx)
+
+
+def test_results_are_remembered_and_not_shared() -> None:
+    from engine import scoring  # noqa: PLC0415 - the private entry point under test
+
+    hand = parse_hand("123m456m789m123p**")
+    first = scoring._score_wild(hand, DRAWN, True)
+    first[0] += 100  # a caller changing its copy changes nothing for the next one
+    assert scoring._score_wild(hand, DRAWN, True) == _reference_wild(hand, DRAWN)
+    assert score(hand, DRAWN, CUSTOM).total == 8
