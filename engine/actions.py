@@ -13,7 +13,7 @@ from enum import Enum
 from typing import Any
 
 from engine.errors import IllegalAction
-from engine.tiles import N_KINDS, Tile, name
+from engine.tiles import FIRST_FLOWER, N_FLOWERS, N_KINDS, Tile, name
 
 
 class ActionKind(Enum):
@@ -27,6 +27,7 @@ class ActionKind(Enum):
     PASS = "pass"  # 过: decline every claim
 
 
+_FLOWERS = {name(t): t for t in range(FIRST_FLOWER, FIRST_FLOWER + N_FLOWERS)}  # "f1".."f8"
 _NEEDS_TILE = frozenset(
     {ActionKind.DISCARD, ActionKind.CHOW, ActionKind.ADD_KONG, ActionKind.CONCEALED_KONG}
 )
@@ -65,13 +66,17 @@ class Action:
             text = data.get("tile")
             if not isinstance(text, str):
                 raise IllegalAction("bad_action", f'action {kind.value!r} needs a tile, e.g. "5m"')
-            try:
-                tiles = parse_tiles(text)
-            except ValueError as exc:
-                raise IllegalAction("bad_action", f"bad tile {text!r}: {exc}") from None
-            if len(tiles) != 1 or not 0 <= tiles[0] < N_KINDS:
-                raise IllegalAction("bad_action", f"{text!r} is not one tile")
-            tile = tiles[0]
+            if kind is ActionKind.DISCARD and text in _FLOWERS:
+                # A flower held as a wild tile (custom rules); the table decides if it may go.
+                tile = _FLOWERS[text]
+            else:
+                try:
+                    tiles = parse_tiles(text)
+                except ValueError as exc:
+                    raise IllegalAction("bad_action", f"bad tile {text!r}: {exc}") from None
+                if len(tiles) != 1 or not 0 <= tiles[0] < N_KINDS:
+                    raise IllegalAction("bad_action", f"{text!r} is not one tile")
+                tile = tiles[0]
         extra = set(data) - {"type", "tile"}
         if extra:
             raise IllegalAction("bad_action", f"unknown action field(s): {sorted(extra)}")

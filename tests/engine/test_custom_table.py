@@ -13,7 +13,7 @@ import pytest
 import tablekit
 from tablekit import act, discard, tile, tiles
 
-from engine.actions import PASS, WIN, ActionKind
+from engine.actions import PASS, WIN, Action, ActionKind
 from engine.errors import IllegalAction
 from engine.rules import RuleSet, Wilds, custom_rules
 from engine.table import HandState, Phase
@@ -429,3 +429,19 @@ def test_not_heavenly_after_a_concealed_kong() -> None:
     state.apply(0, WIN)
     ctx = state.result.context  # type: ignore[union-attr]
     assert ctx is not None and ctx.kong and not ctx.heavenly
+
+
+def test_a_flower_discard_comes_over_the_wire_and_only_a_table_decides() -> None:
+    # "f1".."f8" decode for a discard (a wild flower may be forced out of an all-wild hand);
+    # the table refuses it like any other tile it does not allow, changing nothing.
+    action = Action.from_dict({"type": "discard", "tile": "f1"})
+    assert action.tile == tile("f1") and Action.from_dict(action.to_dict()) == action
+    for bad in ({"type": "chow", "tile": "f1"}, {"type": "discard", "tile": "f9"}):
+        with pytest.raises(IllegalAction) as info:
+            Action.from_dict(bad)
+        assert info.value.code == "bad_action"
+    mcr = tablekit.deal(hands())
+    assert refused(mcr, 0, "discard", "f1") == "tile_not_in_hand"
+    dealt = hands(p0="1199m2288p3377sf1f2")
+    wild = custom_deal(Wilds.FLOWERS, dealt=dealt)
+    assert refused(wild, 0, "discard", "f1") == "wild_tile"

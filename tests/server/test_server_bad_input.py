@@ -324,7 +324,8 @@ WRONG_FIELDS: list[tuple[str, dict[str, Any], str]] = [
     ("action", {"table": "t1", "seq": 1, "action": {"type": "discard", "tile": 5}}, "action"),
     ("action", {"table": "t1", "seq": 1, "action": {"type": "discard", "tile": "0m"}}, "action"),
     ("action", {"table": "t1", "seq": 1, "action": {"type": "discard", "tile": "55m"}}, "action"),
-    ("action", {"table": "t1", "seq": 1, "action": {"type": "discard", "tile": "f1"}}, "action"),
+    ("action", {"table": "t1", "seq": 1, "action": {"type": "discard", "tile": "f9"}}, "action"),
+    ("action", {"table": "t1", "seq": 1, "action": {"type": "chow", "tile": "f1"}}, "action"),
     ("action", {"table": "t1", "seq": 1, "action": {"type": "chow", "tile": "Q"}}, "action"),
     (
         "action",
