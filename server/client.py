@@ -50,6 +50,7 @@ from engine.bots import Bot
 from engine.errors import MahjongError
 from engine.hand import Meld, MeldKind
 from engine.notation import parse_tiles
+from engine.rules import RulesError, rule_set_from_dict
 from engine.table import ClaimView, Phase, SeatView, View
 from engine.tiles import FIRST_FLOWER, N_FLOWERS, N_KINDS, Tile, Wind
 
@@ -784,7 +785,32 @@ def parse_meld(text: str) -> Meld:
         raise ViewError(f"meld {text!r}: {exc}") from None
 
 
-def _seat_from_dict(d: Mapping[str, Any]) -> SeatView:
+def _any_tile(text: object, what: str) -> Tile:
+    """A tile or a flower (``"f1"``..``"f8"``): wild tiles may be flowers."""
+    if isinstance(text, str) and text.startswith("f"):
+        return _flower(text)
+    return _tile(text, what)
+
+
+def _concealed_from_text(text: object, wild_tiles: frozenset[Tile]) -> tuple[tuple[Tile, ...], int]:
+    """Concealed tiles as the engine holds them: wild tiles first, then sorted; and how many
+    are wild. Flowers held as wild tiles are written ``f1``..``f8`` before the rest."""
+    if not isinstance(text, str):
+        raise ViewError(f"concealed tiles: expected text, got {text!r}")
+    flowers = []
+    rest = text
+    while rest.startswith("f"):
+        flowers.append(_flower(rest[:2]))
+        rest = rest[2:]
+    try:
+        tiles = sorted(flowers + parse_tiles(rest))
+    except ValueError as exc:
+        raise ViewError(f"concealed tiles {text!r}: {exc}") from None
+    wild = [t for t in tiles if t in wild_tiles]
+    return (*wild, *(t for t in tiles if t not in wild_tiles)), len(wild)
+
+
+def _seat_from_dict(d: Mapping[str, Any], wild_tiles: frozenset[Tile] = frozenset()) -> SeatView:
     try:
         melds_text = list(d.get("melds", []))
         river_text = list(d.get("river", []))
@@ -793,12 +819,10 @@ def _seat_from_dict(d: Mapping[str, Any]) -> SeatView:
         for entry in river_text:
             claimed = isinstance(entry, str) and entry.endswith("*")
             river.append((_tile(entry[:-1] if claimed else entry, "river"), claimed))
-        concealed = d.get("concealed")
-        if concealed is not None:
-            try:
-                concealed = tuple(sorted(parse_tiles(concealed)))
-            except (ValueError, TypeError) as exc:
-                raise ViewError(f"concealed tiles {concealed!r}: {exc}") from None
+        concealed: tuple[Tile, ...] | None = None
+        wilds = 0
+        if d.get("concealed") is not None:
+            concealed, wilds = _concealed_from_text(d["concealed"], wild_tiles)
         return SeatView(
             player=int(d["player"]),
             wind=Wind.parse(str(d["wind"])),
@@ -808,6 +832,7 @@ def _seat_from_dict(d: Mapping[str, Any]) -> SeatView:
             flowers=tuple(_flower(f) for f in d.get("flowers", [])),
             river=tuple(river),
             concealed=concealed,
+            wilds=wilds,
         )
     except (KeyError, TypeError) as exc:
         raise ViewError(f"a seat view lacks or garbles {exc}: {dict(d)!r}") from None
@@ -838,6 +863,18 @@ def view_from_dict(d: Mapping[str, Any]) -> View:
                 raise ViewError(f"legal action {a!r}: {exc}") from None
         drawn = d.get("drawn")
         viewer = d.get("you")
+        extra: dict[str, Any] = {}
+        wild_tiles: frozenset[Tile] = frozenset()
+        if "rules" in d:  # any rule set but plain MCR
+            try:
+                extra["rules"] = rule_set_from_dict(d["rules"])
+            except RulesError as exc:
+                raise ViewError(f"rules: {exc}") from None
+            indicator = d.get("indicator")
+            wild_tiles = frozenset(_any_tile(t, "wild tile") for t in d.get("wild_tiles", []))
+            extra["indicator"] = _tile(indicator, "indicator") if indicator is not None else None
+            extra["dead_flowers"] = tuple(_flower(f) for f in d.get("dead_flowers", []))
+            extra["wild_tiles"] = wild_tiles
         return View(
             viewer=int(viewer) if viewer is not None else None,
             phase=Phase(d["phase"]),
@@ -846,10 +883,11 @@ def view_from_dict(d: Mapping[str, Any]) -> View:
             dice=((int(dice[0][0]), int(dice[0][1])), (int(dice[1][0]), int(dice[1][1]))),
             wall_remaining=int(d["wall_remaining"]),
             current=int(d["current"]),
-            seats=tuple(_seat_from_dict(s) for s in d["seats"]),
-            drawn=_tile(drawn, "drawn") if drawn is not None else None,
+            seats=tuple(_seat_from_dict(s, wild_tiles) for s in d["seats"]),
+            drawn=_any_tile(drawn, "drawn") if drawn is not None else None,
             claim=claim_view,
             legal=tuple(legal),
+            **extra,
         )
     except ViewError:
         raise

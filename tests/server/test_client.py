@@ -19,6 +19,7 @@ from engine.actions import Action, ActionKind
 from engine.bots import make_bot
 from engine.hand import Meld, MeldKind
 from engine.match import Match
+from engine.rules import MCR, RuleSet
 from engine.table import Phase, View
 from server.client import (
     Client,
@@ -33,13 +34,14 @@ from server.client import (
     play,
     view_from_dict,
 )
+from server.presets import load_presets
 
 # ------------------------------------------------------------ views ---
 
 
-def _views_of_match(seed: int, bots: list[str]) -> list[View]:
+def _views_of_match(seed: int, bots: list[str], rules: RuleSet = MCR) -> list[View]:
     """Every view (each player's and the spectator's) after every step of a match."""
-    match = Match(seed)
+    match = Match(seed, rules)
     players = [make_bot(name, seed=seed + p) for p, name in enumerate(bots)]
     views: list[View] = []
     while not match.over:
@@ -78,6 +80,21 @@ def test_view_from_dict_round_trips_every_view_of_bot_matches() -> None:
     for part in ("turn", "claim", "claimed", "over", "legal", "drawn", "flower", "chow", "pung"):
         assert seen[part], (part, seen)
     assert seen["spectator"]
+
+
+@pytest.mark.parametrize("preset", ["custom", "custom-flowers", "custom-after"])
+def test_view_from_dict_round_trips_custom_views_with_wild_tiles(preset: str) -> None:
+    rules = load_presets()[preset]
+    seen: Counter[str] = Counter()
+    for view in _views_of_match(3, ["default"] * 4, rules):
+        wire = json.loads(json.dumps(view.to_dict()))
+        back = view_from_dict(wire)
+        assert back == view, wire
+        assert back.to_dict() == view.to_dict()
+        seen["indicator"] += view.indicator is not None
+        seen["own wilds"] += any(s.wilds for s in view.seats if s.player == view.viewer)
+    assert seen["own wilds"]
+    assert bool(seen["indicator"]) == rules.wilds.uses_indicator
 
 
 def test_parse_meld_reads_every_form() -> None:

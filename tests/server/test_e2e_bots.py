@@ -136,3 +136,73 @@ async def test_four_network_bots_play_a_whole_match(
     finally:
         for client in (*clients, watcher):
             await client.close()
+
+
+def indicators_seen(frames: list[dict[str, Any]]) -> dict[int, str | None]:
+    """The indicator shown in each hand's views (``hand_no`` -> tile), checking it never
+    changes within a hand."""
+    seen: dict[int, str | None] = {}
+    for frame in frames:
+        if frame["type"] != "update" or frame["payload"].get("view") is None:
+            continue
+        payload = frame["payload"]
+        indicator = payload["view"]["indicator"]
+        assert seen.setdefault(payload["hand_no"], indicator) == indicator
+    return seen
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("preset", ["custom", "custom-flowers"])
+async def test_network_bots_play_a_custom_match(app: App, http_get: HttpGet, preset: str) -> None:
+    url = f"ws://127.0.0.1:{app.port}/ws"
+    clients = [await Client.connect(url, record=True, rate=None) for _ in range(4)]
+    watcher = await Client.connect(url, record=True, rate=None)
+    try:
+        for client in (*clients, watcher):
+            await client.guest()
+        table = (await clients[0].create_table(rules=preset, turn_seconds=5)).table
+        (listed,) = [t for t in await clients[1].list_tables() if t["table"] == table]
+        rules = app.lobby.presets[preset] if app.lobby else None
+        assert rules is not None and listed["rule_options"] == rules.to_dict()
+        await watcher.watch(table)
+        for seat, client in enumerate(clients):
+            await client.join_table(table, seat=seat)
+        ends = await asyncio.wait_for(
+            asyncio.gather(
+                *(play(c, table, make_bot("default", seed=i)) for i, c in enumerate(clients))
+            ),
+            timeout=120,
+        )
+        end = ends[0]
+        assert end is not None and all(e == end for e in ends) and sum(end["scores"]) == 0
+        if watcher.tables[table].match_end is None:
+            await watcher.wait_for(lambda m: m.type == "match_end", timeout=5)
+
+        # Nobody saw another's concealed or wild tiles; everyone saw the same indicator.
+        shown = indicators_seen(watcher.frames)
+        for player, client in enumerate(clients):
+            assert check_hidden_information(client.frames, player) > 0
+            assert indicators_seen(client.frames) == shown
+        assert check_hidden_information(watcher.frames, None) > 0
+        if rules.wilds.uses_indicator:
+            assert shown and all(tile is not None for tile in shown.values())
+        else:
+            assert set(shown.values()) == {None}
+
+        # The stored match: its rules, at least 16 hands, each zero-sum; the log replays.
+        status, body = await http_get(app.port, f"/api/matches/{end['match']}")
+        assert status == 200, body
+        detail = json.loads(body)
+        assert detail["rule_options"] == rules.to_dict()
+        hands = detail["hands"]
+        assert [h["hand_no"] for h in hands] == list(range(1, len(hands) + 1))
+        assert len(hands) >= 16 and all(sum(h["deltas"]) == 0 for h in hands)
+        status, body = await http_get(app.port, f"/api/matches/{end['match']}/log")
+        assert status == 200, body
+        (logged,) = read_log(body.splitlines())
+        assert logged.rules == rules
+        replayed = replay(logged.seed, logged.steps, logged.rules, logged.match)
+        assert replayed.scores == end["scores"] and len(replayed.records) == len(hands)
+    finally:
+        for client in (*clients, watcher):
+            await client.close()
