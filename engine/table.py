@@ -108,7 +108,28 @@ class _Pending:
     source: int  # the discarder, or the player adding to a kong
     options: dict[int, list[Action]]  # who may answer, with what
     answers: dict[int, Action] = field(default_factory=dict)
-    wins: dict[int, tuple[Score, WinContext, Hand]] = field(default_factory=dict)
+    wins: dict[int, Win] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Win:
+    """A win a player may declare: the hand, its situation and (computed once) its score.
+
+    Under a rule set with no minimum any complete hand wins, so whether a player may win
+    needs only the shape test; the score (with many wild tiles the costly part) is then
+    computed when the win is declared, not for every discard a hand could take.
+    """
+
+    hand: Hand
+    ctx: WinContext
+    rules: RuleSet
+    known: Score | None = None
+
+    @property
+    def score(self) -> Score:
+        if self.known is None:
+            self.known = score(self.hand, self.ctx, self.rules)
+        return self.known
 
 
 class HandState:
@@ -156,7 +177,7 @@ class HandState:
         self.turns = 0  # discards made so far
         self.claims = 0  # chows, pungs and kongs made so far
         self._legal: dict[int, list[Action]] = {}
-        self._win_cache: dict[int, tuple[Score, WinContext, Hand] | None] = {}
+        self._win_cache: dict[int, Win | None] = {}
         self.events: list[Event] = []
         self.version = 0  # bumped by every change of state (start, apply)
         self._public: tuple[int, tuple[SeatView, ...]] | None = None
@@ -394,9 +415,9 @@ class HandState:
 
     def _claim_options(
         self, discarder: int, tile: Tile
-    ) -> dict[int, tuple[list[Action], tuple[Score, WinContext, Hand] | None]]:
+    ) -> dict[int, tuple[list[Action], Win | None]]:
         last = self.wall.remaining == 0
-        out: dict[int, tuple[list[Action], tuple[Score, WinContext, Hand] | None]] = {}
+        out: dict[int, tuple[list[Action], Win | None]] = {}
         wilds = self.wilds
         if tile in wilds:  # a wild tile discarded for want of another: nobody may take it
             return out
@@ -664,7 +685,7 @@ class HandState:
         kong: bool,
         wall_last: bool,
         discarder: int | None = None,
-    ) -> tuple[Score, WinContext, Hand] | None:
+    ) -> Win | None:
         """The win ``player`` may declare with ``tile``, if its hand is complete with the
         rules' minimum (``discarder``: who discarded ``tile``, ``None`` when self-drawn or
         robbing a kong).
@@ -701,11 +722,13 @@ class HandState:
             ctx = self._extra_context(ctx, player, discarder)
         if hand is None:
             hand = self._hand_of(player, tile, not self_drawn)
+        win = Win(hand, ctx, self.rules)
+        if self.rules.min_fan <= 0:
+            return win  # complete is enough: scored when declared
         try:
-            result = score(hand, ctx, self.rules)
+            return win if win.score.meets_minimum else None
         except NotWinning:  # no substitution of the wild tiles completes the hand
             return None
-        return (result, ctx, hand) if result.meets_minimum else None
 
     def _extra_context(self, ctx: WinContext, player: int, discarder: int | None) -> WinContext:
         """天和, 地和, 人和 and 季花 (the seat's own flowers) of a win, read off the table."""
@@ -725,7 +748,7 @@ class HandState:
             ctx, heavenly=heavenly, earthly=earthly, human=human, seat_flowers=seat_flowers
         )
 
-    def _self_drawn_win(self, player: int) -> tuple[Score, WinContext, Hand] | None:
+    def _self_drawn_win(self, player: int) -> Win | None:
         assert self.drawn is not None
         return self._check_win(
             player,
@@ -737,7 +760,7 @@ class HandState:
 
     def _win_on(
         self, player: int, tile: Tile, *, robbing: bool, discarder: int | None = None
-    ) -> tuple[Score, WinContext, Hand] | None:
+    ) -> Win | None:
         """A win on a discard (by ``discarder``), or robbing an added kong (抢杠和)."""
         return self._check_win(
             player,
@@ -748,7 +771,7 @@ class HandState:
             discarder=None if robbing else discarder,
         )
 
-    def _robbers(self, player: int, tile: Tile) -> dict[int, tuple[Score, WinContext, Hand]]:
+    def _robbers(self, player: int, tile: Tile) -> dict[int, Win]:
         out = {}
         for p in self._turn_order(player)[1:]:
             found = self._win_on(p, tile, robbing=True)
@@ -760,10 +783,10 @@ class HandState:
         self,
         winner: int,
         discarder: int | None,
-        found: tuple[Score, WinContext, Hand],
+        found: Win,
         out: list[Event],
     ) -> None:
-        result, ctx, hand = found
+        result, ctx, hand = found.score, found.ctx, found.hand
         fan = result.total
         base = self.rules.base_points
         doubles = self.rules.dealer_doubles

@@ -43,6 +43,7 @@ from engine.errors import InvalidHand
 from engine.notation import parse_tiles
 from engine.rules import Wilds
 from engine.tiles import EAST, FIRST_FLOWER, N_KINDS, NORTH, RED, WHITE, WILD
+from engine.wild_scoring import caps_of, substitutions
 from engine.wilds import (
     is_winning_with_wilds,
     next_kind,
@@ -395,3 +396,36 @@ def test_random_hands_hold_the_properties(
         waits = waits_with_wilds(counts, wilds, melds)
         assert bool(waits) is is_winning_with_wilds(counts, wilds + 1, melds)
         assert not waits or value == 0
+
+
+def test_the_table_shape_test_agrees_with_the_scorers_substitutions() -> None:
+    """``is_winning_with_wilds`` (what the table asks) and ``wild_scoring.substitutions``
+    (what the calculator scores) must agree on every hand: with no minimum the table lets a
+    player win on the shape test alone and scores only when the win is declared."""
+    rng = random.Random("guobiao/wilds-agree")
+    seen = {True: 0, False: 0}
+    for _, hand, _ in handgen.mixed(1500, seed=5):
+        concealed = [*hand.standing, hand.win_tile]
+        k = rng.choice((1, 1, 2, 2, 3, 4))
+        for i in rng.sample(range(len(concealed)), min(k, len(concealed))):
+            concealed[i] = -1  # becomes a wild tile
+        spots = [i for i, t in enumerate(concealed) if t >= 0]
+        if spots and rng.random() < 0.4:  # a near miss: one concrete tile changed
+            concealed[rng.choice(spots)] = rng.randrange(34)
+        counts = [0] * 34
+        for t in concealed:
+            if t >= 0:
+                counts[t] += 1
+        meld_counts = [0] * 34
+        for meld in hand.melds:
+            for t in meld.tiles:
+                meld_counts[t] += 1
+        if any(c + m > 4 for c, m in zip(counts, meld_counts, strict=True)):
+            continue
+        wilds = concealed.count(-1)
+        melds = len(hand.melds)
+        shape = is_winning_with_wilds(counts, wilds, melds, meld_counts)
+        scored = bool(substitutions(tuple(counts), caps_of(meld_counts), wilds, melds))
+        assert shape == scored, (counts, wilds, hand.melds)
+        seen[shape] += 1
+    assert min(seen.values()) > 100, seen
