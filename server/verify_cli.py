@@ -3,8 +3,9 @@
     guobiao verify --seed 1234 --salt 5b0f...aa --commitment 9f2c...e1 --dealer-position 2
 
 Checks ``sha256(salt || seed)`` against the commitment, then rebuilds the wall from
-the seed exactly as the server did and prints the dice and each position's deal, so a
-player can compare them with what the table showed.
+the seed exactly as the server did and prints the dice and each position's deal (and,
+under rules with an indicator, the tile turned up), so a player can compare them with
+what the table showed. ``--rules`` names the table's preset (default ``mcr``).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import argparse
 import sys
 
 from engine.notation import format_tiles
+from engine.rules import Wilds
 from engine.table import HandState
 from engine.tiles import FLOWER_NAMES, Wind, is_flower, name
 from engine.wall import Wall
+from server.presets import PresetError, load_presets
 from server.tables import commitment
 
 
@@ -38,6 +41,9 @@ def add_parser(
         default=0,
         help="the dealer's position 0..3 (E S W N of the round's seating; in the reveal)",
     )
+    parser.add_argument(
+        "--rules", default="mcr", metavar="PRESET", help="the table's rule preset (default mcr)"
+    )
     return parser
 
 
@@ -50,13 +56,25 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.seed < 2**64:
         print("guobiao verify: a hand seed is a whole number 0 .. 2**64-1", file=sys.stderr)
         return 2
+    try:
+        presets = load_presets()
+    except PresetError as exc:
+        print(f"guobiao verify: {exc}", file=sys.stderr)
+        return 2
+    if args.rules not in presets:
+        known = ", ".join(presets)
+        print(
+            f"guobiao verify: unknown rule preset {args.rules!r}; known: {known}", file=sys.stderr
+        )
+        return 2
+    rules = presets[args.rules]
     expected = commitment(args.seed, salt)
     if expected != args.commitment.strip().lower():
         print(f"MISMATCH: sha256(salt || seed) is {expected}, not the commitment given")
         return 1
     print("commitment OK: the wall was fixed before the hand began")
     wall = Wall.from_seed(args.seed, args.dealer_position)
-    hand = HandState(wall, (0, 1, 2, 3), args.dealer_position, Wind.EAST)
+    hand = HandState(wall, (0, 1, 2, 3), args.dealer_position, Wind.EAST, rules)
     events = hand.start()
     print(f"dice {wall.dice.first} {wall.dice.second}, break at stack {wall.break_stack}")
     for event in events:
@@ -68,9 +86,16 @@ def run(args: argparse.Namespace) -> int:
             if flowers:
                 names = ", ".join(FLOWER_NAMES[int(f[1:]) - 1] for f in flowers)
                 print(f"  flowers {names}")
+    if hand.indicator is not None:
+        dead = " ".join(name(t) for t in hand.dead_flowers)
+        wild = " ".join(name(t) for t in sorted(hand.wilds))
+        print(f"indicator {name(hand.indicator)}" + (f" (after {dead})" if dead else ""), end="")
+        print(f": wild tile {wild}")
     for p in range(4):
         tiles = [t for t in range(34) for _ in range(hand.concealed[p][t])]
-        print(f"position {Wind(p).letter} after flowers: {format_tiles(tiles)}")
-    rest = [name(t) for t in wall.peek_order() if not is_flower(t)][:8]
+        held = "".join(name(t) for t in hand.held[p])  # flowers kept as wild tiles
+        print(f"position {Wind(p).letter} after flowers: {held}{format_tiles(tiles)}")
+    flowers_wild = rules.wilds is Wilds.FLOWERS
+    rest = [name(t) for t in wall.peek_order() if flowers_wild or not is_flower(t)][:8]
     print(f"next draws from the head: {' '.join(rest)} ...")
     return 0

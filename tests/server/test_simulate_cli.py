@@ -160,3 +160,56 @@ def test_verify_checks_the_commitment_and_rebuilds_the_deal(
     assert "MISMATCH" in capsys.readouterr().out
     assert main(["verify", "--seed", "1", "--salt", "zz", "--commitment", good]) == 2
     assert "must be hex" in capsys.readouterr().err
+
+
+def test_verify_under_a_custom_preset_shows_the_indicator(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from engine.table import HandState  # noqa: PLC0415
+    from engine.tiles import Wind, name  # noqa: PLC0415
+    from engine.wall import Wall  # noqa: PLC0415
+    from server.presets import load_presets  # noqa: PLC0415
+    from server.tables import commitment  # noqa: PLC0415
+
+    salt = bytes(range(32))
+    seed = 987654321
+    args = ["verify", "--seed", str(seed), "--salt", salt.hex(), "--dealer-position", "1"]
+    args += ["--commitment", commitment(seed, salt)]
+    for preset in ("custom", "custom-after", "custom-flowers"):
+        rules = load_presets()[preset]
+        hand = HandState(Wall.from_seed(seed, 1), (0, 1, 2, 3), 1, Wind.EAST, rules)
+        hand.start()
+        assert main([*args, "--rules", preset]) == 0
+        out = capsys.readouterr().out
+        if rules.wilds.uses_indicator:
+            assert hand.indicator is not None
+            assert f"indicator {name(hand.indicator)}" in out
+            assert f"wild tile {name(min(hand.wilds))}" in out
+        else:
+            assert "indicator" not in out
+    assert main([*args, "--rules", "riichi"]) == 2
+    assert "unknown rule preset 'riichi'" in capsys.readouterr().err
+
+
+def test_simulate_under_a_custom_preset_logs_its_rules_and_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, log = tmp_path / "hands.jsonl", tmp_path / "log.jsonl"
+    args = ["simulate", "--matches", "1", "--seed", "4", "--rules", "custom", "--quiet"]
+    assert main([*args, "--out", str(out), "--log", str(log)]) == 0
+    assert "rules custom" in capsys.readouterr().out
+    header = json.loads(log.read_text(encoding="utf-8").splitlines()[0])
+    assert header["rules"] == "custom" and header["rule_options"]["wilds"] == "indicator"
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(records) >= 16 and all(sum(r["deltas"]) == 0 for r in records)
+    assert all(r["indicator"] is not None for r in records)
+    assert main(["replay", str(log), "--quiet"]) == 0
+    assert f"replay ok: 1/1 matches, {len(records)} hands checked" in capsys.readouterr().out
+    # The stored options win over the preset: a log whose options say 'flowers' is replayed
+    # under flowers, and then the recorded results no longer match.
+    lines = log.read_text(encoding="utf-8").splitlines()
+    header["rule_options"]["wilds"] = "flowers"
+    log.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    assert main(["replay", str(log), "--quiet"]) == 1
+    assert main(["simulate", "--rules", "riichi"]) == 2
+    assert "unknown rule preset 'riichi'" in capsys.readouterr().err
