@@ -29,3 +29,4 @@ check: lint test
 bench: venv
 	$(BIN)/python benchmarks/bench_fan.py
 	$(BIN)/python benchmarks/bench_shanten.py
+	$(BIN)/python benchmarks/bench_wilds.py
