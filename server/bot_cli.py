@@ -59,6 +59,9 @@ def add_parser(
     parser.add_argument(
         "--turn-seconds", type=int, metavar="T", help="with --create: the time per decision"
     )
+    parser.add_argument(
+        "--rules", metavar="PRESET", help="with --create: the rule preset (custom, ...)"
+    )
     parser.add_argument("--name", help="account name (registered if new); default: a guest")
     parser.add_argument(
         "--password", help=f"account password (or the {PASSWORD_ENV} environment variable)"
@@ -83,8 +86,10 @@ def run(args: argparse.Namespace) -> int:
     if args.name and not (args.password or os.environ.get(PASSWORD_ENV)):
         print(f"guobiao bot: --name needs --password (or {PASSWORD_ENV})", file=sys.stderr)
         return 2
-    if (args.private or args.turn_seconds is not None) and not args.create:
-        print("guobiao bot: --private and --turn-seconds go with --create", file=sys.stderr)
+    if (args.private or args.turn_seconds is not None or args.rules) and not args.create:
+        print(
+            "guobiao bot: --private, --turn-seconds and --rules go with --create", file=sys.stderr
+        )
         return 2
     try:
         end = asyncio.run(_main(args))
@@ -198,7 +203,9 @@ async def _log_in(client: Client, args: argparse.Namespace, say: _Say) -> None:
 
 async def _sit(client: Client, args: argparse.Namespace, say: _Say) -> str:
     if args.create:
-        created = await client.create_table(turn_seconds=args.turn_seconds, private=args.private)
+        created = await client.create_table(
+            rules=args.rules, turn_seconds=args.turn_seconds, private=args.private
+        )
         table = created.table
         invite = created.invite_code
         say(f"created table {table}" + (f" (invite code {invite})" if invite else ""))
