@@ -25,10 +25,12 @@ Where the rule book leaves a choice, the decisions are written down in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import compress
+from heapq import heappop, heappush, merge
+from itertools import chain, compress, product
+from itertools import count as numbering
 from operator import mul
 
 from engine.errors import InvalidHand, NotWinning
@@ -65,7 +67,9 @@ from engine.wild_scoring import (
     Substitution,
     ambiguous_chow_masks,
     caps_of,
-    substitutions,
+    regular_parts,
+    seven_pairs_substitutions,
+    special_substitutions,
     waits_only_on,
 )
 
@@ -1293,8 +1297,8 @@ def _score_wild_cached(hand: Hand, ctx: WinContext, custom: bool) -> tuple[int, 
     merged = hand.all_counts()
     caps = caps_of([a - b for a, b in zip(merged, concrete, strict=True)])
     n_melds = len(hand.melds)
-    subs = substitutions(tuple(concrete), caps, hand.wilds, n_melds)
-    if not subs:
+    search = _WildSearch(hand, ctx, concrete, merged, caps)
+    if not search.complete():
         raise NotWinning(f"{_notation(hand)} is not a winning hand in any form, wilds included")
     # Situation flags from the real tiles (rulings 4, W6): a wild copy is no copy.
     has_kong = any(m.kind is MeldKind.KONG for m in hand.melds)
@@ -1308,7 +1312,7 @@ def _score_wild_cached(hand: Hand, ctx: WinContext, custom: bool) -> tuple[int, 
         # Where a wild tile completes the hand as some kind Y other than the winning tile,
         # the hand also won on Y (that wild copy standing for the winning tile instead: the
         # same tiles, within the same copies): no single wait, without trying all 34 kinds.
-        unique = not any(t != win for sub in subs for t in sub)
+        unique = search.stands_only_for(win)
         if unique:
             before = concrete.copy()
             before[win] -= 1
@@ -1316,15 +1320,12 @@ def _score_wild_cached(hand: Hand, ctx: WinContext, custom: bool) -> tuple[int, 
     fixed = tuple([(_SET_KIND[m.kind], m.tile, m.offer == 0) for m in hand.melds])
     exposed = sum(1 for m in hand.melds if m.offer)
     prevalent, seat = EAST + ctx.round_wind, EAST + ctx.seat_wind
-    order = _wild_order(
-        hand, ctx, subs, concrete=concrete, merged=merged, last_tile=last_tile, kong=kong
-    )
     best: FanTable | None = None
     best_total = 0
     best_sub: Substitution = ()
-    for bound, sub, present, fours in order:
-        if best is not None and (bound > best_total or (bound == best_total and sub > best_sub)):
-            break  # sorted by (bound, sub): no later substitution can do better
+    search.set_flags(ctx, last_tile, kong)
+    found: list[tuple[int, Substitution]] = []  # the best (total, substitution) so far
+    for bound, sub in search.candidates(found):
         standing = concrete.copy()
         for t in sub:
             standing[t] += 1
@@ -1335,8 +1336,16 @@ def _score_wild_cached(hand: Hand, ctx: WinContext, custom: bool) -> tuple[int, 
             if POINTS[SEVEN_PAIRS] > limit and n_melds == 0 and is_seven_pairs(standing):
                 continue  # seven pairs score 24 at least (``_wild_bound``)
         all_tiles = merged.copy()
+        present = search.base_present
+        fours = search.base_fours
+        previous = -1
         for t in sub:
             all_tiles[t] += 1
+            present |= _LANE[t]
+            if t != previous:
+                previous = t
+                fours += merged[t] + sub.count(t) == 4
+        del bound
         h = _Hand(
             hand, ctx, sub[0] if wild_win else win, fixed, exposed, fours, standing, all_tiles,
             ctx.self_drawn, last_tile, kong, ctx.wall_last, _wild_traits(present), present,
@@ -1349,6 +1358,7 @@ def _score_wild_cached(hand: Hand, ctx: WinContext, custom: bool) -> tuple[int, 
         total = _total(table)
         if best is None or total < best_total or (total == best_total and sub < best_sub):
             best, best_total, best_sub = table, total, sub
+            found[:] = [(total, sub)]
     if best is None:
         raise NotWinning(f"{_notation(hand)} is not a winning hand in any form, wilds included")
     return tuple(best)
@@ -1364,49 +1374,192 @@ def _wild_order(
     last_tile: bool,
     kong: bool,
 ) -> list[tuple[int, Substitution, int, int]]:
-    """``(bound, substitution, present, fours)`` of each substitution, sorted: ``bound`` is
-    ``_wild_bound`` plus 2 for each Tile Hog; ``present`` (``forms.lanes``) and ``fours`` (kinds
-    held four times) of the whole concrete hand."""
-    exposed = sum(1 for m in hand.melds if m.offer)
-    kongs = sum(1 for m in hand.melds if m.kind is MeldKind.KONG)
-    prevalent, seat = EAST + ctx.round_wind, EAST + ctx.seat_wind
-    win = hand.win_tile
-    flags = (last_tile, ctx.self_drawn, ctx.wall_last, kong, min(exposed, 1) + (exposed == 4))
-    base_present = lanes(merged)
-    base_fours = merged.count(4)
-    base_honor_pungs = [t for t in range(EAST, N_KINDS) if concrete[t] == 3]
-    # Sets every regular reading holds: the melds' kongs and honor pungs, and a pung of each
-    # honor kind standing three times (honors read one way), concealed unless it is the
-    # winning tile claimed (ruling 5).
-    concealed_kongs = sum(1 for m in hand.melds if m.kind is MeldKind.KONG and not m.offer)
-    melded_honors = tuple(sorted(m.tile for m in hand.melds if m.kind is not MeldKind.CHOW))
-    melded_honors = tuple(t for t in melded_honors if t >= EAST)
-    sets = (kongs - concealed_kongs, concealed_kongs, prevalent, seat)
+    """``(bound, substitution, present, fours)`` of each substitution, sorted: ``bound`` as
+    ``_WildSearch.sub_bound`` (the tests check it against every concrete hand); ``present``
+    (``forms.lanes``) and ``fours`` (kinds held four times) of the whole concrete hand."""
+    caps = caps_of([a - b for a, b in zip(merged, concrete, strict=True)])
+    search = _WildSearch(hand, ctx, concrete, merged, caps)
+    search.set_flags(ctx, last_tile, kong)
     order = []
     for sub in subs:
-        present = base_present
-        fours = base_fours
-        honor_pungs = melded_honors
-        hidden = 0
+        present, fours, _, _ = search.key(sub, True)
+        order.append(
+            (search.sub_bound(sub), sub, search.base_present | present, search.base_fours + fours)
+        )
+    order.sort()
+    return order
+
+
+_Key = tuple[int, int, tuple[Tile, ...], int]  # present, fours, honor pungs, hidden
+
+
+class _WildSearch:
+    """The substitutions of a hand's wild tiles in increasing order of (bound, substitution),
+    never listing those that cannot beat the best found so far.
+
+    ``bound`` (``sub_bound``) is ``_wild_bound`` plus 2 for each Tile Hog: what the kinds
+    present, the kinds held four times and the honor pungs every regular reading holds
+    imply. These depend on the substitution only through the parts of it in each group
+    (suits, honors), so the regular substitutions are never listed one by one to be
+    bounded: ``wild_scoring.regular_parts`` gives them as products of per-group parts, the
+    parts of a group are bucketed by what they imply (``key``), and one bound is computed
+    per product of buckets; equal to ``sub_bound`` of each substitution of the product (the
+    same function of the same present lanes, fours and honor pungs, summed group by group).
+    Products are expanded one level of bound at a time, merged into sorted order, and only
+    while the level can still beat the best (``found``): a product whose bound exceeds the
+    best total is never expanded, since each of its substitutions scores at least its bound.
+
+    Seven pairs are listed last, lazily, at level 24 (their substitutions can be many; each
+    scores at least its seven-pairs reading, 24 and more, as ``_wild_bound`` says): each then
+    gets ``max(24, sub_bound)``. A substitution found both as a regular and a special form is
+    listed under each bound, both sound; scoring it twice changes nothing.
+    """
+
+    def __init__(
+        self,
+        hand: Hand,
+        ctx: WinContext,
+        concrete: Sequence[int],
+        merged: Sequence[int],
+        caps: tuple[int, ...],
+    ) -> None:
+        self.exposed = sum(1 for m in hand.melds if m.offer)
+        self.kongs = sum(1 for m in hand.melds if m.kind is MeldKind.KONG)
+        self.win = hand.win_tile
+        self.self_drawn = ctx.self_drawn
+        self.flags = (False, False, False, False, 0)
+        self.concrete = tuple(concrete)
+        self.merged = tuple(merged)
+        self.caps = caps
+        self.wilds = hand.wilds
+        self.melds = len(hand.melds)
+        self.base_present = lanes(merged)
+        self.base_fours = merged.count(4)
+        self.base_honor_pungs = tuple(t for t in range(EAST, N_KINDS) if concrete[t] == 3)
+        # Sets every regular reading holds: the melds' kongs and honor pungs, and a pung of
+        # each honor kind standing three times (honors read one way), concealed unless it is
+        # the winning tile claimed (ruling 5).
+        concealed_kongs = sum(1 for m in hand.melds if m.kind is MeldKind.KONG and not m.offer)
+        self.melded_honors = tuple(
+            sorted(m.tile for m in hand.melds if m.kind is not MeldKind.CHOW and m.tile >= EAST)
+        )
+        prevalent, seat = EAST + ctx.round_wind, EAST + ctx.seat_wind
+        self.sets = (self.kongs - concealed_kongs, concealed_kongs, prevalent, seat)
+        self.parts = regular_parts(self.concrete, caps, self.wilds)
+        self.specials = special_substitutions(self.concrete, caps, self.wilds, self.melds)
+
+    def set_flags(self, ctx: WinContext, last_tile: bool, kong: bool) -> None:
+        """The situation flags of ``_wild_bound`` (computed from the real tiles)."""
+        exposed = self.exposed
+        self.flags = (
+            last_tile, ctx.self_drawn, ctx.wall_last, kong, min(exposed, 1) + (exposed == 4)
+        )  # fmt: skip
+
+    def _seven_pairs(self) -> Iterator[Substitution]:
+        if self.melds:
+            return iter(())
+        return seven_pairs_substitutions(self.concrete, self.caps, self.wilds)
+
+    def complete(self) -> bool:
+        """Whether some substitution completes the hand."""
+        return bool(self.parts or self.specials) or next(self._seven_pairs(), None) is not None
+
+    def stands_only_for(self, tile: Tile) -> bool:
+        """Whether every substitution stands for ``tile`` alone (stops at the first that
+        does not)."""
+        return all(
+            t == tile for parts in self.parts for group in parts for part in group for t in part
+        ) and not any(t != tile for sub in chain(self.specials, self._seven_pairs()) for t in sub)
+
+    def key(self, part: Substitution, honors: bool) -> _Key:
+        """What the kinds ``part`` (of one group, or a whole substitution) imply: their lanes,
+        the kinds they bring to four copies, the honor pungs of the hand (``honors``: the
+        part holds every honor the substitution adds) and how many of those are concealed."""
+        present = fours = hidden = 0
+        pungs: list[Tile] = []
         previous = -1
-        for t in sub:
+        for t in part:
             present |= _LANE[t]
             if t != previous:
                 previous = t
-                n = sub.count(t)
-                if merged[t] + n == 4:
+                n = part.count(t)
+                if self.merged[t] + n == 4:
                     fours += 1
-                if t >= EAST and concrete[t] + n == 3:
-                    honor_pungs += (t,)
-                    hidden += ctx.self_drawn or t != win
-        for t in base_honor_pungs:
-            if t not in sub:
-                honor_pungs += (t,)
-                hidden += ctx.self_drawn or t != win
-        bound = _wild_bound(present, flags, tuple(sorted(honor_pungs)), hidden, sets)
-        order.append((bound + POINTS[TILE_HOG] * (fours - kongs), sub, present, fours))
-    order.sort()
-    return order
+                if t >= EAST and self.concrete[t] + n == 3:
+                    pungs.append(t)
+                    hidden += self.self_drawn or t != self.win
+        if honors:
+            for t in self.base_honor_pungs:
+                if t not in part:
+                    pungs.append(t)
+                    hidden += self.self_drawn or t != self.win
+        return present, fours, tuple(pungs), hidden
+
+    def _bound(self, present: int, fours: int, pungs: tuple[Tile, ...], hidden: int) -> int:
+        honor_pungs = tuple(sorted((*self.melded_honors, *pungs)))
+        bound = _wild_bound(self.base_present | present, self.flags, honor_pungs, hidden, self.sets)
+        return bound + POINTS[TILE_HOG] * (self.base_fours + fours - self.kongs)
+
+    def sub_bound(self, sub: Substitution) -> int:
+        """A lower bound of the score of the concrete hand ``sub`` makes (``_wild_bound``)."""
+        return self._bound(*self.key(sub, True))
+
+    def candidates(
+        self, found: list[tuple[int, Substitution]]
+    ) -> Iterator[tuple[int, Substitution]]:
+        """``(bound, substitution)`` in increasing order, stopping where the bound cannot beat
+        the best ``(total, substitution)`` so far: ``found`` holds it once there is one (the
+        caller updates it between two substitutions)."""
+        heap: list[tuple[int, int, tuple[tuple[Substitution, ...], ...] | None]] = []
+        seq = numbering()
+        for options in self.parts:
+            buckets = []
+            last = len(options) - 1
+            for g, parts in enumerate(options):
+                by_key: dict[_Key, list[Substitution]] = {}
+                for part in parts:
+                    by_key.setdefault(self.key(part, g == last), []).append(part)
+                buckets.append([(key, tuple(group)) for key, group in by_key.items()])
+            for combo in product(*buckets):
+                present = fours = hidden = 0
+                pungs: tuple[Tile, ...] = ()
+                for (p, f, hp, hd), _ in combo:
+                    present |= p
+                    fours += f
+                    pungs += hp
+                    hidden += hd
+                bound = self._bound(present, fours, pungs, hidden)
+                heappush(heap, (bound, next(seq), tuple(group for _, group in combo)))
+        for sub in self.specials:
+            heappush(heap, (self.sub_bound(sub), next(seq), ((sub,),)))
+        if self.melds == 0:
+            heappush(heap, (POINTS[SEVEN_PAIRS], next(seq), None))
+        while heap:
+            level = heap[0][0]
+            if found and level > found[0][0]:
+                return
+            streams = []
+            while heap and heap[0][0] == level:
+                entry = heappop(heap)[2]
+                if entry is None:
+                    for sub in self._seven_pairs():
+                        heappush(heap, (max(level, self.sub_bound(sub)), next(seq), ((sub,),)))
+                    continue
+                # Within a group every part has the same length, so the product of sorted
+                # parts, concatenated, is sorted.
+                streams.append(map(_concat, product(*entry)))
+            previous: Substitution | None = None
+            for sub in merge(*streams):
+                if sub == previous:
+                    continue
+                previous = sub
+                if found and (level > found[0][0] or (level == found[0][0] and sub > found[0][1])):
+                    break  # sorted: no later substitution of this level can do better
+                yield level, sub
+
+
+def _concat(parts: tuple[Substitution, ...]) -> Substitution:
+    return tuple(chain.from_iterable(parts))
 
 
 _LANE: tuple[int, ...] = tuple(lane_mask((t,)) for t in range(N_KINDS))

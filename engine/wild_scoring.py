@@ -92,8 +92,12 @@ def _group_options(
     return _fills(ranks, not honors, (0, 0), wilds, pair)
 
 
-def _regular(counts: Sequence[int], caps: Sequence[int], wilds: int) -> Iterator[Substitution]:
-    """Substitutions that make ``counts`` regular (sets and one pair)."""
+def _regular_parts(
+    counts: Sequence[int], caps: Sequence[int], wilds: int
+) -> Iterator[tuple[tuple[Substitution, ...], ...]]:
+    """The regular substitutions as products: for each split of the wild tiles between the
+    groups that completes every group, the kinds each group's share can stand for (one
+    tuple of kinds per way, in sorted order, all of the same length within a group)."""
     sizes = [sum(counts[lo:hi]) for lo, hi, _ in GROUPS]
     for split in _splits(wilds, len(GROUPS)):
         remainders = [(size + j) % 3 for size, j in zip(sizes, split, strict=True)]
@@ -104,10 +108,26 @@ def _regular(counts: Sequence[int], caps: Sequence[int], wilds: int) -> Iterator
             fills = _group_options(counts, caps, group, j, remainder == 2)
             if not fills:
                 break
-            options.append([_kinds(group[0], added) for added in fills])
+            options.append(tuple(sorted(_kinds(group[0], added) for added in fills)))
         else:
-            for parts in product(*options):
-                yield tuple(sorted(t for part in parts for t in part))
+            yield tuple(options)
+
+
+def regular_parts(
+    counts: tuple[int, ...], caps: tuple[int, ...], wilds: int
+) -> tuple[tuple[tuple[Substitution, ...], ...], ...]:
+    """``_regular_parts``: the regular substitutions are the concatenations (group by group,
+    so already sorted) of one entry of each group, over the splits; each split's
+    concatenations are distinct, and the splits give disjoint sets (a substitution
+    determines how many of its kinds fall in each group)."""
+    return tuple(_regular_parts(counts, caps, wilds))
+
+
+def _regular(counts: Sequence[int], caps: Sequence[int], wilds: int) -> Iterator[Substitution]:
+    """Substitutions that make ``counts`` regular (sets and one pair)."""
+    for options in _regular_parts(counts, caps, wilds):
+        for parts in product(*options):
+            yield tuple(sorted(t for part in parts for t in part))
 
 
 @lru_cache(maxsize=1 << 12)
@@ -237,6 +257,27 @@ def substitutions(
     substitution completes the hand.
     """
     return tuple(sorted(set(_all(counts, caps, wilds, melds))))
+
+
+def special_substitutions(
+    counts: tuple[int, ...], caps: tuple[int, ...], wilds: int, melds: int
+) -> tuple[Substitution, ...]:
+    """The substitutions of the special forms but seven pairs (thirteen orphans, honors and
+    knitted, knitted straight), sorted, without duplicates."""
+    found: set[Substitution] = set()
+    if melds == 0:
+        found.update(_thirteen_orphans(counts, caps, wilds))
+        found.update(_honors_and_knitted(counts, wilds))
+    if melds <= 1:
+        found.update(_knitted_straight(counts, caps, wilds))
+    return tuple(sorted(found))
+
+
+def seven_pairs_substitutions(
+    counts: Sequence[int], caps: Sequence[int], wilds: int
+) -> Iterator[Substitution]:
+    """The substitutions that make seven pairs of ``counts`` (a hand without melds)."""
+    return _seven_pairs(counts, caps, wilds)
 
 
 def is_complete(counts: Sequence[int], caps: Sequence[int], wilds: int, melds: int) -> bool:

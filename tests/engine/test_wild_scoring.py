@@ -362,3 +362,44 @@ def test_results_are_remembered_and_not_shared() -> None:
     first[0] += 100  # a caller changing its copy changes nothing for the next one
     assert scoring._score_wild(hand, DRAWN, True) == _reference_wild(hand, DRAWN)
     assert score(hand, DRAWN, CUSTOM).total == 8
+
+
+@pytest.mark.parametrize("k", [5, 6, 7, 8])
+def test_search_equals_the_reference_with_five_to_eight_wilds(k: int) -> None:
+    """Seeded random hands with many wild tiles (flowers wild): a wrong cut of the search
+    (a bound above some concrete hand's score, a product left unexpanded) would show here."""
+    rng = random.Random(f"wild-search-many-{k}")
+    n = {5: 12, 6: 8, 7: 5, 8: 3}[k]
+    for _, plain, _ in handgen.mixed(n, seed=40 + k):
+        hand = _with_wilds(plain, k, rng)
+        if hand is None:
+            continue
+        ctx = _random_context(rng, hand)
+        assert _optimised(hand, ctx) == _reference_wild(hand, ctx), (hand, ctx)
+
+
+def test_candidates_list_every_substitution_in_bound_order() -> None:
+    """Without a best to beat, the search lists each substitution (once, or again under a
+    second form), in increasing order of its bound, and that bound is ``_wild_order``'s
+    (24 at least for seven pairs listed under that form only)."""
+    from engine import scoring  # noqa: PLC0415 - the private pieces under test
+
+    rng = random.Random("wild-candidates")
+    for k in (1, 2, 3, 5, 6):
+        for _, plain, _ in handgen.mixed(25, seed=60 + k):
+            hand = _with_wilds(plain, k, rng)
+            if hand is None:
+                continue
+            ctx = _random_context(rng, hand)
+            concrete = hand.concealed_counts()
+            merged = hand.all_counts()
+            caps = caps_of([a - b for a, b in zip(merged, concrete, strict=True)])
+            subs = substitutions(tuple(concrete), caps, k, len(hand.melds))
+            search = scoring._WildSearch(hand, ctx, concrete, merged, caps)
+            search.set_flags(ctx, False, False)
+            listed = list(search.candidates([]))
+            assert [b for b, _ in listed] == sorted(b for b, _ in listed)
+            assert {sub for _, sub in listed} == set(subs), hand
+            for bound, sub in listed:
+                own = search.sub_bound(sub)
+                assert bound in (own, max(own, 24)), (hand, sub)
