@@ -37,6 +37,7 @@ from engine.errors import InvalidHand, NotWinning
 from engine.fans import Fan
 from engine.forms import (
     CHOW,
+    GROUPS,
     KONG,
     PUNG,
     Reading,
@@ -1297,7 +1298,7 @@ def _score_wild_cached(hand: Hand, ctx: WinContext, custom: bool) -> tuple[int, 
     merged = hand.all_counts()
     caps = caps_of([a - b for a, b in zip(merged, concrete, strict=True)])
     n_melds = len(hand.melds)
-    search = _WildSearch(hand, ctx, concrete, merged, caps)
+    search = _WildSearch(hand, ctx, concrete, merged, caps, custom=custom)
     if not search.complete():
         raise NotWinning(f"{_notation(hand)} is not a winning hand in any form, wilds included")
     # Situation flags from the real tiles (rulings 4, W6): a wild copy is no copy.
@@ -1382,7 +1383,7 @@ def _wild_order(
     search.set_flags(ctx, last_tile, kong)
     order = []
     for sub in subs:
-        present, fours, _, _ = search.key(sub, True)
+        present, fours, *_ = search.key(sub, True)
         order.append(
             (search.sub_bound(sub), sub, search.base_present | present, search.base_fours + fours)
         )
@@ -1390,7 +1391,8 @@ def _wild_order(
     return order
 
 
-_Key = tuple[int, int, tuple[Tile, ...], int]  # present, fours, honor pungs, hidden
+# present, fours, honor pungs, hidden, reading fans (``_group_reading_fans``)
+_Key = tuple[int, int, tuple[Tile, ...], int, tuple[int, int]]
 
 
 class _WildSearch:
@@ -1409,6 +1411,11 @@ class _WildSearch:
     while the level can still beat the best (``found``): a product whose bound exceeds the
     best total is never expanded, since each of its substitutions scores at least its bound.
 
+    The bound also counts the reading fans of the groups (``_group_reading_fans``: part of
+    ``key``, so summed group by group like the rest; ``sub_bound`` sums them over the whole
+    substitution's groups, the same numbers). The special forms are listed at 12 at least
+    (``_SPECIAL_FLOOR``).
+
     Seven pairs are listed last, lazily, at level 24 (their substitutions can be many; each
     scores at least its seven-pairs reading, 24 and more, as ``_wild_bound`` says): each then
     gets ``max(24, sub_bound)``. A substitution found both as a regular and a special form is
@@ -1422,7 +1429,10 @@ class _WildSearch:
         concrete: Sequence[int],
         merged: Sequence[int],
         caps: tuple[int, ...],
+        *,
+        custom: bool = True,
     ) -> None:
+        self.custom = custom
         self.exposed = sum(1 for m in hand.melds if m.offer)
         self.kongs = sum(1 for m in hand.melds if m.kind is MeldKind.KONG)
         self.win = hand.win_tile
@@ -1442,6 +1452,9 @@ class _WildSearch:
         concealed_kongs = sum(1 for m in hand.melds if m.kind is MeldKind.KONG and not m.offer)
         self.melded_honors = tuple(
             sorted(m.tile for m in hand.melds if m.kind is not MeldKind.CHOW and m.tile >= EAST)
+        )
+        self.melded_terminals = sum(
+            1 for m in hand.melds if m.kind is not MeldKind.CHOW and m.tile in _SUITED_TERMINALS
         )
         prevalent, seat = EAST + ctx.round_wind, EAST + ctx.seat_wind
         self.sets = (self.kongs - concealed_kongs, concealed_kongs, prevalent, seat)
@@ -1471,10 +1484,13 @@ class _WildSearch:
             t == tile for parts in self.parts for group in parts for part in group for t in part
         ) and not any(t != tile for sub in chain(self.specials, self._seven_pairs()) for t in sub)
 
-    def key(self, part: Substitution, honors: bool) -> _Key:
+    def key(self, part: Substitution, honors: bool, group: int = -1) -> _Key:
         """What the kinds ``part`` (of one group, or a whole substitution) imply: their lanes,
         the kinds they bring to four copies, the honor pungs of the hand (``honors``: the
-        part holds every honor the substitution adds) and how many of those are concealed."""
+        part holds every honor the substitution adds), how many of those are concealed, and
+        the reading fans of ``group`` (``GROUPS`` index; -1: ``part`` is the whole
+        substitution) as ``_group_reading_fans`` gives them."""
+        reading = self._group_fans(part, group) if group >= 0 else self._reading_fans(part)
         present = fours = hidden = 0
         pungs: list[Tile] = []
         previous = -1
@@ -1493,11 +1509,48 @@ class _WildSearch:
                 if t not in part:
                     pungs.append(t)
                     hidden += self.self_drawn or t != self.win
-        return present, fours, tuple(pungs), hidden
+        return present, fours, tuple(pungs), hidden, reading
 
-    def _bound(self, present: int, fours: int, pungs: tuple[Tile, ...], hidden: int) -> int:
+    def _group_fans(self, part: Substitution, group: int) -> tuple[int, int]:
+        """``_group_reading_fans`` of one group's concrete tiles with ``part`` added;
+        ``(-1, -1)`` when they read as no sets (and pair)."""
+        lo, hi, honors = GROUPS[group]
+        counts = list(self.concrete[lo:hi])
+        for t in part:
+            counts[t - lo] += 1
+        return _group_reading_fans(tuple(counts), sum(counts) % 3 == 2, honors, self.custom)
+
+    def _reading_fans(self, sub: Substitution) -> tuple[int, int]:
+        """The reading fans of a whole substitution: the sums over the groups, each group's
+        best decomposition (a regular reading is any choice of one per group, the groups
+        being independent); ``(0, 0)`` when the concrete hand has no regular reading."""
+        combined = pair_only = pairs = 0
+        for group, (lo, hi, _) in enumerate(GROUPS):
+            part = tuple(t for t in sub if lo <= t < hi)
+            pairs += (sum(self.concrete[lo:hi]) + len(part)) % 3 == 2
+            c, p = self._group_fans(part, group)
+            if c < 0:
+                return 0, 0
+            combined += c
+            pair_only += p
+        if pairs != 1:
+            return 0, 0
+        return combined, pair_only
+
+    def _bound(
+        self,
+        present: int,
+        fours: int,
+        pungs: tuple[Tile, ...],
+        hidden: int,
+        reading: tuple[int, int],
+    ) -> int:
         honor_pungs = tuple(sorted((*self.melded_honors, *pungs)))
-        bound = _wild_bound(self.base_present | present, self.flags, honor_pungs, hidden, self.sets)
+        combined, pair_only = reading
+        reading = (combined + self.melded_terminals, pair_only)
+        bound = _wild_bound(
+            self.base_present | present, self.flags, honor_pungs, hidden, self.sets, reading=reading
+        )
         return bound + POINTS[TILE_HOG] * (self.base_fours + fours - self.kongs)
 
     def sub_bound(self, sub: Substitution) -> int:
@@ -1518,20 +1571,23 @@ class _WildSearch:
             for g, parts in enumerate(options):
                 by_key: dict[_Key, list[Substitution]] = {}
                 for part in parts:
-                    by_key.setdefault(self.key(part, g == last), []).append(part)
+                    by_key.setdefault(self.key(part, g == last, g), []).append(part)
                 buckets.append([(key, tuple(group)) for key, group in by_key.items()])
             for combo in product(*buckets):
-                present = fours = hidden = 0
+                present = fours = hidden = combined = pair_only = 0
                 pungs: tuple[Tile, ...] = ()
-                for (p, f, hp, hd), _ in combo:
+                for (p, f, hp, hd, (c, po)), _ in combo:
                     present |= p
                     fours += f
                     pungs += hp
                     hidden += hd
-                bound = self._bound(present, fours, pungs, hidden)
+                    combined += c
+                    pair_only += po
+                bound = self._bound(present, fours, pungs, hidden, (combined, pair_only))
                 heappush(heap, (bound, next(seq), tuple(group for _, group in combo)))
         for sub in self.specials:
-            heappush(heap, (self.sub_bound(sub), next(seq), ((sub,),)))
+            bound = max(_SPECIAL_FLOOR, self.sub_bound(sub))
+            heappush(heap, (bound, next(seq), ((sub,),)))
         if self.melds == 0:
             heappush(heap, (POINTS[SEVEN_PAIRS], next(seq), None))
         while heap:
@@ -1571,6 +1627,56 @@ def _wild_traits(present: int) -> FanTable:
     return _tile_traits(present)
 
 
+# What a substitution of ``special_substitutions`` scores at least. Its concrete hand has
+# no regular or seven-pairs reading (its knitted or orphan tiles fit in no set and are not
+# pairs), so it scores its special form's table (``_best_wild_table`` returns it at once),
+# which holds the form's fan, never excluded: 全不靠 12 (七星不靠 24), 组合龙 12, 十三幺 88.
+_SPECIAL_FLOOR = min(
+    POINTS[LESSER_HONORS_AND_KNITTED_TILES], POINTS[KNITTED_STRAIGHT], POINTS[THIRTEEN_ORPHANS]
+)
+_SUITED_TERMINALS = frozenset((0, 8, 9, 17, 18, 26))
+_PAIR_FAN_RANKS = frozenset((0, 1, 4, 7, 8))  # 1 or 9 (幺九头), 2, 5 or 8 (二五八将)
+# ``_wild_bound`` adds the reading fans as points: each counts 1.
+assert POINTS[PUNG_OF_TERMINALS_OR_HONORS] == POINTS[PAIR_OF_1_OR_9] == 1
+assert POINTS[PAIR_OF_2_5_OR_8] == 1
+
+
+@lru_cache(maxsize=1 << 14)
+def _group_reading_fans(
+    counts: tuple[int, ...], pair: bool, honors: bool, custom: bool
+) -> tuple[int, int]:
+    """The most reading fans one decomposition of a group's concealed ``counts`` (a suit's
+    nine ranks, or the honors) into sets (and the pair, ``pair``) can hold, as
+    ``(terminal pungs + pair fan, pair fan)``: 幺九刻 of its suited terminal pungs, and 1
+    when ``custom`` and its pair is a suited 1, 2, 5, 8 or 9 (ruling W11). ``(-1, -1)``
+    when no decomposition exists. Honor pungs are ``_WildSearch.key``'s (0 here)."""
+    i = next((r for r, n in enumerate(counts) if n), -1)
+    if i < 0:
+        return (-1, -1) if pair else (0, 0)
+    ways: list[tuple[int, int]] = []  # (combined, pair fan) of the ways to take rank i
+    rest = list(counts)
+    if counts[i] >= 3:
+        rest[i] -= 3
+        c, p = _group_reading_fans(tuple(rest), pair, honors, custom)
+        rest[i] += 3
+        if c >= 0:
+            ways.append((c + (not honors and i in (0, 8)), p))
+    if not honors and i <= 6 and counts[i + 1] and counts[i + 2]:
+        for r in (i, i + 1, i + 2):
+            rest[r] -= 1
+        ways.append(_group_reading_fans(tuple(rest), pair, honors, custom))
+        for r in (i, i + 1, i + 2):
+            rest[r] += 1
+    if pair and counts[i] >= 2:
+        rest[i] -= 2
+        c, p = _group_reading_fans(tuple(rest), False, honors, custom)
+        if c >= 0:
+            fan = int(custom and not honors and i in _PAIR_FAN_RANKS)
+            ways.append((c + fan, p + fan))
+    # Each maximum is taken on its own: either is the value of one decomposition.
+    return max((c for c, _ in ways), default=-1), max((p for _, p in ways), default=-1)
+
+
 @lru_cache(maxsize=1 << 14)
 def _wild_bound(
     present: int,
@@ -1578,6 +1684,8 @@ def _wild_bound(
     honor_pungs: tuple[Tile, ...],
     hidden: int,
     sets: tuple[int, int, Tile, Tile],
+    *,
+    reading: tuple[int, int] = (0, 0),
 ) -> int:
     """A lower bound of the score of any concrete hand with these kinds ``present``.
 
@@ -1588,7 +1696,11 @@ def _wild_bound(
     seat wind tiles) add the sets every regular reading holds: the melds' kongs (their kong
     fans), the honor pungs (箭刻, 幺九刻, or 圈风刻 / 门风刻 instead), ``hidden`` of them
     concealed (双暗刻 and up, with the concealed kongs). ``_wild_order`` adds 2 for each Tile
-    Hog (four of a kind not declared as a kong).
+    Hog (four of a kind not declared as a kong). ``reading`` is ``(combined, pair fan)`` of
+    ONE regular reading each (``_group_reading_fans`` summed over the groups, the melds'
+    suited terminal pungs in ``combined``): ``combined`` its 幺九刻 of suited terminal pungs
+    plus its 二五八将 / 幺九头, ``pair fan`` the pair fan alone; ``combined`` is added, or
+    ``pair fan`` where 清幺九 / 混幺九 / 字一色 (tile traits, here too) remove every 幺九刻.
 
     Why it is sound: the concrete hand scores its highest reading, so it is enough that
     one of its forms scores this much.
@@ -1604,6 +1716,17 @@ def _wild_bound(
       64 / 双箭刻 6 (箭刻 2 each); more concealed pungs only raise the concealed-pung fan.
       Each of these excluders is itself removed only by one of the others, which then
       pays for both. The other exclusions are between tile traits or flags, applied here too.
+    - ``reading``: the concrete hand scores at least EACH of its regular readings, so these
+      fans need hold in one reading only, the one they were counted on (the groups are
+      independent: a regular reading is any choice of one decomposition per group, so the
+      per-group maxima add up in one reading). That reading's table holds the fans above
+      and, on top: its suited terminal pungs each add 1 to 幺九刻, which the honor pungs'
+      wind adjustment and 三风刻 (-3: exactly its three wind pungs) do not touch; only
+      清幺九, 混幺九, 字一色 (tile traits: then ``pair fan`` alone is added), 大四喜 88 and
+      小四喜 64 (at most one terminal pung beside the winds, paid for) remove them. Its pair
+      fan is set after the exclusions (``_custom_pair_fans``): no exclusion removes it;
+      一色双龙会 64 / 三色双龙会 16 stand in for 二五八将 (they pay for it with 平和 and
+      the rest), and 四方大发财 has an honor pair. Both fans count 1.
     - Seven pairs (no melds, no honor held three times) keep the tile traits, Tile Hog and
       the flags and add 24 (more than the 4 of 不求人 or 2 of 门前清 they drop). Honors
       and knitted (12 or 24: tile traits at most 6, 五门齐), knitted straight (12: traits
@@ -1652,7 +1775,10 @@ def _wild_bound(
                 table[SEAT_WIND] = 1
                 if seat != prevalent:
                     table[PUNG_OF_TERMINALS_OR_HONORS] -= 1
-    return _total(table)
+    combined, pair_only = reading
+    if table[ALL_TERMINALS] or table[ALL_TERMINALS_AND_HONORS] or table[ALL_HONORS]:
+        combined = pair_only  # these remove every 幺九刻 (and no exclusion removes them)
+    return _total(table) + combined
 
 
 def _best_wild_table(

@@ -400,6 +400,83 @@ def test_candidates_list_every_substitution_in_bound_order() -> None:
             listed = list(search.candidates([]))
             assert [b for b, _ in listed] == sorted(b for b, _ in listed)
             assert {sub for _, sub in listed} == set(subs), hand
+            specials = set(search.specials)
             for bound, sub in listed:
                 own = search.sub_bound(sub)
-                assert bound in (own, max(own, 24)), (hand, sub)
+                floors = (own, max(own, 24), *((max(own, 12),) if sub in specials else ()))
+                assert bound in floors, (hand, sub)
+
+
+def _concrete_total(hand: Hand, ctx: WinContext, sub: tuple[int, ...], custom: bool) -> int:
+    """The score of the concrete hand ``sub`` makes (its highest reading, the wild copies
+    placed low), without the situation flags the search is told are off."""
+    from engine import scoring  # noqa: PLC0415 - the private pieces under test
+
+    tiles = [*(t for t in hand.standing if t != WILD), *sub]
+    win_as = hand.win_tile
+    if win_as == WILD:
+        win_as = sub[0]
+        tiles.remove(win_as)
+    h = scoring._prepare(Hand(hand.melds, tuple(sorted(tiles)), win_as), ctx, custom)
+    h.last_tile = h.kong = False
+    wild = tuple((kind, sub.count(kind)) for kind in sorted(set(sub)))
+    table = scoring._best_table(h, wild)
+    assert table is not None
+    return scoring._total(table)
+
+
+@pytest.mark.parametrize("custom", [True, False])
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5])
+def test_every_listed_bound_is_at_most_the_score(k: int, custom: bool) -> None:
+    """The bound each substitution is listed under (per product of parts, or a special
+    form's floor), not only ``sub_bound``, is at most its concrete hand's score: a bound
+    term that some reading's exclusions take away, or a reading fan counted where no
+    reading holds it, would show here."""
+    from engine import scoring  # noqa: PLC0415 - the private pieces under test
+
+    rng = random.Random(f"wild-listed-bounds-{k}-{custom}")
+    n = {1: 120, 2: 90, 3: 60, 4: 40, 5: 15}[k]
+    for _, plain, _ in handgen.mixed(n, seed=80 + k):
+        hand = _with_wilds(plain, k, rng)
+        if hand is None:
+            continue
+        ctx = _random_context(rng, hand)
+        ctx = WinContext(
+            self_drawn=ctx.self_drawn, seat_wind=ctx.seat_wind, round_wind=ctx.round_wind
+        )
+        concrete = hand.concealed_counts()
+        merged = hand.all_counts()
+        caps = caps_of([a - b for a, b in zip(merged, concrete, strict=True)])
+        search = scoring._WildSearch(hand, ctx, concrete, merged, caps, custom=custom)
+        search.set_flags(ctx, False, False)
+        for bound, sub in search.candidates([]):
+            assert bound <= _concrete_total(hand, ctx, sub, custom), (hand, ctx, sub)
+
+
+@pytest.mark.parametrize("custom", [True, False])
+def test_reading_fans_are_those_of_one_reading(custom: bool) -> None:
+    """``_group_reading_fans`` summed over the groups is the most 幺九刻 of suited terminal
+    pungs plus pair fan (and the most pair fan) that one regular reading holds."""
+    from engine import scoring  # noqa: PLC0415 - the private pieces under test
+    from engine.forms import CHOW, regular_readings  # noqa: PLC0415
+
+    terminals = {0, 8, 9, 17, 18, 26}
+    for _, plain, _ in handgen.mixed(300, seed=99):
+        counts = plain.concealed_counts()
+        readings = regular_readings(counts)
+        if not readings:
+            continue
+        combined = pair_fan = 0
+        for concealed, pair in readings:
+            fan = int(custom and pair < 27 and pair % 9 in (0, 1, 4, 7, 8))
+            pungs = sum(1 for kind, t, _ in concealed if kind != CHOW and t in terminals)
+            combined = max(combined, pungs + fan)
+            pair_fan = max(pair_fan, fan)
+        found = [0, 0]
+        for lo, hi, honors in scoring.GROUPS:
+            part = tuple(counts[lo:hi])
+            c, p = scoring._group_reading_fans(part, sum(part) % 3 == 2, honors, custom)
+            assert c >= 0, plain
+            found[0] += c
+            found[1] += p
+        assert tuple(found) == (combined, pair_fan), plain
