@@ -1223,9 +1223,15 @@ def _score_placed(
     return best
 
 
-def _best_table(h: _Hand, wild: tuple[tuple[Tile, int], ...] = ()) -> FanTable | None:
+def _best_table(
+    h: _Hand, wild: tuple[tuple[Tile, int], ...] = (), limit: int | None = None
+) -> FanTable | None:
     """The highest-value reading of a concrete hand; ``wild``: ``(kind, copies)`` of its
-    tiles that are wild copies (then each reading places them to score low, ruling W3)."""
+    tiles that are wild copies (then each reading places them to score low, ruling W3).
+
+    With ``limit``, None as soon as one reading (or form) totals more than ``limit``: the
+    hand's highest reading then does too (the branch and bound of ``_score_wild``).
+    """
     best: FanTable | None = None
     best_total = 0
     seven_pairs = False
@@ -1243,11 +1249,15 @@ def _best_table(h: _Hand, wild: tuple[tuple[Tile, int], ...] = ()) -> FanTable |
             special = (_score_knitted_straight(h) if nine_kinds else None) or _score_nine_gates(h)
         if special is not None:
             best, best_total = special, _total(special)
+            if limit is not None and best_total > limit:
+                return None
             if not seven_pairs:
                 return best
     elif len(h.hand.melds) == 1 and h.standing.count(0) <= N_KINDS - 9:
         special = _score_knitted_straight(h)
         if special is not None:
+            if limit is not None and _total(special) > limit:
+                return None
             return special
     for concealed, pair in _ordered_readings(h.standing):
         if wild:
@@ -1255,6 +1265,8 @@ def _best_table(h: _Hand, wild: tuple[tuple[Tile, int], ...] = ()) -> FanTable |
         else:
             table = _score_regular(h, concealed, pair)
         total = _total(table)
+        if limit is not None and total > limit:
+            return None
         # Ruling 1: between readings of equal value, prefer a regular reading
         # to seven pairs, and one with 一色三同顺 or 三同刻.
         if total > best_total or (
@@ -1353,7 +1365,7 @@ def _score_wild_cached(hand: Hand, ctx: WinContext, custom: bool) -> tuple[int, 
             prevalent, seat, unique, custom,
         )  # fmt: skip
         wild = tuple((kind, sub.count(kind)) for kind in sorted(set(sub)))
-        table = _best_wild_table(h, wild, limit)
+        table = _best_table(h, wild, limit)
         if table is None:
             continue  # a reading scores above ``limit``: this substitution cannot be the lowest
         total = _total(table)
@@ -1629,7 +1641,7 @@ def _wild_traits(present: int) -> FanTable:
 
 # What a substitution of ``special_substitutions`` scores at least. Its concrete hand has
 # no regular or seven-pairs reading (its knitted or orphan tiles fit in no set and are not
-# pairs), so it scores its special form's table (``_best_wild_table`` returns it at once),
+# pairs), so it scores its special form's table (``_best_table`` returns it at once),
 # which holds the form's fan, never excluded: 全不靠 12 (七星不靠 24), 组合龙 12, 十三幺 88.
 _SPECIAL_FLOOR = min(
     POINTS[LESSER_HONORS_AND_KNITTED_TILES], POINTS[KNITTED_STRAIGHT], POINTS[THIRTEEN_ORPHANS]
@@ -1779,55 +1791,6 @@ def _wild_bound(
     if table[ALL_TERMINALS] or table[ALL_TERMINALS_AND_HONORS] or table[ALL_HONORS]:
         combined = pair_only  # these remove every 幺九刻 (and no exclusion removes them)
     return _total(table) + combined
-
-
-def _best_wild_table(
-    h: _Hand, wild: tuple[tuple[Tile, int], ...], limit: int | None
-) -> FanTable | None:
-    """``_best_table(h, wild)``, or None as soon as one reading (or form) totals more than
-    ``limit``: the hand's highest reading then does too (the branch and bound of
-    ``_score_wild``). Kept apart so that the plain calculator pays nothing for it."""
-    best: FanTable | None = None
-    best_total = 0
-    seven_pairs = False
-    if not h.hand.melds:
-        special: FanTable | None = None
-        if is_seven_pairs(h.standing):
-            special = _score_seven_pairs(h)
-            seven_pairs = bool(special[SEVEN_PAIRS])
-        elif is_honors_and_knitted(h.standing):
-            special = _score_honors_and_knitted(h)
-        elif is_thirteen_orphans(h.standing):
-            special = _score_thirteen_orphans(h)
-        else:
-            nine_kinds = h.standing.count(0) <= N_KINDS - 9  # a knitted straight needs nine
-            special = (_score_knitted_straight(h) if nine_kinds else None) or _score_nine_gates(h)
-        if special is not None:
-            best, best_total = special, _total(special)
-            if limit is not None and best_total > limit:
-                return None
-            if not seven_pairs:
-                return best
-    elif len(h.hand.melds) == 1 and h.standing.count(0) <= N_KINDS - 9:
-        special = _score_knitted_straight(h)
-        if special is not None:
-            if limit is not None and _total(special) > limit:
-                return None
-            return special
-    for concealed, pair in _ordered_readings(h.standing):
-        if wild:
-            table = _score_placed(h, concealed, pair, wild)
-        else:
-            table = _score_regular(h, concealed, pair)
-        total = _total(table)
-        if limit is not None and total > limit:
-            return None
-        # Ruling 1, as in ``_best_table``.
-        if total > best_total or (
-            total == best_total and (seven_pairs or table[PURE_TRIPLE_CHOW] or table[TRIPLE_PUNG])
-        ):
-            best, best_total = table, total
-    return best
 
 
 def _hand_fans(hand: Hand, ctx: WinContext, table: FanTable) -> None:
