@@ -29,7 +29,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from engine import simulation
 from engine.actions import PASS, WIN, Action, ActionKind, Event
+from engine.bots import Bot, make_bot
 from engine.forms import is_winning
 from engine.hand import Hand, Meld, MeldKind
 from engine.match import Match
@@ -442,6 +444,33 @@ def play_match(
             if after is not None:
                 after(match, player, action, events)
     return match
+
+
+def play_bots(
+    names: Sequence[str],
+    seed: int,
+    rules: RuleSet = MCR,
+    check: Callable[[View, Action], None] | None = None,
+) -> tuple[Match, list[tuple[View, Action]]]:
+    """A whole match between engine bots ``names`` (by player, seeded ``seed * 4 + p``),
+    through ``engine.simulation.play_match``; every choice is checked legal (and by
+    ``check``) and returned with the view it was made on."""
+    seen: list[tuple[View, Action]] = []
+
+    class Checked:
+        def __init__(self, bot: Bot) -> None:
+            self.bot = bot
+
+        def choose(self, view: View) -> Action:
+            action = self.bot.choose(view)
+            assert action in view.legal, (view.phase, action, view.legal)
+            if check is not None:
+                check(view, action)
+            seen.append((view, action))
+            return action
+
+    bots = [Checked(make_bot(name, seed * 4 + p)) for p, name in enumerate(names)]
+    return simulation.play_match(seed, bots, rules), seen
 
 
 def drive(

@@ -21,7 +21,6 @@ from tablekit import act, deal, discard, tile
 
 from engine.actions import PASS, PUNG, WIN, Action, ActionKind
 from engine.bots import BOTS, DefaultBot, FastBot, make_bot
-from engine.match import Match
 from engine.table import HandState, Phase, View
 
 ENGINE = Path(__file__).resolve().parents[2] / "engine"
@@ -49,21 +48,7 @@ def dealt(hand14: str) -> HandState:
 
 def play(names: tuple[str, ...], seed: int) -> list[tuple[View, Action]]:
     """A whole match between bots ``names`` (by player), checking every action is legal."""
-    bots = [make_bot(name, seed * 4 + p) for p, name in enumerate(names)]
-    match = Match(seed)
-    seen: list[tuple[View, Action]] = []
-    while not match.over:
-        match.start_hand()
-        hand = match.hand
-        assert hand is not None
-        while hand.phase is not Phase.OVER:
-            player = hand.awaiting()[0]
-            view = hand.view(player)
-            action = bots[player].choose(view)
-            assert action in view.legal, (view.phase, action, view.legal)
-            seen.append((view, action))
-            match.apply(player, action)
-    return seen
+    return tablekit.play_bots(names, seed)[1]
 
 
 # ---------------------------------------------------------------- registry ---

@@ -9,12 +9,13 @@ tiles, and that a fresh bot answers every view as the bot that played (purity).
 from __future__ import annotations
 
 import pytest
+import tablekit
 
 from engine.actions import WIN, Action, ActionKind
-from engine.bots import DefaultBot, make_bot
+from engine.bots import DefaultBot
 from engine.match import Match
 from engine.rules import RuleSet, Wilds, custom_rules
-from engine.table import Phase, View
+from engine.table import View
 from engine.tiles import WILD
 
 OPTIONS = {
@@ -31,26 +32,15 @@ def play(
     rules: RuleSet, names: tuple[str, ...], seed: int
 ) -> tuple[Match, list[tuple[View, Action]]]:
     """A whole match between bots ``names`` (by player), checking every action as it goes."""
-    bots = [make_bot(name, seed * 4 + p) for p, name in enumerate(names)]
-    match = Match(seed, rules)
-    seen: list[tuple[View, Action]] = []
-    while not match.over:
-        match.start_hand()
-        hand = match.hand
-        assert hand is not None
-        while hand.phase is not Phase.OVER:
-            player = hand.awaiting()[0]
-            view = hand.view(player)
-            action = bots[player].choose(view)
-            assert action in view.legal, (view.phase, action, view.legal)
-            if WIN in view.legal:
-                assert action == WIN  # any complete hand (with the minimum) is taken
-            if action.kind is ActionKind.DISCARD and action.tile in view.wild_tiles:
-                discards = [a for a in view.legal if a.kind is ActionKind.DISCARD]
-                assert all(a.tile in view.wild_tiles for a in discards)
-            seen.append((view, action))
-            match.apply(player, action)
-    return match, seen
+
+    def check(view: View, action: Action) -> None:
+        if WIN in view.legal:
+            assert action == WIN  # any complete hand (with the minimum) is taken
+        if action.kind is ActionKind.DISCARD and action.tile in view.wild_tiles:
+            discards = [a for a in view.legal if a.kind is ActionKind.DISCARD]
+            assert all(a.tile in view.wild_tiles for a in discards)
+
+    return tablekit.play_bots(names, seed, rules, check)
 
 
 def wild_wins(match: Match) -> int:
