@@ -620,39 +620,6 @@ def _is_terminal_chows(chows: Sequence[Tile], pair: Tile) -> int:
     return -1
 
 
-@lru_cache(maxsize=1 << 15)
-def _families(
-    chows: tuple[Tile, ...], pungs: tuple[Tile, ...], pair: Tile
-) -> tuple[tuple[int, int], ...]:
-    """The fans of the chows and pungs among themselves, as ``(fan, count)`` pairs.
-
-    Both tuples are in reference order; ``pair`` matters only with four chows
-    (双龙会) and is -1 otherwise, so that readings share the cache.
-    """
-    table = [0] * N_FANS
-    n_chows = len(chows)
-    if n_chows == 4:
-        family = _is_terminal_chows(chows, pair)
-        if family >= 0:
-            table[family] = 1
-        else:
-            _four_chows(chows, table)
-    elif n_chows == 3:
-        _three_chows(chows, table)
-    elif n_chows == 2:
-        fan = _two_chows_fan(chows[0], chows[1])
-        if fan >= 0:
-            table[fan] += 1
-        fan = _two_pungs_fan(pungs[0], pungs[1])
-        if fan >= 0:
-            table[fan] += 1
-    elif n_chows == 1:
-        _three_pungs(pungs, table)
-    else:
-        _four_pungs(pungs, table)
-    return tuple((i, n) for i, n in enumerate(table) if n)
-
-
 def _mixed_suit_shifted(tiles: Sequence[Tile]) -> bool:
     """混三步 / 混四步 / 混三节 / 混四节: suited sets whose ranks step by one (in any order),
     in exactly two suits."""
@@ -741,46 +708,49 @@ def _entries(table: FanTable) -> list[tuple[int, int]]:
 
 
 @lru_cache(maxsize=1 << 15)
-def _families_any(
-    chows: tuple[Tile, ...], pungs: tuple[Tile, ...], pair: Tile, custom: bool
+def _families(
+    chows: tuple[Tile, ...], pungs: tuple[Tile, ...], pair: Tile, custom: bool = False
 ) -> tuple[tuple[int, int], ...]:
-    """``_families`` for any number of chows and pungs, chow and pung families apart.
+    """The fans of the chows and pungs among themselves, as ``(fan, count)`` pairs.
 
-    Used when some chows take part in no family (a wild tile that leaves the
-    chow ambiguous, ruling W3) and by the ``custom`` rule set (``custom`` adds
-    混三步 混四步 混三节 混四节). With four sets and ``custom`` off it equals
-    ``_families``.
+    Both tuples are in reference order; ``pair`` matters only with four chows
+    (双龙会) and is -1 otherwise, so that readings share the cache. The chow and
+    pung families are found apart, so any number of each may be given: chows
+    that take part in no family (a wild tile that leaves the chow ambiguous,
+    ruling W3) are simply left out. ``custom`` adds 混三步 混四步 混三节 混四节
+    (the ``custom`` rule set).
     """
-    chow_table = [0] * N_FANS
+    table = [0] * N_FANS  # chow and pung families are different fans: one table holds both
     n_chows = len(chows)
     if n_chows == 4:
         family = _is_terminal_chows(chows, pair)
         if family >= 0:
-            chow_table[family] = 1
+            table[family] = 1
         else:
-            _four_chows(chows, chow_table)
+            _four_chows(chows, table)
     elif n_chows == 3:
-        _three_chows(chows, chow_table)
+        _three_chows(chows, table)
     elif n_chows == 2:
         fan = _two_chows_fan(chows[0], chows[1])
         if fan >= 0:
-            chow_table[fan] += 1
-    pung_table = [0] * N_FANS
+            table[fan] += 1
+    chow_fans: list[tuple[int, int]] = []
+    if custom:  # the chow families alone, to weigh 混三步 / 混四步 against them
+        chow_fans = _custom_chows(chows, _entries(table))
+        table = [0] * N_FANS
     n_pungs = len(pungs)
     if n_pungs == 4:
-        _four_pungs(pungs, pung_table)
+        _four_pungs(pungs, table)
     elif n_pungs == 3:
-        _three_pungs(pungs, pung_table)
+        _three_pungs(pungs, table)
     elif n_pungs == 2:
         fan = _two_pungs_fan(pungs[0], pungs[1])
         if fan >= 0:
-            pung_table[fan] += 1
-    chow_fans, pung_fans = _entries(chow_table), _entries(pung_table)
-    if custom:
-        chow_fans = _custom_chows(chows, chow_fans)
-        pung_fans = _custom_pungs(pungs, pung_fans)
+            table[fan] += 1
+    if not custom:
+        return tuple(_entries(table))
     merged = [0] * N_FANS
-    for fan, n in chow_fans + pung_fans:
+    for fan, n in chow_fans + _custom_pungs(pungs, _entries(table)):
         merged[fan] += n
     return tuple(_entries(merged))
 
@@ -855,19 +825,14 @@ def _score_regular(h: _Hand, concealed: tuple[Set, ...], pair: Tile, skip: int =
         chows.sort(key=REF_KEY.__getitem__)
 
     n_chows = len(chows)
-    if skip or h.custom:
-        family = chows
-        if skip:
-            family = [t for kind, t, _ in h.fixed if kind == CHOW]
-            family += [
-                t for i, (kind, t, _) in enumerate(concealed) if kind == CHOW and not skip >> i & 1
-            ]
-            family.sort(key=REF_KEY.__getitem__)
-        fans = _families_any(
-            tuple(family), tuple(pungs), pair if len(family) == 4 else -1, h.custom
-        )
-    else:
-        fans = _families(tuple(chows), tuple(pungs), pair if n_chows == 4 else -1)
+    family = chows
+    if skip:
+        family = [t for kind, t, _ in h.fixed if kind == CHOW]
+        family += [
+            t for i, (kind, t, _) in enumerate(concealed) if kind == CHOW and not skip >> i & 1
+        ]
+        family.sort(key=REF_KEY.__getitem__)
+    fans = _families(tuple(family), tuple(pungs), pair if len(family) == 4 else -1, h.custom)
     for fan, count in fans:
         table[fan] += count
 
