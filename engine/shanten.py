@@ -334,8 +334,9 @@ def _knitted_useful(counts: list[int], melds: int, current: int, present: list[i
 _COUNTS: Final = frozenset(range(5))
 
 
-def _checked(counts: Sequence[int], melds: int, *sizes: int) -> list[int]:
-    """``counts`` as a list, after checking it is a hand of ``sizes`` tiles (melds apart)."""
+def _checked(counts: Sequence[int], melds: int, *sizes: int, wilds: int = 0) -> list[int]:
+    """``counts`` as a list, after checking it is a hand of ``sizes`` tiles (melds apart),
+    ``wilds`` wild tiles beside the counted ones (``engine.wilds``)."""
     hand = list(counts)
     if len(hand) != N_KINDS:
         raise InvalidHand(f"a hand is a count array of {N_KINDS} kinds, got {len(hand)} counts")
@@ -343,10 +344,11 @@ def _checked(counts: Sequence[int], melds: int, *sizes: int) -> list[int]:
         raise InvalidHand(f"a hand has 0 to 4 declared melds, got {melds!r}")
     if not _COUNTS.issuperset(hand):
         raise InvalidHand(f"tile counts must be 0 to 4, got {hand!r}")
-    n = sum(hand)
+    n = sum(hand) + wilds
     if n + 3 * melds not in sizes:
         expected = " or ".join(str(size - 3 * melds) for size in sizes)
-        raise InvalidHand(f"with {melds} meld(s) a hand holds {expected} tiles, got {n}")
+        included = " (wilds included)" if wilds else ""
+        raise InvalidHand(f"with {melds} meld(s) a hand holds {expected} tiles{included}, got {n}")
     return hand
 
 

@@ -85,7 +85,6 @@ def wild_tiles(wilds: Wilds, indicator: Tile | None) -> frozenset[Tile]:
 # --- hands with wild tiles --------------------------------------------------------------------
 
 _NO: Final = 99  # wilds needed when no number of them will do
-_COUNTS: Final = frozenset(range(5))
 _ORPHANS: Final = frozenset(THIRTEEN)
 _HONORS: Final = frozenset(HONORS)
 _KNITTED_SETS: Final = tuple(frozenset(seq) for seq in KNITTED)
@@ -99,26 +98,14 @@ def _checked(
     meld_counts: Sequence[int] | None,
     *sizes: int,
 ) -> list[int]:
-    hand = list(counts)
-    if len(hand) != N_KINDS:
-        raise InvalidHand(f"a hand is a count array of {N_KINDS} kinds, got {len(hand)} counts")
-    if not 0 <= melds <= 4:
-        raise InvalidHand(f"a hand has 0 to 4 declared melds, got {melds!r}")
-    if not _COUNTS.issuperset(hand):
-        raise InvalidHand(f"tile counts must be 0 to 4, got {hand!r}")
+    """``engine.shanten``'s checks of a hand, wild tiles counted, and of its melds' tiles."""
     if wilds < 0:
         raise InvalidHand(f"a hand holds 0 or more wild tiles, got {wilds!r}")
+    hand = _shanten._checked(counts, melds, *sizes, wilds=wilds)
     if meld_counts is not None and (
         len(meld_counts) != N_KINDS or max(map(add, hand, meld_counts)) > 4
     ):
         raise InvalidHand(f"melds and standing tiles hold more than 4 copies: {meld_counts!r}")
-    n = sum(hand) + wilds + 3 * melds
-    if n not in sizes:
-        expected = " or ".join(str(size - 3 * melds) for size in sizes)
-        raise InvalidHand(
-            f"with {melds} meld(s) a hand holds {expected} tiles (wilds included), got "
-            f"{n - 3 * melds}"
-        )
     return hand
 
 
