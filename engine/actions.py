@@ -13,7 +13,7 @@ from enum import Enum
 from typing import Any
 
 from engine.errors import IllegalAction
-from engine.tiles import FIRST_FLOWER, N_FLOWERS, N_KINDS, Tile, name
+from engine.tiles import FLOWERS_BY_NAME, N_KINDS, Tile, name
 
 
 class ActionKind(Enum):
@@ -27,7 +27,6 @@ class ActionKind(Enum):
     PASS = "pass"  # 过: decline every claim
 
 
-_FLOWERS = {name(t): t for t in range(FIRST_FLOWER, FIRST_FLOWER + N_FLOWERS)}  # "f1".."f8"
 _NEEDS_TILE = frozenset(
     {ActionKind.DISCARD, ActionKind.CHOW, ActionKind.ADD_KONG, ActionKind.CONCEALED_KONG}
 )
@@ -66,9 +65,9 @@ class Action:
             text = data.get("tile")
             if not isinstance(text, str):
                 raise IllegalAction("bad_action", f'action {kind.value!r} needs a tile, e.g. "5m"')
-            if kind is ActionKind.DISCARD and text in _FLOWERS:
+            if kind is ActionKind.DISCARD and text in FLOWERS_BY_NAME:
                 # A flower held as a wild tile (custom rules); the table decides if it may go.
-                tile = _FLOWERS[text]
+                tile = FLOWERS_BY_NAME[text]
             else:
                 try:
                     tiles = parse_tiles(text)

@@ -130,6 +130,7 @@ def _name(tile: Tile) -> str:
 
 
 NAMES: Final = tuple(_name(t) for t in range(FIRST_FLOWER + N_FLOWERS))
+FLOWERS_BY_NAME: Final = {NAMES[t]: t for t in range(FIRST_FLOWER, FIRST_FLOWER + N_FLOWERS)}
 
 
 def name(tile: Tile) -> str:

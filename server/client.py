@@ -52,7 +52,7 @@ from engine.hand import Meld, MeldKind
 from engine.notation import parse_tiles
 from engine.rules import RulesError, rule_set_from_dict
 from engine.table import ClaimView, Phase, SeatView, View
-from engine.tiles import FIRST_FLOWER, N_FLOWERS, N_KINDS, Tile, Wind
+from engine.tiles import FLOWERS_BY_NAME, N_KINDS, Tile, Wind
 
 log = logging.getLogger("guobiao.client")
 
@@ -738,14 +738,8 @@ def _tile(text: object, what: str) -> Tile:
 
 
 def _flower(text: object) -> Tile:
-    if (
-        isinstance(text, str)
-        and len(text) == 2
-        and text[0] == "f"
-        and text[1].isdigit()
-        and 1 <= int(text[1]) <= N_FLOWERS
-    ):
-        return FIRST_FLOWER + int(text[1]) - 1
+    if isinstance(text, str) and text in FLOWERS_BY_NAME:
+        return FLOWERS_BY_NAME[text]
     raise ViewError(f"flowers: expected 'f1'..'f8', got {text!r}")
 
 
