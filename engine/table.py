@@ -52,7 +52,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from functools import cached_property
+from functools import cache, cached_property
 from itertools import compress
 from typing import Any
 
@@ -70,6 +70,7 @@ from engine.wilds import is_winning_with_wilds, wild_tiles
 _DISCARDS = tuple(Action(ActionKind.DISCARD, t) for t in range(N_KINDS))
 
 
+@cache  # asked for every view serialized: a handful of rule sets, each answered once
 def is_plain_mcr(rules: RuleSet) -> bool:
     """Whether ``rules`` play exactly as MCR (whatever the preset's name).
 
