@@ -4,14 +4,14 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# Touched after a successful install; reinstalls when pyproject.toml changes.
+# Touched after a successful install; reinstalls when pyproject.toml or setup.py changes.
 STAMP := $(VENV)/.installed
 
 .PHONY: venv test lint check bench
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -e '.[dev]'
 	touch $@

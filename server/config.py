@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.rules import RuleSet
-from server.presets import PresetError, load_presets
+from server.presets import CONFIG_FILES, PresetError, load_presets
 
-DEFAULT_FILE = Path(__file__).resolve().parent.parent / "config" / "default.toml"
+DEFAULT_FILE = CONFIG_FILES / "default.toml"
 
 
 class ConfigError(ValueError):

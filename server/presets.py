@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import tomllib
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 from engine.rules import RulesError, RuleSet, rule_set_from_mapping
 
-DEFAULT_RULES_FILE = Path(__file__).resolve().parent.parent / "config" / "rules.toml"
+# The repository's config/, shipped as the package server.config_files (pyproject.toml says
+# how). Installed packages are folders on disk, so the resource is a real path.
+CONFIG_FILES = Path(str(resources.files("server.config_files")))
+DEFAULT_RULES_FILE = CONFIG_FILES / "rules.toml"
 
 
 class PresetError(ValueError):

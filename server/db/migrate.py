@@ -1,14 +1,16 @@
 """Alembic, driven from code: no ``alembic.ini``.
 
 The configuration is built here (``script_location`` is the repository's ``migrations/``
-folder, ``sqlalchemy.url`` the server's database URL). Migrations run on a connection of an
-async engine through ``run_sync`` (Alembic's "connection sharing" recipe), so they work the
-same on aiosqlite and asyncpg and never block another thread's event loop.
+folder, installed as the package ``server.migrations``; ``sqlalchemy.url`` the server's
+database URL). Migrations run on a connection of an async engine through ``run_sync``
+(Alembic's "connection sharing" recipe), so they work the same on aiosqlite and asyncpg and
+never block another thread's event loop.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,9 @@ from sqlalchemy import Connection
 
 from server.db.engine import make_engine, parse_url
 
-MIGRATIONS = Path(__file__).resolve().parent.parent.parent / "migrations"
+# The repository's migrations/, shipped as the package server.migrations (pyproject.toml says
+# how). Installed packages are folders on disk: Alembic gets a real path.
+MIGRATIONS = Path(str(resources.files("server.migrations")))
 
 
 def alembic_config(url: str) -> Config:
