@@ -2,7 +2,7 @@
 
 A ``RuleSet`` is passed to the calculator, the table engine and the match; the
 code never tests a variant by name, only these options. ``MCR`` is Chinese
-Official Mahjong as ``shared/rules/README.md`` fixes it; ``CUSTOM`` is the
+Official Mahjong as ``docs/rules.md`` fixes it; ``CUSTOM`` is the
 ``custom`` rule set of document 000 with the document's defaults.
 
 Presets are data: ``config/rules.toml`` names option sets, and

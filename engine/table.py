@@ -10,7 +10,7 @@ Players are 0..3 (the match's player indices); they sit at positions 0..3
 (East, South, West, North), play goes 0 -> 1 -> 2 -> 3 (counter-clockwise).
 The dealer is East for the hand (门风), the next position South, and so on.
 
-Flow (``shared/rules/README.md``, "Table procedure"):
+Flow (``docs/rules.md``, "Table procedure"):
 
 - deal 4-4-4 then 1 each from the head of the wall, the dealer a 14th tile;
   flowers replaced from the tail, the dealer first, repeatedly;

@@ -7,7 +7,7 @@ hands ``won``, ``lost`` and ``drawn``. A hand counts as won by its winner, lost 
 player who paid (a negative delta) and drawn for all four when the wall ran out. Under the
 ``mcr`` payments every other player pays, so each hand is won, lost or drawn; a rule set whose
 bystanders pay nothing (base 0) leaves them a hand that counts neither way. See
-``shared/rules/README.md``, "Player grade".
+``docs/rules.md``, "The player grade".
 """
 
 from __future__ import annotations

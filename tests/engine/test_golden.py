@@ -1,7 +1,6 @@
 """Golden fan tests: every hand of ``data/fans-curated.jsonl`` scored and compared exactly.
 
-The corpus (a copy of ``shared/corpora/fans-curated.jsonl``, kept here so that the repository
-is self-contained) holds 210 hands, one JSON object a line::
+The corpus (kept in the repository) holds 210 hands, one JSON object a line::
 
     {"request": {"hand": "...", "self_drawn": false, "last_of_kind": false, "kong": false,
                  "wall_last": false, "round_wind": "E", "seat_wind": "E", "flowers": 0},

@@ -3,7 +3,7 @@
 Every test deals four chosen hands with ``tablekit.deal`` (see its docstring: the deal,
 the draws from the head and the replacement tiles from the tail are all stacked), then drives
 the hand with ``apply`` and checks ``legal_actions``, ``view``, the events and the result
-against ``shared/rules/README.md`` ("Table procedure" and "Scoring").
+against ``docs/rules.md`` ("Table procedure" and "Scoring").
 
 Players 0..3 sit East, South, West, North; the dealer is 0 unless a test says otherwise.
 The "quiet" hands below hold no pair and no two tiles of one suit closer than four ranks, so

@@ -1,4 +1,4 @@
-"""The grade formula of document 000 (shared/rules/README.md, "Player grade"), and counts."""
+"""The grade formula of document 000 (docs/rules.md, "The player grade"), and counts."""
 
 from __future__ import annotations
 
