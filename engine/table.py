@@ -530,6 +530,9 @@ class HandState:
         if winners:
             if len(winners) > 1:
                 out.append(Event("head_bump", {"winner": winners[0], "others": winners[1:]}))
+            # 抢杠和: the added tile is the winner's winning tile; the kong never stands, so
+            # the declarer keeps its pung and no longer holds the tile.
+            self.concealed[pending.source][pending.tile] -= 1
             self._finish_win(winners[0], pending.source, pending.wins[winners[0]], out)
             return
         self._complete_added_kong(pending.source, pending.tile, out)

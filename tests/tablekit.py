@@ -39,7 +39,7 @@ from engine.notation import parse_tiles
 from engine.rules import MCR, RuleSet
 from engine.scoring import WinContext, score
 from engine.shanten import shanten
-from engine.table import HandState, Phase, View, is_plain_mcr
+from engine.table import HandResult, HandState, Phase, View, is_plain_mcr
 from engine.tiles import EAST, FIRST_FLOWER, N_KINDS, Tile, Wind, counts_of, tiles_of
 from engine.wall import Wall, full_set
 
@@ -180,7 +180,17 @@ def tiles_everywhere(state: HandState) -> Counter[Tile]:
             found.update(meld.tiles)
         found.update(t for t, claimed in state.river[p] if not claimed)
         found.update(state.flowers[p])
+    result = state.result
+    if result is not None and _robbed(result):
+        assert result.win_tile is not None
+        found[result.win_tile] += 1  # the robbed tile: the winner's, in nobody's hand
     return found
+
+
+def _robbed(result: HandResult) -> bool:
+    """Whether ``result`` is a win robbing a kong (抢杠和)."""
+    ctx = result.context
+    return ctx is not None and ctx.kong and not ctx.self_drawn
 
 
 def check_conservation(state: HandState) -> None:
@@ -195,7 +205,12 @@ def check_conservation(state: HandState) -> None:
         if state.phase is Phase.ROB and p == state.current:
             moving = True  # the added tile is still in the hand while robbers answer
         if state.phase is Phase.OVER:
-            assert size in (13, 14)
+            # 13 tiles (melds counted as 3); a self-drawn winner holds its winning tile too,
+            # which on a discard or a robbed kong is counted once, where it came from.
+            result = state.result
+            assert result is not None
+            won = p == result.winner and result.context is not None and result.context.self_drawn
+            assert size == (14 if won else 13), (p, size, result.result, result.winner)
         else:
             assert size == (14 if moving else 13), (p, size, state.phase)
 

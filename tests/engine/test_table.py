@@ -313,6 +313,13 @@ def test_robbing_the_kong() -> None:
     fan = result.score.total
     assert result.deltas == (-8, -(8 + fan), 3 * 8 + fan, -8)  # the kong-er pays as discarder
     assert state.melds[1] == [Meld(MeldKind.PUNG, tile("7p"), 1)]  # the kong never stood
+    # The robbed tile left the declarer's hand: the hand end shows it once, as the winner's.
+    assert tile("7p") not in concealed(state, 1)
+    (end,) = [e for e in state.events if e.kind == "hand_end"]
+    assert "7p" not in end.data["hands"][1]["concealed"]
+    assert end.data["hands"][1]["melds"] == ["[777p,1]"]
+    (win,) = [e for e in state.events if e.kind == "win"]
+    assert win.data["tile"] == "7p"
     payments_hold(state)
 
 
