@@ -753,6 +753,8 @@ class HandState:
         )
 
     def _self_drawn_win(self, player: int) -> Win | None:
+        """A win on the tile just drawn: after a kong 杠上开花, on the last tile of the wall
+        妙手回春, both at once when a kong's replacement is the last tile (rulings T6, T7)."""
         assert self.drawn is not None
         return self._check_win(
             player,
