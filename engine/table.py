@@ -44,8 +44,8 @@ Wild tiles (财神, the ``custom`` rule set, ``RuleSet.wilds``):
 initial tiles (flower replacements of the deal included, no kong declared); 地和 a win on
 the dealer's first discard; 人和 a non-dealer's win before its own first discard while
 nobody has claimed anything (on the dealer's first discard it is 地和, not both).
-Payments: ``rules.base_points`` plus the fan, as in MCR; with ``rules.dealer_doubles``
-every payment made by or to the dealer is doubled.
+Payments: ``engine.payments`` (``rules.base_points`` plus the fan, as in MCR; with
+``rules.dealer_doubles`` every payment made by or to the dealer is doubled).
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ from engine.errors import IllegalAction, NotWinning
 from engine.forms import is_winning, waits_of_packed
 from engine.hand import Hand, Meld, MeldKind
 from engine.notation import format_hand, format_tiles
+from engine.payments import win_deltas
 from engine.rules import MCR, RuleSet, Wilds
 from engine.scoring import Score, WinContext, score
 from engine.tiles import FIRST_FLOWER, N_KINDS, WILD, Tile, Wind, is_flower, name, tiles_of
@@ -793,18 +794,7 @@ class HandState:
         out: list[Event],
     ) -> None:
         result, ctx, hand = found.score, found.ctx, found.hand
-        fan = result.total
-        base = self.rules.base_points
-        doubles = self.rules.dealer_doubles
-        deltas = dict.fromkeys(self.player_at, 0)
-        for p in self.player_at:
-            if p == winner:
-                continue
-            pay = base + fan if discarder is None or p == discarder else base
-            if doubles and self.dealer in (p, winner):  # 庄家: the dealer's payments count double
-                pay *= 2
-            deltas[p] -= pay
-            deltas[winner] += pay
+        deltas = win_deltas(result.total, winner, discarder, self.dealer, self.rules)
         self.result = HandResult(
             result="win",
             winner=winner,
@@ -813,7 +803,7 @@ class HandState:
             hand=hand,
             context=ctx,
             score=result,
-            deltas=(deltas[0], deltas[1], deltas[2], deltas[3]),
+            deltas=deltas,
         )
         out.append(
             Event(

@@ -1037,9 +1037,7 @@ def test_ruling_t8_the_dealer_wins_with_the_last_tile_it_took() -> None:
     payments_hold(state)
     # A flower dealt to the dealer: its replacement, the last tile it took, is the winning
     # tile (here 3p, which 123456789m24p55s waits on alone), not the 14th tile (5s).
-    state = deal(
-        {0: "123456789m24p5s f1 5s", 1: Q2 + "N", 2: Q3 + "N", 3: Q4 + "N"}, tail="3p"
-    )
+    state = deal({0: "123456789m24p5s f1 5s", 1: Q2 + "N", 2: Q3 + "N", 3: Q4 + "N"}, tail="3p")
     assert state.drawn == tile("3p")
     state.apply(0, WIN)
     result = state.result
