@@ -239,35 +239,22 @@ class HandState:
             out.append(Event("deal", {"player": p, "count": len(dealt[p])}, hide=p))
         if self.rules.wilds.uses_indicator:
             self._turn_up_indicator(out)
-        # Flowers: set aside and replaced from the tail, the dealer first, repeatedly
-        # (kept in the hand, unreplaced, when flowers are wild).
-        last_of_dealer: Tile | None = dealt[self.dealer][-1]
+        # Flowers: set aside and replaced from the tail, the dealer first, each player's
+        # last-dealt first (kept in the hand, unreplaced, when flowers are wild). The
+        # dealer's last tile taken is its drawn tile: the winning tile of a win on the
+        # dealt tiles (ruling T8).
+        self.drawn = dealt[self.dealer][-1]
         for p in order:
-            flowers = [t for t in dealt[p] if is_flower(t) and not self.flowers_wild]
-            while flowers:
-                flower = flowers.pop()
-                self.flowers[p].append(flower)
-                out.append(Event("flower", {"player": p, "flower": name(flower)}))
-                if not self.wall.remaining:
-                    self._finish_draw(out)
+            if self.flowers_wild:
+                break
+            for flower in reversed([t for t in dealt[p] if is_flower(t)]):
+                tile = self._replace_flower(p, flower, out)
+                if tile is None:  # the wall ran out: a drawn hand
                     self.events.extend(out)
                     return out
-                tile = self.wall.draw_tail()
-                out.append(
-                    Event("draw", {"player": p, "tile": name(tile), "source": "flower"}, to=p)
-                )
-                out.append(Event("draw", {"player": p, "source": "flower"}, hide=p))
-                if is_flower(tile):
-                    flowers.append(tile)
-                else:
-                    self.concealed[p][tile] += 1
-                    if p == self.dealer:
-                        last_of_dealer = tile
-        self.drawn = (
-            last_of_dealer
-            if last_of_dealer is not None and (self.flowers_wild or not is_flower(last_of_dealer))
-            else None
-        )
+                self.concealed[p][tile] += 1
+                if p == self.dealer:
+                    self.drawn = tile
         self.phase = Phase.TURN
         self.current = self.dealer
         self._refresh()
@@ -567,32 +554,44 @@ class HandState:
     def _draw(self, player: int, tile: Tile, source: str, out: list[Event]) -> None:
         """Give ``tile`` to ``player``, replacing flowers from the tail, then it is their turn."""
         self.kong_draw = source == "kong"
-        while True:
-            out.append(
-                Event("draw", {"player": player, "tile": name(tile), "source": source}, to=player)
-            )
-            out.append(Event("draw", {"player": player, "source": source}, hide=player))
-            if not is_flower(tile):
-                break
-            if self.flowers_wild:  # kept in the hand as a wild tile
-                self.held[player].append(tile)
-                self.drawn = tile
-                self.phase = Phase.TURN
-                self._refresh()
-                return
-            self.flowers[player].append(tile)
-            out.append(Event("flower", {"player": player, "flower": name(tile)}))
-            # 补花下杠: a flower replacement after a kong is a plain self-draw.
-            self.kong_draw = False
-            source = "flower"
-            if not self.wall.remaining:
-                self._finish_draw(out)
-                return
-            tile = self.wall.draw_tail()
-        self.concealed[player][tile] += 1
+        self._draw_events(player, tile, source, out)
+        if self.flowers_wild and is_flower(tile):  # kept in the hand as a wild tile
+            self.held[player].append(tile)
+        else:
+            if is_flower(tile):
+                self.kong_draw = False  # 补花下杠: a flower replacement is a plain self-draw
+                replacement = self._replace_flower(player, tile, out)
+                if replacement is None:
+                    return
+                tile = replacement
+            self.concealed[player][tile] += 1
         self.drawn = tile
         self.phase = Phase.TURN
         self._refresh()
+
+    def _replace_flower(self, player: int, flower: Tile, out: list[Event]) -> Tile | None:
+        """Set ``flower`` aside and replace it from the tail, repeatedly while the replacement
+        is a flower (at the deal and on every draw); the tile kept, or ``None`` when the wall
+        ran out first (the hand is then drawn)."""
+        while True:
+            self.flowers[player].append(flower)
+            out.append(Event("flower", {"player": player, "flower": name(flower)}))
+            if not self.wall.remaining:
+                self._finish_draw(out)
+                return None
+            tile = self.wall.draw_tail()
+            self._draw_events(player, tile, "flower", out)
+            if not is_flower(tile):
+                return tile
+            flower = tile
+
+    @staticmethod
+    def _draw_events(player: int, tile: Tile, source: str, out: list[Event]) -> None:
+        """A draw as its player sees it (the tile) and as the others do (only the source)."""
+        out.append(
+            Event("draw", {"player": player, "tile": name(tile), "source": source}, to=player)
+        )
+        out.append(Event("draw", {"player": player, "source": source}, hide=player))
 
     # ---------------------------------------------------------- the turn ---
 
