@@ -248,13 +248,13 @@ class HandState:
             if self.flowers_wild:
                 break
             for flower in reversed([t for t in dealt[p] if is_flower(t)]):
-                tile = self._replace_flower(p, flower, out)
-                if tile is None:  # the wall ran out: a drawn hand
+                kept = self._replace_flower(p, flower, out)
+                if kept is None:  # the wall ran out: a drawn hand
                     self.events.extend(out)
                     return out
-                self.concealed[p][tile] += 1
+                self.concealed[p][kept] += 1
                 if p == self.dealer:
-                    self.drawn = tile
+                    self.drawn = kept
         self.phase = Phase.TURN
         self.current = self.dealer
         self._refresh()
