@@ -23,13 +23,14 @@ deal: ``indicator`` puts it (and any flowers turned up before it) there, before 
 from __future__ import annotations
 
 import copy
+import json
 import random
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from engine import simulation
+from engine import matchlog, simulation
 from engine.actions import PASS, WIN, Action, ActionKind, Event
 from engine.bots import Bot, make_bot
 from engine.forms import is_winning
@@ -486,6 +487,39 @@ def play_bots(
 
     bots = [Checked(make_bot(name, seed * 4 + p)) for p, name in enumerate(names)]
     return simulation.play_match(seed, bots, rules), seen
+
+
+class RecordingMatch(Match):
+    """A match that keeps every hand's events (``Match`` keeps only the current hand)."""
+
+    def __init__(self, seed: int, rules: RuleSet = MCR, match_id: int = 0) -> None:
+        super().__init__(seed, rules, match_id)
+        self.hand_events: list[list[Event]] = []
+
+    def start_hand(self) -> list[Event]:
+        events = super().start_hand()
+        assert self.hand is not None
+        self.hand_events.append(self.hand.events)  # the hand's list, complete once it ends
+        return events
+
+
+def log_text(match: Match) -> list[str]:
+    """``match``'s match log (``engine.matchlog``) as the JSON lines of a log file."""
+    return [json.dumps(line, ensure_ascii=False) for line in matchlog.log_lines(match)]
+
+
+def replay(match: Match) -> RecordingMatch:
+    """``match`` rebuilt through its own log: written, read back and ``Match.replay``-ed
+    from the seed, every hand's result line checked."""
+
+    def no_preset(name: str) -> RuleSet:
+        raise AssertionError(f"the log names its rule options, not only a preset ({name!r})")
+
+    (logged,) = matchlog.read_log(log_text(match), no_preset)
+    assert (logged.seed, logged.rules, logged.match) == (match.seed, match.rules, match.match_id)
+    return RecordingMatch.replay(
+        logged.seed, logged.rules, logged.actions, logged.match, results=logged.results
+    )
 
 
 def drive(
