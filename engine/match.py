@@ -16,17 +16,20 @@ gone round the four positions, so the number of hands is not known in advance.
 
 A match is its seed plus its action log: ``Match(seed)`` and the same actions
 always give the same hands, which is what replays and the server's crash
-recovery rely on.
+recovery rely on. ``Match.replay`` rebuilds one from its seed, rules and logged
+actions; the log's lines are written and read in ``engine.matchlog``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import heapq
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from engine.actions import Action, Event
-from engine.errors import IllegalAction
+from engine.errors import IllegalAction, MahjongError
 from engine.notation import format_hand
 from engine.rules import MCR, RuleSet
 from engine.table import HandResult, HandState, Phase, is_plain_mcr
@@ -42,6 +45,21 @@ SEATING: tuple[tuple[int, int, int, int], ...] = (
 )
 HANDS_PER_ROUND = 4  # without dealer repeat
 ROUNDS = 4
+
+# A logged action: (line, hand_no, player, action as JSON). ``line`` says where it stands in
+# the log (a file's line number, the store's seq); hand_no counts from 1.
+ActionRow = tuple[int, int, int, Mapping[str, Any]]
+# A logged hand result: (line, hand_no, ``HandRecord.to_dict()`` as logged).
+ResultRow = tuple[int, int, Mapping[str, Any]]
+
+
+class ReplayError(MahjongError):
+    """A logged match that does not replay: ``line`` is the log line (or seq) at fault."""
+
+    def __init__(self, line: int, why: str) -> None:
+        super().__init__(f"line {line}: {why}")
+        self.line = line
+        self.why = why
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +149,78 @@ class Match:
         self.round_index = 0
         self.dealer_position = 0
         self.repeat = 0
+
+    @classmethod
+    def replay(
+        cls,
+        seed: int,
+        rules: RuleSet,
+        rows: Iterable[ActionRow],
+        match_id: int = 0,
+        *,
+        results: Iterable[ResultRow] = (),
+    ) -> Match:
+        """Rebuild a match from its seed, its rules and its logged actions.
+
+        Each row is played in turn, the hands dealt as the rows reach them; the match is
+        left exactly where the log ends (a hand over at the end of the log is not followed
+        by a new deal). ``results``, when given, are checked where their lines fall among the
+        rows' lines: the hand must be over and its record the same. Raises ``ReplayError``
+        naming the line and why (an action not legal there, a hand out of order, a result
+        that differs).
+        """
+        match = cls(seed, rules, match_id)
+        actions = ((row[0], row, None) for row in rows)
+        checks = ((row[0], None, row) for row in results)
+        for _line, action, result in heapq.merge(actions, checks, key=lambda step: step[0]):
+            if action is not None:
+                match._replay_action(*action)
+            else:
+                assert result is not None
+                match._check_result(*result)
+        return match
+
+    def _deal_up_to(self, line: int, hand_no: int) -> None:
+        """Deal the hands before ``hand_no`` and it (a replay reaching a row of it)."""
+        if hand_no < self.hand_index + 1 or hand_no < 1:
+            raise ReplayError(
+                line,
+                f"hand {hand_no!r} after hand {self.hand_index + 1}: the log's hands go in "
+                "order from 1",
+            )
+        while self.hand_index + 1 < hand_no:
+            if self.hand is not None and self.hand.phase is not Phase.OVER:
+                raise ReplayError(
+                    line,
+                    f"hand {self.hand_index + 1} is not over, but the log goes on to hand "
+                    f"{hand_no}",
+                )
+            try:
+                self.start_hand()
+            except IllegalAction as exc:
+                raise ReplayError(line, f"cannot deal hand {self.hand_index + 2}: {exc}") from exc
+
+    def _replay_action(
+        self, line: int, hand_no: int, player: int, action: Mapping[str, Any]
+    ) -> None:
+        self._deal_up_to(line, hand_no)
+        try:
+            self.apply(player, Action.from_dict(action))
+        except MahjongError as exc:
+            raise ReplayError(
+                line, f"hand {hand_no}, player {player!r}, action {dict(action)!r}: {exc}"
+            ) from exc
+
+    def _check_result(self, line: int, hand_no: int, logged: Mapping[str, Any]) -> None:
+        self._deal_up_to(line, hand_no)
+        if len(self.records) < hand_no:
+            raise ReplayError(line, f"hand {hand_no} is not over in the replay")
+        got = self.records[hand_no - 1].to_dict()
+        if got != logged:
+            diffs = {k: (logged.get(k), v) for k, v in got.items() if logged.get(k) != v}
+            raise ReplayError(
+                line, f"hand {hand_no} replays differently (logged, replayed): {diffs}"
+            )
 
     @property
     def seeds(self) -> list[int]:

@@ -44,8 +44,8 @@ Wild tiles (财神, the ``custom`` rule set, ``RuleSet.wilds``):
 initial tiles (flower replacements of the deal included, no kong declared); 地和 a win on
 the dealer's first discard; 人和 a non-dealer's win before its own first discard while
 nobody has claimed anything (on the dealer's first discard it is 地和, not both).
-Payments: ``rules.base_points`` plus the fan, as in MCR; with ``rules.dealer_doubles``
-every payment made by or to the dealer is doubled.
+Payments: ``engine.payments`` (``rules.base_points`` plus the fan, as in MCR; with
+``rules.dealer_doubles`` every payment made by or to the dealer is doubled).
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ from engine.errors import IllegalAction, NotWinning
 from engine.forms import is_winning, waits_of_packed
 from engine.hand import Hand, Meld, MeldKind
 from engine.notation import format_hand, format_tiles
+from engine.payments import win_deltas
 from engine.rules import MCR, RuleSet, Wilds
 from engine.scoring import Score, WinContext, score
 from engine.tiles import FIRST_FLOWER, N_KINDS, WILD, Tile, Wind, is_flower, name, tiles_of
@@ -238,35 +239,22 @@ class HandState:
             out.append(Event("deal", {"player": p, "count": len(dealt[p])}, hide=p))
         if self.rules.wilds.uses_indicator:
             self._turn_up_indicator(out)
-        # Flowers: set aside and replaced from the tail, the dealer first, repeatedly
-        # (kept in the hand, unreplaced, when flowers are wild).
-        last_of_dealer: Tile | None = dealt[self.dealer][-1]
+        # Flowers: set aside and replaced from the tail, the dealer first, each player's
+        # last-dealt first (kept in the hand, unreplaced, when flowers are wild). The
+        # dealer's last tile taken is its drawn tile: the winning tile of a win on the
+        # dealt tiles (ruling T8).
+        self.drawn = dealt[self.dealer][-1]
         for p in order:
-            flowers = [t for t in dealt[p] if is_flower(t) and not self.flowers_wild]
-            while flowers:
-                flower = flowers.pop()
-                self.flowers[p].append(flower)
-                out.append(Event("flower", {"player": p, "flower": name(flower)}))
-                if not self.wall.remaining:
-                    self._finish_draw(out)
+            if self.flowers_wild:
+                break
+            for flower in reversed([t for t in dealt[p] if is_flower(t)]):
+                kept = self._replace_flower(p, flower, out)
+                if kept is None:  # the wall ran out: a drawn hand
                     self.events.extend(out)
                     return out
-                tile = self.wall.draw_tail()
-                out.append(
-                    Event("draw", {"player": p, "tile": name(tile), "source": "flower"}, to=p)
-                )
-                out.append(Event("draw", {"player": p, "source": "flower"}, hide=p))
-                if is_flower(tile):
-                    flowers.append(tile)
-                else:
-                    self.concealed[p][tile] += 1
-                    if p == self.dealer:
-                        last_of_dealer = tile
-        self.drawn = (
-            last_of_dealer
-            if last_of_dealer is not None and (self.flowers_wild or not is_flower(last_of_dealer))
-            else None
-        )
+                self.concealed[p][kept] += 1
+                if p == self.dealer:
+                    self.drawn = kept
         self.phase = Phase.TURN
         self.current = self.dealer
         self._refresh()
@@ -530,6 +518,9 @@ class HandState:
         if winners:
             if len(winners) > 1:
                 out.append(Event("head_bump", {"winner": winners[0], "others": winners[1:]}))
+            # 抢杠和: the added tile is the winner's winning tile; the kong never stands, so
+            # the declarer keeps its pung and no longer holds the tile.
+            self.concealed[pending.source][pending.tile] -= 1
             self._finish_win(winners[0], pending.source, pending.wins[winners[0]], out)
             return
         self._complete_added_kong(pending.source, pending.tile, out)
@@ -563,32 +554,44 @@ class HandState:
     def _draw(self, player: int, tile: Tile, source: str, out: list[Event]) -> None:
         """Give ``tile`` to ``player``, replacing flowers from the tail, then it is their turn."""
         self.kong_draw = source == "kong"
-        while True:
-            out.append(
-                Event("draw", {"player": player, "tile": name(tile), "source": source}, to=player)
-            )
-            out.append(Event("draw", {"player": player, "source": source}, hide=player))
-            if not is_flower(tile):
-                break
-            if self.flowers_wild:  # kept in the hand as a wild tile
-                self.held[player].append(tile)
-                self.drawn = tile
-                self.phase = Phase.TURN
-                self._refresh()
-                return
-            self.flowers[player].append(tile)
-            out.append(Event("flower", {"player": player, "flower": name(tile)}))
-            # 补花下杠: a flower replacement after a kong is a plain self-draw.
-            self.kong_draw = False
-            source = "flower"
-            if not self.wall.remaining:
-                self._finish_draw(out)
-                return
-            tile = self.wall.draw_tail()
-        self.concealed[player][tile] += 1
+        self._draw_events(player, tile, source, out)
+        if self.flowers_wild and is_flower(tile):  # kept in the hand as a wild tile
+            self.held[player].append(tile)
+        else:
+            if is_flower(tile):
+                self.kong_draw = False  # 补花下杠: a flower replacement is a plain self-draw
+                replacement = self._replace_flower(player, tile, out)
+                if replacement is None:
+                    return
+                tile = replacement
+            self.concealed[player][tile] += 1
         self.drawn = tile
         self.phase = Phase.TURN
         self._refresh()
+
+    def _replace_flower(self, player: int, flower: Tile, out: list[Event]) -> Tile | None:
+        """Set ``flower`` aside and replace it from the tail, repeatedly while the replacement
+        is a flower (at the deal and on every draw); the tile kept, or ``None`` when the wall
+        ran out first (the hand is then drawn)."""
+        while True:
+            self.flowers[player].append(flower)
+            out.append(Event("flower", {"player": player, "flower": name(flower)}))
+            if not self.wall.remaining:
+                self._finish_draw(out)
+                return None
+            tile = self.wall.draw_tail()
+            self._draw_events(player, tile, "flower", out)
+            if not is_flower(tile):
+                return tile
+            flower = tile
+
+    @staticmethod
+    def _draw_events(player: int, tile: Tile, source: str, out: list[Event]) -> None:
+        """A draw as its player sees it (the tile) and as the others do (only the source)."""
+        out.append(
+            Event("draw", {"player": player, "tile": name(tile), "source": source}, to=player)
+        )
+        out.append(Event("draw", {"player": player, "source": source}, hide=player))
 
     # ---------------------------------------------------------- the turn ---
 
@@ -750,6 +753,8 @@ class HandState:
         )
 
     def _self_drawn_win(self, player: int) -> Win | None:
+        """A win on the tile just drawn: after a kong 杠上开花, on the last tile of the wall
+        妙手回春, both at once when a kong's replacement is the last tile (rulings T6, T7)."""
         assert self.drawn is not None
         return self._check_win(
             player,
@@ -788,18 +793,7 @@ class HandState:
         out: list[Event],
     ) -> None:
         result, ctx, hand = found.score, found.ctx, found.hand
-        fan = result.total
-        base = self.rules.base_points
-        doubles = self.rules.dealer_doubles
-        deltas = dict.fromkeys(self.player_at, 0)
-        for p in self.player_at:
-            if p == winner:
-                continue
-            pay = base + fan if discarder is None or p == discarder else base
-            if doubles and self.dealer in (p, winner):  # 庄家: the dealer's payments count double
-                pay *= 2
-            deltas[p] -= pay
-            deltas[winner] += pay
+        deltas = win_deltas(result.total, winner, discarder, self.dealer, self.rules)
         self.result = HandResult(
             result="win",
             winner=winner,
@@ -808,7 +802,7 @@ class HandState:
             hand=hand,
             context=ctx,
             score=result,
-            deltas=(deltas[0], deltas[1], deltas[2], deltas[3]),
+            deltas=deltas,
         )
         out.append(
             Event(

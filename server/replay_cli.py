@@ -1,39 +1,26 @@
 """``guobiao replay FILE``: re-run logged matches through the engine and check them.
 
-Reads an action log written by ``guobiao simulate --log`` (or the server), replays
-every match from its seed, checks each hand ends exactly as its ``result`` line
-says, and prints the hands. Exit status 1 when a match does not replay.
+Reads an action log written by ``guobiao simulate --log`` (or the server; the lines are
+those of ``engine.matchlog``), replays every match from its seed (``Match.replay``), checks
+each hand ends exactly as its ``result`` line says, and prints the hands. Exit status 1 when
+a match does not replay.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable, Iterator
 
-from engine.actions import Action
 from engine.errors import MahjongError
 from engine.match import HandRecord
+from engine.matchlog import LogError, LoggedMatch
+from engine.matchlog import read_log as parse_log
 from engine.notation import format_hand
-from engine.rules import RulesError, RuleSet, rule_set_from_dict
-from engine.simulation import LoggedAction, LoggedResult, replay
+from engine.rules import RuleSet
 from server.presets import PresetError, load_presets
 
-
-class LogError(ValueError):
-    """A log line that is not of the documented form."""
-
-
-@dataclass
-class LoggedMatch:
-    match: int
-    seed: int
-    rules: RuleSet
-    line: int
-    steps: list[LoggedAction | LoggedResult] = field(default_factory=list)
+__all__ = ["LogError", "LoggedMatch", "read_log", "run"]
 
 
 def add_parser(
@@ -67,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     hands = 0
     for logged in matches:
         try:
-            match = replay(logged.seed, logged.steps, logged.rules, logged.match)
+            match = logged.replay()
         except MahjongError as exc:
             failed += 1
             print(f"match {logged.match} (line {logged.line}): does not replay: {exc}")
@@ -93,59 +80,15 @@ def describe(record: HandRecord) -> str:
     return f"{head}player {r.winner} wins {how}: {format_hand(r.hand)}, {r.score.total} fan"
 
 
-def _logged_rules(entry: dict[str, Any]) -> RuleSet:
-    """The rules of a match line: its stored options, or (older logs) its preset's."""
-    if "rule_options" in entry:
-        try:
-            return rule_set_from_dict(entry["rule_options"])
-        except RulesError as exc:
-            raise LogError(str(exc)) from None
-    name = entry.get("rules", "mcr")
+def _preset(name: str) -> RuleSet:
+    """The rules of an older log's match line, which names only its preset."""
     presets = load_presets()
     if name not in presets:
         raise LogError(f"unknown rule set {name!r}")
     return presets[name]
 
 
-def read_log(lines: Any) -> Iterator[LoggedMatch]:
-    """Parse a log into matches; raise ``LogError`` naming the line of the first bad entry."""
-    current: LoggedMatch | None = None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError as exc:
-            raise LogError(f"line {number}: not valid JSON: {exc}") from None
-        if not isinstance(entry, dict):
-            raise LogError(f"line {number}: expected a JSON object")
-        kind = entry.get("type")
-        try:
-            if kind == "match":
-                if current is not None:
-                    yield current
-                current = LoggedMatch(
-                    int(entry["match"]), int(entry["seed"]), _logged_rules(entry), number
-                )
-            elif kind in ("action", "result"):
-                if current is None:
-                    raise LogError("an entry before any 'match' line")
-                if entry.get("match") != current.match:
-                    raise LogError(f"belongs to match {entry.get('match')!r}, not {current.match}")
-                hand = int(entry["hand"])
-                if kind == "action":
-                    player = int(entry["player"])
-                    action = Action.from_dict(entry["action"])
-                    current.steps.append(LoggedAction(hand, player, action))
-                else:
-                    if not isinstance(entry.get("record"), dict):
-                        raise LogError("a 'result' line needs a 'record' object")
-                    current.steps.append(LoggedResult(hand, entry["record"]))
-            else:
-                raise LogError(f"unknown entry type {kind!r}; expected match, action or result")
-        except LogError as exc:
-            raise LogError(f"line {number}: {exc}") from None
-        except (KeyError, TypeError, ValueError, MahjongError) as exc:
-            raise LogError(f"line {number}: malformed {kind} entry: {exc!r}") from None
-    if current is not None:
-        yield current
+def read_log(lines: Iterable[str]) -> Iterator[LoggedMatch]:
+    """Parse a log into matches (``engine.matchlog.read_log``, presets from the config);
+    raise ``LogError`` naming the line of the first bad entry."""
+    return parse_log(lines, _preset)

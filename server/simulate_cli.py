@@ -20,6 +20,7 @@ from typing import IO
 
 from engine.bots import BOTS, make_bot
 from engine.match import HandRecord, Match
+from engine.matchlog import log_lines
 from engine.simulation import match_seeds, play_match
 from server.cli_args import positive_int
 from server.presets import PresetError, load_presets
@@ -109,41 +110,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def write_log(log: IO[str], match: Match, bot: str) -> None:
-    """The match line, then each hand's actions and its result line.
-
-    The match line carries the rule options themselves, so that a replay uses
-    the rules the match was played with even if the preset changes later.
-    """
-    header = {
-        "type": "match",
-        "match": match.match_id,
-        "seed": match.seed,
-        "rules": match.rules.name,
-        "rule_options": match.rules.to_dict(),
-        "bots": [bot] * 4,
-    }
-    log.write(json.dumps(header) + "\n")
-    actions = iter(match.log)
-    pending = next(actions, None)
-    for record in match.records:
-        while pending is not None and pending[0] + 1 == record.hand_no:
-            _, player, action = pending
-            line = {
-                "type": "action",
-                "match": match.match_id,
-                "hand": record.hand_no,
-                "player": player,
-                "action": action.to_dict(),
-            }
-            log.write(json.dumps(line) + "\n")
-            pending = next(actions, None)
-        result = {
-            "type": "result",
-            "match": match.match_id,
-            "hand": record.hand_no,
-            "record": record.to_dict(),
-        }
-        log.write(json.dumps(result, ensure_ascii=False) + "\n")
+    """The match's lines of the match log (``engine.matchlog``): the match line with the
+    rule options and the bots, then each hand's actions and its result line."""
+    for line in log_lines(match, bots=[bot] * 4):
+        log.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
 def summary(records: list[HandRecord], elapsed: float, cpu: float, args: argparse.Namespace) -> str:

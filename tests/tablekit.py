@@ -23,13 +23,14 @@ deal: ``indicator`` puts it (and any flowers turned up before it) there, before 
 from __future__ import annotations
 
 import copy
+import json
 import random
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from engine import simulation
+from engine import matchlog, simulation
 from engine.actions import PASS, WIN, Action, ActionKind, Event
 from engine.bots import Bot, make_bot
 from engine.forms import is_winning
@@ -39,7 +40,7 @@ from engine.notation import parse_tiles
 from engine.rules import MCR, RuleSet
 from engine.scoring import WinContext, score
 from engine.shanten import shanten
-from engine.table import HandState, Phase, View, is_plain_mcr
+from engine.table import HandResult, HandState, Phase, View, is_plain_mcr
 from engine.tiles import EAST, FIRST_FLOWER, N_KINDS, Tile, Wind, counts_of, tiles_of
 from engine.wall import Wall, full_set
 
@@ -180,7 +181,17 @@ def tiles_everywhere(state: HandState) -> Counter[Tile]:
             found.update(meld.tiles)
         found.update(t for t, claimed in state.river[p] if not claimed)
         found.update(state.flowers[p])
+    result = state.result
+    if result is not None and _robbed(result):
+        assert result.win_tile is not None
+        found[result.win_tile] += 1  # the robbed tile: the winner's, in nobody's hand
     return found
+
+
+def _robbed(result: HandResult) -> bool:
+    """Whether ``result`` is a win robbing a kong (抢杠和)."""
+    ctx = result.context
+    return ctx is not None and ctx.kong and not ctx.self_drawn
 
 
 def check_conservation(state: HandState) -> None:
@@ -195,7 +206,12 @@ def check_conservation(state: HandState) -> None:
         if state.phase is Phase.ROB and p == state.current:
             moving = True  # the added tile is still in the hand while robbers answer
         if state.phase is Phase.OVER:
-            assert size in (13, 14)
+            # 13 tiles (melds counted as 3); a self-drawn winner holds its winning tile too,
+            # which on a discard or a robbed kong is counted once, where it came from.
+            result = state.result
+            assert result is not None
+            won = p == result.winner and result.context is not None and result.context.self_drawn
+            assert size == (14 if won else 13), (p, size, result.result, result.winner)
         else:
             assert size == (14 if moving else 13), (p, size, state.phase)
 
@@ -471,6 +487,39 @@ def play_bots(
 
     bots = [Checked(make_bot(name, seed * 4 + p)) for p, name in enumerate(names)]
     return simulation.play_match(seed, bots, rules), seen
+
+
+class RecordingMatch(Match):
+    """A match that keeps every hand's events (``Match`` keeps only the current hand)."""
+
+    def __init__(self, seed: int, rules: RuleSet = MCR, match_id: int = 0) -> None:
+        super().__init__(seed, rules, match_id)
+        self.hand_events: list[list[Event]] = []
+
+    def start_hand(self) -> list[Event]:
+        events = super().start_hand()
+        assert self.hand is not None
+        self.hand_events.append(self.hand.events)  # the hand's list, complete once it ends
+        return events
+
+
+def log_text(match: Match) -> list[str]:
+    """``match``'s match log (``engine.matchlog``) as the JSON lines of a log file."""
+    return [json.dumps(line, ensure_ascii=False) for line in matchlog.log_lines(match)]
+
+
+def replay(match: Match) -> RecordingMatch:
+    """``match`` rebuilt through its own log: written, read back and ``Match.replay``-ed
+    from the seed, every hand's result line checked."""
+
+    def no_preset(name: str) -> RuleSet:
+        raise AssertionError(f"the log names its rule options, not only a preset ({name!r})")
+
+    (logged,) = matchlog.read_log(log_text(match), no_preset)
+    assert (logged.seed, logged.rules, logged.match) == (match.seed, match.rules, match.match_id)
+    return RecordingMatch.replay(
+        logged.seed, logged.rules, logged.actions, logged.match, results=logged.results
+    )
 
 
 def drive(

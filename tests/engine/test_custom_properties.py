@@ -30,7 +30,7 @@ from engine.bots import make_bot
 from engine.errors import IllegalAction
 from engine.match import HandRecord, Match
 from engine.rules import RuleSet, Wilds, custom_rules
-from engine.simulation import LoggedAction, LoggedResult, play_match, replay
+from engine.simulation import play_match
 from engine.table import HandState, Phase, View
 from engine.tiles import FIRST_FLOWER, N_FLOWERS, N_KINDS, counts_of
 from engine.wilds import shanten_with_wilds
@@ -148,38 +148,13 @@ def refuse(match: Match, player: int, action: Action, tried: Counter[str]) -> No
     assert (match.log, match.scores, match.records) == state
 
 
-def steps_of(match: Match) -> list[LoggedAction | LoggedResult]:
-    """The match's log as ``engine.simulation.replay`` takes it, every result after its hand."""
-    steps: list[LoggedAction | LoggedResult] = []
-    for k, (hand_index, player, action) in enumerate(match.log):
-        steps.append(LoggedAction(hand_index + 1, player, action))
-        last = k + 1 == len(match.log) or match.log[k + 1][0] != hand_index
-        if last:
-            steps.append(LoggedResult(hand_index + 1, match.records[hand_index].to_dict()))
-    return steps
-
-
-def replayed_events(match: Match) -> list[list[Event]]:
-    """The events of every hand of a fresh match fed ``match``'s log."""
-    again = Match(match.seed, match.rules)
-    out: list[list[Event]] = []
-    for hand_index, player, action in match.log:
-        while again.hand_index < hand_index:
-            again.start_hand()
-            assert again.hand is not None
-            out.append(again.hand.events)
-        again.apply(player, action)
-    assert again.over and again.records == match.records
-    return out
-
-
 def check_replay(match: Match, events: list[list[Event]]) -> None:
-    again = replay(match.seed, steps_of(match), match.rules)
+    again = tablekit.replay(match)  # through the match log, every result checked
     assert again.over
     assert again.records == match.records
     assert [r.to_dict() for r in again.records] == [r.to_dict() for r in match.records]
     assert again.scores == match.scores and again.log == match.log
-    assert replayed_events(match) == events
+    assert again.hand_events == events
 
 
 @pytest.mark.parametrize(("rules", "seed"), CASES)

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 from engine.actions import Action, ActionKind, Event
 from engine.errors import IllegalAction
-from engine.match import HANDS_PER_ROUND, SEATING, Match, hand_seeds
-from engine.table import Phase
+from engine.match import HANDS_PER_ROUND, SEATING, Match, ReplayError, hand_seeds
+from engine.table import HandState, Phase
 from engine.tiles import FIRST_FLOWER, N_FLOWERS, N_KINDS, Wind
 
 DEFAULT_MATCHES = 2
@@ -287,20 +287,6 @@ def test_views_leak_nothing(seed: int) -> None:
     tablekit.play_match(seed, after=after)
 
 
-def replay(seed: int, log: list[tuple[int, int, Action]]) -> tuple[Match, list[list[Event]]]:
-    match = Match(seed)
-    events: list[list[Event]] = []
-    for hand_index, player, action in log:
-        while match.hand_index < hand_index:
-            match.start_hand()
-            assert match.hand is not None
-            events.append(match.hand.events)
-        match.apply(player, action)
-    while not match.over:  # hands that end without an action (never in practice)
-        match.start_hand()
-    return match, events
-
-
 @pytest.mark.parametrize("seed", SEEDS)
 def test_replay_from_seed_and_log(seed: int) -> None:
     events: list[list[Event]] = []
@@ -312,7 +298,8 @@ def test_replay_from_seed_and_log(seed: int) -> None:
             events.append(hand.events)
 
     match = tablekit.play_match(seed, bot_seed=seed + 1000, after=after)
-    again, replayed_events = replay(seed, match.log)
+    again = tablekit.replay(match)
+    replayed_events = again.hand_events
     assert again.over
     assert again.records == match.records
     assert [r.to_dict() for r in again.records] == [r.to_dict() for r in match.records]
@@ -321,3 +308,97 @@ def test_replay_from_seed_and_log(seed: int) -> None:
     assert replayed_events == events
     # The same seed and bots play the same match.
     assert tablekit.play_match(seed, bot_seed=seed + 1000).log == match.log
+
+
+def store_rows(match: Match) -> list[tuple[int, int, int, dict[str, object]]]:
+    """``match``'s actions as the server stores them: (seq from 1, hand_no, player, action)."""
+    return [
+        (seq, hand_index + 1, player, action.to_dict())
+        for seq, (hand_index, player, action) in enumerate(match.log, 1)
+    ]
+
+
+def state_of(hand: HandState) -> dict[str, object]:
+    """Everything of a hand but its cache of the public seat views."""
+    state = tablekit.snapshot(hand)
+    del state["_public"]
+    return state
+
+
+def test_a_replay_stops_exactly_where_the_log_ends() -> None:
+    # The server restores an unfinished match from the stored rows: every prefix of the log
+    # must rebuild the match exactly as it stood after that many actions.
+    match = Match(11)
+    rows: list[tuple[int, int, int, dict[str, object]]] = []
+    bot = tablekit.RandomBot(11)
+    checked = 0
+    while not match.over and match.hand_index < 2:
+        match.start_hand()
+        hand = match.hand
+        assert hand is not None
+        while hand.phase is not Phase.OVER:
+            player = hand.awaiting()[0]
+            action = bot.choose(hand, player)
+            match.apply(player, action)
+            rows.append((len(rows) + 1, match.hand_index + 1, player, action.to_dict()))
+            if len(rows) % 7 == 0 or hand.phase is Phase.OVER:
+                again = Match.replay(match.seed, match.rules, rows)
+                assert again.hand is not None and again.hand_index == match.hand_index
+                assert state_of(again.hand) == state_of(hand)
+                for viewer in (0, 1, 2, 3, None):
+                    assert again.hand.view(viewer) == hand.view(viewer)
+                assert (again.records, again.scores, again.log) == (
+                    match.records,
+                    match.scores,
+                    match.log,
+                )
+                checked += 1
+    assert checked > 3
+    # A log that ends with a hand over leaves it over: the next hand is not dealt.
+    again = Match.replay(match.seed, match.rules, rows)
+    assert again.hand is not None and again.hand.phase is Phase.OVER
+    assert again.hand_index == match.hand_index == 2 and len(again.records) == 3
+    assert Match.replay(match.seed, match.rules, []).hand is None
+
+
+def test_a_replay_names_the_line_that_does_not_replay() -> None:
+    match = tablekit.play_match(4)
+    rows = store_rows(match)
+    # An action that is not legal where the log puts it.
+    seq, hand_no, player, _ = rows[5]
+    bad = [*rows[:5], (seq, hand_no, (player + 1) % 4, rows[5][3]), *rows[6:]]
+    with pytest.raises(ReplayError) as info:
+        Match.replay(match.seed, match.rules, bad)
+    assert info.value.line == 6 and str(info.value).startswith("line 6: hand 1, player ")
+    cause = info.value.__cause__
+    assert isinstance(cause, IllegalAction) and cause.code == "not_your_turn"
+    assert str(info.value).endswith("to play, not yours")
+    # A malformed action.
+    broken = [*rows[:2], (3, 1, rows[2][2], {"type": "discard", "tile": "xx"}), *rows[3:]]
+    with pytest.raises(ReplayError, match=r"^line 3: hand 1, player \d, action "):
+        Match.replay(match.seed, match.rules, broken)
+    # A hand out of order, and a hand left unfinished.
+    first_of_2 = next(i for i, row in enumerate(rows) if row[1] == 2)
+    back = [*rows[: first_of_2 + 1], (first_of_2 + 2, 1, 0, rows[0][3])]
+    with pytest.raises(ReplayError, match=f"^line {first_of_2 + 2}: hand 1 after hand 2"):
+        Match.replay(match.seed, match.rules, back)
+    skipping = [*rows[: first_of_2 - 1], rows[first_of_2]]
+    with pytest.raises(ReplayError, match=f"line {rows[first_of_2][0]}: hand 1 is not over"):
+        Match.replay(match.seed, match.rules, skipping)
+
+
+def test_a_replay_checks_the_logged_results() -> None:
+    match = tablekit.play_match(6)
+    rows = store_rows(match)
+    last_of_1 = max(i for i, row in enumerate(rows) if row[1] == 1)
+    record = match.records[0].to_dict()
+    # Results are checked where their lines fall: after hand 1's last action.
+    line = rows[last_of_1][0]
+    rows_after = [(r[0] * 2, *r[1:]) for r in rows]  # room for a result line between actions
+    ok = Match.replay(match.seed, match.rules, rows_after, results=[(line * 2 + 1, 1, record)])
+    assert ok.records == match.records
+    with pytest.raises(ReplayError, match=f"^line {line * 2 - 1}: hand 1 is not over"):
+        Match.replay(match.seed, match.rules, rows_after, results=[(line * 2 - 1, 1, record)])
+    wrong = {**record, "scores": [1, 2, 3, -6]}
+    with pytest.raises(ReplayError, match=r"hand 1 replays differently \(logged, replayed\)"):
+        Match.replay(match.seed, match.rules, rows_after, results=[(line * 2 + 1, 1, wrong)])

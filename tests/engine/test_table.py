@@ -313,6 +313,13 @@ def test_robbing_the_kong() -> None:
     fan = result.score.total
     assert result.deltas == (-8, -(8 + fan), 3 * 8 + fan, -8)  # the kong-er pays as discarder
     assert state.melds[1] == [Meld(MeldKind.PUNG, tile("7p"), 1)]  # the kong never stood
+    # The robbed tile left the declarer's hand: the hand end shows it once, as the winner's.
+    assert tile("7p") not in concealed(state, 1)
+    (end,) = [e for e in state.events if e.kind == "hand_end"]
+    assert "7p" not in end.data["hands"][1]["concealed"]
+    assert end.data["hands"][1]["melds"] == ["[777p,1]"]
+    (win,) = [e for e in state.events if e.kind == "win"]
+    assert win.data["tile"] == "7p"
     payments_hold(state)
 
 
@@ -961,3 +968,81 @@ def test_draw_and_deal_events_to_others_carry_no_tile() -> None:
         (seen,) = [e for e in draws if e.visible_to(viewer)]
         assert ("tile" in seen.data) == (viewer == 1)
     tablekit.check_views(state, state.events)
+
+
+# ---------------------------------------------- rulings T6..T8 (docs/rulings.md) ---
+
+
+def test_ruling_t6_a_kong_replacement_that_is_the_last_tile() -> None:
+    # Player 2 is dealt the eight flowers (replaced by the tail's eight tiles) and three 9s.
+    # The last two tiles of the wall are 9s (drawn by player 2 from the head as the 82nd
+    # draw) and 5p, the last tile, which its concealed kong takes from the tail.
+    hands = {
+        0: Q2 + "N9p",
+        1: Q3 + "N",
+        2: "f1f2f3f4f5f6f7f8 999s12m",
+        3: Q4 + "N",
+    }
+    state = deal(hands, tail="3456789m 5p", last="9s 5p")
+    assert state.wall.remaining == 83 and len(state.flowers[2]) == 8
+    tablekit.drive(state, lambda s: s.wall.remaining == 1)
+    assert state.current == 2 and state.drawn == tile("9s")
+    state.apply(2, act("concealed_kong", "9s"))
+    assert state.wall.remaining == 0 and state.drawn == tile("5p") and state.kong_draw
+    assert WIN in state.legal_actions(2)
+    state.apply(2, WIN)
+    result = state.result
+    assert result is not None and result.context is not None
+    assert result.context.self_drawn and result.context.kong and result.context.wall_last
+    # Both: 杠上开花 (the tile drawn after the kong) and 妙手回春 (the last tile of the wall).
+    assert {Fan.OUT_WITH_REPLACEMENT_TILE, Fan.LAST_TILE_DRAW} <= fans(state)
+    assert Fan.SELF_DRAWN not in fans(state)
+    payments_hold(state)
+
+
+def test_ruling_t7_a_flower_replacement_that_is_the_last_tile() -> None:
+    # Player 3 is dealt seven flowers (the tail's seven tiles replace them) and waits on 7p.
+    # The last two tiles of the wall are f8, which player 3 draws from the head as the 83rd
+    # draw, and 7p, the last tile, its replacement from the tail.
+    hands = {
+        0: Q1 + "C",
+        1: Q2 + "N",
+        2: Q3 + "N",
+        3: "f1f2f3f4f5f6f7 123456m",
+    }
+    state = deal(hands, tail="789m22s68p", last="f8 7p")
+    assert state.wall.remaining == 84
+    assert concealed(state, 3) == sorted(tiles("123456789m22s68p"))
+    tablekit.drive(state, lambda s: s.wall.remaining == 0)
+    assert state.current == 3 and state.drawn == tile("7p") and not state.kong_draw
+    assert state.flowers[3][-1] == tile("f8")
+    draws = [e.data["source"] for e in state.events[-5:] if e.kind == "draw" and e.to == 3]
+    assert draws == ["wall", "flower"]
+    state.apply(3, WIN)
+    result = state.result
+    assert result is not None and result.context is not None
+    assert result.context.self_drawn and result.context.wall_last and not result.context.kong
+    assert Fan.LAST_TILE_DRAW in fans(state)  # 妙手回春, not 杠上开花
+    assert Fan.OUT_WITH_REPLACEMENT_TILE not in fans(state)
+    assert fan_count(state, Fan.FLOWER_TILES) == 8
+    payments_hold(state)
+
+
+def test_ruling_t8_the_dealer_wins_with_the_last_tile_it_took() -> None:
+    # No flower: the 14th tile is the winning tile. 123456789m234p5s + 5s waits on 5s alone.
+    state = deal({0: "123456789m234p5s 5s", 1: Q2 + "N", 2: Q3 + "N", 3: Q4 + "N"})
+    state.apply(0, WIN)
+    assert state.result is not None and state.result.win_tile == tile("5s")
+    assert Fan.SINGLE_WAIT in fans(state) and Fan.CLOSED_WAIT not in fans(state)
+    payments_hold(state)
+    # A flower dealt to the dealer: its replacement, the last tile it took, is the winning
+    # tile (here 3p, which 123456789m24p55s waits on alone), not the 14th tile (5s).
+    state = deal({0: "123456789m24p5s f1 5s", 1: Q2 + "N", 2: Q3 + "N", 3: Q4 + "N"}, tail="3p")
+    assert state.drawn == tile("3p")
+    state.apply(0, WIN)
+    result = state.result
+    assert result is not None and result.context is not None
+    assert result.win_tile == tile("3p") and result.context.self_drawn
+    assert result.context.flowers == 1
+    assert Fan.CLOSED_WAIT in fans(state) and Fan.SINGLE_WAIT not in fans(state)
+    payments_hold(state)

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from engine.bots import make_bot
-from engine.simulation import replay
 from server.app import App
 from server.client import Client, play
 from server.replay_cli import read_log
@@ -131,7 +130,7 @@ async def test_four_network_bots_play_a_whole_match(
         status, body = await http_get(app.port, f"/api/matches/{match_id}/log")
         assert status == 200, body
         (logged,) = read_log(body.splitlines())
-        replayed = replay(logged.seed, logged.steps, logged.rules, logged.match)
+        replayed = logged.replay()
         assert replayed.scores == scores and len(replayed.records) == 16
     finally:
         for client in (*clients, watcher):
@@ -201,7 +200,7 @@ async def test_network_bots_play_a_custom_match(app: App, http_get: HttpGet, pre
         assert status == 200, body
         (logged,) = read_log(body.splitlines())
         assert logged.rules == rules
-        replayed = replay(logged.seed, logged.steps, logged.rules, logged.match)
+        replayed = logged.replay()
         assert replayed.scores == end["scores"] and len(replayed.records) == len(hands)
     finally:
         for client in (*clients, watcher):

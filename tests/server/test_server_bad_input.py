@@ -24,7 +24,6 @@ from websockets.exceptions import ConnectionClosed
 from engine.actions import Action
 from engine.bots import Bot, make_bot
 from engine.notation import parse_tiles
-from engine.simulation import replay
 from engine.tiles import N_KINDS, name
 from server.app import RATE_STRIKES, App
 from server.client import view_from_dict
@@ -700,7 +699,7 @@ async def test_refused_actions_change_nothing_and_the_match_still_finishes(app: 
     log = await app.store.match_log(match_id)
     assert log is not None
     (logged,) = read_log([json.dumps(line) for line in log])
-    replayed = replay(logged.seed, logged.steps, logged.rules, logged.match)
+    replayed = logged.replay()
     assert replayed.scores == end["scores"] and len(replayed.records) == 16
     assert len(replayed.log) == len(stored)
 

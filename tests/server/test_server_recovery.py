@@ -36,7 +36,7 @@ from engine.actions import Action, Event
 from engine.bots import make_bot
 from engine.match import Match
 from engine.rules import MCR
-from engine.simulation import play_match, replay
+from engine.simulation import play_match
 from engine.table import Phase
 from server.app import App
 from server.client import Client, Incoming, RequestTimeout, TableState, play
@@ -156,7 +156,7 @@ async def check_log_kept(url: str, match_id: int, before: list[Any]) -> None:
     assert [a.seq for a in after] == list(range(1, len(after) + 1))
     assert lines is not None
     (logged,) = read_log(json.dumps(line) for line in lines)
-    replayed = replay(logged.seed, logged.steps, logged.rules, logged.match)
+    replayed = logged.replay()
     assert len(replayed.records) == 16
 
 
