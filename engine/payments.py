@@ -1,6 +1,6 @@
 """Who pays whom when a hand is won: pure functions of the fan, the seats and the rules.
 
-MCR (``shared/rules/README.md``, "Payments"), the 8-point base: on a self-draw each of the
+MCR (docs/rules.md, "Payments"), the 8-point base: on a self-draw each of the
 three others pays 8 + fan; on a discard the discarder pays 8 + fan and each of the two
 others 8. Flowers count in the fan. A drawn hand pays nothing.
 
