@@ -291,14 +291,14 @@ async def login(
     key = account_key(username)
     if guard is not None:
         guard.check_login(address, key)
+        # Counted as a failure until it succeeds: attempts sent together all see it.
+        guard.backoff.failed(key)
     player = await store.get_player(username) if isinstance(username, str) else None
     stored = player.password_hash if player is not None else None
     # Check a password even when there is none to check (unknown name, guest), so the
     # time taken does not tell whether an account exists.
     ok = await _hashing(guard, verify_password, str(password), stored or DUMMY_HASH)
     if player is None or stored is None or not ok:
-        if guard is not None:
-            guard.backoff.failed(key)
         raise AccountError("auth_failed", "wrong username or password")
     if guard is not None:
         guard.backoff.succeeded(key)
