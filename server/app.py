@@ -66,6 +66,7 @@ class Connection:
         self.tokens = float(limits.message_burst)
         self.refilled = time.monotonic()
         self.strikes = 0
+        self.refusals = 0  # account requests refused by a limit in a row
         self.tables: set[Table] = set()
         self.dropped = False
         self.writer = asyncio.create_task(self._write(), name="writer")
@@ -143,6 +144,12 @@ class Connection:
                     payload = {"code": exc.code, "reason": exc.reason}
                     payload["retry_after"] = exc.retry_after
                     self.send(encode("error", payload, protocol.request_id(frame)))
+                    # Asking again and again without waiting is a flood: cheap to refuse,
+                    # but not free, so it costs the connection like any other.
+                    self.refusals += 1
+                    if self.refusals >= RATE_STRIKES:
+                        await self.ws.close(1008, "rate limit exceeded")
+                        return
                 except (AccountError, LobbyError) as exc:
                     self.send(error(exc.code, exc.reason, protocol.request_id(frame)))
                 except Exception:
@@ -211,6 +218,7 @@ class Connection:
             else:
                 player, token, expires = await accounts.resume(app.store, m.token)
             self.username, self.token = player.username, token
+            self.refusals = 0
             self.send(
                 encode(
                     "session",

@@ -19,8 +19,8 @@ from sqlalchemy import func, select
 
 from server import accounts
 from server.accounts import AccountError, Guard, HashPool, RateLimited
-from server.app import App
-from server.client import Client, ServerError
+from server.app import RATE_STRIKES, App
+from server.client import Client, ConnectionLost, ServerError
 from server.config import AccountsSection, Config, ConfigError, DatabaseSection, ServerSection
 from server.config import load as load_config
 from server.db.models import Player, PlayerSession
@@ -561,14 +561,20 @@ async def test_a_refusal_on_the_wire_carries_retry_after(start_server: Any) -> N
 
 
 async def _flood(url: str, victim: str, stop: asyncio.Event, counts: Counter[str]) -> None:
-    """Wrong-password logins for ``victim`` as fast as the server answers."""
-    async with await Client.connect(url, rate=None, timeout=30) as client:
-        while not stop.is_set():
-            try:
-                await client.login(victim, "wrong horse battery")
-                counts["ok"] += 1
-            except ServerError as exc:
-                counts[exc.code] += 1
+    """Wrong-password logins for ``victim`` as fast as the server answers, connecting
+    again whenever the server closes the connection."""
+    while not stop.is_set():
+        counts["connections"] += 1
+        async with await Client.connect(url, rate=None, timeout=30) as client:
+            while not stop.is_set():
+                try:
+                    await client.login(victim, "wrong horse battery")
+                    counts["ok"] += 1
+                except ServerError as exc:
+                    counts[exc.code] += 1
+                except ConnectionLost:
+                    counts["closed"] += 1
+                    break
 
 
 @pytest.mark.asyncio
@@ -594,7 +600,8 @@ async def test_a_login_flood_during_a_live_match_is_refused_and_the_match_plays_
 
     q, f = quiet.to_dict()["latency_ms"], flooded.to_dict()["latency_ms"]
     print(
-        f"\nlogin flood: {sum(counts.values())} logins in {elapsed:.1f} s, {dict(counts)}; "
+        f"\nlogin flood: {counts['auth_failed'] + counts['rate_limited']} logins in "
+        f"{elapsed:.1f} s, {dict(counts)}; "
         f"action-to-update latency p50 {q['p50']:.2f} ms quiet, {f['p50']:.2f} ms flooded "
         f"(p95 {q['p95']:.2f} / {f['p95']:.2f} ms; {q['samples']} / {f['samples']} updates)"
     )
@@ -603,7 +610,10 @@ async def test_a_login_flood_during_a_live_match_is_refused_and_the_match_plays_
     # No more hashes than the address's bucket holds plus what it refilled meanwhile.
     limits = app.config.accounts
     assert counts["auth_failed"] <= limits.login_burst + limits.login_per_minute / 60 * elapsed
-    assert not set(counts) - {"auth_failed", "rate_limited"}
+    # A connection that keeps asking is closed after RATE_STRIKES refusals in a row.
+    assert counts["closed"] >= 1
+    assert counts["rate_limited"] <= RATE_STRIKES * counts["connections"]
+    assert not set(counts) - {"auth_failed", "rate_limited", "closed", "connections"}
     # The match was served meanwhile, without errors or drops.
     assert flooded.actions_sent > 0 and f["samples"] > 0
     assert not flooded.errors and flooded.dropped == 0
