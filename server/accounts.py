@@ -157,7 +157,11 @@ def guest_name(digits: int = 4) -> str:
 
 class HashPool:
     """Password hashing in ``workers`` threads, with at most ``queue`` hashes waiting for
-    one: beyond that ``run`` refuses at once (``RateLimited``) rather than queueing."""
+    one: beyond that ``run`` refuses at once (``RateLimited``) rather than queueing.
+
+    A request may ``reserve`` its place first (refused at once if there is none), then
+    ``run_reserved`` its hash, or ``release`` the place if it ends before hashing: so a
+    refusal happens before anything else is done or counted for that request."""
 
     def __init__(self, workers: int, queue: int) -> None:
         self.workers = workers
@@ -170,20 +174,34 @@ class HashPool:
     def pending(self) -> int:
         return self._pending
 
-    async def run(self, work: Callable[..., _T], *args: object) -> _T:
+    def reserve(self) -> None:
+        """Take a place for one hash, or raise ``RateLimited`` (busy) if there is none."""
         with self._lock:
             if self._pending >= self.capacity:
                 raise RateLimited("the server is busy checking passwords", 1)
             self._pending += 1
-        # Counted down when the work ends (or is cancelled before it starts), not when the
-        # caller stops waiting: a hash still running keeps its place.
-        future: Future[_T] = self._executor.submit(work, *args)
-        future.add_done_callback(self._finished)
-        return await asyncio.wrap_future(future)
 
-    def _finished(self, _: object) -> None:
+    def release(self, _: object = None) -> None:
+        """Give back a place (a reserved one not used, or one whose hash ended)."""
         with self._lock:
             self._pending -= 1
+
+    async def run(self, work: Callable[..., _T], *args: object) -> _T:
+        """``work(*args)`` in a worker thread, if there is a place."""
+        self.reserve()
+        return await self.run_reserved(work, *args)
+
+    async def run_reserved(self, work: Callable[..., _T], *args: object) -> _T:
+        """``work(*args)`` in a worker thread, in a place taken by ``reserve``."""
+        try:
+            future: Future[_T] = self._executor.submit(work, *args)
+        except BaseException:
+            self.release()
+            raise
+        # The place is given back when the work ends (or is cancelled before it starts),
+        # not when the caller stops waiting: a hash still running keeps its place.
+        future.add_done_callback(self.release)
+        return await asyncio.wrap_future(future)
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
@@ -206,8 +224,9 @@ class Guard:
         self.hashing = HashPool(s.hash_workers, s.hash_queue)
 
     def check_login(self, address: str, account: str) -> None:
-        """Take a login attempt for ``address`` and ``account`` or raise ``RateLimited``
-        (taking nothing). Known and unknown names are treated alike."""
+        """Take a login attempt for ``address`` and ``account``, and a place in the
+        hashing pool, or raise ``RateLimited`` (taking nothing). Known and unknown names
+        are treated alike."""
         wait = max(
             self.logins.wait(address),
             self.account_logins.wait(account),
@@ -215,13 +234,18 @@ class Guard:
         )
         if wait > 0:
             raise RateLimited("too many login attempts", wait)
+        self.hashing.reserve()  # busy: refused before it counts or costs a database read
         self.logins.take(address)
         self.account_logins.take(account)
 
     def check_register(self, address: str) -> None:
-        wait = self.registrations.take(address)
+        """Take a registration for ``address`` and a place in the hashing pool, or raise
+        ``RateLimited`` (taking nothing)."""
+        wait = self.registrations.wait(address)
         if wait > 0:
             raise RateLimited("too many registrations from your address", wait)
+        self.hashing.reserve()
+        self.registrations.take(address)
 
     def check_guest(self, address: str) -> None:
         wait = self.guests.take(address)
@@ -245,9 +269,10 @@ def account_key(username: object) -> str:
 
 
 async def _hashing(guard: Guard | None, work: Callable[..., _T], *args: object) -> _T:
+    """``work(*args)`` in a thread: the guard's pool, in the place its check reserved."""
     if guard is None:
         return await asyncio.to_thread(work, *args)
-    return await guard.hashing.run(work, *args)
+    return await guard.hashing.run_reserved(work, *args)
 
 
 # The protocol's account operations.
@@ -293,7 +318,12 @@ async def login(
         guard.check_login(address, key)
         # Counted as a failure until it succeeds: attempts sent together all see it.
         guard.backoff.failed(key)
-    player = await store.get_player(username) if isinstance(username, str) else None
+    try:
+        player = await store.get_player(username) if isinstance(username, str) else None
+    except BaseException:
+        if guard is not None:
+            guard.hashing.release()  # the place check_login reserved
+        raise
     stored = player.password_hash if player is not None else None
     # Check a password even when there is none to check (unknown name, guest), so the
     # time taken does not tell whether an account exists.

@@ -141,8 +141,11 @@ class Connection:
                 except ProtocolError as exc:
                     self.send(error(exc.code, exc.reason, protocol.request_id(frame)))
                 except accounts.RateLimited as exc:
-                    payload = {"code": exc.code, "reason": exc.reason}
-                    payload["retry_after"] = exc.retry_after
+                    payload = {
+                        "code": exc.code,
+                        "reason": exc.reason,
+                        "retry_after": exc.retry_after,
+                    }
                     self.send(encode("error", payload, protocol.request_id(frame)))
                     # Asking again and again without waiting is a flood: cheap to refuse,
                     # but not free, so it costs the connection like any other.
