@@ -16,7 +16,7 @@ For each it prints the action-to-update latency (p50, p95, p99) with its ratio t
 run, the logins answered by code, and the server's CPU use (Linux ``/proc``). Prints figures
 only: no assertion, no exit status.
 
-    .venv/bin/python benchmarks/bench_login_flood.py [--tables 2] [--seconds 5] [--connections 16]
+    .venv/bin/python benchmarks/bench_login_flood.py [--tables 2] [--seconds 5] [--connections 32]
 """
 
 from __future__ import annotations
@@ -205,7 +205,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tables", type=int, default=2, help="tables of bots (default 2)")
     parser.add_argument("--seconds", type=float, default=5.0, help="seconds per run (default 5)")
-    parser.add_argument("--connections", type=int, default=16, help="flood connections (16)")
+    parser.add_argument("--connections", type=int, default=32, help="flood connections (32)")
     parser.add_argument("--flood", metavar="URL", help=argparse.SUPPRESS)  # the child's role
     args = parser.parse_args()
     if args.flood:

@@ -46,6 +46,7 @@ log = logging.getLogger("guobiao.server")
 
 VERSION = "0.1.0"
 RATE_STRIKES = 20  # rate-limited messages before the connection is closed as abusive
+REFUSAL_PAUSE = 1.0  # seconds an account request refused by a limit waits for its answer
 
 
 class Connection:
@@ -141,14 +142,18 @@ class Connection:
                 except ProtocolError as exc:
                     self.send(error(exc.code, exc.reason, protocol.request_id(frame)))
                 except accounts.RateLimited as exc:
+                    # A refusal is cheap, so a client asking again at once could send
+                    # thousands a second: held a moment, it gets one a second on this
+                    # connection, for the cost of a sleeping task.
+                    await asyncio.sleep(REFUSAL_PAUSE)
                     payload = {
                         "code": exc.code,
                         "reason": exc.reason,
                         "retry_after": exc.retry_after,
                     }
                     self.send(encode("error", payload, protocol.request_id(frame)))
-                    # Asking again and again without waiting is a flood: cheap to refuse,
-                    # but not free, so it costs the connection like any other.
+                    # Asking again and again without waiting is a flood: it costs the
+                    # connection like any other.
                     self.refusals += 1
                     if self.refusals >= RATE_STRIKES:
                         await self.ws.close(1008, "rate limit exceeded")
