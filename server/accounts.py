@@ -9,7 +9,20 @@
 
 The service functions return ``(PlayerRow, token, expires_at)`` and raise ``AccountError``
 with the wire protocol's codes: ``bad_username``, ``weak_password``, ``username_taken``,
-``auth_failed``.
+``auth_failed``, and ``rate_limited`` (a ``RateLimited``, with ``retry_after``).
+
+Under attack (a server passes its ``Guard``; without one nothing is limited):
+
+- Token buckets per client address for logins, registrations and guests, and per account
+  name for logins; repeated failed logins of one name back off exponentially
+  (``server.limits``). An unknown name is limited, backed off and hashed exactly as a
+  known one, so neither the answer nor the work tells whether an account exists.
+- Hashing runs in a pool of ``hash_workers`` threads with at most ``hash_queue`` waiting:
+  a flood of logins is refused (``rate_limited``, busy) instead of queueing for ever and
+  taking every core from the tables.
+- Guests live as long as their session (``guest_session_days``); ``purge_guests`` then
+  deletes them, except that a guest named in a match keeps its row (match records keep
+  their names) and only loses its sessions.
 """
 
 from __future__ import annotations
@@ -17,11 +30,21 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import math
 import re
 import secrets
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 
+from server.config import AccountsSection
 from server.db.store import PlayerRow, Store, UsernameTaken
+from server.limits import Backoff, Buckets, Clock
+
+_T = TypeVar("_T")
 
 SCRYPT_N = 2**14
 SCRYPT_R = 8
@@ -41,6 +64,14 @@ class AccountError(Exception):
         super().__init__(reason)
         self.code = code
         self.reason = reason
+
+
+class RateLimited(AccountError):
+    """Refused by a limit: try again in ``retry_after`` seconds (a whole number, >= 1)."""
+
+    def __init__(self, reason: str, wait: float) -> None:
+        self.retry_after = max(1, math.ceil(wait))
+        super().__init__("rate_limited", f"{reason}; try again in {self.retry_after} s")
 
 
 # Passwords.
@@ -75,16 +106,13 @@ def _scrypt(password: str, salt: bytes, *, n: int, r: int, p: int, length: int) 
     )
 
 
-# A hash to check against when the username is unknown, so that a login takes as long
-# whether or not the player exists. Computed once, on first use.
-_DUMMY_HASH: str | None = None
-
-
-def _dummy_hash() -> str:
-    global _DUMMY_HASH  # noqa: PLW0603 (a lazily computed constant)
-    if _DUMMY_HASH is None:
-        _DUMMY_HASH = hash_password(secrets.token_urlsafe(16))
-    return _DUMMY_HASH
+# A hash to check against when the username is unknown (or a guest's, without password), so
+# that a login does the same work whether or not the player exists: the current parameters
+# and the hash of a random password nobody kept.
+DUMMY_HASH = (
+    "scrypt$16384$8$1$e89adbcbbe81df500f2708cdf5ba7d00"
+    "$f99131d65ea47828015e35c0c4bd32ca653518e9de131f177d06ec96ae2ce281"
+)
 
 
 # Names and tokens.
@@ -124,16 +152,148 @@ def guest_name(digits: int = 4) -> str:
     return f"{GUEST_PREFIX}{secrets.randbelow(10**digits):0{digits}d}"
 
 
+# Limits.
+
+
+class HashPool:
+    """Password hashing in ``workers`` threads, with at most ``queue`` hashes waiting for
+    one: beyond that ``run`` refuses at once (``RateLimited``) rather than queueing.
+
+    A request may ``reserve`` its place first (refused at once if there is none), then
+    ``run_reserved`` its hash, or ``release`` the place if it ends before hashing: so a
+    refusal happens before anything else is done or counted for that request."""
+
+    def __init__(self, workers: int, queue: int) -> None:
+        self.workers = workers
+        self.capacity = workers + queue
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="scrypt")
+        self._lock = threading.Lock()
+        self._pending = 0  # submitted and not finished (running or waiting)
+
+    @property
+    def pending(self) -> int:
+        return self._pending
+
+    def reserve(self) -> None:
+        """Take a place for one hash, or raise ``RateLimited`` (busy) if there is none."""
+        with self._lock:
+            if self._pending >= self.capacity:
+                raise RateLimited("the server is busy checking passwords", 1)
+            self._pending += 1
+
+    def release(self, _: object = None) -> None:
+        """Give back a place (a reserved one not used, or one whose hash ended)."""
+        with self._lock:
+            self._pending -= 1
+
+    async def run(self, work: Callable[..., _T], *args: object) -> _T:
+        """``work(*args)`` in a worker thread, if there is a place."""
+        self.reserve()
+        return await self.run_reserved(work, *args)
+
+    async def run_reserved(self, work: Callable[..., _T], *args: object) -> _T:
+        """``work(*args)`` in a worker thread, in a place taken by ``reserve``."""
+        try:
+            future: Future[_T] = self._executor.submit(work, *args)
+        except BaseException:
+            self.release()
+            raise
+        # The place is given back when the work ends (or is cancelled before it starts),
+        # not when the caller stops waiting: a hash still running keeps its place.
+        future.add_done_callback(self.release)
+        return await asyncio.wrap_future(future)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+class Guard:
+    """One server's account limits (``[accounts]`` in the configuration): token buckets
+    per client address and per account name, the login backoff, the hashing pool."""
+
+    def __init__(self, settings: AccountsSection, clock: Clock = time.monotonic) -> None:
+        s = settings
+        self.settings = settings
+        self.logins = Buckets(s.login_per_minute / 60, s.login_burst, clock)
+        self.account_logins = Buckets(s.account_login_per_minute / 60, s.account_login_burst, clock)
+        self.backoff = Backoff(
+            s.login_backoff_after, s.login_backoff_seconds, s.login_backoff_max_seconds, clock
+        )
+        self.registrations = Buckets(s.register_per_hour / 3600, s.register_burst, clock)
+        self.guests = Buckets(s.guest_per_hour / 3600, s.guest_burst, clock)
+        self.hashing = HashPool(s.hash_workers, s.hash_queue)
+
+    def check_login(self, address: str, account: str) -> None:
+        """Take a login attempt for ``address`` and ``account``, and a place in the
+        hashing pool, or raise ``RateLimited`` (taking nothing). Known and unknown names
+        are treated alike."""
+        wait = max(
+            self.logins.wait(address),
+            self.account_logins.wait(account),
+            self.backoff.wait(account),
+        )
+        if wait > 0:
+            raise RateLimited("too many login attempts", wait)
+        self.hashing.reserve()  # busy: refused before it counts or costs a database read
+        self.logins.take(address)
+        self.account_logins.take(account)
+
+    def check_register(self, address: str) -> None:
+        """Take a registration for ``address`` and a place in the hashing pool, or raise
+        ``RateLimited`` (taking nothing)."""
+        wait = self.registrations.wait(address)
+        if wait > 0:
+            raise RateLimited("too many registrations from your address", wait)
+        self.hashing.reserve()
+        self.registrations.take(address)
+
+    def check_guest(self, address: str) -> None:
+        wait = self.guests.take(address)
+        if wait > 0:
+            raise RateLimited("too many guest accounts from your address", wait)
+
+    def prune(self) -> None:
+        """Forget the keys that no longer limit anything (the purge task calls this)."""
+        for limit in (self.logins, self.account_logins, self.registrations, self.guests):
+            limit.prune()
+        self.backoff.prune()
+
+    def close(self) -> None:
+        self.hashing.close()
+
+
+def account_key(username: object) -> str:
+    """The key an account name is limited under: the name in lower case (whether or not
+    it exists), cut to a length no valid name exceeds so odd input cannot grow it."""
+    return str(username).lower()[:32]
+
+
+async def _hashing(guard: Guard | None, work: Callable[..., _T], *args: object) -> _T:
+    """``work(*args)`` in a thread: the guard's pool, in the place its check reserved."""
+    if guard is None:
+        return await asyncio.to_thread(work, *args)
+    return await guard.hashing.run_reserved(work, *args)
+
+
 # The protocol's account operations.
 
 
 async def register(
-    store: Store, username: str, password: str, days: int, *, now: datetime | None = None
+    store: Store,
+    username: str,
+    password: str,
+    days: int,
+    *,
+    now: datetime | None = None,
+    guard: Guard | None = None,
+    address: str = "",
 ) -> tuple[PlayerRow, str, datetime]:
-    """Create an account and log it in."""
+    """Create an account and log it in (``address`` limited by ``guard``, if given)."""
     check_username(username)
     check_password(password)
-    password_hash = await asyncio.to_thread(hash_password, password)
+    if guard is not None:
+        guard.check_register(address)
+    password_hash = await _hashing(guard, hash_password, password)
     try:
         player_id = await store.create_player(username, password_hash, guest=False, now=now)
     except UsernameTaken:
@@ -142,23 +302,51 @@ async def register(
 
 
 async def login(
-    store: Store, username: str, password: str, days: int, *, now: datetime | None = None
+    store: Store,
+    username: str,
+    password: str,
+    days: int,
+    *,
+    now: datetime | None = None,
+    guard: Guard | None = None,
+    address: str = "",
 ) -> tuple[PlayerRow, str, datetime]:
-    """Log in with a username (any case) and password."""
-    player = await store.get_player(username) if isinstance(username, str) else None
+    """Log in with a username (any case) and password (``address`` and the name limited
+    by ``guard``, if given)."""
+    key = account_key(username)
+    if guard is not None:
+        guard.check_login(address, key)
+        # Counted as a failure until it succeeds: attempts sent together all see it.
+        guard.backoff.failed(key)
+    try:
+        player = await store.get_player(username) if isinstance(username, str) else None
+    except BaseException:
+        if guard is not None:
+            guard.hashing.release()  # the place check_login reserved
+        raise
     stored = player.password_hash if player is not None else None
     # Check a password even when there is none to check (unknown name, guest), so the
     # time taken does not tell whether an account exists.
-    ok = await asyncio.to_thread(verify_password, str(password), stored or _dummy_hash())
+    ok = await _hashing(guard, verify_password, str(password), stored or DUMMY_HASH)
     if player is None or stored is None or not ok:
         raise AccountError("auth_failed", "wrong username or password")
+    if guard is not None:
+        guard.backoff.succeeded(key)
     return await _start_session(store, player.id, player.username, days, now)
 
 
 async def guest(
-    store: Store, days: int, *, now: datetime | None = None
+    store: Store,
+    days: int,
+    *,
+    now: datetime | None = None,
+    guard: Guard | None = None,
+    address: str = "",
 ) -> tuple[PlayerRow, str, datetime]:
-    """A new guest account (no password, named ``guest-NNNN``), logged in."""
+    """A new guest account (no password, named ``guest-NNNN``), logged in (``address``
+    limited by ``guard``, if given)."""
+    if guard is not None:
+        guard.check_guest(address)
     for digits in GUEST_DIGITS:
         name = guest_name(digits)
         try:
@@ -196,3 +384,19 @@ async def _start_session(
     player = await store.get_player(username)
     assert player is not None, f"player {username!r} vanished"
     return player, token, expires_at
+
+
+async def purge(
+    store: Store, guest_days: int, *, now: datetime | None = None
+) -> tuple[int, int, int]:
+    """Housekeeping: purge the guests whose lifetime (``guest_days``, their session's) is
+    over (see ``Store.purge_guests``), then delete every expired session.
+    ``(guests deleted, guests kept for their matches, sessions deleted)``."""
+    now = now or datetime.now(UTC)
+    deleted = kept = 0
+    after: int | None = 0
+    while after is not None:
+        batch = await store.purge_guests(now - timedelta(days=guest_days), now, after_id=after)
+        deleted, kept, after = deleted + batch.deleted, kept + batch.kept, batch.next_after
+    sessions = await store.delete_expired_sessions(now)
+    return deleted, kept, sessions

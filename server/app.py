@@ -46,6 +46,7 @@ log = logging.getLogger("guobiao.server")
 
 VERSION = "0.1.0"
 RATE_STRIKES = 20  # rate-limited messages before the connection is closed as abusive
+REFUSAL_PAUSE = 1.0  # seconds an account request refused by a limit waits for its answer
 
 
 class Connection:
@@ -56,12 +57,17 @@ class Connection:
         self.app = app
         self.username: str | None = None
         self.token: str | None = None
+        # The client's IP address: the account limits count per address (behind a proxy,
+        # the proxy's).
+        remote = ws.remote_address
+        self.address = str(remote[0]) if isinstance(remote, tuple) and remote else "unknown"
         self.greeted = False
         limits = app.config.limits
         self.outbox: asyncio.Queue[str | None] = asyncio.Queue(maxsize=limits.send_queue)
         self.tokens = float(limits.message_burst)
         self.refilled = time.monotonic()
         self.strikes = 0
+        self.refusals = 0  # account requests refused by a limit in a row
         self.tables: set[Table] = set()
         self.dropped = False
         self.writer = asyncio.create_task(self._write(), name="writer")
@@ -135,6 +141,23 @@ class Connection:
                     await self.dispatch(message)
                 except ProtocolError as exc:
                     self.send(error(exc.code, exc.reason, protocol.request_id(frame)))
+                except accounts.RateLimited as exc:
+                    # A refusal is cheap, so a client asking again at once could send
+                    # thousands a second: held a moment, it gets one a second on this
+                    # connection, for the cost of a sleeping task.
+                    await asyncio.sleep(REFUSAL_PAUSE)
+                    payload = {
+                        "code": exc.code,
+                        "reason": exc.reason,
+                        "retry_after": exc.retry_after,
+                    }
+                    self.send(encode("error", payload, protocol.request_id(frame)))
+                    # Asking again and again without waiting is a flood: it costs the
+                    # connection like any other.
+                    self.refusals += 1
+                    if self.refusals >= RATE_STRIKES:
+                        await self.ws.close(1008, "rate limit exceeded")
+                        return
                 except (AccountError, LobbyError) as exc:
                     self.send(error(exc.code, exc.reason, protocol.request_id(frame)))
                 except Exception:
@@ -187,19 +210,23 @@ class Connection:
         days = app.config.accounts
         if isinstance(m, (protocol.Register, protocol.Login, protocol.Guest, protocol.Resume)):
             await self._detach()  # whoever this connection was, it is someone new now
+            limit = {"guard": app.guard, "address": self.address}
             if isinstance(m, protocol.Register):
                 player, token, expires = await accounts.register(
-                    app.store, m.username, m.password, days.session_days
+                    app.store, m.username, m.password, days.session_days, **limit
                 )
             elif isinstance(m, protocol.Login):
                 player, token, expires = await accounts.login(
-                    app.store, m.username, m.password, days.session_days
+                    app.store, m.username, m.password, days.session_days, **limit
                 )
             elif isinstance(m, protocol.Guest):
-                player, token, expires = await accounts.guest(app.store, days.guest_session_days)
+                player, token, expires = await accounts.guest(
+                    app.store, days.guest_session_days, **limit
+                )
             else:
                 player, token, expires = await accounts.resume(app.store, m.token)
             self.username, self.token = player.username, token
+            self.refusals = 0
             self.send(
                 encode(
                     "session",
@@ -271,6 +298,8 @@ class App:
         self.connections: set[Connection] = set()
         self.ws_server: WsServer | None = None
         self.slow_drops = 0
+        self.guard = accounts.Guard(config.accounts)
+        self.purger: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
@@ -286,6 +315,8 @@ class App:
         restored = await self.lobby.restore()
         if restored:
             log.info("restored %s table(s) from the database", restored)
+        await self._purge()
+        self.purger = asyncio.create_task(self._purge_every(), name="purge")
         self.ws_server = await serve(
             self._handle,
             self.config.server.host,
@@ -312,8 +343,35 @@ class App:
             self.ws_server.close()  # closes every connection with 1001 (going away)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.ws_server.wait_closed(), 5)
+        if self.purger is not None:
+            self.purger.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.purger
+        self.guard.close()
         if self.store is not None:
             await self.store.close()
+
+    async def _purge(self) -> None:
+        """Expired guests and sessions out of the database, stale limits out of memory."""
+        deleted, kept, sessions = await accounts.purge(
+            self.store, self.config.accounts.guest_session_days
+        )
+        self.guard.prune()
+        if deleted or kept or sessions:
+            log.info(
+                "purged %s expired guest(s) (%s kept for their matches) and %s session(s)",
+                deleted,
+                kept,
+                sessions,
+            )
+
+    async def _purge_every(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.accounts.purge_minutes * 60)
+            try:
+                await self._purge()
+            except Exception:  # a failing database must not stop the purges for good
+                log.exception("purging expired guests and sessions failed")
 
     async def _handle(self, ws: ServerConnection) -> None:
         if len(self.connections) >= self.config.limits.max_connections:

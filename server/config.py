@@ -67,6 +67,21 @@ class RulesSection:
 class AccountsSection:
     session_days: int = 30
     guest_session_days: int = 3
+    # Limits on account requests (server/limits.py), per client address unless named so.
+    login_per_minute: float = 30.0
+    login_burst: int = 10
+    account_login_per_minute: float = 10.0
+    account_login_burst: int = 10
+    login_backoff_after: int = 5
+    login_backoff_seconds: float = 1.0
+    login_backoff_max_seconds: float = 300.0
+    register_per_hour: float = 30.0
+    register_burst: int = 10
+    guest_per_hour: float = 120.0
+    guest_burst: int = 30
+    hash_workers: int = 1
+    hash_queue: int = 16
+    purge_minutes: float = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +127,20 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("limits", "max_connections"): (1, 1000000),
     ("accounts", "session_days"): (1, 3650),
     ("accounts", "guest_session_days"): (1, 3650),
+    ("accounts", "login_per_minute"): (0.01, 100000),
+    ("accounts", "login_burst"): (1, 100000),
+    ("accounts", "account_login_per_minute"): (0.01, 100000),
+    ("accounts", "account_login_burst"): (1, 100000),
+    ("accounts", "login_backoff_after"): (0, 1000),
+    ("accounts", "login_backoff_seconds"): (0.001, 3600),
+    ("accounts", "login_backoff_max_seconds"): (0.001, 86400),
+    ("accounts", "register_per_hour"): (0.01, 1000000),
+    ("accounts", "register_burst"): (1, 100000),
+    ("accounts", "guest_per_hour"): (0.01, 1000000),
+    ("accounts", "guest_burst"): (1, 100000),
+    ("accounts", "hash_workers"): (1, 256),
+    ("accounts", "hash_queue"): (0, 100000),
+    ("accounts", "purge_minutes"): (0.1, 10080),
 }
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
     ("server", "log_level"): ("debug", "info", "warning", "error"),
@@ -206,6 +235,12 @@ def load(
         raise ConfigError(
             f"[timers] turn_seconds ({timers.turn_seconds}) must lie between min_turn_seconds "
             f"({timers.min_turn_seconds}) and max_turn_seconds ({timers.max_turn_seconds})"
+        )
+    accounts = config.accounts
+    if accounts.login_backoff_max_seconds < accounts.login_backoff_seconds:
+        raise ConfigError(
+            f"[accounts] login_backoff_max_seconds ({accounts.login_backoff_max_seconds:g}) must "
+            f"be at least login_backoff_seconds ({accounts.login_backoff_seconds:g})"
         )
     presets = config.rule_presets()
     if config.rules.preset not in presets:

@@ -742,6 +742,62 @@ class Store:
                 header["rule_options"] = match.rule_options
             return [header, *_log_lines(match.id, actions.all(), hands.all())]
 
+    # Housekeeping of guests (server.accounts.purge_guests).
+
+    async def purge_guests(
+        self, created_before: datetime, now: datetime, *, after_id: int = 0, limit: int = 500
+    ) -> GuestPurge:
+        """Remove up to ``limit`` guests (by id, after ``after_id``) created before
+        ``created_before`` with no session valid at ``now``: a guest named in a match
+        (finished, in play, or seated at an open table) keeps its row, so records keep
+        their names, and loses its sessions; any other is deleted. Call again with
+        ``after_id=result.next_after`` until that is None."""
+        async with self._write() as session:
+            valid = (
+                select(PlayerSession.id)
+                .where(
+                    PlayerSession.player_id == Player.id,
+                    PlayerSession.revoked_at.is_(None),
+                    PlayerSession.expires_at > now,
+                )
+                .exists()
+            )
+            candidates = await session.execute(
+                select(Player.id, Player.username_key)
+                .where(
+                    Player.guest.is_(True),
+                    Player.created_at < created_before,
+                    Player.id > after_id,
+                    ~valid,
+                )
+                .order_by(Player.id)
+                .limit(limit)
+            )
+            expired: dict[int, str] = dict(candidates.all())
+            if not expired:
+                return GuestPurge(0, 0, None)
+            ids = sorted(expired)
+            played = set(
+                await session.scalars(
+                    select(MatchPlayer.player_id).where(MatchPlayer.player_id.in_(ids)).distinct()
+                )
+            )
+            # Matches in play and open tables are few (bounded by the tables): their seats
+            # are read here rather than searched inside JSON, which the databases differ on.
+            seated: set[str] = set()
+            for seats in await session.scalars(select(Match.seats).where(Match.ended_at.is_(None))):
+                seated.update(s.lower() for s in seats if isinstance(s, str))
+            for seats in await session.scalars(
+                select(GameTable.seats).where(GameTable.state.in_(("waiting", "playing")))
+            ):
+                seated.update(s.lower() for s in seats if isinstance(s, str))
+            kept = sorted(i for i in ids if i in played or expired[i] in seated)
+            gone = sorted(set(ids) - set(kept))
+            await session.execute(delete(PlayerSession).where(PlayerSession.player_id.in_(ids)))
+            if gone:
+                await session.execute(delete(Player).where(Player.id.in_(gone)))
+            return GuestPurge(len(gone), len(kept), ids[-1] if len(ids) == limit else None)
+
 
 def _add_match(player: Player, score: int, won: int, lost: int, drawn: int) -> None:
     player.score += score
@@ -778,3 +834,12 @@ def _log_lines(
                 {"type": "result", "match": match_id, "hand": hand_no, "record": results[hand_no]}
             )
     return lines
+
+
+class GuestPurge(NamedTuple):
+    """What one ``Store.purge_guests`` call did; ``next_after``: where the next batch
+    starts (None: no more)."""
+
+    deleted: int
+    kept: int
+    next_after: int | None
