@@ -489,6 +489,7 @@ class Table:
                     self.window_until = now + self.claim_window_ms / 1000
                 if hand.claims_answered():
                     if now < self.window_until:
+                        self.deadline = None  # nobody is deciding: only the window is due
                         return  # _wakeup knows when
                     await self._close_claims()
                     continue

@@ -583,9 +583,12 @@ async def play_the_window(
     start_server: Callable[..., Awaitable[App]],
     monkeypatch: pytest.MonkeyPatch,
     hands: dict[int, str],
-) -> tuple[dict[str, list[str]], Clock]:
-    """Deal ``hands``; the dealer discards 5p, player 2 passes if it may answer, the window
-    runs out and player 1 draws. Returns every text each connection got, by name."""
+    *,
+    timeout: bool = False,
+) -> dict[str, list[str]]:
+    """Deal ``hands``; the dealer discards 5p, player 2 passes if it may answer (with
+    ``timeout``: its 1 s turn runs out instead), the window runs out and player 1 draws.
+    Returns every text each connection got, by name."""
     import tablekit  # noqa: PLC0415 (tests/ is on the path; only this section needs it)
 
     wall = tablekit.stacked_wall(hands, draws="9p 9m")
@@ -606,7 +609,7 @@ async def play_the_window(
     monkeypatch.setattr(server.tables, "time", types.SimpleNamespace(monotonic=clock.monotonic))
     app = await start_server(timers={"turn_seconds": 60, "claim_window_ms": WINDOW_MS})
     assert app.lobby is not None
-    table = await app.lobby.create(None, None, False)
+    table = await app.lobby.create(None, 1 if timeout else None, False)
     assert table.claim_window_ms == WINDOW_MS
     seats = [FakePeer(f"player{p}") for p in range(4)]
     spectator = FakePeer(None)
@@ -616,8 +619,15 @@ async def play_the_window(
     await until(lambda: table.match is not None and table.seq == 1, "the deal")
     assert table.match is not None and table.match.hold_claims
 
-    def poke() -> None:  # an input that changes nothing, so that the table looks at the clock
-        table.queue.put_nowait(server.tables.GoneInput(None, None))
+    stranger = FakePeer("stranger")
+
+    async def poke() -> None:
+        """Make the table look at the clock, and wait until it has: a stranger's sync is
+        refused (to the stranger alone) and the table drives on; the second refusal comes
+        once it is done with the first."""
+        for told in (len(stranger.texts), len(stranger.texts) + 1):
+            await table.queue.put(server.tables.SyncInput(stranger, None))
+            await until(lambda n=told: len(stranger.texts) > n, "the stranger's refusal")
 
     discard = server.tables.PlayInput(
         seats[0], None, table.seq, Action.from_dict({"type": "discard", "tile": "5p"})
@@ -627,13 +637,19 @@ async def play_the_window(
     hand = table.match.hand
     assert hand is not None
     may_answer = bool(hand.legal_actions(2))
-    if may_answer:
+    elapsed = 0.0
+    if timeout:  # the server passes for player 2 when its turn is up, not sooner
+        clock.now += 1.5
+        elapsed += 1.5
+        await poke()
+    elif may_answer:
         await table.queue.put(
             server.tables.PlayInput(seats[2], None, 2, Action.from_dict({"type": "pass"}))
         )
     await until(hand.claims_answered, "every answer in")
-    # A second into the window everyone but player 2 asks for a full update.
+    # A second later everyone but player 2 asks for a full update.
     clock.now += 1.0
+    elapsed += 1.0
     readers = (seats[0], seats[1], seats[3], spectator)
     asked = [len(peer.texts) for peer in readers]
     for peer in readers:
@@ -643,28 +659,28 @@ async def play_the_window(
     )
     # Nothing goes on before the window has passed: not the draw, not even a seq.
     heard = {peer.username: len(peer.texts) for peer in (*seats, spectator)}
-    clock.now += WINDOW_MS / 1000 - 1.0 - 0.01
-    poke()
-    await asyncio.sleep(0.05)
+    clock.now += WINDOW_MS / 1000 - elapsed - 0.01
+    await poke()
     assert table.seq == 2 and hand.phase.value == "claim"
     assert {peer.username: len(peer.texts) for peer in (*seats, spectator)} == heard
     clock.now += 0.01
-    poke()
+    await poke()
     await until(lambda: table.seq == 3, "the close of the window")
     await until(lambda: len(seats[1].updates()) == 4, "player 1's draw")
     assert hand.current == 1 and hand.drawn is not None
     got = {str(peer.username): peer.texts for peer in (*seats, spectator)}
     got["answered"] = [str(may_answer)]
     await table.stop()
-    return got, clock
+    return got
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("timeout", [False, True], ids=["pass", "timeout"])
 async def test_the_claim_window_tells_a_non_claimant_and_a_spectator_nothing(
-    start_server: Callable[..., Awaitable[App]], monkeypatch: pytest.MonkeyPatch
+    start_server: Callable[..., Awaitable[App]], monkeypatch: pytest.MonkeyPatch, timeout: bool
 ) -> None:
-    claim, _ = await play_the_window(start_server, monkeypatch, CAN_PUNG)
-    nobody, _ = await play_the_window(start_server, monkeypatch, NOBODY)
+    claim = await play_the_window(start_server, monkeypatch, CAN_PUNG, timeout=timeout)
+    nobody = await play_the_window(start_server, monkeypatch, NOBODY, timeout=timeout)
     assert claim["answered"] == ["True"] and nobody["answered"] == ["False"]  # the test bites
     # Player 2 was asked on one table and not on the other ...
     legal_2 = [u["view"]["legal"] for u in FakePeer(None, claim["player2"]).updates()]
