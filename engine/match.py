@@ -132,7 +132,9 @@ def hand_seeds(seed: int, hands: int) -> list[int]:
 class Match:
     """A match between players 0..3: its hands, with scores and records."""
 
-    def __init__(self, seed: int, rules: RuleSet = MCR, match_id: int = 0) -> None:
+    def __init__(
+        self, seed: int, rules: RuleSet = MCR, match_id: int = 0, *, hold_claims: bool = False
+    ) -> None:
         self.seed = seed
         self.rules = rules
         self.match_id = match_id
@@ -149,6 +151,19 @@ class Match:
         self.round_index = 0
         self.dealer_position = 0
         self.repeat = 0
+        self._hold_claims = hold_claims
+
+    @property
+    def hold_claims(self) -> bool:
+        """Whether claim windows are held open until ``close_claims`` (``HandState``'s
+        option), for the hand in play and the next ones."""
+        return self._hold_claims
+
+    @hold_claims.setter
+    def hold_claims(self, hold: bool) -> None:
+        self._hold_claims = hold
+        if self.hand is not None:
+            self.hand.hold_claims = hold
 
     @classmethod
     def replay(
@@ -265,7 +280,12 @@ class Match:
         seating = SEATING[self.round_index]
         wall = self._wall(self.hand_index + 1)
         self.hand = HandState(
-            wall, seating, self.dealer_position, Wind(self.round_index), self.rules
+            wall,
+            seating,
+            self.dealer_position,
+            Wind(self.round_index),
+            self.rules,
+            hold_claims=self._hold_claims,
         )
         start: dict[str, Any] = {"hand_no": self.hand_index + 1, "scores": list(self.scores)}
         if self.extended:
@@ -291,6 +311,15 @@ class Match:
             raise IllegalAction("no_hand", "no hand has been dealt yet")
         events = self.hand.apply(player, action)
         self.log.append((self.hand_index, player, action))
+        self._record_if_over()
+        return events
+
+    def close_claims(self) -> list[Event]:
+        """End the held claim window of the current hand (``HandState.close_claims``); not
+        logged: the log replays the same without holding."""
+        if self.hand is None:
+            raise IllegalAction("no_hand", "no hand has been dealt yet")
+        events = self.hand.close_claims()
         self._record_if_over()
         return events
 

@@ -23,6 +23,9 @@ Flow (``docs/rules.md``, "Table procedure"):
   in turn order after the discarder). The last discard of the wall can only
   be won;
 - ``ROB``: after an added kong, players who can win on its tile answer (抢杠);
+- with ``hold_claims`` every discard and every added kong opens ``CLAIM`` (``ROB``), even
+  when nobody may answer, and its resolution waits for ``close_claims`` (the server's claim
+  window: whether anyone may claim stays hidden);
 - ``OVER``: a win, or the wall ran out (drawn hand, no payments).
 
 Wild tiles (财神, the ``custom`` rule set, ``RuleSet.wilds``):
@@ -144,8 +147,13 @@ class HandState:
         dealer_position: int,
         round_wind: Wind,
         rules: RuleSet = MCR,
+        *,
+        hold_claims: bool = False,
     ) -> None:
         self.rules = rules
+        # Hold every claim window open (after every discard and added kong, even when nobody
+        # may answer) until ``close_claims``: see ``close_claims``.
+        self.hold_claims = hold_claims
         self.plain = is_plain_mcr(rules)
         self.wall = wall
         self.player_at = player_at  # player at each position E S W N
@@ -310,13 +318,50 @@ class HandState:
             assert self.pending is not None
             self.pending.answers[player] = action
             self._legal[player] = []
-            if all(p in self.pending.answers for p in self.pending.options):
-                if self.phase is Phase.CLAIM:
-                    self._resolve_claims(out)
-                else:
-                    self._resolve_rob(out)
+            if not self.hold_claims and self.claims_answered():
+                self._resolve_pending(out)
         self.events.extend(out)
         return out
+
+    def claims_answered(self) -> bool:
+        """Whether answers to a discard or an added kong are being collected and all are in
+        (with ``hold_claims``: the window waits for ``close_claims``)."""
+        pending = self.pending
+        return pending is not None and all(p in pending.answers for p in pending.options)
+
+    def close_claims(self) -> list[Event]:
+        """End a claim window held open by ``hold_claims`` once every answer is in.
+
+        Without holding, the table enters ``CLAIM`` (or ``ROB``) only when someone may claim
+        the discard (or rob the added kong), and resolves it as soon as the last of them has
+        answered: so whether it pauses, and where its events stop, would tell everyone that
+        somebody could use the tile. With holding, every discard and every added kong opens a
+        window, ``legal`` only for those who may answer, and nothing follows until the owner
+        of the table (the server, once the window's minimum time has passed) calls this: the
+        resolution is then exactly what the last answer would have done without holding.
+        The close is no action of anyone's and is not logged: a log recorded with holding
+        replays to the same hand without it.
+        """
+        if self.phase is Phase.OVER:
+            raise IllegalAction("hand_over", "the hand is over")
+        if self.pending is None:
+            raise IllegalAction("no_claim_window", "no discard or added kong is being answered")
+        if not self.claims_answered():
+            waiting = ", ".join(str(p) for p in self.awaiting())
+            raise IllegalAction(
+                "claims_unanswered", f"the claim window waits for the answers of {waiting}"
+            )
+        out: list[Event] = []
+        self.version += 1
+        self._resolve_pending(out)
+        self.events.extend(out)
+        return out
+
+    def _resolve_pending(self, out: list[Event]) -> None:
+        if self.phase is Phase.CLAIM:
+            self._resolve_claims(out)
+        else:
+            self._resolve_rob(out)
 
     def _refusal_code(self, player: int, action: Action) -> str:
         """Why ``action`` (not among the legal ones) is refused: the code of the error."""
@@ -374,12 +419,13 @@ class HandState:
             tile = action.tile
             out.append(Event("add_kong", {"player": player, "tile": name(tile)}))
             robbers = self._robbers(player, tile)
-            if robbers:
+            if robbers or self.hold_claims:
                 self.phase = Phase.ROB
                 self.pending = _Pending(tile, player, {p: [WIN, PASS] for p in robbers})
                 self.pending.wins = {p: robbers[p] for p in robbers}
                 self._legal = {p: [WIN, PASS] for p in robbers}
-                self.drawn = None
+                if robbers:  # held open for nobody, the hand stays as it would have gone on
+                    self.drawn = None
                 return
             self._complete_added_kong(player, tile, out)
 
@@ -394,7 +440,7 @@ class HandState:
         self.kong_draw = False
         out.append(Event("discard", {"player": player, "tile": name(tile)}))
         options = self._claim_options(player, tile)
-        if options:
+        if options or self.hold_claims:
             self.phase = Phase.CLAIM
             self.pending = _Pending(tile, player, {p: opts for p, (opts, _) in options.items()})
             self.pending.wins = {p: w for p, (_, w) in options.items() if w is not None}
@@ -442,13 +488,10 @@ class HandState:
         assert pending is not None
         tile, discarder = pending.tile, pending.source
         order = self._turn_order(discarder)[1:]
-        winners = [p for p in order if pending.answers.get(p) == WIN]
+        winner = self._head_bump(pending, out)
         self.pending = None
         self._legal = {}
-        if winners:
-            winner = winners[0]  # 截和: the first in turn order after the discarder
-            if len(winners) > 1:
-                out.append(Event("head_bump", {"winner": winner, "others": winners[1:]}))
+        if winner is not None:
             self._finish_win(winner, discarder, pending.wins[winner], out)
             return
         melders = [
@@ -461,9 +504,7 @@ class HandState:
             self._claim(melders[0], pending.answers[melders[0]], tile, discarder, out)
         elif chowers:
             self._claim(chowers[0], pending.answers[chowers[0]], tile, discarder, out)
-        elif self.wall.remaining == 0:
-            self._finish_draw(out)
-        else:
+        else:  # the next player draws, or finds the wall exhausted: as if nobody could claim
             self._next_draw(self.next_player(discarder), out)
 
     def _claim(
@@ -511,19 +552,33 @@ class HandState:
     def _resolve_rob(self, out: list[Event]) -> None:
         pending = self.pending
         assert pending is not None
-        order = self._turn_order(pending.source)[1:]
-        winners = [p for p in order if pending.answers.get(p) == WIN]
+        winner = self._head_bump(pending, out)
         self.pending = None
         self._legal = {}
-        if winners:
-            if len(winners) > 1:
-                out.append(Event("head_bump", {"winner": winners[0], "others": winners[1:]}))
+        if winner is not None:
             # 抢杠和: the added tile is the winner's winning tile; the kong never stands, so
             # the declarer keeps its pung and no longer holds the tile.
             self.concealed[pending.source][pending.tile] -= 1
-            self._finish_win(winners[0], pending.source, pending.wins[winners[0]], out)
+            self._finish_win(winner, pending.source, pending.wins[winner], out)
             return
         self._complete_added_kong(pending.source, pending.tile, out)
+
+    def _head_bump(self, pending: _Pending, out: list[Event]) -> int | None:
+        """Who wins among the players who declared a win on ``pending``'s tile, if any.
+
+        截和 (head bump), MCR's table procedure: several players able to win on one
+        discard: only the first in turn order after the discarder wins. The same holds
+        for robbing an added kong (抢杠和): the first robber after the player who added the
+        tile wins. When several declared, a ``head_bump`` event names the winner and the
+        others, in turn order.
+        """
+        order = self._turn_order(pending.source)[1:]
+        winners = [p for p in order if pending.answers.get(p) == WIN]
+        if not winners:
+            return None
+        if len(winners) > 1:
+            out.append(Event("head_bump", {"winner": winners[0], "others": winners[1:]}))
+        return winners[0]
 
     def _complete_added_kong(self, player: int, tile: Tile, out: list[Event]) -> None:
         melds = self.melds[player]

@@ -258,7 +258,9 @@ class Connection:
         if isinstance(m, protocol.ListTables):
             self.send(encode("tables", {"tables": app.lobby.listing()}, m.id))
         elif isinstance(m, protocol.CreateTable):
-            table = await app.lobby.create(m.rules, m.turn_seconds, m.private)
+            table = await app.lobby.create(
+                m.rules, m.turn_seconds, m.private, claim_window_ms=m.claim_window_ms
+            )
             self.send(
                 encode("table_created", {"table": table.id, "invite_code": table.invite_code}, m.id)
             )

@@ -447,13 +447,20 @@ class Client:
         return tables
 
     async def create_table(
-        self, rules: str | None = None, turn_seconds: int | None = None, private: bool = False
+        self,
+        rules: str | None = None,
+        turn_seconds: int | None = None,
+        private: bool = False,
+        *,
+        claim_window_ms: int | None = None,
     ) -> CreatedTable:
         payload: dict[str, Any] = {"private": private}
         if rules is not None:
             payload["rules"] = rules
         if turn_seconds is not None:
             payload["turn_seconds"] = turn_seconds
+        if claim_window_ms is not None:
+            payload["claim_window_ms"] = claim_window_ms
         reply = await self.request("create_table", payload)
         return CreatedTable(str(reply.payload["table"]), reply.payload.get("invite_code"))
 

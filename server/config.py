@@ -45,6 +45,9 @@ class TimersSection:
     hand_pause_seconds: float = 1.0
     unattended_move_seconds: float = 0.5
     restart_grace_seconds: float = 30.0
+    # After every discard and added kong a table with a person seated waits at least this long
+    # before it goes on, whether or not anyone may claim (docs/protocol.md, "The claim window").
+    claim_window_ms: int = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +122,7 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("timers", "hand_pause_seconds"): (0, 60),
     ("timers", "unattended_move_seconds"): (0, 60),
     ("timers", "restart_grace_seconds"): (0, 3600),
+    ("timers", "claim_window_ms"): (0, 10000),
     ("limits", "max_message_bytes"): (256, 1 << 20),
     ("limits", "messages_per_second"): (1, 10000),
     ("limits", "message_burst"): (1, 100000),

@@ -16,6 +16,7 @@ from engine.errors import IllegalAction
 
 VERSIONS = (1,)
 MAX_ID_LENGTH = 64
+MAX_CLAIM_WINDOW_MS = 10_000  # the most a table may wait after a discard (create_table)
 
 
 class ProtocolError(Exception):
@@ -75,6 +76,7 @@ class CreateTable(Message):
     rules: str | None
     turn_seconds: int | None
     private: bool
+    claim_window_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +192,7 @@ _DECODERS: dict[str, Any] = {
         m.str("rules", optional=True, limit=32),
         m.int("turn_seconds", optional=True, low=1, high=3600),
         m.bool("private"),
+        m.int("claim_window_ms", optional=True, low=0, high=MAX_CLAIM_WINDOW_MS),
     ),
     "join_table": lambda m, i: JoinTable(
         i,

@@ -9,6 +9,13 @@ players whose time ran out, starts hands, and finishes the match.
 Every accepted action is appended to the database before anything about it is
 sent, so a crash loses nothing anyone saw; on restart ``Lobby.restore`` rebuilds
 each unfinished match by replaying its stored actions through the engine.
+
+At a table where a person sits, every discard and added kong opens a claim window
+(``engine.table.HandState.hold_claims``): the update stops at the discard for everyone,
+answers to it are sent nowhere, and the table goes on (``close_claims``) once every answer
+is in and at least ``claim_window_ms`` have passed, whether or not anyone could claim. So no
+update, ``seq`` or ``deadline_ms`` tells a seat without an option, or a spectator, whether
+another seat had one (docs/protocol.md, "The claim window").
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from engine.rules import RulesError, RuleSet, rule_set_from_dict
 from engine.table import Phase
 from server.config import Config
 from server.db.store import TableRow
-from server.protocol import encode, error
+from server.protocol import MAX_CLAIM_WINDOW_MS, encode, error
 
 log = logging.getLogger("guobiao.tables")
 
@@ -162,6 +169,8 @@ class Table:
     deadline: float | None = None  # when the server plays for those still deciding
     deadline_seq: int = -1  # the update the deadline belongs to
     pause_until: float = 0.0
+    claim_window_ms: int = 0  # the least a claim window lasts, with a person seated
+    window_until: float | None = None  # when the open claim window may close
     bots: dict[int, Bot] = field(default_factory=dict)
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     queue: asyncio.Queue[_Input] = field(default_factory=asyncio.Queue)
@@ -186,7 +195,14 @@ class Table:
             "state": self.state,
             "hand_no": self.match.hand_index + 1 if self.match else 0,
             "private": self.private,
+            "claim_window_ms": self.claim_window_ms,
         }
+
+    @property
+    def holds_claims(self) -> bool:
+        """Whether the table's claim windows are held (``claim_window_ms``): when a person
+        sits at it. Server bots learn nothing from the pause, so all-bot tables play on."""
+        return any(s is not None and s.kind == HUMAN for s in self.seats)
 
     def seat_of(self, username: str | None) -> int | None:
         for i, seat in enumerate(self.seats):
@@ -248,6 +264,8 @@ class Table:
         if self.state == "playing" and self.match is not None:
             if self.pause_until > now:
                 times.append(self.pause_until)
+            if self.window_until is not None and self.window_until > now:
+                times.append(self.window_until)
             grace = self.lobby.config.timers.disconnected_seconds
             for seat in self.seats:
                 if seat and seat.kind == HUMAN and seat.away_since is not None:
@@ -465,6 +483,16 @@ class Table:
             if hand is None or hand.phase is Phase.OVER:
                 self._start_hand()
                 continue
+            answering = match.hold_claims and hand.phase in (Phase.CLAIM, Phase.ROB)
+            if answering:
+                if self.window_until is None:  # the window opened with the last move
+                    self.window_until = now + self.claim_window_ms / 1000
+                if hand.claims_answered():
+                    if now < self.window_until:
+                        self.deadline = None  # nobody is deciding: only the window is due
+                        return  # _wakeup knows when
+                    await self._close_claims()
+                    continue
             if self.deadline is None or self.deadline_seq != self.seq:
                 self.deadline = now + self.turn_seconds  # a new decision: a new clock
                 self.deadline_seq = self.seq
@@ -479,14 +507,33 @@ class Table:
                     break
                 await self._apply(player, self._auto_action(player))
             # Nobody seated is here to watch: play on, but slowly, so that abandoned
-            # tables do not take the CPU from live ones.
+            # tables do not take the CPU from live ones. (Not for answers to a claim window:
+            # a spectator would see it last longer when somebody could claim.)
             pace = self.lobby.config.timers.unattended_move_seconds
-            if pace and not any(s and s.kind == HUMAN and s.connected for s in self.seats):
+            nobody = not any(s and s.kind == HUMAN and s.connected for s in self.seats)
+            if pace and nobody and not answering:
                 self.pause_until = max(self.pause_until, time.monotonic() + pace)
                 return
             await asyncio.sleep(0)  # let connections breathe between automatic moves
             if not self.queue.empty():
                 return  # inputs first (a player coming back, a stop); _run drives again
+
+    async def _close_claims(self) -> None:
+        """End the claim window: the table goes on as the answers decide. The close is no
+        one's action and is not stored (the stored answers replay to the same state)."""
+        match = self.match
+        assert match is not None and self.match_id is not None
+        self.window_until = None
+        records_before = len(match.records)
+        events = match.close_claims()
+        if len(match.records) > records_before:
+            record = match.records[-1]
+            await self.lobby.store.finish_hand(
+                self.match_id, record.hand_no, record.to_dict(), list(record.result.deltas)
+            )
+        self._publish(events)
+        if len(match.records) > records_before:
+            self._hand_over()
 
     def _plays_itself(self, player: int, now: float) -> bool:
         seat = self.seats[player]
@@ -539,6 +586,7 @@ class Table:
         )
         self.history = []
         self.deadline = None
+        self.window_until = None
         events = match.start_hand()
         self._publish(events)
 
@@ -577,7 +625,7 @@ class Table:
             datetime.now(UTC),
             rule_options=rules.to_dict(),
         )
-        self.match = Match(seed, rules, self.match_id)
+        self.match = Match(seed, rules, self.match_id, hold_claims=self.holds_claims)
         self.state = "playing"
         self.seq = 0
         self.log_seq = 0
@@ -627,10 +675,13 @@ class Table:
         }
         if full:
             payload["full"] = True
-        if player is not None and self.deadline is not None and self.deadline_seq == self.seq:
-            payload["deadline_ms"] = max(0, int((self.deadline - time.monotonic()) * 1000))
-        elif player is not None and match.hand is not None and match.hand.legal_actions(player):
-            payload["deadline_ms"] = self.turn_seconds * 1000
+        # Only to a seat that must decide: that others have a deadline would tell them that
+        # someone may claim.
+        if player is not None and match.hand.legal_actions(player):
+            if self.deadline is not None and self.deadline_seq == self.seq:
+                payload["deadline_ms"] = max(0, int((self.deadline - time.monotonic()) * 1000))
+            else:
+                payload["deadline_ms"] = self.turn_seconds * 1000
         peer.send(encode("update", payload))
 
     def _broadcast_text(self, text: str) -> None:
@@ -673,7 +724,14 @@ class Lobby:
                 return table
         return None
 
-    async def create(self, rules: str | None, turn_seconds: int | None, private: bool) -> Table:
+    async def create(
+        self,
+        rules: str | None,
+        turn_seconds: int | None,
+        private: bool,
+        *,
+        claim_window_ms: int | None = None,
+    ) -> Table:
         timers = self.config.timers
         rules = rules or self.config.rules.preset
         if rules not in self.presets:
@@ -687,6 +745,11 @@ class Lobby:
                 f"turn_seconds must be {timers.min_turn_seconds}..{timers.max_turn_seconds}, "
                 f"got {seconds}",
             )
+        window = timers.claim_window_ms if claim_window_ms is None else claim_window_ms
+        if not 0 <= window <= MAX_CLAIM_WINDOW_MS:
+            raise LobbyError(
+                "bad_message", f"claim_window_ms must be 0..{MAX_CLAIM_WINDOW_MS}, got {window}"
+            )
         if len(self.tables) >= self.config.limits.max_tables:
             raise LobbyError("table_full", "the server has as many tables as it may hold")
         table = Table(
@@ -696,6 +759,7 @@ class Lobby:
             private=private,
             invite_code=secrets.token_urlsafe(6) if private else None,
             lobby=self,
+            claim_window_ms=window,
         )
         self.tables[table.id] = table
         await self.save(table)
@@ -732,6 +796,7 @@ class Lobby:
                 invite_code=row.invite_code,
                 lobby=self,
                 created_at=row.created_at,
+                claim_window_ms=self.config.timers.claim_window_ms,  # a table's own is not stored
             )
             grace = self.config.timers.restart_grace_seconds
             table.seats = [Seat.from_label(label, grace) if label else None for label in row.seats]
@@ -781,13 +846,15 @@ class Lobby:
             await self.store.finish_hand(
                 stored.id, record.hand_no, record.to_dict(), list(record.result.deltas)
             )
+        match.hold_claims = table.holds_claims  # replayed without: the log is the same
         table.match = match
         table.match_id = stored.id
         table.salt = bytes.fromhex(stored.salt)
         table.state = "playing"
-        # Every update before the crash had a seq of at most one per stored action plus one
-        # per dealt hand: start above that, so a client's seq never goes backwards.
-        table.seq = table.log_seq + match.hand_index + 2
+        # Every update before the crash had a seq of at most two per stored action (the
+        # action, and the close of the claim window it opened) plus one per dealt hand:
+        # start above that, so a client's seq never goes backwards.
+        table.seq = 2 * table.log_seq + match.hand_index + 2
         if match.hand is not None:
             table.history = [(table.seq, e) for e in match.hand.events]
         log.info(

@@ -23,6 +23,7 @@ from engine.errors import IllegalAction
 from engine.fans import Fan
 from engine.forms import is_winning
 from engine.hand import Meld, MeldKind
+from engine.match import Match
 from engine.scoring import WinContext, score
 from engine.table import HandState, Phase
 from engine.tiles import FIRST_FLOWER, Wind, counts_of
@@ -1046,3 +1047,167 @@ def test_ruling_t8_the_dealer_wins_with_the_last_tile_it_took() -> None:
     assert result.context.flowers == 1
     assert Fan.CLOSED_WAIT in fans(state) and Fan.SINGLE_WAIT not in fans(state)
     payments_hold(state)
+
+
+# ----------------------------------------------------- the held claim window ---
+# ``hold_claims``: every discard and added kong opens a window, resolved by ``close_claims``,
+# so that nobody without an option learns whether anyone had one (docs/protocol.md).
+
+DEALER_5P = "5p48m48p48sCFPESWN"
+PUNG_5P = {0: DEALER_5P, 1: Q3 + "N", 2: "55p26m26sCFPESWN", 3: Q4 + "N"}
+NOBODY_5P = {**PUNG_5P, 2: Q2 + "N"}  # the same table, player 2's tiles changed: no claim
+
+
+def held(hands: dict[int, str], **stack: str) -> HandState:
+    state = deal(hands, **stack)
+    state.hold_claims = True
+    return state
+
+
+def test_holding_opens_a_window_even_when_nobody_may_claim() -> None:
+    state = held(NOBODY_5P, draws="9p")
+    events = state.apply(0, discard("5p"))
+    assert [e.kind for e in events] == ["discard"]  # nothing after the discard yet
+    assert state.phase is Phase.CLAIM and state.awaiting() == []
+    assert all(state.legal_actions(p) == [] for p in range(4))
+    for viewer in (0, 1, 2, 3, None):
+        data = state.view(viewer).to_dict()
+        assert data["phase"] == "claim"
+        assert data["claim"] == {"tile": "5p", "from": 0, "kind": "discard"}
+    assert state.claims_answered()
+    events = state.close_claims()
+    assert [e.kind for e in events] == ["draw", "draw"]
+    assert state.current == 1 and state.phase is Phase.TURN and state.drawn == tile("9p")
+    tablekit.check_conservation(state)
+
+
+def test_holding_waits_for_the_close_after_the_last_answer() -> None:
+    state = held(PUNG_5P, draws="9p")
+    state.apply(0, discard("5p"))
+    assert state.awaiting() == [2] and not state.claims_answered()
+    before = snapshot(state)
+    with pytest.raises(IllegalAction) as refused:
+        state.close_claims()  # player 2 has not answered
+    assert refused.value.code == "claims_unanswered"
+    assert snapshot(state) == before
+    assert state.apply(2, PUNG) == []  # resolved only by the close
+    assert state.phase is Phase.CLAIM and state.claims_answered() and not state.melds[2]
+    events = state.close_claims()
+    assert [e.kind for e in events] == ["claim"]
+    assert state.melds[2] == [Meld(MeldKind.PUNG, tile("5p"), 2)]
+    assert state.current == 2 and state.phase is Phase.CLAIMED
+    before = snapshot(state)
+    with pytest.raises(IllegalAction) as refused:
+        state.close_claims()
+    assert refused.value.code == "no_claim_window"
+    assert snapshot(state) == before
+
+
+@pytest.mark.parametrize("hold", [False, True])
+def test_a_non_claimant_and_a_spectator_cannot_tell_whether_anyone_may_claim(
+    hold: bool,
+) -> None:
+    """The same table but for player 2's concealed tiles: with holding, players 0, 1, 3 and a
+    spectator get the same events and views through the whole window; without it they
+    do not (what the window is for)."""
+    seen = []
+    for hands in (PUNG_5P, NOBODY_5P):
+        state = deal(hands, draws="9p 9m")
+        state.hold_claims = hold
+        out: list[list[Event]] = [state.apply(0, discard("5p"))]
+        trace = [state.view(v).to_dict() for v in (0, 1, 3, None)]
+        if PASS in state.legal_actions(2):
+            out.append(state.apply(2, PASS))
+        if hold:
+            out.append(state.close_claims())
+        out = [events for events in out if events]  # what a table would publish
+        trace += [state.view(v).to_dict() for v in (0, 1, 3, None)]
+        trace += [
+            [[e.data for e in evs if e.visible_to(v)] for evs in out] for v in (0, 1, 3, None)
+        ]
+        seen.append(trace)
+    assert (seen[0] == seen[1]) is hold
+
+
+def test_holding_an_added_kong_nobody_may_rob() -> None:
+    hands = dict(ROB_HANDS)
+    hands[2] = Q2 + "N"  # not ready on 7p: nobody may rob
+    state = deal(hands, draws="F P F 7p", tail="P")
+    state.apply(0, discard("7p"))
+    state.apply(1, PUNG)
+    state.apply(1, discard("C"))
+    for p in (2, 3, 0):
+        discard_drawn(state, p)
+    assert state.current == 1 and state.drawn == tile("7p")
+    state.hold_claims = True
+    events = state.apply(1, act("add_kong", "7p"))
+    assert [e.kind for e in events] == ["add_kong"]
+    assert state.phase is Phase.ROB and state.awaiting() == []
+    assert state.view(None).to_dict()["claim"] == {"tile": "7p", "from": 1, "kind": "add_kong"}
+    events = state.close_claims()
+    assert [e.data.get("source") for e in events if e.kind == "draw"] == ["kong", "kong"]
+    assert state.melds[1] == [Meld(MeldKind.KONG, tile("7p"), 1)]
+    assert state.current == 1 and state.phase is Phase.TURN and state.kong_draw
+
+
+def test_holding_a_robbed_kong_with_head_bump() -> None:
+    hands = dict(ROB_HANDS)
+    hands[3] = "123456789s33m68p"  # ready on 7p too
+    state = added_kong_hand(hands)
+    state.hold_claims = True
+    state.apply(1, act("add_kong", "7p"))
+    assert state.apply(3, WIN) == [] and state.apply(2, WIN) == []
+    assert state.result is None
+    events = state.close_claims()
+    assert state.result is not None and state.result.winner == 2
+    assert [e.data for e in events if e.kind == "head_bump"] == [{"winner": 2, "others": [3]}]
+    payments_hold(state)
+
+
+def test_holding_the_last_discard_then_the_drawn_hand() -> None:
+    state = wall_end_hand(LAST_DISCARD_HANDS, last="F")
+    state.hold_claims = True
+    assert [e.kind for e in state.apply(3, discard("F"))] == ["discard"]
+    assert state.phase is Phase.CLAIM and state.result is None
+    assert [e.kind for e in state.close_claims()] == ["exhausted", "hand_end"]
+    assert state.result is not None and state.result.result == "draw"
+
+
+def _without(snap: dict[str, object]) -> dict[str, object]:
+    """A snapshot without what holding itself changes: the option, and the state version
+    (bumped by each close) with the views cached under it."""
+    return {k: v for k, v in snap.items() if k not in ("hold_claims", "version", "_public")}
+
+
+@pytest.mark.parametrize("seed", [3, 11, 2026])
+def test_a_log_played_with_holding_replays_the_same_without_it(seed: int) -> None:
+    bots = [tablekit.RandomBot(seed * 4 + p) for p in range(4)]
+    match = Match(seed, hold_claims=True)
+    ends: list[dict[str, object]] = []
+    closes = 0
+    while not match.over:
+        match.start_hand()
+        hand = match.hand
+        assert hand is not None and hand.hold_claims
+        while hand.phase is not Phase.OVER:
+            if hand.claims_answered():
+                match.close_claims()
+                closes += 1
+                continue
+            player = hand.awaiting()[0]
+            match.apply(player, bots[player].choose(hand, player))
+        ends.append(_without(snapshot(hand)))
+    assert closes > len(match.log) // 3  # a close after every discard, at least
+    again = Match(seed)
+    replayed: list[dict[str, object]] = []
+    for index, player, action in match.log:
+        if again.hand_index < index:
+            if again.hand is not None:
+                replayed.append(_without(snapshot(again.hand)))
+            again.start_hand()
+        again.apply(player, action)
+    assert again.hand is not None and not again.hand.hold_claims
+    replayed.append(_without(snapshot(again.hand)))
+    assert replayed == ends
+    assert [r.to_dict() for r in again.records] == [r.to_dict() for r in match.records]
+    assert again.scores == match.scores

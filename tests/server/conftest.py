@@ -118,6 +118,7 @@ TEST_TIMERS = TimersSection(
     hand_pause_seconds=0,
     unattended_move_seconds=0,  # tables nobody watches play at full speed in tests
     restart_grace_seconds=0.5,
+    claim_window_ms=0,  # windows are still held; tests that time them set their own
 )
 # The bots answer at once: let them (tests that check the rate limit ask for the defaults).
 TEST_LIMITS = LimitsSection(messages_per_second=10_000, message_burst=10_000)

@@ -121,9 +121,10 @@ class Truth:
 
 
 def ground_truth(seed: int, actions: list[ActionRow]) -> Truth:
-    """Replay the stored log the way the table publishes it: one ``seq`` per hand start and
-    per accepted action that produced events."""
-    match = Match(seed)
+    """Replay the stored log the way the table publishes it: one ``seq`` per hand start, per
+    accepted action that produced events and per close of a claim window (people sit at the
+    table: every discard's and added kong's window is held until all have answered)."""
+    match = Match(seed, hold_claims=True)
     truth = Truth(hand_seeds=list(match.seeds))
     history: list[Event] = []
 
@@ -138,13 +139,19 @@ def ground_truth(seed: int, actions: list[ActionRow]) -> Truth:
             scores=list(match.scores),
         )
 
+    def close_window() -> None:
+        if match.hand is not None and match.hand.claims_answered():
+            publish(match.close_claims())
+
     for _, hand_no, player, action in actions:
+        close_window()
         while match.hand_index + 1 < hand_no:
             history.clear()
             publish(match.start_hand())
         events = match.apply(player, Action.from_dict(action))
         if events:
             publish(events)
+    close_window()
     assert match.over
     truth.records = [r.to_dict() for r in match.records]
     return truth
@@ -527,3 +534,164 @@ async def test_the_first_update_of_every_player_is_the_deal(app: App) -> None:
     finally:
         for client in clients:
             await client.close()
+
+
+# -------------------------------------------------------- the claim window ---
+# Two tables that differ only in player 2's concealed tiles: on one player 2 may pung the
+# dealer's 5p, on the other nobody may claim it. Players 1 and 3 and a spectator must get
+# the same messages from both, byte for byte, and the table must wait for the window
+# whether or not anyone may claim. The players are fake connections on the table task (the
+# messages are the raw text the server sends); the clock is the test's.
+
+WINDOW_MS = 5000
+DEALER_5P = "5p48m48p48sCFPESWN"
+QUIET = {1: "37m37p37sCFPESWN", 3: "48m48p48sCFPESWN"}
+CAN_PUNG = {0: DEALER_5P, **QUIET, 2: "55p26m26sCFPESWN"}
+NOBODY = {0: DEALER_5P, **QUIET, 2: "26m26p26sCFPESWN"}
+
+
+@dataclass(eq=False)
+class FakePeer:
+    """A connection as the table sees it, keeping every text it is sent."""
+
+    username: str | None
+    texts: list[str] = field(default_factory=list)
+
+    def send(self, text: str) -> None:
+        self.texts.append(text)
+
+    def updates(self) -> list[Frame]:
+        return [f["payload"] for f in map(json.loads, self.texts) if f["type"] == "update"]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+async def until(condition: Callable[[], bool], what: str) -> None:
+    async with asyncio.timeout(10):
+        while not condition():
+            await asyncio.sleep(0.005)
+    assert condition(), what
+
+
+async def play_the_window(
+    start_server: Callable[..., Awaitable[App]],
+    monkeypatch: pytest.MonkeyPatch,
+    hands: dict[int, str],
+    *,
+    timeout: bool = False,
+) -> dict[str, list[str]]:
+    """Deal ``hands``; the dealer discards 5p, player 2 passes if it may answer (with
+    ``timeout``: its 1 s turn runs out instead), the window runs out and player 1 draws.
+    Returns every text each connection got, by name."""
+    import tablekit  # noqa: PLC0415 (tests/ is on the path; only this section needs it)
+
+    wall = tablekit.stacked_wall(hands, draws="9p 9m")
+
+    class Stacked(Match):
+        def _wall(self, hand_no: int) -> Wall:
+            return wall if hand_no == 1 else super()._wall(hand_no)
+
+    clock = Clock()
+    pinned = types.SimpleNamespace(
+        randbits=lambda bits: 12345,
+        token_bytes=lambda n: bytes(range(n)),
+        token_hex=lambda n: "ab" * n,
+        token_urlsafe=lambda n: "x" * n,
+    )
+    monkeypatch.setattr(server.tables, "Match", Stacked)
+    monkeypatch.setattr(server.tables, "secrets", pinned)
+    monkeypatch.setattr(server.tables, "time", types.SimpleNamespace(monotonic=clock.monotonic))
+    app = await start_server(timers={"turn_seconds": 60, "claim_window_ms": WINDOW_MS})
+    assert app.lobby is not None
+    table = await app.lobby.create(None, 1 if timeout else None, False)
+    assert table.claim_window_ms == WINDOW_MS
+    seats = [FakePeer(f"player{p}") for p in range(4)]
+    spectator = FakePeer(None)
+    await table.queue.put(server.tables.WatchInput(spectator, None, None))
+    for p, peer in enumerate(seats):
+        await table.queue.put(server.tables.JoinInput(peer, None, p, None))
+    await until(lambda: table.match is not None and table.seq == 1, "the deal")
+    assert table.match is not None and table.match.hold_claims
+
+    stranger = FakePeer("stranger")
+
+    async def poke() -> None:
+        """Make the table look at the clock, and wait until it has: a stranger's sync is
+        refused (to the stranger alone) and the table drives on; the second refusal comes
+        once it is done with the first."""
+        for told in (len(stranger.texts), len(stranger.texts) + 1):
+            await table.queue.put(server.tables.SyncInput(stranger, None))
+            await until(lambda n=told: len(stranger.texts) > n, "the stranger's refusal")
+
+    discard = server.tables.PlayInput(
+        seats[0], None, table.seq, Action.from_dict({"type": "discard", "tile": "5p"})
+    )
+    await table.queue.put(discard)
+    await until(lambda: table.seq == 2, "the discard")
+    hand = table.match.hand
+    assert hand is not None
+    may_answer = bool(hand.legal_actions(2))
+    elapsed = 0.0
+    if timeout:  # the server passes for player 2 when its turn is up, not sooner
+        clock.now += 1.5
+        elapsed += 1.5
+        await poke()
+    elif may_answer:
+        await table.queue.put(
+            server.tables.PlayInput(seats[2], None, 2, Action.from_dict({"type": "pass"}))
+        )
+    await until(hand.claims_answered, "every answer in")
+    # A second later everyone but player 2 asks for a full update.
+    clock.now += 1.0
+    elapsed += 1.0
+    readers = (seats[0], seats[1], seats[3], spectator)
+    asked = [len(peer.texts) for peer in readers]
+    for peer in readers:
+        await table.queue.put(server.tables.SyncInput(peer, None))
+    await until(
+        lambda: all(len(p.texts) > n for p, n in zip(readers, asked, strict=True)), "the syncs"
+    )
+    # Nothing goes on before the window has passed: not the draw, not even a seq.
+    heard = {peer.username: len(peer.texts) for peer in (*seats, spectator)}
+    clock.now += WINDOW_MS / 1000 - elapsed - 0.01
+    await poke()
+    assert table.seq == 2 and hand.phase.value == "claim"
+    assert {peer.username: len(peer.texts) for peer in (*seats, spectator)} == heard
+    clock.now += 0.01
+    await poke()
+    await until(lambda: table.seq == 3, "the close of the window")
+    await until(lambda: len(seats[1].updates()) == 4, "player 1's draw")
+    assert hand.current == 1 and hand.drawn is not None
+    got = {str(peer.username): peer.texts for peer in (*seats, spectator)}
+    got["answered"] = [str(may_answer)]
+    await table.stop()
+    return got
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("timeout", [False, True], ids=["pass", "timeout"])
+async def test_the_claim_window_tells_a_non_claimant_and_a_spectator_nothing(
+    start_server: Callable[..., Awaitable[App]], monkeypatch: pytest.MonkeyPatch, timeout: bool
+) -> None:
+    claim = await play_the_window(start_server, monkeypatch, CAN_PUNG, timeout=timeout)
+    nobody = await play_the_window(start_server, monkeypatch, NOBODY, timeout=timeout)
+    assert claim["answered"] == ["True"] and nobody["answered"] == ["False"]  # the test bites
+    # Player 2 was asked on one table and not on the other ...
+    legal_2 = [u["view"]["legal"] for u in FakePeer(None, claim["player2"]).updates()]
+    assert {"type": "pung"} in legal_2[1]
+    assert [u["view"]["legal"] for u in FakePeer(None, nobody["player2"]).updates()][1] == []
+    # ... and the others cannot tell: the same texts, in the same updates.
+    for reader in ("player0", "player1", "player3", "None"):
+        assert claim[reader] == nobody[reader], reader
+    updates = FakePeer(None, claim["None"]).updates()
+    kinds = [[e["kind"] for e in u["events"]] for u in updates]
+    assert kinds[1] == ["discard"] and kinds[3] == ["draw"]  # the window split the same way
+    assert updates[2]["full"] and kinds[2] == kinds[0] + kinds[1]  # the sync
+    assert updates[1]["view"]["phase"] == "claim" and "claim" in updates[1]["view"]
+    assert all("deadline_ms" not in u for u in FakePeer(None, claim["player3"]).updates())

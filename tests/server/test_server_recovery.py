@@ -296,6 +296,7 @@ async def start_recovery_app(tmp_path: Path) -> AsyncIterator[Callable[..., Any]
                 hand_pause_seconds=hand_pause_seconds,
                 unattended_move_seconds=0,
                 restart_grace_seconds=0.5,
+                claim_window_ms=0,  # held, but no minimum: matches at full speed
             ),
             limits=LimitsSection(messages_per_second=10_000, message_burst=10_000),
         )
@@ -617,6 +618,7 @@ unattended_move_seconds = 0  # full speed while nobody seated is connected
 # After a restart her seat waits this long for her, then the server plays it until she
 # resumes (she resumes at once here).
 restart_grace_seconds = 0.5
+claim_window_ms = 0  # claim windows held, but no minimum: the match at full speed
 
 [limits]
 messages_per_second = 10000
