@@ -839,3 +839,115 @@ async def test_stopping_the_server_tells_and_closes_every_connection(start_serve
     finally:
         if not wire.reader.done():
             await wire.close()
+
+
+# ------------------------------------------- deep nesting, invalid Unicode ---
+
+
+def deep(depth: int) -> str:
+    """A ping whose payload nests ``depth`` arrays (well within the frame size limit)."""
+    return '{"type": "ping", "id": "deep", "payload": {"x": ' + "[" * depth + "]" * depth + "}}"
+
+
+@pytest.mark.asyncio
+async def test_deeply_nested_frames_get_bad_message_and_the_connection_stays_open(
+    app: App,
+) -> None:
+    limit = app.config.limits.max_message_bytes
+    early = await Wire.open(url_of(app), hello=False)
+    wire = await Wire.open(url_of(app))
+    await guest(wire)
+    frames = [
+        deep(40),
+        deep((limit - len(deep(0))) // 2),  # as deep as the size limit allows
+        "[" * (limit // 2) + "]" * (limit // 2),  # not even an object
+        '{"type": "action", "id": 5, "payload": {"table": "t1", "seq": 1, "action": '
+        + '{"type": "pass", "x": ' * 50
+        + "1"
+        + "}" * 50
+        + "}}",
+        '{"type": "ping", "id": ' + "[" * 1000 + "]" * 1000 + "}",
+    ]
+    for client in (early, wire):
+        for frame in frames:
+            assert len(frame.encode()) <= limit
+            mark = await client.send(frame)
+            answer = await client.wait(lambda f: True, mark)
+            assert answer["type"] == "error", answer
+            assert answer["payload"]["code"] == "bad_message", answer
+            assert "deeper than" in answer["payload"]["reason"], answer
+            assert "reply_to" not in answer  # the id could not be read safely
+            if client is wire:
+                await client.alive()
+    await early.answered("hello", {"versions": [1]}, "welcome")
+    await early.alive()
+    for client in (early, wire):
+        await client.close()
+
+
+LONE = "\\ud800"  # a lone surrogate, as a JSON escape: valid JSON, not valid Unicode
+
+
+def with_lone_surrogate(kind: str, payload: dict[str, Any], field: str) -> str:
+    """The frame ``kind``/``payload`` with ``field`` of the payload made to end in a lone
+    surrogate (``field`` ``"id"``: the id)."""
+    message: dict[str, Any] = {"type": kind, "id": "LONE" if field == "id" else "r1"}
+    message["payload"] = {**payload} if field == "id" else {**payload, field: "MARK"}
+    text = json.dumps(message)
+    return text.replace('"LONE"', f'"x{LONE}"').replace('"MARK"', f'"t{LONE}"')
+
+
+# Every client string the server echoes, stores or looks up.
+STRING_FIELDS: list[tuple[str, dict[str, Any], str]] = [
+    ("ping", {}, "id"),
+    ("hello", {"versions": [1]}, "client"),
+    ("register", {"username": "lin", "password": "correct horse"}, "username"),
+    ("register", {"username": "lin", "password": "correct horse"}, "password"),
+    ("login", {"username": "lin", "password": "correct horse"}, "username"),
+    ("login", {"username": "lin", "password": "correct horse"}, "password"),
+    ("resume", {"token": "abc"}, "token"),
+    ("create_table", {}, "rules"),
+    ("join_table", {"table": "t1"}, "table"),
+    ("join_table", {"table": "t1"}, "invite_code"),
+    ("add_bots", {"table": "t1"}, "table"),
+    ("add_bots", {"table": "t1"}, "bot"),
+    ("leave_table", {"table": "t1"}, "table"),
+    ("watch", {"table": "t1"}, "table"),
+    ("watch", {"table": "t1"}, "invite_code"),
+    ("sync", {"table": "t1"}, "table"),
+    ("action", {"table": "t1", "seq": 1, "action": {"type": "pass"}}, "table"),
+    ("list_tables", {}, "unknown_key"),
+]
+
+
+@pytest.mark.asyncio
+async def test_strings_that_are_not_unicode_are_refused_and_the_connection_stays_open(
+    app: App,
+) -> None:
+    wire = await Wire.open(url_of(app))
+    await guest(wire)
+    for kind, payload, field in STRING_FIELDS:
+        frame = with_lone_surrogate(kind, payload, field)
+        mark = await wire.send(frame)
+        answer = await wire.wait(lambda f: True, mark)
+        assert answer["type"] == "error", (frame, answer)
+        assert answer["payload"]["code"] == "bad_message", (frame, answer)
+        assert field in answer["payload"]["reason"], (frame, answer)
+        assert answer.get("reply_to") == (None if field == "id" else "r1"), (frame, answer)
+        await wire.alive()
+    # In a nested action, and in a key: named too.
+    action = '{"type": "action", "id": 7, "payload": {"table": "t1", "seq": 1, "action": '
+    for frame, where in (
+        (action + f'{{"type": "discard", "tile": "5m{LONE}"}}}}}}', "payload.action.tile"),
+        (action + f'{{"type": "pass", "{LONE}": 1}}}}}}', "a key of payload.action"),
+    ):
+        reason = await wire.wait(lambda f: f.get("reply_to") == 7, await wire.send(frame))
+        assert reason["payload"]["code"] == "bad_message"
+        assert reason["payload"]["reason"].startswith(where), reason
+        await wire.alive()
+    # Valid non-ASCII text (a surrogate pair, CJK) is served and echoed as it came.
+    for mid in ("\\ud83c\\udc04", "中文"):
+        mark = await wire.send(f'{{"type": "ping", "id": "{mid}"}}')
+        answer = await wire.wait(lambda f: True, mark)
+        assert answer == {"type": "pong", "payload": {}, "reply_to": json.loads(f'"{mid}"')}
+    await wire.close()
