@@ -22,6 +22,7 @@ import secrets
 from datetime import UTC, datetime, timedelta
 
 from server.db.store import PlayerRow, Store, UsernameTaken
+from server.errors import ServerError
 
 SCRYPT_N = 2**14
 SCRYPT_R = 8
@@ -34,13 +35,8 @@ GUEST_PREFIX = "guest-"
 GUEST_DIGITS = (4, 4, 4, 4, 6, 6, 6, 8, 8, 8)  # digits of each try at a free guest name
 
 
-class AccountError(Exception):
+class AccountError(ServerError):
     """An account request refused; ``code`` is the protocol's error code."""
-
-    def __init__(self, code: str, reason: str) -> None:
-        super().__init__(reason)
-        self.code = code
-        self.reason = reason
 
 
 # Passwords.

@@ -31,6 +31,7 @@ from engine.rules import RulesError, RuleSet, rule_set_from_dict
 from engine.table import Phase
 from server.config import Config
 from server.db.store import TableRow
+from server.errors import ServerError
 from server.protocol import encode, error
 
 log = logging.getLogger("guobiao.tables")
@@ -46,12 +47,12 @@ class Peer(Protocol):
     def send(self, text: str) -> None:
         """Queue ``text`` for the client (never blocks; a slow client is dropped)."""
 
+    def prompted(self, table: str, seq: int) -> None:
+        """The update just sent (``seq`` of ``table``) asks the client to act."""
 
-class LobbyError(Exception):
-    def __init__(self, code: str, reason: str) -> None:
-        super().__init__(reason)
-        self.code = code
-        self.reason = reason
+
+class LobbyError(ServerError):
+    """A lobby or table request refused; ``code`` is the protocol's error code."""
 
 
 @dataclass
@@ -632,6 +633,8 @@ class Table:
         elif player is not None and match.hand is not None and match.hand.legal_actions(player):
             payload["deadline_ms"] = self.turn_seconds * 1000
         peer.send(encode("update", payload))
+        if player is not None and match.hand.legal_actions(player):
+            peer.prompted(self.id, self.seq)
 
     def _broadcast_text(self, text: str) -> None:
         for peer in list(self.peers):

@@ -27,7 +27,7 @@ from engine.notation import parse_tiles
 from engine.simulation import replay
 from engine.tiles import N_KINDS, name
 from server.app import RATE_STRIKES, App
-from server.client import view_from_dict
+from server.client import fallback_action, view_from_dict
 from server.config import LimitsSection
 from server.replay_cli import read_log
 
@@ -951,3 +951,133 @@ async def test_strings_that_are_not_unicode_are_refused_and_the_connection_stays
         answer = await wire.wait(lambda f: True, mark)
         assert answer == {"type": "pong", "payload": {}, "reply_to": json.loads(f'"{mid}"')}
     await wire.close()
+
+
+# ------------------------------------------------------------------- HTTP ---
+
+
+async def raw_http(port: int, request: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+    """Send ``request`` as it is; the status, the headers (in order, repeats kept), the body."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request)
+    await writer.drain()
+    data = await asyncio.wait_for(reader.read(), TIMEOUT)
+    writer.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = [(k.strip().lower(), v.strip()) for k, _, v in (h.partition(":") for h in lines)]
+    return int(status_line.split(" ", 2)[1]), headers, body
+
+
+def get(path: str) -> bytes:
+    return f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode()
+
+
+def content_types(headers: list[tuple[str, str]]) -> list[str]:
+    return [v for k, v in headers if k == "content-type"]
+
+
+def assert_json_error(status: int, headers: list[tuple[str, str]], body: bytes) -> str:
+    """A clean HTTP error: one JSON Content-Type, a JSON object with an ``error`` string."""
+    assert content_types(headers) == ["application/json; charset=utf-8"], headers
+    answer = json.loads(body)
+    assert set(answer) == {"error"} and isinstance(answer["error"], str), answer
+    assert answer["error"]
+    return str(answer["error"])
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        ("/api/matches/2147483648", 404),  # one above the database's Integer range
+        ("/api/matches/9223372036854775807", 404),
+        ("/api/matches/9223372036854775808/log", 404),
+        ("/api/matches/" + "9" * 400, 404),
+        ("/api/matches/" + "9" * 5000 + "/log", 404),  # more digits than int() would take
+        ("/api/matches/0", 404),
+        ("/api/matches/00000000000000000000001", 404),  # match 1 has not been played
+        ("/api/matches/2147483647/log", 404),
+        ("/api/matches/-1", 400),
+        ("/api/matches/1e3", 400),
+        ("/api/matches/%31", 400),
+        ("/api/matches/0x10/log", 400),
+        ("/api/matches/1/moves", 404),
+        ("/api/matches", 404),
+        ("/api/players/nobody", 404),
+        ("/api/players/" + "x" * 3000, 404),
+        ("/api/players/%00%ff", 404),
+        ("/api/nothing/here", 404),
+        ("/", 404),
+        ("/ws", 426),  # the websocket endpoint, asked without the upgrade
+    ],
+)
+@pytest.mark.asyncio
+async def test_every_bad_http_request_gets_a_clean_json_4xx(
+    app: App, path: str, status: int
+) -> None:
+    got, headers, body = await raw_http(app.port, get(path))
+    assert got == status, (path, got, body)
+    assert_json_error(got, headers, body)
+    await (await Wire.open(url_of(app))).close()  # the server still serves
+
+
+@pytest.mark.asyncio
+async def test_an_http_handler_failure_is_a_logged_json_500(
+    app: App, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(match_id: int) -> None:
+        raise RuntimeError(f"the database is gone (match {match_id})")
+
+    assert app.store is not None
+    monkeypatch.setattr(app.store, "match_detail", broken)
+    status, headers, body = await raw_http(app.port, get("/api/matches/7"))
+    assert status == 500
+    assert "try again" in assert_json_error(status, headers, body)
+    assert "the database is gone (match 7)" in caplog.text  # logged, not sent
+    assert b"database" not in body
+
+
+# ------------------------------------------------ answering prompts at once ---
+
+
+class AutoPass:
+    """A fair client that answers every prompt at once: pass, else let the drawn tile go."""
+
+    def choose(self, view: Any) -> Action:
+        return fallback_action(view)
+
+
+@pytest.mark.asyncio
+async def test_answering_every_prompt_at_once_is_never_rate_limited(start_server: Any) -> None:
+    # A limit far stricter than the production one (20 a second, bursts of 40): answers to
+    # the server's own prompts must not count at all, however fast the bots make them come.
+    app: App = await start_server(limits={"messages_per_second": 1, "message_burst": 8})
+    wire = await Wire.open(url_of(app))
+    try:
+        await guest(wire)
+        created = await wire.answered("create_table", {"turn_seconds": 20}, "table_created")
+        table = created["payload"]["table"]
+        await wire.answered("join_table", {"table": table, "seat": 0}, "joined")
+        await add_bots(wire, table)
+        end = await asyncio.wait_for(play_out(wire, table, AutoPass()), 120)
+        assert end is not None, f"closed ({wire.close_code}) before the match ended"
+        answers = sum(1 for f in wire.frames if f["type"] == "update" and legal_of(f["payload"]))
+        print(f"{answers} prompts answered at once, no refusal")
+        assert answers > 100  # far beyond the bucket
+        assert not wire.errors(), wire.errors()
+        assert wire.close_code is None
+        # The answers are free, not the rest: the bucket still limits other messages.
+        mark = len(wire.frames)
+        for n in range(20):
+            await wire.send({"type": "ping", "id": n, "payload": {}})
+        await wire.wait(lambda f: f.get("reply_to") == 19, mark)
+        assert {e["code"] for e in wire.errors(mark)} == {"rate_limited"}
+        # The finished match's log: one Content-Type, JSON lines.
+        status, headers, body = await raw_http(app.port, get(f"/api/matches/{end['match']}/log"))
+        assert status == 200
+        assert content_types(headers) == ["application/x-ndjson; charset=utf-8"], headers
+        lines = [json.loads(line) for line in body.decode().splitlines()]
+        assert lines and all(isinstance(line, dict) for line in lines)
+    finally:
+        if not wire.reader.done():
+            await wire.close()
