@@ -442,9 +442,7 @@ def _json_errors(
 ) -> Response | None:
     """A refused websocket handshake (a plain GET of ``/ws``...) is answered by the websockets
     library in plain text: send the same status and words as JSON, like every HTTP error."""
-    if response.status_code < 400 or "application/json" in response.headers.get(
-        "Content-Type", ""
-    ):
+    if response.status_code < 400 or "application/json" in response.headers.get("Content-Type", ""):
         return None
     reason = response.body.decode("utf-8", "replace").strip()
     answer = _json(connection, http.HTTPStatus(response.status_code), {"error": reason})
