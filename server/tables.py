@@ -276,7 +276,7 @@ class Table:
                 if self.match is None or self.match.hand is None:
                     peer.send(encode("table", self.summary(), item.reply_to))  # nothing dealt
                 else:
-                    self._send_update(peer, self.peers[peer], [], full=True)
+                    self._send_update(peer, self.peers[peer], [], full=True, reply_to=item.reply_to)
             elif isinstance(item, PlayInput):
                 await self._play(item)
             elif isinstance(item, GoneInput):
@@ -610,7 +610,12 @@ class Table:
             self._send_update(peer, player, events)
 
     def _send_update(
-        self, peer: Peer, player: int | None, events: list[Event], full: bool = False
+        self,
+        peer: Peer,
+        player: int | None,
+        events: list[Event],
+        full: bool = False,
+        reply_to: str | int | None = None,
     ) -> None:
         match = self.match
         if match is None or match.hand is None:
@@ -625,14 +630,18 @@ class Table:
             "events": visible,
             "view": match.hand.view(player).to_dict() if match.hand is not None else None,
             "scores": list(match.scores),
+            "hands_total": match.hands_total,  # None until a match with dealer repeat ends
         }
+        if match.extended:
+            payload["repeat"] = match.repeat
+            payload["dealer_position"] = match.dealer_position
         if full:
             payload["full"] = True
         if player is not None and self.deadline is not None and self.deadline_seq == self.seq:
             payload["deadline_ms"] = max(0, int((self.deadline - time.monotonic()) * 1000))
         elif player is not None and match.hand is not None and match.hand.legal_actions(player):
             payload["deadline_ms"] = self.turn_seconds * 1000
-        peer.send(encode("update", payload))
+        peer.send(encode("update", payload, reply_to))
         if player is not None and match.hand.legal_actions(player):
             peer.prompted(self.id, self.seq)
 

@@ -282,7 +282,7 @@ async def test_table_messages_update_state_and_act_uses_the_latest_seq(fake: Any
 
     async def sync(ws: ServerConnection, data: dict[str, Any]) -> None:
         await ws.send(_msg("update", _update("t1", 8, [])))  # in flight: not the answer
-        await ws.send(_msg("update", {**_update("t1", 9, []), "full": True}))
+        await ws.send(_msg("update", {**_update("t1", 9, []), "full": True}, data["id"]))
 
     server = await fake({"join_table": join, "action": action, "add_bots": add_bots, "sync": sync})
     client = await Client.connect(f"ws://127.0.0.1:{server.port}")
@@ -331,6 +331,13 @@ async def test_table_messages_update_state_and_act_uses_the_latest_seq(fake: Any
 
         synced = await client.sync("t1")
         assert synced.seq == 9
+        # The answering update is table state: routed like any other (a play loop sees it).
+        routed = [await client.next_message(timeout=2) for _ in range(2)]
+        assert [(m.type, m.payload["seq"]) for m in routed if m is not None] == [
+            ("update", 8),
+            ("update", 9),
+        ]
+        assert routed[1] is not None and routed[1].reply_to is not None
     finally:
         await client.close()
 
