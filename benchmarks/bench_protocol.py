@@ -29,12 +29,12 @@ FRAMES = {
         "type": "action",
         "id": 13,
         "payload": {"table": "t4", "seq": 57, "action": {"type": "chow", "tile": "7p"}},
-    },  # noqa: E501
+    },
     "login (non-ASCII)": {
         "type": "login",
         "id": "r3",
         "payload": {"username": "lin", "password": "马上 correct horse"},
-    },  # noqa: E501
+    },
     "ping": {"type": "ping", "id": 99, "payload": {}},
     "4 KiB of brackets in strings": {"type": "ping", "id": 1, "payload": {"x": "[{" * 2000}},
 }
