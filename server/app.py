@@ -111,7 +111,7 @@ class Connection:
         """The update ``seq`` of ``table`` just queued for us lists actions for us to take."""
         self.prompts[table] = seq
 
-    def answers_prompt(self, message: protocol.Message | None) -> bool:
+    def answers_prompt(self, message: protocol.Message | ProtocolError) -> bool:
         """True for the first action answering the latest update that asked us to act: it is
         never rate-limited (a client that answers at once while bots play fast is fair).
         It may still be refused (``stale`` when the table moved on)."""
@@ -140,19 +140,20 @@ class Connection:
     async def serve(self) -> None:
         try:
             async for frame in self.ws:
-                message: protocol.Message | None = None
-                refused: ProtocolError | None = None
+                # Decoded first (cheap: frames are small): an answer to our prompt goes free.
+                message: protocol.Message | ProtocolError
                 try:
-                    message = protocol.decode(frame)  # cheap, bounded (frames are small)
+                    message = protocol.decode(frame)
+                    reply_to = message.id
                 except ProtocolError as exc:
-                    refused = exc
+                    message, reply_to = exc, protocol.request_id(frame)
                 if not self.answers_prompt(message) and not self.allow():
                     self.strikes += 1
                     self.send(
                         error(
                             "rate_limited",
                             "too many messages; slow down (this one was dropped)",
-                            protocol.request_id(frame),
+                            reply_to,
                         )
                     )
                     if self.strikes >= RATE_STRIKES:
@@ -160,14 +161,11 @@ class Connection:
                         return
                     continue
                 try:
-                    if refused is not None:
-                        raise refused
-                    assert message is not None
+                    if isinstance(message, ProtocolError):
+                        raise message
                     await self.dispatch(message)
-                except ProtocolError as exc:
-                    self.send(error(exc.code, exc.reason, protocol.request_id(frame)))
-                except ServerError as exc:  # accounts and lobby refusals
-                    self.send(error(exc.code, exc.reason, protocol.request_id(frame)))
+                except ServerError as exc:  # protocol, accounts and lobby refusals
+                    self.send(error(exc.code, exc.reason, reply_to))
                 except Exception:
                     # A bug or a failing database must not cost the client its connection.
                     log.exception("error while handling a message from %s", self.username)
@@ -175,7 +173,7 @@ class Connection:
                         error(
                             "internal_error",
                             "the server could not handle that message; try again",
-                            protocol.request_id(frame),
+                            reply_to,
                         )
                     )
         except ConnectionClosed:
