@@ -86,16 +86,16 @@ class Connection:
             if text is None:
                 return
             try:
-                await self.ws.send(text)
+                data = text.encode("utf-8")
+            except UnicodeEncodeError:
+                # A lone surrogate got past the protocol's checks (a bug): the library would
+                # drop the connection. Send it escaped instead, the same JSON text.
+                log.error("unencodable frame to %s: %.200r", self.username, text)
+                data = text.encode("utf-8", "backslashreplace")
+            try:
+                await self.ws.send(data, text=True)
             except ConnectionClosed:
                 return
-            except UnicodeEncodeError:
-                # A lone surrogate got past the protocol's checks (a bug): send it escaped
-                # (valid JSON for the same text) rather than lose the connection's writer.
-                log.error("unencodable frame to %s: %.200r", self.username, text)
-                escaped = text.encode("utf-8", "backslashreplace").decode("utf-8")
-                with contextlib.suppress(ConnectionClosed):
-                    await self.ws.send(escaped)
 
     async def close_writer(self) -> None:
         with contextlib.suppress(asyncio.QueueFull):

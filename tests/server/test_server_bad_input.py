@@ -1081,3 +1081,19 @@ async def test_answering_every_prompt_at_once_is_never_rate_limited(start_server
     finally:
         if not wire.reader.done():
             await wire.close()
+
+
+@pytest.mark.asyncio
+async def test_a_frame_that_cannot_be_encoded_is_sent_escaped_and_the_writer_lives(
+    app: App,
+) -> None:
+    # Decoding refuses lone surrogates, so only a server bug could queue one: even then the
+    # connection's writer must not die (the connection would hang without a close frame).
+    wire = await Wire.open(url_of(app))
+    (connection,) = app.connections
+    mark = len(wire.frames)
+    connection.send('{"type": "pong", "payload": {"note": "a\ud800"}, "reply_to": "x"}')
+    frame = await wire.wait(lambda f: True, mark)
+    assert frame == {"type": "pong", "payload": {"note": "a\ud800"}, "reply_to": "x"}
+    await wire.alive()
+    await wire.close()
