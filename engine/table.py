@@ -221,7 +221,7 @@ class HandState:
         start: dict[str, Any] = {
             "dealer": self.dealer,
             "round_wind": self.round_wind.letter,
-            "seat_winds": {p: self.seat_wind(p).letter for p in self.player_at},
+            "seat_winds": [self.seat_wind(p).letter for p in sorted(self.player_at)],  # by player
             "dice": [list(self.wall.dice.first), list(self.wall.dice.second)],
         }
         if not self.plain:
@@ -887,13 +887,13 @@ class HandState:
             Event(
                 "hand_end",
                 {
-                    "hands": {
-                        p: {
+                    "hands": [  # by player
+                        {
                             "concealed": _format_concealed(*self._concealed_tiles(p)),
                             "melds": [str(m) for m in self.melds[p]],
                         }
-                        for p in self.player_at
-                    }
+                        for p in sorted(self.player_at)
+                    ]
                 },
             )
         )

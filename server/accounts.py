@@ -42,6 +42,7 @@ from typing import TypeVar
 
 from server.config import AccountsSection
 from server.db.store import PlayerRow, Store, UsernameTaken
+from server.errors import ServerError
 from server.limits import Backoff, Buckets, Clock
 
 _T = TypeVar("_T")
@@ -57,13 +58,8 @@ GUEST_PREFIX = "guest-"
 GUEST_DIGITS = (4, 4, 4, 4, 6, 6, 6, 8, 8, 8)  # digits of each try at a free guest name
 
 
-class AccountError(Exception):
+class AccountError(ServerError):
     """An account request refused; ``code`` is the protocol's error code."""
-
-    def __init__(self, code: str, reason: str) -> None:
-        super().__init__(reason)
-        self.code = code
-        self.reason = reason
 
 
 class RateLimited(AccountError):

@@ -24,9 +24,9 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from server import accounts, protocol
-from server.accounts import AccountError
 from server.config import Config
 from server.db.store import Store, upgrade
+from server.errors import ServerError
 from server.protocol import ProtocolError, encode, error
 from server.tables import (
     AddBotsInput,
@@ -35,7 +35,6 @@ from server.tables import (
     JoinInput,
     LeaveInput,
     Lobby,
-    LobbyError,
     PlayInput,
     SyncInput,
     Table,
@@ -47,6 +46,7 @@ log = logging.getLogger("guobiao.server")
 VERSION = "0.1.0"
 RATE_STRIKES = 20  # rate-limited messages before the connection is closed as abusive
 REFUSAL_PAUSE = 1.0  # seconds an account request refused by a limit waits for its answer
+MAX_MATCH_ID = 2**31 - 1  # matches.id is an Integer column (32-bit signed on PostgreSQL)
 
 
 class Connection:
@@ -68,6 +68,7 @@ class Connection:
         self.refilled = time.monotonic()
         self.strikes = 0
         self.refusals = 0  # account requests refused by a limit in a row
+        self.prompts: dict[str, int] = {}  # table -> seq of its latest update asking us to act
         self.tables: set[Table] = set()
         self.dropped = False
         self.writer = asyncio.create_task(self._write(), name="writer")
@@ -91,7 +92,14 @@ class Connection:
             if text is None:
                 return
             try:
-                await self.ws.send(text)
+                data = text.encode("utf-8")
+            except UnicodeEncodeError:
+                # A lone surrogate got past the protocol's checks (a bug): the library would
+                # drop the connection. Send it escaped instead, the same JSON text.
+                log.error("unencodable frame to %s: %.200r", self.username, text)
+                data = text.encode("utf-8", "backslashreplace")
+            try:
+                await self.ws.send(data, text=True)
             except ConnectionClosed:
                 return
 
@@ -104,6 +112,21 @@ class Connection:
         self.writer.cancel()
 
     # ---------------------------------------------------------- incoming ---
+
+    def prompted(self, table: str, seq: int) -> None:
+        """The update ``seq`` of ``table`` just queued for us lists actions for us to take."""
+        self.prompts[table] = seq
+
+    def answers_prompt(self, message: protocol.Message | ProtocolError) -> bool:
+        """True for the first action answering the latest update that asked us to act: it is
+        never rate-limited (a client that answers at once while bots play fast is fair).
+        It may still be refused (``stale`` when the table moved on)."""
+        if not isinstance(message, protocol.Play):
+            return False
+        if self.prompts.get(message.table) != message.seq:
+            return False
+        del self.prompts[message.table]  # one answer per prompt goes free
+        return True
 
     def allow(self) -> bool:
         """A token bucket: ``messages_per_second`` sustained, ``message_burst`` at once."""
@@ -123,13 +146,20 @@ class Connection:
     async def serve(self) -> None:
         try:
             async for frame in self.ws:
-                if not self.allow():
+                # Decoded first (cheap: frames are small): an answer to our prompt goes free.
+                message: protocol.Message | ProtocolError
+                try:
+                    message = protocol.decode(frame)
+                    reply_to = message.id
+                except ProtocolError as exc:
+                    message, reply_to = exc, protocol.request_id(frame)
+                if not self.answers_prompt(message) and not self.allow():
                     self.strikes += 1
                     self.send(
                         error(
                             "rate_limited",
                             "too many messages; slow down (this one was dropped)",
-                            protocol.request_id(frame),
+                            reply_to,
                         )
                     )
                     if self.strikes >= RATE_STRIKES:
@@ -137,10 +167,9 @@ class Connection:
                         return
                     continue
                 try:
-                    message = protocol.decode(frame)
+                    if isinstance(message, ProtocolError):
+                        raise message
                     await self.dispatch(message)
-                except ProtocolError as exc:
-                    self.send(error(exc.code, exc.reason, protocol.request_id(frame)))
                 except accounts.RateLimited as exc:
                     # A refusal is cheap, so a client asking again at once could send
                     # thousands a second: held a moment, it gets one a second on this
@@ -151,15 +180,15 @@ class Connection:
                         "reason": exc.reason,
                         "retry_after": exc.retry_after,
                     }
-                    self.send(encode("error", payload, protocol.request_id(frame)))
+                    self.send(encode("error", payload, reply_to))
                     # Asking again and again without waiting is a flood: it costs the
                     # connection like any other.
                     self.refusals += 1
                     if self.refusals >= RATE_STRIKES:
                         await self.ws.close(1008, "rate limit exceeded")
                         return
-                except (AccountError, LobbyError) as exc:
-                    self.send(error(exc.code, exc.reason, protocol.request_id(frame)))
+                except ServerError as exc:  # protocol, accounts and lobby refusals
+                    self.send(error(exc.code, exc.reason, reply_to))
                 except Exception:
                     # A bug or a failing database must not cost the client its connection.
                     log.exception("error while handling a message from %s", self.username)
@@ -167,7 +196,7 @@ class Connection:
                         error(
                             "internal_error",
                             "the server could not handle that message; try again",
-                            protocol.request_id(frame),
+                            reply_to,
                         )
                     )
         except ConnectionClosed:
@@ -324,6 +353,7 @@ class App:
             self.config.server.host,
             self.config.server.port,
             process_request=self._http,
+            process_response=_json_errors,
             max_size=self.config.limits.max_message_bytes,
             compression=None,
             max_queue=16,
@@ -389,6 +419,19 @@ class App:
     # ------------------------------------------------------------- HTTP ---
 
     async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        """Answer a plain HTTP request (``None``: go on with the websocket handshake). Every
+        answer but a log is JSON, errors included; a failure is logged and answered 500."""
+        try:
+            return await self._route(connection, request)
+        except Exception:
+            log.exception("HTTP request %r failed", request.path)
+            return _json(
+                connection,
+                http.HTTPStatus.INTERNAL_SERVER_ERROR,
+                {"error": "the server failed to answer (logged); try again"},
+            )
+
+    async def _route(self, connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0].rstrip("/") or "/"
         if path == "/ws":
             return None
@@ -412,11 +455,20 @@ class App:
                 )
             return _json(connection, http.HTTPStatus.OK, summary)
         if len(parts) in (3, 4) and parts[:2] == ["api", "matches"]:
-            if not parts[2].isdigit():
+            text = parts[2]
+            if not (text.isascii() and text.isdigit()):
                 return _json(
-                    connection, http.HTTPStatus.BAD_REQUEST, {"error": "a match id is a number"}
+                    connection,
+                    http.HTTPStatus.BAD_REQUEST,
+                    {"error": f"a match id is a number (0-9), got {text!r}"},
                 )
-            match_id = int(parts[2])
+            match_id = int(text) if len(text) <= len(str(MAX_MATCH_ID)) else MAX_MATCH_ID + 1
+            if not 1 <= match_id <= MAX_MATCH_ID:
+                return _json(
+                    connection,
+                    http.HTTPStatus.NOT_FOUND,
+                    {"error": f"no match {text} (match ids are 1..{MAX_MATCH_ID})"},
+                )
             if len(parts) == 3:
                 detail = await self.store.match_detail(match_id)
                 if detail is None:
@@ -434,12 +486,26 @@ class App:
                     )
                 text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
                 response = connection.respond(http.HTTPStatus.OK, text)
+                del response.headers["Content-Type"]  # respond() set text/plain: one header
                 response.headers["Content-Type"] = "application/x-ndjson; charset=utf-8"
                 response.headers["Content-Disposition"] = (
                     f'attachment; filename="match-{match_id}.jsonl"'
                 )
                 return response
-        return _json(connection, http.HTTPStatus.NOT_FOUND, {"error": f"nothing at {path}"})
+        return _json(connection, http.HTTPStatus.NOT_FOUND, {"error": f"nothing at {path!r}"})
+
+
+def _json_errors(
+    connection: ServerConnection, request: Request, response: Response
+) -> Response | None:
+    """A refused websocket handshake (a plain GET of ``/ws``...) is answered by the websockets
+    library in plain text: send the same status and words as JSON, like every HTTP error."""
+    if response.status_code < 400 or "application/json" in response.headers.get("Content-Type", ""):
+        return None
+    reason = response.body.decode("utf-8", "replace").strip()
+    answer = _json(connection, http.HTTPStatus(response.status_code), {"error": reason})
+    answer.headers["Server"] = response.headers.get("Server", f"guobiao/{VERSION}")
+    return answer
 
 
 def _json(connection: ServerConnection, status: http.HTTPStatus, body: Any) -> Response:

@@ -160,6 +160,9 @@ class TableState:
     summary: dict[str, Any] | None = None  # the last ``table`` message
     seq: int | None = None  # the last update's ``seq``: ``act`` answers it
     hand_no: int = 0
+    hands_total: int | None = None  # 16; under dealer repeat None until the match ends
+    repeat: int = 0  # the current dealer's repeats (rules other than plain MCR)
+    dealer_position: int | None = None  # 0..3 = E S W N (rules other than plain MCR)
     view: dict[str, Any] | None = None  # the last wire view
     scores: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     deadline_ms: int | None = None
@@ -368,7 +371,7 @@ class Client:
         """Send a request and wait for the message answering it.
 
         The answer is the message whose ``reply_to`` is the request's id, or, for requests
-        the server answers without ``reply_to`` (``add_bots``, ``sync``), the first message
+        the server answers without ``reply_to`` (``add_bots``), the first message
         after it for which ``until`` is true. An ``error`` answering the id raises
         ``ServerError``.
         """
@@ -510,16 +513,11 @@ class Client:
     async def sync(self, table: str, timeout: float | None = None) -> TableState:
         """Ask for a full update of ``table``; return the table's state once it came.
 
-        The answer is the next update of the table marked ``"full": true`` (the server
-        sends nothing when no match is being played there: ``RequestTimeout``).
+        The answer (``reply_to``) is a full update (``"full": true``), or the table's
+        ``table`` summary when no hand has been dealt there yet.
         """
         self._table(table)
-        await self.request(
-            "sync",
-            {"table": table},
-            until=lambda m: m.type == "update" and m.table == table and bool(m.payload.get("full")),
-            timeout=timeout,
-        )
+        await self.request("sync", {"table": table}, timeout=timeout)
         return self.tables[table]
 
     async def ping(self) -> float:
@@ -653,7 +651,8 @@ class Client:
                     )
                 else:
                     future.set_result(message)
-            return
+            if kind != "update":
+                return  # an update answering ``sync`` is table state: routed as any other
         for predicate, waiting in list(self._waiters):
             if not waiting.done():
                 try:
@@ -698,6 +697,11 @@ class Client:
                 state.events = []
             if isinstance(hand_no, int):
                 state.hand_no = hand_no
+            state.hands_total = payload.get("hands_total")
+            if isinstance(payload.get("repeat"), int):
+                state.repeat = payload["repeat"]
+            if isinstance(payload.get("dealer_position"), int):
+                state.dealer_position = payload["dealer_position"]
             state.events.extend(e for e in events if isinstance(e, dict))
             if "view" in payload:
                 state.view = payload["view"]

@@ -3,29 +3,33 @@
 Parse at the edge: ``decode`` turns a text frame into one of a closed set of
 frozen message classes, or raises ``ProtocolError`` with a stable ``code``; the
 rest of the server never sees raw JSON. See ``docs/protocol.md``.
+
+Two things the JSON decoder accepts are refused here, before anything looks at
+the message: nesting deeper than ``MAX_DEPTH`` (which would otherwise reach
+Python's recursion limit), and strings that are not valid Unicode (a lone
+surrogate written ``"\\ud800"``), in keys as in values, which could not be sent
+back (``id`` is echoed as ``reply_to``) nor stored.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from engine.actions import Action
 from engine.errors import IllegalAction
+from server.errors import ServerError
 
 VERSIONS = (1,)
 MAX_ID_LENGTH = 64
 MAX_CLAIM_WINDOW_MS = 10_000  # the most a table may wait after a discard (create_table)
+MAX_DEPTH = 32  # objects and arrays inside one another; real messages use 4
 
 
-class ProtocolError(Exception):
+class ProtocolError(ServerError):
     """A client message the server cannot accept; ``code`` goes on the wire."""
-
-    def __init__(self, code: str, reason: str) -> None:
-        super().__init__(reason)
-        self.code = code
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,14 +219,85 @@ _DECODERS: dict[str, Any] = {
 MESSAGE_TYPES = frozenset(_DECODERS)
 
 
+_BRACKET = re.compile(r"[\[\]{}]")
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _depth_over(text: str, limit: int) -> bool:
+    """True if ``text`` nests objects and arrays deeper than ``limit`` (strings skipped)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False  # the common case: too few brackets to be that deep, no scan
+    depth = 0
+    for found in _BRACKET.finditer(_STRING.sub("", text)):
+        depth += 1 if found.group() in "[{" else -1
+        if depth > limit:
+            return True
+    return False
+
+
+def _parse(text: str) -> Any:
+    """``json.loads`` with the nesting bounded; ``ProtocolError`` for what it refuses."""
+    if _depth_over(text, MAX_DEPTH):
+        raise ProtocolError(
+            "bad_message", f"the message nests objects or arrays deeper than {MAX_DEPTH}"
+        )
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise ProtocolError("bad_json", f"not valid JSON: {exc}") from None
+
+
+def _is_unicode(text: str) -> bool:
+    """False for a string holding a lone surrogate, which UTF-8 cannot encode."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _bad_string(value: Any, where: str) -> str | None:
+    """The place (``payload.username``) of the first string in ``value`` that is not valid
+    Unicode, keys included; None when all are (``value`` is depth-bounded by ``_parse``)."""
+    if isinstance(value, str):
+        return None if _is_unicode(value) else where
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not _is_unicode(key):
+                return f"a key of {where}" if where else "a key"
+            found = _bad_string(item, f"{where}.{key}" if where else key)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _bad_string(item, f"{where}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _check_strings(text: str, data: Any) -> None:
+    # Only an escape can make a lone surrogate in text that arrived as UTF-8; a str handed
+    # in directly may hold one too (then it is not ASCII).
+    if not text.isascii() or _SURROGATE_ESCAPE.search(text):
+        where = _bad_string(data, "")
+        if where is not None:
+            raise ProtocolError(
+                "bad_message",
+                f"{where}: a string with a lone surrogate (such as \\ud800) is not valid "
+                "Unicode; send UTF-8 text",
+            )
+
+
 def decode(text: str | bytes) -> Message:
     """Decode one client frame; raise ``ProtocolError`` saying what is wrong."""
     if isinstance(text, bytes):
         raise ProtocolError("bad_message", "frames must be text (JSON), not binary")
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ProtocolError("bad_json", f"not valid JSON: {exc}") from None
+    data = _parse(text)
+    _check_strings(text, data)
     if not isinstance(data, dict):
         raise ProtocolError("bad_message", "a message must be a JSON object")
     kind = data.get("type")
@@ -247,14 +322,22 @@ def decode(text: str | bytes) -> Message:
 
 
 def request_id(text: str | bytes) -> str | int | None:
-    """The ``id`` of a frame, if one can be read (to answer even a malformed message)."""
+    """The ``id`` of a frame, if one can be read (to answer even a malformed message);
+    None unless it is a valid ``id`` that can be sent back."""
+    if not isinstance(text, str):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
     try:
-        data = json.loads(text)
-    except (ValueError, TypeError):
+        data = _parse(text)
+    except ProtocolError:
         return None
     mid = data.get("id") if isinstance(data, dict) else None
-    if isinstance(mid, (str, int)) and not isinstance(mid, bool):
-        return mid if not isinstance(mid, str) or len(mid) <= MAX_ID_LENGTH else None
+    if isinstance(mid, int) and not isinstance(mid, bool):
+        return mid
+    if isinstance(mid, str) and len(mid) <= MAX_ID_LENGTH and _is_unicode(mid):
+        return mid
     return None
 
 

@@ -38,6 +38,7 @@ from engine.rules import RulesError, RuleSet, rule_set_from_dict
 from engine.table import Phase
 from server.config import Config
 from server.db.store import TableRow
+from server.errors import ServerError
 from server.protocol import MAX_CLAIM_WINDOW_MS, encode, error
 
 log = logging.getLogger("guobiao.tables")
@@ -53,12 +54,12 @@ class Peer(Protocol):
     def send(self, text: str) -> None:
         """Queue ``text`` for the client (never blocks; a slow client is dropped)."""
 
+    def prompted(self, table: str, seq: int) -> None:
+        """The update just sent (``seq`` of ``table``) asks the client to act."""
 
-class LobbyError(Exception):
-    def __init__(self, code: str, reason: str) -> None:
-        super().__init__(reason)
-        self.code = code
-        self.reason = reason
+
+class LobbyError(ServerError):
+    """A lobby or table request refused; ``code`` is the protocol's error code."""
 
 
 @dataclass
@@ -293,7 +294,7 @@ class Table:
                 if self.match is None or self.match.hand is None:
                     peer.send(encode("table", self.summary(), item.reply_to))  # nothing dealt
                 else:
-                    self._send_update(peer, self.peers[peer], [], full=True)
+                    self._send_update(peer, self.peers[peer], [], full=True, reply_to=item.reply_to)
             elif isinstance(item, PlayInput):
                 await self._play(item)
             elif isinstance(item, GoneInput):
@@ -657,7 +658,12 @@ class Table:
             self._send_update(peer, player, events)
 
     def _send_update(
-        self, peer: Peer, player: int | None, events: list[Event], full: bool = False
+        self,
+        peer: Peer,
+        player: int | None,
+        events: list[Event],
+        full: bool = False,
+        reply_to: str | int | None = None,
     ) -> None:
         match = self.match
         if match is None or match.hand is None:
@@ -672,7 +678,11 @@ class Table:
             "events": visible,
             "view": match.hand.view(player).to_dict() if match.hand is not None else None,
             "scores": list(match.scores),
+            "hands_total": match.hands_total,  # None until a match with dealer repeat ends
         }
+        if match.extended:
+            payload["repeat"] = match.repeat
+            payload["dealer_position"] = match.dealer_position
         if full:
             payload["full"] = True
         # Only to a seat that must decide: that others have a deadline would tell them that
@@ -682,7 +692,9 @@ class Table:
                 payload["deadline_ms"] = max(0, int((self.deadline - time.monotonic()) * 1000))
             else:
                 payload["deadline_ms"] = self.turn_seconds * 1000
-        peer.send(encode("update", payload))
+        peer.send(encode("update", payload, reply_to))
+        if player is not None and match.hand.legal_actions(player):
+            peer.prompted(self.id, self.seq)
 
     def _broadcast_text(self, text: str) -> None:
         for peer in list(self.peers):

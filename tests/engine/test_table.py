@@ -94,7 +94,7 @@ def test_the_deal_with_another_dealer() -> None:
     assert [state.seat_wind(p) for p in (2, 3, 0, 1)] == list(Wind)
     start = state.events[0]
     assert start.kind == "hand_start"
-    assert start.data["seat_winds"] == {0: "W", 1: "N", 2: "E", 3: "S"}
+    assert start.data["seat_winds"] == ["W", "N", "E", "S"]  # by player
 
 
 def test_the_dealer_may_win_on_its_dealt_tiles() -> None:

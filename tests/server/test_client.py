@@ -282,7 +282,7 @@ async def test_table_messages_update_state_and_act_uses_the_latest_seq(fake: Any
 
     async def sync(ws: ServerConnection, data: dict[str, Any]) -> None:
         await ws.send(_msg("update", _update("t1", 8, [])))  # in flight: not the answer
-        await ws.send(_msg("update", {**_update("t1", 9, []), "full": True}))
+        await ws.send(_msg("update", {**_update("t1", 9, []), "full": True}, data["id"]))
 
     server = await fake({"join_table": join, "action": action, "add_bots": add_bots, "sync": sync})
     client = await Client.connect(f"ws://127.0.0.1:{server.port}")
@@ -331,6 +331,13 @@ async def test_table_messages_update_state_and_act_uses_the_latest_seq(fake: Any
 
         synced = await client.sync("t1")
         assert synced.seq == 9
+        # The answering update is table state: routed like any other (a play loop sees it).
+        routed = [await client.next_message(timeout=2) for _ in range(2)]
+        assert [(m.type, m.payload["seq"]) for m in routed if m is not None] == [
+            ("update", 8),
+            ("update", 9),
+        ]
+        assert routed[1] is not None and routed[1].reply_to is not None
     finally:
         await client.close()
 
@@ -420,5 +427,29 @@ async def test_outgoing_messages_are_paced(fake: Any) -> None:
         for _ in range(6):  # hello used a token: 1 left, then 50 a second
             await client.ping()
         assert loop.time() - started >= 0.08
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_the_deal_position_of_custom_updates_is_kept(fake: Any) -> None:
+    async def join(ws: ServerConnection, data: dict[str, Any]) -> None:
+        await ws.send(_msg("joined", {"table": "t1", "seat": 0}, data["id"]))
+        custom = {"hands_total": None, "repeat": 2, "dealer_position": 3}
+        await ws.send(_msg("update", {**_update("t1", 4, []), **custom}))
+
+    async def sync(ws: ServerConnection, data: dict[str, Any]) -> None:
+        await ws.send(_msg("update", {**_update("t1", 5, []), "hands_total": 16}, data["id"]))
+
+    server = await fake({"join_table": join, "sync": sync})
+    client = await Client.connect(f"ws://127.0.0.1:{server.port}")
+    try:
+        await client.join_table("t1")
+        first = await client.next_message(timeout=2)
+        state = client.tables["t1"]
+        assert first is not None and first.payload["seq"] == 4
+        assert (state.hands_total, state.repeat, state.dealer_position) == (None, 2, 3)
+        assert (await client.sync("t1")) is state
+        assert (state.seq, state.hands_total, state.repeat) == (5, 16, 2)
     finally:
         await client.close()

@@ -133,3 +133,103 @@ def test_encode_and_error_shape() -> None:
         "type": "error",
         "payload": {"code": "stale", "reason": "old"},
     }
+
+
+# ------------------------------------------- nesting and invalid Unicode ---
+
+
+def nested(depth: int, leaf: str = "0") -> str:
+    """``depth`` arrays and objects inside one another, alternating."""
+    text = leaf
+    for level in range(depth):
+        text = f"[{text}]" if level % 2 else f'{{"k": {text}}}'
+    return text
+
+
+@pytest.mark.parametrize("depth", [protocol.MAX_DEPTH + 1, 100, 2000])
+@pytest.mark.parametrize("where", ["payload", "id", "top"])
+def test_deep_nesting_is_a_bad_message_not_a_crash(depth: int, where: str) -> None:
+    inner = nested(depth - 1)  # the payload object is one level already
+    text = {
+        "payload": f'{{"type": "ping", "id": 1, "payload": {inner}}}',
+        "id": f'{{"type": "ping", "id": {inner}}}',
+        "top": "[" * depth + "]" * depth,
+    }[where]
+    with pytest.raises(ProtocolError) as caught:
+        decode(text)
+    assert caught.value.code == "bad_message"
+    assert str(protocol.MAX_DEPTH) in caught.value.reason
+    assert protocol.request_id(text) is None  # and answering it does not crash either
+
+
+def test_nesting_up_to_the_bound_is_only_judged_by_its_fields() -> None:
+    # Within the bound the frame is decoded as usual (an unknown payload key is ignored)...
+    inner = nested(protocol.MAX_DEPTH - 2)
+    text = f'{{"type": "ping", "id": 1, "payload": {{"x": {inner}}}}}'
+    assert decode(text) == protocol.Ping(1)
+    # ... and brackets inside strings are not nesting.
+    deep_looking = json.dumps({"type": "ping", "id": "[[[[", "payload": {"x": "[{" * 500}})
+    assert decode(deep_looking) == protocol.Ping("[[[[")
+
+
+LONE = "\\ud800"  # as it arrives: a JSON escape of a lone (high) surrogate
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        (f'{{"type": "ping", "id": "a{LONE}"}}', "id"),
+        (f'{{"type": "ping", "id": 1, "payload": {{"x": "{LONE}"}}}}', "payload.x"),
+        (f'{{"type": "ping", "id": 1, "payload": {{"{LONE}": 1}}}}', "a key of payload"),
+        (f'{{"type": "ping", "{LONE}": 1}}', "a key"),
+        (f'{{"type": "p{LONE}ing"}}', "type"),
+        (
+            f'{{"type": "login", "payload": {{"username": "lin{LONE}", "password": "12345678"}}}}',
+            "payload.username",
+        ),
+        (
+            '{"type": "register", "payload": {"username": "lin", "password": "\\udfff123456"}}',
+            "payload.password",
+        ),
+        (f'{{"type": "resume", "payload": {{"token": "{LONE}"}}}}', "payload.token"),
+        (
+            f'{{"type": "hello", "payload": {{"versions": [1], "client": "{LONE}"}}}}',
+            "payload.client",
+        ),
+        (f'{{"type": "join_table", "payload": {{"table": "t{LONE}"}}}}', "payload.table"),
+        (
+            f'{{"type": "action", "payload": {{"table": "t1", "seq": 1, '
+            f'"action": {{"type": "discard", "tile": "5m{LONE}"}}}}}}',
+            "payload.action.tile",
+        ),
+        (f'{{"type": "ping", "payload": {{"x": [1, ["{LONE}"]]}}}}', "payload.x[1][0]"),
+    ],
+)
+def test_strings_that_are_not_unicode_are_refused_naming_the_field(text: str, field: str) -> None:
+    with pytest.raises(ProtocolError) as caught:
+        decode(text)
+    assert caught.value.code == "bad_message"
+    assert caught.value.reason.startswith(f"{field}:"), caught.value.reason
+    caught.value.reason.encode("utf-8")  # the reason itself can be sent
+    echoed = protocol.request_id(text)
+    assert echoed is None or isinstance(echoed, int) or echoed.encode("utf-8")
+
+
+def test_a_raw_lone_surrogate_in_a_str_is_refused_too() -> None:
+    with pytest.raises(ProtocolError) as caught:
+        decode('{"type": "ping", "id": "a\ud800"}')
+    assert caught.value.code == "bad_message" and "id" in caught.value.reason
+    assert protocol.request_id('{"type": "ping", "id": "a\ud800"}') is None
+
+
+def test_valid_unicode_and_escaped_backslashes_pass() -> None:
+    assert decode('{"type": "ping", "id": "\\\\ud800"}') == protocol.Ping("\\ud800")
+    assert decode('{"type": "ping", "id": "\\ud83c\\udc04"}') == protocol.Ping("🀄")
+    cjk = json.dumps({"type": "ping", "id": "中"}, ensure_ascii=False)
+    assert decode(cjk) == protocol.Ping("中")
+
+
+def test_an_echoed_id_is_always_encodable() -> None:
+    for text in (f'{{"type": "teleport", "id": "{LONE}"}}', f'{{"type": "ping", "id": "x{LONE}"}}'):
+        assert protocol.request_id(text) is None
+    assert protocol.request_id(f'{{"type": "teleport", "id": "ok", "payload": "{LONE}"}}') == "ok"

@@ -26,7 +26,7 @@ from engine.bots import Bot, make_bot
 from engine.notation import parse_tiles
 from engine.tiles import N_KINDS, name
 from server.app import RATE_STRIKES, App
-from server.client import view_from_dict
+from server.client import fallback_action, view_from_dict
 from server.config import LimitsSection
 from server.replay_cli import read_log
 
@@ -838,3 +838,261 @@ async def test_stopping_the_server_tells_and_closes_every_connection(start_serve
     finally:
         if not wire.reader.done():
             await wire.close()
+
+
+# ------------------------------------------- deep nesting, invalid Unicode ---
+
+
+def deep(depth: int) -> str:
+    """A ping whose payload nests ``depth`` arrays (well within the frame size limit)."""
+    return '{"type": "ping", "id": "deep", "payload": {"x": ' + "[" * depth + "]" * depth + "}}"
+
+
+@pytest.mark.asyncio
+async def test_deeply_nested_frames_get_bad_message_and_the_connection_stays_open(
+    app: App,
+) -> None:
+    limit = app.config.limits.max_message_bytes
+    early = await Wire.open(url_of(app), hello=False)
+    wire = await Wire.open(url_of(app))
+    await guest(wire)
+    frames = [
+        deep(40),
+        deep((limit - len(deep(0))) // 2),  # as deep as the size limit allows
+        "[" * (limit // 2) + "]" * (limit // 2),  # not even an object
+        '{"type": "action", "id": 5, "payload": {"table": "t1", "seq": 1, "action": '
+        + '{"type": "pass", "x": ' * 50
+        + "1"
+        + "}" * 50
+        + "}}",
+        '{"type": "ping", "id": ' + "[" * 1000 + "]" * 1000 + "}",
+    ]
+    for client in (early, wire):
+        for frame in frames:
+            assert len(frame.encode()) <= limit
+            mark = await client.send(frame)
+            answer = await client.wait(lambda f: True, mark)
+            assert answer["type"] == "error", answer
+            assert answer["payload"]["code"] == "bad_message", answer
+            assert "deeper than" in answer["payload"]["reason"], answer
+            assert "reply_to" not in answer  # the id could not be read safely
+            if client is wire:
+                await client.alive()
+    await early.answered("hello", {"versions": [1]}, "welcome")
+    await early.alive()
+    for client in (early, wire):
+        await client.close()
+
+
+LONE = "\\ud800"  # a lone surrogate, as a JSON escape: valid JSON, not valid Unicode
+
+
+def with_lone_surrogate(kind: str, payload: dict[str, Any], field: str) -> str:
+    """The frame ``kind``/``payload`` with ``field`` of the payload made to end in a lone
+    surrogate (``field`` ``"id"``: the id)."""
+    message: dict[str, Any] = {"type": kind, "id": "LONE" if field == "id" else "r1"}
+    message["payload"] = {**payload} if field == "id" else {**payload, field: "MARK"}
+    text = json.dumps(message)
+    return text.replace('"LONE"', f'"x{LONE}"').replace('"MARK"', f'"t{LONE}"')
+
+
+# Every client string the server echoes, stores or looks up.
+STRING_FIELDS: list[tuple[str, dict[str, Any], str]] = [
+    ("ping", {}, "id"),
+    ("hello", {"versions": [1]}, "client"),
+    ("register", {"username": "lin", "password": "correct horse"}, "username"),
+    ("register", {"username": "lin", "password": "correct horse"}, "password"),
+    ("login", {"username": "lin", "password": "correct horse"}, "username"),
+    ("login", {"username": "lin", "password": "correct horse"}, "password"),
+    ("resume", {"token": "abc"}, "token"),
+    ("create_table", {}, "rules"),
+    ("join_table", {"table": "t1"}, "table"),
+    ("join_table", {"table": "t1"}, "invite_code"),
+    ("add_bots", {"table": "t1"}, "table"),
+    ("add_bots", {"table": "t1"}, "bot"),
+    ("leave_table", {"table": "t1"}, "table"),
+    ("watch", {"table": "t1"}, "table"),
+    ("watch", {"table": "t1"}, "invite_code"),
+    ("sync", {"table": "t1"}, "table"),
+    ("action", {"table": "t1", "seq": 1, "action": {"type": "pass"}}, "table"),
+    ("list_tables", {}, "unknown_key"),
+]
+
+
+@pytest.mark.asyncio
+async def test_strings_that_are_not_unicode_are_refused_and_the_connection_stays_open(
+    app: App,
+) -> None:
+    wire = await Wire.open(url_of(app))
+    await guest(wire)
+    for kind, payload, field in STRING_FIELDS:
+        frame = with_lone_surrogate(kind, payload, field)
+        mark = await wire.send(frame)
+        answer = await wire.wait(lambda f: True, mark)
+        assert answer["type"] == "error", (frame, answer)
+        assert answer["payload"]["code"] == "bad_message", (frame, answer)
+        assert field in answer["payload"]["reason"], (frame, answer)
+        assert answer.get("reply_to") == (None if field == "id" else "r1"), (frame, answer)
+        await wire.alive()
+    # In a nested action, and in a key: named too.
+    action = '{"type": "action", "id": 7, "payload": {"table": "t1", "seq": 1, "action": '
+    for frame, where in (
+        (action + f'{{"type": "discard", "tile": "5m{LONE}"}}}}}}', "payload.action.tile"),
+        (action + f'{{"type": "pass", "{LONE}": 1}}}}}}', "a key of payload.action"),
+    ):
+        reason = await wire.wait(lambda f: f.get("reply_to") == 7, await wire.send(frame))
+        assert reason["payload"]["code"] == "bad_message"
+        assert reason["payload"]["reason"].startswith(where), reason
+        await wire.alive()
+    # Valid non-ASCII text (a surrogate pair, CJK) is served and echoed as it came.
+    for mid in ("\\ud83c\\udc04", "中文"):
+        mark = await wire.send(f'{{"type": "ping", "id": "{mid}"}}')
+        answer = await wire.wait(lambda f: True, mark)
+        assert answer == {"type": "pong", "payload": {}, "reply_to": json.loads(f'"{mid}"')}
+    await wire.close()
+
+
+# ------------------------------------------------------------------- HTTP ---
+
+
+async def raw_http(port: int, request: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+    """Send ``request`` as it is; the status, the headers (in order, repeats kept), the body."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request)
+    await writer.drain()
+    data = await asyncio.wait_for(reader.read(), TIMEOUT)
+    writer.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = [(k.strip().lower(), v.strip()) for k, _, v in (h.partition(":") for h in lines)]
+    return int(status_line.split(" ", 2)[1]), headers, body
+
+
+def get(path: str) -> bytes:
+    return f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode()
+
+
+def content_types(headers: list[tuple[str, str]]) -> list[str]:
+    return [v for k, v in headers if k == "content-type"]
+
+
+def assert_json_error(status: int, headers: list[tuple[str, str]], body: bytes) -> str:
+    """A clean HTTP error: one JSON Content-Type, a JSON object with an ``error`` string."""
+    assert content_types(headers) == ["application/json; charset=utf-8"], headers
+    answer = json.loads(body)
+    assert set(answer) == {"error"} and isinstance(answer["error"], str), answer
+    assert answer["error"]
+    return str(answer["error"])
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        ("/api/matches/2147483648", 404),  # one above the database's Integer range
+        ("/api/matches/9223372036854775807", 404),
+        ("/api/matches/9223372036854775808/log", 404),
+        ("/api/matches/" + "9" * 400, 404),
+        ("/api/matches/" + "9" * 5000 + "/log", 404),  # more digits than int() would take
+        ("/api/matches/0", 404),
+        ("/api/matches/00000000000000000000001", 404),  # match 1 has not been played
+        ("/api/matches/2147483647/log", 404),
+        ("/api/matches/-1", 400),
+        ("/api/matches/1e3", 400),
+        ("/api/matches/%31", 400),
+        ("/api/matches/0x10/log", 400),
+        ("/api/matches/1/moves", 404),
+        ("/api/matches", 404),
+        ("/api/players/nobody", 404),
+        ("/api/players/" + "x" * 3000, 404),
+        ("/api/players/%00%ff", 404),
+        ("/api/nothing/here", 404),
+        ("/", 404),
+        ("/ws", 426),  # the websocket endpoint, asked without the upgrade
+    ],
+)
+@pytest.mark.asyncio
+async def test_every_bad_http_request_gets_a_clean_json_4xx(
+    app: App, path: str, status: int
+) -> None:
+    got, headers, body = await raw_http(app.port, get(path))
+    assert got == status, (path, got, body)
+    assert_json_error(got, headers, body)
+    await (await Wire.open(url_of(app))).close()  # the server still serves
+
+
+@pytest.mark.asyncio
+async def test_an_http_handler_failure_is_a_logged_json_500(
+    app: App, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(match_id: int) -> None:
+        raise RuntimeError(f"the database is gone (match {match_id})")
+
+    assert app.store is not None
+    monkeypatch.setattr(app.store, "match_detail", broken)
+    status, headers, body = await raw_http(app.port, get("/api/matches/7"))
+    assert status == 500
+    assert "try again" in assert_json_error(status, headers, body)
+    assert "the database is gone (match 7)" in caplog.text  # logged, not sent
+    assert b"database" not in body
+
+
+# ------------------------------------------------ answering prompts at once ---
+
+
+class AutoPass:
+    """A fair client that answers every prompt at once: pass, else let the drawn tile go."""
+
+    def choose(self, view: Any) -> Action:
+        return fallback_action(view)
+
+
+@pytest.mark.asyncio
+async def test_answering_every_prompt_at_once_is_never_rate_limited(start_server: Any) -> None:
+    # A limit far stricter than the production one (20 a second, bursts of 40): answers to
+    # the server's own prompts must not count at all, however fast the bots make them come.
+    app: App = await start_server(limits={"messages_per_second": 1, "message_burst": 8})
+    wire = await Wire.open(url_of(app))
+    try:
+        await guest(wire)
+        created = await wire.answered("create_table", {"turn_seconds": 20}, "table_created")
+        table = created["payload"]["table"]
+        await wire.answered("join_table", {"table": table, "seat": 0}, "joined")
+        await add_bots(wire, table)
+        end = await asyncio.wait_for(play_out(wire, table, AutoPass()), 120)
+        assert end is not None, f"closed ({wire.close_code}) before the match ended"
+        answers = sum(1 for f in wire.frames if f["type"] == "update" and legal_of(f["payload"]))
+        print(f"{answers} prompts answered at once, no refusal")
+        assert answers > 100  # far beyond the bucket
+        assert not wire.errors(), wire.errors()
+        assert wire.close_code is None
+        # The answers are free, not the rest: the bucket still limits other messages.
+        mark = len(wire.frames)
+        for n in range(20):
+            await wire.send({"type": "ping", "id": n, "payload": {}})
+        await wire.wait(lambda f: f.get("reply_to") == 19, mark)
+        assert {e["code"] for e in wire.errors(mark)} == {"rate_limited"}
+        # The finished match's log: one Content-Type, JSON lines.
+        status, headers, body = await raw_http(app.port, get(f"/api/matches/{end['match']}/log"))
+        assert status == 200
+        assert content_types(headers) == ["application/x-ndjson; charset=utf-8"], headers
+        lines = [json.loads(line) for line in body.decode().splitlines()]
+        assert lines and all(isinstance(line, dict) for line in lines)
+    finally:
+        if not wire.reader.done():
+            await wire.close()
+
+
+@pytest.mark.asyncio
+async def test_a_frame_that_cannot_be_encoded_is_sent_escaped_and_the_writer_lives(
+    app: App,
+) -> None:
+    # Decoding refuses lone surrogates, so only a server bug could queue one: even then the
+    # connection's writer must not die (the connection would hang without a close frame).
+    wire = await Wire.open(url_of(app))
+    (connection,) = app.connections
+    mark = len(wire.frames)
+    connection.send('{"type": "pong", "payload": {"note": "a\ud800"}, "reply_to": "x"}')
+    frame = await wire.wait(lambda f: True, mark)
+    assert frame == {"type": "pong", "payload": {"note": "a\ud800"}, "reply_to": "x"}
+    await wire.alive()
+    await wire.close()

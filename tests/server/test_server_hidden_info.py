@@ -560,6 +560,9 @@ class FakePeer:
     def send(self, text: str) -> None:
         self.texts.append(text)
 
+    def prompted(self, table: str, seq: int) -> None:
+        """Server-side only (the connection's rate limit), never sent: nothing to keep."""
+
     def updates(self) -> list[Frame]:
         return [f["payload"] for f in map(json.loads, self.texts) if f["type"] == "update"]
 

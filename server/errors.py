@@ -1,0 +1,84 @@
+"""The server's coded errors: one exception base, one registry of every wire error code.
+
+::
+
+    ServerError(code, reason)        base of every refusal the server sends as an ``error``
+    ├── protocol.ProtocolError        a frame that does not decode (or comes out of order)
+    ├── accounts.AccountError         an account request refused
+    └── tables.LobbyError             a lobby or table request refused
+
+The engine's ``IllegalAction`` is not a ``ServerError`` (the engine knows nothing of the
+server), but its codes go on the wire as they are, so they are registered here too.
+
+``CODES`` is every ``code`` an ``error`` message can carry, with its meaning in one line
+(``NOT_SENT``: the few codes raised but caught before the wire);
+``docs/protocol.md`` has the same table (a test checks that they agree, and that every code
+the server's source raises or sends is in it). Raising a ``ServerError`` with a code not in
+the registry is a bug, caught at once.
+"""
+
+from __future__ import annotations
+
+# code -> when it is sent. Keep in step with the "Errors" table of docs/protocol.md.
+CODES: dict[str, str] = {
+    # Frames (server.protocol)
+    "bad_json": "the frame is not JSON",
+    "bad_message": "not an object, no string `type`, a payload of the wrong shape, a string "
+    "that is not valid Unicode, or nesting deeper than 32 (the reason names the field)",
+    "unknown_type": "a `type` the server does not know",
+    "unsupported_version": "`hello` lists no version the server speaks (the server closes)",
+    "hello_first": "a message before `hello`",
+    "not_authenticated": "a table message before `register` / `login` / `guest` / `resume`",
+    "rate_limited": "too many messages; this one was dropped, slow down",
+    # Accounts (server.accounts)
+    "auth_failed": "wrong username or password, or an unknown, expired or revoked token",
+    "username_taken": "registration refused: the name is taken",
+    "bad_username": "registration refused: not 3-20 letters, digits, `_` or `-`, or `guest-...`",
+    "weak_password": "registration refused: a password needs at least 8 characters",
+    # Lobby and tables (server.tables)
+    "no_such_table": "there is no table of that id",
+    "table_full": "the table has no free seat, or the server holds as many tables as it may",
+    "seat_taken": "that seat is taken",
+    "wrong_invite": "a private table needs its invite code",
+    "already_seated": "the player already sits at another table",
+    "not_seated": "the request needs a seat at (or, for `sync`, a place watching) the table",
+    "table_started": "the table's match has started",
+    "stale": "the action answers an old `seq`; the current `update` follows",
+    "hand_over": "no hand is being played at the table",
+    # The engine (engine.errors.IllegalAction): the action was refused, nothing changed
+    "not_your_turn": "it is not this player's turn to act",
+    "illegal_action": "the action is not in `view.legal`",
+    "tile_not_in_hand": "a discard or kong of a tile the player does not hold",
+    "wild_tile": "a wild tile cannot be discarded, claimed with or konged",
+    "already_answered": "the player has already answered this discard",
+    # The server itself
+    "internal_error": "the server failed to handle the message (logged); nothing changed, "
+    "try again",
+    "server_shutdown": "the server is stopping (sent before the close)",
+}
+
+# Codes raised deliberately that never reach the wire: the server catches, converts or logs
+# them (a test checks each is raised somewhere and none is in ``CODES``).
+NOT_SENT: dict[str, str] = {
+    "bad_action": "engine: an action that does not decode (sent as `bad_message`)",
+    "no_such_player": "engine: an action for a player not at the table (the server never asks)",
+    "already_started": "engine: a hand dealt twice (the server never asks)",
+    "hand_in_play": "engine: the next hand before the current one is over (never asked)",
+    "match_over": "engine: a hand after the last one (the server never asks)",
+    "no_hand": "engine: an action before the first deal (the server checks first)",
+    "corrupt_match": "lobby: a stored match that cannot be restored (logged at start)",
+    "claims_unanswered": "engine: a claim window closed before every answer (never asked)",
+    "no_claim_window": "engine: a claim window closed when none is open (never asked)",
+}
+
+
+class ServerError(Exception):
+    """A request the server refuses: ``code`` (one of ``CODES``) and ``reason`` go on the wire
+    as an ``error`` message; ``reason`` says, for a person, what was wrong."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        if code not in CODES and code not in NOT_SENT:
+            raise ValueError(f"unregistered error code {code!r} (add it to server.errors.CODES)")
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason

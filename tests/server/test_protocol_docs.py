@@ -1,0 +1,448 @@
+"""docs/protocol.md cannot drift: every example in it is checked against the real server.
+
+Every ```json block of the document is read, object by object:
+
+- a client message (a ``type`` the server decodes) must decode with ``server.protocol``;
+- a server message, an event (``kind``), an HTTP body or an action-log line is compared
+  with what the server really sends: a scripted session against a real server (every
+  request, a whole MCR match, a custom hand, the HTTP API), plus, for event kinds too rare
+  for one match (two winners on one discard), the events of engine bot matches projected as
+  the server projects them. At each place in a message (``update.payload.view.seats[]``...)
+  the example's keys must be among the keys the server sent there and include those it
+  always sent, and each value must have a type the server sent there (a list indexed by
+  player is not an object keyed by strings);
+- every message type and event kind the server sent must have an example;
+- the table of error codes must be exactly ``server.errors.CODES``, and every code the
+  server's and the engine's source raise is registered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import secrets
+import types
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_server_bad_input import (
+    AutoPass,
+    Wire,
+    add_bots,
+    content_types,
+    get,
+    is_update,
+    play_out,
+    raw_http,
+    url_of,
+)
+
+import server.tables
+from engine.bots import make_bot
+from engine.match import Match
+from engine.rules import RuleSet
+from engine.table import Phase
+from server import errors, protocol
+from server.app import App
+from server.config import Config
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "protocol.md"
+
+
+# ------------------------------------------------------------ the document ---
+
+
+@dataclass
+class Example:
+    value: Any
+    section: str  # the ``##`` heading it is under
+    endpoint: str | None  # in the HTTP section: the last ``GET /...`` before it
+    line: int
+
+
+def examples(text: str) -> list[Example]:
+    """Every JSON value of every ```json block, with where it stands."""
+    found: list[Example] = []
+    section, endpoint = "", None
+    lines = text.splitlines()
+    i = 0
+    decoder = json.JSONDecoder()
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("## "):
+            section, endpoint = line[3:].strip(), None
+        for path in re.findall(r"`GET (/[^`]*)`", line):
+            endpoint = path
+        if line.strip() == "```json":
+            start = i + 1
+            i += 1
+            while lines[i].strip() != "```":
+                i += 1
+            block = "\n".join(lines[start:i])
+            at = 0
+            while True:
+                while at < len(block) and block[at].isspace():
+                    at += 1
+                if at >= len(block):
+                    break
+                try:
+                    value, end = decoder.raw_decode(block, at)
+                except json.JSONDecodeError as exc:
+                    raise AssertionError(f"{DOC.name}:{start}: not JSON: {exc}") from None
+                found.append(Example(value, section, endpoint, start + block.count("\n", 0, at)))
+                at = end
+        i += 1
+    return found
+
+
+# ------------------------------------------------------------------ shapes ---
+
+
+def kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    return {str: "str", float: "float", list: "list", dict: "object"}[type(value)]
+
+
+@dataclass
+class Place:
+    """What the server sent at one place of a message: the types, and for objects the keys
+    sent at least once and those sent every time."""
+
+    types: set[str] = field(default_factory=set)
+    keys: set[str] = field(default_factory=set)
+    always: set[str] | None = None
+
+
+class Shapes:
+    """The places of every real message, by root (``update``, ``event:draw``...)."""
+
+    def __init__(self) -> None:
+        self.places: dict[str, Place] = defaultdict(Place)
+
+    def add(self, root: str, value: Any) -> None:
+        place = self.places[root]
+        place.types.add(kind_of(value))
+        if isinstance(value, dict):
+            place.keys |= set(value)
+            place.always = set(value) if place.always is None else place.always & set(value)
+            for key, item in value.items():
+                self.add(self._child(root, key, item), item)
+        elif isinstance(value, list):
+            for item in value:
+                self.add(self._item(root, item), item)
+
+    @staticmethod
+    def _child(root: str, key: str, item: Any) -> str:
+        return f"{root}.{key}"
+
+    @staticmethod
+    def _item(root: str, item: Any) -> str:
+        if root.endswith(".events") and isinstance(item, dict) and "kind" in item:
+            return f"event:{item['kind']}"  # events are judged by kind, wherever they are
+        return f"{root}[]"
+
+    def mismatches(self, root: str, value: Any) -> Iterator[str]:
+        """How ``value`` (an example) differs from what the server sent at ``root``."""
+        place = self.places.get(root)
+        if place is None:
+            yield f"{root}: the server never sent anything here"
+            return
+        sent = place.types | ({"str", "int"} if root.endswith(".reply_to") else set())
+        if kind_of(value) not in sent:  # a reply_to is whatever id the client chose
+            yield f"{root}: a {kind_of(value)} where the server sends {sorted(place.types)}"
+            return
+        if isinstance(value, dict):
+            unknown = set(value) - place.keys
+            missing = (place.always or set()) - set(value)
+            if unknown:
+                yield f"{root}: the server never sends {sorted(unknown)}"
+            if missing:
+                yield f"{root}: the server always sends {sorted(missing)}, not in the example"
+            for key, item in value.items():
+                if key in place.keys:
+                    yield from self.mismatches(self._child(root, key, item), item)
+        elif isinstance(value, list):
+            for item in value:
+                if item == "...":
+                    continue  # "and so on"
+                yield from self.mismatches(self._item(root, item), item)
+
+
+# --------------------------------------------------------- the real server ---
+
+
+@dataclass
+class Session:
+    shapes: Shapes
+    types: set[str]  # server message types sent
+    kinds: set[str]  # event kinds sent
+
+
+def frames_of(*wires: Wire) -> list[dict[str, Any]]:
+    return [frame for wire in wires for frame in wire.frames]
+
+
+HTTP_ROOTS = {
+    "/healthz": "http:healthz",
+    "/api/players/{name}": "http:player",
+    "/api/matches/{id}": "http:match",
+}
+
+
+async def scripted_session(app: App) -> Session:
+    """Every request of the protocol against ``app``, a whole MCR match, two hands at a
+    custom table (dealer repeat, an indicator), every HTTP endpoint."""
+    shapes = Shapes()
+    url = url_of(app)
+    lin, watcher, other = [await Wire.open(url) for _ in range(3)]
+    wires = [lin, watcher, other]
+    try:
+        await lin.alive()
+        await lin.answered("register", {"username": "lin", "password": "correct horse"}, "session")
+        await lin.answered("logout", {}, "logged_out")
+        await lin.answered("login", {"username": "lin", "password": "correct horse"}, "session")
+        await watcher.answered("guest", {}, "session")
+        token = (await other.answered("guest", {}, "session"))["payload"]["token"]
+        await lin.refused("join_table", {"table": "t-none"}, "no_such_table")
+
+        private = await other.answered(
+            "create_table", {"rules": "mcr", "turn_seconds": 15, "private": True}, "table_created"
+        )
+        table = private["payload"]["table"]
+        code = private["payload"]["invite_code"]
+        await other.answered("join_table", {"table": table, "invite_code": code}, "joined")
+        await other.answered("leave_table", {"table": table}, "left")
+
+        created = await lin.answered(
+            "create_table", {"rules": "mcr", "turn_seconds": 15, "private": False}, "table_created"
+        )
+        table = created["payload"]["table"]
+        await lin.answered("join_table", {"table": table, "seat": 0}, "joined")
+        await lin.answered("list_tables", {}, "tables")
+        await watcher.answered("watch", {"table": table}, "watching")
+        await add_bots(lin, table, "default")
+        first = await lin.wait(is_update(table, lambda p: bool(p["view"].get("legal"))))
+        synced = await lin.request("sync", {"table": table})
+        assert synced["type"] == "update" and synced["payload"]["full"], synced
+        assert synced["reply_to"] is not None
+        stale = {"table": table, "seq": first["payload"]["seq"] - 1, "action": {"type": "pass"}}
+        await lin.refused("action", stale, "stale")
+        # The other guest comes back on a new connection with its token.
+        again = await Wire.open(url)
+        wires.append(again)
+        await again.answered("resume", {"token": token}, "session")
+        # An account limit: failed logins of one name back off (an error with retry_after).
+        flood = await Wire.open(url)
+        wires.append(flood)
+        await flood.alive()
+        for _ in range(app.config.accounts.login_backoff_after):
+            await flood.refused(
+                "login", {"username": "nobody", "password": "wrong!!!"}, "auth_failed"
+            )
+        await flood.refused("login", {"username": "nobody", "password": "wrong!!!"}, "rate_limited")
+
+        end = await asyncio.wait_for(play_out(lin, table, AutoPass()), 120)
+        assert end is not None
+        await watcher.wait(lambda f: f["type"] == "match_end")
+        for frame in frames_of(*wires):
+            shapes.add(frame["type"], frame)
+
+        # HTTP.
+        for endpoint, root in HTTP_ROOTS.items():
+            path = endpoint.format(name="lin", id=end["match"])
+            status, _, body = await raw_http(app.port, get(path))
+            assert status == 200, (path, body)
+            shapes.add(root, json.loads(body))
+        status, headers, body = await raw_http(app.port, get(f"/api/matches/{end['match']}/log"))
+        assert status == 200 and content_types(headers) == ["application/x-ndjson; charset=utf-8"]
+        for line in body.decode().splitlines():
+            entry = json.loads(line)
+            shapes.add(f"log:{entry['type']}", entry)
+        status, _, body = await raw_http(app.port, get("/api/matches/999999"))
+        assert status == 404
+        shapes.add("http:error", json.loads(body))
+
+        # A custom table, played until its second hand is dealt.
+        player = await Wire.open(url)
+        wires.append(player)
+        await player.answered("guest", {}, "session")
+        created = await player.answered("create_table", {"rules": "custom"}, "table_created")
+        custom = created["payload"]["table"]
+        await player.answered("join_table", {"table": custom, "seat": 0}, "joined")
+        await add_bots(player, custom, "default")
+        reached = await asyncio.wait_for(
+            play_out(player, custom, AutoPass(), until=lambda p: p["hand_no"] >= 2), 60
+        )
+        assert reached is not None
+        for frame in player.frames:
+            shapes.add(frame["type"], frame)
+    finally:
+        for wire in wires:
+            if not wire.reader.done():
+                await wire.close()
+    sent = [f for wire in wires for f in wire.frames]
+    kinds = {e["kind"] for f in sent if f["type"] == "update" for e in f["payload"]["events"]}
+    return Session(shapes, {f["type"] for f in sent}, kinds)
+
+
+def engine_events(rules: RuleSet, matches: int) -> Iterator[dict[str, Any]]:
+    """The events of bot matches as the server sends them (``{"kind": ..., **data}``), for
+    each audience: every player and a spectator."""
+    for seed in range(matches):
+        bots = [make_bot("default", seed * 4 + p) for p in range(4)]
+        match = Match(seed, rules)
+        while not match.over:
+            events = match.start_hand()
+            hand = match.hand
+            assert hand is not None
+            while True:
+                for event in events:
+                    for viewer in (0, 1, 2, 3, None):
+                        if event.visible_to(viewer):
+                            yield {"kind": event.kind, **event.data}
+                if hand.phase is Phase.OVER:
+                    break
+                player = hand.awaiting()[0]
+                events = match.apply(player, bots[player].choose(hand.view(player)))
+
+
+# -------------------------------------------------------------------- tests ---
+
+
+@pytest.fixture(scope="module")
+def doc_examples() -> list[Example]:
+    return examples(DOC.read_text(encoding="utf-8"))
+
+
+def is_client_message(example: Example) -> bool:
+    value = example.value
+    return (
+        isinstance(value, dict)
+        and value.get("type") in protocol.MESSAGE_TYPES
+        and "reply_to" not in value
+        and example.section != "HTTP on the same port"
+    )
+
+
+def test_every_client_example_decodes(doc_examples: list[Example]) -> None:
+    client = [e for e in doc_examples if is_client_message(e)]
+    assert {e.value["type"] for e in client} == protocol.MESSAGE_TYPES
+    for example in client:
+        try:
+            message = protocol.decode(json.dumps(example.value))
+        except protocol.ProtocolError as exc:
+            pytest.fail(f"{DOC.name}:{example.line}: {example.value} does not decode: {exc}")
+        kind = example.value["type"]
+        expected = "Play" if kind == "action" else "".join(w.title() for w in kind.split("_"))
+        assert type(message).__name__ == expected, (example.line, kind, message)
+
+
+MATCH_SEED = 20261201  # every match of the session is dealt from it: the session replays
+
+
+@pytest.mark.asyncio
+async def test_every_server_example_is_what_the_server_sends(
+    start_server: Any, doc_examples: list[Example], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pinned = types.SimpleNamespace(
+        randbits=lambda bits: MATCH_SEED,
+        token_bytes=secrets.token_bytes,
+        token_hex=secrets.token_hex,
+        token_urlsafe=secrets.token_urlsafe,
+    )
+    monkeypatch.setattr(server.tables, "secrets", pinned)
+    session = await scripted_session(await start_server())
+    shapes = session.shapes
+    mcr = Config().rule_presets()["mcr"]
+    custom = Config().rule_presets()["custom"]
+    for rules, matches in ((mcr, 5), (custom, 1)):
+        for event in engine_events(rules, matches):
+            shapes.add(f"event:{event['kind']}", event)
+            session.kinds.add(event["kind"])
+
+    problems: list[str] = []
+    documented_types: set[str] = set()
+    documented_kinds: set[str] = set()
+    for example in doc_examples:
+        value = example.value
+        where = f"{DOC.name}:{example.line}"
+        if is_client_message(example):
+            continue
+        if example.section == "HTTP on the same port":
+            if isinstance(value, dict) and value.get("type") in ("match", "action", "result"):
+                root = f"log:{value['type']}"
+            elif isinstance(value, dict) and set(value) == {"error"}:
+                root = "http:error"
+            elif example.endpoint in HTTP_ROOTS:
+                root = HTTP_ROOTS[example.endpoint]
+            else:
+                problems.append(f"{where}: an HTTP example of which endpoint? {value!r:.80}")
+                continue
+        elif isinstance(value, dict) and "kind" in value:
+            root = f"event:{value['kind']}"
+            documented_kinds.add(value["kind"])
+        elif isinstance(value, dict) and "type" in value and "payload" in value:
+            root = value["type"]
+            documented_types.add(value["type"])
+        else:
+            problems.append(f"{where}: an example of what? {value!r:.80}")
+            continue
+        problems.extend(f"{where}: {p}" for p in shapes.mismatches(root, value))
+    for frame_type in sorted(session.types - documented_types):
+        problems.append(f"the server sends {frame_type!r} messages: no example documents them")
+    for kind in sorted(session.kinds - documented_kinds):
+        problems.append(f"the server sends {kind!r} events: no example documents them")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_error_table_is_the_registry() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    section = text.split("\n## Errors", 1)[1].split("\n## ", 1)[0]
+    documented: dict[str, str] = {}
+    for row in section.splitlines():
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0].startswith("`"):
+            for code in re.findall(r"`([a-z_]+)`", cells[0]):
+                documented[code] = cells[1]
+    assert set(documented) == set(errors.CODES), (
+        f"only in the docs: {sorted(set(documented) - set(errors.CODES))}; "
+        f"only in server.errors.CODES: {sorted(set(errors.CODES) - set(documented))}"
+    )
+    assert not set(errors.CODES) & set(errors.NOT_SENT)
+
+
+RAISED = re.compile(
+    r"(?<![.\w])(?:ProtocolError|LobbyError|AccountError|ServerError|IllegalAction|error)"
+    r'\(\s*"([a-z_]+)"'
+)
+REFUSAL = re.compile(r'return "([a-z_]+)"')
+
+
+def test_every_code_raised_or_sent_is_registered() -> None:
+    raised: dict[str, str] = {}
+    for folder in ("server", "engine"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            source = path.read_text(encoding="utf-8")
+            for code in RAISED.findall(source):
+                raised.setdefault(code, path.name)
+    table = (ROOT / "engine" / "table.py").read_text(encoding="utf-8")
+    refusal = table.split("def _refusal_code", 1)[1].split("\n    def ", 1)[0]
+    for code in REFUSAL.findall(refusal):
+        raised.setdefault(code, "table.py (_refusal_code)")
+    unregistered = {c: f for c, f in raised.items() if c not in errors.CODES | errors.NOT_SENT}
+    assert not unregistered, f"codes raised but not in server.errors: {unregistered}"
+    assert set(errors.NOT_SENT) <= set(raised), "a NOT_SENT code nothing raises any more"
+    # The registry's base refuses what it does not know.
+    with pytest.raises(ValueError, match="unregistered"):
+        errors.ServerError("no_such_code", "x")
