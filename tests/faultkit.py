@@ -212,6 +212,7 @@ async def check_match(
     seed: int,
     bot: str,
     memory: Match | None = None,
+    *,
     human: str = HUMAN,
 ) -> int:
     """The stored match is the offline one, field by field; its log replays. ``memory``:
