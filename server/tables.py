@@ -590,12 +590,9 @@ class Table:
             )
 
     def _store_worked(self) -> None:
-        """A write worked: the failures in a row are over."""
+        """A write worked: the pause, if any, ends, and every clock is moved on by the time
+        the table was paused."""
         self.store_failures = 0
-        self._resume()
-
-    def _resume(self) -> None:
-        """End a pause: every clock is moved on by the time the table was paused."""
         since = self.store_down_since
         if since is None:
             return
@@ -611,8 +608,10 @@ class Table:
         log.info("table %s: the database works again; resuming after %.2f s", self.id, paused)
 
     async def _catch_up(self, now: bool = False) -> bool:
-        """While paused: when the next try is due (at once if ``now``), redo what the
-        database failed to take. True when nothing waits for it any more."""
+        """While paused: when the next try is due (at once if ``now``), settle the append
+        that failed, save the table's row (a write, so the pause ends only once writes
+        work again), then store and send what was held back. True when the table is no
+        longer paused."""
         if self.store_down_since is None:
             return True
         if not now and time.monotonic() < self.store_retry_at:
@@ -620,16 +619,13 @@ class Table:
         try:
             if self.unsure_seq is not None:
                 await self._reconcile()
-            if self.unsaved:
-                await self.lobby.save(self)
-                self.unsaved = False
+            await self.lobby.save(self)
         except Exception as exc:
-            self._store_failed("while catching up", exc)
+            self._store_failed(f"trying table {self.id} again", exc)
             return False
-        if not await self._tell():
-            return False
-        self._resume()  # the next write tells whether it really works
-        return True
+        self.unsaved = False
+        self._store_worked()
+        return await self._tell()
 
     async def _reconcile(self) -> None:
         """Settle the append that failed: if it committed after all (the connection was
@@ -1083,9 +1079,6 @@ class Lobby:
         elif row.state == "playing":
             table.state = "waiting"  # the match never got stored: let it start again
         return table
-
-    def _stored_rules(self, stored: Any) -> RuleSet:
-        return stored_rules(stored, self.presets)
 
     async def _replay(self, table: Table, stored: Any) -> None:
         match = replay_log(stored, await self.store.match_actions(stored.id), self.presets)

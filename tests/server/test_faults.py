@@ -118,8 +118,8 @@ async def test_a_failed_append_refuses_the_action_and_the_match_restores(
 
 @pytest.mark.parametrize(
     ("when", "times"),
-    [("before", 1), ("before", 25), ("after", 1), ("after", 6)],
-    ids=["fails-once", "fails-for-a-while", "lost-commit-once", "lost-commits"],
+    [("before", 1), ("before", 25), ("after", 6)],
+    ids=["fails-once", "fails-for-a-while", "lost-commits"],
 )
 @pytest.mark.asyncio
 async def test_failing_appends_pause_the_table_and_change_nothing(
@@ -172,7 +172,9 @@ async def test_a_human_is_refused_while_the_store_is_down_and_her_clock_waits(
     sqlite_store: Store,
 ) -> None:
     """Her action gets ``internal_error`` and changes nothing; while the database is down
-    her turn does not time out (no automatic play); once it works her retry is taken."""
+    (longer than her turn) the table only tries a write now and then: it plays nothing
+    for her and her clock waits. Once a write works the table resumes by itself, and her
+    retry is taken."""
     down = False
 
     def plan(_method: str, _number: int) -> str | None:
@@ -180,7 +182,7 @@ async def test_a_human_is_refused_while_the_store_is_down_and_her_clock_waits(
 
     faulty = FaultyStore(sqlite_store, plan)
     lobby = Lobby(CONFIG, faulty)
-    table = await lobby.create(None, 1, False)  # 1 s turns
+    table = await lobby.create(None, 2, False)  # 2 s turns
     alice = Peer(HUMAN)
     await table.queue.put(JoinInput(alice, 1, 0, None))
     await table.queue.put(faultkit.AddBotsInput(alice, 2, "fast"))
@@ -197,10 +199,13 @@ async def test_a_human_is_refused_while_the_store_is_down_and_her_clock_waits(
     )
     assert refused[0]["type"] == "error" and refused[0]["payload"]["code"] == "internal_error"
     seq, events = table.seq, list(hand.events)
-    await asyncio.sleep(2.5)  # more than her 1 s turn
+    await asyncio.sleep(3)  # more than her turn
     assert table.log_seq == 0 and table.seq == seq and hand.events == events
-    assert faulty.faults >= 2  # the table kept trying
+    assert faulty.counts["append_action"] == 1  # hers: nothing was played for her
+    assert faulty.counts["save_table"] >= 5  # the table tried its database again and again
     down = False
+    await faultkit.wait_for(lambda: table.store_down_since is None, 10, "the table to resume")
+    assert table.log_seq == 0 and table.deadline is not None
     await table.queue.put(PlayInput(alice, 4, table.seq, mine))
     await faultkit.wait_for(lambda: table.log_seq >= 1, 10, "her action stored")
     (first, *_) = await sqlite_store.match_actions(table.match_id or 0)
@@ -390,7 +395,7 @@ async def test_sqlite_read_only_or_locked_for_a_while(sqlite_store: Store, fault
     try:
         table = await bot_match(lobby)
         match_id = await faultkit.match_of(sqlite_store, table.id)
-        for at in (80, 500, 1000):
+        for at in (80, 400, 700):
             await faultkit.wait_for(lambda at=at: table.log_seq >= at, 30, f"{at} actions")
             before = table.log_seq
             if fault == "read-only":
