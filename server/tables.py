@@ -1043,6 +1043,9 @@ class Lobby:
             stored = matches.get(row.id)
             try:
                 table = await self._restore_table(row, stored)
+                if table.state == "finished":
+                    await self.save(table)  # its match ended just before a crash
+                    continue
             except Exception as exc:
                 reason = exc.reason if isinstance(exc, LobbyError) else repr(exc)
                 match_id = stored.id if stored is not None else None
@@ -1077,7 +1080,10 @@ class Lobby:
         if stored is not None:
             await self._replay(table, stored)
         elif row.state == "playing":
-            table.state = "waiting"  # the match never got stored: let it start again
+            # Its match finished (a crash came before the row said so), or never got
+            # stored: then let it start again.
+            played = await self.store.table_matches(row.id)
+            table.state = "finished" if played and played[-1].ended_at else "waiting"
         return table
 
     async def _replay(self, table: Table, stored: Any) -> None:

@@ -610,6 +610,14 @@ class Store:
             match = await session.get(Match, match_id)
             return MatchRow.of(match) if match is not None else None
 
+    async def table_matches(self, table_id: str) -> list[MatchRow]:
+        """The matches played at a table, oldest first."""
+        async with self._read() as session:
+            matches = await session.scalars(
+                select(Match).where(Match.table_id == table_id).order_by(Match.id)
+            )
+            return [MatchRow.of(m) for m in matches]
+
     async def unfinished_matches(self) -> list[MatchRow]:
         """The matches not yet finished (to resume after a restart), oldest first."""
         async with self._read() as session:

@@ -168,6 +168,35 @@ async def test_every_kind_of_write_may_fail(sqlite_store: Store) -> None:
 
 
 @pytest.mark.asyncio
+async def test_a_stop_before_the_finished_table_is_saved(sqlite_store: Store) -> None:
+    """The match is finished but the table's row cannot be saved before the server stops:
+    the next start does not bring the table back as one waiting for players (its player
+    would be stuck there), it saves it finished."""
+    ended = False
+
+    def plan(method: str, _number: int) -> str | None:
+        nonlocal ended
+        ended = ended or method == "finish_match"
+        return "before" if ended and method == "save_table" else None
+
+    faulty = FaultyStore(sqlite_store, plan)
+    lobby = Lobby(CONFIG, faulty)
+    table = await bot_match(lobby)
+    match_id = await faultkit.match_of(sqlite_store, table.id)
+    await faultkit.finished(sqlite_store, match_id)
+    await faultkit.wait_for(lambda: table.unsaved and faulty.faults >= 2, 10, "failed saves")
+    await lobby.shutdown()
+    assert [r.state for r in await sqlite_store.load_open_tables()] == ["playing"]
+    TALLY.faults += faulty.faults
+
+    again = Lobby(CONFIG, sqlite_store)
+    assert await again.restore() == 0 and again.set_aside == {}
+    assert await sqlite_store.load_open_tables() == []
+    assert again.table_of(HUMAN) is None
+    await check_match(sqlite_store, match_id, SEED, "fast")
+
+
+@pytest.mark.asyncio
 async def test_a_human_is_refused_while_the_store_is_down_and_her_clock_waits(
     sqlite_store: Store,
 ) -> None:
@@ -335,9 +364,11 @@ async def test_postgres_connections_killed_mid_match(postgres_database: Any) -> 
     store = await open_store(url)
     killer = await Store.open(url)
     kills = 0
+    errors: list[str] = []
+    handler = Catch(errors)
+    tables.log.addHandler(handler)
     try:
-        faulty = FaultyStore(store)  # counts nothing itself: the faults are the kills
-        lobby = Lobby(CONFIG, faulty)
+        lobby = Lobby(CONFIG, store)
         table = await bot_match(lobby, "fast")
         match_id = await faultkit.match_of(store, table.id)
         rng = random.Random(SEED)
@@ -354,11 +385,13 @@ async def test_postgres_connections_killed_mid_match(postgres_database: Any) -> 
                 )
                 kills += int(killed or 0)
         memory = await play_out(lobby, store, table.id, match_id)
-        print(f"\n[faults] {kills} PostgreSQL connections terminated")
+        failed = [e for e in errors if "the database failed" in e]
+        print(f"\n[faults] {kills} PostgreSQL connections terminated, {len(failed)} writes failed")
         assert kills >= 5
         TALLY.faults += kills
         await check_match(store, match_id, SEED, "fast", memory)
     finally:
+        tables.log.removeHandler(handler)
         await killer.close()
         await store.close()
         admin = await Store.open(url)
