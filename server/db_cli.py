@@ -34,7 +34,7 @@ def add_parser(
 ) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "db",
-        help="migrate the database: upgrade, downgrade, current",
+        help="migrate the database (upgrade, downgrade, current); check its matches replay",
         description="Migrate the server's database with its Alembic migrations.",
     )
     common = argparse.ArgumentParser(add_help=False)
