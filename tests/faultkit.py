@@ -52,19 +52,26 @@ def injected(what: str) -> OperationalError:
     return OperationalError(what, {}, ConnectionError(f"injected fault in {what}"))
 
 
-# A plan: given the write's method name and its number among the writes it counts (1, 2,
-# ...), "before" (fail, nothing written), "after" (written, then fail) or None (work).
-Plan = Callable[[str, int], str | None]
+# A plan: given the write's method name and how many writes of each method were asked
+# for so far (this one included), "before" (fail, nothing written), "after" (written,
+# then fail, as when the connection is lost during the commit) or None (work).
+Plan = Callable[[str, dict[str, int]], str | None]
 
 
-def fail_nth(n: int, times: int = 1, when: str = "before", methods: tuple[str, ...] = WRITES):
-    """Fail writes number n .. n+times-1 of ``methods``."""
+@dataclass(frozen=True)
+class FailNth:
+    """Fail the writes of ``methods`` number ``n`` .. ``n + times - 1`` (counted together)."""
 
-    def plan(method: str, number: int) -> str | None:
-        return when if method in methods and n <= number < n + times else None
+    n: int
+    times: int = 1
+    when: str = "before"
+    methods: tuple[str, ...] = WRITES
 
-    plan.methods = methods  # type: ignore[attr-defined]
-    return plan
+    def __call__(self, method: str, counts: dict[str, int]) -> str | None:
+        if method not in self.methods:
+            return None
+        number = sum(counts.get(m, 0) for m in self.methods)
+        return self.when if self.n <= number < self.n + self.times else None
 
 
 @dataclass
@@ -73,8 +80,8 @@ class FaultyStore:
 
     store: Store
     plan: Plan | None = None
-    faults: int = 0
-    counts: dict[str, int] = field(default_factory=dict)
+    faults: int = 0  # injected so far
+    counts: dict[str, int] = field(default_factory=dict)  # writes asked for, by method
 
     def __getattr__(self, name: str) -> Any:
         target = getattr(self.store, name)
@@ -82,11 +89,8 @@ class FaultyStore:
             return target
 
         async def write(*args: Any, **kwargs: Any) -> Any:
-            methods = getattr(self.plan, "methods", WRITES)
-            number = self.counts[name] = self.counts.get(name, 0) + 1
-            if self.plan is not None and name in methods:
-                number = sum(self.counts.get(m, 0) for m in methods)
-            fate = self.plan(name, number) if self.plan is not None else None
+            self.counts[name] = self.counts.get(name, 0) + 1
+            fate = self.plan(name, self.counts) if self.plan is not None else None
             if fate == "before":
                 self.faults += 1
                 raise injected(name)

@@ -1,8 +1,8 @@
 """A database failure never corrupts a match (issue 9).
 
-Each table here is ``faultkit.bot_match``: a registered player joins, adds server bots and
+The tables here are ``faultkit.bot_match``: a registered player joins, adds server bots and
 leaves, so the server plays every seat and the match is fixed by its seed (the tests fix
-it). Faults are injected into the store (a write failing before or after it commits, once
+it; the SIGKILL test stores such a table and its match before the server starts). Faults are injected into the store (a write failing before or after it commits, once
 or for a while), into PostgreSQL (``pg_terminate_backend`` mid-match), into SQLite (the
 database read-only, or locked by another connection), and into the server process
 (SIGKILL at many points of one match). Each match must then finish with exactly the result
@@ -31,7 +31,7 @@ from typing import Any
 import faultkit
 import pytest
 import pytest_asyncio
-from faultkit import CONFIG, HUMAN, TALLY, FaultyStore, Peer, bot_match, check_match, fail_nth
+from faultkit import CONFIG, HUMAN, TALLY, FailNth, FaultyStore, Peer, bot_match, check_match
 from sqlalchemy import event, make_url, text
 
 from engine.actions import Action, ActionKind
@@ -98,7 +98,7 @@ async def test_a_failed_append_refuses_the_action_and_the_match_restores(
 ) -> None:
     """The issue's reproduction: the 5th append fails under four fast bots. The action is
     not applied (no gap in the log), the table plays on, and a restart resumes it."""
-    faulty = FaultyStore(sqlite_store, fail_nth(5, methods=("append_action",)))
+    faulty = FaultyStore(sqlite_store, FailNth(5, methods=("append_action",)))
     lobby = Lobby(CONFIG, faulty)
     table = await bot_match(lobby)
     match_id = await faultkit.match_of(sqlite_store, table.id)
@@ -128,7 +128,7 @@ async def test_failing_appends_pause_the_table_and_change_nothing(
     """Appends fail (``before``: not stored; ``after``: stored, the caller told it
     failed) from the 30th on, ``times`` in a row: the table waits, tries again and plays
     the match to exactly its result without faults."""
-    faulty = FaultyStore(sqlite_store, fail_nth(30, times, when, ("append_action",)))
+    faulty = FaultyStore(sqlite_store, FailNth(30, times, when, ("append_action",)))
     lobby = Lobby(CONFIG, faulty)
     table = await bot_match(lobby)
     match_id = await faultkit.match_of(sqlite_store, table.id)
@@ -150,13 +150,11 @@ async def test_every_kind_of_write_may_fail(sqlite_store: Store) -> None:
         "append_action": {100: "after", 101: "before", 400: "before"},
     }
 
-    def plan(method: str, number: int) -> str | None:
-        return failing.get(method, {}).get(number)
+    def plan(method: str, counts: dict[str, int]) -> str | None:
+        return failing.get(method, {}).get(counts[method])  # each method counts its own
 
-    faulty = FaultyStore(sqlite_store)
+    faulty = FaultyStore(sqlite_store, plan)
     lobby = Lobby(CONFIG, faulty)
-    faulty.plan = plan
-    plan.methods = ()  # type: ignore[attr-defined]  # each method counts its own writes
     table = await bot_match(lobby)
     match_id = await faultkit.match_of(sqlite_store, table.id)
     memory = await play_out(lobby, sqlite_store, table.id, match_id)
@@ -174,7 +172,7 @@ async def test_a_stop_before_the_finished_table_is_saved(sqlite_store: Store) ->
     would be stuck there), it saves it finished."""
     ended = False
 
-    def plan(method: str, _number: int) -> str | None:
+    def plan(method: str, _counts: dict[str, int]) -> str | None:
         nonlocal ended
         ended = ended or method == "finish_match"
         return "before" if ended and method == "save_table" else None
@@ -206,7 +204,7 @@ async def test_a_human_is_refused_while_the_store_is_down_and_her_clock_waits(
     retry is taken."""
     down = False
 
-    def plan(_method: str, _number: int) -> str | None:
+    def plan(_method: str, _counts: dict[str, int]) -> str | None:
         return "before" if down else None
 
     faulty = FaultyStore(sqlite_store, plan)
