@@ -2,12 +2,13 @@
 
 The tables here are ``faultkit.bot_match``: a registered player joins, adds server bots and
 leaves, so the server plays every seat and the match is fixed by its seed (the tests fix
-it; the SIGKILL test stores such a table and its match before the server starts). Faults are injected into the store (a write failing before or after it commits, once
-or for a while), into PostgreSQL (``pg_terminate_backend`` mid-match), into SQLite (the
-database read-only, or locked by another connection), and into the server process
-(SIGKILL at many points of one match). Each match must then finish with exactly the result
-of the run without faults (the same match played offline by the engine), its stored log
-replaying, and not one action lost. The figures are printed (``pytest -s``).
+it; the SIGKILL test stores such a table and its match before the server starts). Faults
+are injected into the store (a write failing before or after it commits, once or for a
+while), into PostgreSQL (``pg_terminate_backend`` mid-match), into SQLite (the database
+read-only, or locked by another connection), and into the server process (SIGKILL at many
+points of one match). Each match must then finish with exactly the result of the run
+without faults (the same match played offline by the engine), its stored log replaying,
+and not one action lost. The figures are printed (``pytest -s``).
 """
 
 from __future__ import annotations
