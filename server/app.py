@@ -442,6 +442,10 @@ class App:
                 "database": "ok" if ok else "unreachable",
                 "tables": len(self.lobby.tables) if self.lobby else 0,
                 "connections": len(self.connections),
+                # Tables restore could not rebuild (their log does not replay), and why.
+                "set_aside": [t.to_dict() for t in self.lobby.set_aside.values()]
+                if self.lobby
+                else [],
             }
             return _json(
                 connection, http.HTTPStatus.OK if ok else http.HTTPStatus.SERVICE_UNAVAILABLE, body

@@ -3,6 +3,8 @@
     guobiao db upgrade [REVISION]     migrate up (default: to the newest revision, "head")
     guobiao db downgrade REVISION     migrate down ("base": drop every table)
     guobiao db current                the revision the database is at
+    guobiao db check [--all]          replay every unfinished match's log (--all: and the
+                                      finished ones); name those that fail and why
 
 The database is the server's: ``--database-url``, else ``GUOBIAO_DATABASE_URL``, else the
 configuration (``--config FILE``, ``[database] url``), else SQLite in the data folder.
@@ -12,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
+from typing import Any
 
 from alembic.util.exc import CommandError
 from sqlalchemy.exc import SQLAlchemyError
@@ -21,6 +25,8 @@ from server import config as server_config
 from server.db import migrate
 from server.db.engine import display
 from server.db.errors import BadDatabaseURL
+from server.db.store import MatchRow, Store
+from server.tables import LobbyError, replay_log
 
 
 def add_parser(
@@ -28,7 +34,7 @@ def add_parser(
 ) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "db",
-        help="migrate the database: upgrade, downgrade, current",
+        help="migrate the database (upgrade, downgrade, current); check its matches replay",
         description="Migrate the server's database with its Alembic migrations.",
     )
     common = argparse.ArgumentParser(add_help=False)
@@ -50,6 +56,15 @@ def add_parser(
     )
     down.add_argument("revision", help="target revision, or 'base'")
     actions.add_parser("current", parents=[common], help="print the database's revision")
+    check = actions.add_parser(
+        "check",
+        parents=[common],
+        help="replay the stored matches: which fail and why (exit status 1 if any does)",
+        description="Replay every unfinished match's action log through the engine, as a "
+        "restart does, and compare the hands it stores with the replay; print each match "
+        "and what is wrong with it. Exit status 1 if any fails.",
+    )
+    check.add_argument("--all", action="store_true", help="check the finished matches too")
     return parser
 
 
@@ -60,10 +75,15 @@ def run(args: argparse.Namespace) -> int:
     if args.data_dir:
         overrides["server"] = {"data_dir": args.data_dir}
     try:
-        url = server_config.load(args.config, overrides=overrides).database_url
+        config = server_config.load(args.config, overrides=overrides)
+        url = config.database_url
     except server_config.ConfigError as exc:
         return _fail(str(exc))
     try:
+        if args.db_action == "check":
+            report, failed = asyncio.run(_check(url, config.rule_presets(), args.all))
+            print(report)
+            return 1 if failed else 0
         print(asyncio.run(_act(args.db_action, getattr(args, "revision", None), url)))
     except BadDatabaseURL as exc:
         return _fail(str(exc))
@@ -100,3 +120,56 @@ def _describe(revision: str | None) -> str:
 def _fail(message: str) -> int:
     print(f"guobiao db: {message}", file=sys.stderr)
     return 1
+
+
+async def _check(url: str, presets: dict[str, Any], everything: bool) -> tuple[str, int]:
+    """Replay the matches: one line per match, then a summary; and how many failed."""
+    if await migrate.current(url) is None:
+        raise CommandError("the database is empty: 'guobiao db upgrade' first")
+    async with await Store.open(url) as store:
+        matches = await store.unfinished_matches()
+        if everything:
+            matches += await store.finished_matches()
+        lines = [f"{display(url)}: checking {len(matches)} match(es)"]
+        failed = 0
+        for stored in matches:
+            state = "finished" if stored.ended_at is not None else "in play"
+            where = f"match {stored.id} (table {stored.table_id}, {state})"
+            problem, actions = await _check_match(store, stored, presets)
+            if problem is None:
+                lines.append(f"{where}: ok ({actions} actions)")
+            else:
+                failed += 1
+                lines.append(f"{where}: FAILS: {problem}")
+    lines.append(f"{failed} of {len(matches)} match(es) fail" if failed else "every match replays")
+    return "\n".join(lines), failed
+
+
+async def _check_match(
+    store: Store, stored: MatchRow, presets: dict[str, Any]
+) -> tuple[str | None, int]:
+    """What is wrong with a stored match (None: nothing), and its number of actions."""
+    actions = await store.match_actions(stored.id)
+    try:
+        match = replay_log(stored, actions, presets)
+    except LobbyError as exc:
+        return exc.reason, len(actions)
+    replayed = [json.loads(json.dumps(r.to_dict())) for r in match.records]
+    hands = await store.match_hands(stored.id)
+    for hand_no, record in enumerate(hands, 1):
+        if hand_no > len(replayed):
+            return f"hand {hand_no} is stored but the log does not finish it", len(actions)
+        if record != replayed[hand_no - 1]:
+            return f"the stored record of hand {hand_no} is not the replay's", len(actions)
+    if stored.ended_at is None:
+        return None, len(actions)  # hands the log finished but not stored: restore stores them
+    if not match.over:
+        return f"finished, but its log ends in hand {match.hand_index + 1}", len(actions)
+    if len(hands) != len(replayed):
+        return f"{len(replayed)} hands replay, {len(hands)} are stored", len(actions)
+    if list(stored.final_scores or ()) != match.scores:
+        return (
+            f"final scores {list(stored.final_scores or ())} stored, {match.scores} replayed",
+            len(actions),
+        )
+    return None, len(actions)

@@ -6,6 +6,15 @@ table's task handles them one at a time, so the engine is only ever driven
 from one place. The task also plays for bots, for disconnected players and for
 players whose time ran out, starts hands, and finishes the match.
 
+Every input goes: check it against the engine's legal actions, append it to the
+database, apply it, send it. Memory never holds an action the log lacks, so a crash
+loses nothing anyone saw, and a failed append refuses the action (``internal_error``,
+nothing changed). While the database keeps failing, a table pauses its clocks instead
+of playing on into a log it cannot write, and resumes when a write works again (see
+``Table._store_failed``). On restart ``Lobby.restore`` rebuilds each unfinished match
+by replaying its stored actions through the engine; a table whose log does not replay
+is set aside (``Lobby.set_aside``, shown by ``/healthz``) and the others resume.
+
 Every accepted action is appended to the database before anything about it is
 sent, so a crash loses nothing anyone saw; on restart ``Lobby.restore`` rebuilds
 each unfinished match by replaying its stored actions through the engine.
@@ -22,10 +31,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import hashlib
 import logging
 import secrets
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -33,11 +44,11 @@ from typing import Any, Protocol
 from engine.actions import Action, ActionKind, Event
 from engine.bots import BOTS, Bot, make_bot
 from engine.errors import IllegalAction
-from engine.match import Match
+from engine.match import HandRecord, Match, ReplayError
 from engine.rules import RulesError, RuleSet, rule_set_from_dict
 from engine.table import Phase
 from server.config import Config
-from server.db.store import TableRow
+from server.db.store import Conflict, TableRow
 from server.errors import ServerError
 from server.protocol import MAX_CLAIM_WINDOW_MS, encode, error
 
@@ -60,6 +71,25 @@ class Peer(Protocol):
 
 class LobbyError(ServerError):
     """A lobby or table request refused; ``code`` is the protocol's error code."""
+
+
+class StoreDown(LobbyError):
+    """The database refused a write: the input was not taken and nothing changed."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("internal_error", reason)
+
+
+# A table whose database writes fail tries again after 0.05 s, then twice as long each
+# time, up to this long.
+STORE_RETRY_FIRST = 0.05
+STORE_RETRY_MAX = 2.0
+
+
+def new_match_seed() -> int:
+    """The seed of a new match: 63 random bits. (Tests replace this function to fix a
+    match, so a run with faults can be compared with one without.)"""
+    return secrets.randbits(63)
 
 
 @dataclass
@@ -176,6 +206,19 @@ class Table:
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     queue: asyncio.Queue[_Input] = field(default_factory=asyncio.Queue)
     task: asyncio.Task[None] | None = None
+    # A failing database (``_store_failed``): since when the table is paused (monotonic),
+    # when to try again, failures in a row; an append whose outcome is unknown; what was
+    # applied but waits for the database: hand records to store, events to send (and
+    # whether they end a hand), a table row to save, a match being created (seed, salt).
+    store_down_since: float | None = None
+    store_retry_at: float = 0.0
+    store_failures: int = 0
+    unsure_seq: int | None = None
+    unstored: list[HandRecord] = field(default_factory=list)
+    untold: list[Event] = field(default_factory=list)
+    untold_hand_over: bool = False
+    unsaved: bool = False
+    new_match: tuple[int, bytes, bool] | None = None  # seed, salt, tried before
 
     # ------------------------------------------------------------- lobby ---
 
@@ -235,7 +278,7 @@ class Table:
                     await self._handle(item)
                 await self._drive()
                 failures = 0
-                if self.state == "finished" and not self.peers:
+                if self.state == "finished" and not self.peers and not self.unsaved:
                     self.lobby.forget(self)
                     return
             except Exception:
@@ -259,8 +302,11 @@ class Table:
 
     def _wakeup(self) -> float | None:
         """Seconds until something is due without any input: a deadline, the end of the pause
-        between hands, an absent player's seat being taken over."""
+        between hands, an absent player's seat being taken over; while the database
+        fails, only the next try (the clocks are paused)."""
         now = time.monotonic()
+        if self.store_down_since is not None:
+            return max(0.0, self.store_retry_at - now)
         times = [t for t in (self.deadline,) if t is not None]
         if self.state == "playing" and self.match is not None:
             if self.pause_until > now:
@@ -416,7 +462,7 @@ class Table:
 
     async def _lobby_changed(self) -> None:
         self._broadcast_text(encode("table", self.summary()))
-        await self.lobby.save(self)
+        await self._save()
         if self.state == "waiting" and all(s is not None for s in self.seats):
             await self._start_match()
 
@@ -430,6 +476,11 @@ class Table:
             raise LobbyError("not_seated", f"you do not sit at table {self.id}")
         if self.match is None or self.match.hand is None or self.state != "playing":
             raise LobbyError("hand_over", "no hand is being played at this table")
+        if not await self._catch_up(now=True):
+            raise StoreDown(
+                f"table {self.id} cannot store actions now (database unavailable): "
+                "your action was not taken and nothing changed; try again"
+            )
         if item.seq != self.seq:
             peer.send(
                 error(
@@ -446,34 +497,206 @@ class Table:
             peer.send(error(exc.code, str(exc), item.reply_to))
 
     async def _apply(self, player: int, action: Action) -> None:
-        """Apply, store, then tell: the order that makes crashes harmless."""
+        """Check, store, apply, tell: the order that makes database failures and crashes
+        harmless.
+
+        The action must be one the engine lists for ``player`` (the server checks
+        membership, the engine knows the rules: ``HandState.apply`` accepts exactly the
+        listed actions). It is applied only once its append has committed, so memory never
+        holds an action the log lacks. A failed append raises ``StoreDown`` having changed
+        nothing, and pauses the table (``_store_failed``). A hand's end is sent only once
+        its record is stored too.
+        """
         match = self.match
         assert match is not None and self.match_id is not None
-        hand_no = match.hand_index + 1
-        records_before = len(match.records)
-        events = match.apply(player, action)  # raises IllegalAction, changing nothing
-        self.log_seq += 1
-        await self.lobby.store.append_action(
-            self.match_id, self.log_seq, hand_no, player, action.to_dict()
-        )
-        if len(match.records) > records_before:
-            record = match.records[-1]
-            await self.lobby.store.finish_hand(
-                self.match_id, record.hand_no, record.to_dict(), list(record.result.deltas)
+        hand = match.hand
+        if hand is None or action not in hand.legal_actions(player):
+            raise self._refusal(player, action)
+        if self._behind():
+            raise StoreDown(f"table {self.id} is waiting for its database; try again")
+        seq = self.log_seq + 1
+        try:
+            await self.lobby.store.append_action(
+                self.match_id, seq, match.hand_index + 1, player, action.to_dict()
             )
+        except Exception as exc:
+            # Committed or not? A connection lost during the commit leaves it unknown:
+            # ``_reconcile`` asks the log before anything else is written.
+            self.unsure_seq = seq
+            self._store_failed(f"storing action {seq} of match {self.match_id}", exc)
+            raise StoreDown(
+                f"table {self.id} could not store that action (database unavailable): "
+                "it was not taken and nothing changed; try again"
+            ) from exc
+        self._store_worked()
+        self._take(seq, player, action)
+        await self._tell()
+
+    def _refusal(self, player: int, action: Action) -> IllegalAction:
+        """The engine's reason for refusing ``action``, asked of a copy of the hand: the
+        live state is never touched by an action the log does not have."""
+        match = self.match
+        assert match is not None
+        if match.hand is None:
+            return IllegalAction("no_hand", "no hand has been dealt yet")
+        try:
+            copy.deepcopy(match.hand).apply(player, action)
+        except IllegalAction as exc:
+            return exc
+        log.error("table %s: the engine accepts %s but does not list it as legal", self.id, action)
+        return IllegalAction("illegal_action", f"{action} is not among the legal actions")
+
+    def _take(self, seq: int, player: int, action: Action) -> None:
+        """Apply the stored action ``seq``; what it shows waits in ``untold`` for ``_tell``."""
+        match = self.match
+        assert match is not None
+        records_before = len(match.records)
+        self.untold.extend(match.apply(player, action))  # listed as legal: accepted
+        self.log_seq = seq
+        if len(match.records) > records_before:
+            self.unstored.append(match.records[-1])
+            self.untold_hand_over = True
+
+    async def _tell(self) -> bool:
+        """Store the finished hands' records, then send what was held back; False (the
+        table paused) if the database failed."""
+        match_id = self.match_id
+        while self.unstored:
+            record = self.unstored[0]
+            assert match_id is not None
+            try:
+                await self.lobby.store.finish_hand(
+                    match_id, record.hand_no, record.to_dict(), list(record.result.deltas)
+                )
+            except Exception as exc:
+                self._store_failed(f"storing hand {record.hand_no} of match {match_id}", exc)
+                return False
+            self._store_worked()
+            self.unstored.pop(0)
+        events, self.untold = self.untold, []
         if events:
             self._publish(events)
-        if len(match.records) > records_before:
+        if self.untold_hand_over:
+            self.untold_hand_over = False
             self._hand_over()
+        return True
+
+    # ------------------------------------------------------ the database ---
+
+    def _behind(self) -> bool:
+        """Whether something applied or attempted still waits for the database."""
+        return self.unsure_seq is not None or bool(self.unstored) or bool(self.untold)
+
+    def _store_failed(self, what: str, exc: BaseException) -> None:
+        """A write failed: pause the table (no automatic play, no clock running out) and
+        try again later, each time after a longer wait."""
+        now = time.monotonic()
+        self.store_failures += 1
+        wait = min(STORE_RETRY_FIRST * 2 ** (self.store_failures - 1), STORE_RETRY_MAX)
+        self.store_retry_at = now + wait
+        if self.store_down_since is None:
+            self.store_down_since = now
+        if self.store_failures == 1:
+            log.error(
+                "table %s: the database failed %s (%r); the table pauses until a write works",
+                self.id,
+                what,
+                exc,
+            )
+        else:
+            log.warning(
+                "table %s: the database failed again %s (%r); next try in %.2f s",
+                self.id,
+                what,
+                exc,
+                wait,
+            )
+
+    def _store_worked(self) -> None:
+        """A write worked: the pause, if any, ends, and every clock is moved on by the time
+        the table was paused."""
+        self.store_failures = 0
+        since = self.store_down_since
+        if since is None:
+            return
+        paused = time.monotonic() - since
+        self.store_down_since = None
+        if self.deadline is not None:
+            self.deadline += paused
+        if self.pause_until > since:
+            self.pause_until += paused
+        for seat in self.seats:
+            if seat is not None and seat.away_since is not None:
+                seat.away_since += paused
+        log.info("table %s: the database works again; resuming after %.2f s", self.id, paused)
+
+    async def _catch_up(self, now: bool = False) -> bool:
+        """While paused: when the next try is due (at once if ``now``), settle the append
+        that failed, save the table's row (a write, so the pause ends only once writes
+        work again), then store and send what was held back. True when the table is no
+        longer paused."""
+        if self.store_down_since is None:
+            return True
+        if not now and time.monotonic() < self.store_retry_at:
+            return False
+        try:
+            if self.unsure_seq is not None:
+                await self._reconcile()
+            await self.lobby.save(self)
+        except Exception as exc:
+            self._store_failed(f"trying table {self.id} again", exc)
+            return False
+        self.unsaved = False
+        self._store_worked()
+        return await self._tell()
+
+    async def _reconcile(self) -> None:
+        """Settle the append that failed: if it committed after all (the connection was
+        lost during the commit), apply it now, so memory and the log agree again."""
+        seq = self.unsure_seq
+        assert seq is not None and self.match_id is not None
+        last = await self.lobby.store.last_action(self.match_id)
+        stored = last.seq if last is not None else 0
+        if stored == seq:
+            assert last is not None
+            log.warning("table %s: action %s was stored after all: applying it", self.id, seq)
+            self.unsure_seq = None
+            self._take(seq, last.player, Action.from_dict(last.action))
+        elif stored == seq - 1:
+            self.unsure_seq = None
+        else:
+            raise Conflict(
+                f"match {self.match_id}: the log ends at action {stored}, the table expected "
+                f"{seq - 1} or {seq}: another server writes this match?"
+            )
+
+    async def _save(self) -> None:
+        """Save the table's row; if the database fails, the table pauses and saves later."""
+        try:
+            await self.lobby.save(self)
+        except Exception as exc:
+            self.unsaved = True
+            self._store_failed(f"saving table {self.id}", exc)
+            return
+        self.unsaved = False
+        self._store_worked()
 
     # ------------------------------------------------------------ driving ---
 
     async def _drive(self) -> None:
-        """Play for whoever the server plays for, start hands, finish the match."""
+        """Play for whoever the server plays for, start hands, finish the match; while the
+        database fails, only try it again when due."""
+        if not await self._catch_up():
+            return
+        full = all(s is not None for s in self.seats)
+        if self.state == "waiting" and self.new_match is not None and full:
+            await self._start_match()  # again: the database failed the first time
         if self.state != "playing" or self.match is None:
             return
         match = self.match
         while True:
+            if self.store_down_since is not None:
+                return  # paused: _wakeup knows when to try again
             now = time.monotonic()
             hand = match.hand
             if hand is not None and hand.phase is Phase.OVER and match.over:
@@ -506,7 +729,10 @@ class Table:
             for player in auto:
                 if self.match.hand is not hand or player not in hand.awaiting():
                     break
-                await self._apply(player, self._auto_action(player))
+                try:
+                    await self._apply(player, self._auto_action(player))
+                except StoreDown:
+                    return  # paused; played again once the database works
             # Nobody seated is here to watch: play on, but slowly, so that abandoned
             # tables do not take the CPU from live ones. (Not for answers to a claim window:
             # a spectator would see it last longer when somebody could claim.)
@@ -521,20 +747,17 @@ class Table:
 
     async def _close_claims(self) -> None:
         """End the claim window: the table goes on as the answers decide. The close is no
-        one's action and is not stored (the stored answers replay to the same state)."""
+        one's action and is not stored (the stored answers replay to the same state); what
+        it shows is sent once any hand it finished is stored (``_tell``)."""
         match = self.match
-        assert match is not None and self.match_id is not None
+        assert match is not None
         self.window_until = None
         records_before = len(match.records)
-        events = match.close_claims()
+        self.untold.extend(match.close_claims())
         if len(match.records) > records_before:
-            record = match.records[-1]
-            await self.lobby.store.finish_hand(
-                self.match_id, record.hand_no, record.to_dict(), list(record.result.deltas)
-            )
-        self._publish(events)
-        if len(match.records) > records_before:
-            self._hand_over()
+            self.unstored.append(match.records[-1])
+            self.untold_hand_over = True
+        await self._tell()
 
     def _plays_itself(self, player: int, now: float) -> bool:
         seat = self.seats[player]
@@ -556,7 +779,14 @@ class Table:
 
     def _chosen_action(self, player: int) -> Action:
         """A bot's choice for bots and absent players; for a present player out of time,
-        the simplest safe move: discard the drawn tile, or pass."""
+        the simplest safe move: discard the drawn tile, or pass.
+
+        Every choice depends only on the stored match (its seed and log give the view):
+        bots are pure (``engine.bots``: no randomness, memos only of pure functions), so
+        the bot kept here carries no state between decisions that could change them, and a
+        table restored after a crash plays on exactly as it would have. A bot that ever
+        needs randomness must seed it per decision from the match seed and the log position
+        (``log_seq``), never carry it across decisions."""
         match = self.match
         assert match is not None and match.hand is not None
         seat = self.seats[player]
@@ -614,33 +844,62 @@ class Table:
         self.pause_until = time.monotonic() + self.lobby.config.timers.hand_pause_seconds
 
     async def _start_match(self) -> None:
-        seed = secrets.randbits(63)
-        self.salt = secrets.token_bytes(32)
+        """Create the match in the database, then start it. If the database fails, the
+        table stays waiting and ``_drive`` tries again with the same seed; a retry first
+        looks for the match in case the failed attempt did commit."""
+        if self.new_match is None:
+            self.new_match = (new_match_seed(), secrets.token_bytes(32), False)
+        seed, salt, tried = self.new_match
         rules = self.lobby.presets[self.rules]
-        self.match_id = await self.lobby.store.create_match(
-            self.id,
-            self.rules,
-            seed,
-            self.salt.hex(),
-            [s.label if s else None for s in self.seats],
-            datetime.now(UTC),
-            rule_options=rules.to_dict(),
-        )
+        store = self.lobby.store
+        seats = [s.label if s else None for s in self.seats]
+        try:
+            found = [
+                m.id
+                for m in (await store.unfinished_matches() if tried else [])
+                if m.table_id == self.id and m.seed == seed and list(m.seats) == seats
+            ]
+            match_id = found[0] if found else None
+            if match_id is None:
+                match_id = await store.create_match(
+                    self.id,
+                    self.rules,
+                    seed,
+                    salt.hex(),
+                    seats,
+                    datetime.now(UTC),
+                    rule_options=rules.to_dict(),
+                )
+        except Exception as exc:
+            self.new_match = (seed, salt, True)
+            self._store_failed(f"creating the match of table {self.id}", exc)
+            return
+        self._store_worked()
+        self.new_match = None
+        self.salt = salt
+        self.match_id = match_id
         self.match = Match(seed, rules, self.match_id, hold_claims=self.holds_claims)
         self.state = "playing"
         self.seq = 0
         self.log_seq = 0
-        await self.lobby.save(self)
+        await self._save()  # if it fails, restore still finds the match by its table
         self._broadcast_text(encode("table", self.summary()))
         log.info("match %s started at table %s", self.match_id, self.id)
 
     async def _finish_match(self) -> None:
         match = self.match
         assert match is not None and self.match_id is not None
-        await self.lobby.store.finish_match(self.match_id, list(match.scores), datetime.now(UTC))
+        try:  # a retry is harmless: a finished match is not finished twice
+            await self.lobby.store.finish_match(
+                self.match_id, list(match.scores), datetime.now(UTC)
+            )
+        except Exception as exc:
+            self._store_failed(f"finishing match {self.match_id}", exc)
+            return
+        self._store_worked()
         self.state = "finished"
         self.deadline = None
-        await self.lobby.save(self)
+        await self._save()
         self._broadcast_text(
             encode(
                 "match_end",
@@ -701,6 +960,55 @@ class Table:
             peer.send(text)
 
 
+# ------------------------------------------------------------------ replay ---
+
+
+@dataclass(frozen=True, slots=True)
+class SetAside:
+    """A stored table that restore could not rebuild, and why (``/healthz``)."""
+
+    table: str
+    match: int | None
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"table": self.table, "match": self.match, "reason": self.reason}
+
+
+def stored_rules(stored: Any, presets: dict[str, RuleSet]) -> RuleSet:
+    """The rules a stored match (a ``MatchRow``) was played with: its own options, else
+    its preset; ``LobbyError`` (``corrupt_match``) if neither is usable."""
+    if stored.rule_options is not None:
+        try:
+            return rule_set_from_dict(stored.rule_options)
+        except RulesError as exc:
+            raise LobbyError("corrupt_match", f"match {stored.id}: {exc}") from None
+    if stored.rules not in presets:
+        raise LobbyError(
+            "corrupt_match", f"match {stored.id}: unknown rule preset {stored.rules!r}"
+        )
+    return presets[stored.rules]
+
+
+def replay_log(stored: Any, actions: Iterable[Any], presets: dict[str, RuleSet]) -> Match:
+    """The match ``stored`` (a ``MatchRow``) rebuilt from its action log (``ActionRow``s in
+    ``seq`` order) by ``Match.replay``. ``LobbyError`` (``corrupt_match``) naming the first
+    action that does not replay and why: a gap in the numbering, a hand out of order, an
+    illegal action."""
+    rows = list(actions)
+    for expected, row in enumerate(rows, 1):
+        if row[0] != expected:
+            raise LobbyError(
+                "corrupt_match",
+                f"the log goes from action {expected - 1} to {row[0]} "
+                f"({row[0] - expected} missing)",
+            )
+    try:
+        return Match.replay(stored.seed, stored_rules(stored, presets), rows, stored.id)
+    except ReplayError as exc:
+        raise LobbyError("corrupt_match", f"action {exc.line} does not replay: {exc.why}") from None
+
+
 # ------------------------------------------------------------------- lobby ---
 
 
@@ -712,6 +1020,7 @@ class Lobby:
         self.store = store
         self.tables: dict[str, Table] = {}
         self.presets: dict[str, RuleSet] = config.rule_presets()
+        self.set_aside: dict[str, SetAside] = {}  # tables restore could not rebuild
 
     def _new_id(self) -> str:
         while True:
@@ -773,8 +1082,8 @@ class Lobby:
             lobby=self,
             claim_window_ms=window,
         )
+        await self.save(table)  # first: if the database fails, no table was created
         self.tables[table.id] = table
-        await self.save(table)
         table.start()
         return table
 
@@ -796,69 +1105,72 @@ class Lobby:
         )
 
     async def restore(self) -> int:
-        """Rebuild the open tables and replay unfinished matches from the database."""
+        """Rebuild the open tables and replay unfinished matches from the database.
+
+        Table by table: one that cannot be rebuilt (its log does not replay, its rules are
+        unknown, any error) is set aside, with the reason in ``set_aside`` and the log, its
+        stored rows kept as they are, and every other table resumes."""
         restored = 0
         matches = {m.table_id: m for m in await self.store.unfinished_matches()}
         for row in await self.store.load_open_tables():
-            table = Table(
-                id=row.id,
-                rules=row.rules,
-                turn_seconds=row.turn_seconds,
-                private=row.private,
-                invite_code=row.invite_code,
-                lobby=self,
-                created_at=row.created_at,
-                claim_window_ms=self.config.timers.claim_window_ms,  # a table's own is not stored
-            )
-            grace = self.config.timers.restart_grace_seconds
-            table.seats = [Seat.from_label(label, grace) if label else None for label in row.seats]
             stored = matches.get(row.id)
-            if row.rules not in self.presets and stored is None:
+            try:
+                table = await self._restore_table(row, stored)
+                if table.state == "finished":
+                    await self.save(table)  # its match ended just before a crash
+                    continue
+            except Exception as exc:
+                reason = exc.reason if isinstance(exc, LobbyError) else repr(exc)
+                match_id = stored.id if stored is not None else None
+                self.set_aside[row.id] = SetAside(row.id, match_id, reason)
                 log.error(
-                    "table %s not restored: its rule preset %r is no longer defined "
-                    "(its stored rows are kept)",
+                    "table %s (match %s) set aside, not restored: %s (its stored rows are "
+                    "kept; 'guobiao db check' lists what does not replay)",
                     row.id,
-                    row.rules,
+                    match_id,
+                    reason,
                 )
                 continue
-            if stored is not None:
-                try:
-                    await self._replay(table, stored)
-                except LobbyError as exc:
-                    log.error("table %s not restored: %s (its stored rows are kept)", row.id, exc)
-                    continue
-            elif row.state == "playing":
-                table.state = "waiting"  # the match never got stored: let it start again
             self.tables[table.id] = table
             table.start()
             restored += 1
         return restored
 
-    def _stored_rules(self, stored: Any) -> RuleSet:
-        """The rules a stored match was played with: its own options, else its preset."""
-        if stored.rule_options is not None:
-            try:
-                return rule_set_from_dict(stored.rule_options)
-            except RulesError as exc:
-                raise LobbyError("corrupt_match", f"match {stored.id}: {exc}") from None
-        if stored.rules not in self.presets:
-            raise LobbyError(
-                "corrupt_match", f"match {stored.id}: unknown rule preset {stored.rules!r}"
-            )
-        return self.presets[stored.rules]
+    async def _restore_table(self, row: TableRow, stored: Any) -> Table:
+        table = Table(
+            id=row.id,
+            rules=row.rules,
+            turn_seconds=row.turn_seconds,
+            private=row.private,
+            invite_code=row.invite_code,
+            lobby=self,
+            created_at=row.created_at,
+            claim_window_ms=self.config.timers.claim_window_ms,  # a table's own is not stored
+        )
+        grace = self.config.timers.restart_grace_seconds
+        table.seats = [Seat.from_label(label, grace) if label else None for label in row.seats]
+        if row.rules not in self.presets and stored is None:
+            raise LobbyError("corrupt_match", f"its rule preset {row.rules!r} is no longer defined")
+        if stored is not None:
+            await self._replay(table, stored)
+        elif row.state == "playing":
+            # Its match finished (a crash came before the row said so), or never got
+            # stored: then let it start again.
+            played = await self.store.table_matches(row.id)
+            table.state = "finished" if played and played[-1].ended_at else "waiting"
+        return table
 
     async def _replay(self, table: Table, stored: Any) -> None:
-        match = Match(stored.seed, self._stored_rules(stored), stored.id)
-        for seq, hand_no, player, action in await self.store.match_actions(stored.id):
-            while match.hand_index + 1 < hand_no:
-                match.start_hand()
-            match.apply(player, Action.from_dict(action))
-            table.log_seq = seq
+        match = replay_log(stored, await self.store.match_actions(stored.id), self.presets)
         for record in match.records:  # a crash may have come between an action and its hand
-            await self.store.finish_hand(
-                stored.id, record.hand_no, record.to_dict(), list(record.result.deltas)
-            )
+            try:
+                await self.store.finish_hand(
+                    stored.id, record.hand_no, record.to_dict(), list(record.result.deltas)
+                )
+            except Conflict as exc:
+                raise LobbyError("corrupt_match", str(exc)) from None
         match.hold_claims = table.holds_claims  # replayed without: the log is the same
+        table.log_seq = len(match.log)
         table.match = match
         table.match_id = stored.id
         table.salt = bytes.fromhex(stored.salt)

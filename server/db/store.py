@@ -610,6 +610,14 @@ class Store:
             match = await session.get(Match, match_id)
             return MatchRow.of(match) if match is not None else None
 
+    async def table_matches(self, table_id: str) -> list[MatchRow]:
+        """The matches played at a table, oldest first."""
+        async with self._read() as session:
+            matches = await session.scalars(
+                select(Match).where(Match.table_id == table_id).order_by(Match.id)
+            )
+            return [MatchRow.of(m) for m in matches]
+
     async def unfinished_matches(self) -> list[MatchRow]:
         """The matches not yet finished (to resume after a restart), oldest first."""
         async with self._read() as session:
@@ -627,6 +635,30 @@ class Store:
                 .order_by(MatchAction.seq)
             )
             return [ActionRow(*row) for row in rows]
+
+    async def last_action(self, match_id: int) -> ActionRow | None:
+        """The last action of a match's log (None if it has none): after a failed append,
+        whether the action was committed after all."""
+        async with self._read() as session:
+            row = (
+                await session.execute(
+                    select(
+                        MatchAction.seq, MatchAction.hand_no, MatchAction.player, MatchAction.action
+                    )
+                    .where(MatchAction.match_id == match_id)
+                    .order_by(MatchAction.seq.desc())
+                    .limit(1)
+                )
+            ).first()
+            return ActionRow(*row) if row is not None else None
+
+    async def finished_matches(self) -> list[MatchRow]:
+        """The finished matches, oldest first (``guobiao db check --all``)."""
+        async with self._read() as session:
+            matches = await session.scalars(
+                select(Match).where(Match.ended_at.is_not(None)).order_by(Match.id)
+            )
+            return [MatchRow.of(m) for m in matches]
 
     async def match_hands(self, match_id: int) -> list[dict[str, Any]]:
         """The stored hand records of a match, in hand order."""
