@@ -1,16 +1,23 @@
 """The plan strategy: how ``DefaultBot`` plays for a hand that reaches a fan minimum (起和番).
 
+The minimum is the rules' (``View.rules.min_fan``: 8 in MCR, and under the custom rule set's
+'8 fan to win' option), never a constant; so are the fans that count (``rules.extra_fans``).
+
 It steers by plans (``engine.bots.plans``), each with its shanten and value
 (``engine.bots.plan_shanten``). On its turn the bot weighs the plans within ``SLACK`` of the
 best on its 14 tiles and discards the tile that leaves the best value. A discard that leaves
-the hand ready has its waits scored with ``engine.scoring.score`` (the winning hand built
-from the seat's melds, standing tiles and the wait): a wait that reaches 8 fan on a discard
-counts its unseen copies, one that reaches it only self-drawn a third of them, and a ready
-hand with such waits beats every plan. Ties go to the discard that leaves the most unseen
-useful tiles for the best plan, then keeps more plans close, then to lone honors,
-terminals and lone tiles (``reading.keep_score``). Claims (chow, pung, kong) and kongs are
-taken when the hand is better after them by the same measure, and only for a set that
-serves a plan the tile helps.
+the hand ready has its waits scored with ``engine.scoring.score`` under the view's rules
+(the winning hand built from the seat's melds, standing tiles and the wait): a wait that
+reaches the minimum on a discard counts its unseen copies, one that reaches it only
+self-drawn a third of them, and a ready hand with such waits beats every plan. Ties go to
+the discard that leaves the most unseen useful tiles for the best plan, then keeps more
+plans close, then to lone honors, terminals and lone tiles (``reading.keep_score``). Claims
+(chow, pung, kong) and kongs are taken when the hand is better after them by the same
+measure, and only for a set that serves a plan the tile helps.
+
+The plans are hands of about 8 fan. Under a lower minimum a ready hand whose waits reach
+it takes over from them sooner (a plain hand of 2 fan wins at a minimum of 2); under a
+higher one the bot still steers by them, and only waits that reach the minimum count.
 
 Speed: the plans of the 13-tile hand between turns are memoised (with a wider window, so
 that those of the hand plus the drawn tile follow from them exactly); when the drawn tile
@@ -40,7 +47,6 @@ from engine.bots.reading import (
 )
 from engine.fans import Fan
 from engine.hand import Hand, Meld, MeldKind
-from engine.rules import MCR
 from engine.scoring import WinContext, score
 from engine.table import Phase, View
 from engine.tiles import N_KINDS
@@ -72,6 +78,7 @@ def _wait_fans(counts: list[int], seat: Seat) -> _WaitFans:
         scored = score(
             Hand(seat.melds, standing, wait),
             WinContext(seat_wind=seat.seat_wind, round_wind=seat.round_wind),
+            seat.rules,
         )
         # Self-drawn, roughly: Self-Drawn (1), or Fully Concealed Hand (4) for Concealed
         # Hand (2). Near enough for a weight; the table decides what a real win scores.
@@ -104,7 +111,7 @@ class PlanPlay:
         for t in concealed:
             counts[t] += 1
         unseen = unseen_copies(view, counts)
-        seat = Seat(me.melds, me.wind, view.round_wind)
+        seat = Seat(me.melds, me.wind, view.round_wind, view.rules)
         if view.phase is Phase.CLAIM:
             return self._answer_claim(view, counts, seat, unseen)
         return self._play_turn(view.legal, counts, seat, unseen, view.drawn)
@@ -269,18 +276,20 @@ class PlanPlay:
         return (max(low, 1.0), float(-useful), float(-len(close)), 0.0)
 
     def _win_weight(self, counts: list[int], seat: Seat, unseen: Unseen) -> float:
-        """Unseen copies of the waits that reach 8 fan (self-drawn only: a third each)."""
+        """Unseen copies of the waits that reach the rules' minimum (起和番, 8 fan in MCR; flowers
+        do not count toward it), a third of each that reaches it only self-drawn."""
         key = (bytes(counts), seat)
         fans = self._waits.get(key)
         if fans is None:
             if len(self._waits) >= self.MEMO_SIZE:
                 self._waits.clear()
             fans = self._waits[key] = _wait_fans(counts, seat)
+        minimum = seat.rules.min_fan
         weight = 0.0
         for wait, on_discard, self_drawn in fans:
-            if on_discard >= MCR.min_fan:
+            if on_discard >= minimum:
                 weight += unseen[wait]
-            elif self_drawn >= MCR.min_fan:
+            elif self_drawn >= minimum:
                 weight += SELF_DRAWN_WEIGHT * unseen[wait]
         return weight
 

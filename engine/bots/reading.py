@@ -17,6 +17,7 @@ from engine.actions import ActionKind
 from engine.bots.parts import at_least
 from engine.errors import MahjongError
 from engine.hand import Meld
+from engine.rules import RuleSet
 from engine.table import SeatView, View
 from engine.tiles import EAST, N_KINDS, RED, Tile, Wind, is_terminal_or_honor
 
@@ -25,14 +26,16 @@ KONGS: Final = (ActionKind.CONCEALED_KONG, ActionKind.ADD_KONG)  # the kongs of 
 
 @dataclass(frozen=True, slots=True)
 class Seat:
-    """What the bot knows of its own seat for scoring: winds and melds."""
+    """What the bot knows of its own seat for scoring: melds, winds, and the rules it plays
+    by (the fan minimum, the fans that count: never assumed to be MCR's)."""
 
     melds: tuple[Meld, ...]
     seat_wind: Wind
     round_wind: Wind
+    rules: RuleSet
 
     def with_melds(self, melds: tuple[Meld, ...]) -> Seat:
-        return Seat(melds, self.seat_wind, self.round_wind)
+        return Seat(melds, self.seat_wind, self.round_wind, self.rules)
 
 
 def viewer_of(view: View) -> int:

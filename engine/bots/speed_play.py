@@ -95,7 +95,7 @@ class SpeedPlay:
                 meld_counts[t] += 1
         hand = SpeedHand(counts, wilds, len(me.melds), meld_counts)
         unseen = unseen_copies(view, counts)
-        seat = Seat(me.melds, me.wind, view.round_wind)
+        seat = Seat(me.melds, me.wind, view.round_wind, view.rules)
         if view.phase is Phase.CLAIM:
             return self._claim(view, hand, seat, unseen)
         return self._turn(view, hand, seat, unseen)
