@@ -133,7 +133,8 @@ class PlanPlay:
                 self._plans.clear()
             hand = HandTables(counts, melds, _ALL_UNSEEN)
             found = self._plans[key] = plans_on(hand, SLACK + 1, F13_CAP)
-        live = [ev for ev in found if not (ev.missing and ev.dead(unseen.unavailable))]
+        unavailable = unseen.unavailable
+        live = [ev for ev in found if not (ev.missing and ev.dead(unavailable))]
         return live, (live[0].value if live else INF)
 
     # -------------------------------------------------------------- turn ---

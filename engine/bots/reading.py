@@ -16,7 +16,7 @@ from typing import Final
 from engine.actions import ActionKind
 from engine.bots.parts import at_least
 from engine.errors import MahjongError
-from engine.hand import Meld
+from engine.hand import Meld, MeldKind
 from engine.rules import RuleSet
 from engine.table import SeatView, View
 from engine.tiles import EAST, N_KINDS, RED, Tile, Wind, is_terminal_or_honor
@@ -79,12 +79,19 @@ def unseen_copies(view: View, counts: Sequence[int]) -> Unseen:
             if not claimed and tile < N_KINDS:
                 elsewhere[tile] += 1
         for meld in seat.melds:
-            for t in meld.tiles:
+            t = meld.tile
+            if meld.kind is MeldKind.CHOW:
                 elsewhere[t] += 1
+                elsewhere[t + 1] += 1
+                elsewhere[t + 2] += 1
+            else:
+                elsewhere[t] += 4 if meld.kind is MeldKind.KONG else 3
     indicator = view.indicator
     if indicator is not None and indicator < N_KINDS:
         elsewhere[indicator] += 1
-    found = Unseen([max(4 - a - b, 0) for a, b in zip(counts, elsewhere, strict=True)])
+    found = Unseen([4 - a - b for a, b in zip(counts, elsewhere, strict=True)])
+    if min(found) < 0:  # never in a consistent view; kept at 0 all the same
+        found[:] = [max(n, 0) for n in found]
     seen = bytes(elsewhere)
     # 1 copy cannot be had when the 4 are seen elsewhere, 2 when 3 are, 3 when 2 are.
     found.unavailable = (at_least(seen, 4), at_least(seen, 3), at_least(seen, 2))
