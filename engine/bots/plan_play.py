@@ -227,7 +227,7 @@ class PlanPlay:
                 value = min(value, shanten + penalty)
             values.append(value)
             if ready:
-                # A ready hand whose waits reach 8 fan beats every plan.
+                # A ready hand whose waits reach the minimum beats every plan.
                 after = counts.copy()
                 after[tile] -= 1
                 weight = self._win_weight(after, seat, unseen)
