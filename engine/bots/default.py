@@ -18,13 +18,7 @@ from engine.actions import Action, ActionKind
 from engine.bots.plan_play import PlanPlay
 from engine.bots.speed_play import SpeedPlay
 from engine.errors import MahjongError
-from engine.rules import RuleSet
 from engine.table import Phase, View
-
-
-def plays_for_speed(rules: RuleSet) -> bool:
-    """Whether the default bot plays for speed under ``rules``: wild tiles, or no minimum."""
-    return rules.has_wilds or rules.min_fan <= 0
 
 
 class DefaultBot:
@@ -48,6 +42,7 @@ class DefaultBot:
             return legal[0]
         if view.phase is Phase.ROB:
             return Action(ActionKind.PASS)
-        if plays_for_speed(view.rules):
+        rules = view.rules
+        if rules.has_wilds or rules.min_fan <= 0:  # wild tiles, or any complete hand wins
             return self._speed.choose(view)
         return self._plans.choose(view)

@@ -42,7 +42,7 @@ from engine.bots.reading import (
     keep_score,
     own_seat,
     position,
-    unseen_copies,
+    unseen_and_dead,
     viewer_of,
 )
 from engine.fans import Fan
@@ -110,7 +110,7 @@ class PlanPlay:
         counts = [0] * N_KINDS
         for t in concealed:
             counts[t] += 1
-        unseen = unseen_copies(view, counts)
+        unseen = unseen_and_dead(view, counts)
         seat = Seat(me.melds, me.wind, view.round_wind, view.rules)
         if view.phase is Phase.CLAIM:
             return self._answer_claim(view, counts, seat, unseen)

@@ -19,9 +19,10 @@ from engine.errors import MahjongError
 from engine.hand import Meld, MeldKind
 from engine.rules import RuleSet
 from engine.table import SeatView, View
-from engine.tiles import EAST, N_KINDS, RED, Tile, Wind, is_terminal_or_honor
+from engine.tiles import EAST, N_KINDS, RED, WILD, Tile, Wind, is_terminal_or_honor
 
 KONGS: Final = (ActionKind.CONCEALED_KONG, ActionKind.ADD_KONG)  # the kongs of one's turn
+_SLOTS: Final = WILD + 1  # every tile value: the kinds, the flowers, the wild tile
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +48,10 @@ def viewer_of(view: View) -> int:
 
 def own_seat(view: View) -> tuple[SeatView, tuple[Tile, ...]]:
     """The viewer's seat and its concealed tiles (an error if the view does not show them)."""
-    seat = view.seat(viewer_of(view))
+    viewer = view.viewer
+    if viewer is None:
+        raise MahjongError("a spectator's view cannot be played")
+    seat = view.seat(viewer)
     if seat.concealed is None:
         raise MahjongError("a bot's view must show its own concealed tiles")
     return seat, seat.concealed
@@ -68,15 +72,14 @@ class Unseen(list[int]):
     unavailable: tuple[int, int, int] = (0, 0, 0)
 
 
-def unseen_copies(view: View, counts: Sequence[int]) -> Unseen:
-    """The unseen copies of each kind for a seat holding ``counts`` (its standing tiles that
-    are not wild): 4 less its own tiles, every river (a claimed discard is counted in the
-    meld that took it; flowers in a river are skipped), every meld it may see, its own
-    included, and the indicator."""
-    elsewhere = [0] * N_KINDS
+def _seen_elsewhere(view: View) -> list[int]:
+    """The copies of each kind the seat sees outside its concealed tiles: every river (a
+    claimed discard is counted in the meld that took it; flowers in a river are skipped),
+    every meld it may see, its own included, and the indicator."""
+    elsewhere = [0] * _SLOTS  # flowers and the wild tile counted apart, then cut off
     for seat in view.seats:
         for tile, claimed in seat.river:
-            if not claimed and tile < N_KINDS:
+            if not claimed:
                 elsewhere[tile] += 1
         for meld in seat.melds:
             t = meld.tile
@@ -87,11 +90,24 @@ def unseen_copies(view: View, counts: Sequence[int]) -> Unseen:
             else:
                 elsewhere[t] += 4 if meld.kind is MeldKind.KONG else 3
     indicator = view.indicator
-    if indicator is not None and indicator < N_KINDS:
+    if indicator is not None:
         elsewhere[indicator] += 1
+    del elsewhere[N_KINDS:]
+    return elsewhere
+
+
+def unseen_copies(view: View, counts: Sequence[int]) -> list[int]:
+    """The unseen copies of each kind for a seat holding ``counts`` (its standing tiles that
+    are not wild): 4 less those and the copies it sees elsewhere. Never below 0 in a view a
+    table gives out: a tile is in one place only (the indicator is out of the wall)."""
+    return [4 - a - b for a, b in zip(counts, _seen_elsewhere(view), strict=True)]
+
+
+def unseen_and_dead(view: View, counts: Sequence[int]) -> Unseen:
+    """``unseen_copies``, with the masks of the tiles of which 1, 2 or 3 copies can no longer
+    be had (``Unseen.unavailable``: what makes a plan dead)."""
+    elsewhere = _seen_elsewhere(view)
     found = Unseen([4 - a - b for a, b in zip(counts, elsewhere, strict=True)])
-    if min(found) < 0:  # never in a consistent view; kept at 0 all the same
-        found[:] = [max(n, 0) for n in found]
     seen = bytes(elsewhere)
     # 1 copy cannot be had when the 4 are seen elsewhere, 2 when 3 are, 3 when 2 are.
     found.unavailable = (at_least(seen, 4), at_least(seen, 3), at_least(seen, 2))
