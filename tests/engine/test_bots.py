@@ -4,7 +4,8 @@ Whole seeded matches check that every action is one of ``view.legal`` in every p
 (the rare robbing phase is stacked, with ``tablekit.deal``), and that a fresh bot given any
 view of a game answers as the bot that played it (the memos change speed, not play).
 Stacked hands check the default bot's choices: it wins when it can, keeps complete sets,
-and declares a concealed kong that costs nothing. How well it plays (win rate, fan) and how
+declares a concealed kong that costs nothing, and aims at the fan minimum of the rules it is
+given (a ready hand that reaches it, and only such a one). How well it plays (win rate, fan) and how
 fast are figures to measure, not to assert: see the module docstring of ``engine.bots``.
 """
 
@@ -21,7 +22,13 @@ from tablekit import act, deal, discard, tile
 
 from engine.actions import PASS, PUNG, WIN, Action, ActionKind
 from engine.bots import BOTS, DefaultBot, FastBot, make_bot
+from engine.hand import Hand
+from engine.notation import format_tiles
+from engine.rules import MCR, RuleSet, Wilds, custom_rules
+from engine.scoring import score
+from engine.shanten import waits
 from engine.table import HandState, Phase, View
+from engine.tiles import counts_of
 
 ENGINE = Path(__file__).resolve().parents[2] / "engine"
 
@@ -114,11 +121,13 @@ def test_a_fresh_bot_answers_every_view_as_the_bot_that_played() -> None:
 
 
 def test_the_bot_reads_nothing_but_the_view() -> None:
-    # The module cannot reach the hidden state: no wall, no hand state, no match.
-    tree = ast.parse((ENGINE / "bots.py").read_text(encoding="utf-8"))
+    # No module of the package can reach the hidden state: no wall, no hand state, no match.
+    modules = sorted((ENGINE / "bots").glob("*.py"))
+    assert len(modules) > 1  # the package, not a lone module
     imported = {
         (node.module, alias.name)
-        for node in ast.walk(tree)
+        for path in modules
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.ImportFrom)
         for alias in node.names
     }
@@ -201,6 +210,50 @@ def test_the_default_bot_claims_a_pung_for_its_plan_and_passes_otherwise() -> No
     view = state.view(1)
     assert PUNG in view.legal
     assert DefaultBot().choose(view) == PUNG
+
+
+# A near-ready hand whose ready discard (2s) leaves 56m123p789p333s99s waiting on 4m and 7m
+# for 4 fan; and one where discarding 5m leaves waits on 5p and 8p, 8p one on 5m alone.
+CHEAP_WAITS = "56m123p789p333s99s2s"
+DEAR_WAIT = "4556m5678p33445s5s"
+
+
+def wait_fans(hand: str, discarded: str) -> dict[str, int]:
+    """The fan (MCR, on a discard) of each wait once the dealer discards ``discarded``."""
+    standing = tablekit.tiles(hand)
+    standing.remove(tile(discarded))
+    return {
+        format_tiles([wait]): score(Hand((), tuple(standing), wait)).total
+        for wait in waits(counts_of(standing), 0)
+    }
+
+
+def test_the_waits_the_minimum_tests_stand_on() -> None:
+    assert wait_fans(CHEAP_WAITS, "2s") == {"4m": 4, "7m": 4}
+    assert wait_fans(DEAR_WAIT, "5m") == {"5p": 7, "8p": 13}
+    assert wait_fans(DEAR_WAIT, "8p") == {"5m": 28}
+
+
+@pytest.mark.parametrize(
+    ("rules", "hand", "expected"),
+    [
+        # MCR (8 fan): 4-fan waits are no win; the bot keeps its plans and gives up 9s.
+        (MCR, CHEAP_WAITS, "9s"),
+        (RuleSet(name="two-fan", min_fan=2), CHEAP_WAITS, "2s"),  # 4 fan wins: get ready
+        (custom_rules(wilds=Wilds.NONE), CHEAP_WAITS, "2s"),  # no minimum: speed, ready
+        (custom_rules(wilds=Wilds.NONE, eight_fan=True), CHEAP_WAITS, "9s"),  # '8 fan to win'
+        # Two waits of 7 and 13 fan beat one of 28 under MCR; at 16 only the 28 wins.
+        (MCR, DEAR_WAIT, "5m"),
+        (RuleSet(name="sixteen-fan", min_fan=16), DEAR_WAIT, "8p"),
+    ],
+    ids=["mcr", "min-2", "custom-nowild", "custom-nowild-8fan", "mcr-dear", "min-16"],
+)
+def test_the_default_bot_aims_at_the_minimum_of_its_rules(
+    rules: RuleSet, hand: str, expected: str
+) -> None:
+    view = deal({0: hand, 1: Q2 + "N", 2: Q3 + "N", 3: Q4 + "N"}, rules=rules).view(0)
+    assert view.rules == rules and WIN not in view.legal
+    assert DefaultBot().choose(view) == discard(expected)
 
 
 # -------------------------------------------------------------- fast bot ---

@@ -1,0 +1,68 @@
+"""Bots (机器人): players that choose an action from what one seat may see.
+
+A bot gets a ``View`` (``HandState.view(player)``) and nothing else, and returns one of
+``view.legal``. Bots are pure: no I/O, no clock, no randomness, and the same view always gets
+the same action. ``DefaultBot`` keeps memos, but only of functions of their keys (a hand, a
+seat), so they change its speed and never its play; a fresh bot given any view of a game
+answers as the bot that played it. A bot reads the rules it plays by off each view
+(``View.rules``): the fan minimum (起和番) and the wild tiles (财神) are never assumed.
+
+The registry (``BOTS``, ``make_bot``) names two bots:
+
+- ``fast`` (``engine.bots.fast``): for load tests. Wins when it can, never claims, discards
+  the tile it drew.
+- ``default`` (``engine.bots.default``): with a fan minimum and no wild tiles, plays by plans
+  for a hand that reaches the minimum; with wild tiles or no minimum, for the quickest
+  complete hand.
+
+The package, room by room:
+
+- ``default``: ``DefaultBot``, which picks its strategy from the rules;
+- ``plan_play``: the plan strategy: discards, claims and kongs weighed by plans and by
+  scored waits;
+- ``plans``: the catalogue of plans (目标番种), the kinds of hand worth 8 fan it steers for;
+- ``plan_shanten``: how far a hand is from each plan (shanten per plan), and the scan that
+  finds the close ones;
+- ``speed_play``: the speed strategy (wild tiles, no minimum);
+- ``reading``: what both strategies read off a view: the seat, unseen tiles, which tile
+  to keep;
+- ``parts``: the count tables of ``engine.shanten`` read one suit at a time, and tile masks;
+- ``fast``: ``FastBot``.
+
+Speed matters (``guobiao simulate`` plays thousands of hands): each module's docstring says
+what it caches and why.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Protocol
+
+from engine.actions import Action
+from engine.bots.default import DefaultBot
+from engine.bots.fast import FastBot
+from engine.table import View
+
+__all__ = ["BOTS", "Bot", "DefaultBot", "FastBot", "make_bot"]
+
+
+class Bot(Protocol):
+    """A player: ``choose`` returns one of ``view.legal``."""
+
+    def choose(self, view: View) -> Action: ...
+
+
+BOTS: Final[dict[str, type[FastBot] | type[DefaultBot]]] = {
+    "default": DefaultBot,
+    "fast": FastBot,
+}
+
+
+def make_bot(name: str, seed: int = 0) -> Bot:
+    """A bot by its registry name (``BOTS``); unknown names raise ``ValueError``. A bot
+    reads the rules it plays by off each view (``View.rules``)."""
+    try:
+        cls = BOTS[name]
+    except KeyError:
+        known = ", ".join(sorted(BOTS))
+        raise ValueError(f"unknown bot {name!r}: expected one of {known}") from None
+    return cls(seed)

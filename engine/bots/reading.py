@@ -1,0 +1,128 @@
+"""What a bot reads off its view, whatever it plays for: its seat, the tiles it has not
+seen, and which tile it least wants to keep.
+
+A bot knows only its ``View``: its own concealed tiles, every river and every meld it may
+see (a concealed kong of another seat may be face down), the indicator under wild-tile
+rules. A tile's unseen copies are 4 less those it sees; they are the copies it may still
+draw or win on, and a plan whose missing tile has none left is dead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from engine.actions import ActionKind
+from engine.bots.parts import at_least
+from engine.errors import MahjongError
+from engine.hand import Meld, MeldKind
+from engine.rules import RuleSet
+from engine.table import SeatView, View
+from engine.tiles import EAST, N_KINDS, RED, WILD, Tile, Wind, is_terminal_or_honor
+
+KONGS: Final = (ActionKind.CONCEALED_KONG, ActionKind.ADD_KONG)  # the kongs of one's turn
+_SLOTS: Final = WILD + 1  # every tile value: the kinds, the flowers, the wild tile
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """What the bot knows of its own seat for scoring: melds, winds, and the rules it plays
+    by (the fan minimum, the fans that count: never assumed to be MCR's)."""
+
+    melds: tuple[Meld, ...]
+    seat_wind: Wind
+    round_wind: Wind
+    rules: RuleSet
+
+    def with_melds(self, melds: tuple[Meld, ...]) -> Seat:
+        return Seat(melds, self.seat_wind, self.round_wind, self.rules)
+
+
+def viewer_of(view: View) -> int:
+    """The player whose view this is (a spectator's view cannot be played)."""
+    if view.viewer is None:
+        raise MahjongError("a spectator's view cannot be played")
+    return view.viewer
+
+
+def own_seat(view: View) -> tuple[SeatView, tuple[Tile, ...]]:
+    """The viewer's seat and its concealed tiles (an error if the view does not show them)."""
+    viewer = view.viewer
+    if viewer is None:
+        raise MahjongError("a spectator's view cannot be played")
+    seat = view.seat(viewer)
+    if seat.concealed is None:
+        raise MahjongError("a bot's view must show its own concealed tiles")
+    return seat, seat.concealed
+
+
+def position(view: View, player: int) -> int:
+    """The seat index (E S W N of this hand) of ``player``."""
+    for i, seat in enumerate(view.seats):
+        if seat.player == player:
+            return i
+    raise MahjongError(f"no player {player!r} at this table")
+
+
+class Unseen(list[int]):
+    """Unseen copies of each tile (4 less those the seat can see), and ``unavailable``: the
+    tiles of which 1, 2, 3 copies cannot be had, held or unseen (byte masks)."""
+
+    unavailable: tuple[int, int, int] = (0, 0, 0)
+
+
+def _seen_elsewhere(view: View) -> list[int]:
+    """The copies of each kind the seat sees outside its concealed tiles: every river (a
+    claimed discard is counted in the meld that took it; flowers in a river are skipped),
+    every meld it may see, its own included, and the indicator."""
+    elsewhere = [0] * _SLOTS  # flowers and the wild tile counted apart, then cut off
+    for seat in view.seats:
+        for tile, claimed in seat.river:
+            if not claimed:
+                elsewhere[tile] += 1
+        for meld in seat.melds:
+            t = meld.tile
+            if meld.kind is MeldKind.CHOW:
+                elsewhere[t] += 1
+                elsewhere[t + 1] += 1
+                elsewhere[t + 2] += 1
+            else:
+                elsewhere[t] += 4 if meld.kind is MeldKind.KONG else 3
+    indicator = view.indicator
+    if indicator is not None:
+        elsewhere[indicator] += 1
+    del elsewhere[N_KINDS:]
+    return elsewhere
+
+
+def unseen_copies(view: View, counts: Sequence[int]) -> list[int]:
+    """The unseen copies of each kind for a seat holding ``counts`` (its standing tiles that
+    are not wild): 4 less those and the copies it sees elsewhere. Never below 0 in a view a
+    table gives out: a tile is in one place only (the indicator is out of the wall)."""
+    return [4 - a - b for a, b in zip(counts, _seen_elsewhere(view), strict=True)]
+
+
+def unseen_and_dead(view: View, counts: Sequence[int]) -> Unseen:
+    """``unseen_copies``, with the masks of the tiles of which 1, 2 or 3 copies can no longer
+    be had (``Unseen.unavailable``: what makes a plan dead)."""
+    elsewhere = _seen_elsewhere(view)
+    found = Unseen([4 - a - b for a, b in zip(counts, elsewhere, strict=True)])
+    seen = bytes(elsewhere)
+    # 1 copy cannot be had when the 4 are seen elsewhere, 2 when 3 are, 3 when 2 are.
+    found.unavailable = (at_least(seen, 4), at_least(seen, 3), at_least(seen, 2))
+    return found
+
+
+def keep_score(counts: Sequence[int], tile: int, seat: Seat) -> float:
+    """How much the hand wants to keep ``tile`` (lower: discard first): lone honors of no
+    value first, then lone honors, terminals, lone tiles; middle tiles with neighbours last."""
+    n = counts[tile]
+    if tile >= EAST:
+        valued = tile >= RED or tile in (EAST + seat.seat_wind, EAST + seat.round_wind)
+        return 2.0 * (n - 1) + (0.5 if valued else 0.0)
+    rank = tile % 9
+    lo = tile - rank
+    near = sum(counts[t] for t in range(max(lo, tile - 2), min(lo + 9, tile + 3)) if t != tile)
+    edge = 0.0 if is_terminal_or_honor(tile) else (1.0 if rank in (1, 7) else 1.5)
+    return 1.0 + edge + 2.0 * (n - 1) + near + tile / 1000.0
