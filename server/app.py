@@ -111,6 +111,12 @@ class Connection:
                 await asyncio.wait_for(asyncio.shield(self.writer), 2)
         self.writer.cancel()
 
+    @property
+    def lobby(self) -> Lobby:
+        lobby = self.app.lobby
+        assert lobby is not None  # connections are served only once the app has started
+        return lobby
+
     # ---------------------------------------------------------- incoming ---
 
     def prompted(self, table: str, seq: int) -> None:
@@ -239,18 +245,27 @@ class Connection:
         days = app.config.accounts
         if isinstance(m, (protocol.Register, protocol.Login, protocol.Guest, protocol.Resume)):
             await self._detach()  # whoever this connection was, it is someone new now
-            limit = {"guard": app.guard, "address": self.address}
             if isinstance(m, protocol.Register):
                 player, token, expires = await accounts.register(
-                    app.store, m.username, m.password, days.session_days, **limit
+                    app.store,
+                    m.username,
+                    m.password,
+                    days.session_days,
+                    guard=app.guard,
+                    address=self.address,
                 )
             elif isinstance(m, protocol.Login):
                 player, token, expires = await accounts.login(
-                    app.store, m.username, m.password, days.session_days, **limit
+                    app.store,
+                    m.username,
+                    m.password,
+                    days.session_days,
+                    guard=app.guard,
+                    address=self.address,
                 )
             elif isinstance(m, protocol.Guest):
                 player, token, expires = await accounts.guest(
-                    app.store, days.guest_session_days, **limit
+                    app.store, days.guest_session_days, guard=app.guard, address=self.address
                 )
             else:
                 player, token, expires = await accounts.resume(app.store, m.token)
@@ -268,7 +283,7 @@ class Connection:
                     m.id,
                 )
             )
-            table = app.lobby.table_of(self.username)
+            table = self.lobby.table_of(self.username)
             if table is not None:
                 self.tables.add(table)
                 await table.queue.put(BackInput(self, m.id))
@@ -285,9 +300,9 @@ class Connection:
                 "not_authenticated", "log in first (register, login, guest or resume)"
             )
         if isinstance(m, protocol.ListTables):
-            self.send(encode("tables", {"tables": app.lobby.listing()}, m.id))
+            self.send(encode("tables", {"tables": self.lobby.listing()}, m.id))
         elif isinstance(m, protocol.CreateTable):
-            table = await app.lobby.create(
+            table = await self.lobby.create(
                 m.rules, m.turn_seconds, m.private, claim_window_ms=m.claim_window_ms
             )
             self.send(
@@ -314,7 +329,7 @@ class Connection:
         self.tables.clear()
 
     async def _to_table(self, table_id: str, item: Any) -> None:
-        table = self.app.lobby.get(table_id)
+        table = self.lobby.get(table_id)
         self.tables.add(table)
         await table.queue.put(item)
 

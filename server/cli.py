@@ -32,8 +32,13 @@ class Command(Protocol):
         ...
 
 
+def _commands(*modules: Command) -> tuple[Command, ...]:
+    """The command modules, each checked (by mypy) to provide ``Command``."""
+    return modules
+
+
 # The commands, in the order ``--help`` lists them. Add a command by adding its module here.
-COMMANDS: tuple[Command, ...] = (
+COMMANDS: tuple[Command, ...] = _commands(
     serve_cli,
     fan_cli,
     simulate_cli,

@@ -171,6 +171,7 @@ def _coerce(section: str, key: str, value: Any, expected: type, where: str) -> A
         raise ConfigError(wrong)
     if (section, key) in _RANGES:
         low, high = _RANGES[(section, key)]
+        assert isinstance(value, (int, float))  # the ranged keys are numbers (checked above)
         if not low <= value <= high:
             raise ConfigError(f"{label} must be between {low:g} and {high:g}, got {value!r}")
     if (section, key) in _CHOICES and value not in _CHOICES[(section, key)]:

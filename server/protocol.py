@@ -138,7 +138,7 @@ class _Payload:
             "bad_message", f"{self.kind}: '{key}' must be {expected}, got {self.data.get(key)!r}"
         )
 
-    def str(self, key: str, *, optional: bool = False, limit: int = 200) -> Any:
+    def text(self, key: str, *, optional: bool = False, limit: int = 200) -> Any:
         value = self.data.get(key)
         if value is None and optional:
             return None
@@ -146,7 +146,7 @@ class _Payload:
             raise self._bad(key, f"a string of at most {limit} characters")
         return value
 
-    def int(self, key: str, *, optional: bool = False, low: int = 0, high: int = 2**31) -> Any:
+    def number(self, key: str, *, optional: bool = False, low: int = 0, high: int = 2**31) -> Any:
         value = self.data.get(key)
         if value is None and optional:
             return None
@@ -154,7 +154,7 @@ class _Payload:
             raise self._bad(key, f"a whole number {low}..{high}")
         return value
 
-    def bool(self, key: str, default: bool = False) -> bool:
+    def flag(self, key: str, default: bool = False) -> bool:
         value = self.data.get(key, default)
         if not isinstance(value, bool):
             raise self._bad(key, "true or false")
@@ -170,12 +170,12 @@ def _hello(m: _Payload, mid: Any) -> Message:
         or not all(isinstance(v, int) and not isinstance(v, bool) for v in versions)
     ):
         raise m._bad("versions", "a non-empty list of version numbers, e.g. [1]")
-    return Hello(mid, tuple(versions), m.str("client", optional=True) or "")
+    return Hello(mid, tuple(versions), m.text("client", optional=True) or "")
 
 
 def _play(m: _Payload, mid: Any) -> Message:
-    table = m.str("table", limit=32)
-    seq = m.int("seq")
+    table = m.text("table", limit=32)
+    seq = m.number("seq")
     try:
         action = Action.from_dict(m.data.get("action"))
     except IllegalAction as exc:
@@ -185,34 +185,36 @@ def _play(m: _Payload, mid: Any) -> Message:
 
 _DECODERS: dict[str, Any] = {
     "hello": _hello,
-    "register": lambda m, i: Register(i, m.str("username", limit=64), m.str("password", limit=256)),
-    "login": lambda m, i: Login(i, m.str("username", limit=64), m.str("password", limit=256)),
+    "register": lambda m, i: Register(
+        i, m.text("username", limit=64), m.text("password", limit=256)
+    ),
+    "login": lambda m, i: Login(i, m.text("username", limit=64), m.text("password", limit=256)),
     "guest": lambda m, i: Guest(i),
-    "resume": lambda m, i: Resume(i, m.str("token", limit=128)),
+    "resume": lambda m, i: Resume(i, m.text("token", limit=128)),
     "logout": lambda m, i: Logout(i),
     "list_tables": lambda m, i: ListTables(i),
     "create_table": lambda m, i: CreateTable(
         i,
-        m.str("rules", optional=True, limit=32),
-        m.int("turn_seconds", optional=True, low=1, high=3600),
-        m.bool("private"),
-        m.int("claim_window_ms", optional=True, low=0, high=MAX_CLAIM_WINDOW_MS),
+        m.text("rules", optional=True, limit=32),
+        m.number("turn_seconds", optional=True, low=1, high=3600),
+        m.flag("private"),
+        m.number("claim_window_ms", optional=True, low=0, high=MAX_CLAIM_WINDOW_MS),
     ),
     "join_table": lambda m, i: JoinTable(
         i,
-        m.str("table", limit=32),
-        m.int("seat", optional=True, high=3),
-        m.str("invite_code", optional=True, limit=64),
+        m.text("table", limit=32),
+        m.number("seat", optional=True, high=3),
+        m.text("invite_code", optional=True, limit=64),
     ),
     "add_bots": lambda m, i: AddBots(
-        i, m.str("table", limit=32), m.str("bot", optional=True, limit=32) or "default"
+        i, m.text("table", limit=32), m.text("bot", optional=True, limit=32) or "default"
     ),
-    "leave_table": lambda m, i: LeaveTable(i, m.str("table", limit=32)),
+    "leave_table": lambda m, i: LeaveTable(i, m.text("table", limit=32)),
     "watch": lambda m, i: Watch(
-        i, m.str("table", limit=32), m.str("invite_code", optional=True, limit=64)
+        i, m.text("table", limit=32), m.text("invite_code", optional=True, limit=64)
     ),
     "action": _play,
-    "sync": lambda m, i: Sync(i, m.str("table", limit=32)),
+    "sync": lambda m, i: Sync(i, m.text("table", limit=32)),
     "ping": lambda m, i: Ping(i),
 }
 

@@ -20,7 +20,7 @@ from engine.notation import format_hand
 from engine.rules import RuleSet
 from server.presets import PresetError, load_presets
 
-__all__ = ["LogError", "LoggedMatch", "read_log", "run"]
+__all__ = ["LogError", "LoggedMatch", "add_parser", "read_log", "run"]
 
 
 def add_parser(
