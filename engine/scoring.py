@@ -773,11 +773,16 @@ _PUNG_CLASS = tuple(
 )
 
 
-def _score_regular(h: _Hand, concealed: tuple[Set, ...], pair: Tile, skip: int = 0) -> FanTable:
+def _score_regular(
+    h: _Hand, concealed: tuple[Set, ...], pair: Tile, skip: int = 0, win_in_chow: bool | None = None
+) -> FanTable:
     """One regular reading's fan table.
 
     ``skip``: a bit mask over ``concealed`` of the chows that take part in no
     chow family (built with a wild tile that leaves them ambiguous, ruling W3).
+    ``win_in_chow``: whether a claimed winning tile can complete a concealed chow
+    (None: wherever a chow holds its kind; with wild copies of that kind, where
+    the placement leaves a real one, ruling W1).
     """
     table = h.traits.copy()
     win = h.win
@@ -803,11 +808,9 @@ def _score_regular(h: _Hand, concealed: tuple[Set, ...], pair: Tile, skip: int =
     _win_flags(h, table)
     # A pung completed by a discard is exposed, unless the winning tile can be
     # read as part of a concealed chow instead (ruling 5).
-    if (
-        not h.self_drawn
-        and win in pungs
-        and not any(kind == CHOW and tile <= win <= tile + 2 for kind, tile, _ in concealed)
-    ):
+    if win_in_chow is None:
+        win_in_chow = any(kind == CHOW and tile <= win <= tile + 2 for kind, tile, _ in concealed)
+    if not h.self_drawn and win in pungs and not win_in_chow:
         concealed_pungs -= sum(1 for kind, tile, _ in concealed if kind == PUNG and tile == win)
 
     if pungs:
@@ -885,17 +888,21 @@ def _score_regular(h: _Hand, concealed: tuple[Set, ...], pair: Tile, skip: int =
 
 
 def _custom_pair_fans(pair: Tile, table: FanTable) -> None:
-    """二五八将 / 幺九头: the suited pair of a regular or knitted-straight reading (ruling W11).
+    """二五八将 / 幺九头: the suited pair (将) of a regular or knitted-straight reading, of
+    thirteen orphans and of nine gates' reading (ruling W11).
 
-    The pair of fives of 一色双龙会 / 三色双龙会 is part of that fan (non-repetition).
+    Not counted where another fan makes it certain (non-repetition): the pair of fives of
+    一色双龙会 / 三色双龙会 and of 全带五, the terminal pair of 清幺九.
     """
     if pair >= EAST:
         return
     r = pair % 9
     if r in (1, 4, 7):
-        if not table[PURE_TERMINAL_CHOWS] and not table[THREE_SUITED_TERMINAL_CHOWS]:
+        if not (
+            table[PURE_TERMINAL_CHOWS] or table[THREE_SUITED_TERMINAL_CHOWS] or table[ALL_FIVE]
+        ):
             table[PAIR_OF_2_5_OR_8] = 1
-    elif r in (0, 8):
+    elif r in (0, 8) and not table[ALL_TERMINALS]:
         table[PAIR_OF_1_OR_9] = 1
 
 
@@ -972,6 +979,8 @@ def _exclude(t: FanTable) -> None:
     if t[PURE_TERMINAL_CHOWS]:  # 一色双龙会：不计七对、清一色、平和、一般高、老少副、无字
         t[FULL_FLUSH] = t[ALL_CHOWS] = t[NO_HONORS] = 0
     if t[FOUR_PURE_SHIFTED_PUNGS]:  # 一色四节高：不计一色三同顺、一色三节高、碰碰和
+        t[ALL_PUNGS] = 0
+    if t[FOUR_MIXED_SUIT_SHIFTED_PUNGS]:  # 混四节 (four pungs) makes 碰碰和 certain (W9)
         t[ALL_PUNGS] = 0
     if t[ALL_TERMINALS_AND_HONORS]:  # 混幺九：不计碰碰和、全带幺、幺九刻
         t[ALL_PUNGS] = t[OUTSIDE_HAND] = t[PUNG_OF_TERMINALS_OR_HONORS] = 0
@@ -1070,6 +1079,8 @@ def _score_thirteen_orphans(h: _Hand) -> FanTable:
     table = [0] * N_FANS
     table[THIRTEEN_ORPHANS] = 1  # 十三幺：不计五门齐、不求人、门前清、单钓将
     _win_flags(h, table)
+    if h.custom:  # its doubled orphan is a pair (将): 幺九头 when it is a suited terminal
+        _custom_pair_fans(h.standing.index(2), table)
     return table
 
 
@@ -1101,6 +1112,10 @@ def _score_nine_gates(h: _Hand) -> FanTable | None:
     else:
         table[SHORT_STRAIGHT] = 1
     _win_flags(h, table)
+    if h.custom:
+        # The pair fan of its regular reading (ruling W11): the pair is the added 2, 5 or 8
+        # (111 22 345 678 999), else a pair of 1s or 9s (11 123 456 678 999, ...).
+        _custom_pair_fans(base + (win % 9 if r in (2, 5, 8) else 0), table)
     return table
 
 
@@ -1176,11 +1191,15 @@ def _score_placed(
     h: _Hand, concealed: tuple[Set, ...], pair: Tile, wild: tuple[tuple[Tile, int], ...]
 ) -> FanTable:
     """A reading of a concrete hand some of whose copies are wild: the wild copies sit
-    where they lower the score (ruling W3)."""
+    where they lower the score (rulings W1, W3): which chows they leave ambiguous and,
+    on a discard, whether the winning tile can complete a chow rather than a pung."""
     best: FanTable | None = None
     best_total = 0
-    for skip in ambiguous_chow_masks(concealed, pair, wild):
-        table = _score_regular(h, concealed, pair, skip)
+    merged = h.merged
+    full = tuple([t for t in range(N_KINDS) if merged[t] == 4]) if h.fours else ()
+    claimed = -1 if h.self_drawn else h.win
+    for skip, win_in_chow in ambiguous_chow_masks(concealed, pair, wild, full, claimed):
+        table = _score_regular(h, concealed, pair, skip, win_in_chow)
         total = _total(table)
         if best is None or total < best_total:
             best, best_total = table, total
@@ -1200,6 +1219,7 @@ def _best_table(
     best: FanTable | None = None
     best_total = 0
     seven_pairs = False
+    situation = _situation_of(h.ctx, h.custom)
     if not h.hand.melds:
         special: FanTable | None = None
         if is_seven_pairs(h.standing):
@@ -1213,6 +1233,8 @@ def _best_table(
             nine_kinds = h.standing.count(0) <= N_KINDS - 9  # a knitted straight needs nine
             special = (_score_knitted_straight(h) if nine_kinds else None) or _score_nine_gates(h)
         if special is not None:
+            if situation:
+                _situation_fans(situation, special)
             best, best_total = special, _total(special)
             if limit is not None and best_total > limit:
                 return None
@@ -1221,6 +1243,8 @@ def _best_table(
     elif len(h.hand.melds) == 1 and h.standing.count(0) <= N_KINDS - 9:
         special = _score_knitted_straight(h)
         if special is not None:
+            if situation:
+                _situation_fans(situation, special)
             if limit is not None and _total(special) > limit:
                 return None
             return special
@@ -1229,6 +1253,8 @@ def _best_table(
             table = _score_placed(h, concealed, pair, wild)
         else:
             table = _score_regular(h, concealed, pair)
+        if situation:
+            _situation_fans(situation, table)
         total = _total(table)
         if limit is not None and total > limit:
             return None
@@ -1297,49 +1323,75 @@ def _score_wild_cached(hand: Hand, ctx: WinContext, custom: bool) -> tuple[int, 
             unique = waits_only_on(before, caps, hand.wilds, n_melds, win)
     fixed = tuple([(_SET_KIND[m.kind], m.tile, m.offer == 0) for m in hand.melds])
     exposed = sum(1 for m in hand.melds if m.offer)
-    prevalent, seat = EAST + ctx.round_wind, EAST + ctx.seat_wind
     best: FanTable | None = None
     best_total = 0
-    best_sub: Substitution = ()
+    best_key: tuple[Substitution, Tile] = ((), -1)  # the substitution, the winning tile's kind
     search.set_flags(ctx, last_tile, kong)
     found: list[tuple[int, Substitution]] = []  # the best (total, substitution) so far
-    for bound, sub in search.candidates(found):
+    for _, sub in search.candidates(found):
         standing = concrete.copy()
         for t in sub:
             standing[t] += 1
-        # The highest total this substitution may have and still be the lowest.
-        limit = None
-        if best is not None:
-            limit = best_total if sub < best_sub else best_total - 1
-            if POINTS[SEVEN_PAIRS] > limit and n_melds == 0 and is_seven_pairs(standing):
-                continue  # seven pairs score 24 at least (``_wild_bound``)
-        all_tiles = merged.copy()
-        present = search.base_present
-        fours = search.base_fours
-        previous = -1
-        for t in sub:
-            all_tiles[t] += 1
-            present |= _LANE[t]
-            if t != previous:
-                previous = t
-                fours += merged[t] + sub.count(t) == 4
-        del bound
-        h = _Hand(
-            hand, ctx, sub[0] if wild_win else win, fixed, exposed, fours, standing, all_tiles,
-            ctx.self_drawn, last_tile, kong, ctx.wall_last, _wild_traits(present), present,
-            prevalent, seat, unique, custom,
-        )  # fmt: skip
-        wild = tuple((kind, sub.count(kind)) for kind in sorted(set(sub)))
-        table = _best_table(h, wild, limit)
-        if table is None:
-            continue  # a reading scores above ``limit``: this substitution cannot be the lowest
-        total = _total(table)
-        if best is None or total < best_total or (total == best_total and sub < best_sub):
-            best, best_total, best_sub = table, total, sub
-            found[:] = [(total, sub)]
+        # A wild winning tile stands for one of the kinds of the substitution, each a
+        # different concrete hand (ruling W1: its kind is part of the substitution).
+        for win_as in sorted(set(sub)) if wild_win else (win,):
+            key = (sub, win_as)
+            # The highest total this concrete hand may have and still be the lowest.
+            limit = None
+            if best is not None:
+                limit = best_total if key < best_key else best_total - 1
+                if POINTS[SEVEN_PAIRS] > limit and n_melds == 0 and is_seven_pairs(standing):
+                    break  # seven pairs score 24 at least (``_wild_bound``)
+            table = _score_concrete(
+                search, sub, win_as, standing, hand=hand, ctx=ctx, fixed=fixed, exposed=exposed,
+                last_tile=last_tile, kong=kong, unique=unique, limit=limit,
+            )  # fmt: skip
+            if table is None:
+                continue  # a reading scores above ``limit``: this hand cannot be the lowest
+            total = _total(table)
+            if best is None or total < best_total or (total == best_total and key < best_key):
+                best, best_total, best_key = table, total, key
+                found[:] = [(total, sub)]
     if best is None:
         raise NotWinning(f"{_notation(hand)} is not a winning hand in any form, wilds included")
     return tuple(best)
+
+
+def _score_concrete(
+    search: _WildSearch,
+    sub: Substitution,
+    win: Tile,
+    standing: list[int],
+    *,
+    hand: Hand,
+    ctx: WinContext,
+    fixed: tuple[Set, ...],
+    exposed: int,
+    last_tile: bool,
+    kong: bool,
+    unique: bool,
+    limit: int | None,
+) -> FanTable | None:
+    """The concrete hand the substitution ``sub`` makes, won on ``win``, scored as
+    ``_best_table`` with the wild copies placed low (None: a reading beats ``limit``)."""
+    merged = search.merged
+    all_tiles = list(merged)
+    present = search.base_present
+    fours = search.base_fours
+    previous = -1
+    for t in sub:
+        all_tiles[t] += 1
+        present |= _LANE[t]
+        if t != previous:
+            previous = t
+            fours += merged[t] + sub.count(t) == 4
+    h = _Hand(
+        hand, ctx, win, fixed, exposed, fours, standing, all_tiles,
+        ctx.self_drawn, last_tile, kong, ctx.wall_last, _wild_traits(present), present,
+        EAST + ctx.round_wind, EAST + ctx.seat_wind, unique, search.custom,
+    )  # fmt: skip
+    wild = tuple((kind, sub.count(kind)) for kind in sorted(set(sub)))
+    return _best_table(h, wild, limit)
 
 
 def _wild_order(
@@ -1414,7 +1466,7 @@ class _WildSearch:
         self.kongs = sum(1 for m in hand.melds if m.kind is MeldKind.KONG)
         self.win = hand.win_tile
         self.self_drawn = ctx.self_drawn
-        self.flags = (False, False, False, False, 0)
+        self.flags = (False, False, False, False, 0, 0)
         self.concrete = tuple(concrete)
         self.merged = tuple(merged)
         self.caps = caps
@@ -1442,7 +1494,8 @@ class _WildSearch:
         """The situation flags of ``_wild_bound`` (computed from the real tiles)."""
         exposed = self.exposed
         self.flags = (
-            last_tile, ctx.self_drawn, ctx.wall_last, kong, min(exposed, 1) + (exposed == 4)
+            last_tile, ctx.self_drawn, ctx.wall_last, kong, min(exposed, 1) + (exposed == 4),
+            _situation_of(ctx, self.custom),
         )  # fmt: skip
 
     def _seven_pairs(self) -> Iterator[Substitution]:
@@ -1657,7 +1710,7 @@ def _group_reading_fans(
 @lru_cache(maxsize=1 << 14)
 def _wild_bound(
     present: int,
-    flags: tuple[bool, bool, bool, bool, int],
+    flags: tuple[bool, bool, bool, bool, int, int],
     honor_pungs: tuple[Tile, ...],
     hidden: int,
     sets: tuple[int, int, Tile, Tile],
@@ -1668,7 +1721,9 @@ def _wild_bound(
 
     The total, after the exclusions, of the tile traits (``_tile_traits``), the fans of how
     the hand was won and the concealment fans: ``flags`` is ``(last tile, self-drawn, last
-    of the wall, kong, exposed)`` with ``exposed`` 0 (no exposed meld), 1 (some) or 2 (four).
+    of the wall, kong, exposed, situation)`` with ``exposed`` 0 (no exposed meld), 1 (some)
+    or 2 (four) and ``situation`` ``_situation_of`` (天和 地和 人和, applied as to every
+    reading by ``_situation_fans``).
     ``honor_pungs``, ``hidden`` and ``sets`` (melded kongs, concealed kongs, prevalent and
     seat wind tiles) add the sets every regular reading holds: the melds' kongs (their kong
     fans), the honor pungs (箭刻, 幺九刻, or 圈风刻 / 门风刻 instead), ``hidden`` of them
@@ -1711,7 +1766,7 @@ def _wild_bound(
       seven shifted pairs (88: traits at most 64) keep the flags and score more than the
       traits and concealment they drop.
     """
-    last_tile, self_drawn, wall_last, kong, exposed = flags
+    last_tile, self_drawn, wall_last, kong, exposed, situation = flags
     table = _tile_traits(present)
     if last_tile:
         table[LAST_TILE] = 1
@@ -1741,6 +1796,8 @@ def _wild_bound(
         for tile in honor_pungs:
             table[DRAGON_PUNG if tile >= RED else PUNG_OF_TERMINALS_OR_HONORS] += 1
     _exclude(table)
+    if situation:
+        _situation_fans(situation, table)
     if not (
         table[BIG_THREE_WINDS] or table[ALL_TERMINALS_AND_HONORS] or table[ALL_HONORS]
     ):  # as ``_adjust_winds``: a seat or prevalent wind pung counts 2 instead of 1
@@ -1753,19 +1810,51 @@ def _wild_bound(
                 if seat != prevalent:
                     table[PUNG_OF_TERMINALS_OR_HONORS] -= 1
     combined, pair_only = reading
-    if table[ALL_TERMINALS] or table[ALL_TERMINALS_AND_HONORS] or table[ALL_HONORS]:
-        combined = pair_only  # these remove every 幺九刻 (and no exclusion removes them)
+    if table[ALL_TERMINALS]:
+        combined = 0  # 清幺九 removes every 幺九刻 and 幺九头 (its pair is a terminal)
+    elif table[ALL_TERMINALS_AND_HONORS] or table[ALL_HONORS]:
+        combined = pair_only  # these remove every 幺九刻
     return _total(table) + combined
 
 
-def _hand_fans(hand: Hand, ctx: WinContext, table: FanTable) -> None:
-    """The starred fans of the whole hand: 天和 地和 人和, 季花, 混杠 (rulings W4, W12)."""
-    if ctx.heavenly:
+_HEAVENLY, _EARTHLY, _HUMAN = 1, 2, 3  # ``_situation_of``
+
+
+def _situation_of(ctx: WinContext, custom: bool) -> int:
+    """0, or which of 天和 地和 人和 a rule set with the starred fans scores."""
+    if not custom:
+        return 0
+    return _HEAVENLY if ctx.heavenly else _EARTHLY if ctx.earthly else _HUMAN if ctx.human else 0
+
+
+def _situation_fans(situation: int, table: FanTable) -> None:
+    """天和 地和 人和 in one reading's table, with what they make certain (ruling W12).
+
+    Applied to every reading and form before they are compared (and to the bound of the
+    wild search), since it takes fans away: 天和 不计不求人、门前清、自摸 and no wait fan
+    (a hand dealt complete waited on nothing); 地和 and 人和 不计门前清 (no claim was made),
+    a self-drawn 人和 counting 自摸 instead of 不求人.
+    """
+    if situation == _HEAVENLY:
         table[HEAVENLY_HAND] = 1
-    elif ctx.earthly:
-        table[EARTHLY_HAND] = 1
-    elif ctx.human:
-        table[HUMAN_HAND] = 1
+        table[FULLY_CONCEALED_HAND] = table[CONCEALED_HAND] = table[SELF_DRAWN] = 0
+        table[EDGE_WAIT] = table[CLOSED_WAIT] = table[SINGLE_WAIT] = 0
+    elif situation:
+        table[EARTHLY_HAND if situation == _EARTHLY else HUMAN_HAND] = 1
+        table[CONCEALED_HAND] = 0
+        if table[FULLY_CONCEALED_HAND]:
+            table[FULLY_CONCEALED_HAND] = 0
+            # 自摸 instead, unless 妙手回春 / 杠上开花 already exclude it
+            table[SELF_DRAWN] = int(
+                not table[LAST_TILE_DRAW] and not table[OUT_WITH_REPLACEMENT_TILE]
+            )
+    else:
+        return
+    table[CHICKEN_HAND] = 0  # 无番和 only when no fan counts
+
+
+def _hand_fans(hand: Hand, ctx: WinContext, table: FanTable) -> None:
+    """The starred fans of the whole hand: 季花, 混杠 (rulings W4, W12)."""
     table[SEAT_FLOWER] = ctx.seat_flowers
     if hand.wilds >= 4:
         table[FOUR_WILDS] = 1
