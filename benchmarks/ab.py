@@ -42,14 +42,15 @@ def _worker(root: Path, hands: int, seed: int) -> None:
     def wild(k: int) -> list[tuple[object, object]]:
         rng = random.Random(f"ab-{k}-{seed}")
         out = []
-        for hand, ctx in base:
+        for hand, plain in base:
             tiles = [*hand.standing, hand.win_tile]
             for i in rng.sample(range(len(tiles)), min(k, len(tiles))):
                 tiles[i] = WILD
             *standing, win = tiles
+            ctx = plain
             if win == WILD:
                 ctx = scoring.WinContext(
-                    self_drawn=True, seat_wind=ctx.seat_wind, round_wind=ctx.round_wind
+                    self_drawn=True, seat_wind=plain.seat_wind, round_wind=plain.round_wind
                 )
             out.append((Hand(hand.melds, tuple(sorted(standing)), win), ctx))
         return out
@@ -79,7 +80,15 @@ def _python(root: Path) -> str:
 
 def _run(root: Path, hands: int, seed: int) -> dict[str, float]:
     out = subprocess.run(
-        [_python(root), __file__, "--worker", str(root), "--hands", str(hands), "--seed", str(seed)],
+        [
+            _python(root),
+            __file__,
+            "--worker",
+            str(root),
+            *("--hands", str(hands)),
+            "--seed",
+            str(seed),
+        ],
         check=True,
         capture_output=True,
         text=True,
