@@ -311,8 +311,18 @@ def _ambiguous(chow: Tile, positions: Sequence[int], full: tuple[Tile, ...]) -> 
     kinds the concrete hand holds four times, melds included). 4m 5m + wild: 345m or 456m;
     not 1m wild 3m (123m only), nor 1m + two wilds (123m only), nor 2s 3s + wild as 4s
     when the hand holds all four 1s."""
-    if not positions:
+    n = len(positions)
+    if not n:
         return False
+    if not full:  # no kind is ruled out: the shape alone decides
+        r = chow % 9
+        if n == 1:
+            position = positions[0]
+            return (position == 0 and r <= 5) or (position == 2 and r >= 1)
+        if n == 2:  # only 1 + two wilds (123) and 9 + two wilds (789) fit one chow
+            lone = r + 3 - positions[0] - positions[1]  # the rank of the one real tile
+            return lone not in (0, 8)
+        return True
     wild = {chow + i for i in positions}
     real = [chow + i for i in range(3) if i not in positions]
     base = chow - chow % 9

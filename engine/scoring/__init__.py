@@ -9,7 +9,8 @@ How a hand is scored:
    total counts (就高不就低, highest-value principle).
 3. Each reading is scored by small detectors that write a fan table (a list of
    counts indexed like ``Fan``), then the exclusions of the rule book (不计,
-   non-repetition principle) are applied in ``_exclude``.
+   non-repetition principle) are applied: one table, ``exclusions.EXCLUSIONS``,
+   a row per excluding fan with the rule book's words.
 
 Fans that depend only on which tiles the hand holds (suits, terminals, ranges)
 are computed once per hand; fans of the sets (chows, pungs, kongs) once per

@@ -274,7 +274,7 @@ def _kongs_and_concealed_pungs(
     elif kongs == 1:
         table[MELDED_KONG if melded_kongs else CONCEALED_KONG] = 1
     hidden = concealed_pungs + concealed_kongs
-    if hidden == 2 and not table[TWO_CONCEALED_KONGS]:  # 双暗杠 already holds 双暗刻
+    if hidden == 2:
         table[TWO_CONCEALED_PUNGS] = 1
     elif hidden == 3:
         table[THREE_CONCEALED_PUNGS] = 1

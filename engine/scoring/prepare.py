@@ -27,13 +27,19 @@ from engine.scoring.ids import (
     ALL_TERMINALS,
     ALL_TERMINALS_AND_HONORS,
     ALL_TYPES,
+    CONCEALED_HAND,
+    EARTHLY_HAND,
     FULL_FLUSH,
+    FULLY_CONCEALED_HAND,
     HALF_FLUSH,
+    HEAVENLY_HAND,
+    HUMAN_HAND,
     LAST_TILE,
     LAST_TILE_CLAIM,
     LAST_TILE_DRAW,
     LOWER_FOUR,
     LOWER_TILES,
+    MELDED_HAND,
     MIDDLE_TILES,
     N_FANS,
     NO_HONORS,
@@ -206,7 +212,6 @@ def _tile_traits(present: int) -> FanTable:
             table[HALF_FLUSH] = 1  # 混一色
         else:
             table[FULL_FLUSH] = 1  # 清一色
-            table[NO_HONORS] = 0  # 清一色 不计无字
     else:
         table[ONE_VOIDED_SUIT] = missing  # 缺一门 (3 for an all-honors hand: removed by 字一色)
     if not missing and present & _WIND_MASK and present & _DRAGON_MASK:
@@ -236,24 +241,59 @@ def _tile_traits(present: int) -> FanTable:
     return table
 
 
-def _win_flags(h: _Hand, table: FanTable) -> None:
-    """Fans of how the hand was won: 和绝张 妙手回春 海底捞月 杠上开花 抢杠和 自摸."""
-    if h.last_tile:
+def _situation_fan(ctx: WinContext, custom: bool) -> int:
+    """天和, 地和 or 人和 when a rule set with the starred fans scores one, else -1."""
+    if not custom:
+        return -1
+    if ctx.heavenly:
+        return HEAVENLY_HAND
+    if ctx.earthly:
+        return EARTHLY_HAND
+    return HUMAN_HAND if ctx.human else -1
+
+
+def _flag_fans(
+    table: FanTable,
+    last_tile: bool,
+    self_drawn: bool,
+    wall_last: bool,
+    kong: bool,
+    *,
+    situation: int,
+) -> None:
+    """Fans of how the hand was won: 和绝张 妙手回春 海底捞月 杠上开花 抢杠和 自摸, and the
+    ``situation`` fan (``_situation_fan``). What they exclude is ``_exclude``'s."""
+    if last_tile:
         table[LAST_TILE] = 1
-    if h.self_drawn:
+    if self_drawn:
         table[SELF_DRAWN] = 1
-        if h.wall_last:
-            table[LAST_TILE_DRAW] = 1  # 妙手回春 不计自摸
-            table[SELF_DRAWN] = 0
-        if h.kong:
-            table[OUT_WITH_REPLACEMENT_TILE] = 1  # 杠上开花 不计自摸
-            table[SELF_DRAWN] = 0
+        if wall_last:
+            table[LAST_TILE_DRAW] = 1
+        if kong:
+            table[OUT_WITH_REPLACEMENT_TILE] = 1
     else:
-        if h.wall_last:
+        if wall_last:
             table[LAST_TILE_CLAIM] = 1
-        if h.kong:
-            table[ROBBING_THE_KONG] = 1  # 抢杠和 不计和绝张
-            table[LAST_TILE] = 0
+        if kong:
+            table[ROBBING_THE_KONG] = 1
+    if situation >= 0:
+        table[situation] = 1
+
+
+def _win_flags(h: _Hand, table: FanTable) -> None:
+    """``_flag_fans`` of the hand ``h``."""
+    situation = _situation_fan(h.ctx, h.custom) if h.custom else -1
+    _flag_fans(table, h.last_tile, h.self_drawn, h.wall_last, h.kong, situation=situation)
+
+
+def _concealment_fans(table: FanTable, exposed: int, self_drawn: bool) -> None:
+    """不求人 / 门前清 / 全求人 / 自摸 of ``exposed`` melds out of four."""
+    if exposed == 0:
+        table[FULLY_CONCEALED_HAND if self_drawn else CONCEALED_HAND] = 1
+    elif exposed == 4:
+        table[SELF_DRAWN if self_drawn else MELDED_HAND] = 1
+    elif self_drawn:
+        table[SELF_DRAWN] = 1
 
 
 # -------------------------------------------------------------- the waits ---

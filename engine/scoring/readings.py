@@ -10,8 +10,13 @@ from engine.forms import (
     is_seven_pairs,
     is_thirteen_orphans,
 )
-from engine.scoring.exclusions import _situation_fans, _situation_of
-from engine.scoring.ids import PURE_TRIPLE_CHOW, SEVEN_PAIRS, TRIPLE_PUNG, FanTable, _total
+from engine.scoring.ids import (
+    PURE_TRIPLE_CHOW,
+    SEVEN_PAIRS,
+    TRIPLE_PUNG,
+    FanTable,
+    _total,
+)
 from engine.scoring.prepare import _Hand, _ordered_readings
 from engine.scoring.regular import _score_regular
 from engine.scoring.special import (
@@ -40,9 +45,13 @@ def _score_placed(
     best_total = 0
     merged = h.merged
     full = tuple([t for t in range(N_KINDS) if merged[t] == 4]) if h.fours else ()
-    claimed = -1 if h.self_drawn else h.win
-    for skip, win_in_chow in ambiguous_chow_masks(concealed, pair, wild, full, claimed):
-        table = _score_regular(h, concealed, pair, skip, win_in_chow)
+    # A claimed winning tile whose kind some wild copies stand for: the placement decides
+    # whether it can complete a chow (otherwise ``_score_regular`` sees that alone).
+    claimed = -1
+    if not h.self_drawn and any(kind == h.win for kind, _ in wild):
+        claimed = h.win
+    for skip, in_chow in ambiguous_chow_masks(concealed, pair, wild, full, claimed):
+        table = _score_regular(h, concealed, pair, skip, in_chow if claimed >= 0 else None)
         total = _total(table)
         if best is None or total < best_total:
             best, best_total = table, total
@@ -62,7 +71,6 @@ def _best_table(
     best: FanTable | None = None
     best_total = 0
     seven_pairs = False
-    situation = _situation_of(h.ctx, h.custom)
     if not h.hand.melds:
         special: FanTable | None = None
         if is_seven_pairs(h.standing):
@@ -76,8 +84,6 @@ def _best_table(
             nine_kinds = h.standing.count(0) <= N_KINDS - 9  # a knitted straight needs nine
             special = (_score_knitted_straight(h) if nine_kinds else None) or _score_nine_gates(h)
         if special is not None:
-            if situation:
-                _situation_fans(situation, special)
             best, best_total = special, _total(special)
             if limit is not None and best_total > limit:
                 return None
@@ -86,8 +92,6 @@ def _best_table(
     elif len(h.hand.melds) == 1 and h.standing.count(0) <= N_KINDS - 9:
         special = _score_knitted_straight(h)
         if special is not None:
-            if situation:
-                _situation_fans(situation, special)
             if limit is not None and _total(special) > limit:
                 return None
             return special
@@ -96,8 +100,6 @@ def _best_table(
             table = _score_placed(h, concealed, pair, wild)
         else:
             table = _score_regular(h, concealed, pair)
-        if situation:
-            _situation_fans(situation, table)
         total = _total(table)
         if limit is not None and total > limit:
             return None

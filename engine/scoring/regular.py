@@ -15,20 +15,15 @@ from engine.scoring.ids import (
     ALL_CHOWS,
     ALL_EVEN_PUNGS,
     ALL_FIVE,
-    ALL_HONORS,
     ALL_PUNGS,
-    ALL_TERMINALS,
     BIG_FOUR_WINDS,
     BIG_FOUR_WINDS_AND_GREEN_DRAGON,
     BIG_THREE_WINDS,
     CHICKEN_HAND,
     CLOSED_WAIT,
-    CONCEALED_HAND,
     DRAGON_PUNG,
     EDGE_WAIT,
-    FOUR_CONCEALED_PUNGS,
     FOUR_KONGS,
-    FULLY_CONCEALED_HAND,
     LITTLE_FOUR_WINDS,
     LITTLE_THREE_DRAGONS,
     MELDED_HAND,
@@ -36,11 +31,7 @@ from engine.scoring.ids import (
     PAIR_OF_1_OR_9,
     PAIR_OF_2_5_OR_8,
     PUNG_OF_TERMINALS_OR_HONORS,
-    PURE_TERMINAL_CHOWS,
-    QUADRUPLE_CHOW,
-    SELF_DRAWN,
     SINGLE_WAIT,
-    THREE_SUITED_TERMINAL_CHOWS,
     TILE_HOG,
     TWO_DRAGONS_PUNGS,
     FanTable,
@@ -49,6 +40,7 @@ from engine.scoring.prepare import (
     _TERMINAL_OR_HONOR,
     _WIND_MASK,
     REF_KEY,
+    _concealment_fans,
     _Hand,
     _is_unique_wait,
     _win_flags,
@@ -122,8 +114,8 @@ def _score_regular(
 
     if pungs:
         _kongs_and_concealed_pungs(concealed_pungs, melded_kongs, concealed_kongs, table)
-        if len(pungs) == 4 and not table[FOUR_KONGS] and not table[FOUR_CONCEALED_PUNGS]:
-            table[ALL_PUNGS] = 1  # 碰碰和 (四杠 and 四暗刻 exclude it)
+        if len(pungs) == 4:
+            table[ALL_PUNGS] = 1  # 碰碰和
         for tile in pungs:
             if tile >= RED:
                 table[DRAGON_PUNG] += 1  # 箭刻
@@ -146,14 +138,7 @@ def _score_regular(
     for fan, count in fans:
         table[fan] += count
 
-    # 不求人 / 门前清 / 全求人 / 自摸: how many melds are exposed.
-    exposed = h.exposed
-    if exposed == 0:
-        table[FULLY_CONCEALED_HAND if h.self_drawn else CONCEALED_HAND] = 1
-    elif exposed == 4:
-        table[SELF_DRAWN if h.self_drawn else MELDED_HAND] = 1
-    elif h.self_drawn:
-        table[SELF_DRAWN] = 1
+    _concealment_fans(table, h.exposed, h.self_drawn)
 
     # The pair: 平和, 小三元, 小四喜.
     if n_chows == 4:
@@ -162,10 +147,8 @@ def _score_regular(
     elif table[TWO_DRAGONS_PUNGS]:
         if pair >= RED:
             table[LITTLE_THREE_DRAGONS] = 1
-            table[TWO_DRAGONS_PUNGS] = 0
     elif table[BIG_THREE_WINDS] and EAST <= pair <= NORTH:
         table[LITTLE_FOUR_WINDS] = 1
-        table[BIG_THREE_WINDS] = 0
 
     # Every set and the pair: 全带幺, 全带五, 全双刻.
     if classes[_OUTSIDE] == 5:
@@ -175,20 +158,17 @@ def _score_regular(
     elif classes[_EVEN] == 5:
         table[ALL_EVEN_PUNGS] = 1
 
-    # 四归一: four of a tile not declared as a kong (一色四同顺 excludes it).
-    if not table[QUADRUPLE_CHOW]:
-        table[TILE_HOG] = h.fours - melded_kongs - concealed_kongs
+    # 四归一: four of a tile not declared as a kong.
+    table[TILE_HOG] = h.fours - melded_kongs - concealed_kongs
 
     _wait_fans(h, concealed, pair, table)
-    _exclude(table)
-    if h.present & _WIND_MASK:
-        _adjust_winds(h, [t for t in pungs if EAST <= t <= NORTH], table)
     if h.custom:
         _custom_pair_fans(pair, table)
         if table[BIG_FOUR_WINDS] and pair == GREEN:
-            # 四方大发财 replaces 大四喜：不计碰碰和、门风刻、圈风刻、三风刻、字一色 (ruling W10)
-            table[BIG_FOUR_WINDS] = table[ALL_HONORS] = 0
-            table[BIG_FOUR_WINDS_AND_GREEN_DRAGON] = 1
+            table[BIG_FOUR_WINDS_AND_GREEN_DRAGON] = 1  # 四方大发财 (ruling W10)
+    _exclude(table)
+    if h.present & _WIND_MASK:
+        _adjust_winds(h.prevalent, h.seat, [t for t in pungs if EAST <= t <= NORTH], table)
     if not any(table):
         table[CHICKEN_HAND] = 1  # 无番和
     return table
@@ -196,20 +176,15 @@ def _score_regular(
 
 def _custom_pair_fans(pair: Tile, table: FanTable) -> None:
     """二五八将 / 幺九头: the suited pair (将) of a regular or knitted-straight reading, of
-    thirteen orphans and of nine gates' reading (ruling W11).
-
-    Not counted where another fan makes it certain (non-repetition): the pair of fives of
-    一色双龙会 / 三色双龙会 and of 全带五, the terminal pair of 清幺九.
-    """
+    thirteen orphans and of nine gates' reading (ruling W11), before the exclusions (the
+    pair of fives of 一色双龙会 / 三色双龙会 / 全带五 and the terminal pair of 清幺九 are
+    part of those fans)."""
     if pair >= EAST:
         return
     r = pair % 9
     if r in (1, 4, 7):
-        if not (
-            table[PURE_TERMINAL_CHOWS] or table[THREE_SUITED_TERMINAL_CHOWS] or table[ALL_FIVE]
-        ):
-            table[PAIR_OF_2_5_OR_8] = 1
-    elif r in (0, 8) and not table[ALL_TERMINALS]:
+        table[PAIR_OF_2_5_OR_8] = 1
+    elif r in (0, 8):
         table[PAIR_OF_1_OR_9] = 1
 
 
@@ -220,7 +195,7 @@ def _wait_fans(h: _Hand, concealed: Sequence[Set], pair: Tile, table: FanTable) 
     a concealed chow 边张, in its middle 坎张, in the pair 单钓将.
     """
     if table[MELDED_HAND] or table[FOUR_KONGS]:
-        return
+        return  # their rows exclude 单钓将 (the only wait they can have): no wait search
     win = h.win
     fan = -1
     for kind, tile, _ in concealed:

@@ -30,7 +30,6 @@ from engine.scoring.ids import (
     NO_HONORS,
     PUNG_OF_TERMINALS_OR_HONORS,
     PURE_STRAIGHT,
-    SELF_DRAWN,
     SEVEN_PAIRS,
     SEVEN_SHIFTED_PAIRS,
     SHORT_STRAIGHT,
@@ -75,6 +74,7 @@ def _score_seven_pairs(h: _Hand) -> FanTable:
         if not h.standing[base] and not h.standing[base + 8]:
             table[ALL_SIMPLES] = 1  # 2..8 连七对 counts 断幺
         _win_flags(h, table)
+        _exclude(table)
         return table
     table = h.traits.copy()
     table[SEVEN_PAIRS] = 1  # 七对：不计不求人、门前清、单钓将
@@ -94,6 +94,7 @@ def _score_honors_and_knitted(h: _Hand) -> FanTable:
         if honors == 5:
             table[KNITTED_STRAIGHT] = 1  # nine knitted tiles: also 组合龙
     _win_flags(h, table)
+    _exclude(table)
     return table
 
 
@@ -103,6 +104,7 @@ def _score_thirteen_orphans(h: _Hand) -> FanTable:
     _win_flags(h, table)
     if h.custom:  # its doubled orphan is a pair (将): 幺九头 when it is a suited terminal
         _custom_pair_fans(h.standing.index(2), table)
+    _exclude(table)
     return table
 
 
@@ -138,6 +140,7 @@ def _score_nine_gates(h: _Hand) -> FanTable | None:
         # The pair fan of its regular reading (ruling W11): the pair is the added 2, 5 or 8
         # (111 22 345 678 999), else a pair of 1s or 9s (11 123 456 678 999, ...).
         _custom_pair_fans(base + (win % 9 if r in (2, 5, 8) else 0), table)
+    _exclude(table)
     return table
 
 
@@ -165,7 +168,7 @@ def _score_knitted_straight(h: _Hand) -> FanTable | None:
     elif tile >= EAST:
         if tile in _WINDS:
             table[PUNG_OF_TERMINALS_OR_HONORS] = 1
-            _adjust_winds(h, [tile], table)
+            _adjust_winds(h.prevalent, h.seat, [tile], table)
             if pair in _DRAGONS:
                 table[ALL_TYPES] = 1
         else:
@@ -185,7 +188,6 @@ def _score_knitted_straight(h: _Hand) -> FanTable | None:
             table[CONCEALED_KONG] = 1
         if h.self_drawn:
             table[FULLY_CONCEALED_HAND] = 1
-            table[SELF_DRAWN] = 0
         else:
             table[CONCEALED_HAND] = 1
     elif kind == KONG:
@@ -196,7 +198,7 @@ def _score_knitted_straight(h: _Hand) -> FanTable | None:
         _wait_fans(h, concealed, pair, table)
     elif h.win == pair and _is_unique_wait(h):
         table[SINGLE_WAIT] = 1
-    _exclude(table)
     if h.custom:
         _custom_pair_fans(pair, table)
+    _exclude(table)
     return table

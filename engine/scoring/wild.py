@@ -21,38 +21,34 @@ from engine.forms import (
 )
 from engine.hand import Hand, MeldKind
 from engine.scoring.context import WinContext
-from engine.scoring.exclusions import _exclude, _situation_fans, _situation_of
+from engine.scoring.exclusions import _adjust_winds, _exclude
 from engine.scoring.families import _kongs_and_concealed_pungs
 from engine.scoring.ids import (
     ALL_HONORS,
     ALL_TERMINALS,
     ALL_TERMINALS_AND_HONORS,
-    BIG_THREE_WINDS,
-    CONCEALED_HAND,
     DRAGON_PUNG,
-    FULLY_CONCEALED_HAND,
     KNITTED_STRAIGHT,
-    LAST_TILE,
-    LAST_TILE_CLAIM,
-    LAST_TILE_DRAW,
     LESSER_HONORS_AND_KNITTED_TILES,
-    MELDED_HAND,
-    OUT_WITH_REPLACEMENT_TILE,
     PAIR_OF_1_OR_9,
     PAIR_OF_2_5_OR_8,
     POINTS,
-    PREVALENT_WIND,
     PUNG_OF_TERMINALS_OR_HONORS,
-    ROBBING_THE_KONG,
-    SEAT_WIND,
-    SELF_DRAWN,
     SEVEN_PAIRS,
     THIRTEEN_ORPHANS,
     TILE_HOG,
     FanTable,
     _total,
 )
-from engine.scoring.prepare import _SET_KIND, _Hand, _notation, _tile_traits
+from engine.scoring.prepare import (
+    _SET_KIND,
+    _concealment_fans,
+    _flag_fans,
+    _Hand,
+    _notation,
+    _situation_fan,
+    _tile_traits,
+)
 from engine.scoring.readings import _best_table
 from engine.tiles import (
     EAST,
@@ -137,8 +133,15 @@ def _score_wild_cached(hand: Hand, ctx: WinContext, custom: bool) -> tuple[int, 
         for t in sub:
             standing[t] += 1
         # A wild winning tile stands for one of the kinds of the substitution, each a
-        # different concrete hand (ruling W1: its kind is part of the substitution).
-        for win_as in sorted(set(sub)) if wild_win else (win,):
+        # different concrete hand (ruling W1: its kind is part of the substitution). Won by
+        # self-draw with no wait fan nor Last Tile (W5), which kind it is matters only to
+        # the forms whose shape depends on the winning tile, nine gates and seven shifted
+        # pairs, both fourteen standing tiles of one suit: otherwise one kind will do.
+        wins: Sequence[Tile] = (win,)
+        if wild_win:
+            kinds = sorted(set(sub))
+            wins = kinds if n_melds == 0 and _one_suit(standing) else kinds[:1]
+        for win_as in wins:
             key = (sub, win_as)
             # The highest total this concrete hand may have and still be the lowest.
             limit = None
@@ -159,6 +162,11 @@ def _score_wild_cached(hand: Hand, ctx: WinContext, custom: bool) -> tuple[int, 
     if best is None:
         raise NotWinning(f"{_notation(hand)} is not a winning hand in any form, wilds included")
     return tuple(best)
+
+
+def _one_suit(counts: Sequence[int]) -> bool:
+    """Whether every tile of ``counts`` is of one suit."""
+    return any(sum(counts[lo:hi]) == sum(counts) for lo, hi, honors in GROUPS if not honors)
 
 
 def _score_concrete(
@@ -270,7 +278,7 @@ class _WildSearch:
         self.kongs = sum(1 for m in hand.melds if m.kind is MeldKind.KONG)
         self.win = hand.win_tile
         self.self_drawn = ctx.self_drawn
-        self.flags = (False, False, False, False, 0, 0)
+        self.flags = (False, False, False, False, 0, -1)
         self.concrete = tuple(concrete)
         self.merged = tuple(merged)
         self.caps = caps
@@ -298,8 +306,8 @@ class _WildSearch:
         """The situation flags of ``_wild_bound`` (computed from the real tiles)."""
         exposed = self.exposed
         self.flags = (
-            last_tile, ctx.self_drawn, ctx.wall_last, kong, min(exposed, 1) + (exposed == 4),
-            _situation_of(ctx, self.custom),
+            last_tile, ctx.self_drawn, ctx.wall_last, kong, exposed if exposed in (0, 4) else 1,
+            _situation_fan(ctx, self.custom),
         )  # fmt: skip
 
     def _seven_pairs(self) -> Iterator[Substitution]:
@@ -526,8 +534,9 @@ def _wild_bound(
     The total, after the exclusions, of the tile traits (``_tile_traits``), the fans of how
     the hand was won and the concealment fans: ``flags`` is ``(last tile, self-drawn, last
     of the wall, kong, exposed, situation)`` with ``exposed`` 0 (no exposed meld), 1 (some)
-    or 2 (four) and ``situation`` ``_situation_of`` (天和 地和 人和, applied as to every
-    reading by ``_situation_fans``).
+    or 4 (four) and ``situation`` ``_situation_fan`` (天和 地和 人和, excluding what they
+    make certain as in every reading). The same functions as every reading's
+    (``_flag_fans``, ``_concealment_fans``, ``_exclude``, ``_adjust_winds``) compute them.
     ``honor_pungs``, ``hidden`` and ``sets`` (melded kongs, concealed kongs, prevalent and
     seat wind tiles) add the sets every regular reading holds: the melds' kongs (their kong
     fans), the honor pungs (箭刻, 幺九刻, or 圈风刻 / 门风刻 instead), ``hidden`` of them
@@ -572,47 +581,15 @@ def _wild_bound(
     """
     last_tile, self_drawn, wall_last, kong, exposed, situation = flags
     table = _tile_traits(present)
-    if last_tile:
-        table[LAST_TILE] = 1
-    if self_drawn:
-        table[SELF_DRAWN] = 1
-        if wall_last:
-            table[LAST_TILE_DRAW] = 1
-            table[SELF_DRAWN] = 0
-        if kong:
-            table[OUT_WITH_REPLACEMENT_TILE] = 1
-            table[SELF_DRAWN] = 0
-    else:
-        if wall_last:
-            table[LAST_TILE_CLAIM] = 1
-        if kong:
-            table[ROBBING_THE_KONG] = 1
-            table[LAST_TILE] = 0
-    if exposed == 0:
-        table[FULLY_CONCEALED_HAND if self_drawn else CONCEALED_HAND] = 1
-    elif exposed == 2:
-        table[SELF_DRAWN if self_drawn else MELDED_HAND] = 1
-    elif self_drawn:
-        table[SELF_DRAWN] = 1
+    _flag_fans(table, last_tile, self_drawn, wall_last, kong, situation=situation)
+    _concealment_fans(table, exposed, self_drawn)
     melded_kongs, concealed_kongs, prevalent, seat = sets
     if honor_pungs or melded_kongs or concealed_kongs:
         _kongs_and_concealed_pungs(hidden, melded_kongs, concealed_kongs, table)
         for tile in honor_pungs:
             table[DRAGON_PUNG if tile >= RED else PUNG_OF_TERMINALS_OR_HONORS] += 1
     _exclude(table)
-    if situation:
-        _situation_fans(situation, table)
-    if not (
-        table[BIG_THREE_WINDS] or table[ALL_TERMINALS_AND_HONORS] or table[ALL_HONORS]
-    ):  # as ``_adjust_winds``: a seat or prevalent wind pung counts 2 instead of 1
-        for tile in honor_pungs:
-            if tile == prevalent:
-                table[PREVALENT_WIND] = 1
-                table[PUNG_OF_TERMINALS_OR_HONORS] -= 1
-            if tile == seat:
-                table[SEAT_WIND] = 1
-                if seat != prevalent:
-                    table[PUNG_OF_TERMINALS_OR_HONORS] -= 1
+    _adjust_winds(prevalent, seat, honor_pungs, table)
     combined, pair_only = reading
     if table[ALL_TERMINALS]:
         combined = 0  # 清幺九 removes every 幺九刻 and 幺九头 (its pair is a terminal)
