@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from engine.forms import (
     CHOW,
@@ -121,6 +122,7 @@ class _Hand:
     seat: Tile  # the seat wind's tile
     unique_wait: bool | None = None  # computed on demand
     custom: bool = False  # score the starred fans of document 000 (``RuleSet.extra_fans``)
+    situation: int = -1  # 天和 地和 人和 when one counts (``_situation_fan``)
 
 
 _SET_KIND = {MeldKind.CHOW: CHOW, MeldKind.PUNG: PUNG, MeldKind.KONG: KONG}
@@ -177,6 +179,7 @@ def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
         prevalent=EAST + ctx.round_wind,
         seat=EAST + ctx.seat_wind,
         custom=custom,
+        situation=_situation_fan(ctx, custom),
     )
 
 
@@ -252,38 +255,41 @@ def _situation_fan(ctx: WinContext, custom: bool) -> int:
     return HUMAN_HAND if ctx.human else -1
 
 
-def _flag_fans(
-    table: FanTable,
-    last_tile: bool,
-    self_drawn: bool,
-    wall_last: bool,
-    kong: bool,
-    *,
-    situation: int,
-) -> None:
+class _WinFlags(Protocol):
+    """How a hand was won, as ``_win_flags`` reads it (a ``_Hand``, or the wild search's
+    ``_Flags`` for its bound)."""
+
+    @property
+    def last_tile(self) -> bool: ...
+    @property
+    def self_drawn(self) -> bool: ...
+    @property
+    def wall_last(self) -> bool: ...
+    @property
+    def kong(self) -> bool: ...
+    @property
+    def situation(self) -> int: ...
+
+
+def _win_flags(h: _WinFlags, table: FanTable) -> None:
     """Fans of how the hand was won: 和绝张 妙手回春 海底捞月 杠上开花 抢杠和 自摸, and the
-    ``situation`` fan (``_situation_fan``). What they exclude is ``_exclude``'s."""
-    if last_tile:
+    ``situation`` fan (天和 地和 人和, ``_situation_fan``). What they exclude is
+    ``_exclude``'s."""
+    if h.last_tile:
         table[LAST_TILE] = 1
-    if self_drawn:
+    if h.self_drawn:
         table[SELF_DRAWN] = 1
-        if wall_last:
+        if h.wall_last:
             table[LAST_TILE_DRAW] = 1
-        if kong:
+        if h.kong:
             table[OUT_WITH_REPLACEMENT_TILE] = 1
     else:
-        if wall_last:
+        if h.wall_last:
             table[LAST_TILE_CLAIM] = 1
-        if kong:
+        if h.kong:
             table[ROBBING_THE_KONG] = 1
-    if situation >= 0:
-        table[situation] = 1
-
-
-def _win_flags(h: _Hand, table: FanTable) -> None:
-    """``_flag_fans`` of the hand ``h``."""
-    situation = _situation_fan(h.ctx, h.custom) if h.custom else -1
-    _flag_fans(table, h.last_tile, h.self_drawn, h.wall_last, h.kong, situation=situation)
+    if h.situation >= 0:
+        table[h.situation] = 1
 
 
 def _concealment_fans(table: FanTable, exposed: int, self_drawn: bool) -> None:

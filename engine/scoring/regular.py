@@ -107,10 +107,13 @@ def _score_regular(
     _win_flags(h, table)
     # A pung completed by a discard is exposed, unless the winning tile can be
     # read as part of a concealed chow instead (ruling 5).
-    if win_in_chow is None:
-        win_in_chow = any(kind == CHOW and tile <= win <= tile + 2 for kind, tile, _ in concealed)
-    if not h.self_drawn and win in pungs and not win_in_chow:
-        concealed_pungs -= sum(1 for kind, tile, _ in concealed if kind == PUNG and tile == win)
+    if not h.self_drawn and win in pungs:
+        if win_in_chow is None:
+            win_in_chow = any(
+                kind == CHOW and tile <= win <= tile + 2 for kind, tile, _ in concealed
+            )
+        if not win_in_chow:
+            concealed_pungs -= sum(1 for kind, tile, _ in concealed if kind == PUNG and tile == win)
 
     if pungs:
         _kongs_and_concealed_pungs(concealed_pungs, melded_kongs, concealed_kongs, table)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from heapq import heappop, heappush, merge
 from itertools import chain, product
@@ -43,11 +44,11 @@ from engine.scoring.ids import (
 from engine.scoring.prepare import (
     _SET_KIND,
     _concealment_fans,
-    _flag_fans,
     _Hand,
     _notation,
     _situation_fan,
     _tile_traits,
+    _win_flags,
 )
 from engine.scoring.readings import _best_table
 from engine.tiles import (
@@ -164,6 +165,17 @@ def _score_wild_cached(hand: Hand, ctx: WinContext, custom: bool) -> tuple[int, 
     return tuple(best)
 
 
+@dataclass(frozen=True, slots=True)
+class _Flags:
+    """How the hand was won, for ``_win_flags`` in the bound."""
+
+    last_tile: bool
+    self_drawn: bool
+    wall_last: bool
+    kong: bool
+    situation: int
+
+
 def _one_suit(counts: Sequence[int]) -> bool:
     """Whether every tile of ``counts`` is of one suit."""
     return any(sum(counts[lo:hi]) == sum(counts) for lo, hi, honors in GROUPS if not honors)
@@ -201,6 +213,7 @@ def _score_concrete(
         hand, ctx, win, fixed, exposed, fours, standing, all_tiles,
         ctx.self_drawn, last_tile, kong, ctx.wall_last, _wild_traits(present), present,
         EAST + ctx.round_wind, EAST + ctx.seat_wind, unique, search.custom,
+        _situation_fan(ctx, search.custom),
     )  # fmt: skip
     wild = tuple((kind, sub.count(kind)) for kind in sorted(set(sub)))
     return _best_table(h, wild, limit)
@@ -536,7 +549,7 @@ def _wild_bound(
     of the wall, kong, exposed, situation)`` with ``exposed`` 0 (no exposed meld), 1 (some)
     or 4 (four) and ``situation`` ``_situation_fan`` (天和 地和 人和, excluding what they
     make certain as in every reading). The same functions as every reading's
-    (``_flag_fans``, ``_concealment_fans``, ``_exclude``, ``_adjust_winds``) compute them.
+    (``_win_flags``, ``_concealment_fans``, ``_exclude``, ``_adjust_winds``) compute them.
     ``honor_pungs``, ``hidden`` and ``sets`` (melded kongs, concealed kongs, prevalent and
     seat wind tiles) add the sets every regular reading holds: the melds' kongs (their kong
     fans), the honor pungs (箭刻, 幺九刻, or 圈风刻 / 门风刻 instead), ``hidden`` of them
@@ -581,7 +594,7 @@ def _wild_bound(
     """
     last_tile, self_drawn, wall_last, kong, exposed, situation = flags
     table = _tile_traits(present)
-    _flag_fans(table, last_tile, self_drawn, wall_last, kong, situation=situation)
+    _win_flags(_Flags(last_tile, self_drawn, wall_last, kong, situation), table)
     _concealment_fans(table, exposed, self_drawn)
     melded_kongs, concealed_kongs, prevalent, seat = sets
     if honor_pungs or melded_kongs or concealed_kongs:

@@ -523,6 +523,9 @@ def test_reading_fans_are_those_of_one_reading(custom: bool) -> None:
         # 清一色 24 不求人 4 幺九刻 1 幺九头 1, as the same hand won on a real 7p
         ("*111234568999p*", DRAWN, 30, {Fan.FULL_FLUSH}, {Fan.NINE_GATES}),
         ("*111234568999p7p", DRAWN, 30, {Fan.FULL_FLUSH}, {Fan.NINE_GATES}),
+        # 2. 天和 with a wild (as 3s): 清龙 16 平和 2 缺一门 1 天和 168 幺九头 1, no 不求人
+        ("99m12456677889s*", WinContext(self_drawn=True, heavenly=True), 188,
+         {Fan.HEAVENLY_HAND}, {Fan.FULLY_CONCEALED_HAND, Fan.SELF_DRAWN}),
     ],
 )  # fmt: skip
 def test_open_points_fixed_with_wilds(
