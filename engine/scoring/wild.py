@@ -212,8 +212,7 @@ def _score_concrete(
     h = _Hand(
         hand, ctx, win, fixed, exposed, fours, standing, all_tiles,
         ctx.self_drawn, last_tile, kong, ctx.wall_last, _wild_traits(present), present,
-        EAST + ctx.round_wind, EAST + ctx.seat_wind, unique, search.custom,
-        _situation_fan(ctx, search.custom),
+        EAST + ctx.round_wind, EAST + ctx.seat_wind, unique, search.custom, search.flags[5],
     )  # fmt: skip
     wild = tuple((kind, sub.count(kind)) for kind in sorted(set(sub)))
     return _best_table(h, wild, limit)
