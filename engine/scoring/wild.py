@@ -137,11 +137,13 @@ def _score_wild_cached(hand: Hand, ctx: WinContext, custom: bool) -> tuple[int, 
         # different concrete hand (ruling W1: its kind is part of the substitution). Won by
         # self-draw with no wait fan nor Last Tile (W5), which kind it is matters only to
         # the forms whose shape depends on the winning tile, nine gates and seven shifted
-        # pairs, both fourteen standing tiles of one suit: otherwise one kind will do.
+        # pairs: otherwise one kind will do.
         wins: Sequence[Tile] = (win,)
         if wild_win:
             kinds = sorted(set(sub))
-            wins = kinds if n_melds == 0 and _one_suit(standing) else kinds[:1]
+            if n_melds or not _shape_needs_the_winning_tile(standing):
+                kinds = kinds[:1]
+            wins = kinds
         for win_as in wins:
             key = (sub, win_as)
             # The highest total this concrete hand may have and still be the lowest.
@@ -176,9 +178,16 @@ class _Flags:
     situation: int
 
 
-def _one_suit(counts: Sequence[int]) -> bool:
-    """Whether every tile of ``counts`` is of one suit."""
-    return any(sum(counts[lo:hi]) == sum(counts) for lo, hi, honors in GROUPS if not honors)
+def _shape_needs_the_winning_tile(counts: Sequence[int]) -> bool:
+    """Whether ``counts`` (fourteen standing tiles) may be nine gates or seven shifted pairs,
+    the forms whose shape depends on which tile won: one suit, and 1112345678999 + 1 or
+    pairs only."""
+    for lo, hi, honors in GROUPS:
+        suit = counts[lo:hi]
+        if not honors and sum(suit) == 14:
+            gates = suit[0] >= 3 and suit[8] >= 3 and min(suit[1:8]) >= 1
+            return gates or all(n in (0, 2) for n in suit)
+    return False
 
 
 def _score_concrete(
@@ -212,7 +221,8 @@ def _score_concrete(
     h = _Hand(
         hand, ctx, win, fixed, exposed, fours, standing, all_tiles,
         ctx.self_drawn, last_tile, kong, ctx.wall_last, _wild_traits(present), present,
-        EAST + ctx.round_wind, EAST + ctx.seat_wind, unique, search.custom, search.flags[5],
+        EAST + ctx.round_wind, EAST + ctx.seat_wind, unique, search.custom,
+        search.flags[0].situation,
     )  # fmt: skip
     wild = tuple((kind, sub.count(kind)) for kind in sorted(set(sub)))
     return _best_table(h, wild, limit)
@@ -290,7 +300,7 @@ class _WildSearch:
         self.kongs = sum(1 for m in hand.melds if m.kind is MeldKind.KONG)
         self.win = hand.win_tile
         self.self_drawn = ctx.self_drawn
-        self.flags = (False, False, False, False, 0, -1)
+        self.flags: tuple[_Flags, int] = (_Flags(False, False, False, False, -1), 0)
         self.concrete = tuple(concrete)
         self.merged = tuple(merged)
         self.caps = caps
@@ -317,10 +327,10 @@ class _WildSearch:
     def set_flags(self, ctx: WinContext, last_tile: bool, kong: bool) -> None:
         """The situation flags of ``_wild_bound`` (computed from the real tiles)."""
         exposed = self.exposed
-        self.flags = (
-            last_tile, ctx.self_drawn, ctx.wall_last, kong, exposed if exposed in (0, 4) else 1,
-            _situation_fan(ctx, self.custom),
-        )  # fmt: skip
+        won = _Flags(
+            last_tile, ctx.self_drawn, ctx.wall_last, kong, _situation_fan(ctx, self.custom)
+        )
+        self.flags = (won, exposed if exposed in (0, 4) else 1)
 
     def _seven_pairs(self) -> Iterator[Substitution]:
         if self.melds:
@@ -534,7 +544,7 @@ def _group_reading_fans(
 @lru_cache(maxsize=1 << 14)
 def _wild_bound(
     present: int,
-    flags: tuple[bool, bool, bool, bool, int, int],
+    flags: tuple[_Flags, int],
     honor_pungs: tuple[Tile, ...],
     hidden: int,
     sets: tuple[int, int, Tile, Tile],
@@ -544,11 +554,11 @@ def _wild_bound(
     """A lower bound of the score of any concrete hand with these kinds ``present``.
 
     The total, after the exclusions, of the tile traits (``_tile_traits``), the fans of how
-    the hand was won and the concealment fans: ``flags`` is ``(last tile, self-drawn, last
-    of the wall, kong, exposed, situation)`` with ``exposed`` 0 (no exposed meld), 1 (some)
-    or 4 (four) and ``situation`` ``_situation_fan`` (天和 地和 人和, excluding what they
-    make certain as in every reading). The same functions as every reading's
-    (``_win_flags``, ``_concealment_fans``, ``_exclude``, ``_adjust_winds``) compute them.
+    the hand was won and the concealment fans: ``flags`` is ``(how it was won, exposed)``
+    with ``exposed`` 0 (no exposed meld), 1 (some) or 4 (four); how it was won includes the
+    ``situation`` fan (天和 地和 人和, excluding what they make certain as in every
+    reading). The same functions as every reading's (``_win_flags``, ``_concealment_fans``,
+    ``_exclude``, ``_adjust_winds``) compute them.
     ``honor_pungs``, ``hidden`` and ``sets`` (melded kongs, concealed kongs, prevalent and
     seat wind tiles) add the sets every regular reading holds: the melds' kongs (their kong
     fans), the honor pungs (箭刻, 幺九刻, or 圈风刻 / 门风刻 instead), ``hidden`` of them
@@ -591,10 +601,10 @@ def _wild_bound(
       seven shifted pairs (88: traits at most 64) keep the flags and score more than the
       traits and concealment they drop.
     """
-    last_tile, self_drawn, wall_last, kong, exposed, situation = flags
+    won, exposed = flags
     table = _tile_traits(present)
-    _win_flags(_Flags(last_tile, self_drawn, wall_last, kong, situation), table)
-    _concealment_fans(table, exposed, self_drawn)
+    _win_flags(won, table)
+    _concealment_fans(table, exposed, won.self_drawn)
     melded_kongs, concealed_kongs, prevalent, seat = sets
     if honor_pungs or melded_kongs or concealed_kongs:
         _kongs_and_concealed_pungs(hidden, melded_kongs, concealed_kongs, table)
