@@ -8,8 +8,9 @@ carries its points, English name (MCR green book spelling) and Chinese name.
 After them come the twelve fans marked ``*`` in document 000 (天和, 混三步,
 季花, ...; ``Fan.starred``), which only a rule set with ``extra_fans`` scores.
 
-Exclusions (不计) are not here: they depend on how a hand is read, and live
-with the detectors in ``engine.scoring``, each commented with the rule text.
+Exclusions (不计) are the table ``engine.scoring.exclusions.EXCLUSIONS``, one
+row per excluding fan with the rule book's words; the calculator applies it to
+every reading.
 """
 
 from __future__ import annotations

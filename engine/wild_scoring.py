@@ -13,7 +13,7 @@ module answers the combinatorial questions, knowing nothing of fans:
   holds wild tiles, for the wait fans, ruling W5).
 - ``ambiguous_chow_masks``: in one reading of a concrete hand, where the wild
   copies can sit, as the sets of concealed chows they leave ambiguous
-  (ruling W3).
+  (ruling W3) and whether a claimed winning tile can complete a chow (W1).
 
 Nothing is brute-forced over 34^k. Regular hands are read one group (suit or
 honors) at a time: ``_fills`` walks a group's ranks once, choosing at each rank
@@ -304,29 +304,56 @@ def waits_only_on(
     return True
 
 
-def _ambiguous(chow: Tile, positions: Sequence[int]) -> bool:
-    """A chow (lowest tile ``chow``) with wild copies at ``positions`` (0..2) that could be
-    read as another chow: two or three wild copies, or one at an end where the other two
-    tiles also make the neighbouring chow (4m 5m + wild: 345m or 456m)."""
-    if len(positions) >= 2:
-        return True
-    if not positions:
+def _ambiguous(chow: Tile, positions: Sequence[int], full: tuple[Tile, ...]) -> bool:
+    """Whether a chow (lowest tile ``chow``) with wild copies at ``positions`` (0..2) can
+    really be read as another chow (ruling W3): one of the same suit holding its real tiles,
+    its wild copies standing for the other kinds, none of them a fifth copy (``full``: the
+    kinds the concrete hand holds four times, melds included). 4m 5m + wild: 345m or 456m;
+    not 1m wild 3m (123m only), nor 1m + two wilds (123m only), nor 2s 3s + wild as 4s
+    when the hand holds all four 1s."""
+    n = len(positions)
+    if not n:
         return False
-    r = chow % 9
-    return (positions[0] == 0 and r <= 5) or (positions[0] == 2 and r >= 1)
+    if not full:  # no kind is ruled out: the shape alone decides
+        r = chow % 9
+        if n == 1:
+            position = positions[0]
+            return (position == 0 and r <= 5) or (position == 2 and r >= 1)
+        if n == 2:  # only 1 + two wilds (123) and 9 + two wilds (789) fit one chow
+            lone = r + 3 - positions[0] - positions[1]  # the rank of the one real tile
+            return lone not in (0, 8)
+        return True
+    wild = {chow + i for i in positions}
+    real = [chow + i for i in range(3) if i not in positions]
+    base = chow - chow % 9
+    for other in range(max(base, chow - 2), min(base + 6, chow + 2) + 1):
+        kinds = range(other, other + 3)
+        if other == chow or any(t not in kinds for t in real):
+            continue
+        if not any(t in full and t not in wild and t not in real for t in kinds):
+            return True
+    return False
 
 
 @lru_cache(maxsize=1 << 14)
 def ambiguous_chow_masks(
-    concealed: tuple[Set, ...], pair: Tile, wild: tuple[tuple[Tile, int], ...]
-) -> tuple[int, ...]:
-    """Where the wild copies can sit in one reading, as masks of ambiguous chows.
+    concealed: tuple[Set, ...],
+    pair: Tile,
+    wild: tuple[tuple[Tile, int], ...],
+    full: tuple[Tile, ...] = (),
+    win: Tile = -1,
+) -> tuple[tuple[int, bool], ...]:
+    """Where the wild copies can sit in one reading: each placement as the mask of the
+    chows it leaves ambiguous and whether the winning tile can sit in a concealed chow.
 
-    ``concealed``: the reading's concealed sets; ``wild``: ``(kind, copies)``
-    of the wild tiles. Each kind's wild copies go into the sets holding that
-    kind (at most one copy into each chow); a mask has bit ``i`` set when
-    ``concealed[i]`` is a chow left ambiguous (``_ambiguous``). Returns each
-    distinct mask once.
+    ``concealed``: the reading's concealed sets; ``wild``: ``(kind, copies)`` of the wild
+    tiles; ``full``: the kinds held four times (``_ambiguous``); ``win``: the winning tile
+    when it is claimed (-1 otherwise). Each kind's wild copies go into the sets holding
+    that kind (at most one copy into each chow); a mask has bit ``i`` set when
+    ``concealed[i]`` is a chow left ambiguous. The claimed winning tile is a real copy: it
+    can complete a concealed chow only where the placement leaves a real copy of its kind
+    in one (ruling W1: the placement decides which group the discard completes). Returns
+    each distinct ``(mask, in chow)`` once.
     """
     per_kind: list[list[list[tuple[int, int]]]] = []
     for kind, copies in wild:
@@ -344,7 +371,10 @@ def ambiguous_chow_masks(
             for chosen in combinations(chows, used)
         ]
         per_kind.append(ways)
-    masks: dict[int, None] = {}
+    win_chows = {
+        i for i, (k, tile, _) in enumerate(concealed) if k == CHOW and tile <= win <= tile + 2
+    }
+    masks: dict[tuple[int, bool], None] = {}
     for choice in product(*per_kind):
         positions: dict[int, list[int]] = {}
         for way in choice:
@@ -352,7 +382,8 @@ def ambiguous_chow_masks(
                 positions.setdefault(i, []).append(position)
         mask = 0
         for i, where in positions.items():
-            if _ambiguous(concealed[i][1], where):
+            if _ambiguous(concealed[i][1], where, full):
                 mask |= 1 << i
-        masks[mask] = None
+        in_chow = any(win - concealed[i][1] not in positions.get(i, ()) for i in win_chows)
+        masks[mask, in_chow] = None
     return tuple(masks)

@@ -53,8 +53,19 @@ PLAIN = "123m456p789s345s6p6p"  # 平和 门清 ... and a pair of 6p: no starred
 def test_heavenly_earthly_human(flag: str, fan: Fan, points: int) -> None:
     ctx = WinContext(self_drawn=flag == "heavenly", **{flag: True})
     plain = WinContext(self_drawn=flag == "heavenly")
-    assert fans_of(PLAIN, ctx)[fan] == 1
-    assert total(PLAIN, ctx) == total(PLAIN, plain) + points
+    fans = fans_of(PLAIN, ctx)
+    assert fans[fan] == 1
+    # what the fan makes certain is not counted (ruling W12): 天和 was dealt concealed
+    # (不求人), 地和 / 人和 claimed nothing (门前清)
+    certain = {
+        "heavenly": {Fan.FULLY_CONCEALED_HAND},
+        "earthly": {Fan.CONCEALED_HAND},
+        "human": {Fan.CONCEALED_HAND},
+    }[flag]
+    before = fans_of(PLAIN, plain)
+    assert certain <= set(before) and not certain & set(fans)
+    removed = sum(f.points * before[f] for f in certain)
+    assert total(PLAIN, ctx) == total(PLAIN, plain) + points - removed
     assert fan not in fans_of(PLAIN, plain)  # near miss: the flag is not set
     assert fan not in fans_of(PLAIN, ctx, MCR)  # MCR never scores it
     assert total(PLAIN, ctx, MCR) == total(PLAIN, plain, MCR)
@@ -243,3 +254,62 @@ def test_seat_wind_context_still_counts_under_custom() -> None:
     ctx = WinContext(seat_wind=Wind.SOUTH, round_wind=Wind.SOUTH)
     fans = fans_of("SSS123m456p789s5s5s", ctx, NO_WILDS)
     assert fans[Fan.SEAT_WIND] == 1 and fans[Fan.PREVALENT_WIND] == 1
+
+
+# -------------------------------------- the five points of custom scoring ---
+# The five points of the custom scoring (docs/rulings.md, W section): W9, W11, W12.
+
+_DRAWN = WinContext(self_drawn=True)
+
+
+@pytest.mark.parametrize(
+    ("text", "ctx", "expected", "counted", "not_counted"),
+    [
+        # 1. a fan another fan makes certain is not counted
+        # 混四节 (444m 555p 666m 777m) holds four pungs: no 碰碰和. 混四节 6 断幺 2 缺一门 1
+        ("[444m,3][555p,3]66777m77p6m", PLAIN_WIN, 9,
+         {Fan.FOUR_MIXED_SUIT_SHIFTED_PUNGS}, {Fan.ALL_PUNGS}),
+        # 全带五 (345m 456p 555s 567s 55m) has a pair of fives: no 二五八将
+        ("345m456p567s555s5m5m", PLAIN_WIN, 26, {Fan.ALL_FIVE}, {Fan.PAIR_OF_2_5_OR_8}),
+        # 地和: no 门前清. 三暗刻 16 碰碰和 6 幺九刻 1 无字 1 地和 158 混三节 4 幺九头 1
+        ("55566m777999p99s6m", WinContext(earthly=True), 187,
+         {Fan.EARTHLY_HAND}, {Fan.CONCEALED_HAND}),
+        # a self-drawn 人和 counts 自摸, not 不求人: 花龙 8 平和 2 自摸 1 人和 108
+        ("123m456p789s345s6p6p", WinContext(self_drawn=True, human=True), 119,
+         {Fan.HUMAN_HAND, Fan.SELF_DRAWN}, {Fan.FULLY_CONCEALED_HAND}),
+        # 2. 天和 waited on nothing, and is neither 不求人 nor 自摸
+        # 清龙 16 平和 2 缺一门 1 天和 168 幺九头 1 (no 边张 on 3s)
+        ("99m12456677889s3s", WinContext(self_drawn=True, heavenly=True), 188,
+         {Fan.HEAVENLY_HAND}, {Fan.EDGE_WAIT, Fan.FULLY_CONCEALED_HAND, Fan.SELF_DRAWN}),
+        # no 单钓将 on E either: 花龙 8 幺九刻 1 天和 168
+        ("123m456p789s111sEE", WinContext(self_drawn=True, heavenly=True), 177,
+         {Fan.HEAVENLY_HAND}, {Fan.SINGLE_WAIT, Fan.FULLY_CONCEALED_HAND}),
+        # 3. a special form with a pair (将) scores its pair fan
+        # 十三幺 with 11m: 88 + 幺九头 1
+        ("99m19p19sESWNCFP1m", PLAIN_WIN, 89, {Fan.PAIR_OF_1_OR_9}, set()),
+        # with a pair of E: an honor pair, no pair fan
+        ("EE19m19p19sSWNCFP", PLAIN_WIN, 88, set(), {Fan.PAIR_OF_1_OR_9}),
+        # Nine Gates on 6m reads 11 123 456 678 999: 九莲宝灯 88 连六 1 幺九头 1
+        ("1112345678999m6m", PLAIN_WIN, 90, {Fan.NINE_GATES, Fan.PAIR_OF_1_OR_9}, set()),
+        # on 5m it reads 111 234 55 678 999: 88 双暗刻 2 幺九刻 1 二五八将 1
+        ("1112345678999m5m", PLAIN_WIN, 92, {Fan.NINE_GATES, Fan.PAIR_OF_2_5_OR_8}, set()),
+    ],
+)  # fmt: skip
+def test_open_points_fixed(
+    text: str, ctx: WinContext, expected: int, counted: set[Fan], not_counted: set[Fan]
+) -> None:
+    result = score(parse_hand(text), ctx, NO_WILDS)
+    fans = {fc.fan for fc in result.fans}
+    assert counted <= fans and not fans & not_counted, result.fans
+    assert result.total == expected, result.fans
+    assert score(parse_hand(text), ctx, CUSTOM).total == expected  # wild tiles allowed, none held
+    assert not {fan for fan in score(parse_hand(text), ctx, MCR).fans if fan.fan.starred}
+
+
+def test_seven_pairs_have_no_pair_fan_even_under_heavenly() -> None:
+    ctx = WinContext(self_drawn=True, heavenly=True)
+    fans = fans_of("1199m1199p5588s7s7s", ctx)
+    assert Fan.SEVEN_PAIRS in fans and Fan.HEAVENLY_HAND in fans
+    assert Fan.PAIR_OF_1_OR_9 not in fans and Fan.PAIR_OF_2_5_OR_8 not in fans
+    # 七对 24 天和 168 (no 自摸; the 无字 of the tiles)
+    assert total("1199m1199p5588s7s7s", ctx) == 24 + 168 + 1

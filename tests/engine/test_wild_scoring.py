@@ -210,13 +210,16 @@ def test_substitutions_equal_brute_force(k: int) -> None:
         assert got  # the hand came from a winning hand
 
 
-def _concrete(hand: Hand, kinds: tuple[int, ...]) -> Hand:
-    tiles = [t for t in hand.standing if t != WILD] + list(kinds)
-    win = hand.win_tile
-    if win == WILD:
-        win = kinds[0]
-        tiles.remove(win)
-    return Hand(hand.melds, tuple(sorted(tiles)), win)
+def _concretes(hand: Hand, kinds: tuple[int, ...]) -> list[Hand]:
+    """The concrete hands of one substitution: a wild winning tile stands for any of its
+    kinds (ruling W1)."""
+    out = []
+    for win in sorted(set(kinds)) if hand.win_tile == WILD else (hand.win_tile,):
+        tiles = [t for t in hand.standing if t != WILD] + list(kinds)
+        if hand.win_tile == WILD:
+            tiles.remove(win)
+        out.append(Hand(hand.melds, tuple(sorted(tiles)), win))
+    return out
 
 
 _RULE_SENSITIVE = {
@@ -237,7 +240,9 @@ def test_wild_score_is_the_minimum_over_brute_force(k: int) -> None:
     compared = 0
     for hand, ctx in _sample(k, 150 if k == 1 else 40, seed=8):
         scores = [
-            score(_concrete(hand, kinds), ctx, CUSTOM) for kinds in _brute_substitutions(hand)
+            score(concrete, ctx, CUSTOM)
+            for kinds in _brute_substitutions(hand)
+            for concrete in _concretes(hand, kinds)
         ]
         if any(fc.fan in _RULE_SENSITIVE for s in scores for fc in s.fans):
             continue
@@ -287,20 +292,20 @@ def _reference_wild(hand: Hand, ctx: WinContext) -> list[int]:
     bounds = {sub: bound for bound, sub, _, _ in order}
     best: list[int] | None = None
     for sub in subs:
-        tiles = [*(t for t in hand.standing if t != WILD), *sub]
-        win_as = win
-        if win == WILD:
-            win_as = sub[0]
-            tiles.remove(win_as)
-        h = scoring._prepare(Hand(hand.melds, tuple(sorted(tiles)), win_as), ctx, True)
-        h.last_tile, h.kong, h.unique_wait = last_tile, kong, unique
-        wild = tuple((kind, sub.count(kind)) for kind in sorted(set(sub)))
-        table = scoring._best_table(h, wild)
-        assert table is not None
-        # the bound of the search is sound: no concrete hand scores below it
-        assert bounds[sub] <= scoring._total(table), (hand, sub)
-        if best is None or scoring._total(table) < scoring._total(best):
-            best = table
+        # a wild winning tile stands for any kind of the substitution (ruling W1)
+        for win_as in sorted(set(sub)) if win == WILD else (win,):
+            tiles = [*(t for t in hand.standing if t != WILD), *sub]
+            if win == WILD:
+                tiles.remove(win_as)
+            h = scoring._prepare(Hand(hand.melds, tuple(sorted(tiles)), win_as), ctx, True)
+            h.last_tile, h.kong, h.unique_wait = last_tile, kong, unique
+            wild = tuple((kind, sub.count(kind)) for kind in sorted(set(sub)))
+            table = scoring._best_table(h, wild)
+            assert table is not None
+            # the bound of the search is sound: no concrete hand scores below it
+            assert bounds[sub] <= scoring._total(table), (hand, sub)
+            if best is None or scoring._total(table) < scoring._total(best):
+                best = table
     assert best is not None
     return best
 
@@ -408,21 +413,23 @@ def test_candidates_list_every_substitution_in_bound_order() -> None:
 
 
 def _concrete_total(hand: Hand, ctx: WinContext, sub: tuple[int, ...], custom: bool) -> int:
-    """The score of the concrete hand ``sub`` makes (its highest reading, the wild copies
-    placed low), without the situation flags the search is told are off."""
+    """The lowest score of the concrete hands ``sub`` makes (each at its highest reading,
+    the wild copies placed low; a wild winning tile as each kind of ``sub``), without the
+    situation flags the search is told are off."""
     from engine import scoring  # noqa: PLC0415 - the private pieces under test
 
-    tiles = [*(t for t in hand.standing if t != WILD), *sub]
-    win_as = hand.win_tile
-    if win_as == WILD:
-        win_as = sub[0]
-        tiles.remove(win_as)
-    h = scoring._prepare(Hand(hand.melds, tuple(sorted(tiles)), win_as), ctx, custom)
-    h.last_tile = h.kong = False
-    wild = tuple((kind, sub.count(kind)) for kind in sorted(set(sub)))
-    table = scoring._best_table(h, wild)
-    assert table is not None
-    return scoring._total(table)
+    totals = []
+    for win_as in sorted(set(sub)) if hand.win_tile == WILD else (hand.win_tile,):
+        tiles = [*(t for t in hand.standing if t != WILD), *sub]
+        if hand.win_tile == WILD:
+            tiles.remove(win_as)
+        h = scoring._prepare(Hand(hand.melds, tuple(sorted(tiles)), win_as), ctx, custom)
+        h.last_tile = h.kong = False
+        wild = tuple((kind, sub.count(kind)) for kind in sorted(set(sub)))
+        table = scoring._best_table(h, wild)
+        assert table is not None
+        totals.append(scoring._total(table))
+    return min(totals)
 
 
 @pytest.mark.parametrize("custom", [True, False])
@@ -480,3 +487,120 @@ def test_reading_fans_are_those_of_one_reading(custom: bool) -> None:
             found[0] += c
             found[1] += p
         assert tuple(found) == (combined, pair_fan), plain
+
+
+# -------------------------------------- the five points of custom scoring ---
+# The five points of the custom scoring (docs/rulings.md, W section): W1-W3.
+
+
+@pytest.mark.parametrize(
+    ("text", "ctx", "expected", "counted", "not_counted"),
+    [
+        # 1. 清幺九 makes 幺九头 certain: 清幺九 64 三暗刻 16 (the wild is 9s)
+        ("[111p,1]*111999m199s1s", WinContext(), 80, {Fan.ALL_TERMINALS}, {Fan.PAIR_OF_1_OR_9}),
+        # 3. nine gates scores the pair of its reading; the lowest wild is 3m, 4m, 6m or 7m
+        # (11 123 456 678 999 for 6m): 九莲宝灯 88 连六 1 自摸 1 幺九头 1
+        ("1112345678999m*", DRAWN, 91, {Fan.NINE_GATES, Fan.PAIR_OF_1_OR_9}, set()),
+        # 4. a chow with a wild is ambiguous only if it can be read another way
+        # 23s + wild, all four 1s held: 234s only, 一般高 with the other 234s stays:
+        # 清一色 24 四归一 2 一般高 1 幺九刻 1
+        ("[123s,1]**11223366s1s", WinContext(), 28, {Fan.PURE_DOUBLE_CHOW}, set()),
+        # 1p + two wilds is 123p only: 老少副 (123p 789p) stays:
+        # 清一色 24 门前清 2 一般高 1 老少副 1 二五八将 1
+        ("**14445577889p9p", WinContext(), 29, {Fan.TWO_TERMINAL_CHOWS}, set()),
+        # 9s + two wilds is 789s only (the other three 9s are melded): 花龙 8 四归一 2 幺九刻 1
+        # 无字 1 二五八将 1
+        ("[999s,1]123m456p9s**5p5p", WinContext(), 13, {Fan.MIXED_STRAIGHT}, set()),
+        # 5. the placement that scores lowest decides where the discard goes: a wild 3m in the
+        # chow 123m leaves every real 3m in the pung 333m, which the discard completes:
+        # exposed (双暗刻, not 三暗刻). 门前清 2 四归一 4 双暗刻 2 缺一门 1 无字 1 幺九头 1
+        ("**111222233m77s3m", WinContext(), 11,
+         {Fan.TWO_CONCEALED_PUNGS}, {Fan.THREE_CONCEALED_PUNGS}),
+        # self-drawn, every pung is concealed: 三暗刻 16 不求人 4 四归一 4 缺一门 1 ...
+        ("**111222233m77s3m", DRAWN, 25, {Fan.THREE_CONCEALED_PUNGS}, set()),
+        # the winning wild's kind is part of the substitution: as 7p (with the other wild 6p)
+        # the hand is 11 123 456 678 999, not Nine Gates (as it is with the 6p winning):
+        # 清一色 24 不求人 4 幺九刻 1 幺九头 1, as the same hand won on a real 7p
+        ("*111234568999p*", DRAWN, 30, {Fan.FULL_FLUSH}, {Fan.NINE_GATES}),
+        ("*111234568999p7p", DRAWN, 30, {Fan.FULL_FLUSH}, {Fan.NINE_GATES}),
+        # 2. 天和 with a wild (as 3s): 清龙 16 平和 2 缺一门 1 天和 168 幺九头 1, no 不求人
+        ("99m12456677889s*", WinContext(self_drawn=True, heavenly=True), 188,
+         {Fan.HEAVENLY_HAND}, {Fan.FULLY_CONCEALED_HAND, Fan.SELF_DRAWN}),
+    ],
+)  # fmt: skip
+def test_open_points_fixed_with_wilds(
+    text: str, ctx: WinContext, expected: int, counted: set[Fan], not_counted: set[Fan]
+) -> None:
+    result = score(parse_hand(text), ctx, CUSTOM)
+    fans = {fc.fan for fc in result.fans}
+    assert counted <= fans and not fans & not_counted, result.fans
+    assert result.total == expected, result.fans
+
+
+def test_a_wild_winning_tile_never_scores_above_a_real_one() -> None:
+    """Ruling W1 (principle 5): a wild winning tile can stand for any kind, so self-drawn it
+    scores at most what the same hand scores won on a real tile."""
+    rng = random.Random("wild-win")
+    compared = 0
+    for _, plain, _ in handgen.mixed(150, seed=31):
+        hand = _with_wilds(plain, 1, rng)
+        if hand is None or hand.win_tile == WILD:
+            continue
+        wild_win = Hand(hand.melds, hand.standing, WILD)
+        assert score(wild_win, DRAWN, CUSTOM).total <= score(hand, DRAWN, CUSTOM).total, hand
+        compared += 1
+    assert compared > 50
+
+
+def _situation(rng: random.Random, self_drawn: bool) -> dict[str, bool]:
+    pick = rng.random()
+    if pick < 0.1 and self_drawn:
+        return {"heavenly": True}
+    if pick < 0.2 and not self_drawn:
+        return {"earthly": True}
+    if pick < 0.3:
+        return {"human": True}
+    return {}
+
+
+_CONCEALED_PUNGS = {Fan.TWO_CONCEALED_PUNGS, Fan.THREE_CONCEALED_PUNGS, Fan.FOUR_CONCEALED_PUNGS}
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_engine_equals_a_brute_force_oracle(k: int) -> None:
+    """An oracle written from the rulings (W1), not from the search: every substitution of
+    the k wild tiles (all 34^k, no fifth copy) and, for a wild winning tile, each of its
+    kinds; each concrete hand scored by the plain calculator (no wild tiles: the MCR path
+    plus the starred fans, its highest reading); the lowest total counts. Random 天和 / 地和
+    / 人和 and winds. The plain calculator cannot know which copies are wild, so hands where
+    that may matter are left out: a chow family or wait fan in some concrete hand (rulings
+    W3, W5), or concealed pungs on a discard whose kind a wild copy also stands for
+    (principle 5)."""
+    rng = random.Random(f"oracle-{k}")
+    compared = 0
+    for _, plain, base in handgen.mixed(500 if k == 1 else 300, seed=70 + k):
+        hand = _with_wilds(plain, k, rng)
+        if hand is None:
+            continue
+        self_drawn = hand.win_tile == WILD or rng.random() < 0.5
+        ctx = WinContext(
+            self_drawn=self_drawn,
+            wall_last=rng.random() < 0.1,
+            seat_wind=base.seat_wind,
+            round_wind=base.round_wind,
+            **_situation(rng, self_drawn),
+        )
+        scores = []
+        wild_win_kinds = False
+        for kinds in _brute_substitutions(hand):
+            wild_win_kinds = wild_win_kinds or hand.win_tile in kinds
+            scores += [score(concrete, ctx, CUSTOM) for concrete in _concretes(hand, kinds)]
+        fans = {fc.fan for s in scores for fc in s.fans}
+        if fans & _RULE_SENSITIVE:
+            continue
+        if not self_drawn and wild_win_kinds and fans & _CONCEALED_PUNGS:
+            continue
+        assert score(hand, ctx, CUSTOM).total == min(s.total for s in scores), (hand, ctx)
+        compared += 1
+    print(f"oracle, {k} wild tile(s): {compared} hands compared")
+    assert compared >= (200 if k == 1 else 80)

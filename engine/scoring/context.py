@@ -1,0 +1,76 @@
+"""The calculator's input beside the tiles (``WinContext``) and its result (``Score``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.errors import InvalidHand
+from engine.fans import Fan
+from engine.tiles import (
+    Wind,
+)
+
+# ------------------------------------------------------------------ input ---
+
+
+@dataclass(frozen=True, slots=True)
+class WinContext:
+    """How and where the hand was won: everything but the tiles."""
+
+    self_drawn: bool = False  # 自摸
+    last_of_kind: bool = False  # 和绝张: the other three copies were visible
+    kong: bool = False  # 杠上开花 when self-drawn, 抢杠和 when on a discard
+    wall_last: bool = False  # 妙手回春 when self-drawn, 海底捞月 when on a discard
+    seat_wind: Wind = Wind.EAST
+    round_wind: Wind = Wind.EAST
+    flowers: int = 0
+    # Scored only by a rule set with ``extra_fans`` (document 000, the fans marked *):
+    heavenly: bool = False  # 天和: the dealer won on the initial 14 tiles
+    earthly: bool = False  # 地和: won on the dealer's first discard
+    human: bool = False  # 人和: a non-dealer won before its first discard, no claim made yet
+    seat_flowers: int = 0  # 季花: how many of the ``flowers`` are the winner's seat's (0..2)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.flowers <= 8:
+            raise InvalidHand(f"flowers must be 0..8, got {self.flowers!r}")
+        if not 0 <= self.seat_flowers <= min(2, self.flowers):
+            raise InvalidHand(
+                f"seat_flowers must be 0..2 and at most flowers ({self.flowers}), "
+                f"got {self.seat_flowers!r}"
+            )
+        if self.heavenly + self.earthly + self.human > 1:
+            raise InvalidHand("at most one of heavenly, earthly and human can be set")
+
+
+@dataclass(frozen=True, slots=True)
+class FanCount:
+    fan: Fan
+    count: int = 1
+
+    @property
+    def points(self) -> int:
+        """Points of this entry (the fan's value times its count)."""
+        return self.fan.points * self.count
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    fans: tuple[FanCount, ...]  # in rule-book order
+    total: int  # flowers included
+    meets_minimum: bool  # the rule set's minimum, flowers not counted
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON form of ``guobiao fan --jsonl`` (``points`` is per fan, times ``count``)."""
+        return {
+            "total": self.total,
+            "meets_minimum": self.meets_minimum,
+            "fans": [
+                {
+                    "name": fc.fan.en,
+                    "name_zh": fc.fan.zh,
+                    "points": fc.fan.points,
+                    "count": fc.count,
+                }
+                for fc in self.fans
+            ],
+        }

@@ -1,0 +1,320 @@
+"""Step 1, hand preparation: what every reading of one hand shares (``_Hand``), the fans of
+the tiles present (suits, terminals and honors, ranges) and of how the hand was won.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from engine.forms import (
+    CHOW,
+    KONG,
+    PUNG,
+    Reading,
+    Set,
+    formal_waits,
+    lane_mask,
+    lanes,
+    regular_readings,
+)
+from engine.hand import Hand, MeldKind
+from engine.scoring.context import WinContext
+from engine.scoring.ids import (
+    ALL_GREEN,
+    ALL_HONORS,
+    ALL_SIMPLES,
+    ALL_TERMINALS,
+    ALL_TERMINALS_AND_HONORS,
+    ALL_TYPES,
+    CONCEALED_HAND,
+    EARTHLY_HAND,
+    FULL_FLUSH,
+    FULLY_CONCEALED_HAND,
+    HALF_FLUSH,
+    HEAVENLY_HAND,
+    HUMAN_HAND,
+    LAST_TILE,
+    LAST_TILE_CLAIM,
+    LAST_TILE_DRAW,
+    LOWER_FOUR,
+    LOWER_TILES,
+    MELDED_HAND,
+    MIDDLE_TILES,
+    N_FANS,
+    NO_HONORS,
+    ONE_VOIDED_SUIT,
+    OUT_WITH_REPLACEMENT_TILE,
+    REVERSIBLE_TILES,
+    ROBBING_THE_KONG,
+    SELF_DRAWN,
+    UPPER_FOUR,
+    UPPER_TILES,
+    FanTable,
+)
+from engine.tiles import (
+    EAST,
+    GREEN,
+    N_KINDS,
+    NORTH,
+    RED,
+    WHITE,
+    Tile,
+)
+
+# ------------------------------------------------------------ tile traits ---
+
+# Sort key of the reference calculators' tile order (characters, bamboo, dots,
+# honors). Readings are tried in this order, which decides between readings of
+# equal value (ruling 1) and which three of four sets form a family first.
+_REF_SUIT = (0, 2, 1, 3)
+REF_KEY: tuple[int, ...] = tuple(
+    (_REF_SUIT[t // 9] * 9 + t % 9) if t < EAST else 27 + t - EAST for t in range(N_KINDS)
+)
+
+_GREEN = frozenset((19, 20, 21, 23, 25, GREEN))  # 23468s and 发
+_REVERSIBLE = frozenset(
+    (9, 10, 11, 12, 13, 16, 17, 19, 21, 22, 23, 25, 26, WHITE)
+)  # 1234589p 245689s 白
+_TERMINAL_OR_HONOR = frozenset((0, 8, 9, 17, 18, 26, *range(EAST, N_KINDS)))
+_WINDS = frozenset(range(EAST, NORTH + 1))
+_DRAGONS = frozenset(range(RED, WHITE + 1))
+
+
+# ---------------------------------------------------------------- readings ---
+
+
+def _set_key(s: Set) -> int:
+    return REF_KEY[s[1]] * 2 + (s[0] == CHOW)
+
+
+def _ordered_readings(counts: Sequence[int]) -> list[Reading]:
+    """The regular readings, in the reference calculators' order (ruling 1)."""
+    readings = regular_readings(counts)
+    if len(readings) > 1:
+        readings.sort(key=lambda reading: sorted(map(_set_key, reading[0])))
+    return readings
+
+
+# ------------------------------------------------------ hand-level context ---
+
+
+@dataclass(slots=True)
+class _Hand:
+    """What every reading of one hand shares."""
+
+    hand: Hand
+    ctx: WinContext
+    win: Tile
+    fixed: tuple[Set, ...]  # the declared melds as sets
+    exposed: int  # how many of them are exposed
+    fours: int  # tile kinds held four times, kongs included
+    standing: list[int]  # concealed counts, winning tile included
+    merged: list[int]  # every tile of the hand
+    self_drawn: bool
+    last_tile: bool
+    kong: bool
+    wall_last: bool
+    traits: FanTable  # fans that depend only on the tiles present
+    present: int  # the tile kinds in the hand (``forms.lanes``)
+    prevalent: Tile  # the prevalent wind's tile
+    seat: Tile  # the seat wind's tile
+    unique_wait: bool | None = None  # computed on demand
+    custom: bool = False  # score the starred fans of document 000 (``RuleSet.extra_fans``)
+    situation: int = -1  # 天和 地和 人和 when one counts (``_situation_fan``)
+
+
+_SET_KIND = {MeldKind.CHOW: CHOW, MeldKind.PUNG: PUNG, MeldKind.KONG: KONG}
+
+
+def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
+    win = hand.win_tile
+    standing = [0] * N_KINDS
+    for tile in hand.standing:
+        standing[tile] += 1
+    standing[win] += 1
+    merged = standing.copy()
+    fixed = tuple([(_SET_KIND[m.kind], m.tile, m.offer == 0) for m in hand.melds])
+    fixed_win = exposed = 0  # copies of the winning tile in the melds; exposed melds
+    has_kong = False
+    for kind, tile, hidden in fixed:
+        if kind == CHOW:
+            merged[tile] += 1
+            merged[tile + 1] += 1
+            merged[tile + 2] += 1
+            fixed_win += tile <= win <= tile + 2
+        else:
+            n = 4 if kind == KONG else 3
+            merged[tile] += n
+            if tile == win:
+                fixed_win += n
+            has_kong = has_kong or kind == KONG
+        exposed += not hidden
+    present = lanes(merged)
+    # Ruling 4: the situation flags are made consistent with the tiles.
+    last_tile = ctx.last_of_kind
+    if standing[win] != 1:
+        last_tile = False  # the player holds another copy: it was not the last one
+    if fixed_win == 3:
+        last_tile = True  # three copies are in the player's own exposed melds
+    kong = ctx.kong
+    if kong:
+        kong = has_kong if ctx.self_drawn else fixed_win == 0 and standing[win] == 1
+    return _Hand(
+        hand=hand,
+        ctx=ctx,
+        win=win,
+        fixed=fixed,
+        exposed=exposed,
+        fours=merged.count(4),
+        standing=standing,
+        merged=merged,
+        self_drawn=ctx.self_drawn,
+        last_tile=last_tile,
+        kong=kong,
+        wall_last=ctx.wall_last,
+        traits=_tile_traits(present),
+        present=present,
+        prevalent=EAST + ctx.round_wind,
+        seat=EAST + ctx.seat_wind,
+        custom=custom,
+        situation=_situation_fan(ctx, custom),
+    )
+
+
+_SUIT_MASKS = (lane_mask(range(9)), lane_mask(range(9, 18)), lane_mask(range(18, 27)))
+_HONOR_MASK = lane_mask(range(EAST, N_KINDS))
+_WIND_MASK = lane_mask(range(EAST, NORTH + 1))
+_DRAGON_MASK = lane_mask(range(RED, WHITE + 1))
+_TERMINAL_MASK = lane_mask((0, 8, 9, 17, 18, 26))
+_GREEN_MASK = lane_mask(_GREEN)
+_REVERSIBLE_MASK = lane_mask(_REVERSIBLE)
+# Ranks of the three suits folded onto the lanes of the first: lane r-1 for rank r.
+_RANKS = lane_mask(range(9))
+_RANKS_1_TO_4, _RANKS_6_TO_9, _RANKS_4_TO_6 = (
+    lane_mask(range(4)),
+    lane_mask(range(5, 9)),
+    lane_mask(range(3, 6)),
+)
+_RANK_4, _RANK_6 = lane_mask((3,)), lane_mask((5,))
+
+
+def _tile_traits(present: int) -> FanTable:
+    """Fans of the tiles present (``forms.lanes``): suits, terminals and honors, ranges.
+
+    No exclusions yet: ``_exclude`` applies them with the rest.
+    """
+    table = [0] * N_FANS
+    honors = present & _HONOR_MASK
+    missing = sum(1 for suit in _SUIT_MASKS if not present & suit)
+    if not honors:
+        table[NO_HONORS] = 1  # 无字
+    if missing == 2:
+        if honors:
+            table[HALF_FLUSH] = 1  # 混一色
+        else:
+            table[FULL_FLUSH] = 1  # 清一色
+    else:
+        table[ONE_VOIDED_SUIT] = missing  # 缺一门 (3 for an all-honors hand: removed by 字一色)
+    if not missing and present & _WIND_MASK and present & _DRAGON_MASK:
+        table[ALL_TYPES] = 1  # 五门齐
+    simples = not present & (_TERMINAL_MASK | _HONOR_MASK)
+    if simples:
+        table[ALL_SIMPLES] = 1  # 断幺
+    if not present & ~_REVERSIBLE_MASK:
+        table[REVERSIBLE_TILES] = 1  # 推不倒
+    if not present & ~_GREEN_MASK:
+        table[ALL_GREEN] = 1  # 绿一色
+    if not simples:
+        if not present & ~_HONOR_MASK:
+            table[ALL_HONORS] = 1  # 字一色
+        elif not present & ~_TERMINAL_MASK:
+            table[ALL_TERMINALS] = 1  # 清幺九
+        elif not present & ~(_TERMINAL_MASK | _HONOR_MASK):
+            table[ALL_TERMINALS_AND_HONORS] = 1  # 混幺九
+    if not honors:
+        ranks = (present | present >> 72 | present >> 144) & _RANKS
+        if not ranks & ~_RANKS_1_TO_4:
+            table[LOWER_FOUR if ranks & _RANK_4 else LOWER_TILES] = 1  # 小于五 / 全小
+        elif not ranks & ~_RANKS_6_TO_9:
+            table[UPPER_FOUR if ranks & _RANK_6 else UPPER_TILES] = 1  # 大于五 / 全大
+        elif not ranks & ~_RANKS_4_TO_6:
+            table[MIDDLE_TILES] = 1  # 全中
+    return table
+
+
+def _situation_fan(ctx: WinContext, custom: bool) -> int:
+    """天和, 地和 or 人和 when a rule set with the starred fans scores one, else -1."""
+    if not custom:
+        return -1
+    if ctx.heavenly:
+        return HEAVENLY_HAND
+    if ctx.earthly:
+        return EARTHLY_HAND
+    return HUMAN_HAND if ctx.human else -1
+
+
+class _WinFlags(Protocol):
+    """How a hand was won, as ``_win_flags`` reads it (a ``_Hand``, or the wild search's
+    ``_Flags`` for its bound)."""
+
+    @property
+    def last_tile(self) -> bool: ...
+    @property
+    def self_drawn(self) -> bool: ...
+    @property
+    def wall_last(self) -> bool: ...
+    @property
+    def kong(self) -> bool: ...
+    @property
+    def situation(self) -> int: ...
+
+
+def _win_flags(h: _WinFlags, table: FanTable) -> None:
+    """Fans of how the hand was won: 和绝张 妙手回春 海底捞月 杠上开花 抢杠和 自摸, and the
+    ``situation`` fan (天和 地和 人和, ``_situation_fan``). What they exclude is
+    ``_exclude``'s."""
+    if h.last_tile:
+        table[LAST_TILE] = 1
+    if h.self_drawn:
+        table[SELF_DRAWN] = 1
+        if h.wall_last:
+            table[LAST_TILE_DRAW] = 1
+        if h.kong:
+            table[OUT_WITH_REPLACEMENT_TILE] = 1
+    else:
+        if h.wall_last:
+            table[LAST_TILE_CLAIM] = 1
+        if h.kong:
+            table[ROBBING_THE_KONG] = 1
+    if h.situation >= 0:
+        table[h.situation] = 1
+
+
+def _concealment_fans(table: FanTable, exposed: int, self_drawn: bool) -> None:
+    """不求人 / 门前清 / 全求人 / 自摸 of ``exposed`` melds out of four."""
+    if exposed == 0:
+        table[FULLY_CONCEALED_HAND if self_drawn else CONCEALED_HAND] = 1
+    elif exposed == 4:
+        table[SELF_DRAWN if self_drawn else MELDED_HAND] = 1
+    elif self_drawn:
+        table[SELF_DRAWN] = 1
+
+
+# -------------------------------------------------------------- the waits ---
+
+
+def _is_unique_wait(h: _Hand) -> bool:
+    """Whether the hand, before the winning tile, waited on that tile alone (ruling 2)."""
+    if h.unique_wait is None:
+        counts = h.standing.copy()
+        counts[h.win] -= 1
+        h.unique_wait = formal_waits(counts, len(h.hand.melds)) == {h.win}
+    return h.unique_wait
+
+
+def _notation(hand: Hand) -> str:
+    from engine.notation import format_hand  # noqa: PLC0415 (notation imports hand, not scoring)
+
+    return repr(format_hand(hand))

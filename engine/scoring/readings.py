@@ -1,0 +1,112 @@
+"""The highest-value reading of a concrete hand (就高不就低): every form and reading scored,
+the highest total kept; with wild copies, each reading places them to score low.
+"""
+
+from __future__ import annotations
+
+from engine.forms import (
+    Set,
+    is_honors_and_knitted,
+    is_seven_pairs,
+    is_thirteen_orphans,
+)
+from engine.scoring.ids import (
+    PURE_TRIPLE_CHOW,
+    SEVEN_PAIRS,
+    TRIPLE_PUNG,
+    FanTable,
+    _total,
+)
+from engine.scoring.prepare import _Hand, _ordered_readings
+from engine.scoring.regular import _score_regular
+from engine.scoring.special import (
+    _score_honors_and_knitted,
+    _score_knitted_straight,
+    _score_nine_gates,
+    _score_seven_pairs,
+    _score_thirteen_orphans,
+)
+from engine.tiles import (
+    N_KINDS,
+    Tile,
+)
+from engine.wild_scoring import (
+    ambiguous_chow_masks,
+)
+
+
+def _score_placed(
+    h: _Hand, concealed: tuple[Set, ...], pair: Tile, wild: tuple[tuple[Tile, int], ...]
+) -> FanTable:
+    """A reading of a concrete hand some of whose copies are wild: the wild copies sit
+    where they lower the score (rulings W1, W3): which chows they leave ambiguous and,
+    on a discard, whether the winning tile can complete a chow rather than a pung."""
+    best: FanTable | None = None
+    best_total = 0
+    merged = h.merged
+    full = tuple([t for t in range(N_KINDS) if merged[t] == 4]) if h.fours else ()
+    # A claimed winning tile whose kind some wild copies stand for: the placement decides
+    # whether it can complete a chow (otherwise ``_score_regular`` sees that alone).
+    claimed = -1
+    if not h.self_drawn and any(kind == h.win for kind, _ in wild):
+        claimed = h.win
+    for skip, in_chow in ambiguous_chow_masks(concealed, pair, wild, full, claimed):
+        table = _score_regular(h, concealed, pair, skip, in_chow if claimed >= 0 else None)
+        total = _total(table)
+        if best is None or total < best_total:
+            best, best_total = table, total
+    assert best is not None  # there is always at least one placement
+    return best
+
+
+def _best_table(
+    h: _Hand, wild: tuple[tuple[Tile, int], ...] = (), limit: int | None = None
+) -> FanTable | None:
+    """The highest-value reading of a concrete hand; ``wild``: ``(kind, copies)`` of its
+    tiles that are wild copies (then each reading places them to score low, ruling W3).
+
+    With ``limit``, None as soon as one reading (or form) totals more than ``limit``: the
+    hand's highest reading then does too (the branch and bound of ``_score_wild``).
+    """
+    best: FanTable | None = None
+    best_total = 0
+    seven_pairs = False
+    if not h.hand.melds:
+        special: FanTable | None = None
+        if is_seven_pairs(h.standing):
+            special = _score_seven_pairs(h)
+            seven_pairs = bool(special[SEVEN_PAIRS])
+        elif is_honors_and_knitted(h.standing):
+            special = _score_honors_and_knitted(h)
+        elif is_thirteen_orphans(h.standing):
+            special = _score_thirteen_orphans(h)
+        else:
+            nine_kinds = h.standing.count(0) <= N_KINDS - 9  # a knitted straight needs nine
+            special = (_score_knitted_straight(h) if nine_kinds else None) or _score_nine_gates(h)
+        if special is not None:
+            best, best_total = special, _total(special)
+            if limit is not None and best_total > limit:
+                return None
+            if not seven_pairs:
+                return best
+    elif len(h.hand.melds) == 1 and h.standing.count(0) <= N_KINDS - 9:
+        special = _score_knitted_straight(h)
+        if special is not None:
+            if limit is not None and _total(special) > limit:
+                return None
+            return special
+    for concealed, pair in _ordered_readings(h.standing):
+        if wild:
+            table = _score_placed(h, concealed, pair, wild)
+        else:
+            table = _score_regular(h, concealed, pair)
+        total = _total(table)
+        if limit is not None and total > limit:
+            return None
+        # Ruling 1: between readings of equal value, prefer a regular reading
+        # to seven pairs, and one with 一色三同顺 or 三同刻.
+        if total > best_total or (
+            total == best_total and (seven_pairs or table[PURE_TRIPLE_CHOW] or table[TRIPLE_PUNG])
+        ):
+            best, best_total = table, total
+    return best
