@@ -277,7 +277,14 @@ class _Run:
             try:
                 await client.guest()
             except ClientError as exc:
-                self.report.errors[f"guest: {getattr(exc, 'code', type(exc).__name__)}"] += 1
+                code = getattr(exc, "code", type(exc).__name__)
+                self.report.errors[f"guest: {code}"] += 1
+                hint = (
+                    "the server limits guest accounts per address: raise its [accounts] "
+                    "guest_burst and guest_per_hour for a load test of this size"
+                )
+                if code == "rate_limited" and hint not in self.report.notes:
+                    self.report.notes.append(hint)
                 await client.close()
                 return None
             return client

@@ -669,3 +669,21 @@ async def test_a_login_flood_during_a_live_match_is_refused_and_the_match_plays_
     # The match was served meanwhile, without errors or drops.
     assert flooded.actions_sent > 0 and f["samples"] > 0
     assert not flooded.errors and flooded.dropped == 0
+
+
+@pytest.mark.asyncio
+async def test_a_loadtest_refused_guests_says_which_setting_to_raise(tmp_path: Path) -> None:
+    config = Config(
+        server=ServerSection(host="127.0.0.1", port=0, data_dir=str(tmp_path)),
+        database=DatabaseSection(url=f"sqlite+aiosqlite:///{tmp_path / 'guests.db'}"),
+        accounts=settings(guest_burst=2, guest_per_hour=1),
+    )
+    app = App(config)
+    await app.start()
+    try:
+        report = await loadtest(f"ws://127.0.0.1:{app.port}/ws", tables=1, duration=3.0)
+    finally:
+        await app.stop()
+    # Two guests allowed; the third bot is refused and its table group gives up.
+    assert report.errors["guest: rate_limited"] == 1
+    assert any("guest_burst" in note for note in report.notes), report.notes
