@@ -63,13 +63,14 @@ from engine.actions import KONG, PASS, PUNG, WIN, Action, ActionKind, Event
 from engine.errors import IllegalAction, NotWinning
 from engine.forms import is_winning, waits_of_packed
 from engine.hand import Hand, Meld, MeldKind
-from engine.notation import format_hand, format_tiles
+from engine.notation import format_hand
 from engine.payments import win_deltas
 from engine.rules import MCR, RuleSet, Wilds
 from engine.scoring import Score, WinContext, score
 from engine.tiles import FIRST_FLOWER, N_KINDS, WILD, Tile, Wind, is_flower, name, tiles_of
 from engine.wall import Wall
 from engine.wilds import is_winning_with_wilds, wild_tiles
+from engine.wire import encode_seat, encode_view, format_concealed
 
 _DISCARDS = tuple(Action(ActionKind.DISCARD, t) for t in range(N_KINDS))
 
@@ -889,7 +890,7 @@ class HandState:
                 {
                     "hands": [  # by player
                         {
-                            "concealed": _format_concealed(*self._concealed_tiles(p)),
+                            "concealed": format_concealed(*self._concealed_tiles(p)),
                             "melds": [str(m) for m in self.melds[p]],
                         }
                         for p in sorted(self.player_at)
@@ -971,13 +972,6 @@ class HandState:
         )
 
 
-def _format_concealed(tiles: tuple[Tile, ...], wilds: int) -> str:
-    """Concealed tiles as text, the ``wilds`` wild tiles first: ``"55m123p..."``."""
-    if not wilds:
-        return format_tiles(tiles)
-    return format_tiles(tiles[:wilds]) + format_tiles(tiles[wilds:])
-
-
 @dataclass(frozen=True)  # not slotted: ``to_dict`` is cached on the instance
 class SeatView:
     """One player's place at the table as a viewer may see it.
@@ -1002,17 +996,7 @@ class SeatView:
 
     @cached_property
     def _dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "player": self.player,
-            "wind": self.wind.letter,
-            "concealed_count": self.concealed_count,
-            "melds": [str(m) for m in self.melds] + ["[????]"] * self.hidden_kongs,
-            "flowers": [name(t) for t in self.flowers],
-            "river": [name(t) + ("*" if claimed else "") for t, claimed in self.river],
-        }
-        if self.concealed is not None:
-            out["concealed"] = _format_concealed(self.concealed, self.wilds)
-        return out
+        return encode_seat(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1046,29 +1030,5 @@ class View:
         return next(s for s in self.seats if s.player == player)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "phase": self.phase.value,
-            "round_wind": self.round_wind.letter,
-            "dealer": self.dealer,
-            "dice": [list(self.dice[0]), list(self.dice[1])],
-            "wall_remaining": self.wall_remaining,
-            "current": self.current,
-            "seats": [s.to_dict() for s in self.seats],
-        }
-        if self.drawn is not None:
-            out["drawn"] = name(self.drawn)
-        if self.claim is not None:
-            out["claim"] = {
-                "tile": name(self.claim.tile),
-                "from": self.claim.source,
-                "kind": self.claim.kind,
-            }
-        if self.viewer is not None:
-            out["you"] = self.viewer
-            out["legal"] = [a.to_dict() for a in self.legal]
-        if not is_plain_mcr(self.rules):
-            out["rules"] = self.rules.to_dict()
-            out["indicator"] = name(self.indicator) if self.indicator is not None else None
-            out["dead_flowers"] = [name(t) for t in self.dead_flowers]
-            out["wild_tiles"] = [name(t) for t in sorted(self.wild_tiles)]
-        return out
+        """The JSON form the server sends (``engine.wire.encode_view``)."""
+        return encode_view(self, is_plain_mcr(self.rules))
