@@ -47,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.actions import Action, ActionKind
+from engine.actions import Action, ActionKind, Event
 from engine.errors import InvalidWire, MahjongError
 from engine.hand import Meld, MeldKind
 from engine.notation import format_tiles, parse_tiles
@@ -820,9 +820,14 @@ EVENT_TYPES: dict[str, type[WireEvent]] = {
 EVENT_KINDS = tuple(EVENT_TYPES)
 
 
-def encode_event(event: WireEvent) -> dict[str, Any]:
+def event(typed: WireEvent, *, to: int | None = None, hide: int | None = None) -> Event:
+    """The engine's ``Event`` of ``typed`` (its audience: ``to``, ``hide``, as ``Event``)."""
+    return Event(typed.KIND, typed.data(), to, hide)
+
+
+def encode_event(typed: WireEvent) -> dict[str, Any]:
     """An event as the server sends it in ``update.payload.events``."""
-    return {"kind": event.KIND, **event.data()}
+    return {"kind": typed.KIND, **typed.data()}
 
 
 def decode_event(d: object) -> WireEvent:
@@ -831,8 +836,8 @@ def decode_event(d: object) -> WireEvent:
     assert isinstance(d, Mapping)
     if kind not in EVENT_TYPES:
         raise InvalidWire(f"event.kind: expected one of {', '.join(EVENT_KINDS)}, got {kind!r}")
-    event = EVENT_TYPES[kind].decode(d, f"event {kind}")
-    extra = set(d) - {"kind"} - set(event.data())
+    typed = EVENT_TYPES[kind].decode(d, f"event {kind}")
+    extra = set(d) - {"kind"} - set(typed.data())
     if extra:
         raise InvalidWire(f"event {kind}: unknown field(s) {sorted(extra)}")
-    return event
+    return typed
