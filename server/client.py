@@ -18,7 +18,9 @@
   ``reveal``, ``match_end``, errors that answer no pending request) to the per-table state
   (``client.tables``), to the ``on_message`` callback and to the ``messages()`` iterator.
 - ``view_from_dict`` turns the wire view back into the engine's typed ``engine.table.View``,
-  so that the engine bots can play over the network (``play`` does exactly that).
+  so that the engine bots can play over the network (``play`` does exactly that), and
+  ``event_from_dict`` an event into its ``engine.wire`` type (``TableState.typed_events``):
+  both decode through ``engine.wire``, the module the server encodes with.
 - ``record=True`` keeps every received frame (``client.frames``), for tests that check what
   the server let a client see.
 
@@ -107,7 +109,7 @@ class RequestTimeout(ClientError, TimeoutError):
 
 
 class ViewError(ClientError, ValueError):
-    """A wire view that cannot be turned into an ``engine.table.View``."""
+    """A wire view or event that does not decode (``engine.wire``)."""
 
 
 # ---------------------------------------------------------------- messages ---
@@ -182,6 +184,10 @@ class TableState:
 
     def typed_view(self) -> View | None:
         return view_from_dict(self.view) if self.view is not None else None
+
+    def typed_events(self) -> list[wire.WireEvent]:
+        """The events of the current hand as ``engine.wire`` event types."""
+        return [event_from_dict(e) for e in self.events]
 
 
 _Predicate = Callable[[Incoming], bool]
@@ -752,6 +758,15 @@ def view_from_dict(d: Mapping[str, Any]) -> View:
     """
     try:
         return wire.decode_view(d)
+    except InvalidWire as exc:
+        raise ViewError(str(exc)) from None
+
+
+def event_from_dict(d: Mapping[str, Any]) -> wire.WireEvent:
+    """An event (``{"kind": "discard", ...}``) as its ``engine.wire`` type; raises
+    ``ViewError`` saying what is malformed."""
+    try:
+        return wire.decode_event(d)
     except InvalidWire as exc:
         raise ViewError(str(exc)) from None
 
