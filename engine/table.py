@@ -429,7 +429,7 @@ class HandState:
         self.turns += 1
         self.drawn = None
         self.kong_draw = False
-        out.append(wire.event(wire.Discard(player, tile)))
+        out.append(Event(wire.Discard.KIND, wire.Discard.fields(player, tile)))
         options = self._claim_options(player, tile)
         if options or self.hold_claims:
             self.phase = Phase.CLAIM
@@ -623,8 +623,9 @@ class HandState:
     @staticmethod
     def _draw_events(player: int, tile: Tile, source: str, out: list[Event]) -> None:
         """A draw as its player sees it (the tile) and as the others do (only the source)."""
-        out.append(wire.event(wire.Draw(player, source, tile), to=player))
-        out.append(wire.event(wire.Draw(player, source), hide=player))
+        # Built without the typed instances: the events of every turn (wire.Draw.fields).
+        out.append(Event(wire.Draw.KIND, wire.Draw.fields(player, source, tile), to=player))
+        out.append(Event(wire.Draw.KIND, wire.Draw.fields(player, source), hide=player))
 
     # ---------------------------------------------------------- the turn ---
 
