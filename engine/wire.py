@@ -350,7 +350,8 @@ def decode_view(d: object) -> View:
     """The engine's ``View`` from its wire form: the inverse of ``encode_view``.
 
     A view without ``you`` is a spectator's (``viewer`` None, nothing legal); one without
-    ``rules`` is under plain MCR.
+    ``rules`` is under plain MCR (``MCR`` itself: a preset that plays as MCR under another
+    name is not told apart on the wire).
     """
     from engine.table import ClaimView, Phase, View  # noqa: PLC0415 (see decode_seat)
 
