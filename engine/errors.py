@@ -6,6 +6,7 @@
     ├── InvalidNotation (ValueError)  a hand or tile string that does not parse
     ├── InvalidHand (ValueError)      a well-formed hand that cannot exist (tile counts, melds)
     ├── NotWinning (ValueError)       a hand that is not a complete winning hand
+    ├── InvalidWire (ValueError)      a view or event in its JSON form that does not decode
     └── IllegalAction                 an action the table does not allow now (stable ``code``)
 
 Messages quote the input with ``{x!r}`` and say what was expected, so that a
@@ -42,6 +43,11 @@ class InvalidHand(MahjongError, ValueError):
 
 class NotWinning(MahjongError, ValueError):
     """A hand that is not a complete winning hand of any form."""
+
+
+class InvalidWire(MahjongError, ValueError):
+    """A view or event in its JSON form (``engine.wire``) that does not decode; the message
+    names the field and quotes what it held."""
 
 
 class IllegalAction(MahjongError):

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from engine import wire
 from engine.actions import Action, Event
 from engine.errors import IllegalAction, MahjongError
 from engine.notation import format_hand
@@ -287,10 +288,10 @@ class Match:
             self.rules,
             hold_claims=self._hold_claims,
         )
-        start: dict[str, Any] = {"hand_no": self.hand_index + 1, "scores": list(self.scores)}
-        if self.extended:
-            start["repeat"] = self.repeat
-        events = [Event("match", start)]
+        start = wire.MatchStart(
+            self.hand_index + 1, tuple(self.scores), self.repeat if self.extended else None
+        )
+        events = [wire.event(start)]
         events.extend(self.hand.start())
         self._record_if_over()
         return events

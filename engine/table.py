@@ -59,15 +59,16 @@ from functools import cache, cached_property
 from itertools import compress
 from typing import Any
 
+from engine import wire
 from engine.actions import KONG, PASS, PUNG, WIN, Action, ActionKind, Event
 from engine.errors import IllegalAction, NotWinning
 from engine.forms import is_winning, waits_of_packed
 from engine.hand import Hand, Meld, MeldKind
-from engine.notation import format_hand, format_tiles
+from engine.notation import format_hand
 from engine.payments import win_deltas
 from engine.rules import MCR, RuleSet, Wilds
 from engine.scoring import Score, WinContext, score
-from engine.tiles import FIRST_FLOWER, N_KINDS, WILD, Tile, Wind, is_flower, name, tiles_of
+from engine.tiles import FIRST_FLOWER, N_KINDS, WILD, Tile, Wind, is_flower, tiles_of
 from engine.wall import Wall
 from engine.wilds import is_winning_with_wilds, wild_tiles
 
@@ -218,15 +219,14 @@ class HandState:
         if self.events:
             raise IllegalAction("already_started", "the hand has already been dealt")
         self.version += 1
-        start: dict[str, Any] = {
-            "dealer": self.dealer,
-            "round_wind": self.round_wind.letter,
-            "seat_winds": [self.seat_wind(p).letter for p in sorted(self.player_at)],  # by player
-            "dice": [list(self.wall.dice.first), list(self.wall.dice.second)],
-        }
-        if not self.plain:
-            start["rules"] = self.rules.to_dict()
-        out: list[Event] = [Event("hand_start", start)]
+        start = wire.HandStart(
+            dealer=self.dealer,
+            round_wind=self.round_wind,
+            seat_winds=tuple(self.seat_wind(p) for p in sorted(self.player_at)),  # by player
+            dice=(self.wall.dice.first, self.wall.dice.second),
+            rules=None if self.plain else self.rules,
+        )
+        out: list[Event] = [wire.event(start)]
         order = self._turn_order(self.dealer)
         dealt: dict[int, list[Tile]] = {p: [] for p in order}
         for _ in range(3):
@@ -241,10 +241,8 @@ class HandState:
                     self.concealed[p][tile] += 1
                 elif self.flowers_wild:
                     self.held[p].append(tile)
-            out.append(
-                Event("deal", {"player": p, "tiles": [name(t) for t in sorted(dealt[p])]}, to=p)
-            )
-            out.append(Event("deal", {"player": p, "count": len(dealt[p])}, hide=p))
+            out.append(wire.event(wire.Deal(p, tiles=tuple(sorted(dealt[p]))), to=p))
+            out.append(wire.event(wire.Deal(p, count=len(dealt[p])), hide=p))
         if self.rules.wilds.uses_indicator:
             self._turn_up_indicator(out)
         # Flowers: set aside and replaced from the tail, the dealer first, each player's
@@ -279,14 +277,7 @@ class HandState:
         self.wilds = wild_tiles(self.rules.wilds, tile)
         (self.wild_kind,) = self.wilds
         out.append(
-            Event(
-                "indicator",
-                {
-                    "tile": name(tile),
-                    "flowers": [name(t) for t in self.dead_flowers],
-                    "wild": [name(t) for t in sorted(self.wilds)],
-                },
-            )
+            wire.event(wire.Indicator(tile, tuple(self.dead_flowers), tuple(sorted(self.wilds))))
         )
 
     # ------------------------------------------------------------ actions ---
@@ -411,13 +402,13 @@ class HandState:
             self.concealed[player][tile] -= 4
             self.melds[player].append(Meld(MeldKind.KONG, tile, 0))
             self.claims += 0  # a concealed kong is not a claim
-            out.append(Event("concealed_kong", {"player": player, "tile": name(tile)}, to=player))
-            out.append(Event("concealed_kong", {"player": player}, hide=player))
+            out.append(wire.event(wire.ConcealedKong(player, tile), to=player))
+            out.append(wire.event(wire.ConcealedKong(player), hide=player))
             self._replacement_draw(player, out)
         else:  # ADD_KONG
             assert action.tile is not None
             tile = action.tile
-            out.append(Event("add_kong", {"player": player, "tile": name(tile)}))
+            out.append(wire.event(wire.AddKong(player, tile)))
             robbers = self._robbers(player, tile)
             if robbers or self.hold_claims:
                 self.phase = Phase.ROB
@@ -438,7 +429,7 @@ class HandState:
         self.turns += 1
         self.drawn = None
         self.kong_draw = False
-        out.append(Event("discard", {"player": player, "tile": name(tile)}))
+        out.append(Event(wire.Discard.KIND, wire.Discard.fields(player, tile)))
         options = self._claim_options(player, tile)
         if options or self.hold_claims:
             self.phase = Phase.CLAIM
@@ -529,18 +520,7 @@ class HandState:
             counts[tile] -= 3
             meld = Meld(MeldKind.KONG, tile, offer)
         self.melds[player].append(meld)
-        out.append(
-            Event(
-                "claim",
-                {
-                    "player": player,
-                    "type": action.kind.value,
-                    "tile": name(tile),
-                    "from": discarder,
-                    "meld": str(meld),
-                },
-            )
-        )
+        out.append(wire.event(wire.Claim(player, action.kind, tile, discarder, meld)))
         self.current = player
         if meld.kind is MeldKind.KONG:
             self._replacement_draw(player, out)
@@ -577,7 +557,7 @@ class HandState:
         if not winners:
             return None
         if len(winners) > 1:
-            out.append(Event("head_bump", {"winner": winners[0], "others": winners[1:]}))
+            out.append(wire.event(wire.HeadBump(winners[0], tuple(winners[1:]))))
         return winners[0]
 
     def _complete_added_kong(self, player: int, tile: Tile, out: list[Event]) -> None:
@@ -630,7 +610,7 @@ class HandState:
         ran out first (the hand is then drawn)."""
         while True:
             self.flowers[player].append(flower)
-            out.append(Event("flower", {"player": player, "flower": name(flower)}))
+            out.append(wire.event(wire.Flower(player, flower)))
             if not self.wall.remaining:
                 self._finish_draw(out)
                 return None
@@ -643,10 +623,9 @@ class HandState:
     @staticmethod
     def _draw_events(player: int, tile: Tile, source: str, out: list[Event]) -> None:
         """A draw as its player sees it (the tile) and as the others do (only the source)."""
-        out.append(
-            Event("draw", {"player": player, "tile": name(tile), "source": source}, to=player)
-        )
-        out.append(Event("draw", {"player": player, "source": source}, hide=player))
+        # Built without the typed instances: the events of every turn (wire.Draw.fields).
+        out.append(Event(wire.Draw.KIND, wire.Draw.fields(player, source, tile), to=player))
+        out.append(Event(wire.Draw.KIND, wire.Draw.fields(player, source), hide=player))
 
     # ---------------------------------------------------------- the turn ---
 
@@ -860,43 +839,40 @@ class HandState:
             deltas=deltas,
         )
         out.append(
-            Event(
-                "win",
-                {
-                    "winner": winner,
-                    "discarder": discarder,
-                    "tile": name(hand.win_tile),
-                    "hand": format_hand(hand),
-                    **result.to_dict(),
-                    "deltas": list(self.result.deltas),
-                },
+            wire.event(
+                wire.Win(
+                    winner=winner,
+                    discarder=discarder,
+                    tile=hand.win_tile,
+                    hand=format_hand(hand),
+                    total=result.total,
+                    meets_minimum=result.meets_minimum,
+                    fans=tuple(
+                        wire.WonFan(fc.fan.en, fc.fan.zh, fc.fan.points, fc.count)
+                        for fc in result.fans
+                    ),
+                    deltas=deltas,
+                )
             )
         )
         self._end(out)
 
     def _finish_draw(self, out: list[Event]) -> None:
         self.result = HandResult("draw", None, None, None, None, None, None, (0, 0, 0, 0))
-        out.append(Event("exhausted", {}))
+        out.append(wire.event(wire.Exhausted()))
         self._end(out)
 
     def _end(self, out: list[Event]) -> None:
         self.phase = Phase.OVER
         self.pending = None
         self._legal = {}
-        out.append(
-            Event(
-                "hand_end",
-                {
-                    "hands": [  # by player
-                        {
-                            "concealed": _format_concealed(*self._concealed_tiles(p)),
-                            "melds": [str(m) for m in self.melds[p]],
-                        }
-                        for p in sorted(self.player_at)
-                    ]
-                },
+        hands = tuple(  # by player
+            wire.RevealedHand(
+                wire.format_concealed(*self._concealed_tiles(p)), tuple(self.melds[p])
             )
+            for p in sorted(self.player_at)
         )
+        out.append(wire.event(wire.HandEnd(hands)))
 
     # ------------------------------------------------------------- views ---
 
@@ -971,13 +947,6 @@ class HandState:
         )
 
 
-def _format_concealed(tiles: tuple[Tile, ...], wilds: int) -> str:
-    """Concealed tiles as text, the ``wilds`` wild tiles first: ``"55m123p..."``."""
-    if not wilds:
-        return format_tiles(tiles)
-    return format_tiles(tiles[:wilds]) + format_tiles(tiles[wilds:])
-
-
 @dataclass(frozen=True)  # not slotted: ``to_dict`` is cached on the instance
 class SeatView:
     """One player's place at the table as a viewer may see it.
@@ -1002,17 +971,7 @@ class SeatView:
 
     @cached_property
     def _dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "player": self.player,
-            "wind": self.wind.letter,
-            "concealed_count": self.concealed_count,
-            "melds": [str(m) for m in self.melds] + ["[????]"] * self.hidden_kongs,
-            "flowers": [name(t) for t in self.flowers],
-            "river": [name(t) + ("*" if claimed else "") for t, claimed in self.river],
-        }
-        if self.concealed is not None:
-            out["concealed"] = _format_concealed(self.concealed, self.wilds)
-        return out
+        return wire.encode_seat(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1046,29 +1005,5 @@ class View:
         return next(s for s in self.seats if s.player == player)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "phase": self.phase.value,
-            "round_wind": self.round_wind.letter,
-            "dealer": self.dealer,
-            "dice": [list(self.dice[0]), list(self.dice[1])],
-            "wall_remaining": self.wall_remaining,
-            "current": self.current,
-            "seats": [s.to_dict() for s in self.seats],
-        }
-        if self.drawn is not None:
-            out["drawn"] = name(self.drawn)
-        if self.claim is not None:
-            out["claim"] = {
-                "tile": name(self.claim.tile),
-                "from": self.claim.source,
-                "kind": self.claim.kind,
-            }
-        if self.viewer is not None:
-            out["you"] = self.viewer
-            out["legal"] = [a.to_dict() for a in self.legal]
-        if not is_plain_mcr(self.rules):
-            out["rules"] = self.rules.to_dict()
-            out["indicator"] = name(self.indicator) if self.indicator is not None else None
-            out["dead_flowers"] = [name(t) for t in self.dead_flowers]
-            out["wild_tiles"] = [name(t) for t in sorted(self.wild_tiles)]
-        return out
+        """The JSON form the server sends (``engine.wire.encode_view``)."""
+        return wire.encode_view(self, is_plain_mcr(self.rules))

@@ -18,7 +18,9 @@
   ``reveal``, ``match_end``, errors that answer no pending request) to the per-table state
   (``client.tables``), to the ``on_message`` callback and to the ``messages()`` iterator.
 - ``view_from_dict`` turns the wire view back into the engine's typed ``engine.table.View``,
-  so that the engine bots can play over the network (``play`` does exactly that).
+  so that the engine bots can play over the network (``play`` does exactly that), and
+  ``event_from_dict`` an event into its ``engine.wire`` type (``TableState.typed_events``):
+  both decode through ``engine.wire``, the module the server encodes with.
 - ``record=True`` keeps every received frame (``client.frames``), for tests that check what
   the server let a client see.
 
@@ -45,14 +47,12 @@ from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
+from engine import wire
 from engine.actions import Action, ActionKind
 from engine.bots import Bot
-from engine.errors import MahjongError
-from engine.hand import Meld, MeldKind
-from engine.notation import parse_tiles
-from engine.rules import RulesError, rule_set_from_dict
-from engine.table import ClaimView, Phase, SeatView, View
-from engine.tiles import FLOWERS_BY_NAME, N_KINDS, Tile, Wind
+from engine.errors import InvalidWire
+from engine.hand import Meld
+from engine.table import View
 
 log = logging.getLogger("guobiao.client")
 
@@ -65,7 +65,7 @@ DEFAULT_RATE = 20.0
 DEFAULT_BURST = 20
 REQUEST_TIMEOUT = 10.0
 MAX_TRACKED_ACTIONS = 256  # ids of recent actions, to tell which table an error is about
-HIDDEN_KONG = "[????]"
+HIDDEN_KONG = wire.HIDDEN_KONG  # a face-down kong in a view
 
 # Refusals that mean our answer to this seq is in already (a resent duplicate).
 PLAYED = frozenset({"stale", "already_answered"})
@@ -109,7 +109,7 @@ class RequestTimeout(ClientError, TimeoutError):
 
 
 class ViewError(ClientError, ValueError):
-    """A wire view that cannot be turned into an ``engine.table.View``."""
+    """A wire view or event that does not decode (``engine.wire``)."""
 
 
 # ---------------------------------------------------------------- messages ---
@@ -184,6 +184,10 @@ class TableState:
 
     def typed_view(self) -> View | None:
         return view_from_dict(self.view) if self.view is not None else None
+
+    def typed_events(self) -> list[wire.WireEvent]:
+        """The events of the current hand as ``engine.wire`` event types."""
+        return [event_from_dict(e) for e in self.events]
 
 
 _Predicate = Callable[[Incoming], bool]
@@ -736,168 +740,35 @@ def normalize_url(url: str) -> str:
 # -------------------------------------------------------------------- views ---
 
 
-def _tile(text: object, what: str) -> Tile:
-    if not isinstance(text, str):
-        raise ViewError(f"{what}: expected a tile like '5m', got {text!r}")
-    try:
-        tiles = parse_tiles(text)
-    except ValueError as exc:
-        raise ViewError(f"{what}: {exc}") from None
-    if len(tiles) != 1 or not 0 <= tiles[0] < N_KINDS:
-        raise ViewError(f"{what}: {text!r} is not one tile")
-    return tiles[0]
-
-
-def _flower(text: object) -> Tile:
-    if isinstance(text, str) and text in FLOWERS_BY_NAME:
-        return FLOWERS_BY_NAME[text]
-    raise ViewError(f"flowers: expected 'f1'..'f8', got {text!r}")
-
-
 def parse_meld(text: str) -> Meld:
     """``"[123m,1]"`` (chow, claimed tile 1st), ``"[EEE,2]"``, ``"[5555p]"`` (concealed kong)."""
-    if not isinstance(text, str) or not (text.startswith("[") and text.endswith("]")):
-        raise ViewError(f"a meld is written like '[123m,1]', got {text!r}")
-    body = text[1:-1]
-    offer = 0
-    if "," in body:
-        body, _, offer_text = body.partition(",")
-        if offer_text not in ("1", "2", "3"):
-            raise ViewError(f"meld {text!r}: the offer must be 1, 2 or 3")
-        offer = int(offer_text)
     try:
-        tiles = sorted(parse_tiles(body))
-    except ValueError as exc:
-        raise ViewError(f"meld {text!r}: {exc}") from None
-    if len(tiles) == 4 and len(set(tiles)) == 1:
-        kind = MeldKind.KONG
-    elif len(tiles) == 3 and len(set(tiles)) == 1:
-        kind = MeldKind.PUNG
-    elif (
-        len(tiles) == 3
-        and tiles[2] < 27
-        and tiles[0] // 9 == tiles[2] // 9
-        and tiles == [tiles[0], tiles[0] + 1, tiles[0] + 2]
-    ):
-        kind = MeldKind.CHOW
-    else:
-        raise ViewError(f"meld {text!r} is not a chow, pung or kong")
-    if offer == 0 and kind is not MeldKind.KONG:
-        raise ViewError(f"meld {text!r}: only a concealed kong has no offer")
-    try:
-        return Meld(kind, tiles[0], offer)
-    except ValueError as exc:
-        raise ViewError(f"meld {text!r}: {exc}") from None
-
-
-def _any_tile(text: object, what: str) -> Tile:
-    """A tile or a flower (``"f1"``..``"f8"``): wild tiles may be flowers."""
-    if isinstance(text, str) and text.startswith("f"):
-        return _flower(text)
-    return _tile(text, what)
-
-
-def _concealed_from_text(text: object, wild_tiles: frozenset[Tile]) -> tuple[tuple[Tile, ...], int]:
-    """Concealed tiles as the engine holds them: wild tiles first, then sorted; and how many
-    are wild. Flowers held as wild tiles are written ``f1``..``f8`` before the rest."""
-    if not isinstance(text, str):
-        raise ViewError(f"concealed tiles: expected text, got {text!r}")
-    flowers = []
-    rest = text
-    while rest.startswith("f"):
-        flowers.append(_flower(rest[:2]))
-        rest = rest[2:]
-    try:
-        tiles = sorted(flowers + parse_tiles(rest))
-    except ValueError as exc:
-        raise ViewError(f"concealed tiles {text!r}: {exc}") from None
-    wild = [t for t in tiles if t in wild_tiles]
-    return (*wild, *(t for t in tiles if t not in wild_tiles)), len(wild)
-
-
-def _seat_from_dict(d: Mapping[str, Any], wild_tiles: frozenset[Tile] = frozenset()) -> SeatView:
-    try:
-        melds_text = list(d.get("melds", []))
-        river_text = list(d.get("river", []))
-        hidden = sum(1 for m in melds_text if m == HIDDEN_KONG)
-        river = []
-        for entry in river_text:
-            claimed = isinstance(entry, str) and entry.endswith("*")
-            river.append((_tile(entry[:-1] if claimed else entry, "river"), claimed))
-        concealed: tuple[Tile, ...] | None = None
-        wilds = 0
-        if d.get("concealed") is not None:
-            concealed, wilds = _concealed_from_text(d["concealed"], wild_tiles)
-        return SeatView(
-            player=int(d["player"]),
-            wind=Wind.parse(str(d["wind"])),
-            concealed_count=int(d["concealed_count"]),
-            melds=tuple(parse_meld(m) for m in melds_text if m != HIDDEN_KONG),
-            hidden_kongs=hidden,
-            flowers=tuple(_flower(f) for f in d.get("flowers", [])),
-            river=tuple(river),
-            concealed=concealed,
-            wilds=wilds,
-        )
-    except (KeyError, TypeError) as exc:
-        raise ViewError(f"a seat view lacks or garbles {exc}: {dict(d)!r}") from None
+        return wire.decode_meld(text)
+    except InvalidWire as exc:
+        raise ViewError(str(exc)) from None
 
 
 def view_from_dict(d: Mapping[str, Any]) -> View:
-    """The engine's ``View`` from its wire form (``View.to_dict``): the inverse of it.
+    """The engine's ``View`` from its wire form (``engine.wire.decode_view``, the inverse of
+    ``View.to_dict``).
 
     ``"[????]"`` melds become ``hidden_kongs``; river tiles with ``*`` were claimed; a view
     without ``you`` is a spectator's (``viewer`` None, nothing legal). Raises ``ViewError``
     saying what is malformed.
     """
-    if not isinstance(d, Mapping):
-        raise ViewError(f"a view must be an object, got {d!r}")
     try:
-        dice = d["dice"]
-        claim = d.get("claim")
-        claim_view = None
-        if claim is not None:
-            claim_view = ClaimView(
-                _tile(claim["tile"], "claim tile"), int(claim["from"]), str(claim["kind"])
-            )
-        legal = []
-        for a in d.get("legal", []) or []:
-            try:
-                legal.append(Action.from_dict(a))
-            except MahjongError as exc:
-                raise ViewError(f"legal action {a!r}: {exc}") from None
-        drawn = d.get("drawn")
-        viewer = d.get("you")
-        extra: dict[str, Any] = {}
-        wild_tiles: frozenset[Tile] = frozenset()
-        if "rules" in d:  # any rule set but plain MCR
-            try:
-                extra["rules"] = rule_set_from_dict(d["rules"])
-            except RulesError as exc:
-                raise ViewError(f"rules: {exc}") from None
-            indicator = d.get("indicator")
-            wild_tiles = frozenset(_any_tile(t, "wild tile") for t in d.get("wild_tiles", []))
-            extra["indicator"] = _tile(indicator, "indicator") if indicator is not None else None
-            extra["dead_flowers"] = tuple(_flower(f) for f in d.get("dead_flowers", []))
-            extra["wild_tiles"] = wild_tiles
-        return View(
-            viewer=int(viewer) if viewer is not None else None,
-            phase=Phase(d["phase"]),
-            round_wind=Wind.parse(str(d["round_wind"])),
-            dealer=int(d["dealer"]),
-            dice=((int(dice[0][0]), int(dice[0][1])), (int(dice[1][0]), int(dice[1][1]))),
-            wall_remaining=int(d["wall_remaining"]),
-            current=int(d["current"]),
-            seats=tuple(_seat_from_dict(s, wild_tiles) for s in d["seats"]),
-            drawn=_any_tile(drawn, "drawn") if drawn is not None else None,
-            claim=claim_view,
-            legal=tuple(legal),
-            **extra,
-        )
-    except ViewError:
-        raise
-    except (KeyError, IndexError, TypeError, ValueError, MahjongError) as exc:
-        raise ViewError(f"malformed view ({type(exc).__name__}: {exc})") from None
+        return wire.decode_view(d)
+    except InvalidWire as exc:
+        raise ViewError(str(exc)) from None
+
+
+def event_from_dict(d: Mapping[str, Any]) -> wire.WireEvent:
+    """An event (``{"kind": "discard", ...}``) as its ``engine.wire`` type; raises
+    ``ViewError`` saying what is malformed."""
+    try:
+        return wire.decode_event(d)
+    except InvalidWire as exc:
+        raise ViewError(str(exc)) from None
 
 
 # --------------------------------------------------------------- playing ---

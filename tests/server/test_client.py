@@ -15,6 +15,7 @@ import pytest_asyncio
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
+from engine import wire
 from engine.actions import Action, ActionKind
 from engine.bots import make_bot
 from engine.hand import Meld, MeldKind
@@ -27,7 +28,9 @@ from server.client import (
     ConnectionLost,
     RequestTimeout,
     ServerError,
+    TableState,
     ViewError,
+    event_from_dict,
     fallback_action,
     normalize_url,
     parse_meld,
@@ -129,6 +132,22 @@ def test_view_from_dict_rejects_garbled_views() -> None:
         view_from_dict({k: v for k, v in good.items() if k != "current"})
     with pytest.raises(ViewError):
         view_from_dict([])  # type: ignore[arg-type]
+
+
+def test_events_decode_to_the_wire_types() -> None:
+    match = Match(5)
+    events = match.start_hand()
+    state = TableState("t1", events=[{"kind": e.kind, **e.data} for e in events if e.visible_to(0)])
+    typed = state.typed_events()
+    assert [type(e) for e in typed[:3]] == [wire.MatchStart, wire.HandStart, wire.Deal]
+    deals = {e.player: e for e in typed if isinstance(e, wire.Deal)}
+    assert sorted(deals) == [0, 1, 2, 3]
+    own = deals[0].tiles
+    assert own is not None and len(own) in (13, 14)  # the seat's own tiles, a count for others
+    assert all(deals[p].tiles is None and deals[p].count in (13, 14) for p in (1, 2, 3))
+    assert event_from_dict({"kind": "discard", "player": 1, "tile": "7p"}) == wire.Discard(1, 15)
+    with pytest.raises(ViewError, match=r"event discard\.tile"):
+        event_from_dict({"kind": "discard", "player": 1, "tile": "7x"})
 
 
 def test_fallback_action_prefers_pass_then_the_drawn_tile() -> None:
