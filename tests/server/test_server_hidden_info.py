@@ -15,7 +15,7 @@ second one comes in mid-hand. Every frame each of them received is then checked:
 - fairness, as a client can check it: each ``reveal`` matches the hand's ``commit``, and the
   wall rebuilt from the revealed seed gives the dice, the deal and every draw seen.
 
-The match seed is pinned (``secrets.randbits`` of ``server.tables``) to one whose match, with
+The match seed is pinned (``secrets.randbits`` of ``server.table``) to one whose match, with
 four default bots, has a concealed kong, an added kong, claims and a drawn hand.
 """
 
@@ -33,8 +33,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from fakes import FakePeer
 
-import server.tables
+import server.lobby
+import server.table
 from engine.actions import Action, Event
 from engine.bots import make_bot
 from engine.match import Match, hand_seeds
@@ -85,7 +87,7 @@ def pinned_seed(monkeypatch: pytest.MonkeyPatch) -> int:
         token_hex=secrets.token_hex,
         token_urlsafe=secrets.token_urlsafe,
     )
-    monkeypatch.setattr(server.tables, "secrets", fake)
+    monkeypatch.setattr(server.table, "secrets", fake)
     return seed
 
 
@@ -550,23 +552,6 @@ CAN_PUNG = {0: DEALER_5P, **QUIET, 2: "55p26m26sCFPESWN"}
 NOBODY = {0: DEALER_5P, **QUIET, 2: "26m26p26sCFPESWN"}
 
 
-@dataclass(eq=False)
-class FakePeer:
-    """A connection as the table sees it, keeping every text it is sent."""
-
-    username: str | None
-    texts: list[str] = field(default_factory=list)
-
-    def send(self, text: str) -> None:
-        self.texts.append(text)
-
-    def prompted(self, table: str, seq: int) -> None:
-        """Server-side only (the connection's rate limit), never sent: nothing to keep."""
-
-    def updates(self) -> list[Frame]:
-        return [f["payload"] for f in map(json.loads, self.texts) if f["type"] == "update"]
-
-
 class Clock:
     def __init__(self) -> None:
         self.now = 1000.0
@@ -607,18 +592,19 @@ async def play_the_window(
         token_hex=lambda n: "ab" * n,
         token_urlsafe=lambda n: "x" * n,
     )
-    monkeypatch.setattr(server.tables, "Match", Stacked)
-    monkeypatch.setattr(server.tables, "secrets", pinned)
-    monkeypatch.setattr(server.tables, "time", types.SimpleNamespace(monotonic=clock.monotonic))
+    monkeypatch.setattr(server.table, "Match", Stacked)
+    monkeypatch.setattr(server.table, "secrets", pinned)
+    monkeypatch.setattr(server.lobby, "secrets", pinned)
+    monkeypatch.setattr(server.table, "time", types.SimpleNamespace(monotonic=clock.monotonic))
     app = await start_server(timers={"turn_seconds": 60, "claim_window_ms": WINDOW_MS})
     assert app.lobby is not None
     table = await app.lobby.create(None, 1 if timeout else None, False)
     assert table.claim_window_ms == WINDOW_MS
     seats = [FakePeer(f"player{p}") for p in range(4)]
     spectator = FakePeer(None)
-    await table.queue.put(server.tables.WatchInput(spectator, None, None))
+    await table.queue.put(server.table.WatchInput(spectator, None, None))
     for p, peer in enumerate(seats):
-        await table.queue.put(server.tables.JoinInput(peer, None, p, None))
+        await table.queue.put(server.table.JoinInput(peer, None, p, None))
     await until(lambda: table.match is not None and table.seq == 1, "the deal")
     assert table.match is not None and table.match.hold_claims
 
@@ -629,10 +615,10 @@ async def play_the_window(
         refused (to the stranger alone) and the table drives on; the second refusal comes
         once it is done with the first."""
         for told in (len(stranger.texts), len(stranger.texts) + 1):
-            await table.queue.put(server.tables.SyncInput(stranger, None))
+            await table.queue.put(server.table.SyncInput(stranger, None))
             await until(lambda n=told: len(stranger.texts) > n, "the stranger's refusal")
 
-    discard = server.tables.PlayInput(
+    discard = server.table.PlayInput(
         seats[0], None, table.seq, Action.from_dict({"type": "discard", "tile": "5p"})
     )
     await table.queue.put(discard)
@@ -647,7 +633,7 @@ async def play_the_window(
         await poke()
     elif may_answer:
         await table.queue.put(
-            server.tables.PlayInput(seats[2], None, 2, Action.from_dict({"type": "pass"}))
+            server.table.PlayInput(seats[2], None, 2, Action.from_dict({"type": "pass"}))
         )
     await until(hand.claims_answered, "every answer in")
     # A second later everyone but player 2 asks for a full update.
@@ -656,7 +642,7 @@ async def play_the_window(
     readers = (seats[0], seats[1], seats[3], spectator)
     asked = [len(peer.texts) for peer in readers]
     for peer in readers:
-        await table.queue.put(server.tables.SyncInput(peer, None))
+        await table.queue.put(server.table.SyncInput(peer, None))
     await until(
         lambda: all(len(p.texts) > n for p, n in zip(readers, asked, strict=True)), "the syncs"
     )
