@@ -393,18 +393,17 @@ class Table:
         failures = 0
         while True:
             try:
-                if failures == 0:
-                    await self._drive()
+                # (Also before the first input: a restored match may play to its end alone.)
+                if failures == 0 and await self._drove_to_the_end():
+                    return
                 item = await self._next_input()
                 if isinstance(item, StopInput):
                     return
                 if item is not None:
                     await self._handle(item)
-                await self._drive()
-                self._changed()
+                done = await self._drove_to_the_end()
                 failures = 0
-                if self.state == "finished" and not self.peers and not self.unsaved:
-                    self.host.table_done(self)
+                if done:
                     return
             except Exception:
                 # A table must not die of one bad input or a passing database error:
@@ -412,6 +411,16 @@ class Table:
                 failures += 1
                 log.exception("table %s: error #%s while driving it", self.id, failures)
                 await asyncio.sleep(min(0.1 * 2**failures, 10.0))
+
+    async def _drove_to_the_end(self) -> bool:
+        """Drive the table, tell the host what changed; True once the table is finished,
+        saved and left by everyone (the host is told to forget it)."""
+        await self._drive()
+        self._changed()
+        if self.state == "finished" and not self.peers and not self.unsaved:
+            self.host.table_done(self)
+            return True
+        return False
 
     async def _next_input(self) -> _Input | None:
         """The next input, or None when it is time to drive the table again."""
