@@ -22,6 +22,7 @@ four default bots, has a concealed kong, an added kong, claims and a drawn hand.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import hashlib
 import json
@@ -33,9 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from fakes import FakePeer
+from fakes import QUICK, FakePeer, table_for
 
-import server.lobby
 import server.table
 from engine.actions import Action, Event
 from engine.bots import make_bot
@@ -568,7 +568,6 @@ async def until(condition: Callable[[], bool], what: str) -> None:
 
 
 async def play_the_window(
-    start_server: Callable[..., Awaitable[App]],
     monkeypatch: pytest.MonkeyPatch,
     hands: dict[int, str],
     *,
@@ -576,7 +575,8 @@ async def play_the_window(
 ) -> dict[str, list[str]]:
     """Deal ``hands``; the dealer discards 5p, player 2 passes if it may answer (with
     ``timeout``: its 1 s turn runs out instead), the window runs out and player 1 draws.
-    Returns every text each connection got, by name."""
+    Returns every text each connection got, by name. (The table is driven directly, with
+    fake peers and the in-memory store: what the window hides is the table's doing.)"""
     import tablekit  # noqa: PLC0415 (tests/ is on the path; only this section needs it)
 
     wall = tablekit.stacked_wall(hands, draws="9p 9m")
@@ -594,11 +594,10 @@ async def play_the_window(
     )
     monkeypatch.setattr(server.table, "Match", Stacked)
     monkeypatch.setattr(server.table, "secrets", pinned)
-    monkeypatch.setattr(server.lobby, "secrets", pinned)
     monkeypatch.setattr(server.table, "time", types.SimpleNamespace(monotonic=clock.monotonic))
-    app = await start_server(timers={"turn_seconds": 60, "claim_window_ms": WINDOW_MS})
-    assert app.lobby is not None
-    table = await app.lobby.create(None, 1 if timeout else None, False)
+    timers = dataclasses.replace(QUICK, turn_seconds=60, claim_window_ms=WINDOW_MS)
+    table = table_for(timers=timers, turn_seconds=1 if timeout else None)
+    table.start()
     assert table.claim_window_ms == WINDOW_MS
     seats = [FakePeer(f"player{p}") for p in range(4)]
     spectator = FakePeer(None)
@@ -666,10 +665,10 @@ async def play_the_window(
 @pytest.mark.asyncio
 @pytest.mark.parametrize("timeout", [False, True], ids=["pass", "timeout"])
 async def test_the_claim_window_tells_a_non_claimant_and_a_spectator_nothing(
-    start_server: Callable[..., Awaitable[App]], monkeypatch: pytest.MonkeyPatch, timeout: bool
+    monkeypatch: pytest.MonkeyPatch, timeout: bool
 ) -> None:
-    claim = await play_the_window(start_server, monkeypatch, CAN_PUNG, timeout=timeout)
-    nobody = await play_the_window(start_server, monkeypatch, NOBODY, timeout=timeout)
+    claim = await play_the_window(monkeypatch, CAN_PUNG, timeout=timeout)
+    nobody = await play_the_window(monkeypatch, NOBODY, timeout=timeout)
     assert claim["answered"] == ["True"] and nobody["answered"] == ["False"]  # the test bites
     # Player 2 was asked on one table and not on the other ...
     legal_2 = [u["view"]["legal"] for u in FakePeer(None, claim["player2"]).updates()]
