@@ -515,27 +515,21 @@ async def test_a_connection_that_logs_out_stops_getting_the_seats_private_view(a
 
 
 @pytest.mark.asyncio
-async def test_the_first_update_of_every_player_is_the_deal(app: App) -> None:
-    url = f"ws://127.0.0.1:{app.port}/ws"
-    clients = [await Client.connect(url, record=True, rate=None) for _ in range(4)]
+async def test_the_first_update_of_every_player_is_the_deal() -> None:
+    """(On the table itself, with fake connections: what it sends is the table's doing.)"""
+    table = table_for(turn_seconds=30)
+    table.start()
+    peers = [FakePeer(f"player{p}") for p in range(4)]
     try:
-        for client in clients:
-            await client.guest()
-        table = (await clients[0].create_table(turn_seconds=30)).table
-        for seat, client in enumerate(clients):
-            await client.join_table(table, seat=seat)
-        for client in clients:
-            if not client.tables[table].hand_no:
-                await client.wait_for(
-                    lambda m: m.type == "update" and m.payload["view"] is not None
-                )
-        firsts = [next(f["payload"] for f in c.frames if f["type"] == "update") for c in clients]
+        for seat, peer in enumerate(peers):
+            await table.queue.put(server.table.JoinInput(peer, None, seat, None))
+        await until(lambda: all(p.updates() for p in peers), "every player's first update")
+        firsts = [p.updates()[0] for p in peers]
         assert [(u["seq"], u["hand_no"], u["view"] is not None) for u in firsts] == [
             (1, 1, True)
         ] * 4
     finally:
-        for client in clients:
-            await client.close()
+        await table.stop()
 
 
 # -------------------------------------------------------- the claim window ---
