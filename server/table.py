@@ -308,6 +308,7 @@ class Table:
         return self.preset
 
     def summary(self) -> dict[str, Any]:
+        """The table as a ``table`` message and a ``tables`` listing show it."""
         return {
             "table": self.id,
             "rules": self.rules,
