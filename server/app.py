@@ -2,7 +2,7 @@
 
 A ``Connection`` decodes each frame into a typed message (``server.protocol``),
 answers account and lobby requests, and hands table inputs to the table's
-owner task (``server.tables``); it never touches a match itself. Outgoing
+owner task (``server.table``); it never touches a match itself. Outgoing
 messages go through a bounded queue per connection with its own writer task,
 so one slow client cannot hold up a table: when its queue is full it is
 disconnected.
@@ -27,14 +27,14 @@ from server import accounts, protocol
 from server.config import Config
 from server.db.store import Store, upgrade
 from server.errors import ServerError
+from server.lobby import Lobby
 from server.protocol import ProtocolError, encode, error
-from server.tables import (
+from server.table import (
     AddBotsInput,
     BackInput,
     GoneInput,
     JoinInput,
     LeaveInput,
-    Lobby,
     PlayInput,
     SyncInput,
     Table,

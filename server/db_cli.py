@@ -26,7 +26,8 @@ from server.db import migrate
 from server.db.engine import display
 from server.db.errors import BadDatabaseURL
 from server.db.store import MatchRow, Store
-from server.tables import LobbyError, replay_log
+from server.lobby import replay_log
+from server.table import LobbyError
 
 
 def add_parser(

@@ -5,7 +5,7 @@
     ServerError(code, reason)        base of every refusal the server sends as an ``error``
     ├── protocol.ProtocolError        a frame that does not decode (or comes out of order)
     ├── accounts.AccountError         an account request refused
-    └── tables.LobbyError             a lobby or table request refused
+    └── table.LobbyError              a lobby or table request refused
 
 The engine's ``IllegalAction`` is not a ``ServerError`` (the engine knows nothing of the
 server), but its codes go on the wire as they are, so they are registered here too.
@@ -35,7 +35,7 @@ CODES: dict[str, str] = {
     "username_taken": "registration refused: the name is taken",
     "bad_username": "registration refused: not 3-20 letters, digits, `_` or `-`, or `guest-...`",
     "weak_password": "registration refused: a password needs at least 8 characters",
-    # Lobby and tables (server.tables)
+    # Lobby and tables (server.lobby, server.table)
     "no_such_table": "there is no table of that id",
     "table_full": "the table has no free seat, or the server holds as many tables as it may",
     "seat_taken": "that seat is taken",

@@ -19,7 +19,7 @@ from engine.table import HandState
 from engine.tiles import FLOWER_NAMES, Wind, is_flower, name
 from engine.wall import Wall
 from server.presets import PresetError, load_presets
-from server.tables import commitment
+from server.table import commitment
 
 
 def add_parser(

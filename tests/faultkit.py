@@ -5,7 +5,7 @@
   connection is lost during the commit). It counts the faults it injected.
 - ``bot_match``: a table of the in-process lobby where a registered player joins, adds
   server bots and leaves: the server then plays her seat with its ``default`` bot, so the
-  whole match is fixed by its seed (``server.tables.new_match_seed`` is replaced).
+  whole match is fixed by its seed (``server.table.new_match_seed`` is replaced).
 - ``offline`` and ``check_match``: the same match played offline by the engine, and the
   comparison of a stored match with it: final scores, hand records, action log, the log
   replaying, and the human's counts.
@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from fakes import FakePeer
 from sqlalchemy.exc import OperationalError
 
 from engine.actions import Action
@@ -30,7 +31,8 @@ from engine.rules import MCR
 from engine.simulation import play_match
 from server.config import Config, LimitsSection, TimersSection
 from server.db.store import Store
-from server.tables import AddBotsInput, JoinInput, LeaveInput, Lobby, Table, replay_log
+from server.lobby import Lobby, replay_log
+from server.table import AddBotsInput, JoinInput, LeaveInput, Table
 
 WRITES = ("append_action", "finish_hand", "create_match", "finish_match", "save_table")
 HUMAN = "alice_faults"
@@ -104,21 +106,7 @@ class FaultyStore:
         return write
 
 
-@dataclass
-class Peer:
-    """A connection as a table sees it: it keeps what it is sent."""
-
-    username: str | None
-    sent: list[dict[str, Any]] = field(default_factory=list)
-
-    def send(self, text: str) -> None:
-        self.sent.append(json.loads(text))
-
-    def prompted(self, table: str, seq: int) -> None:
-        """Server-side only (the connection's rate limit): nothing to keep."""
-
-    def __hash__(self) -> int:
-        return id(self)
+Peer = FakePeer  # a connection as a table sees it: it keeps what it is sent
 
 
 async def bot_match(lobby: Lobby, bot: str = "fast", human: str = HUMAN) -> Table:

@@ -8,13 +8,14 @@ import json
 from collections.abc import Awaitable, Callable
 
 import pytest
+from fakes import table_for
 
 from server import protocol
 from server.app import App
 from server.client import Client
 from server.config import ConfigError, TimersSection, load
 from server.protocol import ProtocolError, decode
-from server.tables import BOT, HUMAN, Seat, Table
+from server.table import BOT, HUMAN, Seat
 
 
 def test_the_default_window_is_on_and_the_file_and_code_agree() -> None:
@@ -67,9 +68,7 @@ async def test_a_table_shows_its_window_the_servers_or_its_own(
 
 
 def test_only_tables_with_a_person_seated_hold_their_claim_windows() -> None:
-    table = Table(
-        id="t1", rules="mcr", turn_seconds=15, private=False, invite_code=None, lobby=None
-    )  # type: ignore[arg-type]  # the lobby is not asked here
+    table = table_for()
     table.seats = [Seat(BOT, "default") for _ in range(4)]
     assert not table.holds_claims
     table.seats[2] = Seat(HUMAN, "lin", connected=False)  # away or not: a person sits there

@@ -35,16 +35,17 @@ import pytest_asyncio
 from faultkit import CONFIG, HUMAN, TALLY, FailNth, FaultyStore, Peer, bot_match, check_match
 from sqlalchemy import event, make_url, text
 
+import server.table
 from engine.actions import Action, ActionKind
 from engine.errors import IllegalAction
 from engine.match import Match
 from engine.rules import MCR
-from server import tables
 from server.app import App
 from server.cli import main as guobiao
 from server.config import Config, DatabaseSection, ServerSection
 from server.db.store import Store, TableRow, upgrade
-from server.tables import JoinInput, Lobby, PlayInput
+from server.lobby import Lobby
+from server.table import JoinInput, PlayInput
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 20261201
@@ -54,9 +55,9 @@ SEED = 20261201
 def fixed_seed_and_quick_retries(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every match gets ``SEED``; a paused table tries its database again every 10-50 ms.
     Prints the figures of the test at its end."""
-    monkeypatch.setattr(tables, "new_match_seed", lambda: SEED)
-    monkeypatch.setattr(tables, "STORE_RETRY_FIRST", 0.01)
-    monkeypatch.setattr(tables, "STORE_RETRY_MAX", 0.05)
+    monkeypatch.setattr(server.table, "new_match_seed", lambda: SEED)
+    monkeypatch.setattr(server.table, "STORE_RETRY_FIRST", 0.01)
+    monkeypatch.setattr(server.table, "STORE_RETRY_MAX", 0.05)
     yield
     print(f"\n[faults] {TALLY.line()}")
 
@@ -365,7 +366,7 @@ async def test_postgres_connections_killed_mid_match(postgres_database: Any) -> 
     kills = 0
     errors: list[str] = []
     handler = Catch(errors)
-    tables.log.addHandler(handler)
+    server.table.log.addHandler(handler)
     try:
         lobby = Lobby(CONFIG, store)
         table = await bot_match(lobby, "fast")
@@ -390,7 +391,7 @@ async def test_postgres_connections_killed_mid_match(postgres_database: Any) -> 
         TALLY.faults += kills
         await check_match(store, match_id, SEED, "fast", memory)
     finally:
-        tables.log.removeHandler(handler)
+        server.table.log.removeHandler(handler)
         await killer.close()
         await store.close()
         admin = await Store.open(url)
@@ -423,7 +424,7 @@ async def test_sqlite_read_only_or_locked_for_a_while(sqlite_store: Store, fault
     faulty = FaultyStore(sqlite_store)
     lobby = Lobby(CONFIG, faulty)
     handler = Catch(errors)
-    tables.log.addHandler(handler)
+    server.table.log.addHandler(handler)
     try:
         table = await bot_match(lobby)
         match_id = await faultkit.match_of(sqlite_store, table.id)
@@ -444,7 +445,7 @@ async def test_sqlite_read_only_or_locked_for_a_while(sqlite_store: Store, fault
                 holder.close()
         memory = await play_out(lobby, sqlite_store, table.id, match_id)
     finally:
-        tables.log.removeHandler(handler)
+        server.table.log.removeHandler(handler)
     expected = "readonly database" if fault == "read-only" else "database is locked"
     seen = [e for e in errors if expected in e]
     assert len(seen) >= 3, errors[:5]
@@ -468,11 +469,11 @@ def lock(path: str) -> sqlite3.Connection:
             return holder
 
 
-class Catch(tables.logging.Handler):
+class Catch(server.table.logging.Handler):
     """Keeps the messages of the table log's failures."""
 
     def __init__(self, into: list[str]) -> None:
-        super().__init__(tables.logging.WARNING)
+        super().__init__(server.table.logging.WARNING)
         self.into = into
 
     def emit(self, record: Any) -> None:

@@ -42,7 +42,7 @@ from test_server_bad_input import (
     url_of,
 )
 
-import server.tables
+import server.table
 from engine.bots import make_bot
 from engine.match import Match
 from engine.rules import RuleSet
@@ -361,7 +361,7 @@ async def test_every_server_example_is_what_the_server_sends(
         token_hex=secrets.token_hex,
         token_urlsafe=secrets.token_urlsafe,
     )
-    monkeypatch.setattr(server.tables, "secrets", pinned)
+    monkeypatch.setattr(server.table, "secrets", pinned)
     session = await scripted_session(await start_server())
     shapes = session.shapes
     mcr = Config().rule_presets()["mcr"]

@@ -15,13 +15,14 @@ second one comes in mid-hand. Every frame each of them received is then checked:
 - fairness, as a client can check it: each ``reveal`` matches the hand's ``commit``, and the
   wall rebuilt from the revealed seed gives the dice, the deal and every draw seen.
 
-The match seed is pinned (``secrets.randbits`` of ``server.tables``) to one whose match, with
+The match seed is pinned (``secrets.randbits`` of ``server.table``) to one whose match, with
 four default bots, has a concealed kong, an added kong, claims and a drawn hand.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import hashlib
 import json
@@ -33,8 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from fakes import QUICK, FakePeer, table_for
 
-import server.tables
+import server.table
 from engine.actions import Action, Event
 from engine.bots import make_bot
 from engine.match import Match, hand_seeds
@@ -85,7 +87,7 @@ def pinned_seed(monkeypatch: pytest.MonkeyPatch) -> int:
         token_hex=secrets.token_hex,
         token_urlsafe=secrets.token_urlsafe,
     )
-    monkeypatch.setattr(server.tables, "secrets", fake)
+    monkeypatch.setattr(server.table, "secrets", fake)
     return seed
 
 
@@ -513,27 +515,21 @@ async def test_a_connection_that_logs_out_stops_getting_the_seats_private_view(a
 
 
 @pytest.mark.asyncio
-async def test_the_first_update_of_every_player_is_the_deal(app: App) -> None:
-    url = f"ws://127.0.0.1:{app.port}/ws"
-    clients = [await Client.connect(url, record=True, rate=None) for _ in range(4)]
+async def test_the_first_update_of_every_player_is_the_deal() -> None:
+    """(On the table itself, with fake connections: what it sends is the table's doing.)"""
+    table = table_for(turn_seconds=30)
+    table.start()
+    peers = [FakePeer(f"player{p}") for p in range(4)]
     try:
-        for client in clients:
-            await client.guest()
-        table = (await clients[0].create_table(turn_seconds=30)).table
-        for seat, client in enumerate(clients):
-            await client.join_table(table, seat=seat)
-        for client in clients:
-            if not client.tables[table].hand_no:
-                await client.wait_for(
-                    lambda m: m.type == "update" and m.payload["view"] is not None
-                )
-        firsts = [next(f["payload"] for f in c.frames if f["type"] == "update") for c in clients]
+        for seat, peer in enumerate(peers):
+            await table.queue.put(server.table.JoinInput(peer, None, seat, None))
+        await until(lambda: all(p.updates() for p in peers), "every player's first update")
+        firsts = [p.updates()[0] for p in peers]
         assert [(u["seq"], u["hand_no"], u["view"] is not None) for u in firsts] == [
             (1, 1, True)
         ] * 4
     finally:
-        for client in clients:
-            await client.close()
+        await table.stop()
 
 
 # -------------------------------------------------------- the claim window ---
@@ -548,23 +544,6 @@ DEALER_5P = "5p48m48p48sCFPESWN"
 QUIET = {1: "37m37p37sCFPESWN", 3: "48m48p48sCFPESWN"}
 CAN_PUNG = {0: DEALER_5P, **QUIET, 2: "55p26m26sCFPESWN"}
 NOBODY = {0: DEALER_5P, **QUIET, 2: "26m26p26sCFPESWN"}
-
-
-@dataclass(eq=False)
-class FakePeer:
-    """A connection as the table sees it, keeping every text it is sent."""
-
-    username: str | None
-    texts: list[str] = field(default_factory=list)
-
-    def send(self, text: str) -> None:
-        self.texts.append(text)
-
-    def prompted(self, table: str, seq: int) -> None:
-        """Server-side only (the connection's rate limit), never sent: nothing to keep."""
-
-    def updates(self) -> list[Frame]:
-        return [f["payload"] for f in map(json.loads, self.texts) if f["type"] == "update"]
 
 
 class Clock:
@@ -583,7 +562,6 @@ async def until(condition: Callable[[], bool], what: str) -> None:
 
 
 async def play_the_window(
-    start_server: Callable[..., Awaitable[App]],
     monkeypatch: pytest.MonkeyPatch,
     hands: dict[int, str],
     *,
@@ -591,7 +569,8 @@ async def play_the_window(
 ) -> dict[str, list[str]]:
     """Deal ``hands``; the dealer discards 5p, player 2 passes if it may answer (with
     ``timeout``: its 1 s turn runs out instead), the window runs out and player 1 draws.
-    Returns every text each connection got, by name."""
+    Returns every text each connection got, by name. (The table is driven directly, with
+    fake peers and the in-memory store: what the window hides is the table's doing.)"""
     import tablekit  # noqa: PLC0415 (tests/ is on the path; only this section needs it)
 
     wall = tablekit.stacked_wall(hands, draws="9p 9m")
@@ -607,18 +586,18 @@ async def play_the_window(
         token_hex=lambda n: "ab" * n,
         token_urlsafe=lambda n: "x" * n,
     )
-    monkeypatch.setattr(server.tables, "Match", Stacked)
-    monkeypatch.setattr(server.tables, "secrets", pinned)
-    monkeypatch.setattr(server.tables, "time", types.SimpleNamespace(monotonic=clock.monotonic))
-    app = await start_server(timers={"turn_seconds": 60, "claim_window_ms": WINDOW_MS})
-    assert app.lobby is not None
-    table = await app.lobby.create(None, 1 if timeout else None, False)
+    monkeypatch.setattr(server.table, "Match", Stacked)
+    monkeypatch.setattr(server.table, "secrets", pinned)
+    monkeypatch.setattr(server.table, "time", types.SimpleNamespace(monotonic=clock.monotonic))
+    timers = dataclasses.replace(QUICK, turn_seconds=60, claim_window_ms=WINDOW_MS)
+    table = table_for(timers=timers, turn_seconds=1 if timeout else None)
+    table.start()
     assert table.claim_window_ms == WINDOW_MS
     seats = [FakePeer(f"player{p}") for p in range(4)]
     spectator = FakePeer(None)
-    await table.queue.put(server.tables.WatchInput(spectator, None, None))
+    await table.queue.put(server.table.WatchInput(spectator, None, None))
     for p, peer in enumerate(seats):
-        await table.queue.put(server.tables.JoinInput(peer, None, p, None))
+        await table.queue.put(server.table.JoinInput(peer, None, p, None))
     await until(lambda: table.match is not None and table.seq == 1, "the deal")
     assert table.match is not None and table.match.hold_claims
 
@@ -629,10 +608,10 @@ async def play_the_window(
         refused (to the stranger alone) and the table drives on; the second refusal comes
         once it is done with the first."""
         for told in (len(stranger.texts), len(stranger.texts) + 1):
-            await table.queue.put(server.tables.SyncInput(stranger, None))
+            await table.queue.put(server.table.SyncInput(stranger, None))
             await until(lambda n=told: len(stranger.texts) > n, "the stranger's refusal")
 
-    discard = server.tables.PlayInput(
+    discard = server.table.PlayInput(
         seats[0], None, table.seq, Action.from_dict({"type": "discard", "tile": "5p"})
     )
     await table.queue.put(discard)
@@ -647,7 +626,7 @@ async def play_the_window(
         await poke()
     elif may_answer:
         await table.queue.put(
-            server.tables.PlayInput(seats[2], None, 2, Action.from_dict({"type": "pass"}))
+            server.table.PlayInput(seats[2], None, 2, Action.from_dict({"type": "pass"}))
         )
     await until(hand.claims_answered, "every answer in")
     # A second later everyone but player 2 asks for a full update.
@@ -656,7 +635,7 @@ async def play_the_window(
     readers = (seats[0], seats[1], seats[3], spectator)
     asked = [len(peer.texts) for peer in readers]
     for peer in readers:
-        await table.queue.put(server.tables.SyncInput(peer, None))
+        await table.queue.put(server.table.SyncInput(peer, None))
     await until(
         lambda: all(len(p.texts) > n for p, n in zip(readers, asked, strict=True)), "the syncs"
     )
@@ -680,10 +659,10 @@ async def play_the_window(
 @pytest.mark.asyncio
 @pytest.mark.parametrize("timeout", [False, True], ids=["pass", "timeout"])
 async def test_the_claim_window_tells_a_non_claimant_and_a_spectator_nothing(
-    start_server: Callable[..., Awaitable[App]], monkeypatch: pytest.MonkeyPatch, timeout: bool
+    monkeypatch: pytest.MonkeyPatch, timeout: bool
 ) -> None:
-    claim = await play_the_window(start_server, monkeypatch, CAN_PUNG, timeout=timeout)
-    nobody = await play_the_window(start_server, monkeypatch, NOBODY, timeout=timeout)
+    claim = await play_the_window(monkeypatch, CAN_PUNG, timeout=timeout)
+    nobody = await play_the_window(monkeypatch, NOBODY, timeout=timeout)
     assert claim["answered"] == ["True"] and nobody["answered"] == ["False"]  # the test bites
     # Player 2 was asked on one table and not on the other ...
     legal_2 = [u["view"]["legal"] for u in FakePeer(None, claim["player2"]).updates()]

@@ -147,7 +147,7 @@ def test_missing_log_and_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFix
 def test_verify_checks_the_commitment_and_rebuilds_the_deal(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from server.tables import commitment  # noqa: PLC0415
+    from server.table import commitment  # noqa: PLC0415
 
     salt = bytes(range(32))
     good = commitment(987654321, salt)
@@ -169,7 +169,7 @@ def test_verify_under_a_custom_preset_shows_the_indicator(
     from engine.tiles import Wind, name  # noqa: PLC0415
     from engine.wall import Wall  # noqa: PLC0415
     from server.presets import load_presets  # noqa: PLC0415
-    from server.tables import commitment  # noqa: PLC0415
+    from server.table import commitment  # noqa: PLC0415
 
     salt = bytes(range(32))
     seed = 987654321

@@ -1,4 +1,4 @@
-"""Live tables: the lobby, and one owner task per table that alone drives its match.
+"""One live table: the owner task that alone drives its match, and the inputs it takes.
 
 A ``Table`` owns its ``engine.match.Match``. Connections never touch it: they put
 inputs (joins, actions, syncs, disconnections) on the table's queue, and the
@@ -6,18 +6,20 @@ table's task handles them one at a time, so the engine is only ever driven
 from one place. The task also plays for bots, for disconnected players and for
 players whose time ran out, starts hands, and finishes the match.
 
+A table stands alone: it is given its settings, the timer settings, the rules of its
+preset, a ``TableStore`` (the few database methods it uses) and a ``TableHost`` (whoever
+created it: the lobby today, a tournament or another node later). It never reaches into
+its host; it tells it what changed (``TableHost.table_changed`` with a ``TableSummary``)
+and asks it one question (``TableHost.seated_at``: does this player sit elsewhere?).
+
 Every input goes: check it against the engine's legal actions, append it to the
 database, apply it, send it. Memory never holds an action the log lacks, so a crash
 loses nothing anyone saw, and a failed append refuses the action (``internal_error``,
 nothing changed). While the database keeps failing, a table pauses its clocks instead
 of playing on into a log it cannot write, and resumes when a write works again (see
-``Table._store_failed``). On restart ``Lobby.restore`` rebuilds each unfinished match
-by replaying its stored actions through the engine; a table whose log does not replay
-is set aside (``Lobby.set_aside``, shown by ``/healthz``) and the others resume.
-
-Every accepted action is appended to the database before anything about it is
-sent, so a crash loses nothing anyone saw; on restart ``Lobby.restore`` rebuilds
-each unfinished match by replaying its stored actions through the engine.
+``Table._store_failed``). On restart ``server.lobby.Lobby.restore`` rebuilds each
+unfinished match by replaying its stored actions through the engine and hands it to a
+new table (``Table.resume``).
 
 At a table where a person sits, every discard and added kong opens a claim window
 (``engine.table.HandState.hold_claims``): the update stops at the discard for everyone,
@@ -36,7 +38,7 @@ import hashlib
 import logging
 import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -44,15 +46,15 @@ from typing import Any, Protocol
 from engine.actions import Action, ActionKind, Event
 from engine.bots import BOTS, Bot, make_bot
 from engine.errors import IllegalAction
-from engine.match import HandRecord, Match, ReplayError
-from engine.rules import RulesError, RuleSet, rule_set_from_dict
+from engine.match import HandRecord, Match
+from engine.rules import RuleSet
 from engine.table import Phase
-from server.config import Config
-from server.db.store import Conflict, TableRow
+from server.config import TimersSection
+from server.db.store import ActionRow, Conflict, MatchRow, TableRow
 from server.errors import ServerError
-from server.protocol import MAX_CLAIM_WINDOW_MS, encode, error
+from server.protocol import encode, error
 
-log = logging.getLogger("guobiao.tables")
+log = logging.getLogger("guobiao.table")
 
 HUMAN, BOT = "human", "bot"
 
@@ -67,6 +69,73 @@ class Peer(Protocol):
 
     def prompted(self, table: str, seq: int) -> None:
         """The update just sent (``seq`` of ``table``) asks the client to act."""
+
+
+class TableStore(Protocol):
+    """The database as a table uses it: exactly these methods of ``server.db.store.Store``
+    (a test gives a table an in-memory one, ``tests/server/fakes.py``)."""
+
+    async def save_table(self, row: TableRow) -> None: ...
+
+    async def create_match(  # noqa: PLR0917 (the store's signature)
+        self,
+        table_id: str,
+        rules: str,
+        seed: int,
+        salt: str,
+        seats: Sequence[str | None],
+        started_at: datetime,
+        *,
+        rule_options: Mapping[str, Any] | None = None,
+    ) -> int: ...
+
+    async def unfinished_matches(self) -> list[MatchRow]: ...
+
+    async def append_action(
+        self, match_id: int, seq: int, hand_no: int, player: int, action: Mapping[str, Any]
+    ) -> None: ...
+
+    async def last_action(self, match_id: int) -> ActionRow | None: ...
+
+    async def finish_hand(
+        self,
+        match_id: int,
+        hand_no: int,
+        record: Mapping[str, Any],
+        deltas: Sequence[int],
+        *,
+        now: datetime | None = None,
+    ) -> bool: ...
+
+    async def finish_match(
+        self, match_id: int, final_scores: Sequence[int], ended_at: datetime
+    ) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TableSummary:
+    """What a table tells its host whenever any of it changes: enough to list the table
+    and to know who sits where, so no one else ever reads the table's own state."""
+
+    table: str
+    private: bool
+    state: str  # waiting, playing, finished
+    players: tuple[str, ...]  # the usernames of the people seated
+    listing: dict[str, Any]  # the table's entry in a ``tables`` reply (``Table.summary``)
+
+
+class TableHost(Protocol):
+    """Whoever created a table and keeps track of it (the lobby; later a tournament or
+    another node). A table calls it from its own task only."""
+
+    def seated_at(self, username: str) -> str | None:
+        """The id of the unfinished table where ``username`` sits, if any."""
+
+    def table_changed(self, summary: TableSummary) -> None:
+        """The table's seats, state, hand or rules changed: here is what it is now."""
+
+    def table_done(self, table: Table) -> None:
+        """The table finished and nobody is left at it: forget it."""
 
 
 class LobbyError(ServerError):
@@ -182,12 +251,20 @@ def hand_salt(match_salt: bytes, hand_no: int) -> bytes:
 
 @dataclass(eq=False)  # tables are compared and hashed by identity
 class Table:
+    """One table and its owner task. Built with all it needs: its settings (``id``, the
+    preset's name ``rules`` and its ``preset`` rule set, ``turn_seconds``,
+    ``claim_window_ms``, ``private`` and its ``invite_code``), the server's ``timers``, a
+    ``store`` and a ``host``. ``start`` runs the task; inputs go on ``queue``."""
+
     id: str
-    rules: str
+    rules: str  # the preset's name
+    preset: RuleSet  # the preset's rules: a new match is played with them
     turn_seconds: int
     private: bool
     invite_code: str | None
-    lobby: Lobby
+    timers: TimersSection
+    store: TableStore
+    host: TableHost
     seats: list[Seat | None] = field(default_factory=lambda: [None, None, None, None])
     state: str = "waiting"  # waiting, playing, finished
     match: Match | None = None
@@ -206,6 +283,7 @@ class Table:
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     queue: asyncio.Queue[_Input] = field(default_factory=asyncio.Queue)
     task: asyncio.Task[None] | None = None
+    told_host: TableSummary | None = None  # the summary last pushed to the host
     # A failing database (``_store_failed``): since when the table is paused (monotonic),
     # when to try again, failures in a row; an append whose outcome is unknown; what was
     # applied but waits for the database: hand records to store, events to send (and
@@ -220,16 +298,17 @@ class Table:
     unsaved: bool = False
     new_match: tuple[int, bytes, bool] | None = None  # seed, salt, tried before
 
-    # ------------------------------------------------------------- lobby ---
+    # ----------------------------------------------------------- summary ---
 
     @property
     def rule_set(self) -> RuleSet:
         """The rules of the match in play, else those of the table's preset."""
         if self.match is not None:
             return self.match.rules
-        return self.lobby.presets[self.rules]
+        return self.preset
 
     def summary(self) -> dict[str, Any]:
+        """The table as a ``table`` message and a ``tables`` listing show it."""
         return {
             "table": self.id,
             "rules": self.rules,
@@ -241,6 +320,50 @@ class Table:
             "private": self.private,
             "claim_window_ms": self.claim_window_ms,
         }
+
+    def row(self) -> TableRow:
+        """The table as the database stores it."""
+        return TableRow(
+            id=self.id,
+            rules=self.rules,
+            turn_seconds=self.turn_seconds,
+            private=self.private,
+            invite_code=self.invite_code,
+            seats=[s.label if s else None for s in self.seats],
+            created_at=self.created_at,
+            state=self.state,
+        )
+
+    def _changed(self) -> None:
+        """Push the summary to the host if anything in it changed since the last push.
+        Called at once after every change of seats, state, hand or rules (the host's
+        listing and seating must never lag: a join elsewhere asks it), and after each
+        input and drive as a safety net."""
+        summary = TableSummary(
+            table=self.id,
+            private=self.private,
+            state=self.state,
+            players=tuple(s.name for s in self.seats if s is not None and s.kind == HUMAN),
+            listing=self.summary(),
+        )
+        if summary != self.told_host:
+            self.told_host = summary
+            self.host.table_changed(summary)
+
+    def resume(self, match: Match, match_id: int, salt: bytes) -> None:
+        """Take up ``match``, rebuilt from its stored log (``server.lobby``), where it was."""
+        match.hold_claims = self.holds_claims  # replayed without: the log is the same
+        self.log_seq = len(match.log)
+        self.match = match
+        self.match_id = match_id
+        self.salt = salt
+        self.state = "playing"
+        # Every update before the crash had a seq of at most two per stored action (the
+        # action, and the close of the claim window it opened) plus one per dealt hand:
+        # start above that, so a client's seq never goes backwards.
+        self.seq = 2 * self.log_seq + match.hand_index + 2
+        if match.hand is not None:
+            self.history = [(self.seq, e) for e in match.hand.events]
 
     @property
     def holds_claims(self) -> bool:
@@ -255,6 +378,8 @@ class Table:
         return None
 
     def start(self) -> None:
+        """Run the table's task (and tell the host what the table is)."""
+        self._changed()
         self.task = asyncio.create_task(self._run(), name=f"table-{self.id}")
 
     async def stop(self) -> None:
@@ -269,17 +394,17 @@ class Table:
         failures = 0
         while True:
             try:
-                if failures == 0:
-                    await self._drive()
+                # (Also before the first input: a restored match may play to its end alone.)
+                if failures == 0 and await self._drove_to_the_end():
+                    return
                 item = await self._next_input()
                 if isinstance(item, StopInput):
                     return
                 if item is not None:
                     await self._handle(item)
-                await self._drive()
+                done = await self._drove_to_the_end()
                 failures = 0
-                if self.state == "finished" and not self.peers and not self.unsaved:
-                    self.lobby.forget(self)
+                if done:
                     return
             except Exception:
                 # A table must not die of one bad input or a passing database error:
@@ -287,6 +412,16 @@ class Table:
                 failures += 1
                 log.exception("table %s: error #%s while driving it", self.id, failures)
                 await asyncio.sleep(min(0.1 * 2**failures, 10.0))
+
+    async def _drove_to_the_end(self) -> bool:
+        """Drive the table, tell the host what changed; True once the table is finished,
+        saved and left by everyone (the host is told to forget it)."""
+        await self._drive()
+        self._changed()
+        if self.state == "finished" and not self.peers and not self.unsaved:
+            self.host.table_done(self)
+            return True
+        return False
 
     async def _next_input(self) -> _Input | None:
         """The next input, or None when it is time to drive the table again."""
@@ -313,7 +448,7 @@ class Table:
                 times.append(self.pause_until)
             if self.window_until is not None and self.window_until > now:
                 times.append(self.window_until)
-            grace = self.lobby.config.timers.disconnected_seconds
+            grace = self.timers.disconnected_seconds
             for seat in self.seats:
                 if seat and seat.kind == HUMAN and seat.away_since is not None:
                     due = seat.away_since + grace
@@ -365,9 +500,9 @@ class Table:
         if mine is None:
             if self.state != "waiting":
                 raise LobbyError("table_started", f"table {self.id} has started without you")
-            elsewhere = self.lobby.table_of(username)
-            if elsewhere is not None and elsewhere is not self:
-                raise LobbyError("already_seated", f"you already sit at table {elsewhere.id}")
+            elsewhere = self.host.seated_at(username)
+            if elsewhere is not None and elsewhere != self.id:
+                raise LobbyError("already_seated", f"you already sit at table {elsewhere}")
             free = [i for i, s in enumerate(self.seats) if s is None]
             if not free:
                 raise LobbyError("table_full", f"table {self.id} is full")
@@ -375,6 +510,7 @@ class Table:
             if self.seats[seat] is not None:
                 raise LobbyError("seat_taken", f"seat {seat} of table {self.id} is taken")
             self.seats[seat] = Seat(HUMAN, username)
+            self._changed()
             mine = seat
         else:
             info = self.seats[mine]
@@ -400,6 +536,7 @@ class Table:
             seat = self.seats[mine]
             assert seat is not None
             seat.connected, seat.away_since = False, time.monotonic()
+        self._changed()
         peer.send(encode("left", {"table": self.id}, item.reply_to))
         await self._lobby_changed()
 
@@ -417,6 +554,7 @@ class Table:
         for i, seat in enumerate(self.seats):
             if seat is None:
                 self.seats[i] = Seat(BOT, item.bot)
+        self._changed()
         peer.send(encode("table", self.summary(), item.reply_to))
         await self._lobby_changed()
 
@@ -442,6 +580,7 @@ class Table:
             seat = self.seats[player]
             if seat is not None and self.state == "waiting":
                 self.seats[player] = None  # nobody waits for a player who is gone
+                self._changed()
                 self._broadcast_text(encode("table", self.summary()))
             elif seat is not None:
                 seat.connected, seat.away_since = False, time.monotonic()
@@ -516,7 +655,7 @@ class Table:
             raise StoreDown(f"table {self.id} is waiting for its database; try again")
         seq = self.log_seq + 1
         try:
-            await self.lobby.store.append_action(
+            await self.store.append_action(
                 self.match_id, seq, match.hand_index + 1, player, action.to_dict()
             )
         except Exception as exc:
@@ -565,7 +704,7 @@ class Table:
             record = self.unstored[0]
             assert match_id is not None
             try:
-                await self.lobby.store.finish_hand(
+                await self.store.finish_hand(
                     match_id, record.hand_no, record.to_dict(), list(record.result.deltas)
                 )
             except Exception as exc:
@@ -642,7 +781,7 @@ class Table:
         try:
             if self.unsure_seq is not None:
                 await self._reconcile()
-            await self.lobby.save(self)
+            await self.store.save_table(self.row())
         except Exception as exc:
             self._store_failed(f"trying table {self.id} again", exc)
             return False
@@ -655,7 +794,7 @@ class Table:
         lost during the commit), apply it now, so memory and the log agree again."""
         seq = self.unsure_seq
         assert seq is not None and self.match_id is not None
-        last = await self.lobby.store.last_action(self.match_id)
+        last = await self.store.last_action(self.match_id)
         stored = last.seq if last is not None else 0
         if stored == seq:
             assert last is not None
@@ -673,7 +812,7 @@ class Table:
     async def _save(self) -> None:
         """Save the table's row; if the database fails, the table pauses and saves later."""
         try:
-            await self.lobby.save(self)
+            await self.store.save_table(self.row())
         except Exception as exc:
             self.unsaved = True
             self._store_failed(f"saving table {self.id}", exc)
@@ -736,7 +875,7 @@ class Table:
             # Nobody seated is here to watch: play on, but slowly, so that abandoned
             # tables do not take the CPU from live ones. (Not for answers to a claim window:
             # a spectator would see it last longer when somebody could claim.)
-            pace = self.lobby.config.timers.unattended_move_seconds
+            pace = self.timers.unattended_move_seconds
             nobody = not any(s and s.kind == HUMAN and s.connected for s in self.seats)
             if pace and nobody and not answering:
                 self.pause_until = max(self.pause_until, time.monotonic() + pace)
@@ -764,7 +903,7 @@ class Table:
         if seat is None or seat.kind == BOT:
             return True
         away = seat.away_since
-        return away is not None and now - away >= self.lobby.config.timers.disconnected_seconds
+        return away is not None and now - away >= self.timers.disconnected_seconds
 
     def _auto_action(self, player: int) -> Action:
         """What the server plays for ``player``; a bot failure never stops the table."""
@@ -819,6 +958,7 @@ class Table:
         self.deadline = None
         self.window_until = None
         events = match.start_hand()
+        self._changed()  # the hand's number
         self._publish(events)
 
     def _hand_over(self) -> None:
@@ -841,7 +981,7 @@ class Table:
             )
         )
         self.deadline = None
-        self.pause_until = time.monotonic() + self.lobby.config.timers.hand_pause_seconds
+        self.pause_until = time.monotonic() + self.timers.hand_pause_seconds
 
     async def _start_match(self) -> None:
         """Create the match in the database, then start it. If the database fails, the
@@ -850,8 +990,8 @@ class Table:
         if self.new_match is None:
             self.new_match = (new_match_seed(), secrets.token_bytes(32), False)
         seed, salt, tried = self.new_match
-        rules = self.lobby.presets[self.rules]
-        store = self.lobby.store
+        rules = self.preset
+        store = self.store
         seats = [s.label if s else None for s in self.seats]
         try:
             found = [
@@ -882,6 +1022,7 @@ class Table:
         self.state = "playing"
         self.seq = 0
         self.log_seq = 0
+        self._changed()
         await self._save()  # if it fails, restore still finds the match by its table
         self._broadcast_text(encode("table", self.summary()))
         log.info("match %s started at table %s", self.match_id, self.id)
@@ -890,15 +1031,14 @@ class Table:
         match = self.match
         assert match is not None and self.match_id is not None
         try:  # a retry is harmless: a finished match is not finished twice
-            await self.lobby.store.finish_match(
-                self.match_id, list(match.scores), datetime.now(UTC)
-            )
+            await self.store.finish_match(self.match_id, list(match.scores), datetime.now(UTC))
         except Exception as exc:
             self._store_failed(f"finishing match {self.match_id}", exc)
             return
         self._store_worked()
         self.state = "finished"
         self.deadline = None
+        self._changed()
         await self._save()
         self._broadcast_text(
             encode(
@@ -958,234 +1098,3 @@ class Table:
     def _broadcast_text(self, text: str) -> None:
         for peer in list(self.peers):
             peer.send(text)
-
-
-# ------------------------------------------------------------------ replay ---
-
-
-@dataclass(frozen=True, slots=True)
-class SetAside:
-    """A stored table that restore could not rebuild, and why (``/healthz``)."""
-
-    table: str
-    match: int | None
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"table": self.table, "match": self.match, "reason": self.reason}
-
-
-def stored_rules(stored: Any, presets: dict[str, RuleSet]) -> RuleSet:
-    """The rules a stored match (a ``MatchRow``) was played with: its own options, else
-    its preset; ``LobbyError`` (``corrupt_match``) if neither is usable."""
-    if stored.rule_options is not None:
-        try:
-            return rule_set_from_dict(stored.rule_options)
-        except RulesError as exc:
-            raise LobbyError("corrupt_match", f"match {stored.id}: {exc}") from None
-    if stored.rules not in presets:
-        raise LobbyError(
-            "corrupt_match", f"match {stored.id}: unknown rule preset {stored.rules!r}"
-        )
-    return presets[stored.rules]
-
-
-def replay_log(stored: Any, actions: Iterable[Any], presets: dict[str, RuleSet]) -> Match:
-    """The match ``stored`` (a ``MatchRow``) rebuilt from its action log (``ActionRow``s in
-    ``seq`` order) by ``Match.replay``. ``LobbyError`` (``corrupt_match``) naming the first
-    action that does not replay and why: a gap in the numbering, a hand out of order, an
-    illegal action."""
-    rows = list(actions)
-    for expected, row in enumerate(rows, 1):
-        if row[0] != expected:
-            raise LobbyError(
-                "corrupt_match",
-                f"the log goes from action {expected - 1} to {row[0]} "
-                f"({row[0] - expected} missing)",
-            )
-    try:
-        return Match.replay(stored.seed, stored_rules(stored, presets), rows, stored.id)
-    except ReplayError as exc:
-        raise LobbyError("corrupt_match", f"action {exc.line} does not replay: {exc.why}") from None
-
-
-# ------------------------------------------------------------------- lobby ---
-
-
-class Lobby:
-    """All live tables of the server."""
-
-    def __init__(self, config: Config, store: Any) -> None:
-        self.config = config
-        self.store = store
-        self.tables: dict[str, Table] = {}
-        self.presets: dict[str, RuleSet] = config.rule_presets()
-        self.set_aside: dict[str, SetAside] = {}  # tables restore could not rebuild
-
-    def _new_id(self) -> str:
-        while True:
-            table_id = "t" + secrets.token_hex(3)
-            if table_id not in self.tables:
-                return table_id
-
-    def listing(self) -> list[dict[str, Any]]:
-        return [
-            t.summary() for t in self.tables.values() if not t.private and t.state != "finished"
-        ]
-
-    def get(self, table_id: str) -> Table:
-        table = self.tables.get(table_id)
-        if table is None:
-            raise LobbyError("no_such_table", f"there is no table {table_id!r}")
-        return table
-
-    def table_of(self, username: str | None) -> Table | None:
-        for table in self.tables.values():
-            if table.state != "finished" and table.seat_of(username) is not None:
-                return table
-        return None
-
-    async def create(
-        self,
-        rules: str | None,
-        turn_seconds: int | None,
-        private: bool,
-        *,
-        claim_window_ms: int | None = None,
-    ) -> Table:
-        timers = self.config.timers
-        rules = rules or self.config.rules.preset
-        if rules not in self.presets:
-            raise LobbyError(
-                "bad_message", f"unknown rule preset {rules!r}; known: {', '.join(self.presets)}"
-            )
-        seconds = timers.turn_seconds if turn_seconds is None else turn_seconds
-        if not timers.min_turn_seconds <= seconds <= timers.max_turn_seconds:
-            raise LobbyError(
-                "bad_message",
-                f"turn_seconds must be {timers.min_turn_seconds}..{timers.max_turn_seconds}, "
-                f"got {seconds}",
-            )
-        window = timers.claim_window_ms if claim_window_ms is None else claim_window_ms
-        if not 0 <= window <= MAX_CLAIM_WINDOW_MS:
-            raise LobbyError(
-                "bad_message", f"claim_window_ms must be 0..{MAX_CLAIM_WINDOW_MS}, got {window}"
-            )
-        if len(self.tables) >= self.config.limits.max_tables:
-            raise LobbyError("table_full", "the server has as many tables as it may hold")
-        table = Table(
-            id=self._new_id(),
-            rules=rules,
-            turn_seconds=seconds,
-            private=private,
-            invite_code=secrets.token_urlsafe(6) if private else None,
-            lobby=self,
-            claim_window_ms=window,
-        )
-        await self.save(table)  # first: if the database fails, no table was created
-        self.tables[table.id] = table
-        table.start()
-        return table
-
-    def forget(self, table: Table) -> None:
-        self.tables.pop(table.id, None)
-
-    async def save(self, table: Table) -> None:
-        await self.store.save_table(
-            TableRow(
-                id=table.id,
-                rules=table.rules,
-                turn_seconds=table.turn_seconds,
-                private=table.private,
-                invite_code=table.invite_code,
-                seats=[s.label if s else None for s in table.seats],
-                created_at=table.created_at,
-                state=table.state,
-            )
-        )
-
-    async def restore(self) -> int:
-        """Rebuild the open tables and replay unfinished matches from the database.
-
-        Table by table: one that cannot be rebuilt (its log does not replay, its rules are
-        unknown, any error) is set aside, with the reason in ``set_aside`` and the log, its
-        stored rows kept as they are, and every other table resumes."""
-        restored = 0
-        matches = {m.table_id: m for m in await self.store.unfinished_matches()}
-        for row in await self.store.load_open_tables():
-            stored = matches.get(row.id)
-            try:
-                table = await self._restore_table(row, stored)
-                if table.state == "finished":
-                    await self.save(table)  # its match ended just before a crash
-                    continue
-            except Exception as exc:
-                reason = exc.reason if isinstance(exc, LobbyError) else repr(exc)
-                match_id = stored.id if stored is not None else None
-                self.set_aside[row.id] = SetAside(row.id, match_id, reason)
-                log.error(
-                    "table %s (match %s) set aside, not restored: %s (its stored rows are "
-                    "kept; 'guobiao db check' lists what does not replay)",
-                    row.id,
-                    match_id,
-                    reason,
-                )
-                continue
-            self.tables[table.id] = table
-            table.start()
-            restored += 1
-        return restored
-
-    async def _restore_table(self, row: TableRow, stored: Any) -> Table:
-        table = Table(
-            id=row.id,
-            rules=row.rules,
-            turn_seconds=row.turn_seconds,
-            private=row.private,
-            invite_code=row.invite_code,
-            lobby=self,
-            created_at=row.created_at,
-            claim_window_ms=self.config.timers.claim_window_ms,  # a table's own is not stored
-        )
-        grace = self.config.timers.restart_grace_seconds
-        table.seats = [Seat.from_label(label, grace) if label else None for label in row.seats]
-        if row.rules not in self.presets and stored is None:
-            raise LobbyError("corrupt_match", f"its rule preset {row.rules!r} is no longer defined")
-        if stored is not None:
-            await self._replay(table, stored)
-        elif row.state == "playing":
-            # Its match finished (a crash came before the row said so), or never got
-            # stored: then let it start again.
-            played = await self.store.table_matches(row.id)
-            table.state = "finished" if played and played[-1].ended_at else "waiting"
-        return table
-
-    async def _replay(self, table: Table, stored: Any) -> None:
-        match = replay_log(stored, await self.store.match_actions(stored.id), self.presets)
-        for record in match.records:  # a crash may have come between an action and its hand
-            try:
-                await self.store.finish_hand(
-                    stored.id, record.hand_no, record.to_dict(), list(record.result.deltas)
-                )
-            except Conflict as exc:
-                raise LobbyError("corrupt_match", str(exc)) from None
-        match.hold_claims = table.holds_claims  # replayed without: the log is the same
-        table.log_seq = len(match.log)
-        table.match = match
-        table.match_id = stored.id
-        table.salt = bytes.fromhex(stored.salt)
-        table.state = "playing"
-        # Every update before the crash had a seq of at most two per stored action (the
-        # action, and the close of the claim window it opened) plus one per dealt hand:
-        # start above that, so a client's seq never goes backwards.
-        table.seq = 2 * table.log_seq + match.hand_index + 2
-        if match.hand is not None:
-            table.history = [(table.seq, e) for e in match.hand.events]
-        log.info(
-            "match %s at table %s restored after %s actions", stored.id, table.id, table.log_seq
-        )
-
-    async def shutdown(self) -> None:
-        """Stop every table task; what they stored stays (``App.stop`` tells the clients)."""
-        for table in list(self.tables.values()):
-            await table.stop()

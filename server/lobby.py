@@ -1,0 +1,287 @@
+"""The lobby: the server's live tables, created, listed, restored and set aside.
+
+``Lobby`` creates each ``server.table.Table`` with what it needs (its settings, the
+timers, the preset's rules, the store) and is its ``TableHost``: it keeps its own copy
+of each table's ``TableSummary``, pushed by the table's task, so listing the tables and
+knowing who sits where (``listing``, ``table_of``) never read a table's match or seats
+from a connection's task. On restart ``restore`` rebuilds each unfinished match by
+replaying its stored actions through the engine (``replay_log``); a table whose log does
+not replay is set aside (``set_aside``, shown by ``/healthz``) and the others resume.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from engine.match import Match, ReplayError
+from engine.rules import RulesError, RuleSet, rule_set_from_dict
+from server.config import Config
+from server.db.store import ActionRow, Conflict, MatchRow, TableRow
+from server.protocol import MAX_CLAIM_WINDOW_MS
+from server.table import LobbyError, Seat, Table, TableStore, TableSummary
+
+log = logging.getLogger("guobiao.lobby")
+
+
+class LobbyStore(TableStore, Protocol):
+    """The database as the lobby uses it: what its tables use, and what restore reads."""
+
+    async def load_open_tables(self) -> list[TableRow]: ...
+
+    async def table_matches(self, table_id: str) -> list[MatchRow]: ...
+
+    async def match_actions(self, match_id: int) -> list[ActionRow]: ...
+
+
+# ------------------------------------------------------------------ replay ---
+
+
+@dataclass(frozen=True, slots=True)
+class SetAside:
+    """A stored table that restore could not rebuild, and why (``/healthz``)."""
+
+    table: str
+    match: int | None
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"table": self.table, "match": self.match, "reason": self.reason}
+
+
+def stored_rules(stored: MatchRow, presets: dict[str, RuleSet]) -> RuleSet:
+    """The rules a stored match (a ``MatchRow``) was played with: its own options, else
+    its preset; ``LobbyError`` (``corrupt_match``) if neither is usable."""
+    if stored.rule_options is not None:
+        try:
+            return rule_set_from_dict(stored.rule_options)
+        except RulesError as exc:
+            raise LobbyError("corrupt_match", f"match {stored.id}: {exc}") from None
+    if stored.rules not in presets:
+        raise LobbyError(
+            "corrupt_match", f"match {stored.id}: unknown rule preset {stored.rules!r}"
+        )
+    return presets[stored.rules]
+
+
+def replay_log(
+    stored: MatchRow, actions: Iterable[ActionRow], presets: dict[str, RuleSet]
+) -> Match:
+    """The match ``stored`` (a ``MatchRow``) rebuilt from its action log (``ActionRow``s in
+    ``seq`` order) by ``Match.replay``. ``LobbyError`` (``corrupt_match``) naming the first
+    action that does not replay and why: a gap in the numbering, a hand out of order, an
+    illegal action."""
+    rows = list(actions)
+    for expected, row in enumerate(rows, 1):
+        if row[0] != expected:
+            raise LobbyError(
+                "corrupt_match",
+                f"the log goes from action {expected - 1} to {row[0]} "
+                f"({row[0] - expected} missing)",
+            )
+    try:
+        return Match.replay(stored.seed, stored_rules(stored, presets), rows, stored.id)
+    except ReplayError as exc:
+        raise LobbyError("corrupt_match", f"action {exc.line} does not replay: {exc.why}") from None
+
+
+# ------------------------------------------------------------------- lobby ---
+
+
+class Lobby:
+    """All live tables of the server, and the host of each (``server.table.TableHost``)."""
+
+    def __init__(self, config: Config, store: LobbyStore) -> None:
+        self.config = config
+        self.store = store
+        self.tables: dict[str, Table] = {}  # where to put a table's inputs
+        self.summaries: dict[str, TableSummary] = {}  # as the tables last pushed them
+        self.seated: dict[str, str] = {}  # username -> the unfinished table she sits at
+        self.presets: dict[str, RuleSet] = config.rule_presets()
+        self.set_aside: dict[str, SetAside] = {}  # tables restore could not rebuild
+
+    # -------------------------------------------------- the tables' host ---
+
+    def seated_at(self, username: str) -> str | None:
+        return self.seated.get(username)
+
+    def table_changed(self, summary: TableSummary) -> None:
+        before = self.summaries.get(summary.table)
+        if before is not None:
+            for name in before.players:
+                if self.seated.get(name) == summary.table:
+                    del self.seated[name]
+        self.summaries[summary.table] = summary
+        if summary.state != "finished":
+            for name in summary.players:
+                self.seated[name] = summary.table
+
+    def table_done(self, table: Table) -> None:
+        self.forget(table)
+
+    # ------------------------------------------------------------ lookups ---
+
+    def _new_id(self) -> str:
+        while True:
+            table_id = "t" + secrets.token_hex(3)
+            if table_id not in self.tables:
+                return table_id
+
+    def listing(self) -> list[dict[str, Any]]:
+        """The public unfinished tables, as they last told the lobby."""
+        return [
+            s.listing
+            for s in self.summaries.values()
+            if not s.private and s.state != "finished" and s.table in self.tables
+        ]
+
+    def get(self, table_id: str) -> Table:
+        table = self.tables.get(table_id)
+        if table is None:
+            raise LobbyError("no_such_table", f"there is no table {table_id!r}")
+        return table
+
+    def table_of(self, username: str | None) -> Table | None:
+        """The unfinished table where ``username`` sits, if any."""
+        table_id = self.seated.get(username) if username is not None else None
+        return self.tables.get(table_id) if table_id is not None else None
+
+    async def create(
+        self,
+        rules: str | None,
+        turn_seconds: int | None,
+        private: bool,
+        *,
+        claim_window_ms: int | None = None,
+    ) -> Table:
+        timers = self.config.timers
+        rules = rules or self.config.rules.preset
+        if rules not in self.presets:
+            raise LobbyError(
+                "bad_message", f"unknown rule preset {rules!r}; known: {', '.join(self.presets)}"
+            )
+        seconds = timers.turn_seconds if turn_seconds is None else turn_seconds
+        if not timers.min_turn_seconds <= seconds <= timers.max_turn_seconds:
+            raise LobbyError(
+                "bad_message",
+                f"turn_seconds must be {timers.min_turn_seconds}..{timers.max_turn_seconds}, "
+                f"got {seconds}",
+            )
+        window = timers.claim_window_ms if claim_window_ms is None else claim_window_ms
+        if not 0 <= window <= MAX_CLAIM_WINDOW_MS:
+            raise LobbyError(
+                "bad_message", f"claim_window_ms must be 0..{MAX_CLAIM_WINDOW_MS}, got {window}"
+            )
+        if len(self.tables) >= self.config.limits.max_tables:
+            raise LobbyError("table_full", "the server has as many tables as it may hold")
+        table = Table(
+            id=self._new_id(),
+            rules=rules,
+            preset=self.presets[rules],
+            turn_seconds=seconds,
+            private=private,
+            invite_code=secrets.token_urlsafe(6) if private else None,
+            timers=timers,
+            store=self.store,
+            host=self,
+            claim_window_ms=window,
+        )
+        # First: if the database fails, no table was created.
+        await self.store.save_table(table.row())
+        self.tables[table.id] = table
+        table.start()
+        return table
+
+    def forget(self, table: Table) -> None:
+        """Drop ``table``, its summary and its seats (it finished, or it is set aside)."""
+        self.tables.pop(table.id, None)
+        summary = self.summaries.pop(table.id, None)
+        for name in summary.players if summary is not None else ():
+            if self.seated.get(name) == table.id:
+                del self.seated[name]
+
+    async def restore(self) -> int:
+        """Rebuild the open tables and replay unfinished matches from the database.
+
+        Table by table: one that cannot be rebuilt (its log does not replay, its rules are
+        unknown, any error) is set aside, with the reason in ``set_aside`` and the log, its
+        stored rows kept as they are, and every other table resumes."""
+        restored = 0
+        matches = {m.table_id: m for m in await self.store.unfinished_matches()}
+        for row in await self.store.load_open_tables():
+            stored = matches.get(row.id)
+            try:
+                table = await self._restore_table(row, stored)
+                if table.state == "finished":
+                    await self.store.save_table(table.row())  # it ended just before a crash
+                    continue
+            except Exception as exc:
+                reason = exc.reason if isinstance(exc, LobbyError) else repr(exc)
+                match_id = stored.id if stored is not None else None
+                self.set_aside[row.id] = SetAside(row.id, match_id, reason)
+                log.error(
+                    "table %s (match %s) set aside, not restored: %s (its stored rows are "
+                    "kept; 'guobiao db check' lists what does not replay)",
+                    row.id,
+                    match_id,
+                    reason,
+                )
+                continue
+            self.tables[table.id] = table
+            table.start()
+            restored += 1
+        return restored
+
+    async def _restore_table(self, row: TableRow, stored: MatchRow | None) -> Table:
+        if stored is not None:
+            preset = stored_rules(stored, self.presets)  # the rules its match is played with
+        elif row.rules in self.presets:
+            preset = self.presets[row.rules]
+        else:
+            raise LobbyError("corrupt_match", f"its rule preset {row.rules!r} is no longer defined")
+        timers = self.config.timers
+        table = Table(
+            id=row.id,
+            rules=row.rules,
+            preset=preset,
+            turn_seconds=row.turn_seconds,
+            private=row.private,
+            invite_code=row.invite_code,
+            timers=timers,
+            store=self.store,
+            host=self,
+            created_at=row.created_at,
+            claim_window_ms=timers.claim_window_ms,  # a table's own is not stored
+        )
+        grace = timers.restart_grace_seconds
+        table.seats = [Seat.from_label(label, grace) if label else None for label in row.seats]
+        if stored is not None:
+            await self._replay(table, stored)
+        elif row.state == "playing":
+            # Its match finished (a crash came before the row said so), or never got
+            # stored: then let it start again.
+            played = await self.store.table_matches(row.id)
+            table.state = "finished" if played and played[-1].ended_at else "waiting"
+        return table
+
+    async def _replay(self, table: Table, stored: MatchRow) -> None:
+        match = replay_log(stored, await self.store.match_actions(stored.id), self.presets)
+        for record in match.records:  # a crash may have come between an action and its hand
+            try:
+                await self.store.finish_hand(
+                    stored.id, record.hand_no, record.to_dict(), list(record.result.deltas)
+                )
+            except Conflict as exc:
+                raise LobbyError("corrupt_match", str(exc)) from None
+        table.resume(match, stored.id, bytes.fromhex(stored.salt))
+        log.info(
+            "match %s at table %s restored after %s actions", stored.id, table.id, table.log_seq
+        )
+
+    async def shutdown(self) -> None:
+        """Stop every table task; what they stored stays (``App.stop`` tells the clients)."""
+        for table in list(self.tables.values()):
+            await table.stop()

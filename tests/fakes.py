@@ -1,0 +1,259 @@
+"""Fakes for driving a ``server.table.Table`` without sockets or a database.
+
+- ``FakePeer``: a connection as a table sees it; keeps every text it is sent and every
+  prompt (the hook of the connection's rate limit).
+- ``FakeStore``: an in-memory ``server.lobby.LobbyStore`` (so also a ``TableStore``): the
+  same rows, numbering and ``Conflict`` refusals as ``server.db.store.Store`` for what the
+  tables and the lobby use. ``fail`` makes writes fail, to test a table's database pauses.
+- ``FakeHost``: a ``server.table.TableHost`` that keeps what its table pushes.
+- ``table_for``: a table of the default preset on a fake store and host, with no pacing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from server.config import Config, TimersSection
+from server.db.store import ActionRow, Conflict, MatchRow, TableRow
+from server.table import Table, TableSummary
+
+Frame = dict[str, Any]
+
+WRITES = ("append_action", "finish_hand", "create_match", "finish_match", "save_table")
+
+
+@dataclass(eq=False)  # a table keys its peers by identity
+class FakePeer:
+    """A connection as the table sees it, keeping every text it is sent."""
+
+    username: str | None
+    texts: list[str] = field(default_factory=list)
+    prompts: list[tuple[str, int]] = field(default_factory=list)  # (table, seq) asked to act
+
+    def send(self, text: str) -> None:
+        self.texts.append(text)
+
+    def prompted(self, table: str, seq: int) -> None:
+        self.prompts.append((table, seq))
+
+    @property
+    def sent(self) -> list[Frame]:
+        """Every frame sent, decoded."""
+        return [json.loads(t) for t in self.texts]
+
+    def frames(self, kind: str) -> list[Frame]:
+        """The payloads of the frames of type ``kind``."""
+        return [f["payload"] for f in self.sent if f["type"] == kind]
+
+    def updates(self) -> list[Frame]:
+        return self.frames("update")
+
+    def last(self) -> Frame:
+        """The last frame sent (type, payload, id)."""
+        return self.sent[-1]
+
+
+class StoreUnavailable(ConnectionError):
+    """The error ``FakeStore`` raises for a write that ``fail`` makes fail."""
+
+
+@dataclass
+class FakeStore:
+    """An in-memory store. ``fail(method, counts)`` decides, write by write (``counts``:
+    the writes asked for so far by method, this one included), whether it fails before
+    writing anything; ``faults`` counts the failures."""
+
+    tables: dict[str, TableRow] = field(default_factory=dict)
+    matches: dict[int, MatchRow] = field(default_factory=dict)
+    actions: dict[int, list[ActionRow]] = field(default_factory=dict)
+    hands: dict[int, dict[int, tuple[dict[str, Any], list[int]]]] = field(default_factory=dict)
+    fail: Callable[[str, dict[str, int]], bool] | None = None
+    faults: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def _write(self, method: str) -> None:
+        self.counts[method] = self.counts.get(method, 0) + 1
+        if self.fail is not None and self.fail(method, self.counts):
+            self.faults += 1
+            raise StoreUnavailable(f"injected fault in {method}")
+
+    # ---------------------------------------------------------- tables ---
+
+    async def save_table(self, row: TableRow) -> None:
+        self._write("save_table")
+        self.tables[row.id] = row
+
+    async def load_open_tables(self) -> list[TableRow]:
+        return [r for r in self.tables.values() if r.state != "finished"]
+
+    # --------------------------------------------------------- matches ---
+
+    async def create_match(  # noqa: PLR0917 (the store's signature)
+        self,
+        table_id: str,
+        rules: str,
+        seed: int,
+        salt: str,
+        seats: Sequence[str | None],
+        started_at: datetime,
+        rule_options: Mapping[str, Any] | None = None,
+    ) -> int:
+        self._write("create_match")
+        match_id = len(self.matches) + 1
+        self.matches[match_id] = MatchRow(
+            id=match_id,
+            table_id=table_id,
+            rules=rules,
+            seed=seed,
+            salt=salt,
+            seats=tuple(seats),
+            started_at=started_at,
+            ended_at=None,
+            final_scores=None,
+            rule_options=json.loads(json.dumps(rule_options)) if rule_options else None,
+        )
+        self.actions[match_id] = []
+        self.hands[match_id] = {}
+        return match_id
+
+    async def get_match(self, match_id: int) -> MatchRow | None:
+        return self.matches.get(match_id)
+
+    async def table_matches(self, table_id: str) -> list[MatchRow]:
+        return [m for m in self.matches.values() if m.table_id == table_id]
+
+    async def unfinished_matches(self) -> list[MatchRow]:
+        return [m for m in self.matches.values() if m.ended_at is None]
+
+    async def finish_match(
+        self, match_id: int, final_scores: Sequence[int], ended_at: datetime
+    ) -> bool:
+        self._write("finish_match")
+        row = self.matches[match_id]
+        if row.ended_at is not None:
+            return False
+        self.matches[match_id] = MatchRow(
+            **{
+                **{k: getattr(row, k) for k in MatchRow.__dataclass_fields__},
+                "ended_at": ended_at,
+                "final_scores": tuple(final_scores),
+            }
+        )
+        return True
+
+    # --------------------------------------------------------- the log ---
+
+    async def append_action(
+        self,
+        match_id: int,
+        seq: int,
+        hand_no: int,
+        player: int,
+        action: Mapping[str, Any],
+        *,
+        now: datetime | None = None,
+    ) -> None:
+        self._write("append_action")
+        log = self.actions.get(match_id)
+        if log is None:
+            raise Conflict(f"match {match_id} is unknown")
+        if any(a.seq == seq for a in log):
+            raise Conflict(f"match {match_id} has an action {seq} already")
+        log.append(ActionRow(seq, hand_no, player, json.loads(json.dumps(action))))
+
+    async def match_actions(self, match_id: int) -> list[ActionRow]:
+        return sorted(self.actions.get(match_id, []))
+
+    async def last_action(self, match_id: int) -> ActionRow | None:
+        log = await self.match_actions(match_id)
+        return log[-1] if log else None
+
+    async def finish_hand(
+        self,
+        match_id: int,
+        hand_no: int,
+        record: Mapping[str, Any],
+        deltas: Sequence[int],
+        *,
+        now: datetime | None = None,
+    ) -> bool:
+        self._write("finish_hand")
+        if match_id not in self.hands:
+            raise Conflict(f"cannot store hand {hand_no} of match {match_id}: it is unknown")
+        stored = self.hands[match_id].get(hand_no)
+        new = (json.loads(json.dumps(record)), [int(d) for d in deltas])
+        if stored is not None:
+            if stored == new:
+                return False
+            raise Conflict(f"hand {hand_no} of match {match_id} is stored already, with another")
+        self.hands[match_id][hand_no] = new
+        return True
+
+    async def match_hands(self, match_id: int) -> list[dict[str, Any]]:
+        return [r for _, (r, _) in sorted(self.hands.get(match_id, {}).items())]
+
+
+@dataclass
+class FakeHost:
+    """A table's host that keeps what the table pushes; ``elsewhere`` says who sits at
+    another table."""
+
+    elsewhere: dict[str, str] = field(default_factory=dict)
+    summaries: list[TableSummary] = field(default_factory=list)
+    done: list[Table] = field(default_factory=list)
+
+    def seated_at(self, username: str) -> str | None:
+        if username in self.elsewhere:
+            return self.elsewhere[username]
+        last = self.summaries[-1] if self.summaries else None
+        if last is not None and last.state != "finished" and username in last.players:
+            return last.table
+        return None
+
+    def table_changed(self, summary: TableSummary) -> None:
+        self.summaries.append(summary)
+
+    def table_done(self, table: Table) -> None:
+        self.done.append(table)
+
+
+# No pacing: bots and absent players are played at once, no pause between hands.
+QUICK = TimersSection(
+    turn_seconds=3,
+    min_turn_seconds=1,
+    disconnected_seconds=0,
+    hand_pause_seconds=0,
+    unattended_move_seconds=0,
+    restart_grace_seconds=0,
+    claim_window_ms=0,
+)
+
+
+def table_for(
+    store: FakeStore | None = None,
+    host: FakeHost | None = None,
+    *,
+    timers: TimersSection = QUICK,
+    table_id: str = "t1",
+    claim_window_ms: int | None = None,
+    private: bool = False,
+    turn_seconds: int | None = None,
+) -> Table:
+    """A table of the ``mcr`` preset (not started: call ``start``)."""
+    return Table(
+        id=table_id,
+        rules="mcr",
+        preset=Config().rule_presets()["mcr"],
+        turn_seconds=timers.turn_seconds if turn_seconds is None else turn_seconds,
+        private=private,
+        invite_code="secret" if private else None,
+        timers=timers,
+        store=store if store is not None else FakeStore(),
+        host=host if host is not None else FakeHost(),
+        claim_window_ms=timers.claim_window_ms if claim_window_ms is None else claim_window_ms,
+        created_at=datetime(2026, 12, 1, tzinfo=UTC),
+    )

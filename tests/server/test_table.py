@@ -1,0 +1,414 @@
+"""A ``server.table.Table`` driven directly: fake peers, an in-memory store, a fake host;
+no sockets, no database (``tests/fakes.py``). What goes over the network is tested in the
+end-to-end tests; here, what the table does with each input.
+
+Also the lobby as the tables' host: its listing and its seating come only from what the
+tables push.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import types
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from fakes import QUICK, FakeHost, FakePeer, FakeStore, table_for
+
+import server.table
+from engine.actions import Action
+from engine.bots import make_bot
+from engine.simulation import play_match
+from server.config import Config, LimitsSection
+from server.lobby import Lobby, replay_log
+from server.table import (
+    AddBotsInput,
+    GoneInput,
+    JoinInput,
+    LeaveInput,
+    PlayInput,
+    SyncInput,
+    Table,
+    WatchInput,
+)
+
+SEED = 20261201
+
+
+@pytest.fixture(autouse=True)
+def fixed_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every match gets ``SEED``; a paused table tries its store again every 10-50 ms."""
+    monkeypatch.setattr(server.table, "new_match_seed", lambda: SEED)
+    monkeypatch.setattr(server.table, "STORE_RETRY_FIRST", 0.01)
+    monkeypatch.setattr(server.table, "STORE_RETRY_MAX", 0.05)
+
+
+async def until(condition: Callable[[], Any], what: str, timeout: float = 20) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.002)
+
+
+async def handled(table: Table) -> None:
+    """Wait until the table has handled every input put so far (and driven on): a
+    stranger's sync is answered (refused) only after them."""
+    stranger = FakePeer("stranger")
+    await table.queue.put(SyncInput(stranger, None))
+    await until(lambda: stranger.texts, "the stranger's answer")
+
+
+@pytest_asyncio.fixture
+async def running() -> AsyncIterator[Callable[..., Table]]:
+    """``running(...)``: a started ``table_for(...)``, stopped after the test."""
+    started: list[Table] = []
+
+    def start(**kwargs: Any) -> Table:
+        table = table_for(**kwargs)
+        table.start()
+        started.append(table)
+        return table
+
+    yield start
+    for table in started:
+        await table.stop()
+
+
+def replies(peer: FakePeer, reply_to: int) -> list[dict[str, Any]]:
+    return [f for f in peer.sent if f.get("reply_to") == reply_to]
+
+
+# ------------------------------------------------------------------ seats ---
+
+
+@pytest.mark.asyncio
+async def test_a_join_takes_the_seat_and_tells_the_host_and_the_store(
+    running: Callable[..., Table],
+) -> None:
+    store, host = FakeStore(), FakeHost()
+    table = running(store=store, host=host)
+    alice = FakePeer("alice")
+    await table.queue.put(JoinInput(alice, 1, 2, None))
+    await handled(table)
+    (joined,) = replies(alice, 1)
+    assert joined["type"] == "joined" and joined["payload"] == {"table": "t1", "seat": 2}
+    assert alice.frames("table")[-1]["seats"] == [None, None, "alice", None]
+    assert host.summaries[-1].players == ("alice",)
+    assert host.summaries[-1].listing["seats"] == [None, None, "alice", None]
+    assert store.tables["t1"].seats == (None, None, "alice", None)
+    assert host.seated_at("alice") == "t1"
+
+
+@pytest.mark.asyncio
+async def test_a_player_seated_elsewhere_is_refused_and_nothing_changes(
+    running: Callable[..., Table],
+) -> None:
+    store, host = FakeStore(), FakeHost(elsewhere={"alice": "t9"})
+    table = running(store=store, host=host)
+    alice = FakePeer("alice")
+    await table.queue.put(JoinInput(alice, 1, None, None))
+    await handled(table)
+    (refused,) = replies(alice, 1)
+    assert refused["type"] == "error" and refused["payload"]["code"] == "already_seated"
+    assert "t9" in refused["payload"]["reason"]
+    assert table.seats == [None, None, None, None]
+    assert all(s.players == () for s in host.summaries)
+    assert "save_table" not in store.counts
+
+
+@pytest.mark.asyncio
+async def test_a_private_table_wants_its_invite(running: Callable[..., Table]) -> None:
+    table = running(private=True)
+    alice = FakePeer("alice")
+    await table.queue.put(JoinInput(alice, 1, None, "wrong"))
+    await table.queue.put(WatchInput(alice, 2, None))
+    await table.queue.put(JoinInput(alice, 3, None, "secret"))
+    await handled(table)
+    codes = [replies(alice, n)[0]["payload"].get("code") for n in (1, 2)]
+    assert codes == ["wrong_invite", "wrong_invite"]
+    assert replies(alice, 3)[0]["type"] == "joined"
+
+
+@pytest.mark.asyncio
+async def test_leaving_a_waiting_table_frees_the_seat(running: Callable[..., Table]) -> None:
+    host = FakeHost()
+    table = running(host=host)
+    alice = FakePeer("alice")
+    await table.queue.put(JoinInput(alice, 1, None, None))
+    await table.queue.put(LeaveInput(alice, 2))
+    await handled(table)
+    assert replies(alice, 2)[0]["type"] == "left"
+    assert table.seats == [None, None, None, None]
+    assert host.summaries[-1].players == () and host.seated_at("alice") is None
+
+
+@pytest.mark.asyncio
+async def test_a_player_gone_from_a_waiting_table_frees_the_seat(
+    running: Callable[..., Table],
+) -> None:
+    host = FakeHost()
+    table = running(host=host)
+    alice, bob = FakePeer("alice"), FakePeer("bob")
+    await table.queue.put(JoinInput(alice, 1, None, None))
+    await table.queue.put(JoinInput(bob, 2, None, None))
+    await table.queue.put(GoneInput(alice, None))
+    await handled(table)
+    assert host.summaries[-1].listing["seats"] == [None, "bob", None, None]
+    assert bob.frames("table")[-1]["seats"] == [None, "bob", None, None]
+
+
+# ------------------------------------------------------------------ a match ---
+
+
+async def started_match(table: Table, human: str = "alice", bot: str = "fast") -> FakePeer:
+    """``human`` joins seat 0 and adds ``bot`` bots: the match starts."""
+    peer = FakePeer(human)
+    await table.queue.put(JoinInput(peer, 1, 0, None))
+    await table.queue.put(AddBotsInput(peer, 2, bot))
+    await until(peer.updates, "the deal")
+    return peer
+
+
+@pytest.mark.asyncio
+async def test_adding_bots_starts_the_match_and_the_host_hears_of_it(
+    running: Callable[..., Table],
+) -> None:
+    store, host = FakeStore(), FakeHost()
+    table = running(store=store, host=host, turn_seconds=60)
+    alice = await started_match(table)
+    assert replies(alice, 2)[0]["payload"]["seats"] == ["alice", "bot:fast", "bot:fast", "bot:fast"]
+    (match,) = store.matches.values()
+    assert (match.table_id, match.seed, match.seats[0]) == ("t1", SEED, "alice")
+    last = host.summaries[-1]
+    assert (last.state, last.listing["hand_no"]) == ("playing", 1)
+    assert last.listing["rule_options"] == table.rule_set.to_dict() == match.rule_options
+    assert store.tables["t1"].state == "playing"
+    assert alice.frames("commit")[0]["hand_no"] == 1
+    deal = alice.updates()[0]
+    assert deal["seq"] == 1 and deal["view"]["you"] == 0 and deal["deadline_ms"] == 60_000
+    assert alice.prompts == [("t1", 1)]  # the dealer is asked to act
+
+
+@pytest.mark.asyncio
+async def test_a_whole_bot_match_plays_to_its_end_and_replays_from_the_store(
+    running: Callable[..., Table],
+) -> None:
+    """Alice leaves once the match starts: the server plays her seat (``default`` bot)."""
+    store, host = FakeStore(), FakeHost()
+    table = running(store=store, host=host)
+    began = time.perf_counter()
+    alice = await started_match(table)
+    await table.queue.put(LeaveInput(alice, 3))
+    await until(lambda: host.done, "the end of the match", timeout=120)
+    print(f"\n[table] a whole bot match on the fake store: {time.perf_counter() - began:.2f} s")
+    (row,) = store.matches.values()
+    assert row.ended_at is not None and row.final_scores is not None
+    bots = [make_bot("default", seed=0)] + [make_bot("fast", seed=p) for p in (1, 2, 3)]
+    expected = play_match(SEED, bots, table.rule_set, row.id)
+    assert list(row.final_scores) == expected.scores and sum(expected.scores) == 0
+    actions = await store.match_actions(row.id)
+    replayed = replay_log(row, actions, Config().rule_presets())
+    assert replayed.log == expected.log and replayed.over
+    assert await store.match_hands(row.id) == [r.to_dict() for r in expected.records]
+    assert host.summaries[-1].state == "finished" and host.seated_at("alice") is None
+    assert store.tables["t1"].state == "finished"
+    assert host.done == [table]
+
+
+@pytest.mark.asyncio
+async def test_a_sync_sends_the_whole_hand_again(running: Callable[..., Table]) -> None:
+    table = running(turn_seconds=60)
+    alice = await started_match(table)
+    await table.queue.put(SyncInput(alice, 7))
+    await handled(table)
+    (full,) = replies(alice, 7)
+    assert full["type"] == "update" and full["payload"]["full"]
+    assert full["payload"]["seq"] == table.seq
+    assert full["payload"]["events"] == alice.updates()[0]["events"]
+
+
+@pytest.mark.asyncio
+async def test_a_stale_action_is_refused_with_a_full_update(
+    running: Callable[..., Table],
+) -> None:
+    store = FakeStore()
+    table = running(store=store, turn_seconds=60)
+    alice = await started_match(table)
+    legal = alice.updates()[-1]["view"]["legal"]
+    await table.queue.put(PlayInput(alice, 5, table.seq - 1, Action.from_dict(legal[0])))
+    await handled(table)
+    stale, full = replies(alice, 5)[0], alice.updates()[-1]
+    assert stale["payload"]["code"] == "stale" and full["full"]
+    assert store.actions[1] == [] and table.seq == 1
+
+
+@pytest.mark.asyncio
+async def test_a_refused_action_changes_nothing(running: Callable[..., Table]) -> None:
+    store = FakeStore()
+    table = running(store=store, turn_seconds=60)
+    alice = await started_match(table)
+    view = alice.updates()[-1]["view"]
+    assert table.match is not None and table.match.hand is not None
+    before = table.match.hand.view(0).to_dict()
+    held = {a.get("tile") for a in view["legal"] if a["type"] == "discard"}
+    absent = next(t for t in ("1m", "9m", "1p", "9p", "1s", "9s", "E", "N") if t not in held)
+    bad = Action.from_dict({"type": "discard", "tile": absent})
+    await table.queue.put(PlayInput(alice, 5, table.seq, bad))
+    await handled(table)
+    refused = replies(alice, 5)[0]
+    assert refused["type"] == "error" and refused["payload"]["code"] == "tile_not_in_hand"
+    assert table.match.hand.view(0).to_dict() == before
+    assert store.actions[1] == [] and table.seq == 1 and table.log_seq == 0
+
+
+@pytest.mark.asyncio
+async def test_a_failed_store_write_refuses_the_action_and_nothing_changes(
+    running: Callable[..., Table],
+) -> None:
+    store = FakeStore()
+    table = running(store=store, turn_seconds=60)
+    alice = await started_match(table)
+    assert table.match is not None and table.match.hand is not None
+    before = table.match.hand.view(0).to_dict()
+    discard = next(Action.from_dict(a) for a in alice.updates()[-1]["view"]["legal"])
+    store.fail = lambda method, counts: method == "append_action"
+    await table.queue.put(PlayInput(alice, 5, table.seq, discard))
+    await handled(table)
+    refused = replies(alice, 5)[0]
+    assert refused["payload"]["code"] == "internal_error"
+    assert "nothing changed" in refused["payload"]["reason"]
+    assert table.match.hand.view(0).to_dict() == before
+    assert store.actions[1] == [] and (table.seq, table.log_seq) == (1, 0)
+    assert table.store_down_since is not None  # paused until a write works
+    store.fail = None
+    await table.queue.put(PlayInput(alice, 6, table.seq, discard))
+    await until(lambda: table.log_seq >= 1, "the action taken once the store works")
+    assert store.actions[1][0].action == discard.to_dict() and table.store_down_since is None
+
+
+@pytest.mark.asyncio
+async def test_leaving_mid_match_and_coming_back(running: Callable[..., Table]) -> None:
+    """Away, her seat is played for her; joining again, she gets her seat and the hand."""
+    host = FakeHost()
+    table = running(host=host, turn_seconds=60)
+    alice = await started_match(table)
+    await table.queue.put(LeaveInput(alice, 3))
+    await until(lambda: table.log_seq >= 8, "the server playing for her")
+    assert host.seated_at("alice") == "t1"  # she still sits there
+    back = FakePeer("alice")
+    await table.queue.put(JoinInput(back, 4, None, None))
+    await handled(table)
+    assert replies(back, 4)[0]["payload"] == {"table": "t1", "seat": 0}
+    full = back.updates()[0]
+    assert full["full"] and full["view"]["you"] == 0 and full["view"]["seats"][0]["concealed"]
+    seat = table.seats[0]
+    assert seat is not None and seat.connected and seat.away_since is None
+
+
+# ------------------------------------------------------------ claim window ---
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
+    fake = Clock()
+    monkeypatch.setattr(server.table, "time", types.SimpleNamespace(monotonic=fake.monotonic))
+    yield fake
+
+
+@pytest.mark.asyncio
+async def test_the_claim_window_closes_only_once_answered_and_its_time_is_up(
+    running: Callable[..., Table], clock: Clock
+) -> None:
+    """Alice (the dealer) discards; the bots answer at once; the table waits the window's
+    full 800 ms, then goes on."""
+    table = running(turn_seconds=60, claim_window_ms=800)
+    alice = await started_match(table)
+    assert table.match is not None and table.match.hold_claims
+    discard = next(
+        Action.from_dict(a) for a in alice.updates()[-1]["view"]["legal"] if a["type"] == "discard"
+    )
+    await table.queue.put(PlayInput(alice, 5, 1, discard))
+    await until(lambda: table.seq == 2, "the discard")
+    hand = table.match.hand
+    assert hand is not None
+    await handled(table)
+    assert hand.claims_answered() and table.seq == 2 and hand.phase.value == "claim"
+    clock.now += 0.79
+    await handled(table)
+    assert table.seq == 2  # answered, but the window is not over
+    clock.now += 0.01
+    await handled(table)
+    await until(lambda: table.seq >= 3, "the close of the window")
+    after = [u for u in alice.updates() if u["seq"] == 3]
+    assert after and after[0]["events"] and after[0]["events"][0]["kind"] != "discard"
+
+
+# ------------------------------------------------------------------ lobby ---
+
+
+@pytest.mark.asyncio
+async def test_the_lobby_lists_and_seats_from_what_tables_push() -> None:
+    store = FakeStore()
+    lobby = Lobby(Config(timers=QUICK, limits=LimitsSection(max_tables=10)), store)
+    try:
+        first = await lobby.create(None, None, False)
+        second = await lobby.create(None, None, False)
+        hidden = await lobby.create(None, None, True)
+        assert {t["table"] for t in lobby.listing()} == {first.id, second.id}
+        alice = FakePeer("alice")
+        await first.queue.put(JoinInput(alice, 1, None, None))
+        await handled(first)
+        assert lobby.table_of("alice") is first
+        (listed,) = [t for t in lobby.listing() if t["table"] == first.id]
+        assert listed["seats"] == ["alice", None, None, None]
+        await second.queue.put(JoinInput(alice, 2, None, None))
+        await handled(second)
+        assert replies(alice, 2)[0]["payload"]["code"] == "already_seated"
+        assert first.id in replies(alice, 2)[0]["payload"]["reason"]
+        await hidden.queue.put(WatchInput(alice, 3, hidden.invite_code))
+        await handled(hidden)
+        assert replies(alice, 3)[0]["type"] == "watching"
+        await first.queue.put(AddBotsInput(alice, 4, "fast"))
+        await first.queue.put(LeaveInput(alice, 5))
+        await until(lambda: first.id not in lobby.tables, "the first table done", timeout=120)
+        assert lobby.table_of("alice") is None
+        assert {t["table"] for t in lobby.listing()} == {second.id}
+    finally:
+        await lobby.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_the_lobby_restores_a_match_from_the_store_and_it_plays_on() -> None:
+    store = FakeStore()
+    config = Config(timers=QUICK, limits=LimitsSection(max_tables=10))
+    lobby = Lobby(config, store)
+    table = await lobby.create(None, None, False)
+    alice = FakePeer("alice")
+    await table.queue.put(JoinInput(alice, 1, 0, None))
+    await table.queue.put(AddBotsInput(alice, 2, "fast"))
+    await table.queue.put(LeaveInput(alice, 3))
+    await until(lambda: table.log_seq >= 30, "some play")
+    await lobby.shutdown()
+    (row,) = store.matches.values()
+    assert row.ended_at is None
+    again = Lobby(config, store)
+    assert await again.restore() == 1
+    restored = again.tables[table.id]
+    assert again.table_of("alice") is restored
+    assert again.listing()[0]["state"] == "playing"
+    await until(lambda: table.id not in again.tables, "the restored match's end", timeout=10)
+    (row,) = store.matches.values()
+    bots = [make_bot("default", seed=0)] + [make_bot("fast", seed=p) for p in (1, 2, 3)]
+    expected = play_match(SEED, bots, config.rule_presets()["mcr"], row.id)
+    assert list(row.final_scores or ()) == expected.scores
+    await again.shutdown()
