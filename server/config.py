@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.rules import RuleSet
-from server.presets import CONFIG_FILES, PresetError, load_presets
+from server.presets import CONFIG_FILES, PresetError, load_presets, preset_claim_windows
 
 DEFAULT_FILE = CONFIG_FILES / "default.toml"
 
@@ -108,6 +108,13 @@ class Config:
         """The rule presets tables choose from (``[rules] file``, or config/rules.toml)."""
         try:
             return load_presets(self.rules.file or None)
+        except PresetError as exc:
+            raise ConfigError(f"[rules] file: {exc}") from None
+
+    def claim_windows(self) -> dict[str, int]:
+        """The presets that set their own ``claim_window_ms``, else ``[timers]``'s applies."""
+        try:
+            return preset_claim_windows(self.rules.file or None)
         except PresetError as exc:
             raise ConfigError(f"[rules] file: {exc}") from None
 

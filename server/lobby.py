@@ -101,6 +101,7 @@ class Lobby:
         self.summaries: dict[str, TableSummary] = {}  # as the tables last pushed them
         self.seated: dict[str, str] = {}  # username -> the unfinished table she sits at
         self.presets: dict[str, RuleSet] = config.rule_presets()
+        self.claim_windows: dict[str, int] = config.claim_windows()  # presets' own windows
         self.set_aside: dict[str, SetAside] = {}  # tables restore could not rebuild
 
     # -------------------------------------------------- the tables' host ---
@@ -170,7 +171,10 @@ class Lobby:
                 f"turn_seconds must be {timers.min_turn_seconds}..{timers.max_turn_seconds}, "
                 f"got {seconds}",
             )
-        window = timers.claim_window_ms if claim_window_ms is None else claim_window_ms
+        if claim_window_ms is not None:
+            window = claim_window_ms
+        else:
+            window = self.claim_windows.get(rules, timers.claim_window_ms)
         if not 0 <= window <= MAX_CLAIM_WINDOW_MS:
             raise LobbyError(
                 "bad_message", f"claim_window_ms must be 0..{MAX_CLAIM_WINDOW_MS}, got {window}"
@@ -254,7 +258,8 @@ class Lobby:
             store=self.store,
             host=self,
             created_at=row.created_at,
-            claim_window_ms=timers.claim_window_ms,  # a table's own is not stored
+            # A table's own window is not stored: its preset's, else the server's.
+            claim_window_ms=self.claim_windows.get(row.rules, timers.claim_window_ms),
         )
         grace = timers.restart_grace_seconds
         table.seats = [Seat.from_label(label, grace) if label else None for label in row.seats]

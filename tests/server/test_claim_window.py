@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
-from fakes import table_for
+from fakes import FakeStore, table_for
 
+from engine.rules import RuleSet
 from server import protocol
 from server.app import App
 from server.client import Client
-from server.config import ConfigError, TimersSection, load
+from server.config import Config, ConfigError, LimitsSection, RulesSection, TimersSection, load
+from server.lobby import Lobby
+from server.presets import PresetError, load_presets, preset_claim_windows
 from server.protocol import ProtocolError, decode
 from server.table import BOT, HUMAN, Seat
 
@@ -73,3 +77,61 @@ def test_only_tables_with_a_person_seated_hold_their_claim_windows() -> None:
     assert not table.holds_claims
     table.seats[2] = Seat(HUMAN, "lin", connected=False)  # away or not: a person sits there
     assert table.holds_claims
+
+
+# A preset's own window (config/rules.toml: claim_window_ms beside the rule options).
+
+PRESETS_WITH_WINDOWS = """
+[mcr]
+variant = "mcr"
+
+[mcr-slow]
+variant = "mcr"
+claim_window_ms = 2500
+
+[custom-fast]
+variant = "custom"
+claim_window_ms = 0
+"""
+
+
+def test_a_preset_may_set_its_own_window_which_is_not_a_rule(tmp_path: Path) -> None:
+    path = tmp_path / "rules.toml"
+    path.write_text(PRESETS_WITH_WINDOWS, encoding="utf-8")
+    assert preset_claim_windows(path) == {"mcr-slow": 2500, "custom-fast": 0}
+    presets = load_presets(path)
+    assert presets["mcr-slow"] == RuleSet(name="mcr-slow")  # plain MCR rules
+    assert "claim_window_ms" not in presets["custom-fast"].to_dict()
+    assert preset_claim_windows() == {}  # the shipped presets take the server's window
+
+
+@pytest.mark.parametrize("value", ["-1", "10001", "1.5", "true", '"800"'])
+def test_a_bad_preset_window_names_the_file_and_the_preset(tmp_path: Path, value: str) -> None:
+    path = tmp_path / "rules.toml"
+    path.write_text(f'[slow]\nvariant = "mcr"\nclaim_window_ms = {value}\n', encoding="utf-8")
+    with pytest.raises(PresetError, match=r"rules\.toml: \[slow\] claim_window_ms must be"):
+        load_presets(path)
+
+
+@pytest.mark.asyncio
+async def test_a_table_takes_its_presets_window_unless_its_creator_chose(tmp_path: Path) -> None:
+    path = tmp_path / "rules.toml"
+    path.write_text(PRESETS_WITH_WINDOWS, encoding="utf-8")
+    config = Config(
+        timers=TimersSection(claim_window_ms=700),
+        rules=RulesSection(file=str(path)),
+        limits=LimitsSection(max_tables=10),
+    )
+    lobby = Lobby(config, FakeStore())
+    try:
+        windows = {
+            "server's": (await lobby.create("mcr", None, False)).claim_window_ms,
+            "preset's": (await lobby.create("mcr-slow", None, False)).claim_window_ms,
+            "preset's 0": (await lobby.create("custom-fast", None, False)).claim_window_ms,
+            "chosen": (
+                await lobby.create("mcr-slow", None, False, claim_window_ms=90)
+            ).claim_window_ms,
+        }
+        assert windows == {"server's": 700, "preset's": 2500, "preset's 0": 0, "chosen": 90}
+    finally:
+        await lobby.shutdown()
