@@ -558,27 +558,6 @@ async def test_lobby_refusals(app: App) -> None:
         await wire.close()
 
 
-@pytest.mark.asyncio
-async def test_sync_by_a_stranger_is_refused(app: App) -> None:
-    url = url_of(app)
-    player, stranger = await Wire.open(url), await Wire.open(url)
-    await guest(player)
-    await guest(stranger)
-    table = (await player.answered("create_table", {}, "table_created"))["payload"]["table"]
-    await player.answered("join_table", {"table": table}, "joined")
-    await add_bots(player, table)
-    await player.wait(is_update(table))
-    mark = len(stranger.frames)
-    try:
-        reply = await stranger.request("sync", {"table": table}, timeout=2)
-    finally:
-        # Whatever it gets, it is never the table's state.
-        assert not any(f["type"] == "update" for f in stranger.frames[mark:])
-        for wire in (player, stranger):
-            await wire.close()
-    assert reply["type"] == "error" and reply["payload"]["code"] == "not_seated", reply
-
-
 # ------------------------------------------------------------------- play ---
 
 
@@ -789,32 +768,6 @@ async def test_a_flood_is_rate_limited_then_closed_and_the_table_plays_on(
     finally:
         for wire in (victim, flooder, watcher):
             if not wire.reader.done():
-                await wire.close()
-
-
-@pytest.mark.asyncio
-async def test_a_disconnected_player_comes_back_with_resume(app: App) -> None:
-    url = url_of(app)
-    player, leaver = await Wire.open(url), await Wire.open(url)
-    comeback: Wire | None = None
-    try:
-        await guest(player)
-        token = (await leaver.answered("guest", {}, "session"))["payload"]["token"]
-        created = await player.answered("create_table", {"turn_seconds": 10}, "table_created")
-        table = created["payload"]["table"]
-        await player.answered("join_table", {"table": table, "seat": 0}, "joined")
-        await leaver.answered("join_table", {"table": table, "seat": 1}, "joined")
-        await add_bots(player, table)
-        await leaver.wait(is_update(table))
-        await leaver.close()
-        await asyncio.sleep(3 * app.config.timers.disconnected_seconds)  # its seat is played
-        comeback = await Wire.open(url)
-        await comeback.answered("resume", {"token": token}, "session")
-        back = await comeback.wait(is_update(table), timeout=2)  # the table, at once
-        assert back["payload"].get("full") and back["payload"]["view"]["you"] == 1
-    finally:
-        for wire in (player, comeback):
-            if wire is not None and not wire.reader.done():
                 await wire.close()
 
 

@@ -16,7 +16,6 @@ SQLite and on PostgreSQL (``postgres`` marker; skipped when unreachable).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -39,7 +38,7 @@ from engine.rules import MCR
 from engine.simulation import play_match
 from engine.table import Phase
 from server.app import App
-from server.client import Client, Incoming, RequestTimeout, TableState, play
+from server.client import Client, Incoming, TableState, play
 from server.config import Config, DatabaseSection, LimitsSection, ServerSection, TimersSection
 from server.db.store import Store
 from server.replay_cli import read_log
@@ -264,7 +263,8 @@ def check_resync(payload: dict[str, Any], table: str) -> None:
 
 # ------------------------------------------- disconnect and reconnect (in-process) ---
 
-# These tests found three server bugs, fixed since (they are regression tests now):
+# These tests found three server bugs, fixed since (they are regression tests now; those of
+# bugs 1 and 2 drive the table directly, in test_table_task.py):
 #
 # 1. Table._wakeup kept an away seat's ``away_since + disconnected_seconds`` among the
 #    wake-up times once past, so the table waited for inputs with
@@ -437,122 +437,6 @@ async def test_reconnect_mid_hand_resyncs_and_plays_on(recovery_app: App) -> Non
         await check_match_as_offline(recovery_app.port, end["match"], end["scores"])
     finally:
         await d.close(second)
-
-
-@pytest.mark.asyncio
-async def test_resume_resyncs_at_once_while_the_server_plays_the_seat(recovery_app: App) -> None:
-    """docs/protocol.md: on ``resume`` "the server at once sends that table's update with a
-    full snapshot". She comes back a few moves after the server began playing for her: the
-    resync comes within a few moves, not at the end of the hand (bug 2)."""
-    d = await drop_mid_hand(recovery_app, "close")
-    second: Client | None = None
-    try:
-        await server_plays_the_seat(d)
-        url = f"ws://127.0.0.1:{recovery_app.port}/ws"
-        started = time.monotonic()
-        before = d.watcher.tables[d.table].seq or 0
-        second, update = await resume_and_expect_resync(url, d.token, d.table, timeout=3)
-        took = time.monotonic() - started
-        moves = update.payload["seq"] - before
-        assert moves <= 40, (
-            f"resynced {moves} updates after the resume, after {took:.2f} s (hand "
-            f"{update.payload['hand_no']}, {update.payload['view']['phase']}): the server went "
-            "on playing her seat meanwhile"
-        )
-    finally:
-        await d.close(second)
-
-
-async def alice_thinks_bob_away(app: App) -> tuple[Client, Client, str]:
-    """alice and bob sit with two default bots; bob's connection goes before the match
-    starts (the server plays his seat); alice then has to decide, and takes her time."""
-    url = f"ws://127.0.0.1:{app.port}/ws"
-    alice = await Client.connect(url, record=True, rate=None)
-    bob = await Client.connect(url, rate=None)
-    try:
-        await alice.register(USERNAME, PASSWORD)
-        await bob.guest()
-        table = (await alice.create_table(turn_seconds=TURN_SECONDS)).table
-        await alice.join_table(table, seat=ME)
-        await bob.join_table(table, seat=1)
-        await bob.close()  # bob is away from the start: the server plays his seat
-        await asyncio.sleep(0.2)
-        await alice.add_bots(table, "default")
-        await alice.wait_for(
-            lambda m: m.type == "update" and m.table == table and bool(alice.tables[table].legal),
-            timeout=10,
-        )
-        await asyncio.sleep(0.2)
-    except BaseException:
-        await alice.close()
-        await bob.close()
-        raise
-    return alice, bob, table
-
-
-@pytest.mark.asyncio
-async def test_table_idles_and_takes_inputs_while_a_seat_is_away(recovery_app: App) -> None:
-    """The table has nothing to do until alice acts: the server should use (almost) no CPU
-    meanwhile, answer a spectator's ``watch`` at once, and stop at once when asked (bug 1:
-    it spun, never answered, and the stop hung)."""
-    alice, bob, table = await alice_thinks_bob_away(recovery_app)
-    url = f"ws://127.0.0.1:{recovery_app.port}/ws"
-    watcher = await Client.connect(url, rate=None)
-    try:
-        cpu, wall = time.process_time(), time.monotonic()
-        await asyncio.sleep(1.0)  # alice thinks; nothing else happens
-        busy = (time.process_time() - cpu) / (time.monotonic() - wall)
-        assert alice.tables[table].legal, "the table moved on without alice"
-        await watcher.guest()
-        answered = False
-        with contextlib.suppress(RequestTimeout):
-            reply = await watcher.request("watch", {"table": table}, timeout=2)
-            answered = reply.type == "watching"
-        await alice.close()
-        stopped = await stop_app(recovery_app, limit=2)
-        recovery_app.stopped_by_test = True  # type: ignore[attr-defined]
-        assert (busy < 0.1, answered, stopped) == (True, True, True), (
-            f"while a seat is away, the server used {busy:.0%} of a CPU waiting for alice, "
-            f"answered a watch: {answered}, stopped by itself: {stopped}"
-        )
-    finally:
-        await alice.close()
-        await bob.close()
-        await watcher.close()
-
-
-@pytest.mark.asyncio
-async def test_stop_does_not_wait_for_a_match_of_bots_to_end(
-    start_recovery_app: Callable[..., Any],
-) -> None:
-    """A graceful stop of a table whose every seat the server plays (here: the only human
-    left) should stop it where it is; with no pause between hands, it plays the whole rest
-    of the match first."""
-    app: App = await start_recovery_app(hand_pause_seconds=0)
-    url = f"ws://127.0.0.1:{app.port}/ws"
-    alice, table = await start_table(url)
-    try:
-        await alice.wait_for(
-            lambda m: m.type == "update" and m.table == table and m.payload["hand_no"] == 1,
-            timeout=10,
-        )
-        await alice.leave_table(table)  # her seat is played by the server from now on
-        await asyncio.sleep(0.3)
-    finally:
-        await alice.close()
-    started = time.monotonic()
-    await app.stop()
-    app.stopped_by_test = True  # type: ignore[attr-defined]
-    took = time.monotonic() - started
-    store = await Store.open(app.config.database_url)
-    try:
-        finished = await store.unfinished_matches() == []
-        hands = len(await store.match_hands(1))
-    finally:
-        await store.close()
-    assert not finished, (
-        f"the stop took {took:.1f} s: it played the match to its end ({hands} hands)"
-    )
 
 
 @pytest.mark.asyncio

@@ -9,6 +9,8 @@ tables push.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import time
 import types
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -26,6 +28,7 @@ from server.config import Config, LimitsSection
 from server.lobby import Lobby, replay_log
 from server.table import (
     AddBotsInput,
+    BackInput,
     GoneInput,
     JoinInput,
     LeaveInput,
@@ -412,3 +415,161 @@ async def test_the_lobby_restores_a_match_from_the_store_and_it_plays_on() -> No
     expected = play_match(SEED, bots, config.rule_presets()["mcr"], row.id)
     assert list(row.final_scores or ()) == expected.scores
     await again.shutdown()
+
+
+# ------------------------------------------ away, back and stopping (recovery) ---
+# Moved from the socket tests (test_server_recovery.py, test_server_bad_input.py): what they
+# checked is the table's doing. The resume over a real socket stays in
+# test_server_recovery.py (test_reconnect_mid_hand_resyncs_and_plays_on).
+
+
+def lobby_for(**timers: Any) -> Lobby:
+    """A lobby on a fake store, with ``QUICK`` timers changed by ``timers``."""
+    config = Config(
+        timers=dataclasses.replace(QUICK, **timers), limits=LimitsSection(max_tables=10)
+    )
+    return Lobby(config, FakeStore())
+
+
+@pytest.mark.asyncio
+async def test_sync_by_a_stranger_is_refused(running: Callable[..., Table]) -> None:
+    table = running(turn_seconds=60)
+    await started_match(table)
+    stranger = FakePeer("stranger")
+    await table.queue.put(SyncInput(stranger, 1))
+    await handled(table)
+    # Whatever it gets, it is never the table's state.
+    assert not any(f["type"] == "update" for f in stranger.sent)
+    (reply,) = replies(stranger, 1)
+    assert reply["type"] == "error" and reply["payload"]["code"] == "not_seated", reply
+
+
+@pytest.mark.asyncio
+async def test_a_disconnected_player_comes_back_with_resume() -> None:
+    """His connection goes; his seat is played; on a new connection he authenticates again
+    (``resume``: the connection finds his table with ``Lobby.table_of`` and tells it
+    ``BackInput``): the table sends it his seat's full update at once."""
+    lobby = lobby_for(turn_seconds=10, disconnected_seconds=0.1)
+    try:
+        table = await lobby.create(None, 10, False)
+        player, leaver = FakePeer("player"), FakePeer("leaver")
+        await table.queue.put(JoinInput(player, 1, 0, None))
+        await table.queue.put(JoinInput(leaver, 2, 1, None))
+        await table.queue.put(AddBotsInput(player, 3, "fast"))
+        await until(leaver.updates, "the deal")
+        await table.queue.put(GoneInput(leaver, None))
+        await asyncio.sleep(3 * 0.1)  # its seat is played
+        comeback = FakePeer("leaver")
+        assert lobby.table_of("leaver") is table
+        await table.queue.put(BackInput(comeback, 4))
+        await until(comeback.updates, "the table, at once", timeout=2)
+        back = comeback.updates()[0]
+        assert back.get("full") and back["view"]["you"] == 1
+    finally:
+        await lobby.shutdown()
+
+
+async def gone_mid_hand(table: Table) -> FakePeer:
+    """alice sits at seat 0 with three ``default`` bots, and goes once the match starts:
+    the server plays her seat; returns once it has played a few moves."""
+    alice = await started_match(table, bot="default")
+    await table.queue.put(GoneInput(alice, None))
+    await until(lambda: table.log_seq >= 8, "the server playing for her")
+    return alice
+
+
+@pytest.mark.asyncio
+async def test_resume_resyncs_at_once_while_the_server_plays_the_seat(
+    running: Callable[..., Table],
+) -> None:
+    """docs/protocol.md: on ``resume`` "the server at once sends that table's update with a
+    full snapshot". She comes back while the server plays for her: the resync comes within
+    a few moves, not at the end of the hand (the table once played its automatic moves
+    to the end of the hand without looking at its inputs)."""
+    table = running(turn_seconds=60)
+    await gone_mid_hand(table)
+    before = table.seq
+    back = FakePeer("alice")
+    await table.queue.put(BackInput(back, 5))
+    await until(back.updates, "the resync", timeout=3)
+    update = back.updates()[0]
+    moves = update["seq"] - before
+    print(f"\n[table] resynced {moves} updates after the resume")
+    assert moves <= 40, (
+        f"resynced {moves} updates after the resume (hand {update['hand_no']}, "
+        f"{update['view']['phase']}): the server went on playing her seat meanwhile"
+    )
+    # A full update of a hand in play: her own view, her concealed tiles, no one else's.
+    view = update["view"]
+    assert update["table"] == "t1" and update["full"] is True and view["you"] == 0
+    assert update["events"], "a full update carries the hand's events so far"
+    mine = next(s for s in view["seats"] if s["player"] == 0)
+    assert isinstance(mine.get("concealed"), str) and mine["concealed"]
+    if view["phase"] != "over":
+        assert all("concealed" not in s for s in view["seats"] if s["player"] != 0)
+    assert isinstance(view["legal"], list)
+
+
+@pytest.mark.asyncio
+async def test_table_idles_and_takes_inputs_while_a_seat_is_away(
+    running: Callable[..., Table],
+) -> None:
+    """alice and bob sit with two default bots; bob goes once the match starts (the server
+    plays his seat); alice has to decide and takes her time. The table has nothing to do
+    until she acts: it should use (almost) no CPU meanwhile, answer a spectator's ``watch``
+    at once, and stop at once when asked (it once kept bob's past due time among its
+    wake-up times: it spun, never took an input, and a stop hung)."""
+    timers = dataclasses.replace(QUICK, turn_seconds=60, disconnected_seconds=0.1)
+    table = running(timers=timers)
+    alice, bob = FakePeer("alice"), FakePeer("bob")
+    await table.queue.put(JoinInput(alice, 1, 0, None))
+    await table.queue.put(JoinInput(bob, 2, 1, None))
+    await table.queue.put(AddBotsInput(alice, 3, "default"))
+    await until(alice.updates, "the deal")
+    await table.queue.put(GoneInput(bob, None))
+    await asyncio.sleep(0.2)  # bob's grace is over
+    assert alice.updates()[-1]["view"]["legal"]  # the dealer, alice, is to discard
+    seq = table.seq
+    cpu, wall = time.process_time(), time.monotonic()
+    await asyncio.sleep(1.0)  # alice thinks; nothing else happens
+    busy = (time.process_time() - cpu) / (time.monotonic() - wall)
+    assert table.seq == seq, "the table moved on without alice"
+    watcher = FakePeer("watcher")
+    await table.queue.put(WatchInput(watcher, 4, None))
+    answered = False
+    with contextlib.suppress(TimeoutError):
+        await until(lambda: replies(watcher, 4), "the watch answered", timeout=2)
+        answered = replies(watcher, 4)[0]["type"] == "watching"
+    stopped = False
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(2):
+            await table.stop()
+        stopped = True
+    if not stopped and table.task is not None:
+        table.task.cancel()
+    assert (busy < 0.1, answered, stopped) == (True, True, True), (
+        f"while a seat is away, the table used {busy:.0%} of a CPU waiting for alice, "
+        f"answered a watch: {answered}, stopped by itself: {stopped}"
+    )
+
+
+@pytest.mark.asyncio
+async def test_stop_does_not_wait_for_a_match_of_bots_to_end() -> None:
+    """A graceful stop of a table whose every seat the server plays (here: the only human
+    left) should stop it where it is; with no pause between hands, it would otherwise play
+    the whole rest of the match first."""
+    lobby = lobby_for(turn_seconds=60)
+    table = await lobby.create(None, 60, False)
+    alice = await started_match(table, bot="default")
+    await table.queue.put(LeaveInput(alice, 3))  # her seat is played by the server from now on
+    await until(lambda: table.log_seq >= 8, "the server playing for her")
+    began = time.monotonic()
+    await lobby.shutdown()
+    took = time.monotonic() - began
+    store = table.store
+    assert isinstance(store, FakeStore)
+    finished = await store.unfinished_matches() == []
+    hands = len(await store.match_hands(1))
+    assert not finished, (
+        f"the stop took {took:.1f} s: it played the match to its end ({hands} hands)"
+    )
