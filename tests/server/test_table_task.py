@@ -573,3 +573,69 @@ async def test_stop_does_not_wait_for_a_match_of_bots_to_end() -> None:
     assert not finished, (
         f"the stop took {took:.1f} s: it played the match to its end ({hands} hands)"
     )
+
+
+# --------------------------------------------------------- lobby refusals ---
+# Moved from test_server_bad_input.py's test_lobby_refusals, which keeps what only a
+# connection shows: unknown tables, a private table's code in ``table_created``, the
+# listing over the wire, and the connection staying open after each refusal.
+
+
+async def refused(table: Table, peer: FakePeer, item: Any, code: str) -> None:
+    await table.queue.put(item)
+    await handled(table)
+    (reply,) = replies(peer, item.reply_to)
+    assert reply["type"] == "error" and reply["payload"]["code"] == code, (item, reply)
+
+
+@pytest.mark.asyncio
+async def test_lobby_refusals_at_the_table() -> None:
+    lobby = lobby_for(turn_seconds=60)
+    try:
+        alice, bob, carol = FakePeer("alice"), FakePeer("bob"), FakePeer("carol")
+
+        # A taken seat; sitting at two tables; bots asked for by someone not seated.
+        table = await lobby.create(None, None, False)
+        await table.queue.put(JoinInput(alice, 1, 2, None))
+        await handled(table)
+        assert replies(alice, 1)[0]["type"] == "joined"
+        assert replies(alice, 1)[0]["payload"] == {"table": table.id, "seat": 2}
+        await refused(table, bob, JoinInput(bob, 2, 2, None), "seat_taken")
+        await refused(table, bob, AddBotsInput(bob, 3, "fast"), "not_seated")
+        await table.queue.put(WatchInput(bob, 4, None))
+        await handled(table)
+        assert replies(bob, 4)[0]["type"] == "watching"
+        await refused(table, bob, AddBotsInput(bob, 5, "fast"), "not_seated")  # a spectator
+        second = await lobby.create(None, None, False)
+        await refused(second, alice, JoinInput(alice, 6, None, None), "already_seated")
+        summary = table.summary()
+        assert summary["seats"] == [None, None, summary["seats"][2], None]
+        assert summary["state"] == "waiting"
+
+        # A private table: no code, a wrong code, the right code.
+        private = await lobby.create(None, None, True)
+        code = private.invite_code
+        assert isinstance(code, str) and code
+        assert private.id not in [t["table"] for t in lobby.listing()]
+        await refused(private, bob, JoinInput(bob, 7, None, None), "wrong_invite")
+        await refused(private, bob, JoinInput(bob, 8, None, code + "x"), "wrong_invite")
+        await refused(private, bob, WatchInput(bob, 9, None), "wrong_invite")
+        await refused(private, bob, WatchInput(bob, 10, "nope"), "wrong_invite")
+        await private.queue.put(JoinInput(bob, 11, None, code))
+        await handled(private)
+        assert replies(bob, 11)[0]["type"] == "joined"
+
+        # A full table: its match has started, so a stranger is turned away.
+        await table.queue.put(AddBotsInput(alice, 12, "fast"))
+        await until(alice.updates, "the deal")
+        await table.queue.put(JoinInput(carol, 13, None, None))
+        await handled(table)
+        (reply,) = replies(carol, 13)
+        # The full table plays: ``table_full`` is never reached for a join (the match starts
+        # as soon as the fourth seat is taken), ``table_started`` tells the truth.
+        assert reply["type"] == "error"
+        assert reply["payload"]["code"] in ("table_started", "table_full"), reply
+        await refused(table, carol, JoinInput(carol, 14, 0, None), "table_started")
+        await refused(table, alice, AddBotsInput(alice, 15, "fast"), "table_started")
+    finally:
+        await lobby.shutdown()
