@@ -400,12 +400,12 @@ async def server_plays_the_seat(d: Dropped) -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("how", ["close", "drop"])
-async def test_player_gone_mid_hand_is_played_by_the_server(recovery_app: App, how: str) -> None:
-    """Her connection goes while the table waits for her discard: the server plays her
-    seat from then on, the table never stalls, and the match ends as the offline match of
-    its seed (her seat played by the default bot, as she did)."""
-    d = await drop_mid_hand(recovery_app, how)
+async def test_player_cut_off_mid_hand_is_played_by_the_server(recovery_app: App) -> None:
+    """Her TCP connection is cut (no close frame) while the table waits for her discard:
+    the server plays her seat from then on, the table never stalls, and the match ends as
+    the offline match of its seed (her seat played by the default bot, as she did). (The
+    table's side of a player gone mid-hand, with a clean close, is in test_table_task.py.)"""
+    d = await drop_mid_hand(recovery_app, "drop")
     try:
         await server_plays_the_seat(d)
         if d.watcher.tables[d.table].match_end is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import time
 import types
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -22,8 +23,10 @@ from fakes import QUICK, FakeHost, FakePeer, FakeStore, table_for
 
 import server.table
 from engine.actions import Action
-from engine.bots import make_bot
+from engine.bots import Bot, make_bot
+from engine.rules import MCR
 from engine.simulation import play_match
+from server.client import view_from_dict
 from server.config import Config, LimitsSection
 from server.lobby import Lobby, replay_log
 from server.table import (
@@ -639,3 +642,111 @@ async def test_lobby_refusals_at_the_table() -> None:
         await refused(table, alice, AddBotsInput(alice, 15, "fast"), "table_started")
     finally:
         await lobby.shutdown()
+
+
+# ------------------------------------------------- a player who goes mid-hand ---
+# Moved from test_server_recovery.py (its ``close`` case; the connection cut without a
+# close frame stays there, on a socket). alice plays the ``default`` bot on her wire view,
+# as ``server.client.play`` does; while she is away the server plays her seat with
+# ``make_bot("default", seed=0)``; bots are pure, so the match is the offline match of four
+# default bots, whoever plays her seat.
+
+
+def normalized(value: Any) -> Any:
+    """``value`` as it comes back from a JSON column or the wire (tuples become lists)."""
+    return json.loads(json.dumps(value))
+
+
+async def play_as(
+    table: Table,
+    peer: FakePeer,
+    bot: Bot,
+    until_: Callable[[dict[str, Any], list[dict[str, Any]]], bool] = lambda p, e: False,
+) -> dict[str, Any]:
+    """Answer each update that asks ``peer`` to decide, once, with ``bot`` on the wire view;
+    return the ``match_end`` payload, or the update for which ``until_(update, the events
+    of its hand so far)`` is true (unanswered)."""
+    cursor, acted = 0, None
+    latest: dict[str, Any] | None = None
+    events: list[dict[str, Any]] = []
+    while True:
+        frames = [json.loads(t) for t in peer.texts[cursor:]]
+        cursor += len(frames)
+        for frame in frames:
+            payload = frame["payload"]
+            if frame["type"] == "error" and frame.get("reply_to") == "bot":
+                assert payload["code"] == "stale", f"the bot's action was refused: {payload}"
+            if frame["type"] == "match_end":
+                return dict(payload)
+            if frame["type"] == "update":
+                if payload.get("full") or (latest and latest["hand_no"] != payload["hand_no"]):
+                    events = []
+                events.extend(payload["events"])
+                latest = payload
+        if latest is not None and until_(latest, events):
+            return latest
+        if latest is not None and latest["seq"] != acted and latest["view"]["legal"]:
+            acted = latest["seq"]
+            action = bot.choose(view_from_dict(latest["view"]))
+            await table.queue.put(PlayInput(peer, "bot", latest["seq"], action))
+        await asyncio.sleep(0.001)
+
+
+@pytest.mark.asyncio
+async def test_player_gone_mid_hand_is_played_by_the_server(
+    running: Callable[..., Table],
+) -> None:
+    """Her connection goes while the table waits for her discard (in hand 2, with two
+    discards of hers in it already): the server plays her seat from then on, the table
+    never stalls, and the match ends as the offline match of its seed."""
+    store = FakeStore()
+    timers = dataclasses.replace(QUICK, turn_seconds=60, disconnected_seconds=0.1)
+    table = running(store=store, timers=timers)
+    watcher = FakePeer("watcher")
+    await table.queue.put(WatchInput(watcher, 1, None))
+    alice = FakePeer("alice")
+    await table.queue.put(JoinInput(alice, 2, 0, None))
+    await table.queue.put(AddBotsInput(alice, 3, "default"))
+
+    def my_turn_in_hand_2(p: dict[str, Any], events: list[dict[str, Any]]) -> bool:
+        mine = sum(1 for e in events if e["kind"] == "discard" and e.get("player") == 0)
+        legal = p["view"]["legal"]
+        return p["hand_no"] == 2 and mine >= 2 and any(a["type"] == "discard" for a in legal)
+
+    left = await asyncio.wait_for(
+        play_as(table, alice, make_bot("default", seed=0), my_turn_in_hand_2), 30
+    )
+    hand_no, seq = left["hand_no"], left["seq"]
+    mark = len(watcher.texts)
+    await table.queue.put(GoneInput(alice, None))
+
+    # The table does not stall: the server discards for her (after disconnected_seconds,
+    # long before her 60 s turn is up) and the hand goes on.
+    started = time.monotonic()
+
+    def played() -> list[dict[str, Any]]:
+        return [
+            u
+            for u in FakePeer(None, watcher.texts[mark:]).updates()
+            if any(e["kind"] == "discard" and e["player"] == 0 for e in u["events"])
+        ]
+
+    await until(played, "the server's discard for her", timeout=10)
+    assert time.monotonic() - started < 5
+    first = played()[0]
+    assert first["seq"] > seq and first["hand_no"] == hand_no
+    await until(lambda: table.seq > seq + 3, "more moves", timeout=10)
+    assert any(u["seq"] > seq + 3 for u in watcher.updates())
+
+    await until(lambda: any(m.ended_at for m in store.matches.values()), "the end", 120)
+    await until(lambda: watcher.frames("match_end"), "the match_end sent")
+    (end,) = watcher.frames("match_end")
+    (row,) = store.matches.values()
+    assert row.id == end["match"] and row.final_scores is not None
+    assert list(row.final_scores) == end["scores"]
+    expected = play_match(SEED, [make_bot("default", seed=p) for p in range(4)], MCR, row.id)
+    hands = await store.match_hands(row.id)
+    assert [h["hand_no"] for h in hands] == list(range(1, 17))
+    for got, want in zip(hands, [normalized(r.to_dict()) for r in expected.records], strict=True):
+        assert normalized(got) == want, f"hand {want['hand_no']} differs from the offline match"
+    assert end["scores"] == list(expected.scores)
