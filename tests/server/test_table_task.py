@@ -24,8 +24,10 @@ from fakes import QUICK, FakeHost, FakePeer, FakeStore, table_for
 import server.table
 from engine.actions import Action
 from engine.bots import Bot, make_bot
+from engine.notation import parse_tiles
 from engine.rules import MCR
 from engine.simulation import play_match
+from engine.tiles import N_KINDS, name
 from server.client import view_from_dict
 from server.config import Config, LimitsSection
 from server.lobby import Lobby, replay_log
@@ -750,3 +752,144 @@ async def test_player_gone_mid_hand_is_played_by_the_server(
     for got, want in zip(hands, [normalized(r.to_dict()) for r in expected.records], strict=True):
         assert normalized(got) == want, f"hand {want['hand_no']} differs from the offline match"
     assert end["scores"] == list(expected.scores)
+
+
+# ---------------------------------------------------------- refused actions ---
+# Moved from test_server_bad_input.py's test_refused_actions_change_nothing_..., which keeps
+# what only the wire shows: fields a client may not send (``seat``, ``player``), an unknown
+# table, the same frame sent twice, the connection staying open, the stored log as published.
+
+
+@pytest.mark.asyncio
+async def test_refused_actions_change_nothing_and_the_match_still_finishes() -> None:
+    lobby = lobby_for(turn_seconds=20)
+    try:
+        # A long turn: the refusals below must not race the server playing for a slow seat.
+        table = await lobby.create(None, 20, False)
+        store = table.store
+        assert isinstance(store, FakeStore)
+        players = [FakePeer(f"player{p}") for p in range(4)]
+        spectator, outsider = FakePeer("spectator"), FakePeer("outsider")
+        elsewhere = await lobby.create(None, None, False)
+        await elsewhere.queue.put(JoinInput(outsider, 1, None, None))
+        await table.queue.put(WatchInput(spectator, 2, None))
+        for seat, peer in enumerate(players):
+            await table.queue.put(JoinInput(peer, 3, seat, None))
+        await handled(elsewhere)
+
+        # Hand 1: player 0 deals and is to discard; nobody else may do anything.
+        await until(lambda: any(u["view"]["legal"] for u in players[0].updates()), "the deal")
+        payload = next(u for u in players[0].updates() if u["view"]["legal"])
+        seq, view = payload["seq"], payload["view"]
+        assert payload["hand_no"] == 1 and view["you"] == 0 and view["current"] == 0
+        assert view["phase"] == "turn"
+        match_id = table.match_id
+        assert match_id is not None
+        mine = parse_tiles(next(s for s in view["seats"] if s["player"] == 0)["concealed"])
+        drawn = view["drawn"]
+        legal = [Action.from_dict(a) for a in view["legal"]]
+        assert store.actions[match_id] == []
+
+        def act(peer: FakePeer, a: dict[str, Any], at: int = seq) -> PlayInput:
+            return PlayInput(peer, "refused", at, Action.from_dict(a))
+
+        await until(lambda: any(u["seq"] == seq for u in players[1].updates()), "p1's deal")
+        p1_view = players[1].updates()[-1]["view"]
+        p1_tile = name(
+            parse_tiles(next(s for s in p1_view["seats"] if s["player"] == 1)["concealed"])[0]
+        )
+        not_held = [name(t) for t in range(N_KINDS) if t not in mine]
+        refusals: list[tuple[Table, PlayInput, str]] = [
+            # Out of turn.
+            (table, act(players[1], {"type": "discard", "tile": p1_tile}), "not_your_turn"),
+            (table, act(players[1], {"type": "discard", "tile": drawn}), "not_your_turn"),
+            (table, act(players[1], {"type": "pass"}), "not_your_turn"),
+            (table, act(players[3], {"type": "win"}), "not_your_turn"),
+            # Not in the legal list.
+            (table, act(players[0], {"type": "pass"}), "illegal_action"),
+            (table, act(players[0], {"type": "pung"}), "illegal_action"),
+            (table, act(players[0], {"type": "kong"}), "illegal_action"),
+            (table, act(players[0], {"type": "chow", "tile": name(mine[0])}), "illegal_action"),
+            # A discard of a tile not held.
+            *(
+                (table, act(players[0], {"type": "discard", "tile": tile}), "tile_not_in_hand")
+                for tile in not_held[:3]
+            ),
+            # Stale: an old or a future seq (followed by the current update).
+            (table, act(players[0], {"type": "discard", "tile": drawn}, seq - 1), "stale"),
+            (table, act(players[0], {"type": "discard", "tile": drawn}, seq + 100), "stale"),
+            # Seated elsewhere, watching, or at a table without a match.
+            (table, act(outsider, {"type": "discard", "tile": drawn}), "not_seated"),
+            (table, act(spectator, {"type": "discard", "tile": drawn}), "not_seated"),
+            (elsewhere, act(outsider, {"type": "pass"}), "hand_over"),
+        ]
+        for kind in ("concealed_kong", "add_kong"):
+            if not any(a.kind.value == kind for a in legal):
+                refusals.append(
+                    (table, act(players[0], {"type": kind, "tile": drawn}), "illegal_action")
+                )
+        if not any(a.kind.value == "win" for a in legal):
+            refusals.append((table, act(players[0], {"type": "win"}), "illegal_action"))
+        for where, item, code in refusals:
+            peer = item.peer
+            assert isinstance(peer, FakePeer)
+            mark = len(peer.texts)
+            await where.queue.put(item)
+            await handled(where)
+            got = FakePeer(None, peer.texts[mark:])
+            (reply,) = [f for f in got.sent if f.get("reply_to") == "refused"]
+            assert reply["type"] == "error" and reply["payload"]["code"] == code, (item, reply)
+            if code == "stale":
+                (current,) = got.updates()
+                assert current["seq"] == seq and current.get("full")
+                assert current["view"] == view
+            assert store.actions[match_id] == [], (item, code)
+        assert table.seq == seq
+        await table.queue.put(SyncInput(players[0], "s"))
+        await handled(table)
+        (current,) = replies(players[0], "s")  # answered by a full update
+        assert current["type"] == "update" and current["payload"].get("full")
+        assert current["payload"]["seq"] == seq and current["payload"]["view"] == view
+
+        # An accepted action, then the very same action again: stale, and harmless.
+        mark = len(players[0].texts)
+        discard = act(players[0], {"type": "discard", "tile": drawn})
+        await table.queue.put(dataclasses.replace(discard, reply_to="dup"))
+        await until(lambda: table.seq > seq, "the discard")
+        assert len(store.actions[match_id]) == 1
+        await table.queue.put(dataclasses.replace(discard, reply_to="dup2"))
+        await handled(table)
+        (dup,) = replies(players[0], "dup2")
+        assert dup["type"] == "error" and dup["payload"]["code"] == "stale", dup
+        assert len(store.actions[match_id]) == 1
+        after = FakePeer(None, players[0].texts[mark:]).frames("error")
+        assert not [e for e in after if e["code"] != "stale"]
+
+        # The table plays on: the four finish the match, the spectator sees its end.
+        ends = await asyncio.wait_for(
+            asyncio.gather(
+                *(play_as(table, p, make_bot("fast", seed=i)) for i, p in enumerate(players))
+            ),
+            timeout=45,
+        )
+        assert all(end["match"] == match_id for end in ends)
+        end = ends[0]
+        assert all(e == end for e in ends)
+        await until(lambda: spectator.frames("match_end"), "the spectator's match_end")
+        assert spectator.frames("match_end")[0] == end
+
+        # What is stored is exactly what was accepted: it replays to the same match.
+        stored = await store.match_actions(match_id)
+        assert stored[0] == (1, 1, 0, {"type": "discard", "tile": drawn})
+        row = store.matches[match_id]
+        replayed = replay_log(row, stored, Config().rule_presets())
+        assert replayed.scores == end["scores"] and len(replayed.records) == 16
+        assert len(replayed.log) == len(stored)
+
+        # After the match: nothing to act on.
+        await table.queue.put(PlayInput(players[0], "late", 0, Action.from_dict({"type": "pass"})))
+        await handled(table)
+        (late,) = replies(players[0], "late")
+        assert late["type"] == "error" and late["payload"]["code"] == "hand_over", late
+    finally:
+        await lobby.shutdown()
