@@ -179,7 +179,7 @@ def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
         prevalent=EAST + ctx.round_wind,
         seat=EAST + ctx.seat_wind,
         custom=custom,
-        situation=_situation_fan(ctx, custom),
+        situation=_situation_fan(ctx, custom) if custom else -1,  # no call for MCR
     )
 
 
