@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import compress
 from operator import mul
 
 from engine.fans import Fan
@@ -45,4 +46,7 @@ FanTable = list[int]
 
 
 def _total(table: FanTable) -> int:
-    return sum(map(mul, table, POINTS))
+    """The points of a fan table. A table holds a handful of fans among ~90 entries: the
+    points of the entries that count times their counts, both picked out in C (about twice
+    as fast as multiplying every entry; the calculator totals every reading)."""
+    return sum(map(mul, compress(POINTS, table), filter(None, table)))

@@ -179,7 +179,7 @@ def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
         prevalent=EAST + ctx.round_wind,
         seat=EAST + ctx.seat_wind,
         custom=custom,
-        situation=_situation_fan(ctx, custom),
+        situation=_situation_fan(ctx, custom) if custom else -1,  # no call for MCR
     )
 
 
@@ -207,7 +207,8 @@ def _tile_traits(present: int) -> FanTable:
     """
     table = [0] * N_FANS
     honors = present & _HONOR_MASK
-    missing = sum(1 for suit in _SUIT_MASKS if not present & suit)
+    characters, dots, bamboo = _SUIT_MASKS  # m p s; the three tests written out, no generator
+    missing = (not present & characters) + (not present & bamboo) + (not present & dots)
     if not honors:
         table[NO_HONORS] = 1  # 无字
     if missing == 2:

@@ -6,11 +6,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from heapq import heappop, heappush, merge
 from itertools import chain, product
 from itertools import count as numbering
+from typing import NamedTuple
 
 from engine.errors import InvalidHand, NotWinning
 from engine.forms import (
@@ -167,9 +167,10 @@ def _score_wild_cached(hand: Hand, ctx: WinContext, custom: bool) -> tuple[int, 
     return tuple(best)
 
 
-@dataclass(frozen=True, slots=True)
-class _Flags:
-    """How the hand was won, for ``_win_flags`` in the bound."""
+class _Flags(NamedTuple):
+    """How the hand was won, for ``_win_flags`` in the bound. A named tuple, not a
+    dataclass: it is part of the key of ``_wild_bound``'s cache, and a tuple hashes in C
+    (a frozen dataclass's ``__hash__`` is Python code, run on every bound looked up)."""
 
     last_tile: bool
     self_drawn: bool
