@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakes import FakePeer
+from fakes import QUICK, FakePeer
 from sqlalchemy.exc import OperationalError
 
 from engine.actions import Action
@@ -29,7 +29,7 @@ from engine.bots import make_bot
 from engine.match import Match
 from engine.rules import MCR
 from engine.simulation import play_match
-from server.config import Config, LimitsSection, TimersSection
+from server.config import Config, LimitsSection
 from server.db.store import Store
 from server.lobby import Lobby, replay_log
 from server.table import AddBotsInput, JoinInput, LeaveInput, Table
@@ -38,15 +38,7 @@ WRITES = ("append_action", "finish_hand", "create_match", "finish_match", "save_
 HUMAN = "alice_faults"
 
 # No pacing: bots and the away player are played at once, no pause between hands.
-TIMERS = TimersSection(
-    turn_seconds=3,
-    min_turn_seconds=1,
-    disconnected_seconds=0,
-    hand_pause_seconds=0,
-    unattended_move_seconds=0,
-    restart_grace_seconds=0,
-    claim_window_ms=0,
-)
+TIMERS = QUICK
 CONFIG = Config(timers=TIMERS, limits=LimitsSection(max_tables=10))
 
 
