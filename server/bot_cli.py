@@ -62,6 +62,13 @@ def add_parser(
     parser.add_argument(
         "--rules", metavar="PRESET", help="with --create: the rule preset (custom, ...)"
     )
+    parser.add_argument(
+        "--claim-window-ms",
+        type=int,
+        metavar="MS",
+        help="with --create: the least wait after every discard (default: 0 with --add-bots, "
+        "where no person plays and nothing is hidden from anyone; else the server's)",
+    )
     parser.add_argument("--name", help="account name (registered if new); default: a guest")
     parser.add_argument(
         "--password", help=f"account password (or the {PASSWORD_ENV} environment variable)"
@@ -86,9 +93,17 @@ def run(args: argparse.Namespace) -> int:
     if args.name and not (args.password or os.environ.get(PASSWORD_ENV)):
         print(f"guobiao bot: --name needs --password (or {PASSWORD_ENV})", file=sys.stderr)
         return 2
-    if (args.private or args.turn_seconds is not None or args.rules) and not args.create:
+    creating = (
+        args.private,
+        args.turn_seconds is not None,
+        args.rules,
+        args.claim_window_ms is not None,
+    )
+    if any(creating) and not args.create:
         print(
-            "guobiao bot: --private, --turn-seconds and --rules go with --create", file=sys.stderr
+            "guobiao bot: --private, --turn-seconds, --rules and --claim-window-ms go with "
+            "--create",
+            file=sys.stderr,
         )
         return 2
     try:
@@ -203,8 +218,14 @@ async def _log_in(client: Client, args: argparse.Namespace, say: _Say) -> None:
 
 async def _sit(client: Client, args: argparse.Namespace, say: _Say) -> str:
     if args.create:
+        window = args.claim_window_ms
+        if window is None and args.add_bots:
+            window = 0  # this bot and server bots: a claim window would only slow the match
         created = await client.create_table(
-            rules=args.rules, turn_seconds=args.turn_seconds, private=args.private
+            rules=args.rules,
+            turn_seconds=args.turn_seconds,
+            private=args.private,
+            claim_window_ms=window,
         )
         table = created.table
         invite = created.invite_code

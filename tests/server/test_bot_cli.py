@@ -4,17 +4,33 @@ table it creates under a custom preset, with server bots in the other seats."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 
 from server.app import App
 from server.cli import main
+from server.table import Table
 
 
 @pytest.mark.asyncio
 async def test_bot_creates_a_custom_table_and_plays_the_match(
-    app: App, capsys: pytest.CaptureFixture[str]
+    start_server: Callable[..., Awaitable[App]], capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # The server's default claim window is on; a table of this bot and server bots has
+    # nobody to hide claims from, so the bot creates it without one.
+    app = await start_server(timers={"claim_window_ms": 1000})
+    assert app.lobby is not None
+    windows: list[int] = []
+    create = app.lobby.create
+
+    async def recording_create(*args: Any, **kwargs: Any) -> Table:
+        table = await create(*args, **kwargs)
+        windows.append(table.claim_window_ms)
+        return table
+
+    app.lobby.create = recording_create  # type: ignore[method-assign]
     url = f"ws://127.0.0.1:{app.port}/ws"
     args = ["bot", "--url", url, "--create", "--rules", "custom-after", "--add-bots", "fast"]
     status = await asyncio.wait_for(asyncio.to_thread(main, [*args, "--quiet"]), 120)
@@ -27,8 +43,10 @@ async def test_bot_creates_a_custom_table_and_plays_the_match(
     assert row.rule_options is not None and row.rule_options["wilds"] == "after"
     assert row.final_scores is not None and sum(row.final_scores) == 0
     assert f"{row.final_scores[0]:+d}  (this bot)" in out
+    assert windows == [0]
 
 
 def test_rules_go_with_create(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bot", "--url", "ws://127.0.0.1:1/ws", "--rules", "custom"]) == 2
-    assert "--rules go with --create" in capsys.readouterr().err
+    assert "go with --create" in capsys.readouterr().err
+    assert main(["bot", "--url", "ws://127.0.0.1:1/ws", "--claim-window-ms", "0"]) == 2
