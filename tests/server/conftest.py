@@ -29,6 +29,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpkit
 import pytest
 import pytest_asyncio
 from sqlalchemy import URL, make_url
@@ -161,21 +162,10 @@ async def app(start_server: StartServer) -> App:
     return await start_server()
 
 
-async def _http_get(port: int, path: str) -> tuple[int, str]:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
-    await writer.drain()
-    data = await asyncio.wait_for(reader.read(), 10)
-    writer.close()
-    head, _, body = data.partition(b"\r\n\r\n")
-    status = int(head.split(b" ", 2)[1])
-    return status, body.decode()
-
-
 @pytest.fixture
 def http_get() -> Callable[[int, str], Awaitable[tuple[int, str]]]:
     """``await http_get(port, path)`` -> ``(status, body)``."""
-    return _http_get
+    return httpkit.http_get
 
 
 # ------------------------------------------ the running server on each database ---

@@ -33,6 +33,7 @@ import faultkit
 import pytest
 import pytest_asyncio
 from faultkit import CONFIG, HUMAN, TALLY, FailNth, FaultyStore, Peer, bot_match, check_match
+from httpkit import http_get
 from sqlalchemy import event, make_url, text
 
 import server.table
@@ -330,7 +331,7 @@ async def test_a_log_that_does_not_replay_sets_its_table_aside(
         (aside,) = app.lobby.set_aside.values()
         assert (aside.table, aside.match) == (first.id, first_id)
         assert "from action 19 to 21" in aside.reason
-        status, body = await faultkit.http_get(app.port, "/healthz")
+        status, body = await http_get(app.port, "/healthz")
         health = json.loads(body)
         assert status == 200 and health["status"] == "ok"
         assert health["set_aside"] == [aside.to_dict()]

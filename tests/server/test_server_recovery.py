@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from httpkit import http_get
 
 from engine.actions import Action, Event
 from engine.bots import make_bot
@@ -160,13 +161,8 @@ async def check_log_kept(url: str, match_id: int, before: list[Any]) -> None:
 
 
 async def get_json(port: int, path: str) -> tuple[int, Any]:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
-    await writer.drain()
-    data = await asyncio.wait_for(reader.read(), 10)
-    writer.close()
-    head, _, body = data.partition(b"\r\n\r\n")
-    return int(head.split(b" ", 2)[1]), json.loads(body)
+    status, body = await http_get(port, path)
+    return status, json.loads(body)
 
 
 async def check_match_as_offline(port: int, match_id: int, scores: list[int]) -> None:
