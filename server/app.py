@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import http
 import json
 import logging
@@ -29,6 +30,7 @@ from server.db.store import Store, upgrade
 from server.errors import ServerError
 from server.lobby import Lobby
 from server.protocol import ProtocolError, encode, error
+from server.static import WebFiles
 from server.table import (
     AddBotsInput,
     BackInput,
@@ -346,6 +348,7 @@ class App:
         self.slow_drops = 0
         self.guard = accounts.Guard(config.accounts)
         self.purger: asyncio.Task[None] | None = None
+        self.web = WebFiles()
 
     @property
     def port(self) -> int:
@@ -434,10 +437,22 @@ class App:
     # ------------------------------------------------------------- HTTP ---
 
     async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
-        """Answer a plain HTTP request (``None``: go on with the websocket handshake). Every
-        answer but a log is JSON, errors included; a failure is logged and answered 500."""
+        """Answer a plain HTTP request (``None``: go on with the websocket handshake). The web
+        client's files aside, every answer but a log is JSON, errors included; a failure is
+        logged and answered 500. ``HEAD`` gets the headers ``GET`` would."""
+        if request.method not in ("GET", "HEAD"):
+            response = _json(
+                connection,
+                http.HTTPStatus.METHOD_NOT_ALLOWED,
+                {"error": f"{request.method} is not served here: only GET and HEAD"},
+            )
+            response.headers["Allow"] = "GET, HEAD"
+            return response
         try:
-            return await self._route(connection, request)
+            response = await self._route(connection, request)
+            if response is not None and request.method == "HEAD":
+                response = dataclasses.replace(response, body=b"")  # Content-Length stays
+            return response
         except Exception:
             log.exception("HTTP request %r failed", request.path)
             return _json(
@@ -450,6 +465,9 @@ class App:
         path = request.path.split("?", 1)[0].rstrip("/") or "/"
         if path == "/ws":
             return None
+        asset = self.web.get(path)
+        if asset is not None:
+            return self.web.respond(connection, asset, request)
         if path == "/healthz":
             ok = await self.store.ping()
             body = {

@@ -532,13 +532,14 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Any]]:
         started.append(process)
         assert process.stdout is not None
         line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 60)
-        if not line.startswith("guobiao serving on ws://"):
+        if not line.startswith("guobiao serving on http://"):
             process.kill()
             process.wait()
             pytest.fail(f"no URL line from guobiao serve ({line!r}); log:\n{log_path.read_text()}")
-        url = line.split()[3]
-        assert url.startswith("ws://127.0.0.1:") and url.endswith("/ws"), line
-        return ServerProcess(process, log_path, int(url.rsplit(":", 1)[1].split("/")[0]), url)
+        page = line.split()[3]
+        assert page.startswith("http://127.0.0.1:") and page.endswith("/"), line
+        port = int(page.rsplit(":", 1)[1].rstrip("/"))
+        return ServerProcess(process, log_path, port, f"ws://127.0.0.1:{port}/ws")
 
     yield start
     for process in started:

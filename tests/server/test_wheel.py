@@ -157,7 +157,7 @@ def test_the_installed_wheel_migrates_and_serves(
     assert server.stdout is not None
     ready, _, _ = select.select([server.stdout], [], [], 60)
     line = server.stdout.readline() if ready else ""  # "" also when it died
-    if not line.startswith("guobiao serving on ws://127.0.0.1:"):
+    if not line.startswith("guobiao serving on http://127.0.0.1:"):
         server.kill()
         server.wait(10)
         pytest.fail(f"no URL line from guobiao serve ({line!r}); log:\n{log_path.read_text()}")
@@ -168,6 +168,15 @@ def test_the_installed_wheel_migrates_and_serves(
     assert health["status"] == "ok", health
     assert health["database"] == "ok", health
     lap("served /healthz")
+    # The web client ships in the wheel: its page and the modules it loads.
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as response:
+        assert response.headers["Content-Type"] == "text/html; charset=utf-8"
+        page = response.read().decode()
+    assert '<script type="module" src="/js/main.js">' in page, page
+    for asset in ("/js/main.js", "/js/vendor/lit-html.js", "/app.css"):
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{asset}", timeout=10) as response:
+            assert response.status == 200 and response.read(), asset
+    lap("served the web client")
 
     server.send_signal(signal.SIGTERM)
     assert server.wait(30) == 0, log_path.read_text()

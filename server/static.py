@@ -1,0 +1,105 @@
+"""The web client's files, served over the same port as the websocket.
+
+The client (``web/`` in the repository, shipped as the package ``server.web``) is a few dozen
+small files: they are read once, at start, into a table keyed by URL path. A request is a
+lookup in that table, so nothing outside it can ever be served (``..``, encoded slashes, a
+symlink: all simply absent). Every answer carries its content type, ``nosniff`` and a strong
+``ETag`` (a hash of the bytes) with ``Cache-Control: no-cache``: browsers keep the files and
+revalidate them, and an unchanged file costs a ``304 Not Modified`` with no body. The file
+names are not hashed, so a new release is picked up on the next load without any build step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import http
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+
+from websockets.asyncio.server import ServerConnection
+from websockets.http11 import Request, Response
+
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+    ".json": "application/json; charset=utf-8",
+    ".txt": "text/plain; charset=utf-8",
+    ".md": "text/markdown; charset=utf-8",
+    ".webmanifest": "application/manifest+json",
+}
+# Not part of the client: the tile generator and the package's own Python files.
+SKIPPED_FOLDERS = {"tools", "__pycache__"}
+
+# The page loads its own scripts, styles and images and talks to its own server only.
+# lit-html writes no inline script; `style-src 'unsafe-inline'` allows style attributes.
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data:; connect-src 'self' ws: wss:; frame-ancestors 'none'; "
+        "base-uri 'none'; form-action 'self'"
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Asset:
+    body: bytes
+    content_type: str
+    etag: str
+
+
+class WebFiles:
+    """The client's files by URL path (``/`` is ``/index.html``)."""
+
+    def __init__(self, root: Traversable | None = None) -> None:
+        self.assets: dict[str, Asset] = {}
+        self._add(root if root is not None else resources.files("server.web"), "")
+
+    def _add(self, folder: Traversable, prefix: str) -> None:
+        for entry in folder.iterdir():
+            if entry.is_dir():
+                if entry.name not in SKIPPED_FOLDERS:
+                    self._add(entry, f"{prefix}/{entry.name}")
+                continue
+            suffix = entry.name[entry.name.rfind(".") :] if "." in entry.name else ""
+            content_type = CONTENT_TYPES.get(suffix)
+            if content_type is None:  # .py, editor leftovers: not part of the client
+                continue
+            body = entry.read_bytes()
+            etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
+            self.assets[f"{prefix}/{entry.name}"] = Asset(body, content_type, etag)
+
+    def get(self, path: str) -> Asset | None:
+        """The file at ``path``, or the ``index.html`` of the folder ``path`` names."""
+        return self.assets.get(path) or self.assets.get(path.rstrip("/") + "/index.html")
+
+    def respond(self, connection: ServerConnection, asset: Asset, request: Request) -> Response:
+        """``200`` with the file (headers only for ``HEAD``), or ``304`` when the client's
+        copy is current (``If-None-Match``)."""
+        fresh = _matches(request.headers.get("If-None-Match", ""), asset.etag)
+        status = http.HTTPStatus.NOT_MODIFIED if fresh else http.HTTPStatus.OK
+        response = connection.respond(status, "")  # its Date and Server headers
+        del response.headers["Content-Type"], response.headers["Content-Length"]
+        response.headers["Content-Type"] = asset.content_type
+        response.headers["ETag"] = asset.etag
+        response.headers["Cache-Control"] = "no-cache"
+        for name, value in SECURITY_HEADERS.items():
+            response.headers[name] = value
+        size = 0 if fresh else len(asset.body)
+        response.headers["Content-Length"] = str(size)  # for HEAD too: the size of a GET
+        body = b"" if fresh or request.method == "HEAD" else asset.body
+        return dataclasses.replace(response, body=body)
+
+
+def _matches(if_none_match: str, etag: str) -> bool:
+    """Whether an ``If-None-Match`` header names ``etag`` (weakly compared, ``*`` for any)."""
+    tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+    return "*" in tags or etag in tags

@@ -1,0 +1,154 @@
+"""The web client's tests: a real ``guobiao serve`` on loopback and a real headless Chromium.
+
+- ``web_server`` (one per test session): ``guobiao serve`` started as a process of its own on
+  a free port and a fresh SQLite file, with test timers (no claim window, short pauses) and
+  account limits a test run cannot reach. ``web_server.url`` is the page to open.
+- ``browser``: Debian's Chromium driven by Playwright's async API. Found at
+  ``GUOBIAO_CHROMIUM`` or as ``chromium`` on the PATH; without one the browser tests skip,
+  except under ``CI=true``, where a skip would hide them: there it is a failure (``.ci/run``
+  installs the ``chromium`` package). ``playwright install`` is never needed.
+- ``open_page``: ``await open_page(path="/", phone=False, lang="en")`` gives a page in a
+  fresh browser context (its own storage: a new visitor). ``phone=True`` is a 360 x 740
+  touch screen. Every page's uncaught script errors and console errors fail the test.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from browserkit import OpenPage
+from playwright.async_api import Browser, Page, async_playwright
+
+REPO = Path(__file__).resolve().parent.parent.parent
+IN_CI = os.environ.get("CI") == "true"
+SITE = """\
+[server]
+host = "127.0.0.1"
+data_dir = "{data}"
+log_format = "text"
+log_level = "warning"
+
+[timers]
+turn_seconds = 20
+min_turn_seconds = 3
+hand_pause_seconds = 0.3
+unattended_move_seconds = 0
+disconnected_seconds = 1
+claim_window_ms = 0
+
+[accounts]
+guest_burst = 1000
+guest_per_hour = 100000
+register_burst = 1000
+register_per_hour = 100000
+login_burst = 1000
+login_per_minute = 100000
+"""
+
+
+@dataclass(frozen=True)
+class WebServer:
+    port: int
+    log: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+
+@pytest.fixture(scope="session")
+def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
+    folder = tmp_path_factory.mktemp("web-server")
+    site = folder / "site.toml"
+    site.write_text(SITE.format(data=folder / "data"))
+    log = folder / "serve.log"
+    with log.open("w") as errors:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "server", "serve", "--config", str(site), "--port", "0"],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+        )
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], 60)
+    line = process.stdout.readline() if ready else ""
+    if not line.startswith("guobiao serving on http://127.0.0.1:"):
+        process.kill()
+        process.wait(10)
+        process.stdout.close()
+        pytest.fail(f"no URL line from guobiao serve ({line!r}); log:\n{log.read_text()}")
+    port = int(line.split()[3].rsplit(":", 1)[1].rstrip("/"))
+    try:
+        yield WebServer(port, log)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+        process.stdout.close()
+
+
+def chromium() -> str | None:
+    found = os.environ.get("GUOBIAO_CHROMIUM") or shutil.which("chromium")
+    return found or shutil.which("chromium-browser")
+
+
+@pytest_asyncio.fixture
+async def browser() -> AsyncIterator[Browser]:
+    executable = chromium()
+    if executable is None:
+        reason = "no Chromium (install Debian's chromium package or set GUOBIAO_CHROMIUM)"
+        if IN_CI:
+            pytest.fail(f"{reason}: the browser tests must run in CI")
+        pytest.skip(reason)
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=executable)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@pytest_asyncio.fixture
+async def open_page(browser: Browser, web_server: WebServer) -> AsyncIterator[OpenPage]:
+    problems: list[str] = []
+
+    async def open_one(path: str = "/", *, phone: bool = False, lang: str = "en") -> Page:
+        options: dict[str, Any] = {"locale": "zh-CN" if lang == "zh" else "en-US"}
+        if phone:
+            options |= {
+                "viewport": {"width": 360, "height": 740},
+                "has_touch": True,
+                "is_mobile": True,
+                "device_scale_factor": 2,
+            }
+        context = await browser.new_context(base_url=web_server.url, **options)
+        page = await context.new_page()
+        page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
+        page.on(
+            "console",
+            lambda message: (
+                problems.append(f"console {message.type}: {message.text}")
+                if message.type == "error"
+                else None
+            ),
+        )
+        await page.goto(path)
+        return page
+
+    yield open_one
+    assert not problems, "\n".join(problems)

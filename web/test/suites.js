@@ -1,0 +1,2 @@
+// Every suite of the client's pure modules (each file registers its tests on import).
+import "./harness.test.js";
