@@ -441,13 +441,13 @@ class App:
         client's files aside, every answer but a log is JSON, errors included; a failure is
         logged and answered 500. ``HEAD`` gets the headers ``GET`` would."""
         if request.method not in ("GET", "HEAD"):
-            response = _json(
+            refusal = _json(
                 connection,
                 http.HTTPStatus.METHOD_NOT_ALLOWED,
                 {"error": f"{request.method} is not served here: only GET and HEAD"},
             )
-            response.headers["Allow"] = "GET, HEAD"
-            return response
+            refusal.headers["Allow"] = "GET, HEAD"
+            return refusal
         try:
             response = await self._route(connection, request)
             if response is not None and request.method == "HEAD":
