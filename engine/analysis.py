@@ -164,7 +164,7 @@ class _Table:
     seen: tuple[int, ...]  # copies the player sees (its own tiles too), by kind
     wild_kind: Tile | None  # the indicated wild kind (None: no wilds, or flowers)
     wilds_seen: int  # wild tiles the player sees
-    scores_left: int = SCORE_BUDGET
+    scores_left: int
 
     def shanten(self, hand: _Holding) -> int:
         if self.wild_tiles:
@@ -321,6 +321,7 @@ def analyze(view: View) -> Analysis:
         seen=tuple(seen),
         wild_kind=wild_kind,
         wilds_seen=wilds_seen,
+        scores_left=SCORE_BUDGET,
     )
     hand = _Holding(tuple(counts_of(me.concealed[me.wilds :])), me.wilds)
     size = len(me.concealed) + 3 * len(me.melds)

@@ -31,6 +31,7 @@ from server.lobby import Lobby
 from server.protocol import ProtocolError, encode, error
 from server.table import (
     AddBotsInput,
+    AnalyzeInput,
     BackInput,
     GoneInput,
     JoinInput,
@@ -303,7 +304,11 @@ class Connection:
             self.send(encode("tables", {"tables": self.lobby.listing()}, m.id))
         elif isinstance(m, protocol.CreateTable):
             table = await self.lobby.create(
-                m.rules, m.turn_seconds, m.private, claim_window_ms=m.claim_window_ms
+                m.rules,
+                m.turn_seconds,
+                m.private,
+                claim_window_ms=m.claim_window_ms,
+                aids=m.aids,
             )
             self.send(
                 encode("table_created", {"table": table.id, "invite_code": table.invite_code}, m.id)
@@ -320,6 +325,8 @@ class Connection:
             await self._to_table(m.table, PlayInput(self, m.id, m.seq, m.action))
         elif isinstance(m, protocol.Sync):
             await self._to_table(m.table, SyncInput(self, m.id))
+        elif isinstance(m, protocol.Analyze):
+            await self._to_table(m.table, AnalyzeInput(self, m.id))
 
     async def _detach(self) -> None:
         """Leave every table as this connection's player: it may see none of its seat's

@@ -157,6 +157,7 @@ class Lobby:
         private: bool,
         *,
         claim_window_ms: int | None = None,
+        aids: bool = True,
     ) -> Table:
         timers = self.config.timers
         rules = rules or self.config.rules.preset
@@ -192,6 +193,7 @@ class Lobby:
             store=self.store,
             host=self,
             claim_window_ms=window,
+            aids=aids,
         )
         # First: if the database fails, no table was created.
         await self.store.save_table(table.row())
@@ -260,6 +262,7 @@ class Lobby:
             created_at=row.created_at,
             # A table's own window is not stored: its preset's, else the server's.
             claim_window_ms=self.claim_windows.get(row.rules, timers.claim_window_ms),
+            aids=row.aids,
         )
         grace = timers.restart_grace_seconds
         table.seats = [Seat.from_label(label, grace) if label else None for label in row.seats]

@@ -81,6 +81,7 @@ class CreateTable(Message):
     turn_seconds: int | None
     private: bool
     claim_window_ms: int | None = None
+    aids: bool = True  # whether seated players may ``analyze`` their hands
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +119,13 @@ class Play(Message):
 
 @dataclass(frozen=True, slots=True)
 class Sync(Message):
+    table: str
+
+
+@dataclass(frozen=True, slots=True)
+class Analyze(Message):
+    """The playing aids for the sender's own hand (``analysis``)."""
+
     table: str
 
 
@@ -199,6 +207,7 @@ _DECODERS: dict[str, Any] = {
         m.number("turn_seconds", optional=True, low=1, high=3600),
         m.flag("private"),
         m.number("claim_window_ms", optional=True, low=0, high=MAX_CLAIM_WINDOW_MS),
+        m.flag("aids", default=True),
     ),
     "join_table": lambda m, i: JoinTable(
         i,
@@ -215,6 +224,7 @@ _DECODERS: dict[str, Any] = {
     ),
     "action": _play,
     "sync": lambda m, i: Sync(i, m.text("table", limit=32)),
+    "analyze": lambda m, i: Analyze(i, m.text("table", limit=32)),
     "ping": lambda m, i: Ping(i),
 }
 

@@ -35,6 +35,7 @@ from sqlalchemy import (
     MetaData,
     String,
     UniqueConstraint,
+    true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
@@ -138,6 +139,8 @@ class GameTable(Base):
     seats: Mapped[list[Any]]
     created_at: Mapped[datetime]
     state: Mapped[str] = mapped_column(String(16), index=True)
+    # Whether seated players may ``analyze`` their hands (revision 0003).
+    aids: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
 
 class Match(Base):

@@ -143,6 +143,7 @@ class TableRow:
     seats: Sequence[str | None]
     created_at: datetime
     state: str = "waiting"  # "waiting", "playing" or "finished"
+    aids: bool = True  # whether seated players may ``analyze`` their hands
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seats", tuple(self.seats))
@@ -374,6 +375,7 @@ class Store:
             table.seats = list(row.seats)
             table.created_at = row.created_at
             table.state = row.state
+            table.aids = row.aids
 
     async def load_open_tables(self) -> list[TableRow]:
         """The tables waiting or playing, oldest first."""
@@ -393,6 +395,7 @@ class Store:
                     seats=tuple(t.seats),
                     created_at=t.created_at,
                     state=t.state,
+                    aids=t.aids,
                 )
                 for t in tables
             ]
