@@ -25,7 +25,8 @@ counted. Under rules with wild tiles a drawn wild tile completes a ready hand: t
 is the tile ``WILD`` (``"*"``), won self-drawn only (a wild tile's discard cannot be won).
 
 The work is bounded: at most 14 distinct discards, the waits (and their scores) only of
-those that leave the hand ready. Pure: no I/O.
+those that leave the hand ready, at most ``SCORE_BUDGET`` scores of hands holding wild tiles
+(the costly ones), none of hands holding four (``FOUR_WILDS``). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -61,10 +62,8 @@ SCORE_BUDGET = 64
 FOUR_WILDS = 4  # wild tiles in a hand that score Four Wilds (混杠, 88) under the extra fans
 
 
-class NoHand(MahjongError):
+class NoHand(MahjongError, ValueError):
     """The view has no hand to analyse: a spectator's, or a player's without its tiles."""
-
-    code = "no_hand"
 
 
 @dataclass(frozen=True, slots=True)

@@ -303,7 +303,8 @@ class Table:
             ANALYSES_PER_SECOND, ANALYSIS_BURST, _monotonic, max_keys=32
         )
     )
-    analysing: set[asyncio.Task[None]] = field(default_factory=set)  # running in threads
+    # The analyses running in worker threads, one at most per connection (by ``id``).
+    analysing: dict[int, asyncio.Task[None]] = field(default_factory=dict)
     window_until: float | None = None  # when the open claim window may close
     bots: dict[int, Bot] = field(default_factory=dict)
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
@@ -415,7 +416,7 @@ class Table:
             await self.queue.put(StopInput(None, None))
             with contextlib.suppress(asyncio.CancelledError):
                 await self.task
-        for task in list(self.analysing):  # nobody waits for them any more
+        for task in list(self.analysing.values()):  # nobody waits for them any more
             task.cancel()
 
     # -------------------------------------------------------------- loop ---
@@ -669,7 +670,8 @@ class Table:
 
     def _analyze(self, item: AnalyzeInput) -> None:
         """Start the analysis of the peer's own view (off the event loop: with wild tiles it
-        takes up to a few hundred milliseconds); ``_answer_analysis`` sends it."""
+        takes up to a few hundred milliseconds); ``_answer_analysis`` sends it. One runs at a
+        time per connection, within the connection's bucket (``ANALYSES_PER_SECOND``)."""
         peer = item.peer
         assert peer is not None
         player = self.seat_of(peer.username)
@@ -685,9 +687,16 @@ class Table:
             raise LobbyError("hand_over", "no hand is being played at this table")
         if self._behind():  # the hand is ahead of what the seats were told
             raise StoreDown(f"table {self.id} is waiting for its database; try again")
-        wait = self.analyses.take(id(peer))  # a closed peer's id may be reused: no harm
+        key = id(peer)  # a closed peer's id may be reused: no harm
+        running = key in self.analysing
+        wait = 1.0 if running else self.analyses.take(key)
         if wait:
-            refusal = RateLimited("too many analyze requests", wait)
+            refusal = RateLimited(
+                "your last analyze request is still being answered"
+                if running
+                else "too many analyze requests",
+                wait,
+            )
             payload = {
                 "code": refusal.code,
                 "reason": refusal.reason,
@@ -698,8 +707,8 @@ class Table:
         task = asyncio.create_task(
             self._answer_analysis(peer, player, (self.seq, hand.view(player)), item.reply_to)
         )
-        self.analysing.add(task)
-        task.add_done_callback(self.analysing.discard)
+        self.analysing[key] = task
+        task.add_done_callback(lambda _: self.analysing.pop(key, None))
 
     async def _answer_analysis(
         self, peer: Peer, player: int, state: tuple[int, View], reply_to: str | int | None

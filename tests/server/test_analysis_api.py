@@ -244,6 +244,25 @@ async def test_analyze_requests_are_rate_limited_per_connection(
         await seated.stop()
 
 
+@pytest.mark.asyncio
+async def test_one_analysis_at_a_time_per_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    seated = await Seated.deal(monkeypatch, HIDDEN_A)
+    me = seated.seats[0]
+    try:
+        for mid in ("first", "second"):  # handled one after the other, the first still running
+            await seated.table.queue.put(server.table.AnalyzeInput(me, mid))
+        await until(lambda: len(me.frames("analysis")) == 1, "the first answer")
+        (refusal,) = me.frames("error")
+        assert refusal["code"] == "rate_limited" and refusal["retry_after"] == 1
+        assert "still being answered" in refusal["reason"]
+        assert [f.get("reply_to") for f in me.sent if f["type"] in ("analysis", "error")] == [
+            "second",
+            "first",
+        ]
+    finally:
+        await seated.stop()
+
+
 # ---------------------------------------------------- the option, end to end ---
 
 
