@@ -27,6 +27,10 @@ answers to it are sent nowhere, and the table goes on (``close_claims``) once ev
 is in and at least ``claim_window_ms`` have passed, whether or not anyone could claim. So no
 update, ``seq`` or ``deadline_ms`` tells a seat without an option, or a spectator, whether
 another seat had one (docs/protocol.md, "The claim window").
+
+A seated player may ``analyze`` its hand when the table's ``aids`` allow it: the table
+hands that player's own view (nothing else) to ``engine.analysis`` in a worker thread and
+sends the answer with the ``seq`` it was taken at (docs/protocol.md, "Playing aids").
 """
 
 from __future__ import annotations
