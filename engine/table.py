@@ -68,7 +68,7 @@ from engine.notation import format_hand
 from engine.payments import win_deltas
 from engine.rules import MCR, RuleSet, Wilds
 from engine.scoring import Score, WinContext, score
-from engine.tiles import FIRST_FLOWER, N_KINDS, WILD, Tile, Wind, is_flower, tiles_of
+from engine.tiles import N_KINDS, WILD, Tile, Wind, is_flower, seat_flowers, tiles_of
 from engine.wall import Wall
 from engine.wilds import is_winning_with_wilds, wild_tiles
 
@@ -776,15 +776,8 @@ class HandState:
         )
         earthly = discarder == dealer and self.turns == 1
         human = not earthly and player != dealer and not self.river[player] and self.claims == 0
-        wind = self.seat_wind(player).value
-        seat_flowers = (
-            0
-            if self.flowers_wild
-            else sum(1 for f in self.flowers[player] if (f - FIRST_FLOWER) % 4 == wind)
-        )
-        return replace(
-            ctx, heavenly=heavenly, earthly=earthly, human=human, seat_flowers=seat_flowers
-        )
+        own = 0 if self.flowers_wild else seat_flowers(self.flowers[player], self.seat_wind(player))
+        return replace(ctx, heavenly=heavenly, earthly=earthly, human=human, seat_flowers=own)
 
     def _self_drawn_win(self, player: int) -> Win | None:
         """A win on the tile just drawn: after a kong 杠上开花, on the last tile of the wall

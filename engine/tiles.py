@@ -162,3 +162,9 @@ def tiles_of(counts: Sequence[int]) -> list[Tile]:
     for tile in compress(range(len(counts)), counts):
         out.extend(repeat(tile, counts[tile]))
     return out
+
+
+def seat_flowers(flowers: Iterable[Tile], wind: Wind) -> int:
+    """How many of ``flowers`` are the seat's own (季花: Spring..Winter and Plum..Bamboo
+    go East, South, West, North)."""
+    return sum(1 for f in flowers if (f - FIRST_FLOWER) % 4 == wind.value)

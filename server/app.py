@@ -33,6 +33,7 @@ from server.protocol import ProtocolError, encode, error
 from server.static import WebFiles
 from server.table import (
     AddBotsInput,
+    AnalyzeInput,
     BackInput,
     GoneInput,
     JoinInput,
@@ -313,7 +314,12 @@ class Connection:
                 self.send(encode("tables", {"tables": self.lobby.listing()}, m.id))
         elif isinstance(m, protocol.CreateTable):
             table = await self.lobby.create(
-                m.rules, m.turn_seconds, m.private, claim_window_ms=m.claim_window_ms, hands=m.hands
+                m.rules,
+                m.turn_seconds,
+                m.private,
+                claim_window_ms=m.claim_window_ms,
+                hands=m.hands,
+                aids=m.aids,
             )
             self.send(
                 encode("table_created", {"table": table.id, "invite_code": table.invite_code}, m.id)
@@ -330,6 +336,8 @@ class Connection:
             await self._to_table(m.table, PlayInput(self, m.id, m.seq, m.action))
         elif isinstance(m, protocol.Sync):
             await self._to_table(m.table, SyncInput(self, m.id))
+        elif isinstance(m, protocol.Analyze):
+            await self._to_table(m.table, AnalyzeInput(self, m.id))
 
     async def _detach(self) -> None:
         """Leave every table as this connection's player: it may see none of its seat's

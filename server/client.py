@@ -461,6 +461,7 @@ class Client:
         *,
         claim_window_ms: int | None = None,
         hands: int | None = None,
+        aids: bool | None = None,
     ) -> CreatedTable:
         payload: dict[str, Any] = {"private": private}
         if hands is not None:
@@ -471,6 +472,8 @@ class Client:
             payload["turn_seconds"] = turn_seconds
         if claim_window_ms is not None:
             payload["claim_window_ms"] = claim_window_ms
+        if aids is not None:
+            payload["aids"] = aids
         reply = await self.request("create_table", payload)
         return CreatedTable(str(reply.payload["table"]), reply.payload.get("invite_code"))
 
@@ -516,6 +519,12 @@ class Client:
             payload["invite_code"] = invite_code
         self._table(table)
         await self.request("watch", payload)
+
+    async def analyze(self, table: str) -> dict[str, Any]:
+        """The playing aids for our own hand at ``table`` (the ``analysis`` payload:
+        docs/protocol.md, "Playing aids"); ``ServerError`` when refused."""
+        reply = await self.request("analyze", {"table": table})
+        return reply.payload
 
     async def sync(self, table: str, timeout: float | None = None) -> TableState:
         """Ask for a full update of ``table``; return the table's state once it came.

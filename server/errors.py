@@ -29,7 +29,7 @@ CODES: dict[str, str] = {
     "unsupported_version": "`hello` lists no version the server speaks (the server closes)",
     "hello_first": "a message before `hello`",
     "not_authenticated": "a table message before `register` / `login` / `guest` / `resume`",
-    "rate_limited": "too many messages; this one was dropped, slow down",
+    "rate_limited": "too many messages (or `analyze` requests); this one was dropped, slow down",
     # Accounts (server.accounts)
     "auth_failed": "wrong username or password, or an unknown, expired or revoked token",
     "username_taken": "registration refused: the name is taken",
@@ -45,6 +45,7 @@ CODES: dict[str, str] = {
     "table_started": "the table's match has started",
     "stale": "the action answers an old `seq`; the current `update` follows",
     "hand_over": "no hand is being played at the table",
+    "aids_off": "the table allows no playing aids (`analyze`; its `aids` is false)",
     # The engine (engine.errors.IllegalAction): the action was refused, nothing changed
     "not_your_turn": "it is not this player's turn to act",
     "illegal_action": "the action is not in `view.legal`",

@@ -230,6 +230,7 @@ class Lobby:
         *,
         claim_window_ms: int | None = None,
         hands: int | None = None,
+        aids: bool = True,
     ) -> Table:
         """A new table, started; ``LobbyError`` (``bad_message``) naming a setting outside
         its limits. ``hands``: its match's length in deals (None: a whole match, 16)."""
@@ -271,6 +272,7 @@ class Lobby:
             host=self,
             claim_window_ms=window,
             hands=length,
+            aids=aids,
         )
         # First: if the database fails, no table was created.
         await self.store.save_table(table.row())
@@ -342,6 +344,7 @@ class Lobby:
             # A table's own window is not stored: its preset's, else the server's.
             claim_window_ms=self.claim_windows.get(row.rules, timers.claim_window_ms),
             hands=stored.hands_planned if stored is not None else row.hands,
+            aids=row.aids,
         )
         grace = timers.restart_grace_seconds
         table.seats = [Seat.from_label(label, grace) if label else None for label in row.seats]

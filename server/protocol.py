@@ -90,6 +90,7 @@ class CreateTable(Message):
     private: bool
     claim_window_ms: int | None = None
     hands: int | None = None  # the match's length in deals (None: a whole match)
+    aids: bool = True  # whether seated players may ``analyze`` their hands
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +128,13 @@ class Play(Message):
 
 @dataclass(frozen=True, slots=True)
 class Sync(Message):
+    table: str
+
+
+@dataclass(frozen=True, slots=True)
+class Analyze(Message):
+    """The playing aids for the sender's own hand (``analysis``)."""
+
     table: str
 
 
@@ -210,6 +218,7 @@ _DECODERS: dict[str, Any] = {
         m.flag("private"),
         m.number("claim_window_ms", optional=True, low=0, high=MAX_CLAIM_WINDOW_MS),
         m.number("hands", optional=True, low=1, high=MATCH_HANDS),
+        m.flag("aids", default=True),
     ),
     "join_table": lambda m, i: JoinTable(
         i,
@@ -226,6 +235,7 @@ _DECODERS: dict[str, Any] = {
     ),
     "action": _play,
     "sync": lambda m, i: Sync(i, m.text("table", limit=32)),
+    "analyze": lambda m, i: Analyze(i, m.text("table", limit=32)),
     "ping": lambda m, i: Ping(i),
 }
 

@@ -27,6 +27,10 @@ answers to it are sent nowhere, and the table goes on (``close_claims``) once ev
 is in and at least ``claim_window_ms`` have passed, whether or not anyone could claim. So no
 update, ``seq`` or ``deadline_ms`` tells a seat without an option, or a spectator, whether
 another seat had one (docs/protocol.md, "The claim window").
+
+A seated player may ``analyze`` its hand when the table's ``aids`` allow it: the table
+hands that player's own view (nothing else) to ``engine.analysis`` in a worker thread and
+sends the answer with the ``seq`` it was taken at (docs/protocol.md, "Playing aids").
 """
 
 from __future__ import annotations
@@ -43,15 +47,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from engine import analysis
 from engine.actions import Action, ActionKind, Event
 from engine.bots import BOTS, Bot, make_bot
 from engine.errors import IllegalAction
 from engine.match import MATCH_HANDS, HandRecord, Match
 from engine.rules import RuleSet
-from engine.table import Phase
+from engine.table import Phase, View
+from server.accounts import RateLimited
 from server.config import TimersSection
 from server.db.store import ActionRow, Conflict, MatchRow, TableRow
 from server.errors import ServerError
+from server.limits import Buckets
 from server.protocol import encode, error
 
 log = logging.getLogger("guobiao.table")
@@ -156,6 +163,16 @@ STORE_RETRY_FIRST = 0.05
 STORE_RETRY_MAX = 2.0
 
 
+# ``analyze`` requests each connection may make: ANALYSES_PER_SECOND sustained, bursts of
+# ANALYSIS_BURST (an analysis costs up to a few hundred milliseconds of a worker thread).
+ANALYSES_PER_SECOND = 2.0
+ANALYSIS_BURST = 4
+
+
+def _monotonic() -> float:
+    return time.monotonic()  # looked up at each call: tests replace the module's clock
+
+
 def new_match_seed() -> int:
     """The seed of a new match: 63 random bits. (Tests replace this function to fix a
     match, so a run with faults can be compared with one without.)"""
@@ -224,6 +241,11 @@ class SyncInput(_Input):
 
 
 @dataclass(frozen=True, slots=True)
+class AnalyzeInput(_Input):
+    """The playing aids for the peer's own hand (``engine.analysis``)."""
+
+
+@dataclass(frozen=True, slots=True)
 class GoneInput(_Input):
     """The peer's connection closed."""
 
@@ -281,6 +303,15 @@ class Table:
     pause_until: float = 0.0
     claim_window_ms: int = 0  # the least a claim window lasts, with a person seated
     hands: int = MATCH_HANDS  # the match's length in deals (create_table's ``hands``)
+    aids: bool = True  # whether seated players may ``analyze`` their hands
+    # ``analyze`` requests, a bucket per connection (a table has a few: bounded anyway).
+    analyses: Buckets = field(
+        default_factory=lambda: Buckets(
+            ANALYSES_PER_SECOND, ANALYSIS_BURST, _monotonic, max_keys=32
+        )
+    )
+    # The analyses running in worker threads, one at most per connection (by ``id``).
+    analysing: dict[int, asyncio.Task[None]] = field(default_factory=dict)
     window_until: float | None = None  # when the open claim window may close
     bots: dict[int, Bot] = field(default_factory=dict)
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
@@ -323,6 +354,7 @@ class Table:
             "private": self.private,
             "claim_window_ms": self.claim_window_ms,
             "hands": self.hands,
+            "aids": self.aids,
         }
 
     def row(self) -> TableRow:
@@ -337,6 +369,7 @@ class Table:
             created_at=self.created_at,
             state=self.state,
             hands=self.hands,
+            aids=self.aids,
         )
 
     def _changed(self) -> None:
@@ -392,6 +425,8 @@ class Table:
             await self.queue.put(StopInput(None, None))
             with contextlib.suppress(asyncio.CancelledError):
                 await self.task
+        for task in list(self.analysing.values()):  # nobody waits for them any more
+            task.cancel()
 
     # -------------------------------------------------------------- loop ---
 
@@ -483,6 +518,8 @@ class Table:
                     self._send_update(peer, self.peers[peer], [], full=True, reply_to=item.reply_to)
             elif isinstance(item, PlayInput):
                 await self._play(item)
+            elif isinstance(item, AnalyzeInput):
+                self._analyze(item)
             elif isinstance(item, GoneInput):
                 self._gone(item)
             elif isinstance(item, BackInput):
@@ -639,6 +676,65 @@ class Table:
             await self._apply(player, item.action)
         except IllegalAction as exc:
             peer.send(error(exc.code, str(exc), item.reply_to))
+
+    def _analyze(self, item: AnalyzeInput) -> None:
+        """Start the analysis of the peer's own view (off the event loop: with wild tiles it
+        takes up to a few hundred milliseconds); ``_answer_analysis`` sends it. One runs at a
+        time per connection, within the connection's bucket (``ANALYSES_PER_SECOND``)."""
+        peer = item.peer
+        assert peer is not None
+        player = self.seat_of(peer.username)
+        if player is None or self.peers.get(peer) != player:
+            raise LobbyError(
+                "not_seated", f"only a player seated at table {self.id} may analyze its hand"
+            )
+        if not self.aids:
+            raise LobbyError("aids_off", f"table {self.id} allows no playing aids")
+        match = self.match
+        hand = match.hand if match is not None else None
+        if hand is None or hand.phase is Phase.OVER or self.state != "playing":
+            raise LobbyError("hand_over", "no hand is being played at this table")
+        if self._behind():  # the hand is ahead of what the seats were told
+            raise StoreDown(f"table {self.id} is waiting for its database; try again")
+        key = id(peer)  # a closed peer's id may be reused: no harm
+        running = key in self.analysing
+        wait = 1.0 if running else self.analyses.take(key)
+        if wait:
+            refusal = RateLimited(
+                "your last analyze request is still being answered"
+                if running
+                else "too many analyze requests",
+                wait,
+            )
+            payload = {
+                "code": refusal.code,
+                "reason": refusal.reason,
+                "retry_after": refusal.retry_after,
+            }
+            peer.send(encode("error", payload, item.reply_to))
+            return
+        task = asyncio.create_task(
+            self._answer_analysis(peer, player, (self.seq, hand.view(player)), item.reply_to)
+        )
+        self.analysing[key] = task
+        task.add_done_callback(lambda _: self.analysing.pop(key, None))
+
+    async def _answer_analysis(
+        self, peer: Peer, player: int, state: tuple[int, View], reply_to: str | int | None
+    ) -> None:
+        """Analyse the view of update ``seq`` (``state``; a view is immutable: safe in a
+        worker thread) and send it, unless the peer no longer sits there (it logged out)."""
+        seq, view = state
+        try:
+            found = await asyncio.to_thread(analysis.analyze, view)
+        except Exception:
+            log.exception("table %s: analysing player %s's hand failed", self.id, player)
+            peer.send(error("internal_error", "the analysis failed (logged); try again", reply_to))
+            return
+        if self.peers.get(peer) == player:
+            peer.send(
+                encode("analysis", {"table": self.id, "seq": seq, **found.to_dict()}, reply_to)
+            )
 
     async def _apply(self, player: int, action: Action) -> None:
         """Check, store, apply, tell: the order that makes database failures and crashes

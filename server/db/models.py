@@ -36,6 +36,7 @@ from sqlalchemy import (
     MetaData,
     String,
     UniqueConstraint,
+    true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
@@ -141,6 +142,8 @@ class GameTable(Base):
     state: Mapped[str] = mapped_column(String(16), index=True)
     # Its match's length in deals, 1..16 (revision 0003; tables stored before it: 16).
     hands: Mapped[int] = mapped_column(Integer, server_default="16")
+    # Whether seated players may ``analyze`` their hands (revision 0004).
+    aids: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
 
 class Match(Base):

@@ -145,6 +145,7 @@ class TableRow:
     created_at: datetime
     state: str = "waiting"  # "waiting", "playing" or "finished"
     hands: int = MATCH_HANDS  # its match's length in deals (0003)
+    aids: bool = True  # whether seated players may ``analyze`` their hands
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seats", tuple(self.seats))
@@ -380,6 +381,7 @@ class Store:
             table.created_at = row.created_at
             table.state = row.state
             table.hands = row.hands
+            table.aids = row.aids
 
     async def load_open_tables(self) -> list[TableRow]:
         """The tables waiting or playing, oldest first."""
@@ -400,6 +402,7 @@ class Store:
                     created_at=t.created_at,
                     state=t.state,
                     hands=t.hands,
+                    aids=t.aids,
                 )
                 for t in tables
             ]

@@ -32,10 +32,11 @@ from typing import Any
 import httpkit
 import pytest
 import pytest_asyncio
+from serverkit import TEST_LIMITS, TEST_TIMERS
 from sqlalchemy import URL, make_url
 
 from server.app import App
-from server.config import Config, DatabaseSection, LimitsSection, ServerSection, TimersSection
+from server.config import Config, DatabaseSection, ServerSection
 from server.db.store import Store, upgrade
 
 POSTGRES_URL = os.environ.get(
@@ -112,17 +113,6 @@ async def store(migrated_url: str) -> AsyncIterator[Store]:
 
 # ------------------------------------------------------- the running server ---
 
-TEST_TIMERS = TimersSection(
-    turn_seconds=3,
-    min_turn_seconds=1,
-    disconnected_seconds=0.2,
-    hand_pause_seconds=0,
-    unattended_move_seconds=0,  # tables nobody watches play at full speed in tests
-    restart_grace_seconds=0.5,
-    claim_window_ms=0,  # windows are still held; tests that time them set their own
-)
-# The bots answer at once: let them (tests that check the rate limit ask for the defaults).
-TEST_LIMITS = LimitsSection(messages_per_second=10_000, message_burst=10_000)
 
 StartServer = Callable[..., Awaitable[App]]
 

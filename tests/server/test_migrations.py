@@ -47,7 +47,7 @@ async def schema_differences(url: str) -> list[object]:
 async def test_upgrade_downgrade_upgrade(database_url: str) -> None:
     assert await current(database_url) is None
     await upgrade(database_url)
-    assert await current(database_url) == head() == "0003"
+    assert await current(database_url) == head() == "0004"
     assert await table_names(database_url) == TABLES
 
     await downgrade(database_url, "base")
@@ -116,9 +116,9 @@ def test_db_command_upgrades_downgrades_and_tells(
     assert main(["db", "current", "--database-url", database_url]) == 0
     assert "no revision" in capsys.readouterr().out
     assert main(["db", "upgrade", "--database-url", database_url]) == 0
-    assert "upgraded to 0003 (head)" in capsys.readouterr().out
+    assert "upgraded to 0004 (head)" in capsys.readouterr().out
     assert main(["db", "current", "--database-url", database_url]) == 0
-    assert capsys.readouterr().out.strip().endswith(": 0003 (head)")
+    assert capsys.readouterr().out.strip().endswith(": 0004 (head)")
     assert main(["db", "downgrade", "base", "--database-url", database_url]) == 0
     assert "downgraded to no revision" in capsys.readouterr().out
 
@@ -135,7 +135,7 @@ def test_db_command_reads_the_environment_and_the_config(
     site.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
     assert main(["db", "upgrade", "0001", "--config", str(site)]) == 0
     assert (tmp_path / "data" / "guobiao.db").exists()
-    assert "upgraded to 0001 (head is 0003)" in capsys.readouterr().out
+    assert "upgraded to 0001 (head is 0004)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -190,5 +190,32 @@ async def test_0002_keeps_the_matches_stored_before_it(database_url: str) -> Non
         async with engine.connect() as connection:
             seeds = (await connection.execute(text("SELECT seed FROM matches"))).scalars().all()
         assert seeds == [42]
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.asyncio
+async def test_0004_lets_the_tables_stored_before_it_keep_their_aids(database_url: str) -> None:
+    """A table stored under 0002 allows aids after the upgrade (as every table did), and
+    downgrading drops only the new column."""
+    await upgrade(database_url, "0002")
+    engine = make_engine(database_url, store=False)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(
+                text(
+                    "INSERT INTO tables (id, rules, turn_seconds, private, seats, created_at, "
+                    "state) VALUES ('t1', 'mcr', 15, false, '[null, null, null, null]', "
+                    "'2026-11-29 10:00:00+00:00', 'waiting')"
+                )
+            )
+        await upgrade(database_url)
+        async with engine.connect() as connection:
+            row = (await connection.execute(text("SELECT id, aids FROM tables"))).one()
+        assert tuple(row) == ("t1", True)
+        await downgrade(database_url, "0002")
+        async with engine.connect() as connection:
+            ids = (await connection.execute(text("SELECT id FROM tables"))).scalars().all()
+        assert ids == ["t1"]
     finally:
         await engine.dispose()

@@ -37,6 +37,7 @@ from test_server_bad_input import (
     content_types,
     get,
     is_update,
+    legal_of,
     play_out,
     raw_http,
     url_of,
@@ -45,8 +46,11 @@ from test_server_bad_input import (
 import server.table
 from engine.bots import make_bot
 from engine.match import Match
+from engine.notation import parse_tiles
 from engine.rules import RuleSet
+from engine.shanten import shanten
 from engine.table import Phase
+from engine.tiles import counts_of
 from server import errors, protocol
 from server.app import App
 from server.config import Config
@@ -291,6 +295,21 @@ async def scripted_session(app: App) -> Session:
         assert reached is not None
         for frame in player.frames:
             shapes.add(frame["type"], frame)
+
+        # Playing aids: refused at a table without them; a bot's hand analysed when ready
+        # (13 tiles: its waits) and on its turn when a discard leaves it ready.
+        aided = await Wire.open(url)
+        wires.append(aided)
+        await aided.answered("guest", {}, "session")
+        strict = (await aided.answered("create_table", {"aids": False}, "table_created"))[
+            "payload"
+        ]["table"]
+        await aided.answered("join_table", {"table": strict, "seat": 0}, "joined")
+        await aided.refused("analyze", {"table": strict}, "aids_off")
+        await aided.answered("leave_table", {"table": strict}, "left")
+        await analysed_until_ready(aided)
+        for frame in aided.frames:
+            shapes.add(frame["type"], frame)
     finally:
         for wire in wires:
             if not wire.reader.done():
@@ -298,6 +317,48 @@ async def scripted_session(app: App) -> Session:
     sent = [f for wire in wires for f in wire.frames]
     kinds = {e["kind"] for f in sent if f["type"] == "update" for e in f["payload"]["events"]}
     return Session(shapes, {f["type"] for f in sent}, kinds)
+
+
+def own_shanten(payload: dict[str, Any]) -> tuple[int, int]:
+    """The number of tiles (melds three each) and the shanten of our hand in ``payload``."""
+    view = payload["view"]
+    me = next(s for s in view["seats"] if s["player"] == view["you"])
+    melds = len(me["melds"])
+    counts = counts_of(parse_tiles(me["concealed"]))
+    return sum(counts) + 3 * melds, shanten(counts, melds)
+
+
+async def analysed_until_ready(wire: Wire) -> None:
+    """Play a new table with a bot until ``analyze`` has answered once with 13 tiles ready
+    (``waits``) and once on our turn when a discard leaves the hand ready (``discards``)."""
+    created = await wire.answered(
+        "create_table", {"rules": "mcr", "turn_seconds": 15}, "table_created"
+    )
+    table = created["payload"]["table"]
+    await wire.answered("join_table", {"table": table, "seat": 0}, "joined")
+    await add_bots(wire, table, "default")
+    wanted = {13: 0, 14: 0}  # tiles held -> the shanten that gives a listing with waits
+    after = -1
+
+    def worth_asking(payload: dict[str, Any]) -> bool:
+        if payload["seq"] <= after or not legal_of(payload):
+            return False
+        size, value = own_shanten(payload)
+        return wanted.get(size) == value
+
+    while wanted:
+        reached = await asyncio.wait_for(
+            play_out(wire, table, make_bot("default", 1), until=worth_asking), 120
+        )
+        assert reached is not None, "the match ended before the hand was ready"
+        after = reached["seq"]
+        reply = await wire.request("analyze", {"table": table})
+        assert reply["type"] == "analysis", reply
+        if "waits" in reply["payload"] and reply["payload"]["waits"]:
+            wanted.pop(13, None)
+        if any(d["waits"] for d in reply["payload"].get("discards", ())):
+            wanted.pop(14, None)
+    await wire.answered("leave_table", {"table": table}, "left")
 
 
 def engine_events(rules: RuleSet, matches: int) -> Iterator[dict[str, Any]]:

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from conftest import TEST_LIMITS, TEST_TIMERS
 from httpkit import http_get
+from serverkit import TEST_LIMITS, TEST_TIMERS
 from sqlalchemy import text
 from test_server_recovery import (
     ME,
