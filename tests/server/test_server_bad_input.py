@@ -900,7 +900,7 @@ def assert_json_error(status: int, headers: list[tuple[str, str]], body: bytes) 
         ("/api/players/" + "x" * 3000, 404),
         ("/api/players/%00%ff", 404),
         ("/api/nothing/here", 404),
-        ("/", 404),
+        ("/nothing", 404),
         ("/ws", 426),  # the websocket endpoint, asked without the upgrade
     ],
 )
