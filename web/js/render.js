@@ -72,6 +72,18 @@ export function splitHand(text) {
   return { melds, tiles: parseTiles(text.replace(/\[[^\]]*\]/g, "")) };
 }
 
+/** The hand's result so far after event `e` (`result`: what the hand's earlier events
+ * gave, null before its end): {hand_no, win, head_bump, hands, scores}. */
+export function foldResult(result, e, handNo, scores) {
+  if (e.kind === "hand_start") return null;
+  if (e.kind === "head_bump") return { ...(result || {}), hand_no: handNo, head_bump: e };
+  if (e.kind === "win" || e.kind === "exhausted") {
+    return { hand_no: handNo, win: e.kind === "win" ? e : null, head_bump: result?.head_bump || null, hands: null, scores: null };
+  }
+  if (e.kind === "hand_end" && result) return { ...result, hands: e.hands, scores };
+  return result;
+}
+
 /** Whole seconds left before `deadlineAt` (a performance.now() time), never below 0. */
 export const secondsLeft = (deadlineAt, now) => Math.max(0, Math.ceil((deadlineAt - now) / 1000));
 
@@ -182,7 +194,7 @@ function centre(ctx) {
   return html`<div class="centre" aria-label=${ctx.t("table.info")}>
     <div class="round">${ctx.t(`table.round.${view.round_wind}`)} · ${ctx.t("table.hand_of", { n: state.hand_no, total: state.hands_total ?? "∞" })}</div>
     <div class="wall" title=${ctx.t("table.wall")}>${ctx.t("table.wall_left", { n: view.wall_remaining })}</div>
-    <div class="dice" title=${ctx.t("table.dice")}>🎲 ${d[0][0]}+${d[0][1]} · ${d[1][0]}+${d[1][1]}</div>
+    <div class="dice">${ctx.t("table.dice")} ${d[0][0]}+${d[0][1]} · ${d[1][0]}+${d[1][1]}</div>
     ${rules ? html`<div class="rules-mark">${ctx.t("table.custom_rules", { name: rules.name })}
       ${view.indicator ? html`<span class="indicator">${ctx.t("table.indicator")} ${tileImg(ctx.t, view.indicator)}</span>` : nothing}
       ${view.wild_tiles && view.wild_tiles.length ? html`<span class="wilds">${ctx.t("table.wild_tiles")} ${view.wild_tiles.map((x) => tileImg(ctx.t, x, { wild: true }))}</span>` : nothing}</div>` : nothing}
@@ -231,7 +243,8 @@ export function handLine(t, concealed, melds, wild = []) {
 
 /** The end of a hand: the winner's hand and fans (in the current language) or the drawn
  * hand, the payments by player, every hand revealed, and the fairness check. `result`:
- * {hand_no, win, exhausted, head_bump, hands, scores, fairness: {ok, command} | null}. */
+ * {hand_no, win, head_bump, hands, scores, fairness}: `fairness` {ok, command}, null while
+ * the reveal is awaited, absent where there is none to check (a replay). */
 export function resultView(t, lang, names, result, wild = []) {
   const win = result.win;
   const name = (p) => playerName(t, names, p);
@@ -250,7 +263,7 @@ export function resultView(t, lang, names, result, wild = []) {
       <tbody>${(win ? win.deltas : [0, 0, 0, 0]).map((d, p) => html`<tr class=${d > 0 ? "plus" : d < 0 ? "minus" : ""}><td>${name(p)}</td><td class="num">${signed(d)}</td><td class="num">${result.scores ? signed(result.scores[p]) : ""}</td></tr>`)}</tbody></table>
     ${result.hands ? html`<div class="revealed"><h3>${t("table.result.hands")}</h3>${result.hands.map((h, p) =>
       html`<div class="revealed-hand"><span class="who">${name(p)}</span>${handLine(t, h.concealed, h.melds, wild)}</div>`)}</div>` : nothing}
-    ${fairnessView(t, result.fairness)}
+    ${result.fairness !== undefined ? fairnessView(t, result.fairness) : nothing}
   </div>`;
 }
 

@@ -4,7 +4,7 @@
 // render.js. Keyboard shortcuts: see `keys` below and docs/client.md.
 import { html, nothing } from "../vendor/lit-html.js";
 import { checkReveal, verifyCommand } from "../fairness.js";
-import { actionButtons, lastDiscard, legalGroups, ownHand, playerName, resultView, signed, tableView } from "../render.js";
+import { actionButtons, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, signed, tableView } from "../render.js";
 import { beep } from "../sound.js";
 
 const DIGIT_KEYS = "1234567890-="; // pick tiles 1..12 of the own hand
@@ -15,7 +15,7 @@ function fresh(app, params) {
   return {
     app, table: params.table, mode: params.mode === "watch" ? "watch" : "play",
     summary: null, update: null, last: null, selected: null, answered: null,
-    deadlineAt: null, commits: {}, reveals: {}, result: null, resultOpen: false,
+    deadlineAt: null, commits: {}, reveals: {}, handNo: null, acc: null, result: null, resultOpen: false,
     matchEnd: null, grades: {}, error: null, off: [], timer: null,
   };
 }
@@ -91,19 +91,18 @@ function onUpdate(p) {
   s.app.refresh();
 }
 
-/** What an event tells beyond the view: the hand's result, kept until the player closes it. */
+/** What an event tells beyond the view: the hand's result (`acc` while the hand ends),
+ * shown until the player closes it, even after the next hand has begun. */
 function learn(e, p) {
-  if (e.kind === "hand_start") s.result = null;
-  if (e.kind === "win" || e.kind === "exhausted") {
-    s.result = { hand_no: p.hand_no, win: e.kind === "win" ? e : null, head_bump: s.result?.head_bump || null, hands: null, scores: null, fairness: null };
-    s.resultOpen = true;
-  }
-  if (e.kind === "head_bump") s.result = { ...(s.result || {}), head_bump: e };
-  if (e.kind === "hand_end" && s.result) {
-    s.result.hands = e.hands;
-    s.result.scores = p.scores;
-    attachFairness();
-  }
+  if (e.kind === "match") s.handNo = e.hand_no; // an update may end one hand and start the next
+  const before = s.acc;
+  s.acc = foldResult(s.acc, e, s.handNo ?? p.hand_no, p.scores);
+  if (!s.acc || s.acc === before) return;
+  const fresh = s.result?.hand_no !== s.acc.hand_no;
+  s.acc.fairness = fresh ? null : s.result.fairness;
+  s.result = s.acc;
+  if (fresh) s.resultOpen = true;
+  attachFairness();
 }
 
 function onReveal(p) {
