@@ -23,7 +23,7 @@ function route() {
   draw();
 }
 async function playNow() {
-  const t = await net.request("create_table", { rules: new URLSearchParams(location.search).get("rules") || "mcr" });
+  const q = new URLSearchParams(location.search); const t = await net.request("create_table", { rules: q.get("rules") || "mcr", hands: Number(q.get("hands") || 16) });
   await net.request("join_table", { table: t.table, seat: 0 });
   await net.request("add_bots", { table: t.table, bot: "default" });
   location.hash = `#/table/${t.table}`;

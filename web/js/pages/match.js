@@ -3,7 +3,7 @@
 // drawn by the live table's renderer with every hand open. Keys: ←/→ a turn, ↑/↓ or
 // PageUp/PageDown a hand, Home/End the hand's start/end, Space autoplay.
 import { html, nothing } from "../vendor/lit-html.js";
-import { foldResult, lastDiscard, playerName, resultView, signed, tableView } from "../render.js";
+import { describeEvents, foldResult, lastDiscard, playerName, resultView, signed, tableView } from "../render.js";
 
 const AUTOPLAY_MS = 800;
 let s = null;
@@ -189,7 +189,7 @@ function viewer(app, names) {
       ${button("next_hand", "↓", () => handBy(1), s.hand >= r.hands)}
       <span class="replay-step" aria-live="polite">${t("replay.position", { hand: s.hand, hands: r.hands, step: s.step, steps: r.frames.length - 1 })}</span>
     </div>
-    <p class="replay-actions">${(frame.actions || []).map((a) => `${playerName(t, names, a.player)}: ${t(`replay.action.${a.action.type}`)}${a.action.tile ? ` ${t(`tile.${a.action.tile}`)}` : ""}`).join(" · ") || "\u00a0"}</p>
+    <p class="replay-actions" aria-live="polite">${describeEvents(t, names, frame.events) || "\u00a0"}</p>
     ${tableView(ctx)}
     ${result && frame.view.phase === "over" ? html`<div class="replay-result">${resultView(t, app.lang, names, result, wild)}</div>` : nothing}
     <p class="help">${t("replay.keys")}</p>

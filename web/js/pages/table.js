@@ -4,7 +4,7 @@
 // render.js. Keyboard shortcuts: see `keys` below and docs/client.md.
 import { html, nothing } from "../vendor/lit-html.js";
 import { checkReveal, verifyCommand } from "../fairness.js";
-import { actionButtons, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, signed, tableView } from "../render.js";
+import { actionButtons, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, signed, tableView } from "../render.js";
 import { beep } from "../sound.js";
 
 const DIGIT_KEYS = "1234567890-="; // pick tiles 1..12 of the own hand
@@ -248,6 +248,7 @@ function body(app) {
   };
   return html`${top}
     ${s.mode === "watch" ? html`<p class="watching">${t("table.spectating")}</p>` : nothing}
+    <p class="table-log" aria-live="polite">${describeEvents(t, names, p.events) || "\u00a0"}</p>
     ${tableView(ctx)}
     ${s.result && s.resultOpen ? html`<div class="result" role="dialog" aria-modal="false" aria-label=${t("table.result.title")}>
         ${resultView(t, app.lang, names, s.result, p.view.wild_tiles || [])}
