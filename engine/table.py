@@ -888,6 +888,25 @@ class HandState:
             self._seat_view(seat.player, True) if over or seat.player == player else seat
             for seat in public
         )
+        drawn = self.drawn if player == self.current and self.phase is Phase.TURN else None
+        legal = tuple(self._legal.get(player, ())) if player is not None else ()
+        return self._view(player, seats, drawn, legal)
+
+    def open_view(self) -> View:
+        """The hand with nothing hidden: every seat's concealed tiles and concealed kongs,
+        the drawn tile of the player to move; no viewer, nothing legal. Only for a finished
+        match's replay (``server.replay``), never while the hand may be played."""
+        seats = tuple(self._seat_view(p, True) for p in self.player_at)
+        drawn = self.drawn if self.phase is Phase.TURN else None
+        return self._view(None, seats, drawn, ())
+
+    def _view(
+        self,
+        viewer: int | None,
+        seats: tuple[SeatView, ...],
+        drawn: Tile | None,
+        legal: tuple[Action, ...],
+    ) -> View:
         claim = None
         if self.pending is not None:
             claim = ClaimView(
@@ -896,7 +915,7 @@ class HandState:
                 "discard" if self.phase is Phase.CLAIM else "add_kong",
             )
         return View(
-            viewer=player,
+            viewer=viewer,
             phase=self.phase,
             round_wind=self.round_wind,
             dealer=self.dealer,
@@ -904,9 +923,9 @@ class HandState:
             wall_remaining=self.wall.remaining,
             current=self.current,
             seats=seats,
-            drawn=self.drawn if player == self.current and self.phase is Phase.TURN else None,
+            drawn=drawn,
             claim=claim,
-            legal=tuple(self._legal.get(player, ())) if player is not None else (),
+            legal=legal,
             rules=self.rules,
             indicator=self.indicator,
             dead_flowers=tuple(self.dead_flowers),

@@ -24,7 +24,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from server import accounts, protocol
+from server import accounts, protocol, replay
 from server.config import Config
 from server.db.store import Store, upgrade
 from server.errors import ServerError
@@ -210,6 +210,7 @@ class Connection:
         except ConnectionClosed:
             pass
         finally:
+            self.lobby.feed.unsubscribe(self)
             await self._detach()
             await self.close_writer()
 
@@ -292,6 +293,7 @@ class Connection:
             return
         if isinstance(m, protocol.Logout):
             await self._detach()
+            self.lobby.feed.unsubscribe(self)  # the lobby is for those logged in
             if self.token is not None:
                 await accounts.logout(app.store, self.token)
             self.username = self.token = None
@@ -303,6 +305,12 @@ class Connection:
             )
         if isinstance(m, protocol.ListTables):
             self.send(encode("tables", {"tables": self.lobby.listing()}, m.id))
+        elif isinstance(m, protocol.SubscribeLobby):
+            if m.on:
+                self.lobby.feed.subscribe(self, m.id)
+            else:
+                self.lobby.feed.unsubscribe(self)
+                self.send(encode("tables", {"tables": self.lobby.listing()}, m.id))
         elif isinstance(m, protocol.CreateTable):
             table = await self.lobby.create(
                 m.rules, m.turn_seconds, m.private, claim_window_ms=m.claim_window_ms
@@ -513,6 +521,14 @@ class App:
                         connection, http.HTTPStatus.NOT_FOUND, {"error": f"no match {match_id}"}
                     )
                 return _json(connection, http.HTTPStatus.OK, detail)
+            if parts[3] == "replay":
+                assert self.lobby is not None
+                query = request.path.partition("?")[2]
+                try:
+                    body = await replay.hand_replay(self.store, self.lobby.presets, match_id, query)
+                except replay.Refused as exc:
+                    return _json(connection, exc.status, {"error": exc.reason})
+                return replay.compressed(_json(connection, http.HTTPStatus.OK, body), request)
             if parts[3] == "log":
                 lines = await self.store.match_log(match_id)
                 if lines is None:

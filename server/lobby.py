@@ -7,13 +7,17 @@ knowing who sits where (``listing``, ``table_of``) never read a table's match or
 from a connection's task. On restart ``restore`` rebuilds each unfinished match by
 replaying its stored actions through the engine (``replay_log``); a table whose log does
 not replay is set aside (``set_aside``, shown by ``/healthz``) and the others resume.
+``LobbyFeed`` sends the listing to the connections that subscribed to it
+(``subscribe_lobby``) whenever it changes, at most once a second.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import math
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -21,7 +25,7 @@ from engine.match import Match, ReplayError
 from engine.rules import RulesError, RuleSet, rule_set_from_dict
 from server.config import Config
 from server.db.store import ActionRow, Conflict, MatchRow, TableRow
-from server.protocol import MAX_CLAIM_WINDOW_MS
+from server.protocol import MAX_CLAIM_WINDOW_MS, encode
 from server.table import LobbyError, Seat, Table, TableStore, TableSummary
 
 log = logging.getLogger("guobiao.lobby")
@@ -88,6 +92,66 @@ def replay_log(
         raise LobbyError("corrupt_match", f"action {exc.line} does not replay: {exc.why}") from None
 
 
+# -------------------------------------------------------------------- feed ---
+
+FEED_SECONDS = 1.0  # a subscriber gets at most one unsolicited ``tables`` message this often
+
+
+class Subscriber(Protocol):
+    """A connection as the feed sees it."""
+
+    def send(self, text: str) -> None:
+        """Queue ``text`` for the client (never blocks)."""
+
+
+class LobbyFeed:
+    """The live lobby: ``listing`` sent as a ``tables`` message to every subscriber when it
+    changes. Changes are coalesced: the first goes out at once, the next ones together at
+    most once every ``seconds``, always the latest listing, and a subscriber never gets a
+    listing the same as the last one it got. With no subscriber a change costs nothing."""
+
+    def __init__(
+        self, listing: Callable[[], list[dict[str, Any]]], seconds: float = FEED_SECONDS
+    ) -> None:
+        self.listing = listing
+        self.seconds = seconds
+        self.subscribers: dict[Subscriber, str] = {}  # -> the last listing it got, as sent
+        self.due: asyncio.TimerHandle | None = None  # the next send, when one is due
+        self.sent_at = -math.inf  # loop time of the last send
+
+    def subscribe(self, peer: Subscriber, reply_to: str | int | None) -> None:
+        """Subscribe ``peer`` and answer it with the listing now."""
+        payload = {"tables": self.listing()}
+        self.subscribers[peer] = encode("tables", payload)
+        peer.send(encode("tables", payload, reply_to))
+
+    def unsubscribe(self, peer: Subscriber) -> None:
+        self.subscribers.pop(peer, None)
+
+    def changed(self) -> None:
+        """The listing may have changed: send it as soon as the pace allows."""
+        if not self.subscribers or self.due is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self.due = loop.call_later(max(0.0, self.sent_at + self.seconds - loop.time()), self._send)
+
+    def _send(self) -> None:
+        self.due = None
+        self.sent_at = asyncio.get_running_loop().time()
+        text = encode("tables", {"tables": self.listing()})
+        for peer, last in list(self.subscribers.items()):
+            if last != text:
+                self.subscribers[peer] = text
+                peer.send(text)
+
+    def close(self) -> None:
+        """Stop: nothing more is sent."""
+        if self.due is not None:
+            self.due.cancel()
+            self.due = None
+        self.subscribers.clear()
+
+
 # ------------------------------------------------------------------- lobby ---
 
 
@@ -103,6 +167,7 @@ class Lobby:
         self.presets: dict[str, RuleSet] = config.rule_presets()
         self.claim_windows: dict[str, int] = config.claim_windows()  # presets' own windows
         self.set_aside: dict[str, SetAside] = {}  # tables restore could not rebuild
+        self.feed = LobbyFeed(self.listing)  # subscribe_lobby
 
     # -------------------------------------------------- the tables' host ---
 
@@ -119,6 +184,8 @@ class Lobby:
         if summary.state != "finished":
             for name in summary.players:
                 self.seated[name] = summary.table
+        if not summary.private:  # a private table is never listed
+            self.feed.changed()
 
     def table_done(self, table: Table) -> None:
         self.forget(table)
@@ -206,6 +273,8 @@ class Lobby:
         for name in summary.players if summary is not None else ():
             if self.seated.get(name) == table.id:
                 del self.seated[name]
+        if summary is not None and not summary.private:
+            self.feed.changed()
 
     async def restore(self) -> int:
         """Rebuild the open tables and replay unfinished matches from the database.
@@ -288,5 +357,6 @@ class Lobby:
 
     async def shutdown(self) -> None:
         """Stop every table task; what they stored stays (``App.stop`` tells the clients)."""
+        self.feed.close()
         for table in list(self.tables.values()):
             await table.stop()

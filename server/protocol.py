@@ -76,6 +76,13 @@ class ListTables(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class SubscribeLobby(Message):
+    """Start (``on``) or stop the live ``tables`` feed."""
+
+    on: bool
+
+
+@dataclass(frozen=True, slots=True)
 class CreateTable(Message):
     rules: str | None
     turn_seconds: int | None
@@ -193,6 +200,7 @@ _DECODERS: dict[str, Any] = {
     "resume": lambda m, i: Resume(i, m.text("token", limit=128)),
     "logout": lambda m, i: Logout(i),
     "list_tables": lambda m, i: ListTables(i),
+    "subscribe_lobby": lambda m, i: SubscribeLobby(i, m.flag("on", default=True)),
     "create_table": lambda m, i: CreateTable(
         i,
         m.text("rules", optional=True, limit=32),

@@ -974,6 +974,9 @@ class Table:
                     "table": self.id,
                     "hand_no": hand_no,
                     "seed": seed,
+                    # The seed's 8 bytes as hashed: a JSON number above 2**53 loses digits in
+                    # JavaScript, so a browser checks the commitment with this.
+                    "seed_hex": seed.to_bytes(8, "big").hex(),
                     "salt": salt.hex(),
                     "dealer_position": match.dealer_position,
                     "commitment": commitment(seed, salt),
