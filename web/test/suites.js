@@ -1,2 +1,4 @@
 // Every suite of the client's pure modules (each file registers its tests on import).
 import "./harness.test.js";
+import "./app.test.js";
+import "./net.test.js";
