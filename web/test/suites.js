@@ -3,3 +3,5 @@ import "./harness.test.js";
 import "./tiles.test.js";
 import "./sha256.test.js";
 import "./table.test.js";
+import "./app.test.js";
+import "./net.test.js";
