@@ -9,14 +9,18 @@ const AUTOPLAY_MS = 800;
 let s = null;
 
 export const matchPage = {
+  title(app) {
+    return s ? app.t("replay.title", { id: s.id }) : "";
+  },
+  /** Another address of the same page: another match, or another hand and step of this one. */
+  update(app, params) {
+    if (s && s.id === params.id) return goTo(params.hand || 1, params.step || 0);
+    matchPage.leave(app);
+    matchPage.enter(app, params);
+  },
   enter(app, params) {
     const hand = Number(params.hand) || 1;
     const step = Number(params.step) || 0;
-    if (s && s.id === params.id) {
-      // the same match, another deep link: only move the viewer
-      goTo(hand, step);
-      return;
-    }
     s = { app, id: params.id, match: null, error: null, replay: null, hand, step, autoplay: null, loading: false };
     document.addEventListener("keydown", onKey);
     load(app);
