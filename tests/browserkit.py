@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from playwright.async_api import Page
 
@@ -26,12 +27,12 @@ PLAY_CLICKS = (
 )
 
 
-# The first of the selectors present on the page, scrolled into view, and its centre: -2
-# when the page shows ``done`` instead, -1 when none is there.
+# The first of the selectors present on the page, scrolled into view, and its centre; or
+# {found: -2} when the page shows ``done`` instead; null (keep waiting) when neither.
 FIRST_PRESENT = """([done, selectors]) => {
   if (document.querySelector(done)) return {found: -2};
   const found = selectors.findIndex((s) => document.querySelector(s));
-  if (found < 0) return {found};
+  if (found < 0) return null;
   const element = document.querySelector(selectors[found]);
   element.scrollIntoView({block: "nearest"});
   const box = element.getBoundingClientRect();
@@ -39,22 +40,29 @@ FIRST_PRESENT = """([done, selectors]) => {
 }"""
 
 
-async def click_first(page: Page, selectors: tuple[str, ...], *, tap: bool = False) -> bool:
-    """Click (or tap) the first element matching one of ``selectors``; False when none is
-    there."""
-    return await _click_first(page, "#-none-", selectors, tap) is True
+async def _next_spot(page: Page, done: str, selectors: tuple[str, ...], seconds: float) -> Any:
+    """Wait (polling inside the page, not over the wire) for ``done`` or a thing to click."""
+    handle = await page.wait_for_function(
+        FIRST_PRESENT, arg=[done, list(selectors)], polling=30, timeout=seconds * 1000
+    )
+    return await handle.json_value()
 
 
-async def _click_first(page: Page, done: str, selectors: tuple[str, ...], tap: bool) -> bool | None:
-    """One look at the page and a click where a person would put the pointer (or finger):
-    None when ``done`` shows, else whether one of ``selectors`` was there and clicked."""
-    spot = await page.evaluate(FIRST_PRESENT, [done, list(selectors)])
-    if spot["found"] < 0:
-        return None if spot["found"] == -2 else False
+async def _click(page: Page, spot: Any, tap: bool) -> None:
+    """A click (or tap) where a person would put the pointer (or finger)."""
     if tap:
         await page.touchscreen.tap(spot["x"], spot["y"])
     else:
         await page.mouse.click(spot["x"], spot["y"])
+
+
+async def click_first(page: Page, selectors: tuple[str, ...], *, tap: bool = False) -> bool:
+    """Click (or tap) the first element matching one of ``selectors``; False when none is
+    there."""
+    spot = await page.evaluate(FIRST_PRESENT, ["#-none-", list(selectors)])
+    if spot is None:
+        return False
+    await _click(page, spot, tap)
     return True
 
 
@@ -71,12 +79,9 @@ async def play_until(
     loop = asyncio.get_running_loop()
     until = loop.time() + seconds
     count = 0
-    while (clicked := await _click_first(page, done, clicks, tap)) is not None:
-        assert loop.time() < until, f"{done} did not show within {seconds} s ({count} clicks)"
-        if clicked:
-            count += 1
-        else:
-            await asyncio.sleep(0.03)
+    while (spot := await _next_spot(page, done, clicks, until - loop.time()))["found"] != -2:
+        await _click(page, spot, tap)
+        count += 1
     return count
 
 

@@ -73,9 +73,7 @@ async def test_a_guest_plays_a_whole_hand_by_clicks_and_a_spectator_sees_nothing
     page = await open_page("/")
     started = time.monotonic()
     table = await play_now(page)
-    watcher = await open_page(
-        "/favicon.svg"
-    )  # no client yet: its socket is recorded from the start
+    watcher = await open_page("about:blank")  # no client yet: its socket is recorded from the start
     frames = record_frames(watcher)
     await watcher.goto(f"/#/watch/{table}")
     await watcher.wait_for_selector(".board", timeout=15_000)
@@ -123,12 +121,15 @@ async def test_a_guest_plays_a_whole_hand_by_clicks_and_a_spectator_sees_nothing
 async def test_a_reload_mid_hand_resumes_the_same_seat_and_hand(open_page: OpenPage) -> None:
     page = await open_page("/")
     table = await play_now(page)
-    # Two discards by keyboard: → picks a tile, Enter discards it.
+    # Two discards by keyboard: → picks a tile, Enter discards it (the own river grows).
     for _ in range(2):
         await play_until(page, ".own-hand button.htile", clicks=(".actions button.act-pass",))
+        river = await page.locator(".seat-bottom .river img").count()
         await page.keyboard.press("ArrowRight")
         await page.keyboard.press("Enter")
-        await page.wait_for_selector(".own-hand:not(:has(button.htile))", timeout=5000)
+        await page.wait_for_function(
+            "(n) => document.querySelectorAll('.seat-bottom .river img').length > n", arg=river
+        )
 
     async def where() -> tuple[str, str, list[str]]:
         await page.wait_for_selector(".own-hand .htile")
@@ -167,11 +168,11 @@ async def test_four_pages_play_a_short_match_then_the_replay_shows_it(open_page:
     started = time.monotonic()
     for page in pages:
         await page.get_by_role("button", name=f"Take a seat at table {table}").click()
-        await page.wait_for_selector(".my-table", timeout=10_000)
+        await page.wait_for_selector(".my-table, .board", timeout=10_000)
     for page in pages:
         # Those who waited are taken to the table when it starts; the last one opens it.
         await page.wait_for_function(
-            "location.hash.startsWith('#/table/') || document.querySelector('.my-table a.primary')"
+            "() => location.hash.startsWith('#/table/') || document.querySelector('.my-table a')"
         )
         if "#/table/" not in page.url:
             await click_first(page, (".my-table a.primary",))
@@ -230,7 +231,7 @@ async def test_a_phone_page_discards_and_claims_by_touch(open_page: OpenPage) ->
     if await page.locator(".own-hand button.htile.raised").count():
         await page.locator(".own-hand button.htile.raised").tap()
     await page.wait_for_function(
-        f"document.querySelectorAll('.seat-bottom .river img').length > {river}", timeout=5000
+        "(n) => document.querySelectorAll('.seat-bottom .river img').length > n", arg=river
     )
     claims = (".actions button.act-chow", ".actions button.act-pung", ".actions button.act-kong")
     keep_playing = tuple(c for c in PLAY_CLICKS if c not in claims)

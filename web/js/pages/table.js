@@ -84,12 +84,15 @@ function onUpdate(p) {
   s.last = lastDiscard(s.last, p.events);
   for (const e of p.events) learn(e, p);
   const asked = (p.view.legal || []).length > 0;
-  if (!before || before.seq !== p.seq || before.hand_no !== p.hand_no) s.selected = null;
+  const kept = before && s.selected !== null ? shownTiles(before)[s.selected] : null;
   s.update = p;
-  s.answered = null;
-  s.deadlineAt = asked && p.deadline_ms !== undefined ? performance.now() + p.deadline_ms : null;
+  if (!before || before.seq !== p.seq) s.answered = null; // the same update twice: still answered
+  s.deadlineAt = asked && s.answered === null && p.deadline_ms !== undefined ? performance.now() + p.deadline_ms : null;
   s.error = null;
   if (asked && !(before && (before.view.legal || []).length) && s.app.settings.sound) beep();
+  // A raised tile stays raised while the player may still discard it (an update that
+  // changes nothing of the hand must not undo a tap); else the drawn tile starts raised.
+  if (kept === null || shownTiles(p)[s.selected] !== kept || !legalGroups(legalNow()).discards.has(kept)) s.selected = null;
   if (asked) autoAnswer(p);
   if (p.view.phase === "turn" && asked && s.selected === null) preselectDrawn(p);
   s.app.refresh();
