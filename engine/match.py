@@ -9,6 +9,12 @@ South swap and West and North swap again. Everyone sits at every position once.
 In each round the player at East deals the first hand, then the deal passes
 counter-clockwise (no dealer repeat in MCR), so 16 hands in all.
 
+A shorter match (a table option, not a rule: ``Match(..., hands=4)`` is the East round
+only, 东风战) stops after its first ``hands`` deals, 1..16: the match ends after the hand in
+which the deal passes for the ``hands``-th time, the seats rotating as above for the
+rounds it reaches. Without dealer repeat every hand passes the deal, so that is ``hands``
+hands.
+
 With dealer repeat (连庄, ``rules.dealer_repeat``) the dealer keeps the deal while
 winning, at most ``rules.repeat_cap`` repeats in a row (then the deal passes all the
 same); a drawn hand or another player's win passes it. A round ends when the deal has
@@ -46,6 +52,7 @@ SEATING: tuple[tuple[int, int, int, int], ...] = (
 )
 HANDS_PER_ROUND = 4  # without dealer repeat
 ROUNDS = 4
+MATCH_HANDS = ROUNDS * HANDS_PER_ROUND  # a whole match's deals, the most a match may have
 
 # A logged action: (line, hand_no, player, action as JSON). ``line`` says where it stands in
 # the log (a file's line number, the store's seq); hand_no counts from 1.
@@ -130,18 +137,33 @@ def hand_seeds(seed: int, hands: int) -> list[int]:
     return [hand_seed(seed, n) for n in range(1, hands + 1)]
 
 
+def check_match_hands(hands: object) -> int:
+    """``hands`` if it is a match length 1..``MATCH_HANDS``; else ``ValueError`` saying so."""
+    if isinstance(hands, bool) or not isinstance(hands, int) or not 1 <= hands <= MATCH_HANDS:
+        raise ValueError(f"a match's hands must be a whole number 1..{MATCH_HANDS}, got {hands!r}")
+    return hands
+
+
 class Match:
-    """A match between players 0..3: its hands, with scores and records."""
+    """A match between players 0..3: its hands, with scores and records. ``hands`` is its
+    length in deals (see the module docstring)."""
 
     def __init__(
-        self, seed: int, rules: RuleSet = MCR, match_id: int = 0, *, hold_claims: bool = False
+        self,
+        seed: int,
+        rules: RuleSet = MCR,
+        match_id: int = 0,
+        *,
+        hands: int = MATCH_HANDS,
+        hold_claims: bool = False,
     ) -> None:
         self.seed = seed
         self.rules = rules
         self.match_id = match_id
+        self.hands = check_match_hands(hands)
         self.extended = not is_plain_mcr(rules)
-        # 16 without dealer repeat; unknown (None) until the match ends with it.
-        self.hands_total: int | None = None if rules.dealer_repeat else ROUNDS * HANDS_PER_ROUND
+        # ``hands`` without dealer repeat; unknown (None) until the match ends with it.
+        self.hands_total: int | None = None if rules.dealer_repeat else hands
         self.hand_index = -1  # 0-based; -1 before the first hand
         self.hand: HandState | None = None
         self.scores = [0, 0, 0, 0]
@@ -175,8 +197,9 @@ class Match:
         match_id: int = 0,
         *,
         results: Iterable[ResultRow] = (),
+        hands: int = MATCH_HANDS,
     ) -> Match:
-        """Rebuild a match from its seed, its rules and its logged actions.
+        """Rebuild a match of ``hands`` deals from its seed, its rules and its logged actions.
 
         Each row is played in turn, the hands dealt as the rows reach them; the match is
         left exactly where the log ends (a hand over at the end of the log is not followed
@@ -185,7 +208,7 @@ class Match:
         naming the line and why (an action not legal there, a hand out of order, a result
         that differs).
         """
-        match = cls(seed, rules, match_id)
+        match = cls(seed, rules, match_id, hands=hands)
         actions = ((row[0], row, None) for row in rows)
         checks = ((row[0], None, row) for row in results)
         for _line, action, result in heapq.merge(actions, checks, key=lambda step: step[0]):
@@ -240,7 +263,8 @@ class Match:
 
     @property
     def seeds(self) -> list[int]:
-        """The wall seeds of the hands: all 16 without dealer repeat, else those dealt so far."""
+        """The wall seeds of the hands: all of them without dealer repeat, else those dealt
+        so far."""
         count = self.hands_total if self.hands_total is not None else self.hand_index + 1
         return hand_seeds(self.seed, count)
 
@@ -265,9 +289,12 @@ class Match:
 
     @property
     def over(self) -> bool:
+        """Whether the hand just finished was the last: the deal has passed ``hands`` times
+        (counted by where the next deal would stand: round by round, position by position)."""
         if len(self.records) <= self.hand_index or not self.records:
             return False
-        return self._following()[0] == ROUNDS
+        round_index, dealer_position, _ = self._following()
+        return round_index * HANDS_PER_ROUND + dealer_position >= self.hands
 
     def start_hand(self) -> list[Event]:
         """Deal the next hand."""

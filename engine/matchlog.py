@@ -4,12 +4,13 @@
 (``GET /api/matches/{id}/log``) and ``guobiao replay`` reads them. One match is::
 
     {"type": "match", "match": 0, "seed": 1009007956683199922, "rules": "mcr",
-     "rule_options": {...}, ...}
+     "rule_options": {...}, "hands": 16, ...}
     {"type": "action", "match": 0, "hand": 1, "player": 0, "action": {"type": "discard", ...}}
     ...
     {"type": "result", "match": 0, "hand": 1, "record": {...}}
 
-a ``match`` line (the seed, the rules' options, and whatever its writer adds: bots, seats),
+a ``match`` line (the seed, the rules' options, the match's length in deals ``hands``, 16 when
+an older log has none, and whatever its writer adds: bots, seats),
 then each hand's ``action`` lines and its ``result`` line (``HandRecord.to_dict()``).
 Replaying is ``engine.match.Match.replay``; here the lines are made and parsed. Pure: the
 caller reads and writes the files.
@@ -24,7 +25,7 @@ from typing import Any
 
 from engine.actions import Action
 from engine.errors import MahjongError
-from engine.match import ActionRow, Match, ResultRow
+from engine.match import MATCH_HANDS, ActionRow, Match, ResultRow, check_match_hands
 from engine.rules import RulesError, RuleSet, rule_set_from_dict
 
 
@@ -33,14 +34,16 @@ class LogError(MahjongError, ValueError):
 
 
 def match_line(match: Match, **extra: Any) -> dict[str, Any]:
-    """The ``match`` line: its seed and the rule options themselves (so that a replay uses
-    the rules the match was played with even if the preset changes later), then ``extra``."""
+    """The ``match`` line: its seed, the rule options themselves (so that a replay uses
+    the rules the match was played with even if the preset changes later) and its length,
+    then ``extra``."""
     return {
         "type": "match",
         "match": match.match_id,
         "seed": match.seed,
         "rules": match.rules.name,
         "rule_options": match.rules.to_dict(),
+        "hands": match.hands,
         **extra,
     }
 
@@ -81,12 +84,15 @@ class LoggedMatch:
     seed: int
     rules: RuleSet
     line: int
+    hands: int = MATCH_HANDS
     actions: list[ActionRow] = field(default_factory=list)
     results: list[ResultRow] = field(default_factory=list)
 
     def replay(self) -> Match:
         """The match replayed, every logged result checked (``Match.replay``)."""
-        return Match.replay(self.seed, self.rules, self.actions, self.match, results=self.results)
+        return Match.replay(
+            self.seed, self.rules, self.actions, self.match, results=self.results, hands=self.hands
+        )
 
 
 def logged_rules(entry: dict[str, Any], preset: Callable[[str], RuleSet]) -> RuleSet:
@@ -121,7 +127,11 @@ def read_log(lines: Iterable[str], preset: Callable[[str], RuleSet]) -> Iterator
                 if current is not None:
                     yield current
                 rules = logged_rules(entry, preset)
-                current = LoggedMatch(int(entry["match"]), int(entry["seed"]), rules, number)
+                try:
+                    hands = check_match_hands(entry.get("hands", MATCH_HANDS))
+                except ValueError as exc:
+                    raise LogError(str(exc)) from None
+                current = LoggedMatch(int(entry["match"]), int(entry["seed"]), rules, number, hands)
             elif kind in ("action", "result"):
                 if current is None:
                     raise LogError("an entry before any 'match' line")

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from engine.actions import Action, Event
 from engine.bots import Bot
-from engine.match import HandRecord, Match
+from engine.match import MATCH_HANDS, HandRecord, Match
 from engine.rules import MCR, RuleSet
 from engine.table import Phase
 from engine.wall import SplitMix64
@@ -30,13 +30,15 @@ def play_match(
     on_hand: Callable[[Match, HandRecord], None] | None = None,
     *,
     on_action: Callable[[Match, int, Action, list[Event]], None] | None = None,
+    hands: int = MATCH_HANDS,
 ) -> Match:
-    """Play a whole match, ``bots[p]`` choosing for player ``p`` from its own view only.
+    """Play a whole match of ``hands`` deals, ``bots[p]`` choosing for player ``p`` from its
+    own view only.
 
     ``on_action(match, player, action, events)`` runs after every action, ``on_hand``
     after every hand.
     """
-    match = Match(seed, rules, match_id)
+    match = Match(seed, rules, match_id, hands=hands)
     while not match.over:
         match.start_hand()
         hand = match.hand

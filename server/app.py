@@ -313,7 +313,7 @@ class Connection:
                 self.send(encode("tables", {"tables": self.lobby.listing()}, m.id))
         elif isinstance(m, protocol.CreateTable):
             table = await self.lobby.create(
-                m.rules, m.turn_seconds, m.private, claim_window_ms=m.claim_window_ms
+                m.rules, m.turn_seconds, m.private, claim_window_ms=m.claim_window_ms, hands=m.hands
             )
             self.send(
                 encode("table_created", {"table": table.id, "invite_code": table.invite_code}, m.id)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from engine.match import MATCH_HANDS
+
 
 def positive_int(text: str) -> int:
     """A whole number of at least 1."""
@@ -14,6 +16,17 @@ def positive_int(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def match_hands(text: str) -> int:
+    """A match's length in deals, 1..16 (``engine.match.MATCH_HANDS``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MATCH_HANDS:
+        raise argparse.ArgumentTypeError(f"expected a whole number 1..{MATCH_HANDS}, got {text!r}")
     return value
 
 

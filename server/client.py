@@ -160,7 +160,7 @@ class TableState:
     summary: dict[str, Any] | None = None  # the last ``table`` message
     seq: int | None = None  # the last update's ``seq``: ``act`` answers it
     hand_no: int = 0
-    hands_total: int | None = None  # 16; under dealer repeat None until the match ends
+    hands_total: int | None = None  # the table's hands; with dealer repeat None till the end
     repeat: int = 0  # the current dealer's repeats (rules other than plain MCR)
     dealer_position: int | None = None  # 0..3 = E S W N (rules other than plain MCR)
     view: dict[str, Any] | None = None  # the last wire view
@@ -460,8 +460,11 @@ class Client:
         private: bool = False,
         *,
         claim_window_ms: int | None = None,
+        hands: int | None = None,
     ) -> CreatedTable:
         payload: dict[str, Any] = {"private": private}
+        if hands is not None:
+            payload["hands"] = hands
         if rules is not None:
             payload["rules"] = rules
         if turn_seconds is not None:

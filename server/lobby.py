@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from engine.match import Match, ReplayError
+from engine.match import MATCH_HANDS, Match, ReplayError, check_match_hands
 from engine.rules import RulesError, RuleSet, rule_set_from_dict
 from server.config import Config
 from server.db.store import ActionRow, Conflict, MatchRow, TableRow
@@ -77,7 +77,7 @@ def replay_log(
     """The match ``stored`` (a ``MatchRow``) rebuilt from its action log (``ActionRow``s in
     ``seq`` order) by ``Match.replay``. ``LobbyError`` (``corrupt_match``) naming the first
     action that does not replay and why: a gap in the numbering, a hand out of order, an
-    illegal action."""
+    illegal action; or what is wrong with its stored rules or length."""
     rows = list(actions)
     for expected, row in enumerate(rows, 1):
         if row[0] != expected:
@@ -86,8 +86,13 @@ def replay_log(
                 f"the log goes from action {expected - 1} to {row[0]} "
                 f"({row[0] - expected} missing)",
             )
+    rules = stored_rules(stored, presets)
     try:
-        return Match.replay(stored.seed, stored_rules(stored, presets), rows, stored.id)
+        hands = check_match_hands(stored.hands_planned)
+    except ValueError as exc:
+        raise LobbyError("corrupt_match", f"match {stored.id}: {exc}") from None
+    try:
+        return Match.replay(stored.seed, rules, rows, stored.id, hands=hands)
     except ReplayError as exc:
         raise LobbyError("corrupt_match", f"action {exc.line} does not replay: {exc.why}") from None
 
@@ -224,7 +229,10 @@ class Lobby:
         private: bool,
         *,
         claim_window_ms: int | None = None,
+        hands: int | None = None,
     ) -> Table:
+        """A new table, started; ``LobbyError`` (``bad_message``) naming a setting outside
+        its limits. ``hands``: its match's length in deals (None: a whole match, 16)."""
         timers = self.config.timers
         rules = rules or self.config.rules.preset
         if rules not in self.presets:
@@ -246,6 +254,9 @@ class Lobby:
             raise LobbyError(
                 "bad_message", f"claim_window_ms must be 0..{MAX_CLAIM_WINDOW_MS}, got {window}"
             )
+        length = MATCH_HANDS if hands is None else hands
+        if not 1 <= length <= MATCH_HANDS:
+            raise LobbyError("bad_message", f"hands must be 1..{MATCH_HANDS}, got {length}")
         if len(self.tables) >= self.config.limits.max_tables:
             raise LobbyError("table_full", "the server has as many tables as it may hold")
         table = Table(
@@ -259,6 +270,7 @@ class Lobby:
             store=self.store,
             host=self,
             claim_window_ms=window,
+            hands=length,
         )
         # First: if the database fails, no table was created.
         await self.store.save_table(table.row())
@@ -329,6 +341,7 @@ class Lobby:
             created_at=row.created_at,
             # A table's own window is not stored: its preset's, else the server's.
             claim_window_ms=self.claim_windows.get(row.rules, timers.claim_window_ms),
+            hands=stored.hands_planned if stored is not None else row.hands,
         )
         grace = timers.restart_grace_seconds
         table.seats = [Seat.from_label(label, grace) if label else None for label in row.seats]

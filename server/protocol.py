@@ -20,6 +20,7 @@ from typing import Any
 
 from engine.actions import Action
 from engine.errors import IllegalAction
+from engine.match import MATCH_HANDS
 from server.errors import ServerError
 
 VERSIONS = (1,)
@@ -88,6 +89,7 @@ class CreateTable(Message):
     turn_seconds: int | None
     private: bool
     claim_window_ms: int | None = None
+    hands: int | None = None  # the match's length in deals (None: a whole match)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +209,7 @@ _DECODERS: dict[str, Any] = {
         m.number("turn_seconds", optional=True, low=1, high=3600),
         m.flag("private"),
         m.number("claim_window_ms", optional=True, low=0, high=MAX_CLAIM_WINDOW_MS),
+        m.number("hands", optional=True, low=1, high=MATCH_HANDS),
     ),
     "join_table": lambda m, i: JoinTable(
         i,

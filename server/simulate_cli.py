@@ -19,10 +19,10 @@ from contextlib import ExitStack
 from typing import IO
 
 from engine.bots import BOTS, make_bot
-from engine.match import HandRecord, Match
+from engine.match import MATCH_HANDS, HandRecord, Match
 from engine.matchlog import log_lines
 from engine.simulation import match_seeds, play_match
-from server.cli_args import positive_int
+from server.cli_args import match_hands, positive_int
 from server.presets import PresetError, load_presets
 
 PROGRESS_EVERY = 2.0  # seconds between progress lines on stderr
@@ -45,6 +45,13 @@ def add_parser(
         "--matches", type=positive_int, default=1, help="matches to play (default 1)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")
+    parser.add_argument(
+        "--hands",
+        type=match_hands,
+        default=MATCH_HANDS,
+        help=f"each match's length in deals, 1..{MATCH_HANDS} (default {MATCH_HANDS}; 4 is "
+        "the East round only)",
+    )
     parser.add_argument(
         "--bot", choices=sorted(BOTS), default="default", help="the bot all four seats use"
     )
@@ -90,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             return 1
         for index, seed in enumerate(seeds):
             bots = [make_bot(args.bot, seed=seed + p) for p in range(4)]
-            match = play_match(seed, bots, rules, match_id=index)
+            match = play_match(seed, bots, rules, match_id=index, hands=args.hands)
             records.extend(match.records)
             if out is not None:
                 for record in match.records:

@@ -46,7 +46,7 @@ from typing import Any, Protocol
 from engine.actions import Action, ActionKind, Event
 from engine.bots import BOTS, Bot, make_bot
 from engine.errors import IllegalAction
-from engine.match import HandRecord, Match
+from engine.match import MATCH_HANDS, HandRecord, Match
 from engine.rules import RuleSet
 from engine.table import Phase
 from server.config import TimersSection
@@ -87,6 +87,7 @@ class TableStore(Protocol):
         started_at: datetime,
         *,
         rule_options: Mapping[str, Any] | None = None,
+        hands_planned: int = MATCH_HANDS,
     ) -> int: ...
 
     async def unfinished_matches(self) -> list[MatchRow]: ...
@@ -253,7 +254,8 @@ def hand_salt(match_salt: bytes, hand_no: int) -> bytes:
 class Table:
     """One table and its owner task. Built with all it needs: its settings (``id``, the
     preset's name ``rules`` and its ``preset`` rule set, ``turn_seconds``,
-    ``claim_window_ms``, ``private`` and its ``invite_code``), the server's ``timers``, a
+    ``claim_window_ms``, ``private`` and its ``invite_code``, ``hands``: its match's length
+    in deals, ``engine.match.Match``'s), the server's ``timers``, a
     ``store`` and a ``host``. ``start`` runs the task; inputs go on ``queue``."""
 
     id: str
@@ -278,6 +280,7 @@ class Table:
     deadline_seq: int = -1  # the update the deadline belongs to
     pause_until: float = 0.0
     claim_window_ms: int = 0  # the least a claim window lasts, with a person seated
+    hands: int = MATCH_HANDS  # the match's length in deals (create_table's ``hands``)
     window_until: float | None = None  # when the open claim window may close
     bots: dict[int, Bot] = field(default_factory=dict)
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
@@ -319,6 +322,7 @@ class Table:
             "hand_no": self.match.hand_index + 1 if self.match else 0,
             "private": self.private,
             "claim_window_ms": self.claim_window_ms,
+            "hands": self.hands,
         }
 
     def row(self) -> TableRow:
@@ -332,6 +336,7 @@ class Table:
             seats=[s.label if s else None for s in self.seats],
             created_at=self.created_at,
             state=self.state,
+            hands=self.hands,
         )
 
     def _changed(self) -> None:
@@ -1012,6 +1017,7 @@ class Table:
                     seats,
                     datetime.now(UTC),
                     rule_options=rules.to_dict(),
+                    hands_planned=self.hands,
                 )
         except Exception as exc:
             self.new_match = (seed, salt, True)
@@ -1021,7 +1027,9 @@ class Table:
         self.new_match = None
         self.salt = salt
         self.match_id = match_id
-        self.match = Match(seed, rules, self.match_id, hold_claims=self.holds_claims)
+        self.match = Match(
+            seed, rules, self.match_id, hands=self.hands, hold_claims=self.holds_claims
+        )
         self.state = "playing"
         self.seq = 0
         self.log_seq = 0

@@ -101,6 +101,7 @@ class FakeStore:
         seats: Sequence[str | None],
         started_at: datetime,
         rule_options: Mapping[str, Any] | None = None,
+        hands_planned: int = 16,
     ) -> int:
         self._write("create_match")
         match_id = len(self.matches) + 1
@@ -115,6 +116,7 @@ class FakeStore:
             ended_at=None,
             final_scores=None,
             rule_options=json.loads(json.dumps(rule_options)) if rule_options else None,
+            hands_planned=hands_planned,
         )
         self.actions[match_id] = []
         self.hands[match_id] = {}

@@ -35,7 +35,7 @@ from engine.actions import PASS, WIN, Action, ActionKind, Event
 from engine.bots import Bot, make_bot
 from engine.forms import is_winning
 from engine.hand import Hand, Meld, MeldKind
-from engine.match import Match
+from engine.match import MATCH_HANDS, Match
 from engine.notation import parse_tiles
 from engine.rules import MCR, RuleSet
 from engine.scoring import WinContext, score
@@ -492,8 +492,10 @@ def play_bots(
 class RecordingMatch(Match):
     """A match that keeps every hand's events (``Match`` keeps only the current hand)."""
 
-    def __init__(self, seed: int, rules: RuleSet = MCR, match_id: int = 0) -> None:
-        super().__init__(seed, rules, match_id)
+    def __init__(
+        self, seed: int, rules: RuleSet = MCR, match_id: int = 0, *, hands: int = MATCH_HANDS
+    ) -> None:
+        super().__init__(seed, rules, match_id, hands=hands)
         self.hand_events: list[list[Event]] = []
 
     def start_hand(self) -> list[Event]:
@@ -516,9 +518,19 @@ def replay(match: Match) -> RecordingMatch:
         raise AssertionError(f"the log names its rule options, not only a preset ({name!r})")
 
     (logged,) = matchlog.read_log(log_text(match), no_preset)
-    assert (logged.seed, logged.rules, logged.match) == (match.seed, match.rules, match.match_id)
+    assert (logged.seed, logged.rules, logged.match, logged.hands) == (
+        match.seed,
+        match.rules,
+        match.match_id,
+        match.hands,
+    )
     return RecordingMatch.replay(
-        logged.seed, logged.rules, logged.actions, logged.match, results=logged.results
+        logged.seed,
+        logged.rules,
+        logged.actions,
+        logged.match,
+        results=logged.results,
+        hands=logged.hands,
     )
 
 

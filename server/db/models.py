@@ -1,11 +1,12 @@
 """The database schema: SQLAlchemy 2.0 typed models, portable between SQLite and PostgreSQL.
 
-Tables (the migration ``migrations/versions/0001_initial.py`` creates the same):
+Tables (the migrations ``migrations/versions/`` create the same):
 
 - ``players``: accounts (guests included) with cached counts and grade (级别).
 - ``sessions``: login sessions; only the SHA-256 of a token is stored.
 - ``tables``: lobby tables, so open tables survive a restart.
-- ``matches``: one 16-hand match: its secret seed and salt, who sat where, the final scores.
+- ``matches``: one match (16 hands, or as many deals as its table chose): its secret seed
+  and salt, who sat where, the final scores.
 - ``hands``: each finished hand's record (``HandRecord.to_dict()``) and deltas.
 - ``actions``: the append-only action log, numbered per match (``seq``); a match is its seed
   plus this log, so any state can be rebuilt by replaying it through the engine.
@@ -138,6 +139,8 @@ class GameTable(Base):
     seats: Mapped[list[Any]]
     created_at: Mapped[datetime]
     state: Mapped[str] = mapped_column(String(16), index=True)
+    # Its match's length in deals, 1..16 (revision 0003; tables stored before it: 16).
+    hands: Mapped[int] = mapped_column(Integer, server_default="16")
 
 
 class Match(Base):
@@ -149,6 +152,8 @@ class Match(Base):
     table_id: Mapped[str] = mapped_column(String(32), index=True)
     rules: Mapped[str] = mapped_column(String(32))  # the preset's name
     rule_options: Mapped[dict[str, Any] | None]  # engine RuleSet.to_dict() (revision 0002)
+    # Its length in deals, ``engine.match.Match``'s ``hands`` (revision 0003; before it: 16).
+    hands_planned: Mapped[int] = mapped_column(Integer, server_default="16")
     seed: Mapped[int] = mapped_column(BigInteger)
     salt: Mapped[str] = mapped_column(String(128))
     seats: Mapped[list[Any]]

@@ -30,6 +30,7 @@ from sqlalchemy import delete, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from engine.match import MATCH_HANDS, check_match_hands
 from server.db.engine import WRITE_OPTION, make_engine
 from server.db.errors import BadDatabaseURL, Conflict, StoreError, UsernameTaken
 from server.db.migrate import current, downgrade, head, upgrade
@@ -143,6 +144,7 @@ class TableRow:
     seats: Sequence[str | None]
     created_at: datetime
     state: str = "waiting"  # "waiting", "playing" or "finished"
+    hands: int = MATCH_HANDS  # its match's length in deals (0003)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seats", tuple(self.seats))
@@ -166,6 +168,7 @@ class MatchRow:
     ended_at: datetime | None
     final_scores: tuple[int, ...] | None
     rule_options: dict[str, Any] | None = None  # RuleSet.to_dict() at the start (0002)
+    hands_planned: int = MATCH_HANDS  # its length in deals, ``Match.hands`` (0003)
 
     @classmethod
     def of(cls, match: Match) -> MatchRow:
@@ -180,6 +183,7 @@ class MatchRow:
             ended_at=match.ended_at,
             final_scores=tuple(match.final_scores) if match.final_scores is not None else None,
             rule_options=match.rule_options,
+            hands_planned=match.hands_planned,
         )
 
 
@@ -374,6 +378,7 @@ class Store:
             table.seats = list(row.seats)
             table.created_at = row.created_at
             table.state = row.state
+            table.hands = row.hands
 
     async def load_open_tables(self) -> list[TableRow]:
         """The tables waiting or playing, oldest first."""
@@ -393,6 +398,7 @@ class Store:
                     seats=tuple(t.seats),
                     created_at=t.created_at,
                     state=t.state,
+                    hands=t.hands,
                 )
                 for t in tables
             ]
@@ -418,15 +424,18 @@ class Store:
         seats: Sequence[str | None],
         started_at: datetime,
         rule_options: Mapping[str, Any] | None = None,
+        hands_planned: int = MATCH_HANDS,
     ) -> int:
         """Record a new match; its id (use it as the engine's ``match_id``, so the hand
         records and the log agree). ``seed`` must fit a signed 64-bit integer.
-        ``rule_options`` are the rules as played (``RuleSet.to_dict()``)."""
+        ``rule_options`` are the rules as played (``RuleSet.to_dict()``), ``hands_planned``
+        the match's length in deals (``Match.hands``)."""
         if seed not in SEED_RANGE:
             raise ValueError(f"a match seed must fit in a signed 64-bit integer, got {seed}")
         bytes.fromhex(salt)  # ValueError unless hex
         if len(seats) != 4:
             raise ValueError(f"a match has 4 seats, got {seats!r}")
+        check_match_hands(hands_planned)
         async with self._write() as session:
             match = Match(
                 table_id=table_id,
@@ -436,6 +445,7 @@ class Store:
                 seats=list(seats),
                 started_at=started_at,
                 rule_options=dict(rule_options) if rule_options is not None else None,
+                hands_planned=hands_planned,
             )
             session.add(match)
             await session.flush()
@@ -731,6 +741,7 @@ class Store:
                 "table": match.table_id,
                 "rules": match.rules,
                 "rule_options": match.rule_options,
+                "hands_planned": match.hands_planned,
                 "seats": match.seats,
                 "started_at": iso(match.started_at),
                 "ended_at": iso(match.ended_at),
@@ -772,6 +783,7 @@ class Store:
             }
             if match.rule_options is not None:
                 header["rule_options"] = match.rule_options
+            header["hands"] = match.hands_planned
             return [header, *_log_lines(match.id, actions.all(), hands.all())]
 
     # Housekeeping of guests (server.accounts.purge_guests).

@@ -14,7 +14,7 @@ import tablekit
 
 from engine.actions import PASS, WIN, Action, ActionKind
 from engine.errors import IllegalAction
-from engine.match import HANDS_PER_ROUND, SEATING, Match, hand_seed, hand_seeds
+from engine.match import HANDS_PER_ROUND, MATCH_HANDS, SEATING, Match, hand_seed, hand_seeds
 from engine.rules import CUSTOM, MCR, RuleSet, Wilds, custom_rules
 from engine.table import Phase
 from engine.wall import Wall
@@ -41,8 +41,8 @@ def discard(tile: int) -> Action:
 class ScriptedMatch(Match):
     """A match whose hands end as ``outcomes`` say: "dealer", "next" or "draw"."""
 
-    def __init__(self, outcomes: str, rules: RuleSet) -> None:
-        super().__init__(7, rules)
+    def __init__(self, outcomes: str, rules: RuleSet, *, hands: int = MATCH_HANDS) -> None:
+        super().__init__(7, rules, hands=hands)
         self.outcomes = outcomes.split()
 
     def _wall(self, hand_no: int) -> Wall:

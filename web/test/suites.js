@@ -2,3 +2,6 @@
 import "./harness.test.js";
 import "./app.test.js";
 import "./net.test.js";
+import "./tiles.test.js";
+import "./sha256.test.js";
+import "./table.test.js";
