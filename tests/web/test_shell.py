@@ -6,8 +6,10 @@ asserted: the machine's speed is not the client's)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -22,6 +24,7 @@ from browserkit import (
     logout,
     new_name,
     play_as_guest,
+    play_now,
     record_frames,
     register,
 )
@@ -65,6 +68,15 @@ FOCUSED_JS = """() => {
 }"""
 
 
+async def eventually(check: Callable[[], object], seconds: float = 10) -> None:
+    """Wait until ``check()`` is truthy (a wait, not a timing assertion)."""
+    for _ in range(int(seconds * 20)):
+        if check():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"still not true after {seconds} s")
+
+
 def path_of(link: str) -> str:
     """The part of a full address a page of this server opens: ``/#/join/t4/CODE``."""
     parts = urlsplit(link)
@@ -89,6 +101,14 @@ async def test_register_login_logout_and_guest_through_the_forms(open_page: Open
     assert await session_name(page) == name
     sent = [message["type"] for way, message in frames if way == "sent"]
     assert sent[:2] == ["hello", "resume"], sent
+
+    # The player's own page, from the account box (an unknown name's 404 would be logged by
+    # Chromium as a console error: web/test/app.test.js covers what the page says then).
+    await page.get_by_role("link", name="My results").click()
+    await expect(page.get_by_role("heading", name=name, exact=True)).to_be_visible()
+    await expect(page.locator(".stats")).to_contain_text("Grade")
+    await expect(page.get_by_text("No finished matches yet.")).to_be_visible()
+    await page.get_by_role("link", name="Home", exact=True).click()
     await logout(page)
     await expect(page.locator(".site-header")).not_to_contain_text(name)
 
@@ -115,11 +135,11 @@ async def test_register_login_logout_and_guest_through_the_forms(open_page: Open
 
 class Cable:
     """The page's websocket led through the test (Playwright's websocket routing), so that
-    the test can cut it at both ends as a network failure would, and read what went up."""
+    the test can cut it at both ends as a network failure would, and read what went by."""
 
     def __init__(self) -> None:
         self.ends: list[tuple[WebSocketRoute, WebSocketRoute]] = []
-        self.sent: list[dict[str, Any]] = []
+        self.frames: list[tuple[str, dict[str, Any]]] = []  # ("sent" | "received", message)
 
     async def attach(self, page: Page) -> None:
         await page.route_web_socket(re.compile(r".*/ws$"), self._route)
@@ -127,40 +147,56 @@ class Cable:
     def _route(self, page_end: WebSocketRoute) -> None:
         server_end = page_end.connect_to_server()
 
-        def up(message: str | bytes) -> None:
-            if isinstance(message, str):
-                self.sent.append(json.loads(message))
-            server_end.send(message)
+        def carry(way: str, to: WebSocketRoute) -> Callable[[str | bytes], None]:
+            def send(message: str | bytes) -> None:
+                if isinstance(message, str):
+                    self.frames.append((way, json.loads(message)))
+                to.send(message)
 
-        page_end.on_message(up)
-        server_end.on_message(page_end.send)
+            return send
+
+        page_end.on_message(carry("sent", server_end))
+        server_end.on_message(carry("received", page_end))
         self.ends.append((page_end, server_end))
 
-    async def cut(self) -> None:
+    def since(self, start: int, way: str, kind: str) -> list[dict[str, Any]]:
+        """The payloads of the ``kind`` messages that went ``way`` after frame ``start``."""
+        return [m["payload"] for w, m in self.frames[start:] if w == way and m["type"] == kind]
+
+    async def cut(self) -> int:
+        """Cut the connection; the number of frames so far."""
         page_end, server_end = self.ends[-1]
         await server_end.close(code=1001)
         await page_end.close(code=1006)
+        return len(self.frames)
 
 
-async def test_a_dropped_connection_reconnects_and_resumes(open_page: OpenPage) -> None:
+async def test_play_now_then_a_dropped_connection_resumes_the_seat(open_page: OpenPage) -> None:
     page = await open_page("/")
     cable = Cable()
     await cable.attach(page)
     await page.reload()
     await connected(page)
-    name = await play_as_guest(page)
+    table = await play_now(page)
+    await eventually(lambda: cable.since(0, "sent", "add_bots"))
+    sent = [m["type"] for w, m in cable.frames if w == "sent" and m["type"] != "sync"]
+    assert sent[:5] == ["hello", "guest", "create_table", "join_table", "add_bots"], sent
+    assert cable.since(0, "sent", "join_table")[0]["seat"] == 0
+    name = await session_name(page)
     token = await page.evaluate("window.guobiao.session.token")
-    await cable.cut()
+
+    cut = await cable.cut()
     status = page.locator(".conn")
     await expect(status).to_have_attribute("data-status", "reconnecting")
     await expect(status).to_contain_text(re.compile(r"Reconnecting( in \d+ s|…)"))
     await connected(page)  # by itself, after the first backoff
-    assert len(cable.ends) == 2
-    assert await session_name(page) == name
-    resumed = [m["payload"]["token"] for m in cable.sent if m["type"] == "resume"]
-    assert resumed == [token]
+    assert len(cable.ends) == 2 and await session_name(page) == name
+    assert [p["token"] for p in cable.since(cut, "sent", "resume")] == [token]
+    await eventually(lambda: cable.since(cut, "received", "update"))
+    assert cable.since(cut, "received", "table")[0]["table"] == table  # the seat is back
+    assert page.url.endswith(f"#/table/{table}")
 
-    await cable.cut()  # "Reconnect now" does not wait for the backoff
+    cut = await cable.cut()  # "Reconnect now" does not wait out the backoff
     await page.get_by_role("button", name="Reconnect now").click()
     await connected(page)
     assert len(cable.ends) == 3 and await session_name(page) == name
