@@ -130,4 +130,5 @@ test("the lobby names the rules and the state of a table", () => {
   eq(rulesName(fakeApp("en"), "house-rules"), "house-rules", "a preset the client does not know");
   eq(stateText(fakeApp("en"), { state: "playing", hand_no: 3 }), "Playing: hand 3");
   eq(stateText(fakeApp("zh"), { state: "waiting", hand_no: 0 }), "等待玩家");
+  eq(stateText(fakeApp("en"), { state: "playing", hand_no: 0 }), "Playing");
 });
