@@ -6,6 +6,7 @@ export default {
     "app.guest": "guest",
 
     "app.header.nav": "Main",
+    "app.header.skip": "Skip to the page",
     "app.header.sign_in": "Log in",
     "app.header.me": "{name}: your page",
     "app.header.lang": "中文",
@@ -154,6 +155,7 @@ export default {
     "app.guest": "游客",
 
     "app.header.nav": "主导航",
+    "app.header.skip": "跳到页面内容",
     "app.header.sign_in": "登录",
     "app.header.me": "{name}：我的主页",
     "app.header.lang": "English",

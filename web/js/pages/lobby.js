@@ -32,6 +32,7 @@ async function follow(app) {
   try {
     show(app, (await app.net.request("subscribe_lobby", { on: true })).tables);
   } catch (error) {
+    if (error.code === "disconnected") return; // onReady follows again once reconnected
     if (error.code !== "unknown_type") return app.fail(error);
     // An older server: ask every few seconds while the lobby is shown.
     const poll = () => app.net.request("list_tables", {}).then((r) => show(app, r.tables), () => {});
