@@ -2,6 +2,7 @@
 import "./harness.test.js";
 import "./app.test.js";
 import "./net.test.js";
+import "./lobby.test.js";
 import "./tiles.test.js";
 import "./sha256.test.js";
 import "./table.test.js";
