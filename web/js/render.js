@@ -84,6 +84,19 @@ export function foldResult(result, e, handNo, scores) {
   return result;
 }
 
+const TOLD = new Set(["flower", "draw", "discard", "claim", "concealed_kong", "add_kong", "win", "exhausted"]);
+
+/** What happened, in words: "Bot 2 discards 7 Dots · Bot 3: pung". */
+export function describeEvents(t, names, events) {
+  const who = (p) => playerName(t, names, p);
+  const tile = (x) => (x && x !== "*" ? t(`tile.${x}`) : "");
+  return events.filter((e) => TOLD.has(e.kind)).map((e) => {
+    const p = e.kind === "win" ? e.winner : e.player;
+    const what = e.kind === "claim" ? `table.event.${e.type}` : `table.event.${e.kind}`;
+    return t(what, { name: who(p), tile: tile(e.tile || e.flower) }).trim();
+  }).join(" · ");
+}
+
 /** Whole seconds left before `deadlineAt` (a performance.now() time), never below 0. */
 export const secondsLeft = (deadlineAt, now) => Math.max(0, Math.ceil((deadlineAt - now) / 1000));
 

@@ -3,20 +3,24 @@
 // drawn by the live table's renderer with every hand open. Keys: ←/→ a turn, ↑/↓ or
 // PageUp/PageDown a hand, Home/End the hand's start/end, Space autoplay.
 import { html, nothing } from "../vendor/lit-html.js";
-import { foldResult, lastDiscard, playerName, resultView, signed, tableView } from "../render.js";
+import { describeEvents, foldResult, lastDiscard, playerName, resultView, signed, tableView } from "../render.js";
 
 const AUTOPLAY_MS = 800;
 let s = null;
 
 export const matchPage = {
+  title(app) {
+    return s ? app.t("replay.title", { id: s.id }) : "";
+  },
+  /** Another address of the same page: another match, or another hand and step of this one. */
+  update(app, params) {
+    if (s && s.id === params.id) return goTo(params.hand || 1, params.step || 0);
+    matchPage.leave(app);
+    matchPage.enter(app, params);
+  },
   enter(app, params) {
     const hand = Number(params.hand) || 1;
     const step = Number(params.step) || 0;
-    if (s && s.id === params.id) {
-      // the same match, another deep link: only move the viewer
-      goTo(hand, step);
-      return;
-    }
     s = { app, id: params.id, match: null, error: null, replay: null, hand, step, autoplay: null, loading: false };
     document.addEventListener("keydown", onKey);
     load(app);
@@ -189,7 +193,7 @@ function viewer(app, names) {
       ${button("next_hand", "↓", () => handBy(1), s.hand >= r.hands)}
       <span class="replay-step" aria-live="polite">${t("replay.position", { hand: s.hand, hands: r.hands, step: s.step, steps: r.frames.length - 1 })}</span>
     </div>
-    <p class="replay-actions">${(frame.actions || []).map((a) => `${playerName(t, names, a.player)}: ${t(`replay.action.${a.action.type}`)}${a.action.tile ? ` ${t(`tile.${a.action.tile}`)}` : ""}`).join(" · ") || "\u00a0"}</p>
+    <p class="replay-actions" aria-live="polite">${describeEvents(t, names, frame.events) || "\u00a0"}</p>
     ${tableView(ctx)}
     ${result && frame.view.phase === "over" ? html`<div class="replay-result">${resultView(t, app.lang, names, result, wild)}</div>` : nothing}
     <p class="help">${t("replay.keys")}</p>

@@ -4,7 +4,7 @@
 // render.js. Keyboard shortcuts: see `keys` below and docs/client.md.
 import { html, nothing } from "../vendor/lit-html.js";
 import { checkReveal, verifyCommand } from "../fairness.js";
-import { actionButtons, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, signed, tableView } from "../render.js";
+import { actionButtons, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, signed, tableView } from "../render.js";
 import { beep } from "../sound.js";
 
 const DIGIT_KEYS = "1234567890-="; // pick tiles 1..12 of the own hand
@@ -30,12 +30,14 @@ export const tablePage = {
       net.on("commit", (p) => p.table === s.table && ((s.commits[p.hand_no] = p.commitment), app.refresh())),
       net.on("reveal", (p) => p.table === s.table && onReveal(p)),
       net.on("match_end", (p) => p.table === s.table && onMatchEnd(p)),
-      net.on("error", (p) => p.code && (s.error = p.reason, app.refresh())),
       net.onReady(() => connect()),
     );
     s.timer = setInterval(() => s.deadlineAt && app.refresh(), 500);
     document.addEventListener("keydown", onKey);
-    connect();
+    if (net.ready) connect(); // else onReady does, once the session is resumed
+  },
+  title(app) {
+    return app.t(s && s.mode === "watch" ? "table.title_watch" : "table.title", { table: s ? s.table : "" });
   },
   leave() {
     if (!s) return;
@@ -54,8 +56,10 @@ export const tablePage = {
  * the server on `resume`/`join_table`; sync answers `update` in play, `table` before). */
 async function connect() {
   const here = s;
-  if (!here || !here.app.session) return;
+  if (!here) return;
   try {
+    if (!here.app.session && here.mode === "watch") await here.app.guest(); // watching needs a session
+    if (!here.app.session) return here.app.refresh();
     if (here.mode === "watch") await here.app.net.request("watch", { table: here.table, invite_code: null });
     const reply = await here.app.net.request("sync", { table: here.table });
     if (s !== here) return;
@@ -63,7 +67,7 @@ async function connect() {
     else onSummary(reply);
   } catch (error) {
     if (s !== here) return;
-    here.error = error.reason || String(error.message || error);
+    here.error = here.app.errorText(error);
     here.app.refresh();
   }
 }
@@ -236,7 +240,7 @@ function onKey(event) {
 function body(app) {
   const t = app.t;
   if (!app.session) return html`<p>${t("table.login_first")} <a href="#/">${t("table.home")}</a></p>`;
-  const names = s.summary?.seats || null;
+  const names = (s.summary || (app.myTable?.table === s.table ? app.myTable : null))?.seats || null;
   const top = html`${s.error ? html`<p class="table-error" role="alert">${s.error}</p>` : nothing}`;
   if (!s.update) return html`${top}${waitingRoom(app)}`;
   const p = s.update;
@@ -248,6 +252,7 @@ function body(app) {
   };
   return html`${top}
     ${s.mode === "watch" ? html`<p class="watching">${t("table.spectating")}</p>` : nothing}
+    <p class="table-log" aria-live="polite">${describeEvents(t, names, p.events) || "\u00a0"}</p>
     ${tableView(ctx)}
     ${s.result && s.resultOpen ? html`<div class="result" role="dialog" aria-modal="false" aria-label=${t("table.result.title")}>
         ${resultView(t, app.lang, names, s.result, p.view.wild_tiles || [])}
@@ -269,7 +274,7 @@ function waitingRoom(app) {
     <ol class="seats">${sum.seats.map((name, i) => html`<li class=${name ? "taken" : "free"}>${name ? playerName(t, sum.seats, i) : t("table.free_seat")}</li>`)}</ol>
     ${seated && empty ? html`<button class="primary" @click=${() => addBots(app)}>${t("table.add_bots")}</button>` : nothing}
     ${seated ? html`<button @click=${() => leave(app)}>${t("table.leave")}</button>` : nothing}
-    ${sum.private ? html`<p class="invite">${t("table.private_note")}</p>` : nothing}
+    ${sum.private && app.invites[sum.table] ? html`<p class="invite">${t("table.private_note")}<br><code>${app.inviteLink(sum.table, app.invites[sum.table])}</code></p>` : nothing}
   </div>`;
 }
 
@@ -277,15 +282,15 @@ async function addBots(app) {
   try {
     onSummary(await app.net.request("add_bots", { table: s.table, bot: "default" }));
   } catch (error) {
-    app.toast(error.reason || String(error));
+    app.fail(error);
   }
 }
 
 async function leave(app) {
   try {
-    await app.net.request("leave_table", { table: s.table });
+    await app.leave(s.table);
   } catch (error) {
-    app.toast(error.reason || String(error));
+    app.fail(error);
   }
   app.navigate("#/lobby");
 }
