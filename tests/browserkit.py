@@ -1,16 +1,109 @@
 """What the browser tests share (tests/web/): the ``open_page`` fixture's type and the steps
-a person takes in the client, written once."""
+a person takes in the client, written once.
+
+Every step finds controls the way a person does, by role and accessible name (the English
+texts of web/js/i18n/app.js), so a renamed button breaks the tests that press it."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from playwright.async_api import Page
+from playwright.async_api import Page, WebSocket, expect
 
 # ``await open_page(path="/", phone=False, lang="en")``: a page in a fresh browser context.
 OpenPage = Callable[..., Awaitable[Page]]
+
+PASSWORD = "correct horse battery"
+_names = itertools.count(1)
+
+
+def new_name(prefix: str = "p") -> str:
+    """A username no other test of this run uses (the server lives for the whole run)."""
+    return f"{prefix}{next(_names)}x{id(_names) % 100000}"[:20]
+
+
+async def connected(page: Page) -> None:
+    """Wait until the header says the connection is up (hello and resume done)."""
+    await expect(page.locator('.conn[data-status="connected"]')).to_be_visible()
+
+
+async def play_as_guest(page: Page) -> str:
+    """On a page with the account form (home, an invite link): play as a guest; the name."""
+    await page.get_by_role("button", name="Play as a guest").click()
+    who = page.locator(".site-header .who")
+    await expect(who).to_contain_text("guest-")
+    return (await who.inner_text()).split()[0]
+
+
+async def _account(page: Page, button: str, name: str, password: str) -> None:
+    await page.get_by_label("Username", exact=True).fill(name)
+    await page.get_by_label("Password", exact=True).fill(password)
+    await page.get_by_role("button", name=button, exact=True).click()
+
+
+async def register(page: Page, name: str, password: str = PASSWORD) -> None:
+    """On the home page: register ``name`` and wait for the session."""
+    await _account(page, "Register", name, password)
+    await expect(page.get_by_text(f"Logged in as {name}.")).to_be_visible()
+
+
+async def login(page: Page, name: str, password: str = PASSWORD) -> None:
+    """On the home page: log in as ``name`` and wait for the session."""
+    await _account(page, "Log in", name, password)
+    await expect(page.get_by_text(f"Logged in as {name}.")).to_be_visible()
+
+
+async def logout(page: Page) -> None:
+    """On the home page: log out and wait for the account form."""
+    await page.get_by_role("button", name="Log out").click()
+    await expect(page.get_by_role("button", name="Play as a guest")).to_be_visible()
+
+
+async def play_now(page: Page) -> str:
+    """On the home page: press "Play now against three bots"; the id of the table it opens,
+    once the own hand shows (the deal has come)."""
+    await page.get_by_role("button", name="Play now against three bots").click()
+    await page.wait_for_url(re.compile(r".*#/table/[^/]+$"))
+    await page.wait_for_selector(".own-hand", timeout=15_000)
+    return page.url.rsplit("/", 1)[1]
+
+
+async def create_table(page: Page, *, private: bool = False, rules: str = "mcr") -> str:
+    """In the lobby (signed in): create a table and sit at it; its id."""
+    await page.get_by_label("Rules").select_option(rules)
+    if private:
+        await page.get_by_label("Private table").check()
+    await page.get_by_role("button", name="Create the table").click()
+    heading = page.locator("#my-table-title")
+    await expect(heading).to_contain_text("Your table: ")
+    return (await heading.inner_text()).rsplit(" ", 1)[1]
+
+
+async def invite_link(page: Page) -> str:
+    """In the lobby, at a private table: the invite link it shows."""
+    return await page.get_by_label("Invite link", exact=True).input_value()
+
+
+def record_frames(page: Page) -> list[tuple[str, dict[str, Any]]]:
+    """Every websocket frame the page sends ("sent") or receives ("received"), decoded, from
+    now on, across reconnections."""
+    frames: list[tuple[str, dict[str, Any]]] = []
+
+    def watch(socket: WebSocket) -> None:
+        def keep(way: str, data: str | bytes) -> None:
+            if isinstance(data, str):
+                frames.append((way, json.loads(data)))
+
+        socket.on("framesent", lambda data: keep("sent", data))
+        socket.on("framereceived", lambda data: keep("received", data))
+
+    page.on("websocket", watch)
+    return frames
 
 
 # ---- the table (TABLE's steps) ----------------------------------------------------------
@@ -83,10 +176,3 @@ async def play_until(
         await _click(page, spot, tap)
         count += 1
     return count
-
-
-async def play_now(page: Page) -> str:
-    """The home page's one button; returns the table id once the own hand shows."""
-    await page.get_by_role("button", name="Play now against three bots").click()
-    await page.wait_for_selector(".own-hand", timeout=15_000)
-    return page.url.rsplit("/", 1)[1]

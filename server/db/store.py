@@ -152,6 +152,7 @@ class TableRow:
             raise ValueError(f"a table has 4 seats, got {self.seats!r}")
         if self.state not in TABLE_STATES:
             raise ValueError(f"table state must be one of {TABLE_STATES}, got {self.state!r}")
+        check_match_hands(self.hands)
 
 
 @dataclass(frozen=True, slots=True)

@@ -197,6 +197,7 @@ HTTP_ROOTS = {
     "/healthz": "http:healthz",
     "/api/players/{name}": "http:player",
     "/api/matches/{id}": "http:match",
+    "/api/matches/{id}/replay": "http:replay",
 }
 
 
@@ -224,10 +225,13 @@ async def scripted_session(app: App) -> Session:
         await other.answered("join_table", {"table": table, "invite_code": code}, "joined")
         await other.answered("leave_table", {"table": table}, "left")
 
+        await watcher.answered("subscribe_lobby", {}, "tables")
         created = await lin.answered(
             "create_table", {"rules": "mcr", "turn_seconds": 15, "private": False}, "table_created"
         )
         table = created["payload"]["table"]
+        await watcher.wait(lambda f: f["type"] == "tables" and "reply_to" not in f)  # the feed
+        await watcher.answered("subscribe_lobby", {"on": False}, "tables")
         await lin.answered("join_table", {"table": table, "seat": 0}, "joined")
         await lin.answered("list_tables", {}, "tables")
         await watcher.answered("watch", {"table": table}, "watching")

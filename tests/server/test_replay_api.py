@@ -2,7 +2,8 @@
 person's seat (a raw ``Wire`` client playing with an engine bot) and three server bots play a
 whole match; then every hand's replay is read over HTTP and checked against what the seated
 player saw live, update by update, against the stored hands and the stored action log; and
-the refusals (a match in play, bad ids and hand numbers) are clean JSON errors.
+the refusals (a match in play, bad ids and hand numbers) are clean JSON errors. The same
+match's ``reveal`` messages check out as a browser checks them (``seed_hex``).
 
 A replay shows everything (every concealed tile, concealed kongs): what the player saw is the
 replay with the others' tiles taken out (``as_seen_by``), exactly, at the same ``seq`` offset.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import hashlib
 import json
 from datetime import UTC, datetime
 from typing import Any
@@ -56,16 +58,17 @@ def as_seen_by(view: Frame, me: int) -> Frame:
         seen["drawn"] = view["drawn"]
     if view["phase"] == "over":
         return seen
-    seats = []
-    for seat in view["seats"]:
-        if seat["player"] != me:
-            shown = [m for m in seat["melds"] if not is_concealed_kong(m)]
-            hidden = len(seat["melds"]) - len(shown)
-            seat = {k: v for k, v in seat.items() if k != "concealed"}
-            seat["melds"] = shown + [HIDDEN_KONG] * hidden
-        seats.append(seat)
-    seen["seats"] = seats
+    seen["seats"] = [seat if seat["player"] == me else hidden(seat) for seat in view["seats"]]
     return seen
+
+
+def hidden(seat: Frame) -> Frame:
+    """Another player's seat as a player sees it: no concealed tiles, its concealed kongs
+    face down (``"[????]"``, after the melds it shows)."""
+    shown = [m for m in seat["melds"] if not is_concealed_kong(m)]
+    out = {k: v for k, v in seat.items() if k != "concealed"}
+    out["melds"] = shown + [HIDDEN_KONG] * (len(seat["melds"]) - len(shown))
+    return out
 
 
 def event_seen_by(event: Frame, me: int) -> Frame:
@@ -204,6 +207,23 @@ async def test_every_hand_replays_as_the_seated_player_saw_it(app: App) -> None:
             assert update["events"] == [event_seen_by(e, 0) for e in f["events"]]
             assert update["scores"] == f["scores"]
     assert {"claim", "draw", "discard", "win", "hand_end"} <= kinds
+
+    # Each hand's reveal: seed_hex is the seed's 8 bytes as hashed into the commitment (a
+    # browser cannot use ``seed``: JSON numbers above 2**53 lose digits in JavaScript).
+    commits = {
+        f["payload"]["hand_no"]: f["payload"]["commitment"]
+        for f in wire.frames
+        if f["type"] == "commit"
+    }
+    reveals = [f["payload"] for f in wire.frames if f["type"] == "reveal"]
+    assert [r["hand_no"] for r in reveals] == list(range(1, 17))
+    for reveal in reveals:
+        seed_hex = reveal["seed_hex"]
+        assert len(seed_hex) == 16 and seed_hex == seed_hex.lower()
+        assert int(seed_hex, 16) == reveal["seed"]
+        digest = hashlib.sha256(bytes.fromhex(reveal["salt"]) + bytes.fromhex(seed_hex))
+        assert digest.hexdigest() == reveal["commitment"] == commits[reveal["hand_no"]]
+    assert any(r["seed"] >= 2**53 for r in reveals)  # the case that needs it (p = 1 - 2**-176)
     print(f"replay of a hand: {min(sizes)}..{max(sizes)} bytes, mean {sum(sizes) // len(sizes)}")
 
     # Refusals.

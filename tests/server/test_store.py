@@ -394,6 +394,7 @@ async def test_match_detail_and_log_hide_the_seed_until_the_end(store: Store) ->
             "rules": "mcr",
             "table": "t1",
             "seats": SEATS,
+            "hands": 16,
         },
         {"type": "action", "match": match_id, "hand": 1, "player": 0,
          "action": {"type": "discard", "tile": "5m"}},

@@ -188,6 +188,10 @@ export function createApp({ onRender, env = {} }) {
     },
   });
   app.net.on("table", tableMessage);
-  app.net.on("error", (payload) => app.fail(serverError(payload))); // errors nobody asked for
+  // Errors answering no request (actions are sent without an id): the table page shows its
+  // own; a `stale` one only means a duplicate was ignored, as designed.
+  app.net.on("error", (payload) => {
+    if (payload.code !== "stale" && app.route.name !== "table") app.fail(serverError(payload));
+  });
   return app;
 }

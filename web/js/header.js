@@ -1,4 +1,5 @@
 // The header on every page: the name, the links, who is logged in, the connection's state
+// (shown with a countdown; told to screen readers only when it changes, not every second)
 // and the language switch.
 import { html, nothing } from "./vendor/lit-html.js";
 
@@ -10,6 +11,13 @@ export function connectionText(app, nowMs = Date.now()) {
     return seconds > 0 ? app.t("app.conn.retry_in", { n: seconds }) : app.t("app.conn.reconnecting");
   }
   return app.t(`app.conn.${status}`);
+}
+
+// A keyboard user's way past the header (a link would change the routed hash).
+function skipToPage() {
+  const target = document.querySelector("main h1") || document.querySelector("main");
+  target.tabIndex = -1;
+  target.focus();
 }
 
 function switchLanguage(app) {
@@ -32,7 +40,8 @@ export function header(app) {
   const seated = app.myTable;
   // The lobby shows the player's table itself; the table page is the table.
   const atSeat = seated && (app.route.name === "lobby" || (app.route.name === "table" && app.route.params.table === seated.table));
-  return html`<header class="site-header">
+  return html`<button class="skip-link" type="button" @click=${skipToPage}>${app.t("app.header.skip")}</button>
+  <header class="site-header">
     <a class="brand" href="#/"><img class="brand-mark" src="/favicon.svg" alt="" width="22" height="22">
       <span>${app.t("app.name")}</span></a>
     <nav class="site-nav" aria-label=${app.t("app.header.nav")}>
@@ -43,8 +52,10 @@ export function header(app) {
         : nothing}
     </nav>
     <div class="header-side">
-      <span class="conn conn-${status}" role="status" data-status=${status}>
-        <span class="conn-dot" aria-hidden="true"></span>${connectionText(app)}
+      <span class="conn conn-${status}" data-status=${status}>
+        <span class="conn-dot" aria-hidden="true"></span>
+        <span aria-hidden="true">${connectionText(app)}</span>
+        <span class="visually-hidden" role="status">${app.t(`app.conn.${status}`)}</span>
       </span>
       ${status === "reconnecting"
         ? html`<button class="link-button" @click=${() => app.net.retryNow()}>${app.t("app.conn.retry_now")}</button>`

@@ -69,9 +69,11 @@ function route(first = false) {
 }
 
 window.addEventListener("hashchange", () => route());
+// A tab coming back, or the network: check the socket now rather than at the next ping.
 document.addEventListener("visibilitychange", () => {
   if (document.visibilityState === "visible") app.net.check();
 });
+window.addEventListener("online", () => app.net.check());
 // The header's "reconnecting in N s" counts down on its own.
 setInterval(() => app.connection.status === "reconnecting" && app.refresh(), 1000);
 

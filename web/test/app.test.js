@@ -4,6 +4,10 @@ import { DICTIONARIES, errorText, missingKeys, mergeDictionaries, translate, def
 import { parseRoute, seatOf } from "../js/app.js";
 import { connectionText } from "../js/header.js";
 import { serverError } from "../js/net.js";
+import { refusal, when } from "../js/pages/player.js";
+import { rulesName, stateText } from "../js/pages/lobby.js";
+
+const fakeApp = (lang) => ({ t: (key, params) => translate(lang, key, params) });
 
 test("every dictionary has the same keys in both languages", () => {
   for (const [name, dictionary] of Object.entries(DICTIONARIES)) {
@@ -97,10 +101,34 @@ test("seatOf finds a player's seat in a summary", () => {
 });
 
 test("the header counts down to the next connection attempt", () => {
-  const app = (connection, lang = "en") => ({ connection, t: (key, params) => translate(lang, key, params) });
+  const app = (connection, lang = "en") => ({ connection, ...fakeApp(lang) });
   eq(connectionText(app({ status: "connected", retryAt: null })), "Connected");
   eq(connectionText(app({ status: "connecting", retryAt: null }, "zh")), "正在连接…");
   eq(connectionText(app({ status: "reconnecting", retryAt: 10_500 }), 6_000), "Reconnecting in 5 s");
   eq(connectionText(app({ status: "reconnecting", retryAt: 10_500 }, "zh"), 6_000), "5 秒后重新连接");
   eq(connectionText(app({ status: "reconnecting", retryAt: 10_000 }), 10_000), "Reconnecting…");
+});
+
+test("the player page says why there is no page, in words", () => {
+  eq(refusal(fakeApp("en"), "nobody", 404, { error: "no player nobody" }), "There is no player named nobody.");
+  eq(refusal(fakeApp("zh"), "nobody", 404, {}), "没有名为 nobody 的玩家。");
+  eq(refusal(fakeApp("en"), "x", 500, { error: "the database is away" }), "the database is away");
+  eq(refusal(fakeApp("en"), "x", 502, null), "The server could not be reached. Try again in a moment.");
+});
+
+test("times show in the visitor's zone; a broken time shows as sent", () => {
+  const date = new Date("2026-12-01T10:05:00Z");
+  const pad = (n) => String(n).padStart(2, "0");
+  const local = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+  eq(when("2026-12-01T10:05:00Z"), `${local} ${pad(date.getHours())}:${pad(date.getMinutes())}`);
+  eq(when("soon"), "soon");
+});
+
+test("the lobby names the rules and the state of a table", () => {
+  eq(rulesName(fakeApp("zh"), "mcr"), "国标麻将");
+  eq(rulesName(fakeApp("en"), "custom-flowers"), "Custom: flowers are wild");
+  eq(rulesName(fakeApp("en"), "house-rules"), "house-rules", "a preset the client does not know");
+  eq(stateText(fakeApp("en"), { state: "playing", hand_no: 3 }), "Playing: hand 3");
+  eq(stateText(fakeApp("zh"), { state: "waiting", hand_no: 0 }), "等待玩家");
+  eq(stateText(fakeApp("en"), { state: "playing", hand_no: 0 }), "Playing");
 });

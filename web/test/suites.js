@@ -5,3 +5,4 @@ import "./sha256.test.js";
 import "./table.test.js";
 import "./app.test.js";
 import "./net.test.js";
+import "./lobby.test.js";

@@ -7,6 +7,7 @@ import { seatOf } from "../app.js";
 export const PRESETS = ["mcr", "custom", "custom-before", "custom-after", "custom-flowers", "custom-nowild", "custom-8fan", "custom-norepeat"];
 const POLL_MS = 5000;
 const TURN = { min: 3, max: 120, default: 15 };
+const MATCH_LENGTHS = [16, 8, 4, 2, 1]; // create_table `hands`: a whole match is 16 deals
 
 const state = {
   tables: [],
@@ -20,6 +21,9 @@ const state = {
 function show(app, tables) {
   state.tables = tables;
   state.loaded = true;
+  // The seated players hear of lobby changes, not of every new hand: the listing is newer.
+  const mine = app.myTable && tables.find((s) => s.table === app.myTable.table);
+  if (mine) app.myTable = mine;
   app.refresh();
 }
 
@@ -28,6 +32,7 @@ async function follow(app) {
   try {
     show(app, (await app.net.request("subscribe_lobby", { on: true })).tables);
   } catch (error) {
+    if (error.code === "disconnected") return; // onReady follows again once reconnected
     if (error.code !== "unknown_type") return app.fail(error);
     // An older server: ask every few seconds while the lobby is shown.
     const poll = () => app.net.request("list_tables", {}).then((r) => show(app, r.tables), () => {});
@@ -56,8 +61,13 @@ export function rulesName(app, rules) {
 }
 
 export function stateText(app, summary) {
-  if (summary.state === "playing") return app.t("app.lobby.state_playing", { n: summary.hand_no });
-  return app.t(`app.lobby.state_${summary.state}`);
+  if (summary.state !== "playing") return app.t(`app.lobby.state_${summary.state}`);
+  if (summary.hand_no > 0) return app.t("app.lobby.state_playing", { n: summary.hand_no });
+  return app.t("app.lobby.state_started"); // started, the first hand not dealt yet
+}
+
+function matchLength(app, hands) {
+  return app.t(hands === 1 ? "app.lobby.one_hand" : "app.lobby.hands", { n: hands });
 }
 
 function seatName(app, name) {
@@ -76,6 +86,7 @@ function facts(app, summary) {
   return html`<p class="facts">
     <span>${rulesName(app, summary.rules)}</span>
     <span>${app.t("app.lobby.turn", { n: summary.turn_seconds })}</span>
+    ${summary.hands && summary.hands < 16 ? html`<span>${matchLength(app, summary.hands)}</span>` : nothing}
     <span>${stateText(app, summary)}</span>
     ${summary.private ? html`<span class="badge">${app.t("app.lobby.private")}</span>` : nothing}
     ${summary.aids ? html`<span class="badge">${app.t("app.lobby.aids_on")}</span>` : nothing}
@@ -156,6 +167,7 @@ function createTable(app, event) {
   const payload = {
     rules: form.rules.value,
     turn_seconds: Number(form.turn.value),
+    hands: Number(form.hands.value),
     private: form.private.checked,
     aids: form.aids.checked,
   };
@@ -174,6 +186,8 @@ function createForm(app) {
       <select name="rules">${PRESETS.map((p) => html`<option value=${p}>${app.t(`app.rules.${p}`)}</option>`)}</select></label>
     <label class="field"><span>${app.t("app.create.turn")}</span>
       <input name="turn" type="number" inputmode="numeric" min=${TURN.min} max=${TURN.max} value=${TURN.default} required></label>
+    <label class="field"><span>${app.t("app.create.hands")}</span>
+      <select name="hands">${MATCH_LENGTHS.map((n) => html`<option value=${n}>${n === 16 ? app.t("app.create.full") : matchLength(app, n)}</option>`)}</select></label>
     <label class="check"><input name="private" type="checkbox"> <span>${app.t("app.create.private")}</span></label>
     <label class="check"><input name="aids" type="checkbox"> <span>${app.t("app.create.aids")}</span></label>
     ${blocked ? html`<p class="hint">${app.t("app.create.seated")}</p>` : nothing}

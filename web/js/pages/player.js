@@ -11,11 +11,17 @@ async function load(app, name) {
     const body = await response.json();
     if (state.name !== name) return; // the visitor moved on to another player meanwhile
     if (response.ok) state.player = body;
-    else state.error = response.status === 404 ? app.t("app.player.unknown", { name }) : body.error;
+    else state.error = refusal(app, name, response.status, body);
   } catch (error) {
     if (state.name === name) state.error = app.t("app.player.unreachable");
   }
   app.refresh();
+}
+
+/** What to say when the server has no page for `name`: its own words, except for a 404. */
+export function refusal(app, name, status, body) {
+  if (status === 404) return app.t("app.player.unknown", { name });
+  return (body && body.error) || app.t("app.player.unreachable");
 }
 
 /** "2026-12-01 10:00" in the visitor's own time zone. */

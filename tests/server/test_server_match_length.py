@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ from server.cli import main
 from server.client import Client, ServerError, TableState, play
 from server.config import Config, DatabaseSection, ServerSection
 from server.db.engine import make_engine
-from server.db.store import Store, downgrade, upgrade
+from server.db.store import Store, TableRow, downgrade, upgrade
 from server.replay_cli import read_log
 from server.table import LobbyError
 
@@ -324,6 +325,22 @@ async def test_db_check_replays_with_the_stored_length(
     await execute(url, f"UPDATE matches SET hands_planned = 17 WHERE id = {end['match']}")
     assert await db_check(url) == 1
     assert "hands must be a whole number 1..16, got 17" in capsys.readouterr().out
+
+
+@pytest.mark.asyncio
+async def test_the_store_refuses_a_bad_length(store: Store) -> None:
+    now = datetime.now(UTC)
+    with pytest.raises(ValueError, match=r"hands must be a whole number 1\.\.16, got 0"):
+        TableRow("t1", "mcr", 15, False, None, [None] * 4, now, hands=0)
+    with pytest.raises(ValueError, match=r"hands must be a whole number 1\.\.16, got 17"):
+        await store.create_match("t1", "mcr", 1, "ab", [None] * 4, now, hands_planned=17)
+    assert await store.unfinished_matches() == []
+    match_id = await store.create_match("t1", "mcr", 1, "ab", [None] * 4, now, hands_planned=1)
+    row = await store.get_match(match_id)
+    assert row is not None and row.hands_planned == 1
+    await store.save_table(TableRow("t1", "mcr", 15, False, None, [None] * 4, now, hands=5))
+    (table,) = await store.load_open_tables()
+    assert table.hands == 5
 
 
 @pytest.mark.asyncio
