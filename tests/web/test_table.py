@@ -17,24 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browserkit import PLAY_CLICKS, OpenPage, click_first, play_now, play_until
-from playwright.async_api import Page, WebSocket, expect
+from browserkit import PLAY_CLICKS, OpenPage, click_first, play_now, play_until, record_frames
+from playwright.async_api import Page, expect
 
 pytestmark = pytest.mark.asyncio
 
 SCREENSHOT = Path(__file__).resolve().parent.parent.parent / "docs" / "images" / "table.png"
 RESULT = ".result .fairness.ok"  # a hand's end, checked: the dialog with its ✓
-
-
-def record_frames(page: Page) -> list[dict[str, Any]]:
-    """Every websocket message ``page`` receives from now on, parsed."""
-    frames: list[dict[str, Any]] = []
-
-    def on_socket(socket: WebSocket) -> None:
-        socket.on("framereceived", lambda data: frames.append(json.loads(data)))
-
-    page.on("websocket", on_socket)
-    return frames
 
 
 def concealed_leaks(message: dict[str, Any]) -> list[str]:
@@ -110,9 +99,10 @@ async def test_a_guest_plays_a_whole_hand_by_clicks_and_a_spectator_sees_nothing
     assert "guobiao verify --seed" in (await result.locator("code.verify").text_content() or "")
 
     assert not seen_in_dom, f"the spectator's page showed concealed tiles: {seen_in_dom[:5]}"
-    updates = [f for f in frames if f.get("type") == "update"]
+    received = [message for way, message in frames if way == "received"]
+    updates = [m for m in received if m.get("type") == "update"]
     assert updates, "the spectator got the table's updates"
-    leaks = [leak for frame in frames for leak in concealed_leaks(frame)]
+    leaks = [leak for message in received for leak in concealed_leaks(message)]
     assert not leaks, leaks[:5]
     assert any(u["payload"]["view"]["phase"] == "over" for u in updates)
     print(f"the spectator received {len(updates)} updates, none with a concealed tile")
