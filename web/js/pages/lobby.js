@@ -206,8 +206,14 @@ function signIn(app) {
   </section>`;
 }
 
+/** Tables with a free seat first (most taken first: they start soonest), then those in play. */
+export function byOpenness(a, b) {
+  const free = (s) => (s.state === "waiting" ? s.seats.filter((x) => x === null).length : 9);
+  return free(a) - free(b);
+}
+
 function list(app) {
-  const others = state.tables.filter((s) => !app.myTable || s.table !== app.myTable.table);
+  const others = state.tables.filter((s) => !app.myTable || s.table !== app.myTable.table).sort(byOpenness);
   if (!state.loaded) return html`<p class="hint">${app.t("app.lobby.loading")}</p>`;
   if (others.length === 0) return html`<p class="empty">${app.t("app.lobby.empty")}</p>`;
   return html`<ul class="table-list">${others.map((s) => row(app, s))}</ul>`;
