@@ -1,9 +1,10 @@
-// The lobby page against a scripted app: the live feed, the fallback to polling on a server
-// without subscribe_lobby, and what a table card offers.
+// The lobby and player pages against a scripted app: the live feed, the fallback to polling
+// on a server without subscribe_lobby, what a table card offers, a player's results.
 import { eq, ok, test } from "./harness.js";
 import { render } from "../js/vendor/lit-html.js";
 import { translate } from "../js/i18n.js";
 import { byOpenness, lobbyPage } from "../js/pages/lobby.js";
+import { playerPage } from "../js/pages/player.js";
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -111,4 +112,33 @@ test("tables about to start come first, tables in play last", () => {
   const table = (id, state, free) => ({ table: id, state, seats: [...Array(4)].map((_, i) => (i < free ? null : "x")) });
   const sorted = [table("a", "playing", 0), table("b", "waiting", 3), table("c", "waiting", 1)].sort(byOpenness);
   eq(sorted.map((s) => s.table), ["c", "b", "a"]);
+});
+
+test("the player page shows the grade, the counts and each recent match with its link", async () => {
+  const body = {
+    username: "lin", guest: false, created_at: "2026-12-01T09:00:00Z", grade: 2.5, score: 40,
+    hands_won: 3, hands_lost: 2, hands_drawn: 11, matches: 1,
+    recent: [{ match: 12, table: "t4", rules: "mcr", ended_at: "2026-12-01T10:00:00Z", player: 0, score: 40,
+      won: 3, lost: 2, drawn: 11, final_scores: [40, -24, 8, -24], seats: ["lin", "bot:default", "mei", "bot:fast"] }],
+  };
+  const realFetch = globalThis.fetch;
+  const asked = [];
+  globalThis.fetch = async (url) => (asked.push(url), { ok: true, status: 200, json: async () => body });
+  try {
+    const app = scriptedApp({});
+    playerPage.enter(app, { name: "lin" });
+    await settle();
+    const root = document.createElement("div");
+    render(playerPage.view(app), root);
+    eq(asked, ["/api/players/lin"]);
+    const stat = (s) => `${s.querySelector("dt").textContent} ${s.querySelector("dd").textContent}`;
+    eq([...root.querySelectorAll(".stat")].map(stat),
+      ["Grade 2.5", "Score 40", "Matches 1", "Hands won 3", "Hands lost 2", "Hands drawn 11"]);
+    const link = root.querySelector('a[href="#/match/12"]');
+    ok(link && link.getAttribute("aria-label") === "Match 12", "the match links to its page");
+    const cells = [...root.querySelectorAll(".matches tbody td")].map((td) => td.textContent.trim());
+    eq([cells[2], cells[3], cells[4], cells[5]], ["MCR (Chinese Official)", "+40", "3 / 2 / 11", "Bot, mei, Bot"]);
+  } finally {
+    globalThis.fetch = realFetch;
+  }
 });
