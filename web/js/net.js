@@ -177,14 +177,19 @@ export function createNet({ url, session, onState = () => {}, env = {} }) {
     retryNow() {
       if (socket === null) connect();
     },
-    /** A socket can look open long after the network went away: ask, and drop it if mute. */
+    /** A socket can look open long after the network went away: ask, and drop it if mute
+     * (the reconnection then resumes). Alive, the ready handlers run again, so that a tab
+     * back from the background re-syncs its table as after a reconnection. */
     check() {
       if (socket === null) return net.retryNow();
       if (!ready) return;
       const checked = socket;
       const timer = setTimer(() => socket === checked && checked.close(), PING_TIMEOUT_MS);
       ask("ping", {}).then(
-        () => clearTimer(timer),
+        () => {
+          clearTimer(timer);
+          if (socket === checked) for (const handler of [...readyHandlers]) handler();
+        },
         () => clearTimer(timer),
       );
     },

@@ -16,6 +16,7 @@ function polite(message) {
     return reply("error", { code: "auth_failed", reason: "unknown token" });
   }
   if (message.type === "list_tables") return reply("tables", { tables: [] });
+  if (message.type === "ping") return reply("pong", {});
   if (message.type === "join_table") return reply("error", { code: "table_started", reason: "started" });
   return [];
 }
@@ -138,4 +139,23 @@ test("backoff: 1 s doubling to 30 s, jitter within ±20%", () => {
 test("the socket address follows the page's scheme and host", () => {
   eq(socketUrl({ protocol: "http:", host: "127.0.0.1:8000" }), "ws://127.0.0.1:8000/ws");
   eq(socketUrl({ protocol: "https:", host: "mj.example" }), "wss://mj.example/ws");
+});
+
+test("check: a live socket runs the ready handlers again; a mute one is dropped", async () => {
+  let mute = false;
+  const world = fakeWorld((message) => (mute && message.type === "ping" ? [] : polite(message)));
+  const { net, states } = start(world, null);
+  let readies = 0;
+  net.onReady(() => readies++);
+  world.sockets[0].open();
+  await settle();
+  net.check();
+  await settle();
+  eq([readies, world.sockets.length], [2, 1], "pages re-sync, nothing reconnects");
+  mute = true;
+  net.check();
+  await settle();
+  world.advance(5000);
+  await settle();
+  eq([readies, states.at(-1)], [2, "reconnecting"]);
 });
