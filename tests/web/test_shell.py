@@ -211,6 +211,14 @@ async def test_play_now_then_a_dropped_connection_resumes_the_seat(open_page: Op
     assert cable.since(cut, "received", "table")[0]["table"] == table  # the seat is back
     assert page.url.endswith(f"#/table/{table}")
 
+    # Back from the background: the client pings, and with the socket alive the table page
+    # re-syncs as after a reconnection.
+    seen = len(cable.frames)
+    await page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")
+    await eventually(lambda: cable.since(seen, "received", "pong"))
+    await eventually(lambda: cable.since(seen, "sent", "sync"))
+    assert len(cable.ends) == 2
+
     cut = await cable.cut()  # "Reconnect now" does not wait out the backoff
     await page.get_by_role("button", name="Reconnect now").click()
     await connected(page)
