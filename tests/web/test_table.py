@@ -1,0 +1,238 @@
+"""The table page, the spectator view and the replay viewer in a real Chromium against a real
+``guobiao serve`` (tests/web/conftest.py: claim window 0, 20 s turns, 0.3 s hand pause).
+
+Pages are driven only by what a person clicks or taps (``browserkit.play_until``): the Play
+now button, the own tiles (tap to raise, tap again to discard), the action buttons. The one
+exception is the short match's ``create_table`` (``hands: 1``), which the lobby's form does
+not offer: it is sent from the page's own connection. Figures are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browserkit import PLAY_CLICKS, OpenPage, click_first, play_now, play_until, record_frames
+from playwright.async_api import Page, expect
+
+pytestmark = pytest.mark.asyncio
+
+SCREENSHOT = Path(__file__).resolve().parent.parent.parent / "docs" / "images" / "table.png"
+RESULT = ".result .fairness.ok"  # a hand's end, checked: the dialog with its ✓
+
+
+def concealed_leaks(message: dict[str, Any]) -> list[str]:
+    """What a spectator's message shows of a concealed tile (nothing, if all is well):
+    before a hand is over no seat's ``concealed``, no drawn tile, no dealt or drawn tile
+    in the events, no face-down kong's tile."""
+    if message.get("type") != "update":
+        return []
+    payload = message["payload"]
+    view = payload["view"]
+    leaks = [f"view.{key}" for key in ("drawn", "you", "legal") if key in view]
+    over = view["phase"] == "over"
+    for seat in view["seats"]:
+        if "concealed" in seat and not over:
+            leaks.append(f"seat {seat['player']} concealed {seat['concealed']}")
+    for event in payload["events"]:
+        if event["kind"] in ("deal", "draw", "concealed_kong") and (
+            "tiles" in event or "tile" in event
+        ):
+            leaks.append(f"event {event}")
+    return leaks
+
+
+async def hidden_tiles_in_dom(page: Page) -> list[str]:
+    """The faces the spectator's page shows in concealed hands while the hand is played."""
+    return await page.eval_on_selector_all(
+        ".board:not(.phase-over) .hand img.tile, .board:not(.phase-over) button.htile",
+        "els => els.map(e => e.getAttribute('src') || e.outerHTML)"
+        "  .filter(s => !s.endsWith('/back.svg'))",
+    )
+
+
+async def test_a_guest_plays_a_whole_hand_by_clicks_and_a_spectator_sees_nothing_hidden(
+    open_page: OpenPage,
+) -> None:
+    page = await open_page("/")
+    started = time.monotonic()
+    table = await play_now(page)
+    watcher = await open_page("about:blank")  # no client yet: its socket is recorded from the start
+    frames = record_frames(watcher)
+    await watcher.goto(f"/#/watch/{table}")
+    await watcher.wait_for_selector(".board", timeout=15_000)
+    if os.environ.get("GUOBIAO_SCREENSHOTS") == "1":
+        await play_until(page, ".river img.tile.last")
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        await page.screenshot(path=str(SCREENSHOT))
+    seen_in_dom: list[str] = []
+
+    async def watch() -> None:
+        while await watcher.query_selector(".board.phase-over") is None:
+            seen_in_dom.extend(await hidden_tiles_in_dom(watcher))
+            await asyncio.sleep(0.1)
+
+    spying = asyncio.create_task(watch())
+    clicks = await play_until(page, RESULT)
+    await asyncio.wait_for(spying, 15)
+    print(f"\na whole hand by {clicks} clicks in {time.monotonic() - started:.1f} s")
+
+    result = page.locator(".result")
+    assert await result.locator(".payments tbody tr").count() == 4
+    assert await result.locator(".revealed-hand").count() == 4
+    heading = await result.locator("h2").inner_text()
+    fans = await result.locator(".fans tr").all_inner_texts()
+    deltas = [
+        int(x) for x in await result.locator(".payments tbody td:nth-child(2)").all_inner_texts()
+    ]
+    assert sum(deltas) == 0
+    if "Drawn hand" in heading:
+        assert fans == [] and deltas == [0, 0, 0, 0]
+    else:
+        assert fans[-1].startswith("Total"), fans
+        assert len(fans) >= 2 and max(deltas) > 0
+    assert "guobiao verify --seed" in (await result.locator("code.verify").text_content() or "")
+
+    assert not seen_in_dom, f"the spectator's page showed concealed tiles: {seen_in_dom[:5]}"
+    received = [message for way, message in frames if way == "received"]
+    updates = [m for m in received if m.get("type") == "update"]
+    assert updates, "the spectator got the table's updates"
+    leaks = [leak for message in received for leak in concealed_leaks(message)]
+    assert not leaks, leaks[:5]
+    assert any(u["payload"]["view"]["phase"] == "over" for u in updates)
+    print(f"the spectator received {len(updates)} updates, none with a concealed tile")
+
+
+async def test_a_reload_mid_hand_resumes_the_same_seat_and_hand(open_page: OpenPage) -> None:
+    page = await open_page("/")
+    table = await play_now(page)
+    # Two discards by keyboard: → picks a tile, Enter discards it (the own river grows).
+    for _ in range(2):
+        await play_until(page, ".own-hand button.htile", clicks=(".actions button.act-pass",))
+        river = await page.locator(".seat-bottom .river img").count()
+        await page.keyboard.press("ArrowRight")
+        await page.keyboard.press("Enter")
+        await page.wait_for_function(
+            "(n) => document.querySelectorAll('.seat-bottom .river img').length > n", arg=river
+        )
+
+    async def where() -> tuple[str, str, list[str]]:
+        await page.wait_for_selector(".own-hand .htile")
+        return (
+            await page.locator(".centre .round").inner_text(),
+            await page.locator(".seat-bottom .name").inner_text(),
+            sorted(
+                await page.eval_on_selector_all(
+                    ".own-hand .htile", "els => els.map(e => e.dataset.tile)"
+                )
+            ),
+        )
+
+    async def settled() -> tuple[str, str, list[str]]:
+        # The hand as it stands when it waits for this player (no bot is moving it on).
+        await play_until(page, ".own-hand button.htile", clicks=(".actions button.act-pass",))
+        return await where()
+
+    before = await settled()
+    await page.reload()
+    assert page.url.endswith(f"#/table/{table}")
+    after = await settled()
+    assert after == before, (before, after)
+    assert "hand 1 of" in after[0]
+
+
+async def test_four_pages_play_a_short_match_then_the_replay_shows_it(open_page: OpenPage) -> None:
+    pages = [await open_page("/#/lobby") for _ in range(4)]
+    for page in pages:
+        await page.get_by_role("button", name="Play as a guest").click()
+        await page.wait_for_selector(".create", timeout=10_000)
+    created = await pages[0].evaluate(
+        "guobiao.net.request('create_table', {rules: 'mcr', hands: 1})"
+    )
+    table = created["table"]
+    started = time.monotonic()
+    for page in pages:
+        await page.get_by_role("button", name=f"Take a seat at table {table}").click()
+        await page.wait_for_selector(".my-table, .board", timeout=10_000)
+    for page in pages:
+        # Those who waited are taken to the table when it starts; the last one opens it.
+        await page.wait_for_function(
+            "() => location.hash.startsWith('#/table/') || document.querySelector('.my-table a')"
+        )
+        if "#/table/" not in page.url:
+            await click_first(page, (".my-table a.primary",))
+    clicks = await asyncio.gather(*(play_until(p, ".match-end", seconds=90) for p in pages))
+    seconds = time.monotonic() - started
+    print(f"\na one-hand match of four pages: {sum(clicks)} clicks in {seconds:.1f} s")
+    final = [await p.locator(".match-end tbody tr").count() for p in pages]
+    assert final == [4, 4, 4, 4]
+
+    page = pages[0]
+    await page.locator(".match-end a.primary").click()
+    await page.wait_for_selector(".replay .board", timeout=15_000)
+    match_id = int(page.url.split("#/match/")[1].split("/")[0])
+    detail = json.loads(
+        await page.evaluate(f"fetch('/api/matches/{match_id}').then(r => r.text())")
+    )
+    hand = detail["hands"][0]
+    step = page.locator(".replay-step")
+    await expect(step).to_contain_text("step 0 of")
+    await page.keyboard.press("ArrowRight")
+    await page.keyboard.press("ArrowRight")
+    await expect(step).to_contain_text("step 2 of")
+    assert page.url.endswith(f"#/match/{match_id}/1/2")
+    await page.get_by_role("button", name="◀ Turn").click()
+    await expect(step).to_contain_text("step 1 of")
+    # Every hand is open in the replay: no backs in any concealed hand.
+    assert await page.locator(".replay .hand.backs").count() == 0
+    await page.keyboard.press("End")
+    await page.wait_for_selector(".replay-result")
+    shown = await page.locator(".replay-result").inner_text()
+    for fan in hand["fans"]:
+        assert fan["name"] in shown
+    if hand["result"] == "win":
+        assert f"{hand['fan_total']} fan" in shown
+    else:
+        assert "Drawn hand" in shown
+    # A deep link opens the same step.
+    steps = await step.inner_text()
+    await page.goto(f"/#/match/{match_id}/1/3")
+    await page.reload()
+    await expect(step).to_contain_text("step 3 of")
+    print(f"the replay viewer: {steps}")
+
+
+async def test_a_phone_page_discards_and_claims_by_touch(open_page: OpenPage) -> None:
+    page = await open_page("/", phone=True)
+    await page.get_by_role("button", name="Play now against three bots").tap()
+    await page.wait_for_selector(".own-hand", timeout=15_000)
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 360, f"the table is {width} px wide on a 360 px phone"
+    # Discard by two taps on one tile, then claim whatever is offered first.
+    tile = page.locator(".own-hand button.htile").last
+    await play_until(page, ".own-hand button.htile", tap=True, clicks=(".actions button.act-pass",))
+    river = await page.locator(".seat-bottom .river img").count()
+    await tile.tap()
+    if await page.locator(".own-hand button.htile.raised").count():
+        await page.locator(".own-hand button.htile.raised").tap()
+    await page.wait_for_function(
+        "(n) => document.querySelectorAll('.seat-bottom .river img').length > n", arg=river
+    )
+    claims = (".actions button.act-chow", ".actions button.act-pung", ".actions button.act-kong")
+    keep_playing = tuple(c for c in PLAY_CLICKS if c not in claims)
+    melds = 0
+    loop = asyncio.get_running_loop()
+    until = loop.time() + 40
+    while melds == 0:
+        assert loop.time() < until, "no claim was offered in 40 s of play"
+        if await click_first(page, claims, tap=True):
+            await page.wait_for_selector(".own .melds .meld", timeout=5000)
+            melds = await page.locator(".own .melds .meld").count()
+        elif not await click_first(page, keep_playing, tap=True):
+            await asyncio.sleep(0.03)
+    assert melds >= 1

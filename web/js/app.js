@@ -1,0 +1,199 @@
+// The app context every page receives: the connection, the session, the settings, the
+// texts, navigation and the few account and lobby steps that several pages share. State
+// lives here and pages only read it and ask for a refresh, so one render path draws all.
+import { defaultLang, errorText, translate } from "./i18n.js";
+import { createNet, serverError, socketUrl } from "./net.js";
+
+const SESSION_KEY = "guobiao.session";
+const SETTINGS_KEY = "guobiao.settings";
+const INVITES_KEY = "guobiao.invites";
+const TOAST_MS = 6000;
+const INVITES_KEPT = 20; // the invite codes remembered, the latest ones
+
+export const DEFAULT_SETTINGS = { lang: "en", sound: false, autoPass: false, autoFlower: true, aids: false };
+
+/** The route a location hash names: `{name, params}` (`notfound` for anything else). */
+export function parseRoute(hash) {
+  const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  const [head, a, b, c] = parts;
+  const number = (text) => (text === undefined || !/^\d+$/.test(text) ? null : Number(text));
+  if (head === undefined) return { name: "home", params: {} };
+  if (head === "lobby" && !a) return { name: "lobby", params: {} };
+  if (head === "join" && a && b) return { name: "join", params: { table: a, code: b } };
+  if (head === "player" && a) return { name: "player", params: { name: a } };
+  if ((head === "table" || head === "watch") && a) {
+    return { name: "table", params: { table: a, mode: head === "watch" ? "watch" : "play" } };
+  }
+  if (head === "match" && number(a) !== null) {
+    return { name: "match", params: { id: number(a), hand: number(b), step: number(c) } };
+  }
+  return { name: "notfound", params: {} };
+}
+
+/** The seat `username` holds in a table summary, or -1. */
+export function seatOf(summary, username) {
+  return username ? summary.seats.indexOf(username) : -1;
+}
+
+function readJson(storage, key, fallback) {
+  try {
+    const text = storage.getItem(key);
+    return text ? JSON.parse(text) : fallback;
+  } catch {
+    return fallback; // a corrupt or unavailable storage must not stop the client
+  }
+}
+
+function writeJson(storage, key, value) {
+  try {
+    if (value === null) storage.removeItem(key);
+    else storage.setItem(key, JSON.stringify(value));
+  } catch {
+    // private mode or a full storage: the session lasts as long as the page, no worse
+  }
+}
+
+/** Builds the app. `onRender` draws; `env` replaces the browser's parts in tests. */
+export function createApp({ onRender, env = {} }) {
+  const storage = env.storage || globalThis.localStorage;
+  const location = env.location || globalThis.location;
+  let renderQueued = false;
+
+  const app = {
+    net: null,
+    session: readJson(storage, SESSION_KEY, null),
+    settings: { ...DEFAULT_SETTINGS, lang: defaultLang(), ...readJson(storage, SETTINGS_KEY, {}) },
+    connection: { status: "connecting", retryAt: null },
+    route: parseRoute(location.hash),
+    myTable: null, // the summary of the table this player sits at, from `table` messages
+    invites: readJson(storage, INVITES_KEY, {}), // table -> invite code, for invite links
+    toasts: [],
+
+    get lang() {
+      return app.settings.lang;
+    },
+    t(key, params) {
+      return translate(app.settings.lang, key, params);
+    },
+    /** A refused request in words (see i18n.js). */
+    errorText(error) {
+      return errorText(app.settings.lang, error);
+    },
+    saveSettings() {
+      writeJson(storage, SETTINGS_KEY, app.settings);
+      app.refresh();
+    },
+    navigate(hash) {
+      if (location.hash === hash) app.refresh();
+      else location.hash = hash;
+    },
+    refresh() {
+      if (renderQueued) return;
+      renderQueued = true;
+      queueMicrotask(() => {
+        renderQueued = false;
+        onRender(app);
+      });
+    },
+    toast(text) {
+      const toast = { text };
+      app.toasts = [...app.toasts, toast];
+      app.refresh();
+      setTimeout(() => {
+        app.toasts = app.toasts.filter((t) => t !== toast);
+        app.refresh();
+      }, TOAST_MS);
+    },
+    /** Shows a refused request as a toast; use where a page has no place of its own for it. */
+    fail(error) {
+      app.toast(app.errorText(error));
+    },
+
+    setSession(session, why) {
+      app.session = session;
+      writeJson(storage, SESSION_KEY, session);
+      if (!session) app.myTable = null;
+      if (why === "expired") app.toast(app.t("app.session.expired"));
+      app.refresh();
+    },
+    async login(username, password) {
+      app.setSession(await app.net.request("login", { username, password }));
+    },
+    async register(username, password) {
+      app.setSession(await app.net.request("register", { username, password }));
+    },
+    async guest() {
+      app.setSession(await app.net.request("guest", {}));
+    },
+    async logout() {
+      await app.net.request("logout", {});
+      app.setSession(null);
+    },
+    /** The invite link of a private table, as a full address to paste anywhere. */
+    inviteLink(table, code) {
+      return `${location.origin}${location.pathname}#/join/${encodeURIComponent(table)}/${encodeURIComponent(code)}`;
+    },
+    rememberInvite(table, code) {
+      const kept = Object.entries(app.invites).filter(([id]) => id !== table).slice(1 - INVITES_KEPT);
+      app.invites = { ...Object.fromEntries(kept), [table]: code };
+      writeJson(storage, INVITES_KEY, app.invites);
+    },
+    /** Sit at `table`; the `table` message that follows fills in app.myTable. */
+    async join(table, { seat = null, code = null } = {}) {
+      const payload = { table, invite_code: code ?? app.invites[table] ?? null };
+      if (seat !== null) payload.seat = seat;
+      const joined = await app.net.request("join_table", payload);
+      if (code) app.rememberInvite(table, code);
+      return joined;
+    },
+    async leave(table) {
+      await app.net.request("leave_table", { table });
+      if (app.myTable && app.myTable.table === table) app.myTable = null;
+      app.refresh();
+    },
+    /** The home page's one click: a guest if need be, a table, a seat, three bots. */
+    async playNow() {
+      if (app.myTable) {
+        app.toast(app.t("app.play.already", { table: app.myTable.table }));
+        return app.navigate(`#/table/${app.myTable.table}`);
+      }
+      if (!app.session) await app.guest();
+      const { table } = await app.net.request("create_table", { rules: "mcr" });
+      await app.join(table, { seat: 0 });
+      // The table page starts listening before the bots fill the table and the deal begins.
+      app.navigate(`#/table/${table}`);
+      await app.net.request("add_bots", { table, bot: "default" });
+    },
+  };
+
+  function tableMessage(summary) {
+    const mine = app.session && seatOf(summary, app.session.username) >= 0;
+    const before = app.myTable && app.myTable.table === summary.table ? app.myTable : null;
+    if (mine && summary.state !== "finished") app.myTable = summary;
+    else if (before) app.myTable = null;
+    // The match began while this player waited elsewhere: take it to its seat.
+    const here = app.route.name === "table" && app.route.params.table === summary.table;
+    if (mine && before && before.state === "waiting" && summary.state === "playing" && !here) {
+      app.navigate(`#/table/${summary.table}`);
+    }
+    app.refresh();
+  }
+
+  app.net = createNet({
+    url: env.url || socketUrl(location),
+    env: env.net,
+    session: { get: () => app.session, set: (session, why) => app.setSession(session, why) },
+    onState(state) {
+      app.connection = state;
+      if (state.status !== "connected") app.myTable = null; // the server says again on resume
+      app.refresh();
+    },
+  });
+  app.net.on("table", tableMessage);
+  // Errors answering no request (actions are sent without an id): the table page shows its
+  // own; a `stale` one only means a duplicate was ignored, as designed.
+  app.net.on("error", (payload) => {
+    if (payload.code !== "stale" && app.route.name !== "table") app.fail(serverError(payload));
+  });
+  return app;
+}

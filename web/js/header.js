@@ -1,0 +1,68 @@
+// The header on every page: the name, the links, who is logged in, the connection's state
+// (shown with a countdown; told to screen readers only when it changes, not every second)
+// and the language switch.
+import { html, nothing } from "./vendor/lit-html.js";
+
+/** The connection's state in words: "Connected", "Reconnecting in 4 s", ... */
+export function connectionText(app, nowMs = Date.now()) {
+  const { status, retryAt } = app.connection;
+  if (status === "reconnecting" && retryAt) {
+    const seconds = Math.max(0, Math.ceil((retryAt - nowMs) / 1000));
+    return seconds > 0 ? app.t("app.conn.retry_in", { n: seconds }) : app.t("app.conn.reconnecting");
+  }
+  return app.t(`app.conn.${status}`);
+}
+
+// A keyboard user's way past the header (a link would change the routed hash).
+function skipToPage() {
+  const target = document.querySelector("main h1") || document.querySelector("main");
+  target.tabIndex = -1;
+  target.focus();
+}
+
+function switchLanguage(app) {
+  app.settings.lang = app.lang === "zh" ? "en" : "zh";
+  app.saveSettings();
+}
+
+function who(app) {
+  const session = app.session;
+  if (!session) {
+    return html`<a class="header-link" href="#/">${app.t("app.header.sign_in")}</a>`;
+  }
+  const badge = session.guest ? html` <span class="badge">${app.t("app.guest")}</span>` : nothing;
+  return html`<a class="header-link who" href="#/player/${encodeURIComponent(session.username)}"
+      aria-label=${app.t("app.header.me", { name: session.username })}>${session.username}${badge}</a>`;
+}
+
+export function header(app) {
+  const { status } = app.connection;
+  const seated = app.myTable;
+  // The lobby shows the player's table itself; the table page is the table.
+  const atSeat = seated && (app.route.name === "lobby" || (app.route.name === "table" && app.route.params.table === seated.table));
+  return html`<button class="skip-link" type="button" @click=${skipToPage}>${app.t("app.header.skip")}</button>
+  <header class="site-header">
+    <a class="brand" href="#/"><img class="brand-mark" src="/favicon.svg" alt="" width="22" height="22">
+      <span class="brand-text">${app.t("app.name")}</span></a>
+    <nav class="site-nav" aria-label=${app.t("app.header.nav")}>
+      <a class="header-link" href="#/" aria-current=${app.route.name === "home" ? "page" : nothing}>${app.t("app.nav.home")}</a>
+      <a class="header-link" href="#/lobby" aria-current=${app.route.name === "lobby" ? "page" : nothing}>${app.t("app.nav.lobby")}</a>
+      ${seated && !atSeat
+        ? html`<a class="header-link to-table" href="#/table/${seated.table}">${app.t("app.nav.my_table", { table: seated.table })}</a>`
+        : nothing}
+    </nav>
+    <div class="header-side">
+      <span class="conn conn-${status}" data-status=${status}>
+        <span class="conn-dot" aria-hidden="true"></span>
+        <span class="conn-label" aria-hidden="true">${connectionText(app)}</span>
+        <span class="visually-hidden" role="status">${app.t(`app.conn.${status}`)}</span>
+      </span>
+      ${status === "reconnecting"
+        ? html`<button class="link-button" @click=${() => app.net.retryNow()}>${app.t("app.conn.retry_now")}</button>`
+        : nothing}
+      ${who(app)}
+      <button class="lang-switch" lang=${app.lang === "zh" ? "en" : "zh"} @click=${() => switchLanguage(app)}
+        title=${app.t("app.header.lang_label")}>${app.t("app.header.lang")}</button>
+    </div>
+  </header>`;
+}

@@ -1,0 +1,201 @@
+// The match page (`#/match/:id`): seats, final scores, every hand with its fans; and the
+// replay viewer (`#/match/:id/:hand/:step`) fed by GET /api/matches/{id}/replay?hand=N,
+// drawn by the live table's renderer with every hand open. Keys: ←/→ a turn, ↑/↓ or
+// PageUp/PageDown a hand, Home/End the hand's start/end, Space autoplay.
+import { html, nothing } from "../vendor/lit-html.js";
+import { describeEvents, foldResult, lastDiscard, playerName, resultView, signed, tableView } from "../render.js";
+
+const AUTOPLAY_MS = 800;
+let s = null;
+
+export const matchPage = {
+  title(app) {
+    return s ? app.t("replay.title", { id: s.id }) : "";
+  },
+  /** Another address of the same page: another match, or another hand and step of this one. */
+  update(app, params) {
+    if (s && s.id === params.id) return goTo(params.hand || 1, params.step || 0);
+    matchPage.leave(app);
+    matchPage.enter(app, params);
+  },
+  enter(app, params) {
+    const hand = Number(params.hand) || 1;
+    const step = Number(params.step) || 0;
+    s = { app, id: params.id, match: null, error: null, replay: null, hand, step, autoplay: null, loading: false };
+    document.addEventListener("keydown", onKey);
+    load(app);
+  },
+  leave() {
+    if (!s) return;
+    clearInterval(s.autoplay);
+    document.removeEventListener("keydown", onKey);
+    s = null;
+  },
+  view(app) {
+    if (!s) return nothing;
+    return html`<section class="match-page">${body(app)}</section>`;
+  },
+};
+
+async function getJson(url) {
+  const reply = await fetch(url);
+  const data = await reply.json();
+  if (!reply.ok) throw new Error(data.error || `${reply.status}`);
+  return data;
+}
+
+async function load(app) {
+  const here = s;
+  try {
+    here.match = await getJson(`/api/matches/${encodeURIComponent(here.id)}`);
+  } catch (error) {
+    here.error = String(error.message);
+  }
+  app.refresh();
+  if (here.match && here.match.finished) await loadHand(here.hand, here.step);
+}
+
+/** Fetch hand `hand`'s frames and show frame `step` (clamped; -1: the last). */
+async function loadHand(hand, step) {
+  const here = s;
+  here.loading = true;
+  try {
+    const replay = await getJson(`/api/matches/${encodeURIComponent(here.id)}/replay?hand=${hand}`);
+    if (s !== here) return;
+    here.replay = replay;
+    here.hand = hand;
+    here.error = null;
+    show(step < 0 ? replay.frames.length - 1 : step);
+  } catch (error) {
+    if (s === here) here.error = String(error.message);
+  }
+  if (s !== here) return;
+  here.loading = false;
+  here.app.refresh();
+}
+
+function goTo(hand, step) {
+  if (!s.replay || s.replay.hand_no !== hand) return loadHand(hand, step);
+  show(step);
+}
+
+/** Show frame `step` of the loaded hand, and keep the address a deep link to it. */
+function show(step) {
+  const frames = s.replay.frames;
+  s.step = Math.max(0, Math.min(frames.length - 1, step));
+  history.replaceState(null, "", `#/match/${s.id}/${s.hand}/${s.step}`);
+  s.app.refresh();
+}
+
+function stepBy(delta) {
+  if (!s.replay || s.loading) return;
+  const last = s.replay.frames.length - 1;
+  const next = s.step + delta;
+  if (next > last && s.hand < s.replay.hands) return loadHand(s.hand + 1, 0);
+  if (next < 0 && s.hand > 1) return loadHand(s.hand - 1, -1);
+  show(next);
+  if (next >= last && delta > 0 && s.hand >= s.replay.hands) stopAutoplay();
+}
+
+function handBy(delta) {
+  if (!s.replay || s.loading) return;
+  const hand = s.hand + delta;
+  if (hand >= 1 && hand <= s.replay.hands) loadHand(hand, 0);
+}
+
+function toggleAutoplay() {
+  if (s.autoplay) return stopAutoplay();
+  s.autoplay = setInterval(() => stepBy(1), AUTOPLAY_MS);
+  s.app.refresh();
+}
+
+function stopAutoplay() {
+  clearInterval(s.autoplay);
+  s.autoplay = null;
+  s.app.refresh();
+}
+
+function onKey(event) {
+  if (!s || !s.replay || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.target.closest && event.target.closest("input, textarea, select")) return;
+  const keys = {
+    ArrowRight: () => stepBy(1), ArrowLeft: () => stepBy(-1),
+    ArrowDown: () => handBy(1), PageDown: () => handBy(1), ArrowUp: () => handBy(-1), PageUp: () => handBy(-1),
+    Home: () => show(0), End: () => show(s.replay.frames.length - 1), " ": toggleAutoplay,
+  };
+  const run = keys[event.key];
+  if (!run || (event.key === " " && event.target.closest?.("button"))) return;
+  event.preventDefault();
+  run();
+}
+
+// ------------------------------------------------------------------- views ---
+
+/** The frame at `step` with what the frames up to it taught: last discard, the result. */
+export function replayState(frames, step) {
+  let last = null;
+  let result = null;
+  for (const frame of frames.slice(0, step + 1)) {
+    last = lastDiscard(last, frame.events);
+    for (const e of frame.events) result = foldResult(result, e, frame.hand_no, frame.scores);
+  }
+  return { frame: frames[step], last, result };
+}
+
+function body(app) {
+  const t = app.t;
+  if (s.error && !s.match) return html`<p class="table-error" role="alert">${s.error}</p>`;
+  if (!s.match) return html`<p class="loading">${t("table.loading")}</p>`;
+  const m = s.match;
+  const names = m.seats;
+  return html`<h1>${t("replay.title", { id: m.match })}</h1>
+    <p>${t("replay.meta", { rules: m.rules, table: m.table, when: m.ended_at || m.started_at })}</p>
+    <table class="payments"><thead><tr><th>${t("table.result.player")}</th><th class="num">${t("replay.final")}</th></tr></thead>
+      <tbody>${names.map((name, p) => html`<tr><td>${name && !name.startsWith("bot:") ? html`<a href="#/player/${encodeURIComponent(name)}">${name}</a>` : playerName(t, names, p)}</td>
+        <td class="num">${m.final_scores ? signed(m.final_scores[p]) : "…"}</td></tr>`)}</tbody></table>
+    ${m.finished ? viewer(app, names) : html`<p>${t("replay.in_play")}</p>`}
+    ${handsTable(app, m)}`;
+}
+
+function handsTable(app, m) {
+  const t = app.t;
+  const name = (p) => playerName(t, m.seats, p);
+  const fanName = (f) => (app.lang === "zh" ? f.name_zh : f.name);
+  return html`<h2>${t("replay.hands")}</h2>
+    <table class="match-hands"><thead><tr><th>#</th><th>${t("replay.outcome")}</th><th>${t("replay.fans")}</th><th>${t("replay.deltas")}</th><th></th></tr></thead>
+    <tbody>${m.hands.map((h) => html`<tr>
+      <td>${h.hand_no}</td>
+      <td>${h.result === "win" ? h.discarder === null ? t("table.result.self_drawn", { name: name(h.winner) }) : t("table.result.won_on", { name: name(h.winner), from: name(h.discarder) }) : t("replay.drawn")}</td>
+      <td class="fan-list">${h.fans.map((f) => html`<span>${fanName(f)}${f.count > 1 ? ` ×${f.count}` : ""} ${f.points * f.count}</span>; `)}${h.result === "win" ? html`<b>${h.fan_total} ${t("table.fan")}</b>` : nothing}</td>
+      <td>${h.deltas.map(signed).join(" / ")}</td>
+      <td>${m.finished ? html`<a href="#/match/${m.match}/${h.hand_no}/0" @click=${(e) => (e.preventDefault(), loadHand(h.hand_no, 0))}>${t("replay.watch")}</a>` : nothing}</td>
+    </tr>`)}</tbody></table>`;
+}
+
+function viewer(app, names) {
+  const t = app.t;
+  if (!s.replay) return html`<p class="loading">${s.error || t("table.loading")}</p>`;
+  const r = s.replay;
+  const { frame, last, result } = replayState(r.frames, s.step);
+  const ctx = {
+    t, state: frame, names, perspective: 0, last, legal: [], interactive: false, selected: null,
+    raisedTile: null, deadlineAt: null, now: 0, onTile: () => {}, onAction: () => {},
+  };
+  const wild = frame.view.wild_tiles || [];
+  const button = (label, key, run, disabled = false) =>
+    html`<button class="replay-${label}" ?disabled=${disabled} @click=${run} title=${t(`replay.${label}`) + ` (${key})`}>${t(`replay.${label}`)}</button>`;
+  return html`<div class="replay" aria-label=${t("replay.viewer")}>
+    <div class="replay-controls" role="toolbar" aria-label=${t("replay.controls")}>
+      ${button("prev_hand", "↑", () => handBy(-1), s.hand <= 1)}
+      ${button("prev", "←", () => stepBy(-1), s.hand <= 1 && s.step === 0)}
+      ${button(s.autoplay ? "pause" : "play", "Space", toggleAutoplay)}
+      ${button("next", "→", () => stepBy(1), s.hand >= r.hands && s.step >= r.frames.length - 1)}
+      ${button("next_hand", "↓", () => handBy(1), s.hand >= r.hands)}
+      <span class="replay-step" aria-live="polite">${t("replay.position", { hand: s.hand, hands: r.hands, step: s.step, steps: r.frames.length - 1 })}</span>
+    </div>
+    <p class="replay-actions" aria-live="polite">${describeEvents(t, names, frame.events) || "\u00a0"}</p>
+    ${tableView(ctx)}
+    ${result && frame.view.phase === "over" ? html`<div class="replay-result">${resultView(t, app.lang, names, result, wild)}</div>` : nothing}
+    <p class="help">${t("replay.keys")}</p>
+  </div>`;
+}

@@ -1,0 +1,330 @@
+// The live table: `#/table/:id` for the seated player, `#/watch/:id` for a spectator (the
+// same page, mode "watch"). Keeps the latest update and what the hand's events taught
+// (last discard, hand result, commitments), sends actions, and hands the drawing to
+// render.js. Keyboard shortcuts: see `keys` below and docs/client.md.
+import { html, nothing } from "../vendor/lit-html.js";
+import { checkReveal, verifyCommand } from "../fairness.js";
+import { actionButtons, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, signed, tableView } from "../render.js";
+import { beep } from "../sound.js";
+
+const DIGIT_KEYS = "1234567890-="; // pick tiles 1..12 of the own hand
+
+let s = null; // the page's state while it is shown
+
+function fresh(app, params) {
+  return {
+    app, table: params.table, mode: params.mode === "watch" ? "watch" : "play",
+    summary: null, update: null, last: null, selected: null, answered: null,
+    deadlineAt: null, commits: {}, reveals: {}, handNo: null, acc: null, result: null, resultOpen: false,
+    matchEnd: null, grades: {}, error: null, off: [], timer: null,
+  };
+}
+
+export const tablePage = {
+  enter(app, params) {
+    s = fresh(app, params);
+    const net = app.net;
+    s.off.push(
+      net.on("update", (p) => p.table === s.table && onUpdate(p)),
+      net.on("table", (p) => p.table === s.table && onSummary(p)),
+      net.on("commit", (p) => p.table === s.table && ((s.commits[p.hand_no] = p.commitment), app.refresh())),
+      net.on("reveal", (p) => p.table === s.table && onReveal(p)),
+      net.on("match_end", (p) => p.table === s.table && onMatchEnd(p)),
+      net.onReady(() => connect()),
+    );
+    s.timer = setInterval(() => s.deadlineAt && app.refresh(), 500);
+    document.addEventListener("keydown", onKey);
+    if (net.ready) connect(); // else onReady does, once the session is resumed
+  },
+  title(app) {
+    return app.t(s && s.mode === "watch" ? "table.title_watch" : "table.title", { table: s ? s.table : "" });
+  },
+  leave() {
+    if (!s) return;
+    s.off.forEach((off) => off());
+    clearInterval(s.timer);
+    document.removeEventListener("keydown", onKey);
+    s = null;
+  },
+  view(app) {
+    if (!s) return nothing;
+    return html`<section class="table-page" data-mode=${s.mode}>${body(app)}</section>`;
+  },
+};
+
+/** Ask for the table's state: a spectator watches, a player syncs (its seat is resumed by
+ * the server on `resume`/`join_table`; sync answers `update` in play, `table` before). */
+async function connect() {
+  const here = s;
+  if (!here) return;
+  try {
+    if (!here.app.session && here.mode === "watch") await here.app.guest(); // watching needs a session
+    if (!here.app.session) return here.app.refresh();
+    if (here.mode === "watch") await here.app.net.request("watch", { table: here.table, invite_code: null });
+    const reply = await here.app.net.request("sync", { table: here.table });
+    if (s !== here) return;
+    if (reply.view) onUpdate(reply);
+    else onSummary(reply);
+  } catch (error) {
+    if (s !== here) return;
+    here.error = here.app.errorText(error);
+    here.app.refresh();
+  }
+}
+
+function onSummary(summary) {
+  s.summary = summary;
+  s.app.refresh();
+}
+
+function onUpdate(p) {
+  const before = s.update;
+  if (before && !p.full && p.seq < before.seq) return; // an older update arrived late
+  if (p.full) s.last = null;
+  s.last = lastDiscard(s.last, p.events);
+  for (const e of p.events) learn(e, p);
+  const asked = (p.view.legal || []).length > 0;
+  const kept = before && s.selected !== null ? shownTiles(before)[s.selected] : null;
+  s.update = p;
+  if (!before || before.seq !== p.seq) s.answered = null; // the same update twice: still answered
+  s.deadlineAt = asked && s.answered === null && p.deadline_ms !== undefined ? performance.now() + p.deadline_ms : null;
+  s.error = null;
+  if (asked && !(before && (before.view.legal || []).length) && s.app.settings.sound) beep();
+  // A raised tile stays raised while the player may still discard it (an update that
+  // changes nothing of the hand must not undo a tap); else the drawn tile starts raised.
+  if (kept === null || shownTiles(p)[s.selected] !== kept || !legalGroups(legalNow()).discards.has(kept)) s.selected = null;
+  if (asked) autoAnswer(p);
+  if (p.view.phase === "turn" && asked && s.selected === null) preselectDrawn(p);
+  s.app.refresh();
+}
+
+/** What an event tells beyond the view: the hand's result (`acc` while the hand ends),
+ * shown until the player closes it, even after the next hand has begun. */
+function learn(e, p) {
+  if (e.kind === "match") s.handNo = e.hand_no; // an update may end one hand and start the next
+  const before = s.acc;
+  s.acc = foldResult(s.acc, e, s.handNo ?? p.hand_no, p.scores);
+  if (!s.acc || s.acc === before) return;
+  const fresh = s.result?.hand_no !== s.acc.hand_no;
+  s.acc.fairness = fresh ? null : s.result.fairness;
+  s.result = s.acc;
+  if (fresh) s.resultOpen = true;
+  attachFairness();
+}
+
+function onReveal(p) {
+  s.reveals[p.hand_no] = p;
+  attachFairness();
+  s.app.refresh();
+}
+
+/** The fairness check of the shown result, once both its commit and reveal are in. */
+function attachFairness() {
+  const r = s.result;
+  const reveal = r && s.reveals[r.hand_no];
+  if (!reveal) return;
+  const { ok } = checkReveal(reveal, s.commits[r.hand_no] ?? reveal.commitment);
+  r.fairness = { ok: ok && s.commits[r.hand_no] !== undefined, command: verifyCommand(reveal, s.summary?.rules) };
+}
+
+async function onMatchEnd(p) {
+  s.matchEnd = p;
+  s.app.refresh();
+  const here = s;
+  const people = (s.summary?.seats || []).filter((n) => n && !n.startsWith("bot:"));
+  for (const name of people) {
+    try {
+      const reply = await fetch(`/api/players/${encodeURIComponent(name)}`);
+      if (reply.ok && s === here) here.grades[name] = (await reply.json()).grade;
+    } catch {
+      // a grade that does not load is left out; the scores are what matter
+    }
+  }
+  if (s === here) here.app.refresh();
+}
+
+/** Auto-pass: claims are passed for the player (never a win), when the option is on. */
+function autoAnswer(p) {
+  const legal = p.view.legal;
+  if (!s.app.settings.autoPass) return;
+  if (legal.some((a) => a.type === "pass") && !legal.some((a) => a.type === "win")) send({ type: "pass" });
+}
+
+/** On the player's own turn the drawn tile starts raised: one more tap discards it. */
+function preselectDrawn(p) {
+  const hand = handOf(p);
+  if (hand && hand.drawn && legalGroups(p.view.legal).discards.has(hand.drawn)) s.selected = hand.tiles.length;
+}
+
+function handOf(p) {
+  const mine = p.view.seats.find((x) => x.player === p.view.you);
+  return mine && mine.concealed !== undefined ? ownHand(mine, p.view.drawn, p.view.wild_tiles || []) : null;
+}
+
+function shownTiles(p) {
+  const hand = handOf(p);
+  return hand ? (hand.drawn ? [...hand.tiles, hand.drawn] : hand.tiles) : [];
+}
+
+function legalNow() {
+  if (!s.update || s.answered === s.update.seq || s.mode === "watch") return [];
+  return s.update.view.legal || [];
+}
+
+function send(action) {
+  const p = s.update;
+  if (!p || s.answered === p.seq) return;
+  s.answered = p.seq;
+  s.selected = null;
+  s.deadlineAt = null;
+  s.app.net.send("action", { table: s.table, seq: p.seq, action });
+  s.app.refresh();
+}
+
+/** A tap on an own tile: raise it, or discard it when it is already raised. */
+function onTile(index, tile) {
+  if (s.selected === index) send({ type: "discard", tile });
+  else s.selected = index;
+  s.app.refresh();
+}
+
+function raisedTile() {
+  if (s.selected === null || !s.update) return null;
+  const tile = shownTiles(s.update)[s.selected];
+  return tile && legalGroups(legalNow()).discards.has(tile) ? tile : null;
+}
+
+/** Keyboard: ←/→ or 1-9 0 - = pick a tile, Enter/Space discard it; H win, P pung, K kong,
+ * C chow (several chows or kongs: each press picks the next, Enter sends), Esc/Space pass. */
+function onKey(event) {
+  if (!s || !s.update || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.target.closest && event.target.closest("input, textarea, select")) return;
+  const legal = legalNow();
+  const key = event.key;
+  const discards = legalGroups(legal).discards;
+  const tiles = shownTiles(s.update);
+  const pickable = tiles.map((x, i) => (discards.has(x) ? i : -1)).filter((i) => i >= 0);
+  const act = (action) => (event.preventDefault(), send(action));
+  if (key === "Escape" && s.resultOpen) return (s.resultOpen = false), s.app.refresh();
+  if (!legal.length) return;
+  if ((key === "ArrowLeft" || key === "ArrowRight") && pickable.length) {
+    const at = pickable.indexOf(s.selected);
+    const next = key === "ArrowRight" ? at + 1 : (at < 0 ? pickable.length : at) - 1;
+    s.selected = pickable[(next + pickable.length) % pickable.length];
+    event.preventDefault();
+    return s.app.refresh();
+  }
+  const digit = DIGIT_KEYS.indexOf(key);
+  if (digit >= 0 && pickable.includes(digit)) {
+    s.selected = digit;
+    return s.app.refresh();
+  }
+  const raised = raisedTile();
+  if ((key === "Enter" || key === " ") && raised && !event.target.closest?.("button")) return act({ type: "discard", tile: raised });
+  const buttons = actionButtons(legal);
+  const byKey = (k) => buttons.filter((b) => b.key === k);
+  if (key === "Escape" || (key === " " && !raised)) {
+    const pass = byKey("Esc")[0];
+    if (pass) return act(pass.action);
+  }
+  const letter = key.length === 1 ? key.toUpperCase() : "";
+  const matching = "HPKC".includes(letter) && letter ? byKey(letter) : [];
+  if (matching.length === 1) return act(matching[0].action);
+  if (matching.length > 1) {
+    // Several choices: each press focuses the next one; Enter on it sends it.
+    const all = [...document.querySelectorAll(`.actions button[data-key="${letter}"]`)];
+    all[(all.indexOf(document.activeElement) + 1) % all.length]?.focus();
+    event.preventDefault();
+  }
+}
+
+// ------------------------------------------------------------------- views ---
+
+function body(app) {
+  const t = app.t;
+  if (!app.session) return html`<p>${t("table.login_first")} <a href="#/">${t("table.home")}</a></p>`;
+  const names = (s.summary || (app.myTable?.table === s.table ? app.myTable : null))?.seats || null;
+  const top = html`${s.error ? html`<p class="table-error" role="alert">${s.error}</p>` : nothing}`;
+  if (!s.update) return html`${top}${waitingRoom(app)}`;
+  const p = s.update;
+  const legal = legalNow();
+  const ctx = {
+    t, state: p, names, perspective: p.view.you ?? p.view.seats[0].player, last: s.last,
+    legal, interactive: s.mode === "play", selected: s.selected, raisedTile: raisedTile(),
+    deadlineAt: s.deadlineAt, now: performance.now(), onTile, onAction: send,
+  };
+  return html`${top}
+    ${s.mode === "watch" ? html`<p class="watching">${t("table.spectating")}</p>` : nothing}
+    <p class="table-log" aria-live="polite">${describeEvents(t, names, p.events) || "\u00a0"}</p>
+    ${tableView(ctx)}
+    ${s.result && s.resultOpen ? html`<div class="result" role="dialog" aria-modal="false" aria-label=${t("table.result.title")}>
+        ${resultView(t, app.lang, names, s.result, p.view.wild_tiles || [])}
+        <button class="primary close-result" @click=${() => ((s.resultOpen = false), app.refresh())}>${t("table.result.close")}</button></div>`
+      : s.result ? html`<button class="reopen-result" @click=${() => ((s.resultOpen = true), app.refresh())}>${t("table.result.show")}</button>` : nothing}
+    ${s.matchEnd ? matchEndView(app, names) : nothing}
+    ${optionsView(app)}`;
+}
+
+function waitingRoom(app) {
+  const t = app.t;
+  const sum = s.summary;
+  if (!sum) return html`<p class="loading">${t("table.loading")}</p>`;
+  const seated = s.mode === "play";
+  const empty = sum.seats.some((x) => x === null);
+  return html`<div class="waiting-room">
+    <h2>${t("table.waiting", { table: sum.table })}</h2>
+    <p>${t("table.rules_line", { rules: sum.rules, seconds: sum.turn_seconds })}</p>
+    <ol class="seats">${sum.seats.map((name, i) => html`<li class=${name ? "taken" : "free"}>${name ? playerName(t, sum.seats, i) : t("table.free_seat")}</li>`)}</ol>
+    ${seated && empty ? html`<button class="primary" @click=${() => addBots(app)}>${t("table.add_bots")}</button>` : nothing}
+    ${seated ? html`<button @click=${() => leave(app)}>${t("table.leave")}</button>` : nothing}
+    ${sum.private && app.invites[sum.table] ? html`<p class="invite">${t("table.private_note")}<br><code>${app.inviteLink(sum.table, app.invites[sum.table])}</code></p>` : nothing}
+  </div>`;
+}
+
+async function addBots(app) {
+  try {
+    onSummary(await app.net.request("add_bots", { table: s.table, bot: "default" }));
+  } catch (error) {
+    app.fail(error);
+  }
+}
+
+async function leave(app) {
+  try {
+    await app.leave(s.table);
+  } catch (error) {
+    app.fail(error);
+  }
+  app.navigate("#/lobby");
+}
+
+function matchEndView(app, names) {
+  const t = app.t;
+  const m = s.matchEnd;
+  const order = m.scores.map((score, p) => ({ p, score })).sort((a, b) => b.score - a.score);
+  return html`<div class="result match-end" role="dialog" aria-label=${t("table.match_end")}>
+    <h2>${t("table.match_end")}</h2>
+    <table class="payments"><tbody>${order.map(({ p, score }, rank) => {
+      const name = names?.[p];
+      const grade = name && s.grades[name];
+      return html`<tr><td>${rank + 1}.</td><td>${name && !name.startsWith("bot:") ? html`<a href="#/player/${encodeURIComponent(name)}">${name}</a>` : playerName(t, names, p)}</td>
+        <td class="num">${signed(score)}</td><td>${grade !== undefined && grade !== null ? t("table.grade", { grade }) : ""}</td></tr>`;
+    })}</tbody></table>
+    <p><a class="button primary" href="#/match/${m.match}">${t("table.see_match")}</a> <a class="button" href="#/lobby">${t("table.back_lobby")}</a></p>
+  </div>`;
+}
+
+function optionsView(app) {
+  const t = app.t;
+  const toggle = (key) => (event) => {
+    app.settings[key] = event.target.checked;
+    app.saveSettings();
+    app.refresh();
+  };
+  return html`<details class="table-options">
+    <summary>${t("table.options")}</summary>
+    <label><input type="checkbox" .checked=${!!app.settings.autoPass} @change=${toggle("autoPass")}> ${t("table.auto_pass")}</label>
+    <label><input type="checkbox" .checked=${!!app.settings.sound} @change=${toggle("sound")}> ${t("table.sound")}</label>
+    <div class="help"><h3>${t("table.keys")}</h3><p>${t("table.keys_help")}</p></div>
+  </details>`;
+}

@@ -1,0 +1,291 @@
+// The one renderer of the table: an update-like payload ({view, events, scores, hand_no,
+// hands_total, ...}) drawn the same way for live play, spectating and the replay viewer.
+// Pure helpers first (tested in web/test/table.test.js), then the templates. What a seat
+// may not see is simply absent from the payload: a seat without `concealed` is drawn as
+// backs, "[????]" as a face-down kong; nothing here guesses.
+import { html, nothing } from "./vendor/lit-html.js";
+import { chowTiles, claimedIndex, parseMeld, parseTiles, sortTiles, tileImg, withoutOne } from "./tiles.js";
+
+export const SIDES = ["bottom", "right", "top", "left"]; // turn order from the viewer: next player on the right
+
+/** The seats around the viewer: {bottom, right, top, left} → seat objects of `view.seats`
+ * (which lists them in position order E S W N, the order of play). */
+export function seatsAround(view, player) {
+  const n = view.seats.length;
+  const mine = Math.max(0, view.seats.findIndex((s) => s.player === player));
+  return Object.fromEntries(SIDES.map((side, k) => [side, view.seats[(mine + k) % n]]));
+}
+
+/** Who discarded last and still has that tile at the end of the river, after `events`
+ * (`previous` carried over from the last update): a claim takes the tile away, a new hand
+ * forgets it. */
+export function lastDiscard(previous, events) {
+  let last = previous;
+  for (const e of events) {
+    if (e.kind === "discard") last = e.player;
+    else if (e.kind === "claim" || e.kind === "hand_start") last = null;
+  }
+  return last;
+}
+
+/** `view.legal` grouped for the buttons: discards (a Set of tiles), chows (lowest tiles),
+ * concealed and added kongs (tiles), and flags for pung, kong, win, pass. */
+export function legalGroups(legal = []) {
+  const g = { discards: new Set(), chows: [], concealedKongs: [], addKongs: [], pung: null, kong: null, win: null, pass: null };
+  for (const a of legal) {
+    if (a.type === "discard") g.discards.add(a.tile);
+    else if (a.type === "chow") g.chows.push(a);
+    else if (a.type === "concealed_kong") g.concealedKongs.push(a);
+    else if (a.type === "add_kong") g.addKongs.push(a);
+    else if (a.type in g) g[a.type] = a;
+  }
+  return g;
+}
+
+/** The claims and kongs and the win of `legal` in the order the buttons show them, each
+ * with its shortcut key and the tiles it shows (chow groups, kong tiles). */
+export function actionButtons(legal = []) {
+  const g = legalGroups(legal);
+  const out = [];
+  if (g.win) out.push({ action: g.win, key: "H", label: "table.action.win", tiles: [] });
+  if (g.kong) out.push({ action: g.kong, key: "K", label: "table.action.kong", tiles: [] });
+  for (const a of g.concealedKongs) out.push({ action: a, key: "K", label: "table.action.concealed_kong", tiles: [a.tile] });
+  for (const a of g.addKongs) out.push({ action: a, key: "K", label: "table.action.add_kong", tiles: [a.tile] });
+  if (g.pung) out.push({ action: g.pung, key: "P", label: "table.action.pung", tiles: [] });
+  for (const a of g.chows) out.push({ action: a, key: "C", label: "table.action.chow", tiles: chowTiles(a.tile) });
+  if (g.pass) out.push({ action: g.pass, key: "Esc", label: "table.action.pass", tiles: [] });
+  return out;
+}
+
+/** The own hand as shown: the concealed tiles sorted (wild tiles first) and the drawn tile
+ * apart at the right (`drawn` null when there is none). */
+export function ownHand(seat, drawn, wild = []) {
+  const tiles = parseTiles(seat.concealed || "");
+  if (drawn && tiles.includes(drawn)) return { tiles: sortTiles(withoutOne(tiles, drawn), wild), drawn };
+  return { tiles: sortTiles(tiles, wild), drawn: null };
+}
+
+/** A winning hand's text ("[678s,1]678m56m44p7m") as its melds and its concealed tiles, the
+ * winning tile last. */
+export function splitHand(text) {
+  const melds = text.match(/\[[^\]]*\]/g) || [];
+  return { melds, tiles: parseTiles(text.replace(/\[[^\]]*\]/g, "")) };
+}
+
+/** The hand's result so far after event `e` (`result`: what the hand's earlier events
+ * gave, null before its end): {hand_no, win, head_bump, hands, scores}. */
+export function foldResult(result, e, handNo, scores) {
+  if (e.kind === "hand_start") return null;
+  if (e.kind === "head_bump") return { ...(result || {}), hand_no: handNo, head_bump: e };
+  if (e.kind === "win" || e.kind === "exhausted") {
+    return { hand_no: handNo, win: e.kind === "win" ? e : null, head_bump: result?.head_bump || null, hands: null, scores: null };
+  }
+  if (e.kind === "hand_end" && result) return { ...result, hands: e.hands, scores };
+  return result;
+}
+
+const TOLD = new Set(["flower", "draw", "discard", "claim", "concealed_kong", "add_kong", "win", "exhausted"]);
+
+/** What happened, in words: "Bot 2 discards 7 Dots · Bot 3: pung". */
+export function describeEvents(t, names, events) {
+  const who = (p) => playerName(t, names, p);
+  const tile = (x) => (x && x !== "*" ? t(`tile.${x}`) : "");
+  return events.filter((e) => TOLD.has(e.kind)).map((e) => {
+    const p = e.kind === "win" ? e.winner : e.player;
+    const what = e.kind === "claim" ? `table.event.${e.type}` : `table.event.${e.kind}`;
+    return t(what, { name: who(p), tile: tile(e.tile || e.flower) }).trim();
+  }).join(" · ");
+}
+
+/** Whole seconds left before `deadlineAt` (a performance.now() time), never below 0. */
+export const secondsLeft = (deadlineAt, now) => Math.max(0, Math.ceil((deadlineAt - now) / 1000));
+
+/** "+8", "-16", "0". */
+export const signed = (n) => (n > 0 ? `+${n}` : `${n}`);
+
+/** A seat's display name: its username, or "Bot 2" for a bot seat, or "Player 2" when the
+ * table's seats are not known. */
+export function playerName(t, names, player) {
+  const name = names && names[player];
+  if (!name) return t("table.player", { n: player + 1 });
+  if (name.startsWith("bot:")) return t("table.bot", { n: player + 1 });
+  return name;
+}
+
+// ------------------------------------------------------------------ templates ---
+
+/** A meld: its tiles, the claimed one turned and marked with who gave it. */
+function meldView(ctx, text, wild) {
+  const meld = parseMeld(text);
+  const claimed = claimedIndex(meld);
+  const from = ctx.t(`table.offer.${meld.kind === "chow" ? 1 : meld.offer}`);
+  // A concealed kong shows its outer tiles face down, as on a real table.
+  const faces = meld.concealed && !meld.hidden ? meld.tiles.map((x, i) => (i === 0 || i === 3 ? "back" : x)) : meld.tiles;
+  const label = meld.hidden ? ctx.t("table.hidden_kong") : `${ctx.t(`table.meld.${meld.kind}`)}${claimed >= 0 ? ` (${from})` : ""}`;
+  return html`<span class="meld meld-${meld.kind}" role="group" aria-label=${label} title=${label}>${faces.map((tile, i) =>
+    tileImg(ctx.t, tile, { wild: wild.includes(tile), cls: i === claimed ? "claimed-in" : "" }))}</span>`;
+}
+
+function riverView(ctx, seat, isLast, wild) {
+  const river = seat.river;
+  return html`<div class="river" role="list" aria-label=${ctx.t("table.river")}>${river.map((entry, i) => {
+    const claimed = entry.endsWith("*");
+    const tile = claimed ? entry.slice(0, -1) : entry;
+    const last = isLast && i === river.length - 1 && !claimed;
+    const cls = `${claimed ? "taken" : ""} ${last ? "last" : ""}`;
+    const title = `${ctx.t(`tile.${tile}`)}${claimed ? ` · ${ctx.t("table.claimed")}` : ""}${last ? ` · ${ctx.t("table.last_discard")}` : ""}`;
+    return html`<span role="listitem">${tileImg(ctx.t, tile, { wild: wild.includes(tile), cls, title })}</span>`;
+  })}</div>`;
+}
+
+/** Another seat's concealed tiles: face up once they are known (hand over, replay), else
+ * as many backs as it holds. */
+function hiddenHand(ctx, seat, wild) {
+  if (seat.concealed !== undefined) {
+    const tiles = sortTiles(parseTiles(seat.concealed), wild);
+    return html`<span class="hand shown">${tiles.map((x) => tileImg(ctx.t, x, { wild: wild.includes(x) }))}</span>`;
+  }
+  const backs = Array.from({ length: seat.concealed_count }, () => tileImg(ctx.t, "back"));
+  return html`<span class="hand backs" aria-label=${ctx.t("table.concealed_count", { n: seat.concealed_count })}>${backs}</span>
+    <span class="count" aria-hidden="true">×${seat.concealed_count}</span>`;
+}
+
+function seatHead(ctx, seat, side) {
+  const { state } = ctx;
+  const view = state.view;
+  const score = state.scores ? state.scores[seat.player] : 0;
+  const turn = view.current === seat.player && view.phase !== "over";
+  return html`<header class="seat-head ${turn ? "turn" : ""}">
+    <span class="wind" title=${ctx.t("table.seat_wind")}>${ctx.t(`table.wind.${seat.wind}`)}</span>
+    <span class="name">${playerName(ctx.t, ctx.names, seat.player)}${side === "bottom" && view.you === seat.player ? html` <small>(${ctx.t("table.you")})</small>` : nothing}</span>
+    ${view.dealer === seat.player ? html`<span class="dealer" title=${ctx.t("table.dealer")}>${ctx.t("table.dealer_mark")}</span>` : nothing}
+    <span class="score">${signed(score)}</span>
+    ${seat.flowers.length ? html`<span class="flowers" aria-label=${ctx.t("table.flowers")}>${seat.flowers.map((f) => tileImg(ctx.t, f))}</span>` : nothing}
+  </header>`;
+}
+
+function otherSeat(ctx, seat, side, wild) {
+  return html`<section class="seat seat-${side}" data-player=${seat.player} aria-label=${playerName(ctx.t, ctx.names, seat.player)}>
+    ${seatHead(ctx, seat, side)}
+    <div class="seat-tiles">${hiddenHand(ctx, seat, wild)}<span class="melds">${seat.melds.map((m) => meldView(ctx, m, wild))}</span></div>
+    ${riverView(ctx, seat, ctx.last === seat.player, wild)}
+  </section>`;
+}
+
+/** The own hand: buttons for the discardable tiles (tap to raise, tap again to discard). */
+function ownSeat(ctx, seat, wild) {
+  const { view } = ctx.state;
+  if (seat.concealed === undefined) return otherSeat(ctx, seat, "bottom", wild); // spectator
+  const hand = ownHand(seat, view.drawn, wild);
+  const groups = legalGroups(ctx.legal);
+  const shown = hand.drawn ? [...hand.tiles, hand.drawn] : hand.tiles;
+  const tileButton = (tile, i) => {
+    const can = groups.discards.has(tile) && ctx.interactive;
+    const raised = ctx.selected === i;
+    const cls = `${i === hand.tiles.length ? "drawn" : ""} ${raised ? "raised" : ""}`;
+    const face = tileImg(ctx.t, tile, { wild: wild.includes(tile) });
+    if (!can) return html`<span class="htile ${cls}" data-tile=${tile}>${face}</span>`;
+    return html`<button class="htile ${cls}" data-tile=${tile} data-index=${i} aria-pressed=${raised ? "true" : "false"}
+      @click=${() => ctx.onTile(i, tile)}>${face}</button>`;
+  };
+  return html`<section class="seat seat-bottom own" data-player=${seat.player} aria-label=${ctx.t("table.your_hand")}>
+    ${riverView(ctx, seat, ctx.last === seat.player, wild)}
+    ${seatHead(ctx, seat, "bottom")}
+    <div class="own-tiles">
+      <span class="melds">${seat.melds.map((m) => meldView(ctx, m, wild))}</span>
+      <span class="hand own-hand" role="group" aria-label=${ctx.t("table.your_hand")}>${shown.map(tileButton)}</span>
+    </div>
+  </section>`;
+}
+
+function centre(ctx) {
+  const { state } = ctx;
+  const view = state.view;
+  const d = view.dice;
+  const seconds = ctx.deadlineAt ? secondsLeft(ctx.deadlineAt, ctx.now) : null;
+  const rules = view.rules;
+  return html`<div class="centre" aria-label=${ctx.t("table.info")}>
+    <div class="round">${ctx.t(`table.round.${view.round_wind}`)} · ${ctx.t("table.hand_of", { n: state.hand_no, total: state.hands_total ?? "∞" })}</div>
+    <div class="wall" title=${ctx.t("table.wall")}>${ctx.t("table.wall_left", { n: view.wall_remaining })}</div>
+    <div class="dice">${ctx.t("table.dice")} ${d[0][0]}+${d[0][1]} · ${d[1][0]}+${d[1][1]}</div>
+    ${rules ? html`<div class="rules-mark">${ctx.t("table.custom_rules", { name: rules.name })}
+      ${view.indicator ? html`<span class="indicator">${ctx.t("table.indicator")} ${tileImg(ctx.t, view.indicator)}</span>` : nothing}
+      ${view.wild_tiles && view.wild_tiles.length ? html`<span class="wilds">${ctx.t("table.wild_tiles")} ${view.wild_tiles.map((x) => tileImg(ctx.t, x, { wild: true }))}</span>` : nothing}</div>` : nothing}
+    ${seconds !== null ? html`<div class="countdown ${seconds <= 5 ? "urgent" : ""}" role="timer" aria-label=${ctx.t("table.seconds_left", { n: seconds })}>${seconds}</div>` : nothing}
+  </div>`;
+}
+
+/** The buttons of exactly `ctx.legal` (claims, kongs, win, pass) and, while a tile is raised,
+ * its discard; what is being claimed is shown beside them. */
+export function actionBar(ctx) {
+  if (!ctx.interactive || !ctx.legal.length) return nothing;
+  const claim = ctx.state.view.claim;
+  const buttons = actionButtons(ctx.legal);
+  const raised = ctx.raisedTile;
+  return html`<div class="actions" role="toolbar" aria-label=${ctx.t("table.actions")}>
+    ${claim && buttons.length ? html`<span class="claim-tile">${tileImg(ctx.t, claim.tile)} <span>${playerName(ctx.t, ctx.names, claim.from)}</span></span>` : nothing}
+    ${buttons.map((b) => html`<button class="act act-${b.action.type}" data-action=${b.action.type} data-tile=${b.action.tile || nothing} data-key=${b.key}
+      @click=${() => ctx.onAction(b.action)}>${ctx.t(b.label)}${b.tiles.map((x) => tileImg(ctx.t, x))}<kbd>${b.key}</kbd></button>`)}
+    ${raised ? html`<button class="act act-discard" data-action="discard" @click=${() => ctx.onAction({ type: "discard", tile: raised })}>${ctx.t("table.action.discard")} ${tileImg(ctx.t, raised)}<kbd>Enter</kbd></button>` : nothing}
+  </div>`;
+}
+
+/** The whole table. `ctx`: {t, state (update-like), names (by player), perspective (the
+ * player at the bottom), last (lastDiscard), legal, interactive, selected, raisedTile,
+ * deadlineAt, now, onTile(index, tile), onAction(action)}. */
+export function tableView(ctx) {
+  const view = ctx.state.view;
+  const wild = view.wild_tiles || [];
+  const around = seatsAround(view, ctx.perspective);
+  return html`<div class="board phase-${view.phase}">
+    ${["top", "left", "right"].map((side) => otherSeat(ctx, around[side], side, wild))}
+    ${centre(ctx)}
+    ${ownSeat(ctx, around.bottom, wild)}
+  </div>
+  ${actionBar(ctx)}`;
+}
+
+// ---------------------------------------------------------------- hand end ---
+
+/** A hand laid out: concealed tiles then melds. */
+export function handLine(t, concealed, melds, wild = []) {
+  const ctx = { t };
+  return html`<span class="hand-line">${parseTiles(concealed).map((x) => tileImg(t, x, { wild: wild.includes(x) }))}
+    ${melds.map((m) => meldView(ctx, m, wild))}</span>`;
+}
+
+/** The end of a hand: the winner's hand and fans (in the current language) or the drawn
+ * hand, the payments by player, every hand revealed, and the fairness check. `result`:
+ * {hand_no, win, head_bump, hands, scores, fairness}: `fairness` {ok, command}, null while
+ * the reveal is awaited, absent where there is none to check (a replay). */
+export function resultView(t, lang, names, result, wild = []) {
+  const win = result.win;
+  const name = (p) => playerName(t, names, p);
+  const fanName = (f) => (lang === "zh" ? f.name_zh : f.name);
+  const winning = win ? splitHand(win.hand) : null;
+  return html`<div class="result-body">
+    <h2>${t("table.hand_no", { n: result.hand_no })}: ${win
+      ? win.discarder === null ? t("table.result.self_drawn", { name: name(win.winner) }) : t("table.result.won_on", { name: name(win.winner), from: name(win.discarder) })
+      : t("table.result.drawn")}</h2>
+    ${win ? html`<div class="winning-hand">${winning.tiles.map((x, i) => tileImg(t, x, { wild: wild.includes(x), cls: i === winning.tiles.length - 1 ? "winning" : "" }))}
+        ${winning.melds.map((m) => meldView({ t }, m, wild))}</div>
+      <table class="fans"><tbody>${win.fans.map((f) => html`<tr><td>${fanName(f)}${f.count > 1 ? ` ×${f.count}` : ""}</td><td class="num">${f.points * f.count}</td></tr>`)}
+        <tr class="total"><td>${t("table.result.total")}</td><td class="num">${win.total} ${t("table.fan")}</td></tr></tbody></table>` : nothing}
+    ${result.head_bump ? html`<p>${t("table.result.head_bump", { names: result.head_bump.others.map(name).join(", ") })}</p>` : nothing}
+    <table class="payments"><thead><tr><th>${t("table.result.player")}</th><th class="num">${t("table.result.delta")}</th><th class="num">${t("table.result.score")}</th></tr></thead>
+      <tbody>${(win ? win.deltas : [0, 0, 0, 0]).map((d, p) => html`<tr class=${d > 0 ? "plus" : d < 0 ? "minus" : ""}><td>${name(p)}</td><td class="num">${signed(d)}</td><td class="num">${result.scores ? signed(result.scores[p]) : ""}</td></tr>`)}</tbody></table>
+    ${result.hands ? html`<div class="revealed"><h3>${t("table.result.hands")}</h3>${result.hands.map((h, p) =>
+      html`<div class="revealed-hand"><span class="who">${name(p)}</span>${handLine(t, h.concealed, h.melds, wild)}</div>`)}</div>` : nothing}
+    ${result.fairness !== undefined ? fairnessView(t, result.fairness) : nothing}
+  </div>`;
+}
+
+/** The fairness line: ✓ when the revealed seed and salt hash to the commitment sent before
+ * the hand, ✗ when not, and the command that also rebuilds the wall. */
+export function fairnessView(t, fairness) {
+  if (!fairness) return html`<p class="fairness pending">${t("table.fair.waiting")}</p>`;
+  return html`<div class="fairness ${fairness.ok ? "ok" : "bad"}">
+    <p>${fairness.ok ? html`<span class="check" aria-hidden="true">✓</span> ${t("table.fair.ok")}` : html`<span class="check" aria-hidden="true">✗</span> ${t("table.fair.bad")}`}</p>
+    <details><summary>${t("table.fair.command")}</summary><code class="verify">${fairness.command}</code></details>
+  </div>`;
+}

@@ -1,0 +1,134 @@
+// The shell's pure parts: the dictionaries, the texts, the errors in words, the routes.
+import { eq, ok, test } from "./harness.js";
+import { DICTIONARIES, errorText, missingKeys, mergeDictionaries, translate, defaultLang } from "../js/i18n.js";
+import { parseRoute, seatOf } from "../js/app.js";
+import { connectionText } from "../js/header.js";
+import { serverError } from "../js/net.js";
+import { refusal, when } from "../js/pages/player.js";
+import { rulesName, stateText } from "../js/pages/lobby.js";
+
+const fakeApp = (lang) => ({ t: (key, params) => translate(lang, key, params) });
+
+test("every dictionary has the same keys in both languages", () => {
+  for (const [name, dictionary] of Object.entries(DICTIONARIES)) {
+    eq(missingKeys(dictionary), [], `${name} dictionary`);
+    ok(Object.keys(dictionary.en).length > 0, `${name} has texts`);
+  }
+  eq(missingKeys(mergeDictionaries()), [], "merged");
+});
+
+test("missingKeys names the key and the language that lacks it", () => {
+  eq(missingKeys({ en: { a: "1", b: "2" }, zh: { a: "一", c: "三" } }), ["en lacks c", "zh lacks b"]);
+});
+
+test("the shell's keys are all app.* and no text is empty", () => {
+  for (const lang of ["en", "zh"]) {
+    for (const [key, text] of Object.entries(DICTIONARIES.app[lang])) {
+      ok(key.startsWith("app."), `${key} is namespaced`);
+      ok(text.trim().length > 0, `${lang} ${key} has a text`);
+    }
+  }
+});
+
+test("the Chinese texts are Chinese, not English left over", () => {
+  // Texts that are the same in both languages would be untranslated ones; the few allowed are
+  // made only of placeholders, digits and signs ("{won} / {lost} / {drawn}").
+  const en = DICTIONARIES.app.en;
+  for (const [key, text] of Object.entries(DICTIONARIES.app.zh)) {
+    if (key === "app.header.lang" || key === "app.header.lang_label") continue; // the other language's name
+    const words = text.replace(/\{\w+\}/g, "").replace(/guest-|Ctrl\+C|⌘C|_|-/g, "");
+    ok(!/[A-Za-z]{2,}/.test(words), `zh ${key} has no English word: ${text}`);
+    if (/[\u4e00-\u9fff]/.test(en[key])) ok(false, `en ${key} is not Chinese`);
+  }
+});
+
+test("translate fills placeholders and shows an unknown key as itself", () => {
+  eq(translate("en", "app.lobby.turn", { n: 15 }), "15 s per move");
+  eq(translate("zh", "app.lobby.turn", { n: 15 }), "每步 15 秒");
+  eq(translate("zh", "app.home.play_now"), "立即开局（对战三个机器人）");
+  eq(translate("en", "app.no.such.key"), "app.no.such.key");
+  eq(translate("en", "app.lobby.turn"), "{n} s per move", "a missing parameter stays visible");
+});
+
+test("the browser's languages choose the first language", () => {
+  eq(defaultLang(["zh-CN", "en"]), "zh");
+  eq(defaultLang(["en-US", "zh-TW"]), "zh");
+  eq(defaultLang(["de-DE", "en"]), "en");
+  eq(defaultLang([]), "en");
+});
+
+test("server errors are shown in words, with the wait of a rate limit", () => {
+  const refused = (payload) => serverError(payload);
+  eq(errorText("en", refused({ code: "auth_failed", reason: "bad" })), "Wrong username or password.");
+  eq(errorText("zh", refused({ code: "username_taken", reason: "x" })), "该用户名已被使用，请换一个。");
+  eq(errorText("en", refused({ code: "rate_limited", reason: "r", retry_after: 4 })), "Too many attempts: try again in 4 s.");
+  eq(errorText("zh", refused({ code: "rate_limited", reason: "r", retry_after: 4 })), "尝试次数过多，请 4 秒后再试。");
+  eq(errorText("en", refused({ code: "rate_limited", reason: "r" })), "Too many attempts: wait a moment and try again.");
+  for (const code of ["weak_password", "bad_username", "table_full", "seat_taken", "wrong_invite", "table_started"]) {
+    const text = errorText("en", refused({ code, reason: "the server's words" }));
+    ok(text !== "the server's words" && !text.startsWith("app."), `${code} has its own text`);
+  }
+  eq(errorText("en", refused({ code: "tile_not_in_hand", reason: "you hold no 5p" })), "you hold no 5p");
+});
+
+test("serverError keeps code, reason and retry_after", () => {
+  const error = serverError({ code: "rate_limited", reason: "slow down", retry_after: 3 });
+  eq([error.code, error.reason, error.retryAfter, error.message], ["rate_limited", "slow down", 3, "slow down"]);
+  eq(serverError({ code: "stale" }).retryAfter, null);
+});
+
+test("routes: every page of the client and nothing else", () => {
+  eq(parseRoute(""), { name: "home", params: {} });
+  eq(parseRoute("#/"), { name: "home", params: {} });
+  eq(parseRoute("#/lobby"), { name: "lobby", params: {} });
+  eq(parseRoute("#/join/t4/AbC9"), { name: "join", params: { table: "t4", code: "AbC9" } });
+  eq(parseRoute("#/player/lin"), { name: "player", params: { name: "lin" } });
+  eq(parseRoute("#/player/guest-12%2Fx"), { name: "player", params: { name: "guest-12/x" } });
+  eq(parseRoute("#/table/t4"), { name: "table", params: { table: "t4", mode: "play" } });
+  eq(parseRoute("#/watch/t4"), { name: "table", params: { table: "t4", mode: "watch" } });
+  eq(parseRoute("#/match/12"), { name: "match", params: { id: 12, hand: null, step: null } });
+  eq(parseRoute("#/match/12/3/40"), { name: "match", params: { id: 12, hand: 3, step: 40 } });
+  for (const hash of ["#/match/x", "#/join/t4", "#/nowhere", "#/lobby/extra", "#/table"]) {
+    eq(parseRoute(hash).name, "notfound", hash);
+  }
+});
+
+test("seatOf finds a player's seat in a summary", () => {
+  const summary = { seats: ["lin", null, "bot:default", "mei"] };
+  eq([seatOf(summary, "lin"), seatOf(summary, "mei"), seatOf(summary, "bot:default") >= 0], [0, 3, true]);
+  eq(seatOf(summary, "nobody"), -1);
+  eq(seatOf(summary, null), -1);
+});
+
+test("the header counts down to the next connection attempt", () => {
+  const app = (connection, lang = "en") => ({ connection, ...fakeApp(lang) });
+  eq(connectionText(app({ status: "connected", retryAt: null })), "Connected");
+  eq(connectionText(app({ status: "connecting", retryAt: null }, "zh")), "正在连接…");
+  eq(connectionText(app({ status: "reconnecting", retryAt: 10_500 }), 6_000), "Reconnecting in 5 s");
+  eq(connectionText(app({ status: "reconnecting", retryAt: 10_500 }, "zh"), 6_000), "5 秒后重新连接");
+  eq(connectionText(app({ status: "reconnecting", retryAt: 10_000 }), 10_000), "Reconnecting…");
+});
+
+test("the player page says why there is no page, in words", () => {
+  eq(refusal(fakeApp("en"), "nobody", 404, { error: "no player nobody" }), "There is no player named nobody.");
+  eq(refusal(fakeApp("zh"), "nobody", 404, {}), "没有名为 nobody 的玩家。");
+  eq(refusal(fakeApp("en"), "x", 500, { error: "the database is away" }), "the database is away");
+  eq(refusal(fakeApp("en"), "x", 502, null), "The server could not be reached. Try again in a moment.");
+});
+
+test("times show in the visitor's zone; a broken time shows as sent", () => {
+  const date = new Date("2026-12-01T10:05:00Z");
+  const pad = (n) => String(n).padStart(2, "0");
+  const local = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+  eq(when("2026-12-01T10:05:00Z"), `${local} ${pad(date.getHours())}:${pad(date.getMinutes())}`);
+  eq(when("soon"), "soon");
+});
+
+test("the lobby names the rules and the state of a table", () => {
+  eq(rulesName(fakeApp("zh"), "mcr"), "国标麻将");
+  eq(rulesName(fakeApp("en"), "custom-flowers"), "Custom: flowers are wild");
+  eq(rulesName(fakeApp("en"), "house-rules"), "house-rules", "a preset the client does not know");
+  eq(stateText(fakeApp("en"), { state: "playing", hand_no: 3 }), "Playing: hand 3");
+  eq(stateText(fakeApp("zh"), { state: "waiting", hand_no: 0 }), "等待玩家");
+  eq(stateText(fakeApp("en"), { state: "playing", hand_no: 0 }), "Playing");
+});

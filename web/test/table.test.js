@@ -1,0 +1,57 @@
+// render.js's pure helpers: seats around the viewer, the last discard, legal actions as
+// buttons, the own hand with its drawn tile apart, a winning hand split.
+import { eq, ok, test } from "./harness.js";
+import { actionButtons, lastDiscard, legalGroups, ownHand, playerName, seatsAround, secondsLeft, signed, splitHand } from "../js/render.js";
+
+const seat = (player) => ({ player, wind: "E", concealed_count: 13, melds: [], flowers: [], river: [] });
+
+test("seatsAround: the viewer at the bottom, the next player on the right", () => {
+  const view = { seats: [seat(2), seat(3), seat(0), seat(1)] };
+  const around = seatsAround(view, 0);
+  eq([around.bottom.player, around.right.player, around.top.player, around.left.player], [0, 1, 2, 3]);
+  eq(seatsAround(view, 3).right.player, 0);
+});
+
+test("lastDiscard follows discards, forgets on a claim or a new hand", () => {
+  eq(lastDiscard(null, [{ kind: "discard", player: 1, tile: "7p" }, { kind: "draw", player: 2, source: "wall" }]), 1);
+  eq(lastDiscard(1, [{ kind: "claim", player: 2, type: "pung", tile: "7p", from: 1, meld: "[777p,3]" }]), null);
+  eq(lastDiscard(3, []), 3, "carried over");
+  eq(lastDiscard(3, [{ kind: "hand_start" }]), null);
+});
+
+test("actionButtons: exactly the legal claims, win first, pass last, chows with tiles", () => {
+  const legal = [{ type: "chow", tile: "6p" }, { type: "chow", tile: "7p" }, { type: "pass" }, { type: "pung" }, { type: "win" }];
+  const buttons = actionButtons(legal);
+  eq(buttons.map((b) => b.action.type), ["win", "pung", "chow", "chow", "pass"]);
+  eq(buttons[3].tiles, ["7p", "8p", "9p"]);
+  eq(actionButtons([{ type: "discard", tile: "1m" }]), [], "a discard is a tile, not a button");
+  eq(actionButtons([]), []);
+  ok(legalGroups([{ type: "discard", tile: "1m" }]).discards.has("1m"));
+});
+
+test("ownHand: sorted, the drawn tile apart; splitHand: melds and the winning tile last", () => {
+  const mine = { ...seat(0), concealed: "123m456p378899sEE" };
+  const hand = ownHand(mine, "3s");
+  eq(hand.drawn, "3s");
+  eq(hand.tiles.length, 13);
+  eq(ownHand(mine, null).drawn, null);
+  const split = splitHand("[678s,1][678p,2]678m56m44p7m");
+  eq(split.melds, ["[678s,1]", "[678p,2]"]);
+  eq(split.tiles.at(-1), "7m");
+});
+
+test("small formatting helpers", () => {
+  const t = (key, p) => `${key}:${p ? p.n : ""}`;
+  eq(playerName(t, ["lin", "bot:default", null, null], 0), "lin");
+  eq(playerName(t, ["lin", "bot:default", null, null], 1), "table.bot:2");
+  eq(playerName(t, null, 3), "table.player:4");
+  eq([signed(8), signed(-8), signed(0)], ["+8", "-8", "0"]);
+  eq(secondsLeft(10500, 10000), 1);
+  eq(secondsLeft(9000, 10000), 0);
+});
+
+test("the table dictionary has the same keys in both languages", async () => {
+  const { default: dict } = await import("../js/i18n/table.js");
+  eq(Object.keys(dict.zh).sort(), Object.keys(dict.en).sort());
+  ok(Object.keys(dict.en).length > 80, "tiles and table texts");
+});
