@@ -97,6 +97,17 @@ export function describeEvents(t, names, events) {
   }).join(" · ");
 }
 
+// The twelve starred fans (document 000's extras, scored only under the custom rules): the
+// protocol names a fan but does not flag these, so the client knows them by name.
+const STARRED = new Set([
+  "Heavenly Hand", "Earthly Hand", "Human Hand", "Big Four Winds and Green Dragon", "Four Wilds",
+  "Four Mixed-Suit Shifted Pungs", "Mixed-Suit Shifted Pungs", "Four Mixed-Suit Shifted Chows",
+  "Mixed-Suit Shifted Chows", "Pair of 2, 5 or 8", "Pair of 1 or 9", "Seat Flower",
+]);
+
+/** A fan's name in the current language, starred (★) when it is one of the custom extras. */
+export const fanLabel = (fan, lang) => `${STARRED.has(fan.name) ? "★ " : ""}${lang === "zh" ? fan.name_zh : fan.name}`;
+
 /** Whole seconds left before `deadlineAt` (a performance.now() time), never below 0. */
 export const secondsLeft = (deadlineAt, now) => Math.max(0, Math.ceil((deadlineAt - now) / 1000));
 
@@ -223,7 +234,7 @@ export function actionBar(ctx) {
   const buttons = actionButtons(ctx.legal);
   const raised = ctx.raisedTile;
   return html`<div class="actions" role="toolbar" aria-label=${ctx.t("table.actions")}>
-    ${claim && buttons.length ? html`<span class="claim-tile">${tileImg(ctx.t, claim.tile)} <span>${playerName(ctx.t, ctx.names, claim.from)}</span></span>` : nothing}
+    ${claim && buttons.length ? html`<span class="claim-tile">${tileImg(ctx.t, claim.tile)} <span>${ctx.t("table.claim_from", { name: playerName(ctx.t, ctx.names, claim.from) })}</span></span>` : nothing}
     ${buttons.map((b) => html`<button class="act act-${b.action.type}" data-action=${b.action.type} data-tile=${b.action.tile || nothing} data-key=${b.key}
       @click=${() => ctx.onAction(b.action)}>${ctx.t(b.label)}${b.tiles.map((x) => tileImg(ctx.t, x))}<kbd>${b.key}</kbd></button>`)}
     ${raised ? html`<button class="act act-discard" data-action="discard" @click=${() => ctx.onAction({ type: "discard", tile: raised })}>${ctx.t("table.action.discard")} ${tileImg(ctx.t, raised)}<kbd>Enter</kbd></button>` : nothing}
@@ -261,7 +272,7 @@ export function handLine(t, concealed, melds, wild = []) {
 export function resultView(t, lang, names, result, wild = []) {
   const win = result.win;
   const name = (p) => playerName(t, names, p);
-  const fanName = (f) => (lang === "zh" ? f.name_zh : f.name);
+  const fanName = (f) => fanLabel(f, lang);
   const winning = win ? splitHand(win.hand) : null;
   return html`<div class="result-body">
     <h2>${t("table.hand_no", { n: result.hand_no })}: ${win
@@ -288,4 +299,45 @@ export function fairnessView(t, fairness) {
     <p>${fairness.ok ? html`<span class="check" aria-hidden="true">✓</span> ${t("table.fair.ok")}` : html`<span class="check" aria-hidden="true">✗</span> ${t("table.fair.bad")}`}</p>
     <details><summary>${t("table.fair.command")}</summary><code class="verify">${fairness.command}</code></details>
   </div>`;
+}
+
+// ------------------------------------------------------------------- aids ---
+
+/** One wait of an `analysis` in words: "2 Dots ×3 · 7 fan on a discard: needs 8 · 9 fan
+ * self-drawn". A total not worked out (`null`) says so. */
+export function waitText(t, wait, minFan) {
+  const outcome = (o, how) => {
+    if (!o) return null;
+    const total = o.total === null ? "?" : o.total;
+    const short = o.meets_minimum === false ? ` ${t("table.aids.needs", { n: minFan })}` : "";
+    return `${t(`table.aids.${how}`, { n: total })}${short}`;
+  };
+  const tile = wait.tile === "*" ? t("table.aids.any_wild") : t(`tile.${wait.tile}`);
+  return [`${tile} ×${wait.unseen}`, outcome(wait.discard, "on_discard"), outcome(wait.self_drawn, "self_drawn")]
+    .filter(Boolean).join(" · ");
+}
+
+/** What the aids panel shows: the waits of a 13-tile hand; on the player's turn what the
+ * raised tile's discard leaves, or the best three discards. */
+export function aidsPicks(analysis, raised) {
+  if (!analysis) return null;
+  if (analysis.waits) return { kind: "waits", shanten: analysis.shanten, waits: analysis.waits };
+  const discards = analysis.discards || [];
+  const chosen = raised ? discards.filter((d) => d.tile === raised) : discards.slice(0, 3);
+  return { kind: "discards", shanten: analysis.shanten, discards: chosen };
+}
+
+/** The aids panel (opt-in): see `aidsPicks`. */
+export function aidsView(t, analysis, raised) {
+  const picks = aidsPicks(analysis, raised);
+  if (!picks) return nothing;
+  const waits = (list) => list.length
+    ? html`<ul>${list.map((w) => html`<li>${tileImg(t, w.tile === "*" ? "wild" : w.tile)} ${waitText(t, w, analysis.min_fan)}</li>`)}</ul>`
+    : html`<p>${t("table.aids.not_ready")}</p>`;
+  const shanten = (n) => (n <= 0 ? "" : t("table.aids.shanten", { n }));
+  return html`<aside class="aids" aria-label=${t("table.aids.title")}><h3>${t("table.aids.title")}</h3>
+    ${picks.kind === "waits"
+      ? html`<p>${picks.shanten < 0 ? t("table.aids.complete") : shanten(picks.shanten) || t("table.aids.waits")}</p>${picks.shanten === 0 ? waits(picks.waits) : nothing}`
+      : picks.discards.map((d) => html`<div class="aids-choice"><p>${t("table.aids.discard", { tile: t(`tile.${d.tile}`) })} ${shanten(d.shanten)}</p>${d.shanten === 0 ? waits(d.waits) : nothing}</div>`)}
+  </aside>`;
 }

@@ -55,3 +55,19 @@ test("the table dictionary has the same keys in both languages", async () => {
   eq(Object.keys(dict.zh).sort(), Object.keys(dict.en).sort());
   ok(Object.keys(dict.en).length > 80, "tiles and table texts");
 });
+
+test("aids: a wait in words, 'needs 8' when short; the raised tile's discard picked", async () => {
+  const { aidsPicks, waitText, fanLabel } = await import("../js/render.js");
+  const t = (key, p = {}) => `${key}(${Object.values(p).join(",")})`;
+  const wait = { tile: "2s", unseen: 3, discard: { total: 6, meets_minimum: false }, self_drawn: { total: 9, meets_minimum: true } };
+  eq(waitText(t, wait, 8), "tile.2s() ×3 · table.aids.on_discard(6) table.aids.needs(8) · table.aids.self_drawn(9)");
+  eq(waitText(t, { tile: "*", unseen: 2, discard: null, self_drawn: { total: null, meets_minimum: true } }, 8),
+    "table.aids.any_wild() ×2 · table.aids.self_drawn(?)");
+  const analysis = { min_fan: 8, shanten: 0, discards: [{ tile: "9p", shanten: 0, waits: [wait] }, { tile: "2m", shanten: 1, waits: [] }, { tile: "E", shanten: 1, waits: [] }, { tile: "W", shanten: 2, waits: [] }] };
+  eq(aidsPicks(analysis, "2m").discards.map((d) => d.tile), ["2m"]);
+  eq(aidsPicks(analysis, null).discards.map((d) => d.tile), ["9p", "2m", "E"], "the best three");
+  eq(aidsPicks({ min_fan: 8, shanten: 0, waits: [wait] }, null).kind, "waits");
+  eq(aidsPicks(null, null), null);
+  eq(fanLabel({ name: "Seat Flower", name_zh: "季花" }, "zh"), "★ 季花");
+  eq(fanLabel({ name: "All Chows", name_zh: "平和" }, "en"), "All Chows");
+});

@@ -137,6 +137,18 @@ const en = {
   "table.event.add_kong": "{name} adds {tile} to a kong",
   "table.event.win": "{name} wins! 和",
   "table.event.exhausted": "The wall is exhausted: a drawn hand",
+  "table.claim_from": "from {name}",
+  "table.aids.title": "Aids",
+  "table.aids.toggle": "Show playing aids (waits, what each discard leaves)",
+  "table.aids.needs": "(needs {n})",
+  "table.aids.on_discard": "{n} fan on a discard",
+  "table.aids.self_drawn": "{n} fan self-drawn",
+  "table.aids.any_wild": "any wild tile",
+  "table.aids.not_ready": "No wait: not ready.",
+  "table.aids.shanten": "{n} from ready",
+  "table.aids.complete": "Complete: you can win.",
+  "table.aids.waits": "Ready. Waiting on:",
+  "table.aids.discard": "Discard {tile}:",
 };
 
 const zh = {
@@ -257,6 +269,18 @@ const zh = {
   "table.event.add_kong": "{name} 加杠 {tile}",
   "table.event.win": "{name} 和牌！",
   "table.event.exhausted": "牌墙摸完：荒庄",
+  "table.claim_from": "{name} 打出",
+  "table.aids.title": "辅助",
+  "table.aids.toggle": "显示辅助（听牌、每张打法剩下什么）",
+  "table.aids.needs": "（需 {n} 番）",
+  "table.aids.on_discard": "点和 {n} 番",
+  "table.aids.self_drawn": "自摸 {n} 番",
+  "table.aids.any_wild": "任意混牌",
+  "table.aids.not_ready": "未听牌。",
+  "table.aids.shanten": "{n} 向听",
+  "table.aids.complete": "已和牌型：可以和。",
+  "table.aids.waits": "听牌：",
+  "table.aids.discard": "打 {tile}：",
 };
 
 export default { en, zh };

@@ -3,7 +3,7 @@
 // drawn by the live table's renderer with every hand open. Keys: ←/→ a turn, ↑/↓ or
 // PageUp/PageDown a hand, Home/End the hand's start/end, Space autoplay.
 import { html, nothing } from "../vendor/lit-html.js";
-import { describeEvents, foldResult, lastDiscard, playerName, resultView, signed, tableView } from "../render.js";
+import { describeEvents, fanLabel, foldResult, lastDiscard, playerName, resultView, signed, tableView } from "../render.js";
 
 const AUTOPLAY_MS = 800;
 let s = null;
@@ -160,7 +160,7 @@ function body(app) {
 function handsTable(app, m) {
   const t = app.t;
   const name = (p) => playerName(t, m.seats, p);
-  const fanName = (f) => (app.lang === "zh" ? f.name_zh : f.name);
+  const fanName = (f) => fanLabel(f, app.lang);
   return html`<h2>${t("replay.hands")}</h2>
     <table class="match-hands"><thead><tr><th>#</th><th>${t("replay.outcome")}</th><th>${t("replay.fans")}</th><th>${t("replay.deltas")}</th><th></th></tr></thead>
     <tbody>${m.hands.map((h) => html`<tr>

@@ -4,7 +4,7 @@
 // render.js. Keyboard shortcuts: see `keys` below and docs/client.md.
 import { html, nothing } from "../vendor/lit-html.js";
 import { checkReveal, verifyCommand } from "../fairness.js";
-import { actionButtons, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, signed, tableView } from "../render.js";
+import { actionButtons, aidsView, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, signed, tableView } from "../render.js";
 import { beep } from "../sound.js";
 
 const DIGIT_KEYS = "1234567890-="; // pick tiles 1..12 of the own hand
@@ -17,6 +17,7 @@ function fresh(app, params) {
     summary: null, update: null, last: null, selected: null, answered: null,
     deadlineAt: null, commits: {}, reveals: {}, handNo: null, acc: null, result: null, resultOpen: false,
     matchEnd: null, grades: {}, error: null, off: [], timer: null,
+    analysis: null, analysing: null, analysed: null,
   };
 }
 
@@ -95,8 +96,33 @@ function onUpdate(p) {
   if (kept === null || shownTiles(p)[s.selected] !== kept || !legalGroups(legalNow()).discards.has(kept)) s.selected = null;
   if (asked) autoAnswer(p);
   if (p.view.phase === "turn" && asked && s.selected === null) preselectDrawn(p);
+  analyse(p);
   s.app.refresh();
 }
+
+/** Aids (opt-in, and only where the table allows them): ask the server to analyse the own
+ * hand whenever it changed, one question at a time (the server limits the rate). */
+async function analyse(p) {
+  const mine = p.view.seats.find((x) => x.player === p.view.you);
+  if (!aidsOn() || !mine || mine.concealed === undefined || p.view.phase === "over") return (s.analysis = null);
+  const key = `${p.hand_no}|${mine.concealed}|${mine.melds.join()}|${(p.view.legal || []).some((a) => a.type === "discard")}`;
+  if (key === s.analysed || s.analysing) return;
+  const here = s;
+  here.analysing = key;
+  try {
+    const answer = await here.app.net.request("analyze", { table: here.table });
+    if (s === here) Object.assign(here, { analysis: answer, analysed: key });
+  } catch {
+    // rate-limited or refused: the next update asks again; aids are a help, never a blocker
+  } finally {
+    if (s === here) {
+      here.analysing = null;
+      here.app.refresh();
+    }
+  }
+}
+
+const aidsOn = () => s.mode === "play" && !!s.app.settings.aids && !!s.summary?.aids;
 
 /** What an event tells beyond the view: the hand's result (`acc` while the hand ends),
  * shown until the player closes it, even after the next hand has begun. */
@@ -255,6 +281,7 @@ function body(app) {
   };
   return html`${top}
     ${s.mode === "watch" ? html`<p class="watching">${t("table.spectating")}</p>` : nothing}
+    ${aidsOn() ? aidsView(t, s.analysis, raisedTile()) : nothing}
     <p class="table-log" aria-live="polite">${describeEvents(t, names, p.events) || "\u00a0"}</p>
     ${tableView(ctx)}
     ${s.result && s.resultOpen ? html`<div class="result" role="dialog" aria-modal="false" aria-label=${t("table.result.title")}>
@@ -325,6 +352,7 @@ function optionsView(app) {
     <summary>${t("table.options")}</summary>
     <label><input type="checkbox" .checked=${!!app.settings.autoPass} @change=${toggle("autoPass")}> ${t("table.auto_pass")}</label>
     <label><input type="checkbox" .checked=${!!app.settings.sound} @change=${toggle("sound")}> ${t("table.sound")}</label>
+    ${s.summary?.aids && s.mode === "play" ? html`<label><input type="checkbox" .checked=${!!app.settings.aids} @change=${toggle("aids")}> ${t("table.aids.toggle")}</label>` : nothing}
     <div class="help"><h3>${t("table.keys")}</h3><p>${t("table.keys_help")}</p></div>
   </details>`;
 }
