@@ -4,10 +4,11 @@
 // render.js. Keyboard shortcuts: see `keys` below and docs/client.md.
 import { html, nothing } from "../vendor/lit-html.js";
 import { checkReveal, verifyCommand } from "../fairness.js";
-import { actionButtons, aidsView, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, signed, tableView } from "../render.js";
+import { actionButtons, aidsView, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, secondsLeft, signed, tableView } from "../render.js";
 import { beep } from "../sound.js";
 
 const DIGIT_KEYS = "1234567890-="; // pick tiles 1..12 of the own hand
+const RESULT_GIVES_WAY_S = 8; // seconds left to decide when the last result closes by itself
 
 let s = null; // the page's state while it is shown
 
@@ -61,7 +62,7 @@ async function connect() {
   try {
     if (!here.app.session && here.mode === "watch") await here.app.guest(); // watching needs a session
     if (!here.app.session) return here.app.refresh();
-    if (here.mode === "watch") await here.app.net.request("watch", { table: here.table, invite_code: null });
+    if (here.mode === "watch") await here.app.net.request("watch", { table: here.table, invite_code: here.app.invites?.[here.table] ?? null });
     const reply = await here.app.net.request("sync", { table: here.table });
     if (s !== here) return;
     if (reply.view) onUpdate(reply);
@@ -274,6 +275,11 @@ function body(app) {
   if (!s.update) return html`${top}${waitingRoom(app)}`;
   const p = s.update;
   const legal = legalNow();
+  // The last hand's result stays up into the next hand (the pause between hands is short)
+  // until closed, or until the player's own clock runs low: the table must be seen then.
+  if (s.resultOpen && s.result && s.result.hand_no !== p.hand_no && s.deadlineAt && secondsLeft(s.deadlineAt, performance.now()) <= RESULT_GIVES_WAY_S) {
+    s.resultOpen = false;
+  }
   const ctx = {
     t, state: p, names, perspective: p.view.you ?? p.view.seats[0].player, last: s.last,
     legal, interactive: s.mode === "play", selected: s.selected, raisedTile: raisedTile(),
