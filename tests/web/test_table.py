@@ -170,7 +170,7 @@ async def test_four_pages_play_a_short_match_then_the_replay_shows_it(open_page:
     clicks = await asyncio.gather(*(play_until(p, ".match-end", seconds=90) for p in pages))
     seconds = time.monotonic() - started
     print(f"\na one-hand match of four pages: {sum(clicks)} clicks in {seconds:.1f} s")
-    final = [await p.locator(".match-end tbody tr").count() for p in pages]
+    final = [await p.locator(".match-end .final tbody tr").count() for p in pages]
     assert final == [4, 4, 4, 4]
 
     page = pages[0]

@@ -4,7 +4,7 @@
 // may not see is simply absent from the payload: a seat without `concealed` is drawn as
 // backs, "[????]" as a face-down kong; nothing here guesses.
 import { html, nothing } from "./vendor/lit-html.js";
-import { chowTiles, claimedIndex, parseMeld, parseTiles, sortTiles, tileImg, withoutOne } from "./tiles.js";
+import { chowTiles, claimedIndex, parseMeld, parseTiles, sortTiles, tileImg, tileKey, withoutOne } from "./tiles.js";
 
 export const SIDES = ["bottom", "right", "top", "left"]; // turn order from the viewer: next player on the right
 
@@ -89,7 +89,7 @@ const TOLD = new Set(["flower", "draw", "discard", "claim", "concealed_kong", "a
 /** What happened, in words: "Bot 2 discards 7 Dots · Bot 3: pung". */
 export function describeEvents(t, names, events) {
   const who = (p) => playerName(t, names, p);
-  const tile = (x) => (x && x !== "*" ? t(`tile.${x}`) : "");
+  const tile = (x) => (x ? t(tileKey(x)) : "");
   return events.filter((e) => TOLD.has(e.kind)).map((e) => {
     const p = e.kind === "win" ? e.winner : e.player;
     const what = e.kind === "claim" ? `table.event.${e.type}` : `table.event.${e.kind}`;
@@ -216,7 +216,7 @@ function centre(ctx) {
   const seconds = ctx.deadlineAt ? secondsLeft(ctx.deadlineAt, ctx.now) : null;
   const rules = view.rules;
   return html`<div class="centre" aria-label=${ctx.t("table.info")}>
-    <div class="round">${ctx.t(`table.round.${view.round_wind}`)} · ${ctx.t("table.hand_of", { n: state.hand_no, total: state.hands_total ?? "∞" })}</div>
+    <div class="round">${ctx.t(`table.round.${view.round_wind}`)} · ${state.hands_total ? ctx.t("table.hand_of", { n: state.hand_no, total: state.hands_total }) : ctx.t("table.hand_no", { n: state.hand_no })}</div>
     <div class="wall" title=${ctx.t("table.wall")}>${ctx.t("table.wall_left", { n: view.wall_remaining })}</div>
     <div class="dice">${ctx.t("table.dice")} ${d[0][0]}+${d[0][1]} · ${d[1][0]}+${d[1][1]}</div>
     ${rules ? html`<div class="rules-mark">${ctx.t("table.custom_rules", { name: rules.name })}
@@ -296,7 +296,7 @@ export function resultView(t, lang, names, result, wild = []) {
 export function fairnessView(t, fairness) {
   if (!fairness) return html`<p class="fairness pending">${t("table.fair.waiting")}</p>`;
   return html`<div class="fairness ${fairness.ok ? "ok" : "bad"}">
-    <p>${fairness.ok ? html`<span class="check" aria-hidden="true">✓</span> ${t("table.fair.ok")}` : html`<span class="check" aria-hidden="true">✗</span> ${t("table.fair.bad")}`}</p>
+    <p>${fairness.ok ? html`<span class="fair-mark" aria-hidden="true">✓</span> ${t("table.fair.ok")}` : html`<span class="fair-mark" aria-hidden="true">✗</span> ${t("table.fair.bad")}`}</p>
     <details><summary>${t("table.fair.command")}</summary><code class="verify">${fairness.command}</code></details>
   </div>`;
 }
@@ -312,7 +312,7 @@ export function waitText(t, wait, minFan) {
     const short = o.meets_minimum === false ? ` ${t("table.aids.needs", { n: minFan })}` : "";
     return `${t(`table.aids.${how}`, { n: total })}${short}`;
   };
-  const tile = wait.tile === "*" ? t("table.aids.any_wild") : t(`tile.${wait.tile}`);
+  const tile = t(tileKey(wait.tile));
   return [`${tile} ×${wait.unseen}`, outcome(wait.discard, "on_discard"), outcome(wait.self_drawn, "self_drawn")]
     .filter(Boolean).join(" · ");
 }
@@ -332,7 +332,7 @@ export function aidsView(t, analysis, raised) {
   const picks = aidsPicks(analysis, raised);
   if (!picks) return nothing;
   const waits = (list) => list.length
-    ? html`<ul>${list.map((w) => html`<li>${tileImg(t, w.tile === "*" ? "wild" : w.tile)} ${waitText(t, w, analysis.min_fan)}</li>`)}</ul>`
+    ? html`<ul>${list.map((w) => html`<li>${tileImg(t, w.tile)} ${waitText(t, w, analysis.min_fan)}</li>`)}</ul>`
     : html`<p>${t("table.aids.not_ready")}</p>`;
   const shanten = (n) => (n <= 0 ? "" : t("table.aids.shanten", { n }));
   return html`<aside class="aids" aria-label=${t("table.aids.title")}><h3>${t("table.aids.title")}</h3>

@@ -62,7 +62,7 @@ test("aids: a wait in words, 'needs 8' when short; the raised tile's discard pic
   const wait = { tile: "2s", unseen: 3, discard: { total: 6, meets_minimum: false }, self_drawn: { total: 9, meets_minimum: true } };
   eq(waitText(t, wait, 8), "tile.2s() ×3 · table.aids.on_discard(6) table.aids.needs(8) · table.aids.self_drawn(9)");
   eq(waitText(t, { tile: "*", unseen: 2, discard: null, self_drawn: { total: null, meets_minimum: true } }, 8),
-    "table.aids.any_wild() ×2 · table.aids.self_drawn(?)");
+    "tile.any_wild() ×2 · table.aids.self_drawn(?)");
   const analysis = { min_fan: 8, shanten: 0, discards: [{ tile: "9p", shanten: 0, waits: [wait] }, { tile: "2m", shanten: 1, waits: [] }, { tile: "E", shanten: 1, waits: [] }, { tile: "W", shanten: 2, waits: [] }] };
   eq(aidsPicks(analysis, "2m").discards.map((d) => d.tile), ["2m"]);
   eq(aidsPicks(analysis, null).discards.map((d) => d.tile), ["9p", "2m", "E"], "the best three");

@@ -290,12 +290,21 @@ function body(app) {
     ${aidsOn() ? aidsView(t, s.analysis, raisedTile()) : nothing}
     <p class="table-log" aria-live="polite">${describeEvents(t, names, p.events) || "\u00a0"}</p>
     ${tableView(ctx)}
-    ${s.result && s.resultOpen ? html`<div class="result" role="dialog" aria-modal="false" aria-label=${t("table.result.title")}>
-        ${resultView(t, app.lang, names, s.result, p.view.wild_tiles || [])}
-        <button class="primary close-result" @click=${() => ((s.resultOpen = false), app.refresh())}>${t("table.result.close")}</button></div>`
-      : s.result ? html`<button class="reopen-result" @click=${() => ((s.resultOpen = true), app.refresh())}>${t("table.result.show")}</button>` : nothing}
-    ${s.matchEnd ? matchEndView(app, names) : nothing}
+    ${dialog(app, names, p)}
     ${optionsView(app)}`;
+}
+
+/** The hand's result (and, once the match is over, its final ranking above it) in one
+ * dialog; closed, a button brings the hand's result back. */
+function dialog(app, names, p) {
+  const t = app.t;
+  const hand = s.result && s.resultOpen
+    ? html`${resultView(t, app.lang, names, s.result, p.view.wild_tiles || [])}
+      <button class="primary close-result" @click=${() => ((s.resultOpen = false), app.refresh())}>${t("table.result.close")}</button>`
+    : s.result ? html`<button class="reopen-result" @click=${() => ((s.resultOpen = true), app.refresh())}>${t("table.result.show")}</button>` : nothing;
+  if (s.matchEnd) return html`<div class="result match-end" role="dialog" aria-label=${t("table.match_end")}>${matchEndView(app, names)}${hand}</div>`;
+  if (!s.result) return nothing;
+  return s.resultOpen ? html`<div class="result" role="dialog" aria-modal="false" aria-label=${t("table.result.title")}>${hand}</div>` : hand;
 }
 
 function waitingRoom(app) {
@@ -335,7 +344,7 @@ function matchEndView(app, names) {
   const t = app.t;
   const m = s.matchEnd;
   const order = m.scores.map((score, p) => ({ p, score })).sort((a, b) => b.score - a.score);
-  return html`<div class="result match-end" role="dialog" aria-label=${t("table.match_end")}>
+  return html`<section class="final">
     <h2>${t("table.match_end")}</h2>
     <table class="payments"><tbody>${order.map(({ p, score }, rank) => {
       const name = names?.[p];
@@ -344,7 +353,7 @@ function matchEndView(app, names) {
         <td class="num">${signed(score)}</td><td>${grade !== undefined && grade !== null ? t("table.grade", { grade }) : ""}</td></tr>`;
     })}</tbody></table>
     <p><a class="button primary" href="#/match/${m.match}">${t("table.see_match")}</a> <a class="button" href="#/lobby">${t("table.back_lobby")}</a></p>
-  </div>`;
+  </section>`;
 }
 
 function optionsView(app) {
