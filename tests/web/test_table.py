@@ -100,6 +100,8 @@ async def test_a_guest_plays_a_whole_hand_by_clicks_and_a_spectator_sees_nothing
     assert "guobiao verify --seed" in (await result.locator("code.verify").text_content() or "")
 
     assert not seen_in_dom, f"the spectator's page showed concealed tiles: {seen_in_dom[:5]}"
+    me = await page.locator(".seat-bottom .name").inner_text()
+    assert me.split(" ")[0] in await watcher.locator(".board").inner_text(), "names, not numbers"
     received = [message for way, message in frames if way == "received"]
     updates = [m for m in received if m.get("type") == "update"]
     assert updates, "the spectator got the table's updates"

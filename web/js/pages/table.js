@@ -67,6 +67,12 @@ async function connect() {
     if (s !== here) return;
     if (reply.view) onUpdate(reply);
     else onSummary(reply);
+    // A spectator (or a page opened mid-match) has the seats' names only from the listing;
+    // a private table is not listed: its seats stay "Player N".
+    if (!here.summary) {
+      const listed = (await here.app.net.request("list_tables", {})).tables.find((x) => x.table === here.table);
+      if (listed && s === here && !here.summary) onSummary(listed);
+    }
   } catch (error) {
     if (s !== here) return;
     here.error = here.app.errorText(error);
