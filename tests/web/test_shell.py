@@ -116,6 +116,20 @@ async def test_register_login_logout_and_guest_through_the_forms(open_page: Open
     await page.get_by_label("Password", exact=True).fill("not the password")
     await page.get_by_role("button", name="Log in", exact=True).click()
     await expect(page.get_by_role("alert")).to_have_text("Wrong username or password.")
+    # Four more failures (straight to the connection), then the login backoff: the form says
+    # how long to wait, holds its buttons that long, then lets the right password in.
+    await page.evaluate(
+        """async (name) => {
+          for (let i = 0; i < 4; i++) await guobiao.login(name, "wrong again").catch(() => {});
+        }""",
+        name,
+    )
+    await page.get_by_role("button", name="Log in", exact=True).click()
+    await expect(page.get_by_role("alert")).to_have_text("Too many attempts: try again in 1 s.")
+    log_in = page.get_by_role("button", name="Log in", exact=True)
+    await expect(log_in).to_be_disabled()
+    await expect(log_in).to_be_enabled()
+    await expect(page.get_by_role("alert")).to_have_count(0)
     await login(page, name)
     await logout(page)
 

@@ -8,6 +8,7 @@ const SESSION_KEY = "guobiao.session";
 const SETTINGS_KEY = "guobiao.settings";
 const INVITES_KEY = "guobiao.invites";
 const TOAST_MS = 6000;
+const INVITES_KEPT = 20; // the invite codes remembered, the latest ones
 
 export const DEFAULT_SETTINGS = { lang: "en", sound: false, autoPass: false, autoFlower: true, aids: false };
 
@@ -95,7 +96,7 @@ export function createApp({ onRender, env = {} }) {
       });
     },
     toast(text) {
-      const toast = { id: Math.random(), text };
+      const toast = { text };
       app.toasts = [...app.toasts, toast];
       app.refresh();
       setTimeout(() => {
@@ -133,7 +134,8 @@ export function createApp({ onRender, env = {} }) {
       return `${location.origin}${location.pathname}#/join/${encodeURIComponent(table)}/${encodeURIComponent(code)}`;
     },
     rememberInvite(table, code) {
-      app.invites = { ...app.invites, [table]: code };
+      const kept = Object.entries(app.invites).filter(([id]) => id !== table).slice(1 - INVITES_KEPT);
+      app.invites = { ...Object.fromEntries(kept), [table]: code };
       writeJson(storage, INVITES_KEY, app.invites);
     },
     /** Sit at `table`; the `table` message that follows fills in app.myTable. */

@@ -43,7 +43,7 @@ export function header(app) {
   return html`<button class="skip-link" type="button" @click=${skipToPage}>${app.t("app.header.skip")}</button>
   <header class="site-header">
     <a class="brand" href="#/"><img class="brand-mark" src="/favicon.svg" alt="" width="22" height="22">
-      <span>${app.t("app.name")}</span></a>
+      <span class="brand-text">${app.t("app.name")}</span></a>
     <nav class="site-nav" aria-label=${app.t("app.header.nav")}>
       <a class="header-link" href="#/" aria-current=${app.route.name === "home" ? "page" : nothing}>${app.t("app.nav.home")}</a>
       <a class="header-link" href="#/lobby" aria-current=${app.route.name === "lobby" ? "page" : nothing}>${app.t("app.nav.lobby")}</a>
@@ -54,7 +54,7 @@ export function header(app) {
     <div class="header-side">
       <span class="conn conn-${status}" data-status=${status}>
         <span class="conn-dot" aria-hidden="true"></span>
-        <span aria-hidden="true">${connectionText(app)}</span>
+        <span class="conn-label" aria-hidden="true">${connectionText(app)}</span>
         <span class="visually-hidden" role="status">${app.t(`app.conn.${status}`)}</span>
       </span>
       ${status === "reconnecting"

@@ -3,7 +3,7 @@
 import { eq, ok, test } from "./harness.js";
 import { render } from "../js/vendor/lit-html.js";
 import { translate } from "../js/i18n.js";
-import { lobbyPage } from "../js/pages/lobby.js";
+import { byOpenness, lobbyPage } from "../js/pages/lobby.js";
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -40,8 +40,9 @@ function scriptedApp(replies) {
         handlers[type] = handler;
         return () => delete handlers[type];
       },
-      onReady() {
-        return () => {};
+      onReady(handler) {
+        app.reconnected = handler;
+        return () => (app.reconnected = null);
       },
     },
     push: (type, payload) => handlers[type] && handlers[type](payload),
@@ -71,8 +72,11 @@ test("the lobby subscribes, shows the listing and follows its pushes", async () 
   ok(!root.querySelector("#table-t9"), "gone from the listing");
   ok(root.textContent.includes("Playing: hand 2"), "the state of the new one");
   ok(!root.querySelector('[aria-label="Take a seat at table t10"]'), "no seat at a full table");
+  app.reconnected(); // a new connection has no subscription: the lobby asks again
+  eq(app.asked.at(-1), ["subscribe_lobby", { on: true }]);
   lobbyPage.leave(app);
   eq(app.asked.at(-1), ["subscribe_lobby", { on: false }]);
+  eq(app.reconnected, null, "a lobby left no longer follows reconnections");
 });
 
 test("a server without subscribe_lobby is polled with list_tables", async () => {
@@ -101,4 +105,10 @@ test("the player's own waiting table offers bots, leaving and its invite link", 
   eq(buttons, ["Copy the link", "Open the table", "Add bots", "Leave"]);
   ok(root.querySelector("form.create button[type=submit]").disabled, "one table at a time");
   lobbyPage.leave(app);
+});
+
+test("tables about to start come first, tables in play last", () => {
+  const table = (id, state, free) => ({ table: id, state, seats: [...Array(4)].map((_, i) => (i < free ? null : "x")) });
+  const sorted = [table("a", "playing", 0), table("b", "waiting", 3), table("c", "waiting", 1)].sort(byOpenness);
+  eq(sorted.map((s) => s.table), ["c", "b", "a"]);
 });

@@ -3,54 +3,7 @@
 // with backoff, an expired token forgotten.
 import { eq, ok, test } from "./harness.js";
 import { backoffDelay, createNet, socketUrl } from "../js/net.js";
-
-/** A fake WebSocket class whose instances the test drives: `server` answers each frame. */
-function fakeWorld(server) {
-  const world = { sockets: [], timers: [], clock: 0 };
-  class FakeSocket {
-    constructor(url) {
-      this.url = url;
-      this.sent = [];
-      this.closed = false;
-      world.sockets.push(this);
-    }
-    send(text) {
-      const message = JSON.parse(text);
-      this.sent.push(message);
-      for (const reply of server(message, this) || []) this.deliver(reply);
-    }
-    deliver(message) {
-      queueMicrotask(() => !this.closed && this.onmessage({ data: JSON.stringify(message) }));
-    }
-    open() {
-      this.onopen();
-    }
-    close() {
-      if (this.closed) return;
-      this.closed = true;
-      queueMicrotask(() => this.onclose({}));
-    }
-  }
-  world.env = {
-    WebSocket: FakeSocket,
-    setTimeout: (fn, ms) => world.timers.push({ fn, at: world.clock + ms }) - 1,
-    clearTimeout: (id) => id != null && world.timers[id] && (world.timers[id].fn = null),
-    now: () => world.clock,
-    random: () => 0.5,
-  };
-  /** Runs the due timers after `ms`. */
-  world.advance = (ms) => {
-    world.clock += ms;
-    for (const timer of world.timers) {
-      if (timer.fn && timer.at <= world.clock) {
-        const fn = timer.fn;
-        timer.fn = null;
-        fn();
-      }
-    }
-  };
-  return world;
-}
+import { fakeWorld } from "./fakesocket.js";
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 

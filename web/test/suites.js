@@ -6,3 +6,4 @@ import "./table.test.js";
 import "./app.test.js";
 import "./net.test.js";
 import "./lobby.test.js";
+import "./appcontext.test.js";

@@ -2,13 +2,26 @@
 // (log in, register, play as a guest; or who you are and log out).
 import { html, nothing } from "../vendor/lit-html.js";
 
-// busy: which button is working ("play", "login", ...); failed: which one the error is about
-const state = { busy: null, error: "", failed: null };
+// busy: which button is working ("play", "login", ...); failed: which one the error is about;
+// coolUntil: a rate limit's end (Date.now() ms), the account buttons wait for it
+const state = { busy: null, error: "", failed: null, coolUntil: 0 };
 
 /** The error of the buttons in `whats`, where those buttons are. */
 function errorFor(whats) {
   if (!state.error || !whats.includes(state.failed)) return nothing;
   return html`<p class="error" role="alert">${state.error}</p>`;
+}
+
+/** Hold the account buttons for the `seconds` the server asked (asking sooner only earns
+ * another refusal), then clear the message that said so. */
+function cool(app, seconds) {
+  state.coolUntil = Date.now() + seconds * 1000;
+  setTimeout(() => {
+    if (Date.now() < state.coolUntil) return; // a later refusal set a later end
+    state.coolUntil = 0;
+    state.error = "";
+    app.refresh();
+  }, seconds * 1000 + 50);
 }
 
 async function busy(app, what, step) {
@@ -20,6 +33,7 @@ async function busy(app, what, step) {
   } catch (error) {
     state.error = app.errorText(error);
     state.failed = what;
+    if (error.code === "rate_limited" && error.retryAfter) cool(app, error.retryAfter);
   } finally {
     state.busy = null;
     app.refresh();
@@ -42,7 +56,7 @@ function submitAccount(app, event, after) {
 /** Log in, register or play as a guest; `after` runs once the session is there (the join page
  * uses the same form and then takes the seat). */
 export function accountForm(app, after = async () => {}) {
-  const working = state.busy !== null;
+  const working = state.busy !== null || state.coolUntil > Date.now();
   return html`<form class="account-form" @submit=${(e) => submitAccount(app, e, after)} aria-labelledby="account-title">
     <h2 id="account-title">${app.t("app.account.title")}</h2>
     <label class="field"><span>${app.t("app.account.username")}</span>
@@ -79,7 +93,7 @@ function signedIn(app) {
 
 /** Forget the last visit's error and busy button (the join page shares them). */
 export function resetAccountForm() {
-  Object.assign(state, { busy: null, error: "", failed: null });
+  Object.assign(state, { busy: null, error: "", failed: null }); // a rate limit outlasts a visit
 }
 
 export const homePage = {

@@ -89,7 +89,7 @@ function facts(app, summary) {
     ${summary.hands && summary.hands < 16 ? html`<span>${matchLength(app, summary.hands)}</span>` : nothing}
     <span>${stateText(app, summary)}</span>
     ${summary.private ? html`<span class="badge">${app.t("app.lobby.private")}</span>` : nothing}
-    ${summary.aids ? html`<span class="badge">${app.t("app.lobby.aids_on")}</span>` : nothing}
+    ${summary.aids === false ? html`<span class="badge">${app.t("app.lobby.aids_off")}</span>` : nothing}
   </p>`;
 }
 
@@ -189,7 +189,7 @@ function createForm(app) {
     <label class="field"><span>${app.t("app.create.hands")}</span>
       <select name="hands">${MATCH_LENGTHS.map((n) => html`<option value=${n}>${n === 16 ? app.t("app.create.full") : matchLength(app, n)}</option>`)}</select></label>
     <label class="check"><input name="private" type="checkbox"> <span>${app.t("app.create.private")}</span></label>
-    <label class="check"><input name="aids" type="checkbox"> <span>${app.t("app.create.aids")}</span></label>
+    <label class="check"><input name="aids" type="checkbox" checked> <span>${app.t("app.create.aids")}</span></label>
     ${blocked ? html`<p class="hint">${app.t("app.create.seated")}</p>` : nothing}
     <button class="button primary" type="submit" ?disabled=${blocked || state.busy}>${app.t("app.create.submit")}</button>
   </form>`;
@@ -206,8 +206,14 @@ function signIn(app) {
   </section>`;
 }
 
+/** Tables with a free seat first (most taken first: they start soonest), then those in play. */
+export function byOpenness(a, b) {
+  const free = (s) => (s.state === "waiting" ? s.seats.filter((x) => x === null).length : 9);
+  return free(a) - free(b);
+}
+
 function list(app) {
-  const others = state.tables.filter((s) => !app.myTable || s.table !== app.myTable.table);
+  const others = state.tables.filter((s) => !app.myTable || s.table !== app.myTable.table).sort(byOpenness);
   if (!state.loaded) return html`<p class="hint">${app.t("app.lobby.loading")}</p>`;
   if (others.length === 0) return html`<p class="empty">${app.t("app.lobby.empty")}</p>`;
   return html`<ul class="table-list">${others.map((s) => row(app, s))}</ul>`;
