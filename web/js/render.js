@@ -233,6 +233,7 @@ export function actionBar(ctx) {
   const claim = ctx.state.view.claim;
   const buttons = actionButtons(ctx.legal);
   const raised = ctx.raisedTile;
+  if (!buttons.length && !raised) return nothing; // a discard to choose: the tiles are the buttons
   return html`<div class="actions" role="toolbar" aria-label=${ctx.t("table.actions")}>
     ${claim && buttons.length ? html`<span class="claim-tile">${tileImg(ctx.t, claim.tile)} <span>${ctx.t("table.claim_from", { name: playerName(ctx.t, ctx.names, claim.from) })}</span></span>` : nothing}
     ${buttons.map((b) => html`<button class="act act-${b.action.type}" data-action=${b.action.type} data-tile=${b.action.tile || nothing} data-key=${b.key}
