@@ -212,6 +212,8 @@ async def test_four_pages_play_a_short_match_then_the_replay_shows_it(open_page:
     assert page.url.endswith(f"#/match/{match_id}/1/2")
     await page.get_by_role("button", name="◀ Turn").click()
     await expect(step).to_contain_text("step 1 of")
+    await page.get_by_label("Seen from").select_option("2")
+    await expect(page.locator(".replay .seat-bottom .name")).to_contain_text(detail["seats"][2])
     # Every hand is open in the replay: no backs in any concealed hand.
     assert await page.locator(".replay .hand.backs").count() == 0
     await page.keyboard.press("End")
