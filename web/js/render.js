@@ -4,7 +4,7 @@
 // may not see is simply absent from the payload: a seat without `concealed` is drawn as
 // backs, "[????]" as a face-down kong; nothing here guesses.
 import { html, nothing } from "./vendor/lit-html.js";
-import { chowTiles, claimedIndex, parseMeld, parseTiles, sortTiles, tileImg, withoutOne } from "./tiles.js";
+import { chowTiles, claimedIndex, parseMeld, parseTiles, sortTiles, tileImg, tileKey, withoutOne } from "./tiles.js";
 
 export const SIDES = ["bottom", "right", "top", "left"]; // turn order from the viewer: next player on the right
 
@@ -89,13 +89,24 @@ const TOLD = new Set(["flower", "draw", "discard", "claim", "concealed_kong", "a
 /** What happened, in words: "Bot 2 discards 7 Dots · Bot 3: pung". */
 export function describeEvents(t, names, events) {
   const who = (p) => playerName(t, names, p);
-  const tile = (x) => (x && x !== "*" ? t(`tile.${x}`) : "");
+  const tile = (x) => (x ? t(tileKey(x)) : "");
   return events.filter((e) => TOLD.has(e.kind)).map((e) => {
     const p = e.kind === "win" ? e.winner : e.player;
     const what = e.kind === "claim" ? `table.event.${e.type}` : `table.event.${e.kind}`;
     return t(what, { name: who(p), tile: tile(e.tile || e.flower) }).trim();
   }).join(" · ");
 }
+
+// The twelve starred fans (document 000's extras, scored only under the custom rules): the
+// protocol names a fan but does not flag these, so the client knows them by name.
+const STARRED = new Set([
+  "Heavenly Hand", "Earthly Hand", "Human Hand", "Big Four Winds and Green Dragon", "Four Wilds",
+  "Four Mixed-Suit Shifted Pungs", "Mixed-Suit Shifted Pungs", "Four Mixed-Suit Shifted Chows",
+  "Mixed-Suit Shifted Chows", "Pair of 2, 5 or 8", "Pair of 1 or 9", "Seat Flower",
+]);
+
+/** A fan's name in the current language, starred (★) when it is one of the custom extras. */
+export const fanLabel = (fan, lang) => `${STARRED.has(fan.name) ? "★ " : ""}${lang === "zh" ? fan.name_zh : fan.name}`;
 
 /** Whole seconds left before `deadlineAt` (a performance.now() time), never below 0. */
 export const secondsLeft = (deadlineAt, now) => Math.max(0, Math.ceil((deadlineAt - now) / 1000));
@@ -205,7 +216,7 @@ function centre(ctx) {
   const seconds = ctx.deadlineAt ? secondsLeft(ctx.deadlineAt, ctx.now) : null;
   const rules = view.rules;
   return html`<div class="centre" aria-label=${ctx.t("table.info")}>
-    <div class="round">${ctx.t(`table.round.${view.round_wind}`)} · ${ctx.t("table.hand_of", { n: state.hand_no, total: state.hands_total ?? "∞" })}</div>
+    <div class="round">${ctx.t(`table.round.${view.round_wind}`)} · ${state.hands_total ? ctx.t("table.hand_of", { n: state.hand_no, total: state.hands_total }) : ctx.t("table.hand_no", { n: state.hand_no })}</div>
     <div class="wall" title=${ctx.t("table.wall")}>${ctx.t("table.wall_left", { n: view.wall_remaining })}</div>
     <div class="dice">${ctx.t("table.dice")} ${d[0][0]}+${d[0][1]} · ${d[1][0]}+${d[1][1]}</div>
     ${rules ? html`<div class="rules-mark">${ctx.t("table.custom_rules", { name: rules.name })}
@@ -222,8 +233,9 @@ export function actionBar(ctx) {
   const claim = ctx.state.view.claim;
   const buttons = actionButtons(ctx.legal);
   const raised = ctx.raisedTile;
+  if (!buttons.length && !raised) return nothing; // a discard to choose: the tiles are the buttons
   return html`<div class="actions" role="toolbar" aria-label=${ctx.t("table.actions")}>
-    ${claim && buttons.length ? html`<span class="claim-tile">${tileImg(ctx.t, claim.tile)} <span>${playerName(ctx.t, ctx.names, claim.from)}</span></span>` : nothing}
+    ${claim && buttons.length ? html`<span class="claim-tile">${tileImg(ctx.t, claim.tile)} <span>${ctx.t("table.claim_from", { name: playerName(ctx.t, ctx.names, claim.from) })}</span></span>` : nothing}
     ${buttons.map((b) => html`<button class="act act-${b.action.type}" data-action=${b.action.type} data-tile=${b.action.tile || nothing} data-key=${b.key}
       @click=${() => ctx.onAction(b.action)}>${ctx.t(b.label)}${b.tiles.map((x) => tileImg(ctx.t, x))}<kbd>${b.key}</kbd></button>`)}
     ${raised ? html`<button class="act act-discard" data-action="discard" @click=${() => ctx.onAction({ type: "discard", tile: raised })}>${ctx.t("table.action.discard")} ${tileImg(ctx.t, raised)}<kbd>Enter</kbd></button>` : nothing}
@@ -261,7 +273,7 @@ export function handLine(t, concealed, melds, wild = []) {
 export function resultView(t, lang, names, result, wild = []) {
   const win = result.win;
   const name = (p) => playerName(t, names, p);
-  const fanName = (f) => (lang === "zh" ? f.name_zh : f.name);
+  const fanName = (f) => fanLabel(f, lang);
   const winning = win ? splitHand(win.hand) : null;
   return html`<div class="result-body">
     <h2>${t("table.hand_no", { n: result.hand_no })}: ${win
@@ -285,7 +297,48 @@ export function resultView(t, lang, names, result, wild = []) {
 export function fairnessView(t, fairness) {
   if (!fairness) return html`<p class="fairness pending">${t("table.fair.waiting")}</p>`;
   return html`<div class="fairness ${fairness.ok ? "ok" : "bad"}">
-    <p>${fairness.ok ? html`<span class="check" aria-hidden="true">✓</span> ${t("table.fair.ok")}` : html`<span class="check" aria-hidden="true">✗</span> ${t("table.fair.bad")}`}</p>
+    <p>${fairness.ok ? html`<span class="fair-mark" aria-hidden="true">✓</span> ${t("table.fair.ok")}` : html`<span class="fair-mark" aria-hidden="true">✗</span> ${t("table.fair.bad")}`}</p>
     <details><summary>${t("table.fair.command")}</summary><code class="verify">${fairness.command}</code></details>
   </div>`;
+}
+
+// ------------------------------------------------------------------- aids ---
+
+/** One wait of an `analysis` in words: "2 Dots ×3 · 7 fan on a discard: needs 8 · 9 fan
+ * self-drawn". A total not worked out (`null`) says so. */
+export function waitText(t, wait, minFan) {
+  const outcome = (o, how) => {
+    if (!o) return null;
+    const total = o.total === null ? "?" : o.total;
+    const short = o.meets_minimum === false ? ` ${t("table.aids.needs", { n: minFan })}` : "";
+    return `${t(`table.aids.${how}`, { n: total })}${short}`;
+  };
+  const tile = t(tileKey(wait.tile));
+  return [`${tile} ×${wait.unseen}`, outcome(wait.discard, "on_discard"), outcome(wait.self_drawn, "self_drawn")]
+    .filter(Boolean).join(" · ");
+}
+
+/** What the aids panel shows: the waits of a 13-tile hand; on the player's turn what the
+ * raised tile's discard leaves, or the best three discards. */
+export function aidsPicks(analysis, raised) {
+  if (!analysis) return null;
+  if (analysis.waits) return { kind: "waits", shanten: analysis.shanten, waits: analysis.waits };
+  const discards = analysis.discards || [];
+  const chosen = raised ? discards.filter((d) => d.tile === raised) : discards.slice(0, 3);
+  return { kind: "discards", shanten: analysis.shanten, discards: chosen };
+}
+
+/** The aids panel (opt-in): see `aidsPicks`. */
+export function aidsView(t, analysis, raised) {
+  const picks = aidsPicks(analysis, raised);
+  if (!picks) return nothing;
+  const waits = (list) => list.length
+    ? html`<ul>${list.map((w) => html`<li>${tileImg(t, w.tile)} ${waitText(t, w, analysis.min_fan)}</li>`)}</ul>`
+    : html`<p>${t("table.aids.not_ready")}</p>`;
+  const shanten = (n) => (n <= 0 ? "" : t("table.aids.shanten", { n }));
+  return html`<aside class="aids" aria-label=${t("table.aids.title")}><h3>${t("table.aids.title")}</h3>
+    ${picks.kind === "waits"
+      ? html`<p>${picks.shanten < 0 ? t("table.aids.complete") : shanten(picks.shanten) || t("table.aids.waits")}</p>${picks.shanten === 0 ? waits(picks.waits) : nothing}`
+      : picks.discards.map((d) => html`<div class="aids-choice"><p>${t("table.aids.discard", { tile: t(`tile.${d.tile}`) })} ${shanten(d.shanten)}</p>${d.shanten === 0 ? waits(d.waits) : nothing}</div>`)}
+  </aside>`;
 }

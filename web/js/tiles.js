@@ -6,8 +6,10 @@ import { html } from "./vendor/lit-html.js";
 const SUITS = "mps";
 const HONOURS = "ESWNCFP";
 export const HIDDEN = "back"; // a tile nobody may see: its back
+export const ANY_WILD = "*"; // a wild tile standing for no kind in particular (a won hand's text)
 
-/** The tiles of a run: "123m45pEEf1" → ["1m","2m","3m","4p","5p","E","E","f1"]. Throws on
+/** The tiles of a run: "123m45pEEf1" → ["1m","2m","3m","4p","5p","E","E","f1"] ("*" is
+ * `ANY_WILD`, written first by the server). Throws on
  * anything that is not the notation, quoting it, so a malformed view shows where. */
 export function parseTiles(text) {
   const out = [];
@@ -20,7 +22,7 @@ export function parseTiles(text) {
       digits = "";
     } else if (c === "f" && !digits && text[i + 1] >= "1" && text[i + 1] <= "8") {
       out.push(c + text[++i]);
-    } else if (HONOURS.includes(c) && !digits) out.push(c);
+    } else if ((HONOURS.includes(c) || c === ANY_WILD) && !digits) out.push(c);
     else throw new Error(`not a tile run: ${JSON.stringify(text)} (at ${i})`);
   }
   if (digits) throw new Error(`not a tile run: ${JSON.stringify(text)} (digits without a suit)`);
@@ -58,7 +60,7 @@ export function tileRank(tile) {
   if (tile.length === 2 && SUITS.includes(tile[1])) return SUITS.indexOf(tile[1]) * 10 + Number(tile[0]);
   if (HONOURS.includes(tile)) return 30 + HONOURS.indexOf(tile);
   if (tile[0] === "f") return 40 + Number(tile[1]);
-  return 99;
+  return tile === ANY_WILD ? -1 : 99;
 }
 
 /** Sorted copy of `tiles`, the wild ones (`wild`, a list of tile names) first, as the server
@@ -78,12 +80,15 @@ export function withoutOne(tiles, tile) {
 export const chowTiles = (low) => [0, 1, 2].map((k) => `${Number(low[0]) + k}${low[1]}`);
 
 /** The i18n key of a tile's name. */
-export const tileKey = (tile) => (tile === HIDDEN ? "tile.back" : `tile.${tile}`);
+export const tileKey = (tile) => (tile === HIDDEN ? "tile.back" : tile === ANY_WILD ? "tile.any_wild" : `tile.${tile}`);
 
 /** One tile: `<img>` of its face, alt text in the current language; `wild` adds the wild
  * badge; `cls` more classes. */
 export function tileImg(t, tile, { wild = false, cls = "", title = "" } = {}) {
   const name = t(tileKey(tile));
+  if (tile === ANY_WILD) {
+    return html`<span class="tile-wild any ${cls}" role="img" aria-label=${name} title=${title || name}><img class="tile" src="/tiles/back.svg" alt=""><img class="wild-badge" src="/tiles/wild.svg" alt=""></span>`;
+  }
   const img = html`<img class="tile ${cls}" src="/tiles/${tile}.svg" alt=${name} title=${title || name} draggable="false">`;
   if (!wild) return img;
   return html`<span class="tile-wild ${cls}">${img}<img class="wild-badge" src="/tiles/wild.svg" alt=${t("tile.wild")}></span>`;

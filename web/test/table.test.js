@@ -55,3 +55,92 @@ test("the table dictionary has the same keys in both languages", async () => {
   eq(Object.keys(dict.zh).sort(), Object.keys(dict.en).sort());
   ok(Object.keys(dict.en).length > 80, "tiles and table texts");
 });
+
+test("aids: a wait in words, 'needs 8' when short; the raised tile's discard picked", async () => {
+  const { aidsPicks, waitText, fanLabel } = await import("../js/render.js");
+  const t = (key, p = {}) => `${key}(${Object.values(p).join(",")})`;
+  const wait = { tile: "2s", unseen: 3, discard: { total: 6, meets_minimum: false }, self_drawn: { total: 9, meets_minimum: true } };
+  eq(waitText(t, wait, 8), "tile.2s() ×3 · table.aids.on_discard(6) table.aids.needs(8) · table.aids.self_drawn(9)");
+  eq(waitText(t, { tile: "*", unseen: 2, discard: null, self_drawn: { total: null, meets_minimum: true } }, 8),
+    "tile.any_wild() ×2 · table.aids.self_drawn(?)");
+  const analysis = { min_fan: 8, shanten: 0, discards: [{ tile: "9p", shanten: 0, waits: [wait] }, { tile: "2m", shanten: 1, waits: [] }, { tile: "E", shanten: 1, waits: [] }, { tile: "W", shanten: 2, waits: [] }] };
+  eq(aidsPicks(analysis, "2m").discards.map((d) => d.tile), ["2m"]);
+  eq(aidsPicks(analysis, null).discards.map((d) => d.tile), ["9p", "2m", "E"], "the best three");
+  eq(aidsPicks({ min_fan: 8, shanten: 0, waits: [wait] }, null).kind, "waits");
+  eq(aidsPicks(null, null), null);
+  eq(fanLabel({ name: "Seat Flower", name_zh: "季花" }, "zh"), "★ 季花");
+  eq(fanLabel({ name: "All Chows", name_zh: "平和" }, "en"), "All Chows");
+});
+
+// A synthetic update as the server shapes it (docs/protocol.md), drawn into a detached node.
+const { render } = await import("../js/vendor/lit-html.js");
+const { tableView } = await import("../js/render.js");
+
+function drawn(update, extra = {}) {
+  const node = document.createElement("div");
+  const ctx = {
+    t: (key) => key, state: update, names: ["lin", "bot:default", "bot:default", "bot:default"],
+    perspective: update.view.you ?? update.view.seats[0].player, last: 3, legal: update.view.legal || [],
+    interactive: update.view.you !== undefined, selected: null, raisedTile: null, deadlineAt: null, now: 0,
+    onTile: () => {}, onAction: () => {}, ...extra,
+  };
+  render(tableView(ctx), node);
+  return node;
+}
+
+const customUpdate = () => ({
+  table: "t5", seq: 12, hand_no: 5, hands_total: null, scores: [12, -4, -4, -4],
+  events: [{ kind: "draw", player: 0, tile: "7s", source: "wall" }],
+  view: {
+    phase: "turn", round_wind: "E", dealer: 0, dice: [[4, 2], [6, 3]], wall_remaining: 88, current: 0,
+    seats: [
+      { player: 0, wind: "E", concealed_count: 14, melds: [], flowers: ["f1"], river: [], concealed: "77s117m18p1445sEFP" },
+      { player: 1, wind: "S", concealed_count: 10, melds: ["[????]"], flowers: [], river: ["W", "6m*"] },
+      { player: 2, wind: "W", concealed_count: 13, melds: [], flowers: [], river: [] },
+      { player: 3, wind: "N", concealed_count: 10, melds: ["[EEE,2]"], flowers: [], river: ["9p"] },
+    ],
+    drawn: "7s", you: 0, legal: [{ type: "discard", tile: "1m" }, { type: "discard", tile: "E" }, { type: "win" }],
+    rules: { name: "custom", min_fan: 0 }, indicator: "6s", dead_flowers: [], wild_tiles: ["7s"],
+  },
+});
+
+test("renderer: wild tiles marked and kept left, the drawn tile apart, buttons only for legal", () => {
+  const node = drawn(customUpdate());
+  const own = [...node.querySelectorAll(".own-hand .htile")];
+  eq(own.map((x) => x.dataset.tile), ["7s", "1m", "1m", "7m", "1p", "8p", "1s", "4s", "4s", "5s", "E", "F", "P", "7s"]);
+  ok(own[0].querySelector(".wild-badge"), "the held wild tile has the badge");
+  ok(own.at(-1).classList.contains("drawn"), "the drawn tile is apart");
+  eq([...node.querySelectorAll(".own-hand button.htile")].map((b) => b.dataset.tile), ["1m", "1m", "E"], "only legal discards are buttons");
+  eq([...node.querySelectorAll(".actions button")].map((b) => b.dataset.action), ["win"]);
+  ok(node.querySelector(".rules-mark .indicator"), "the indicator is shown");
+  eq(node.querySelectorAll('.seat[data-player="1"] .river .taken').length, 1, "a claimed river tile is marked");
+  eq(node.querySelectorAll('.seat[data-player="3"] .river .last').length, 1, "the last discard is highlighted");
+  eq(node.querySelectorAll('.seat[data-player="3"] .claimed-in').length, 1, "the claimed tile of a pung is marked");
+});
+
+test("renderer: a spectator's view has only backs for concealed tiles, no buttons", () => {
+  const update = customUpdate();
+  delete update.view.you;
+  delete update.view.legal;
+  delete update.view.drawn;
+  delete update.view.seats[0].concealed;
+  const node = drawn(update);
+  eq(node.querySelectorAll("button").length, 0, "no control");
+  const faces = [...node.querySelectorAll(".hand img")].map((i) => i.getAttribute("src"));
+  ok(faces.length === 14 + 10 + 13 + 10, `every concealed tile drawn as a back (${faces.length})`);
+  ok(faces.every((src) => src === "/tiles/back.svg"), "backs only");
+  eq(node.querySelectorAll('.seat[data-player="1"] .meld img[src="/tiles/back.svg"]').length, 4, "a face-down kong");
+});
+
+test("replayState: the last discard and the result as of a step", async () => {
+  const { replayState } = await import("../js/pages/match.js");
+  const frames = [
+    { hand_no: 1, scores: [0, 0, 0, 0], events: [{ kind: "hand_start" }] },
+    { hand_no: 1, scores: [0, 0, 0, 0], events: [{ kind: "discard", player: 2, tile: "7p" }] },
+    { hand_no: 1, scores: [8, -8, 0, 0], events: [{ kind: "win", winner: 0, discarder: 1, fans: [], deltas: [8, -8, 0, 0] }, { kind: "hand_end", hands: [] }] },
+  ];
+  eq(replayState(frames, 1).last, 2);
+  eq(replayState(frames, 1).result, null);
+  const end = replayState(frames, 2);
+  eq([end.result.win.winner, end.result.hands, end.result.scores], [0, [], [8, -8, 0, 0]]);
+});

@@ -6,6 +6,7 @@ test("parseTiles reads runs, honours and flowers", () => {
   eq(parseTiles("123m456p378899sEE"), ["1m", "2m", "3m", "4p", "5p", "6p", "3s", "7s", "8s", "8s", "9s", "9s", "E", "E"]);
   eq(parseTiles("f1f8CFP"), ["f1", "f8", "C", "F", "P"]);
   eq(parseTiles(""), []);
+  eq(parseTiles("*55p3s"), ["*", "5p", "5p", "3s"], "a wild tile of no kind");
 });
 
 test("parseTiles refuses what is not the notation", () => {
@@ -39,6 +40,7 @@ test("claimedIndex: a chow's claimed tile, a pung's side", () => {
 test("sortTiles: suits, honours, flowers, wild tiles first", () => {
   eq(sortTiles(["E", "3s", "f2", "1m", "C", "9p", "2m"]), ["1m", "2m", "9p", "3s", "E", "C", "f2"]);
   eq(sortTiles(["1m", "7s", "2m", "7s"], ["7s"]), ["7s", "7s", "1m", "2m"]);
+  eq(sortTiles(["1m", "*"]), ["*", "1m"]);
   eq(withoutOne(["1m", "1m", "2m"], "1m"), ["1m", "2m"]);
   eq(chowTiles("7p"), ["7p", "8p", "9p"]);
 });

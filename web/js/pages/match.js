@@ -3,7 +3,7 @@
 // drawn by the live table's renderer with every hand open. Keys: ←/→ a turn, ↑/↓ or
 // PageUp/PageDown a hand, Home/End the hand's start/end, Space autoplay.
 import { html, nothing } from "../vendor/lit-html.js";
-import { describeEvents, foldResult, lastDiscard, playerName, resultView, signed, tableView } from "../render.js";
+import { describeEvents, fanLabel, foldResult, lastDiscard, playerName, resultView, signed, tableView } from "../render.js";
 
 const AUTOPLAY_MS = 800;
 let s = null;
@@ -21,7 +21,7 @@ export const matchPage = {
   enter(app, params) {
     const hand = Number(params.hand) || 1;
     const step = Number(params.step) || 0;
-    s = { app, id: params.id, match: null, error: null, replay: null, hand, step, autoplay: null, loading: false };
+    s = { app, id: params.id, match: null, error: null, replay: null, hand, step, autoplay: null, loading: false, seat: 0 };
     document.addEventListener("keydown", onKey);
     load(app);
   },
@@ -160,7 +160,7 @@ function body(app) {
 function handsTable(app, m) {
   const t = app.t;
   const name = (p) => playerName(t, m.seats, p);
-  const fanName = (f) => (app.lang === "zh" ? f.name_zh : f.name);
+  const fanName = (f) => fanLabel(f, app.lang);
   return html`<h2>${t("replay.hands")}</h2>
     <table class="match-hands"><thead><tr><th>#</th><th>${t("replay.outcome")}</th><th>${t("replay.fans")}</th><th>${t("replay.deltas")}</th><th></th></tr></thead>
     <tbody>${m.hands.map((h) => html`<tr>
@@ -178,7 +178,7 @@ function viewer(app, names) {
   const r = s.replay;
   const { frame, last, result } = replayState(r.frames, s.step);
   const ctx = {
-    t, state: frame, names, perspective: 0, last, legal: [], interactive: false, selected: null,
+    t, state: frame, names, perspective: s.seat, last, legal: [], interactive: false, selected: null,
     raisedTile: null, deadlineAt: null, now: 0, onTile: () => {}, onAction: () => {},
   };
   const wild = frame.view.wild_tiles || [];
@@ -191,6 +191,9 @@ function viewer(app, names) {
       ${button(s.autoplay ? "pause" : "play", "Space", toggleAutoplay)}
       ${button("next", "→", () => stepBy(1), s.hand >= r.hands && s.step >= r.frames.length - 1)}
       ${button("next_hand", "↓", () => handBy(1), s.hand >= r.hands)}
+      <label class="replay-seat">${t("replay.seen_from")}
+        <select @change=${(e) => ((s.seat = Number(e.target.value)), app.refresh())}>${names.map((_, p) =>
+          html`<option value=${p} ?selected=${p === s.seat}>${playerName(t, names, p)}</option>`)}</select></label>
       <span class="replay-step" aria-live="polite">${t("replay.position", { hand: s.hand, hands: r.hands, step: s.step, steps: r.frames.length - 1 })}</span>
     </div>
     <p class="replay-actions" aria-live="polite">${describeEvents(t, names, frame.events) || "\u00a0"}</p>

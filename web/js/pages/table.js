@@ -4,10 +4,11 @@
 // render.js. Keyboard shortcuts: see `keys` below and docs/client.md.
 import { html, nothing } from "../vendor/lit-html.js";
 import { checkReveal, verifyCommand } from "../fairness.js";
-import { actionButtons, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, signed, tableView } from "../render.js";
+import { actionButtons, aidsView, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, secondsLeft, signed, tableView } from "../render.js";
 import { beep } from "../sound.js";
 
 const DIGIT_KEYS = "1234567890-="; // pick tiles 1..12 of the own hand
+const RESULT_GIVES_WAY_S = 8; // seconds left to decide when the last result closes by itself
 
 let s = null; // the page's state while it is shown
 
@@ -17,6 +18,7 @@ function fresh(app, params) {
     summary: null, update: null, last: null, selected: null, answered: null,
     deadlineAt: null, commits: {}, reveals: {}, handNo: null, acc: null, result: null, resultOpen: false,
     matchEnd: null, grades: {}, error: null, off: [], timer: null,
+    analysis: null, analysing: null, analysed: null,
   };
 }
 
@@ -60,11 +62,17 @@ async function connect() {
   try {
     if (!here.app.session && here.mode === "watch") await here.app.guest(); // watching needs a session
     if (!here.app.session) return here.app.refresh();
-    if (here.mode === "watch") await here.app.net.request("watch", { table: here.table, invite_code: null });
+    if (here.mode === "watch") await here.app.net.request("watch", { table: here.table, invite_code: here.app.invites?.[here.table] ?? null });
     const reply = await here.app.net.request("sync", { table: here.table });
     if (s !== here) return;
     if (reply.view) onUpdate(reply);
     else onSummary(reply);
+    // A spectator (or a page opened mid-match) has the seats' names only from the listing;
+    // a private table is not listed: its seats stay "Player N".
+    if (!here.summary) {
+      const listed = (await here.app.net.request("list_tables", {})).tables.find((x) => x.table === here.table);
+      if (listed && s === here && !here.summary) onSummary(listed);
+    }
   } catch (error) {
     if (s !== here) return;
     here.error = here.app.errorText(error);
@@ -95,8 +103,33 @@ function onUpdate(p) {
   if (kept === null || shownTiles(p)[s.selected] !== kept || !legalGroups(legalNow()).discards.has(kept)) s.selected = null;
   if (asked) autoAnswer(p);
   if (p.view.phase === "turn" && asked && s.selected === null) preselectDrawn(p);
+  analyse(p);
   s.app.refresh();
 }
+
+/** Aids (opt-in, and only where the table allows them): ask the server to analyse the own
+ * hand whenever it changed, one question at a time (the server limits the rate). */
+async function analyse(p) {
+  const mine = p.view.seats.find((x) => x.player === p.view.you);
+  if (!aidsOn() || !mine || mine.concealed === undefined || p.view.phase === "over") return (s.analysis = null);
+  const key = `${p.hand_no}|${mine.concealed}|${mine.melds.join()}|${(p.view.legal || []).some((a) => a.type === "discard")}`;
+  if (key === s.analysed || s.analysing) return;
+  const here = s;
+  here.analysing = key;
+  try {
+    const answer = await here.app.net.request("analyze", { table: here.table });
+    if (s === here) Object.assign(here, { analysis: answer, analysed: key });
+  } catch {
+    // rate-limited or refused: the next update asks again; aids are a help, never a blocker
+  } finally {
+    if (s === here) {
+      here.analysing = null;
+      here.app.refresh();
+    }
+  }
+}
+
+const aidsOn = () => s.mode === "play" && !!s.app.settings.aids && !!s.summary?.aids;
 
 /** What an event tells beyond the view: the hand's result (`acc` while the hand ends),
  * shown until the player closes it, even after the next hand has begun. */
@@ -248,6 +281,11 @@ function body(app) {
   if (!s.update) return html`${top}${waitingRoom(app)}`;
   const p = s.update;
   const legal = legalNow();
+  // The last hand's result stays up into the next hand (the pause between hands is short)
+  // until closed, or until the player's own clock runs low: the table must be seen then.
+  if (s.resultOpen && s.result && s.result.hand_no !== p.hand_no && s.deadlineAt && secondsLeft(s.deadlineAt, performance.now()) <= RESULT_GIVES_WAY_S) {
+    s.resultOpen = false;
+  }
   const ctx = {
     t, state: p, names, perspective: p.view.you ?? p.view.seats[0].player, last: s.last,
     legal, interactive: s.mode === "play", selected: s.selected, raisedTile: raisedTile(),
@@ -255,14 +293,24 @@ function body(app) {
   };
   return html`${top}
     ${s.mode === "watch" ? html`<p class="watching">${t("table.spectating")}</p>` : nothing}
+    ${aidsOn() ? aidsView(t, s.analysis, raisedTile()) : nothing}
     <p class="table-log" aria-live="polite">${describeEvents(t, names, p.events) || "\u00a0"}</p>
     ${tableView(ctx)}
-    ${s.result && s.resultOpen ? html`<div class="result" role="dialog" aria-modal="false" aria-label=${t("table.result.title")}>
-        ${resultView(t, app.lang, names, s.result, p.view.wild_tiles || [])}
-        <button class="primary close-result" @click=${() => ((s.resultOpen = false), app.refresh())}>${t("table.result.close")}</button></div>`
-      : s.result ? html`<button class="reopen-result" @click=${() => ((s.resultOpen = true), app.refresh())}>${t("table.result.show")}</button>` : nothing}
-    ${s.matchEnd ? matchEndView(app, names) : nothing}
+    ${dialog(app, names, p)}
     ${optionsView(app)}`;
+}
+
+/** The hand's result (and, once the match is over, its final ranking above it) in one
+ * dialog; closed, a button brings the hand's result back. */
+function dialog(app, names, p) {
+  const t = app.t;
+  const hand = s.result && s.resultOpen
+    ? html`${resultView(t, app.lang, names, s.result, p.view.wild_tiles || [])}
+      <button class="primary close-result" @click=${() => ((s.resultOpen = false), app.refresh())}>${t("table.result.close")}</button>`
+    : s.result ? html`<button class="reopen-result" @click=${() => ((s.resultOpen = true), app.refresh())}>${t("table.result.show")}</button>` : nothing;
+  if (s.matchEnd) return html`<div class="result match-end" role="dialog" aria-label=${t("table.match_end")}>${matchEndView(app, names)}${hand}</div>`;
+  if (!s.result) return nothing;
+  return s.resultOpen ? html`<div class="result" role="dialog" aria-modal="false" aria-label=${t("table.result.title")}>${hand}</div>` : hand;
 }
 
 function waitingRoom(app) {
@@ -302,7 +350,7 @@ function matchEndView(app, names) {
   const t = app.t;
   const m = s.matchEnd;
   const order = m.scores.map((score, p) => ({ p, score })).sort((a, b) => b.score - a.score);
-  return html`<div class="result match-end" role="dialog" aria-label=${t("table.match_end")}>
+  return html`<section class="final">
     <h2>${t("table.match_end")}</h2>
     <table class="payments"><tbody>${order.map(({ p, score }, rank) => {
       const name = names?.[p];
@@ -311,7 +359,7 @@ function matchEndView(app, names) {
         <td class="num">${signed(score)}</td><td>${grade !== undefined && grade !== null ? t("table.grade", { grade }) : ""}</td></tr>`;
     })}</tbody></table>
     <p><a class="button primary" href="#/match/${m.match}">${t("table.see_match")}</a> <a class="button" href="#/lobby">${t("table.back_lobby")}</a></p>
-  </div>`;
+  </section>`;
 }
 
 function optionsView(app) {
@@ -325,6 +373,7 @@ function optionsView(app) {
     <summary>${t("table.options")}</summary>
     <label><input type="checkbox" .checked=${!!app.settings.autoPass} @change=${toggle("autoPass")}> ${t("table.auto_pass")}</label>
     <label><input type="checkbox" .checked=${!!app.settings.sound} @change=${toggle("sound")}> ${t("table.sound")}</label>
+    ${s.summary?.aids && s.mode === "play" ? html`<label><input type="checkbox" .checked=${!!app.settings.aids} @change=${toggle("aids")}> ${t("table.aids.toggle")}</label>` : nothing}
     <div class="help"><h3>${t("table.keys")}</h3><p>${t("table.keys_help")}</p></div>
   </details>`;
 }

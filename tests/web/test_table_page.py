@@ -67,7 +67,8 @@ async def test_a_guest_plays_a_whole_hand_by_clicks_and_a_spectator_sees_nothing
     await watcher.goto(f"/#/watch/{table}")
     await watcher.wait_for_selector(".board", timeout=15_000)
     if os.environ.get("GUOBIAO_SCREENSHOTS") == "1":
-        await play_until(page, ".river img.tile.last")
+        # Mid-hand, on the player's turn: rivers filled a little, a tile raised.
+        await play_until(page, ".board:has(.seat-bottom .river span:nth-child(7)) .htile.raised")
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         await page.screenshot(path=str(SCREENSHOT))
     seen_in_dom: list[str] = []
@@ -99,6 +100,8 @@ async def test_a_guest_plays_a_whole_hand_by_clicks_and_a_spectator_sees_nothing
     assert "guobiao verify --seed" in (await result.locator("code.verify").text_content() or "")
 
     assert not seen_in_dom, f"the spectator's page showed concealed tiles: {seen_in_dom[:5]}"
+    me = await page.locator(".seat-bottom .name").inner_text()
+    assert me.split(" ")[0] in await watcher.locator(".board").inner_text(), "names, not numbers"
     received = [message for way, message in frames if way == "received"]
     updates = [m for m in received if m.get("type") == "update"]
     assert updates, "the spectator got the table's updates"
@@ -108,12 +111,33 @@ async def test_a_guest_plays_a_whole_hand_by_clicks_and_a_spectator_sees_nothing
     print(f"the spectator received {len(updates)} updates, none with a concealed tile")
 
 
+async def pass_by_keys_until_my_turn(page: Page) -> None:
+    """Esc on every claim offered until the player may discard."""
+    while True:
+        handle = await page.wait_for_function(
+            "() => document.querySelector('.own-hand button.htile') ? 'turn'"
+            "  : document.querySelector('.actions .act-pass') ? 'claim' : null"
+        )
+        if await handle.json_value() == "turn":
+            return
+        log = await page.locator(".table-log").inner_text()
+        await page.keyboard.press("Escape")
+        # Answered: the buttons go, or the next update (another claim at once) says more.
+        await page.wait_for_function(
+            "(log) => !document.querySelector('.actions .act-pass')"
+            "  || document.querySelector('.table-log').innerText !== log",
+            arg=log,
+            polling=30,
+        )
+
+
 async def test_a_reload_mid_hand_resumes_the_same_seat_and_hand(open_page: OpenPage) -> None:
     page = await open_page("/")
     table = await play_now(page)
-    # Two discards by keyboard: → picks a tile, Enter discards it (the own river grows).
+    # Two turns by keyboard: Esc passes a claim, → picks a tile, Enter discards it (the own
+    # river grows).
     for _ in range(2):
-        await play_until(page, ".own-hand button.htile", clicks=(".actions button.act-pass",))
+        await pass_by_keys_until_my_turn(page)
         river = await page.locator(".seat-bottom .river img").count()
         await page.keyboard.press("ArrowRight")
         await page.keyboard.press("Enter")
@@ -169,7 +193,7 @@ async def test_four_pages_play_a_short_match_then_the_replay_shows_it(open_page:
     clicks = await asyncio.gather(*(play_until(p, ".match-end", seconds=90) for p in pages))
     seconds = time.monotonic() - started
     print(f"\na one-hand match of four pages: {sum(clicks)} clicks in {seconds:.1f} s")
-    final = [await p.locator(".match-end tbody tr").count() for p in pages]
+    final = [await p.locator(".match-end .final tbody tr").count() for p in pages]
     assert final == [4, 4, 4, 4]
 
     page = pages[0]
@@ -188,6 +212,8 @@ async def test_four_pages_play_a_short_match_then_the_replay_shows_it(open_page:
     assert page.url.endswith(f"#/match/{match_id}/1/2")
     await page.get_by_role("button", name="◀ Turn").click()
     await expect(step).to_contain_text("step 1 of")
+    await page.get_by_label("Seen from").select_option("2")
+    await expect(page.locator(".replay .seat-bottom .name")).to_contain_text(detail["seats"][2])
     # Every hand is open in the replay: no backs in any concealed hand.
     assert await page.locator(".replay .hand.backs").count() == 0
     await page.keyboard.press("End")
