@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,21 @@ async def pass_by_keys_until_my_turn(page: Page) -> None:
             arg=log,
             polling=30,
         )
+
+
+async def test_the_playing_aids_say_what_a_raised_discard_leaves(open_page: OpenPage) -> None:
+    """Opt-in: the panel is absent until the player turns the aids on; then, on its turn,
+    it says for the raised tile how far from ready its discard leaves the hand (computed by
+    the server's ``analyze``)."""
+    page = await open_page("/")
+    await play_now(page)
+    panel = page.get_by_role("complementary", name="Playing aids")
+    await page.get_by_text("Options and keys").click()
+    await play_until(page, ".own-hand button.htile", clicks=(".actions button.act-pass",))
+    assert await panel.count() == 0
+    await page.get_by_label("Show playing aids", exact=False).check()
+    await expect(panel).to_contain_text("Discard")
+    await expect(panel).to_contain_text(re.compile(r"from ready|Ready|Complete"))
 
 
 async def test_a_reload_mid_hand_resumes_the_same_seat_and_hand(open_page: OpenPage) -> None:

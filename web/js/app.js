@@ -10,7 +10,9 @@ const INVITES_KEY = "guobiao.invites";
 const TOAST_MS = 6000;
 const INVITES_KEPT = 20; // the invite codes remembered, the latest ones
 
-export const DEFAULT_SETTINGS = { lang: "en", sound: false, autoPass: false, autoFlower: true, aids: false };
+// No auto-flower setting: the server sets aside and replaces every flower itself (the rules
+// leave the player no choice), so the client never has a flower to play.
+export const DEFAULT_SETTINGS = { lang: "en", sound: false, autoPass: false, aids: false };
 
 /** The route a location hash names: `{name, params}` (`notfound` for anything else). */
 export function parseRoute(hash) {

@@ -367,6 +367,7 @@ function optionsView(app) {
   const toggle = (key) => (event) => {
     app.settings[key] = event.target.checked;
     app.saveSettings();
+    if (key === "aids" && s.update) analyse(s.update); // at once, not at the next update
     app.refresh();
   };
   return html`<details class="table-options">
