@@ -609,7 +609,8 @@ class Table:
             )
         mine = self.seat_of(peer.username)  # a seated player watching keeps its own view
         self.peers[peer] = mine
-        peer.send(encode("watching", {"table": self.id}, item.reply_to))
+        # The summary: a private table is not listed, and the spectator needs its seats' names.
+        peer.send(encode("watching", self.summary(), item.reply_to))
         if self.state == "playing":
             self._send_update(peer, mine, [], full=True)
 

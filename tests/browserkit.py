@@ -73,9 +73,13 @@ async def play_now(page: Page) -> str:
     return page.url.rsplit("/", 1)[1]
 
 
-async def create_table(page: Page, *, private: bool = False, rules: str = "mcr") -> str:
-    """In the lobby (signed in): create a table and sit at it; its id."""
+async def create_table(
+    page: Page, *, private: bool = False, rules: str = "mcr", hands: int = 16
+) -> str:
+    """In the lobby (signed in): create a table (``hands``: the length of its match) and sit
+    at it; its id."""
     await page.get_by_label("Rules").select_option(rules)
+    await page.get_by_label("Length of the match").select_option(str(hands))
     if private:
         await page.get_by_label("Private table").check()
     await page.get_by_role("button", name="Create the table").click()

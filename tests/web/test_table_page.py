@@ -2,9 +2,8 @@
 ``guobiao serve`` (tests/web/conftest.py: claim window 0, 20 s turns, 0.3 s hand pause).
 
 Pages are driven only by what a person clicks or taps (``browserkit.play_until``): the Play
-now button, the own tiles (tap to raise, tap again to discard), the action buttons. The one
-exception is the short match's ``create_table`` (``hands: 1``), which the lobby's form does
-not offer: it is sent from the page's own connection. Figures are printed, never asserted.
+now button, the lobby's form (the short match is one of its lengths), the own tiles (tap to
+raise, tap again to discard), the action buttons. Figures are printed, never asserted.
 """
 
 from __future__ import annotations
@@ -18,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browserkit import PLAY_CLICKS, OpenPage, click_first, play_now, play_until, record_frames
+from browserkit import (
+    PLAY_CLICKS,
+    OpenPage,
+    click_first,
+    create_table,
+    play_now,
+    play_until,
+    record_frames,
+)
 from playwright.async_api import Page, expect
 
 pytestmark = pytest.mark.asyncio
@@ -191,12 +198,9 @@ async def test_four_pages_play_a_short_match_then_the_replay_shows_it(open_page:
     for page in pages:
         await page.get_by_role("button", name="Play as a guest").click()
         await page.wait_for_selector(".create", timeout=10_000)
-    created = await pages[0].evaluate(
-        "guobiao.net.request('create_table', {rules: 'mcr', hands: 1})"
-    )
-    table = created["table"]
+    table = await create_table(pages[0], hands=1)  # the lobby's form seats its creator
     started = time.monotonic()
-    for page in pages:
+    for page in pages[1:]:
         await page.get_by_role("button", name=f"Take a seat at table {table}").click()
         await page.wait_for_selector(".my-table, .board", timeout=10_000)
     for page in pages:

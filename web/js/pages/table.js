@@ -62,13 +62,17 @@ async function connect() {
   try {
     if (!here.app.session && here.mode === "watch") await here.app.guest(); // watching needs a session
     if (!here.app.session) return here.app.refresh();
-    if (here.mode === "watch") await here.app.net.request("watch", { table: here.table, invite_code: here.app.invites?.[here.table] ?? null });
+    if (here.mode === "watch") {
+      // `watching` is the table's summary: the seats' names, private tables included.
+      const watching = await here.app.net.request("watch", { table: here.table, invite_code: here.app.invites?.[here.table] ?? null });
+      if (s === here) onSummary(watching);
+    }
     const reply = await here.app.net.request("sync", { table: here.table });
     if (s !== here) return;
     if (reply.view) onUpdate(reply);
     else onSummary(reply);
-    // A spectator (or a page opened mid-match) has the seats' names only from the listing;
-    // a private table is not listed: its seats stay "Player N".
+    // A seated player's page opened mid-match has the names from the seat's `table` messages
+    // (app.myTable) or, failing that, from the listing.
     if (!here.summary) {
       const listed = (await here.app.net.request("list_tables", {})).tables.find((x) => x.table === here.table);
       if (listed && s === here && !here.summary) onSummary(listed);
