@@ -74,8 +74,8 @@ async def serve(config: Config, ready: asyncio.Event | None = None) -> None:
         raise SystemExit(1) from None
     host = config.server.host
     print(
-        f"guobiao serving on http://{host}:{app.port}/ (open it in a browser to play; "
-        f"websocket ws://{host}:{app.port}/ws, health /healthz, "
+        f"guobiao serving on ws://{host}:{app.port}/ws (play in a browser: "
+        f"http://{host}:{app.port}/, health: http://{host}:{app.port}/healthz, "
         f"database: {_safe(config.database_url)})",
         flush=True,
     )

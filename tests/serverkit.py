@@ -1,7 +1,10 @@
-"""The settings of the servers the tests start (tests/server/conftest.py and the tests that
-build a ``Config`` of their own): short timers, no rate limit for bots that answer at once."""
+"""The servers the tests start: their settings (tests/server/conftest.py and the tests that
+build a ``Config`` of their own: short timers, no rate limit for bots that answer at once),
+and the first line ``guobiao serve`` prints, for the tests that run it as a process."""
 
 from __future__ import annotations
+
+import re
 
 from server.config import LimitsSection, TimersSection
 
@@ -16,3 +19,13 @@ TEST_TIMERS = TimersSection(
 )
 # The bots answer at once: let them (tests that check the rate limit ask for the defaults).
 TEST_LIMITS = LimitsSection(messages_per_second=10_000, message_burst=10_000)
+
+SERVING = re.compile(r"guobiao serving on ws://127\.0\.0\.1:(\d+)/ws \(play in a browser: ")
+
+
+def served_port(line: str) -> int | None:
+    """The port in ``guobiao serve``'s first line (``guobiao serving on
+    ws://127.0.0.1:PORT/ws (play in a browser: http://127.0.0.1:PORT/, ...``); None for any
+    other line (the server died, or printed something else)."""
+    found = SERVING.match(line)
+    return int(found[1]) if found else None

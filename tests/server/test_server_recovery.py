@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from httpkit import http_get
+from serverkit import served_port
 
 from engine.actions import Action, Event
 from engine.bots import make_bot
@@ -532,13 +533,11 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Any]]:
         started.append(process)
         assert process.stdout is not None
         line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 60)
-        if not line.startswith("guobiao serving on http://"):
+        port = served_port(line)
+        if port is None:
             process.kill()
             process.wait()
             pytest.fail(f"no URL line from guobiao serve ({line!r}); log:\n{log_path.read_text()}")
-        page = line.split()[3]
-        assert page.startswith("http://127.0.0.1:") and page.endswith("/"), line
-        port = int(page.rsplit(":", 1)[1].rstrip("/"))
         return ServerProcess(process, log_path, port, f"ws://127.0.0.1:{port}/ws")
 
     yield start

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from serverkit import served_port
 
 REPO = Path(__file__).resolve().parent.parent.parent
 
@@ -157,11 +158,11 @@ def test_the_installed_wheel_migrates_and_serves(
     assert server.stdout is not None
     ready, _, _ = select.select([server.stdout], [], [], 60)
     line = server.stdout.readline() if ready else ""  # "" also when it died
-    if not line.startswith("guobiao serving on http://127.0.0.1:"):
+    port = served_port(line)
+    if port is None:
         server.kill()
         server.wait(10)
         pytest.fail(f"no URL line from guobiao serve ({line!r}); log:\n{log_path.read_text()}")
-    port = int(line.split()[3].rsplit(":", 1)[1].split("/")[0])
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as response:
         status, health = response.status, json.loads(response.read())
     assert status == 200, health

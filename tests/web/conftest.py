@@ -29,6 +29,7 @@ import pytest
 import pytest_asyncio
 from browserkit import OpenPage
 from playwright.async_api import Browser, Page, async_playwright
+from serverkit import served_port
 
 REPO = Path(__file__).resolve().parent.parent.parent
 IN_CI = os.environ.get("CI") == "true"
@@ -84,12 +85,12 @@ def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
     assert process.stdout is not None
     ready, _, _ = select.select([process.stdout], [], [], 60)
     line = process.stdout.readline() if ready else ""
-    if not line.startswith("guobiao serving on http://127.0.0.1:"):
+    port = served_port(line)
+    if port is None:
         process.kill()
         process.wait(10)
         process.stdout.close()
         pytest.fail(f"no URL line from guobiao serve ({line!r}); log:\n{log.read_text()}")
-    port = int(line.split()[3].rsplit(":", 1)[1].rstrip("/"))
     try:
         yield WebServer(port, log)
     finally:
