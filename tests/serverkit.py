@@ -5,7 +5,9 @@ and the first line ``guobiao serve`` prints, for the tests that run it as a proc
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 
+from server.app import App
 from server.config import LimitsSection, TimersSection
 
 TEST_TIMERS = TimersSection(
@@ -19,6 +21,9 @@ TEST_TIMERS = TimersSection(
 )
 # The bots answer at once: let them (tests that check the rate limit ask for the defaults).
 TEST_LIMITS = LimitsSection(messages_per_second=10_000, message_burst=10_000)
+
+# The ``start_server`` fixture (tests/server/conftest.py): ``await start_server(...)``.
+StartServer = Callable[..., Awaitable[App]]
 
 SERVING = re.compile(r"guobiao serving on ws://127\.0\.0\.1:(\d+)/ws \(play in a browser: ")
 

@@ -12,8 +12,8 @@ The running server, in-process on 127.0.0.1 (port 0: a free one), on a SQLite fi
 test's ``tmp_path``, with short timers:
 
 - ``start_server``: a factory, ``await start_server(limits={...}, timers={...})`` starts one
-  more ``server.app.App`` (its own database file) with those section overrides; every server
-  started is stopped after the test.
+  more ``server.app.App`` (its own database file, or ``database="name.db"``: that file, for a
+  restart) with those section overrides; every server started is stopped after the test.
 - ``app``: one such server with the default test settings (a 3 s turn, no pause between
   hands, a generous rate limit: network bots answer at once).
 - ``http_get``: ``await http_get(port, path)`` -> ``(status, body)``, a plain HTTP/1.1 GET.
@@ -32,7 +32,7 @@ from typing import Any
 import httpkit
 import pytest
 import pytest_asyncio
-from serverkit import TEST_LIMITS, TEST_TIMERS
+from serverkit import TEST_LIMITS, TEST_TIMERS, StartServer
 from sqlalchemy import URL, make_url
 
 from server.app import App
@@ -114,23 +114,26 @@ async def store(migrated_url: str) -> AsyncIterator[Store]:
 # ------------------------------------------------------- the running server ---
 
 
-StartServer = Callable[..., Awaitable[App]]
-
-
 @pytest_asyncio.fixture
 async def start_server(tmp_path: Path) -> AsyncIterator[StartServer]:
     """A factory of running servers, each on its own database file, all stopped at the end."""
     started: list[App] = []
 
     async def start(
-        *, timers: dict[str, Any] | None = None, limits: dict[str, Any] | None = None
+        *,
+        timers: dict[str, Any] | None = None,
+        limits: dict[str, Any] | None = None,
+        database: str | None = None,
     ) -> App:
         """Start a server; ``timers`` and ``limits`` replace fields of the test settings
-        (``limits=dataclasses.asdict(LimitsSection())``: the production limits)."""
-        n = len(started)
+        (``limits=dataclasses.asdict(LimitsSection())``: the production limits);
+        ``database`` names its SQLite file under the test's folder, so that servers started
+        one after the other with the same name restart on one database (default: a file
+        of its own)."""
+        name = database or f"server{len(started)}.db"
         config = Config(
             server=ServerSection(host="127.0.0.1", port=0, data_dir=str(tmp_path)),
-            database=DatabaseSection(url=f"sqlite+aiosqlite:///{tmp_path / f'server{n}.db'}"),
+            database=DatabaseSection(url=f"sqlite+aiosqlite:///{tmp_path / name}"),
             timers=dataclasses.replace(TEST_TIMERS, **(timers or {})),
             limits=dataclasses.replace(TEST_LIMITS, **(limits or {})),
         )

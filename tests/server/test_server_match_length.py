@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 from httpkit import http_get
-from serverkit import TEST_LIMITS, TEST_TIMERS
+from serverkit import StartServer
 from sqlalchemy import text
 from test_server_recovery import (
     ME,
@@ -38,7 +37,6 @@ from server import protocol
 from server.app import App
 from server.cli import main
 from server.client import Client, ServerError, TableState, play
-from server.config import Config, DatabaseSection, ServerSection
 from server.db.engine import make_engine
 from server.db.store import Store, TableRow, downgrade, upgrade
 from server.replay_cli import read_log
@@ -202,29 +200,7 @@ async def test_a_table_without_a_length_plays_sixteen(app: App) -> None:
 # ---------------------------------------------------------------- restart ---
 
 
-@pytest_asyncio.fixture
-async def start_on_one_database(tmp_path: Path) -> AsyncIterator[Callable[[], Any]]:
-    """Start servers in-process, one after the other, on one SQLite database."""
-    started: list[App] = []
-    url = f"sqlite+aiosqlite:///{tmp_path / 'restart.db'}"
-
-    async def start() -> App:
-        config = Config(
-            server=ServerSection(host="127.0.0.1", port=0, data_dir=str(tmp_path)),
-            database=DatabaseSection(url=url),
-            timers=TEST_TIMERS,
-            limits=TEST_LIMITS,
-        )
-        server = App(config)
-        await server.start()
-        started.append(server)
-        return server
-
-    try:
-        yield start
-    finally:
-        for server in started:
-            await server.stop()  # stopping a stopped server does nothing
+RESTART_DB = "restart.db"  # the servers of one test restart on this file (``start_server``)
 
 
 def in_hand(hand_no: int) -> Callable[[TableState], bool]:
@@ -233,9 +209,9 @@ def in_hand(hand_no: int) -> Callable[[TableState], bool]:
 
 @pytest.mark.asyncio
 async def test_a_restart_mid_match_resumes_the_same_length(
-    start_on_one_database: Callable[[], Any],
+    start_server: StartServer,
 ) -> None:
-    first: App = await start_on_one_database()
+    first: App = await start_server(database=RESTART_DB)
     alice = await Client.connect(f"ws://127.0.0.1:{first.port}/ws", record=True, rate=None)
     try:
         session = await alice.register(USERNAME, PASSWORD)
@@ -247,7 +223,7 @@ async def test_a_restart_mid_match_resumes_the_same_length(
         await alice.close()
     assert not any(f["type"] == "match_end" for f in alice.frames)
 
-    second: App = await start_on_one_database()
+    second: App = await start_server(database=RESTART_DB)
     assert second.lobby is not None
     assert second.lobby.summaries[table].listing["hands"] == 4
     restored = second.lobby.tables[table].match
@@ -266,15 +242,15 @@ async def test_a_restart_mid_match_resumes_the_same_length(
 
 @pytest.mark.asyncio
 async def test_a_waiting_table_keeps_its_length_over_a_restart(
-    start_on_one_database: Callable[[], Any],
+    start_server: StartServer,
 ) -> None:
-    first: App = await start_on_one_database()
+    first: App = await start_server(database=RESTART_DB)
     async with await Client.connect(f"ws://127.0.0.1:{first.port}/ws", rate=None) as client:
         await client.guest()
         table = (await client.create_table(hands=2)).table
     await first.stop()
 
-    second: App = await start_on_one_database()
+    second: App = await start_server(database=RESTART_DB)
     async with await Client.connect(f"ws://127.0.0.1:{second.port}/ws", rate=None) as client:
         await client.guest()
         (listed,) = await client.list_tables()
@@ -304,16 +280,16 @@ async def execute(url: str, *statements: str) -> list[Any]:
 
 @pytest.mark.asyncio
 async def test_db_check_replays_with_the_stored_length(
-    start_on_one_database: Callable[[], Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    start_server: StartServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    app: App = await start_on_one_database()
+    app: App = await start_server(database=RESTART_DB)
     async with await Client.connect(f"ws://127.0.0.1:{app.port}/ws", rate=None) as client:
         await client.guest()
         table, _ = await sit_with_bots(client, 3)
         end = await asyncio.wait_for(play(client, table, my_bot()), MATCH_TIMEOUT)
         assert end is not None
     await app.stop()
-    url = f"sqlite+aiosqlite:///{tmp_path / 'restart.db'}"
+    url = f"sqlite+aiosqlite:///{tmp_path / RESTART_DB}"
     assert await db_check(url) == 0
     assert f"match {end['match']} (table {table}, finished): ok" in capsys.readouterr().out
 
