@@ -7,16 +7,25 @@
   tables and the lobby use. ``fail`` makes writes fail, to test a table's database pauses.
 - ``FakeHost``: a ``server.table.TableHost`` that keeps what its table pushes.
 - ``table_for``: a table of the default preset on a fake store and host, with no pacing.
+- ``Clock`` and ``pin_tables``: the tables' clock moved by hand, their seeds and salts fixed,
+  and the first hand dealt from a given wall; ``until``: wait for what a table does.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
+import server.table
+from engine.match import Match
+from engine.wall import Wall
 from server.config import Config, TimersSection
 from server.db.store import ActionRow, Conflict, MatchRow, TableRow
 from server.table import Table, TableSummary
@@ -259,3 +268,47 @@ def table_for(
         claim_window_ms=timers.claim_window_ms if claim_window_ms is None else claim_window_ms,
         created_at=datetime(2026, 12, 1, tzinfo=UTC),
     )
+
+
+class Clock:
+    """A monotonic clock the test moves by hand (``now``, in seconds)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def pin_tables(monkeypatch: pytest.MonkeyPatch, wall: Wall | None = None) -> Clock:
+    """Make ``server.table``'s tables repeatable: their clock is the returned ``Clock``, every
+    seed, salt and token is fixed (``server.table.secrets``), and with ``wall`` the first hand
+    of every match is dealt from it (the later ones from their seeds)."""
+    clock = Clock()
+    monkeypatch.setattr(server.table, "time", types.SimpleNamespace(monotonic=clock.monotonic))
+    pinned = types.SimpleNamespace(
+        randbits=lambda bits: 12345,
+        token_bytes=lambda n: bytes(range(n)),
+        token_hex=lambda n: "ab" * n,
+        token_urlsafe=lambda n: "x" * n,
+    )
+    monkeypatch.setattr(server.table, "secrets", pinned)
+    if wall is not None:
+        first = wall
+
+        class Stacked(Match):
+            def _wall(self, hand_no: int) -> Wall:
+                return first if hand_no == 1 else super()._wall(hand_no)
+
+        monkeypatch.setattr(server.table, "Match", Stacked)
+    return clock
+
+
+async def until(condition: Callable[[], object], what: str, timeout: float = 20) -> None:
+    """Wait (polling) until ``condition()`` is true; fails naming ``what`` after ``timeout``."""
+    try:
+        async with asyncio.timeout(timeout):
+            while not condition():
+                await asyncio.sleep(0.002)
+    except TimeoutError:
+        raise AssertionError(f"waited {timeout} s for {what}") from None

@@ -8,20 +8,15 @@ lobby and the database is checked against a real server and a real store.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import types
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 import tablekit
-from fakes import FakePeer, table_for
+from fakes import Clock, FakePeer, pin_tables, table_for, until
 
 import server.table
 from engine.actions import Action
-from engine.match import Match
-from engine.wall import Wall
 from server import protocol
 from server.app import App
 from server.client import Client, ServerError
@@ -38,20 +33,6 @@ HIDDEN_A = {1: "111m999m111pEEES", 2: "222s999sSSSWWWN", 3: "CCCFFFPPPNNN1s"}
 HIDDEN_B = {1: "CCCFFFPPP111s2s", 2: "111m999mEEESSSN", 3: "111p999sWWWNNN5m"}
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-
-async def until(condition: Callable[[], bool], what: str) -> None:
-    async with asyncio.timeout(10):
-        while not condition():
-            await asyncio.sleep(0.005)
-
-
 class Seated:
     """A started table on a stacked wall with four fake people seated and one spectator."""
 
@@ -65,22 +46,7 @@ class Seated:
     async def deal(
         cls, monkeypatch: pytest.MonkeyPatch, hidden: dict[int, str], **options: Any
     ) -> Seated:
-        wall = tablekit.stacked_wall({0: MINE, **hidden})
-
-        class Stacked(Match):
-            def _wall(self, hand_no: int) -> Wall:
-                return wall if hand_no == 1 else super()._wall(hand_no)
-
-        pinned = types.SimpleNamespace(
-            randbits=lambda bits: 12345,
-            token_bytes=lambda n: bytes(range(n)),
-            token_hex=lambda n: "ab" * n,
-            token_urlsafe=lambda n: "x" * n,
-        )
-        monkeypatch.setattr(server.table, "Match", Stacked)
-        monkeypatch.setattr(server.table, "secrets", pinned)
-        clock = Clock()
-        monkeypatch.setattr(server.table, "time", types.SimpleNamespace(monotonic=clock.monotonic))
+        clock = pin_tables(monkeypatch, tablekit.stacked_wall({0: MINE, **hidden}))
         table = table_for(turn_seconds=600)
         for key, value in options.items():
             setattr(table, key, value)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from fakes import QUICK, FakePeer, table_for
+from fakes import QUICK, FakePeer, pin_tables, table_for, until
 
 import server.table
 from engine.actions import Action, Event
@@ -546,21 +546,6 @@ CAN_PUNG = {0: DEALER_5P, **QUIET, 2: "55p26m26sCFPESWN"}
 NOBODY = {0: DEALER_5P, **QUIET, 2: "26m26p26sCFPESWN"}
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-
-async def until(condition: Callable[[], bool], what: str) -> None:
-    async with asyncio.timeout(10):
-        while not condition():
-            await asyncio.sleep(0.005)
-    assert condition(), what
-
-
 async def play_the_window(
     monkeypatch: pytest.MonkeyPatch,
     hands: dict[int, str],
@@ -573,22 +558,7 @@ async def play_the_window(
     fake peers and the in-memory store: what the window hides is the table's doing.)"""
     import tablekit  # noqa: PLC0415 (tests/ is on the path; only this section needs it)
 
-    wall = tablekit.stacked_wall(hands, draws="9p 9m")
-
-    class Stacked(Match):
-        def _wall(self, hand_no: int) -> Wall:
-            return wall if hand_no == 1 else super()._wall(hand_no)
-
-    clock = Clock()
-    pinned = types.SimpleNamespace(
-        randbits=lambda bits: 12345,
-        token_bytes=lambda n: bytes(range(n)),
-        token_hex=lambda n: "ab" * n,
-        token_urlsafe=lambda n: "x" * n,
-    )
-    monkeypatch.setattr(server.table, "Match", Stacked)
-    monkeypatch.setattr(server.table, "secrets", pinned)
-    monkeypatch.setattr(server.table, "time", types.SimpleNamespace(monotonic=clock.monotonic))
+    clock = pin_tables(monkeypatch, tablekit.stacked_wall(hands, draws="9p 9m"))
     timers = dataclasses.replace(QUICK, turn_seconds=60, claim_window_ms=WINDOW_MS)
     table = table_for(timers=timers, turn_seconds=1 if timeout else None)
     table.start()

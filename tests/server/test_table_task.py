@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from fakes import QUICK, FakeHost, FakePeer, FakeStore, table_for
+from fakes import QUICK, Clock, FakeHost, FakePeer, FakeStore, table_for, until
 
 import server.table
 from engine.actions import Action
@@ -52,12 +52,6 @@ def fixed_seed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(server.table, "new_match_seed", lambda: SEED)
     monkeypatch.setattr(server.table, "STORE_RETRY_FIRST", 0.01)
     monkeypatch.setattr(server.table, "STORE_RETRY_MAX", 0.05)
-
-
-async def until(condition: Callable[[], Any], what: str, timeout: float = 20) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.002)
 
 
 async def handled(table: Table) -> None:
@@ -316,14 +310,6 @@ async def test_leaving_mid_match_and_coming_back(running: Callable[..., Table]) 
 
 
 # ------------------------------------------------------------ claim window ---
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def monotonic(self) -> float:
-        return self.now
 
 
 @pytest.fixture
