@@ -31,10 +31,11 @@ from test_server_bad_input import (
     url_of,
 )
 
+from engine.actions import Action, Event
 from engine.bots import make_bot
 from engine.match import Match
 from engine.notation import parse_tiles
-from engine.table import Phase
+from engine.simulation import play_match
 from engine.tiles import name
 from engine.wire import HIDDEN_KONG
 from server.app import App
@@ -259,17 +260,12 @@ def test_custom_rules_frames_carry_the_deal_and_the_rules() -> None:
     # A match played by engine bots, stored as the server stores it, replayed hand by hand.
     rules = Config().rule_presets()["custom"]
     bots = [make_bot("default", p) for p in range(4)]
-    match = Match(3, rules)
     rows: list[ActionRow] = []
-    while not match.over:
-        match.start_hand()
-        hand = match.hand
-        assert hand is not None
-        while hand.phase is not Phase.OVER:
-            player = hand.awaiting()[0]
-            action = bots[player].choose(hand.view(player))
-            match.apply(player, action)
-            rows.append(ActionRow(len(rows) + 1, match.hand_index + 1, player, action.to_dict()))
+
+    def store(match: Match, player: int, action: Action, events: list[Event]) -> None:
+        rows.append(ActionRow(len(rows) + 1, match.hand_index + 1, player, action.to_dict()))
+
+    match = play_match(3, bots, rules, on_action=store)
     now = datetime.now(UTC)
     stored = MatchRow(1, "t1", "custom", 3, "00", ("a", "b", "c", "d"), now, now, None)
     presets = Config().rule_presets()
