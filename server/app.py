@@ -59,6 +59,7 @@ class Connection:
         self.ws = ws
         self.app = app
         self.username: str | None = None
+        self.guest = False
         self.token: str | None = None
         # The client's IP address: the account limits count per address (behind a proxy,
         # the proxy's).
@@ -273,7 +274,7 @@ class Connection:
                 )
             else:
                 player, token, expires = await accounts.resume(app.store, m.token)
-            self.username, self.token = player.username, token
+            self.username, self.token, self.guest = player.username, token, player.guest
             self.refusals = 0
             self.send(
                 encode(
@@ -298,6 +299,7 @@ class Connection:
             if self.token is not None:
                 await accounts.logout(app.store, self.token)
             self.username = self.token = None
+            self.guest = False
             self.send(encode("logged_out", {}, m.id))
             return
         if self.username is None:
@@ -320,6 +322,7 @@ class Connection:
                 claim_window_ms=m.claim_window_ms,
                 hands=m.hands,
                 aids=m.aids,
+                rated=m.rated,
             )
             self.send(
                 encode("table_created", {"table": table.id, "invite_code": table.invite_code}, m.id)
@@ -376,6 +379,7 @@ class App:
         url = self.config.database_url
         await upgrade(url)
         self.store = await Store.open(url)
+        self.store.policy = self.config.season_policy()
         self.lobby = Lobby(self.config, self.store)
         restored = await self.lobby.restore()
         if restored:

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.rules import RuleSet
+from server.ladder.rating import RatingParams
+from server.ladder.store import SeasonPolicy
 from server.presets import CONFIG_FILES, PresetError, load_presets, preset_claim_windows
 
 DEFAULT_FILE = CONFIG_FILES / "default.toml"
@@ -88,6 +90,36 @@ class AccountsSection:
 
 
 @dataclass(frozen=True, slots=True)
+class LadderSection:
+    """The ranking ladder (docs/ladder.md)."""
+
+    ladders: str = ""  # rule presets with a ladder, comma-separated; "": [rules] preset
+    provisional_matches: int = 10
+    season_days: int = 0
+    mu: float = 25.0
+    sigma: float = 25.0 / 3
+    beta: float = 25.0 / 6
+    tau: float = 25.0 / 300
+    reset_keep: float = 0.5
+    reset_sigma: float = 6.0
+    same_four_per_day: int = 3
+
+
+
+@dataclass(frozen=True, slots=True)
+class MatchmakingSection:
+    """The ladder queue (docs/ladder.md, "Matchmaking")."""
+
+    gap_start: float = 3.0
+    gap_step: float = 1.0
+    step_seconds: float = 10.0
+    gap_max: float = 50.0
+    pass_seconds: float = 1.0
+    turn_seconds: int = 15
+    casual_bot_seconds: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     server: ServerSection = ServerSection()
     database: DatabaseSection = DatabaseSection()
@@ -95,6 +127,8 @@ class Config:
     limits: LimitsSection = LimitsSection()
     rules: RulesSection = RulesSection()
     accounts: AccountsSection = AccountsSection()
+    ladder: LadderSection = LadderSection()
+    matchmaking: MatchmakingSection = MatchmakingSection()
 
     @property
     def database_url(self) -> str:
@@ -110,6 +144,35 @@ class Config:
             return load_presets(self.rules.file or None)
         except PresetError as exc:
             raise ConfigError(f"[rules] file: {exc}") from None
+
+    @property
+    def ladder_names(self) -> tuple[str, ...]:
+        """The rule presets with a ladder: ``[ladder] ladders``, by default the server's
+        preset; ``"none"``: no ladder at all."""
+        text = self.ladder.ladders.strip()
+        if not text:
+            return (self.rules.preset,)
+        if text == "none":
+            return ()
+        return tuple(n.strip() for n in text.split(",") if n.strip())
+
+    def season_policy(self) -> SeasonPolicy:
+        """The ladders as the store runs them (``[ladder]``)."""
+        ladder = self.ladder
+        return SeasonPolicy(
+            ladders=self.ladder_names,
+            params=RatingParams(
+                mu=ladder.mu,
+                sigma=ladder.sigma,
+                beta=ladder.beta,
+                tau=ladder.tau,
+                reset_keep=ladder.reset_keep,
+                reset_sigma=ladder.reset_sigma,
+            ),
+            season_days=ladder.season_days,
+            provisional_matches=ladder.provisional_matches,
+            same_four_per_day=ladder.same_four_per_day,
+        )
 
     def claim_windows(self) -> dict[str, int]:
         """The presets that set their own ``claim_window_ms``, else ``[timers]``'s applies."""
@@ -152,6 +215,22 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("accounts", "hash_workers"): (1, 256),
     ("accounts", "hash_queue"): (0, 100000),
     ("accounts", "purge_minutes"): (0.1, 10080),
+    ("ladder", "provisional_matches"): (0, 1000),
+    ("ladder", "season_days"): (0, 3650),
+    ("ladder", "mu"): (-1e6, 1e6),
+    ("ladder", "sigma"): (0.001, 1e6),
+    ("ladder", "beta"): (0.001, 1e6),
+    ("ladder", "tau"): (0, 1e6),
+    ("ladder", "reset_keep"): (0, 1),
+    ("ladder", "reset_sigma"): (0, 1e6),
+    ("ladder", "same_four_per_day"): (0, 1000),
+    ("matchmaking", "gap_start"): (0, 1e6),
+    ("matchmaking", "gap_step"): (0, 1e6),
+    ("matchmaking", "step_seconds"): (0.1, 86400),
+    ("matchmaking", "gap_max"): (0, 1e6),
+    ("matchmaking", "pass_seconds"): (0.05, 60),
+    ("matchmaking", "turn_seconds"): (1, 3600),
+    ("matchmaking", "casual_bot_seconds"): (0, 86400),
 }
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
     ("server", "log_level"): ("debug", "info", "warning", "error"),
@@ -255,9 +334,21 @@ def load(
             f"be at least login_backoff_seconds ({accounts.login_backoff_seconds:g})"
         )
     presets = config.rule_presets()
+    making = config.matchmaking
+    if making.gap_max < making.gap_start:
+        raise ConfigError(
+            f"[matchmaking] gap_max ({making.gap_max:g}) must be at least gap_start "
+            f"({making.gap_start:g})"
+        )
     if config.rules.preset not in presets:
         raise ConfigError(
             f"[rules] preset {config.rules.preset!r} is not a preset of "
             f"{config.rules.file or 'config/rules.toml'}; known: {', '.join(presets)}"
         )
+    for name in config.ladder_names:
+        if name not in presets:
+            raise ConfigError(
+                f"[ladder] ladders names {name!r}, which is not a rule preset; known: "
+                f"{', '.join(presets)}"
+            )
     return config

@@ -46,6 +46,12 @@ CODES: dict[str, str] = {
     "stale": "the action answers an old `seq`; the current `update` follows",
     "hand_over": "no hand is being played at the table",
     "aids_off": "the table allows no playing aids (`analyze`; its `aids` is false)",
+    # The ladder (server.ladder)
+    "not_registered": "rated play (a rated table, the ladder queue) is for registered accounts",
+    "rated_table": "a rated table takes no bots",
+    "same_four_limit": "these four accounts played as many rated matches together today as "
+    "the server allows (`[ladder] same_four_per_day`)",
+    "no_such_ladder": "there is no ladder of that name (a rated table, the queue)",
     # The engine (engine.errors.IllegalAction): the action was refused, nothing changed
     "not_your_turn": "it is not this player's turn to act",
     "illegal_action": "the action is not in `view.legal`",

@@ -17,14 +17,16 @@ import asyncio
 import logging
 import math
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from engine.match import MATCH_HANDS, Match, ReplayError, check_match_hands
 from engine.rules import RulesError, RuleSet, rule_set_from_dict
 from server.config import Config
 from server.db.store import ActionRow, Conflict, MatchRow, TableRow
+from server.ladder.store import LadderStore
 from server.protocol import MAX_CLAIM_WINDOW_MS, encode
 from server.table import LobbyError, Seat, Table, TableStore, TableSummary
 
@@ -32,7 +34,10 @@ log = logging.getLogger("guobiao.lobby")
 
 
 class LobbyStore(TableStore, Protocol):
-    """The database as the lobby uses it: what its tables use, and what restore reads."""
+    """The database as the lobby uses it: what its tables use, what restore reads, and the
+    ladder (the farm limit)."""
+
+    ladder: LadderStore
 
     async def load_open_tables(self) -> list[TableRow]: ...
 
@@ -195,6 +200,19 @@ class Lobby:
     def table_done(self, table: Table) -> None:
         self.forget(table)
 
+    async def rated_refusal(self, usernames: Sequence[str]) -> str | None:
+        limit = self.config.ladder.same_four_per_day
+        if not limit:
+            return None
+        since = datetime.now(UTC) - timedelta(days=1)
+        played = await self.store.ladder.same_four_names(usernames, since)
+        if played < limit:
+            return None
+        return (
+            f"{', '.join(usernames)} have started {played} rated matches together in the last "
+            f"24 hours, the most the server allows ({limit}); play with others, or casually"
+        )
+
     # ------------------------------------------------------------ lookups ---
 
     def _new_id(self) -> str:
@@ -231,9 +249,14 @@ class Lobby:
         claim_window_ms: int | None = None,
         hands: int | None = None,
         aids: bool = True,
+        rated: bool = False,
+        seated: Sequence[str] | None = None,
     ) -> Table:
         """A new table, started; ``LobbyError`` (``bad_message``) naming a setting outside
-        its limits. ``hands``: its match's length in deals (None: a whole match, 16)."""
+        its limits. ``hands``: its match's length in deals (None: a whole match, 16).
+        ``rated``: a table of the ladder of its preset (``no_such_ladder`` if it has none).
+        ``seated``: four usernames already seated (the queue's tables): its match starts at
+        once, and each player's connection attaches with a ``join_table``."""
         timers = self.config.timers
         rules = rules or self.config.rules.preset
         if rules not in self.presets:
@@ -255,6 +278,12 @@ class Lobby:
             raise LobbyError(
                 "bad_message", f"claim_window_ms must be 0..{MAX_CLAIM_WINDOW_MS}, got {window}"
             )
+        if rated and rules not in self.config.ladder_names:
+            ladders = ", ".join(self.config.ladder_names) or "none"
+            raise LobbyError(
+                "no_such_ladder",
+                f"rule preset {rules!r} has no ladder, so no rated tables; ladders: {ladders}",
+            )
         length = MATCH_HANDS if hands is None else hands
         if not 1 <= length <= MATCH_HANDS:
             raise LobbyError("bad_message", f"hands must be 1..{MATCH_HANDS}, got {length}")
@@ -273,7 +302,11 @@ class Lobby:
             claim_window_ms=window,
             hands=length,
             aids=aids,
+            rated=rated,
         )
+        if seated is not None:
+            grace = timers.restart_grace_seconds  # time to attach before the seat is played
+            table.seats = [Seat.from_label(name, grace) for name in seated]
         # First: if the database fails, no table was created.
         await self.store.save_table(table.row())
         self.tables[table.id] = table
@@ -345,6 +378,7 @@ class Lobby:
             claim_window_ms=self.claim_windows.get(row.rules, timers.claim_window_ms),
             hands=stored.hands_planned if stored is not None else row.hands,
             aids=row.aids,
+            rated=stored.rated if stored is not None else row.rated,
         )
         grace = timers.restart_grace_seconds
         table.seats = [Seat.from_label(label, grace) if label else None for label in row.seats]

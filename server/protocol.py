@@ -91,6 +91,7 @@ class CreateTable(Message):
     claim_window_ms: int | None = None
     hands: int | None = None  # the match's length in deals (None: a whole match)
     aids: bool = True  # whether seated players may ``analyze`` their hands
+    rated: bool = False  # a table of its preset's ladder (registered accounts only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +220,7 @@ _DECODERS: dict[str, Any] = {
         m.number("claim_window_ms", optional=True, low=0, high=MAX_CLAIM_WINDOW_MS),
         m.number("hands", optional=True, low=1, high=MATCH_HANDS),
         m.flag("aids", default=True),
+        m.flag("rated"),
     ),
     "join_table": lambda m, i: JoinTable(
         i,

@@ -70,6 +70,8 @@ class Peer(Protocol):
     """A connection as a table sees it."""
 
     username: str | None
+    guest: bool  # a guest account (it may not sit at a rated table)
+    address: str  # the client's IP address (recorded with a rated match's players)
 
     def send(self, text: str) -> None:
         """Queue ``text`` for the client (never blocks; a slow client is dropped)."""
@@ -95,6 +97,7 @@ class TableStore(Protocol):
         *,
         rule_options: Mapping[str, Any] | None = None,
         hands_planned: int = MATCH_HANDS,
+        rated: bool = False,
     ) -> int: ...
 
     async def unfinished_matches(self) -> list[MatchRow]: ...
@@ -116,8 +119,14 @@ class TableStore(Protocol):
     ) -> bool: ...
 
     async def finish_match(
-        self, match_id: int, final_scores: Sequence[int], ended_at: datetime
+        self,
+        match_id: int,
+        final_scores: Sequence[int],
+        ended_at: datetime,
+        addresses: Sequence[str | None] | None = None,
     ) -> bool: ...
+
+    async def rating_changes(self, match_id: int) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +153,9 @@ class TableHost(Protocol):
 
     def table_done(self, table: Table) -> None:
         """The table finished and nobody is left at it: forget it."""
+
+    async def rated_refusal(self, usernames: Sequence[str]) -> str | None:
+        """Why these four may not start a rated match now (the farm limit), or None."""
 
 
 class LobbyError(ServerError):
@@ -185,6 +197,7 @@ class Seat:
     name: str  # the username, or the bot's name
     connected: bool = True
     away_since: float | None = None  # monotonic time the human left or lost the connection
+    address: str | None = None  # where the human last connected from (rated matches keep it)
 
     @property
     def label(self) -> str:
@@ -304,6 +317,7 @@ class Table:
     claim_window_ms: int = 0  # the least a claim window lasts, with a person seated
     hands: int = MATCH_HANDS  # the match's length in deals (create_table's ``hands``)
     aids: bool = True  # whether seated players may ``analyze`` their hands
+    rated: bool = False  # its matches change the ladder ratings of its (registered) players
     # ``analyze`` requests, a bucket per connection (a table has a few: bounded anyway).
     analyses: Buckets = field(
         default_factory=lambda: Buckets(
@@ -355,6 +369,7 @@ class Table:
             "claim_window_ms": self.claim_window_ms,
             "hands": self.hands,
             "aids": self.aids,
+            "rated": self.rated,
         }
 
     def row(self) -> TableRow:
@@ -370,6 +385,7 @@ class Table:
             state=self.state,
             hands=self.hands,
             aids=self.aids,
+            rated=self.rated,
         )
 
     def _changed(self) -> None:
@@ -551,18 +567,36 @@ class Table:
             seat = free[0] if item.seat is None else item.seat
             if self.seats[seat] is not None:
                 raise LobbyError("seat_taken", f"seat {seat} of table {self.id} is taken")
-            self.seats[seat] = Seat(HUMAN, username)
+            if self.rated:
+                await self._check_rated_join(peer, free)
+            self.seats[seat] = Seat(HUMAN, username, address=peer.address)
             self._changed()
             mine = seat
         else:
             info = self.seats[mine]
             assert info is not None
-            info.connected, info.away_since = True, None
+            info.connected, info.away_since, info.address = True, None, peer.address
         self.peers[peer] = mine
         peer.send(encode("joined", {"table": self.id, "seat": mine}, item.reply_to))
         await self._lobby_changed()
         if self.state == "playing":
             self._send_update(peer, mine, [], full=True)
+
+    async def _check_rated_join(self, peer: Peer, free: list[int]) -> None:
+        """A rated table seats registered accounts only; the last seat also not when its
+        four have played as many rated matches together today as the limit allows."""
+        if peer.guest:
+            raise LobbyError(
+                "not_registered",
+                f"table {self.id} is rated: only registered accounts play rated matches "
+                "(register, or play at a casual table)",
+            )
+        if len(free) == 1:
+            names = [s.name for s in self.seats if s is not None]
+            assert peer.username is not None
+            refusal = await self.host.rated_refusal([*names, peer.username])
+            if refusal is not None:
+                raise LobbyError("same_four_limit", refusal)
 
     async def _leave(self, item: LeaveInput) -> None:
         peer = item.peer
@@ -590,6 +624,10 @@ class Table:
         if item.bot not in BOTS:
             raise LobbyError(
                 "bad_message", f"unknown bot {item.bot!r}; known: {', '.join(sorted(BOTS))}"
+            )
+        if self.rated:
+            raise LobbyError(
+                "rated_table", f"table {self.id} is rated: bots never play rated matches"
             )
         if self.state != "waiting":
             raise LobbyError("table_started", f"table {self.id} has started")
@@ -636,7 +674,7 @@ class Table:
             return
         seat = self.seats[mine]
         assert seat is not None
-        seat.connected, seat.away_since = True, None
+        seat.connected, seat.away_since, seat.address = True, None, peer.address
         self.peers[peer] = mine
         peer.send(encode("table", self.summary()))
         if self.state == "playing":
@@ -930,8 +968,10 @@ class Table:
         if not await self._catch_up():
             return
         full = all(s is not None for s in self.seats)
-        if self.state == "waiting" and self.new_match is not None and full:
-            await self._start_match()  # again: the database failed the first time
+        if self.state == "waiting" and full:
+            # Again, if the database failed the first time; or a table made full (the
+            # matchmaking queue's), which nobody joined.
+            await self._start_match()
         if self.state != "playing" or self.match is None:
             return
         match = self.match
@@ -1115,6 +1155,7 @@ class Table:
                     datetime.now(UTC),
                     rule_options=rules.to_dict(),
                     hands_planned=self.hands,
+                    **({"rated": True} if self.rated else {}),
                 )
         except Exception as exc:
             self.new_match = (seed, salt, True)
@@ -1138,8 +1179,12 @@ class Table:
     async def _finish_match(self) -> None:
         match = self.match
         assert match is not None and self.match_id is not None
-        try:  # a retry is harmless: a finished match is not finished twice
-            await self.store.finish_match(self.match_id, list(match.scores), datetime.now(UTC))
+        addresses = [s.address if s is not None else None for s in self.seats]
+        try:  # a retry is harmless: a finished match is not finished (nor rated) twice
+            await self.store.finish_match(
+                self.match_id, list(match.scores), datetime.now(UTC), addresses
+            )
+            ratings = await self.store.rating_changes(self.match_id) if self.rated else []
         except Exception as exc:
             self._store_failed(f"finishing match {self.match_id}", exc)
             return
@@ -1151,7 +1196,12 @@ class Table:
         self._broadcast_text(
             encode(
                 "match_end",
-                {"table": self.id, "match": self.match_id, "scores": list(match.scores)},
+                {
+                    "table": self.id,
+                    "match": self.match_id,
+                    "scores": list(match.scores),
+                    "ratings": ratings,
+                },
             )
         )
         log.info("match %s finished at table %s: %s", self.match_id, self.id, match.scores)

@@ -41,6 +41,8 @@ class FakePeer:
 
     username: str | None
     texts: list[str] = field(default_factory=list)
+    guest: bool = False
+    address: str = "192.0.2.1"
     prompts: list[tuple[str, int]] = field(default_factory=list)  # (table, seq) asked to act
 
     def send(self, text: str) -> None:
@@ -111,6 +113,7 @@ class FakeStore:
         started_at: datetime,
         rule_options: Mapping[str, Any] | None = None,
         hands_planned: int = 16,
+        rated: bool = False,
     ) -> int:
         self._write("create_match")
         match_id = len(self.matches) + 1
@@ -126,6 +129,7 @@ class FakeStore:
             final_scores=None,
             rule_options=json.loads(json.dumps(rule_options)) if rule_options else None,
             hands_planned=hands_planned,
+            rated=rated,
         )
         self.actions[match_id] = []
         self.hands[match_id] = {}
@@ -141,7 +145,11 @@ class FakeStore:
         return [m for m in self.matches.values() if m.ended_at is None]
 
     async def finish_match(
-        self, match_id: int, final_scores: Sequence[int], ended_at: datetime
+        self,
+        match_id: int,
+        final_scores: Sequence[int],
+        ended_at: datetime,
+        addresses: Sequence[str | None] | None = None,
     ) -> bool:
         self._write("finish_match")
         row = self.matches[match_id]
@@ -207,6 +215,9 @@ class FakeStore:
     async def match_hands(self, match_id: int) -> list[dict[str, Any]]:
         return [r for _, (r, _) in sorted(self.hands.get(match_id, {}).items())]
 
+    async def rating_changes(self, match_id: int) -> list[dict[str, Any]]:
+        return []  # the ladder's arithmetic is tested on a real database (tests/ladder/)
+
 
 @dataclass
 class FakeHost:
@@ -230,6 +241,9 @@ class FakeHost:
 
     def table_done(self, table: Table) -> None:
         self.done.append(table)
+
+    async def rated_refusal(self, usernames: Sequence[str]) -> str | None:
+        return None
 
 
 # No pacing: bots and absent players are played at once, no pause between hands.

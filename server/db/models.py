@@ -10,7 +10,12 @@ Tables (the migrations ``migrations/versions/`` create the same):
 - ``hands``: each finished hand's record (``HandRecord.to_dict()``) and deltas.
 - ``actions``: the append-only action log, numbered per match (``seq``); a match is its seed
   plus this log, so any state can be rebuilt by replaying it through the engine.
-- ``match_players``: per finished match and player index, the score and counts it added.
+- ``match_players``: per finished match and player index, the score and counts it added,
+  and the address the player connected from (for an operator looking for rating farms).
+- ``seasons``: the ladders' seasons (a ladder is a rated rule preset), with the rating model
+  each was played under; ``ratings``: a player's rating in a season; ``rating_changes``: per
+  rated match and player, the rating before and after, the rank and the score
+  (``server/ladder/``, docs/ladder.md).
 
 Portability: no dialect-specific type. JSON columns are ``sqlalchemy.JSON``; datetimes are
 timezone-aware UTC in Python (``UTCDateTime``), ``timestamptz`` on PostgreSQL and naive UTC
@@ -32,10 +37,12 @@ from sqlalchemy import (
     Dialect,
     Float,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
     UniqueConstraint,
+    false,
     true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -144,6 +151,8 @@ class GameTable(Base):
     hands: Mapped[int] = mapped_column(Integer, server_default="16")
     # Whether seated players may ``analyze`` their hands (revision 0004).
     aids: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    # A rated table's matches change its players' ladder ratings (revision 0005).
+    rated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class Match(Base):
@@ -151,6 +160,8 @@ class Match(Base):
     never send them for a match in play. ``seats``: who played player 0..3 (as in tables)."""
 
     __tablename__ = "matches"
+    __table_args__ = (Index("ix_matches_foursome", "foursome", "started_at"),)
+
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     table_id: Mapped[str] = mapped_column(String(32), index=True)
     rules: Mapped[str] = mapped_column(String(32))  # the preset's name
@@ -163,6 +174,14 @@ class Match(Base):
     started_at: Mapped[datetime]
     ended_at: Mapped[datetime | None] = mapped_column(index=True)
     final_scores: Mapped[list[Any] | None]
+    # Rated play (revision 0005): ``rated`` is fixed at the start; ``foursome`` is the four
+    # accounts' ids, sorted, comma-separated (the farm limit counts matches among the same
+    # four); ``season_id`` and ``rating_seq`` (the order ratings were applied in, within
+    # the season) are set when the finished match is rated.
+    rated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    foursome: Mapped[str | None] = mapped_column(String(96))
+    season_id: Mapped[int | None] = mapped_column(ForeignKey("seasons.id"))
+    rating_seq: Mapped[int | None] = mapped_column(Integer)
 
 
 class Hand(Base):
@@ -214,3 +233,65 @@ class MatchPlayer(Base):
     won: Mapped[int] = mapped_column(Integer)
     lost: Mapped[int] = mapped_column(Integer)
     drawn: Mapped[int] = mapped_column(Integer)
+    # The IP address the player was connected from when the match started (revision 0005).
+    address: Mapped[str | None] = mapped_column(String(64))
+
+
+class Season(Base):
+    """A season of a ladder (``ladder``: a rule preset's name), numbered from 1. The current
+    season is the one with no ``ends_at`` or the latest whose range holds the moment.
+    ``params``: the rating model (``server.ladder.rating.RatingParams``) it is played under."""
+
+    __tablename__ = "seasons"
+    __table_args__ = (UniqueConstraint("ladder", "number"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    ladder: Mapped[str] = mapped_column(String(32))
+    number: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(String(64))
+    starts_at: Mapped[datetime]
+    ends_at: Mapped[datetime | None]
+    params: Mapped[dict[str, Any]]
+    rated_matches: Mapped[int] = mapped_column(Integer, default=0)  # the last rating_seq
+
+
+class Rating(Base):
+    """A player's rating in a season: ``conservative`` is ``mu - 3 * sigma``, what the
+    leaderboard orders by (indexed with the season)."""
+
+    __tablename__ = "ratings"
+    __table_args__ = (Index("ix_ratings_season_board", "season_id", "conservative", "player_id"),)
+
+    season_id: Mapped[int] = mapped_column(ForeignKey("seasons.id"), primary_key=True)
+    player_id: Mapped[int] = mapped_column(
+        ForeignKey("players.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    conservative: Mapped[float] = mapped_column(Float)
+    matches: Mapped[int] = mapped_column(Integer)
+    last_played_at: Mapped[datetime]
+
+
+class RatingChange(Base):
+    """One player's rating change from one rated match (player index 0..3): before and
+    after, the rank (1..4, ties shared) and the final score it came from."""
+
+    __tablename__ = "rating_changes"
+    __table_args__ = (
+        CheckConstraint("player BETWEEN 0 AND 3", name="player"),
+        Index("ix_rating_changes_history", "player_id", "season_id", "match_id"),
+    )
+
+    match_id: Mapped[int] = mapped_column(
+        ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
+    )
+    player: Mapped[int] = mapped_column(Integer, primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id", ondelete="CASCADE"))
+    season_id: Mapped[int] = mapped_column(ForeignKey("seasons.id"))
+    rank: Mapped[int] = mapped_column(Integer)
+    score: Mapped[int] = mapped_column(Integer)
+    mu_before: Mapped[float] = mapped_column(Float)
+    sigma_before: Mapped[float] = mapped_column(Float)
+    mu_after: Mapped[float] = mapped_column(Float)
+    sigma_after: Mapped[float] = mapped_column(Float)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ from server.db.models import (
     PlayerSession,
 )
 from server.grades import grade, match_counts
+from server.ladder.store import LadderStore, SeasonPolicy, foursome_key, rate_match
 
 __all__ = [
     "ActionRow",
@@ -52,6 +54,7 @@ __all__ = [
     "Conflict",
     "MatchRow",
     "NoSuchMatch",
+    "NotRateable",
     "PlayerRow",
     "SessionRow",
     "Store",
@@ -65,8 +68,35 @@ __all__ = [
     "upgrade",
 ]
 
+log = logging.getLogger(__name__)
+
 RECENT_MATCHES = 20  # matches listed by player_summary
 SEED_RANGE = range(-(2**63), 2**63)  # a BIGINT column
+
+
+class NotRateable(StoreError, ValueError):
+    """A rated match whose seats are not four registered accounts."""
+
+
+async def _registered_ids(session: AsyncSession, seats: Sequence[str | None]) -> list[int]:
+    """The account ids of a rated match's seats, by seat; ``NotRateable`` unless all four
+    are registered accounts (not guests, not bots, not empty)."""
+    keys = [s.lower() if s is not None and not is_bot(s) else None for s in seats]
+    found = {
+        p.username_key: p
+        for p in await session.scalars(
+            select(Player).where(Player.username_key.in_([k for k in keys if k]))
+        )
+    }
+    ids = []
+    for seat, key in zip(seats, keys, strict=True):
+        player = found.get(key) if key else None
+        if player is None or player.guest:
+            raise NotRateable(f"a rated match needs four registered accounts, not {seat!r}")
+        ids.append(player.id)
+    if len(set(ids)) != len(ids):
+        raise NotRateable(f"a rated match needs four different accounts, got {list(seats)!r}")
+    return ids
 
 
 class NoSuchMatch(StoreError, LookupError):
@@ -146,6 +176,7 @@ class TableRow:
     state: str = "waiting"  # "waiting", "playing" or "finished"
     hands: int = MATCH_HANDS  # its match's length in deals (0003)
     aids: bool = True  # whether seated players may ``analyze`` their hands
+    rated: bool = False  # whether its matches change ratings (0005)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seats", tuple(self.seats))
@@ -171,6 +202,7 @@ class MatchRow:
     final_scores: tuple[int, ...] | None
     rule_options: dict[str, Any] | None = None  # RuleSet.to_dict() at the start (0002)
     hands_planned: int = MATCH_HANDS  # its length in deals, ``Match.hands`` (0003)
+    rated: bool = False  # whether it changes ratings (0005)
 
     @classmethod
     def of(cls, match: Match) -> MatchRow:
@@ -186,6 +218,7 @@ class MatchRow:
             final_scores=tuple(match.final_scores) if match.final_scores is not None else None,
             rule_options=match.rule_options,
             hands_planned=match.hands_planned,
+            rated=match.rated,
         )
 
 
@@ -211,9 +244,12 @@ def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
 class Store:
     """Async access to the database; see the module docstring."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, policy: SeasonPolicy | None = None) -> None:
         self.engine = engine
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        # How the ladders run ([ladder] in the configuration); the server sets its own.
+        self.policy = policy or SeasonPolicy()
+        self.ladder = LadderStore(self._read, self._write, lambda: self.policy)
         # Group commit of actions: appends wait here while a transaction is being written,
         # then go together in the next one (see ``append_action``).
         self._pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
@@ -382,6 +418,7 @@ class Store:
             table.state = row.state
             table.hands = row.hands
             table.aids = row.aids
+            table.rated = row.rated
 
     async def load_open_tables(self) -> list[TableRow]:
         """The tables waiting or playing, oldest first."""
@@ -403,6 +440,7 @@ class Store:
                     state=t.state,
                     hands=t.hands,
                     aids=t.aids,
+                    rated=t.rated,
                 )
                 for t in tables
             ]
@@ -429,11 +467,13 @@ class Store:
         started_at: datetime,
         rule_options: Mapping[str, Any] | None = None,
         hands_planned: int = MATCH_HANDS,
+        rated: bool = False,
     ) -> int:
         """Record a new match; its id (use it as the engine's ``match_id``, so the hand
         records and the log agree). ``seed`` must fit a signed 64-bit integer.
         ``rule_options`` are the rules as played (``RuleSet.to_dict()``), ``hands_planned``
-        the match's length in deals (``Match.hands``)."""
+        the match's length in deals (``Match.hands``). A ``rated`` match needs four
+        registered accounts (``NotRateable`` otherwise); it records them as its foursome."""
         if seed not in SEED_RANGE:
             raise ValueError(f"a match seed must fit in a signed 64-bit integer, got {seed}")
         bytes.fromhex(salt)  # ValueError unless hex
@@ -441,6 +481,9 @@ class Store:
             raise ValueError(f"a match has 4 seats, got {seats!r}")
         check_match_hands(hands_planned)
         async with self._write() as session:
+            foursome = None
+            if rated:
+                foursome = foursome_key(await _registered_ids(session, seats))
             match = Match(
                 table_id=table_id,
                 rules=rules,
@@ -450,6 +493,8 @@ class Store:
                 started_at=started_at,
                 rule_options=dict(rule_options) if rule_options is not None else None,
                 hands_planned=hands_planned,
+                rated=rated,
+                foursome=foursome,
             )
             session.add(match)
             await session.flush()
@@ -564,14 +609,21 @@ class Store:
             ) from None
 
     async def finish_match(
-        self, match_id: int, final_scores: Sequence[int], ended_at: datetime
+        self,
+        match_id: int,
+        final_scores: Sequence[int],
+        ended_at: datetime,
+        addresses: Sequence[str | None] | None = None,
     ) -> bool:
         """End a match, in one transaction with its consequences:
 
         - ``match_players``: per player index, the final score and the hands won, lost and
           drawn (counted from the stored hand records, see ``server.grades``);
         - each human player's cached counts: ``score`` += final score, hands, ``matches``
-          += 1, and the grade recomputed. Bots (``"bot:..."`` seats) have no player row.
+          += 1, and the grade recomputed. Bots (``"bot:..."`` seats) have no player row;
+        - a rated match: the four ratings (``server.ladder.store.rate_match``).
+
+        ``addresses``: where each player index was connected from (kept for operators).
 
         Returns False, changing nothing, if the match was finished already (so a retry is
         harmless); ``NoSuchMatch`` if it does not exist.
@@ -611,13 +663,32 @@ class Store:
                         won=c.won,
                         lost=c.lost,
                         drawn=c.drawn,
+                        address=addresses[index] if addresses else None,
                     )
                 )
                 if player is not None:
                     _add_match(player, score, c.won, c.lost, c.drawn)
             match.ended_at = ended_at
             match.final_scores = [int(s) for s in final_scores]
+            if match.rated:
+                seated = [players.get(s.lower()) if s else None for s in match.seats]
+                ids = [p.id for p in seated if p is not None and not p.guest]
+                if len(ids) == len(seated):
+                    await rate_match(
+                        session,
+                        match,
+                        player_ids=ids,
+                        scores=match.final_scores,
+                        now=ended_at,
+                        policy=self.policy,
+                    )
+                else:  # (create_match checked them: an account deleted since)
+                    log.warning("match %s: not rated, not every seat is an account", match_id)
             return True
+
+    async def rating_changes(self, match_id: int) -> list[dict[str, Any]]:
+        """The rating changes a finished rated match made, by player index."""
+        return await self.ladder.match_changes(match_id)
 
     async def get_match(self, match_id: int) -> MatchRow | None:
         async with self._read() as session:

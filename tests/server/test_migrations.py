@@ -18,7 +18,18 @@ from server.db.migrate import alembic_config
 from server.db.models import metadata
 from server.db.store import current, downgrade, head, upgrade
 
-TABLES = {"players", "sessions", "tables", "matches", "hands", "actions", "match_players"}
+TABLES = {
+    "players",
+    "sessions",
+    "tables",
+    "matches",
+    "hands",
+    "actions",
+    "match_players",
+    "seasons",
+    "ratings",
+    "rating_changes",
+}
 
 
 async def table_names(url: str) -> set[str]:
@@ -47,7 +58,7 @@ async def schema_differences(url: str) -> list[object]:
 async def test_upgrade_downgrade_upgrade(database_url: str) -> None:
     assert await current(database_url) is None
     await upgrade(database_url)
-    assert await current(database_url) == head() == "0004"
+    assert await current(database_url) == head() == "0005"
     assert await table_names(database_url) == TABLES
 
     await downgrade(database_url, "base")
@@ -116,9 +127,9 @@ def test_db_command_upgrades_downgrades_and_tells(
     assert main(["db", "current", "--database-url", database_url]) == 0
     assert "no revision" in capsys.readouterr().out
     assert main(["db", "upgrade", "--database-url", database_url]) == 0
-    assert "upgraded to 0004 (head)" in capsys.readouterr().out
+    assert "upgraded to 0005 (head)" in capsys.readouterr().out
     assert main(["db", "current", "--database-url", database_url]) == 0
-    assert capsys.readouterr().out.strip().endswith(": 0004 (head)")
+    assert capsys.readouterr().out.strip().endswith(": 0005 (head)")
     assert main(["db", "downgrade", "base", "--database-url", database_url]) == 0
     assert "downgraded to no revision" in capsys.readouterr().out
 
@@ -135,7 +146,7 @@ def test_db_command_reads_the_environment_and_the_config(
     site.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
     assert main(["db", "upgrade", "0001", "--config", str(site)]) == 0
     assert (tmp_path / "data" / "guobiao.db").exists()
-    assert "upgraded to 0001 (head is 0004)" in capsys.readouterr().out
+    assert "upgraded to 0001 (head is 0005)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
