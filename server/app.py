@@ -28,6 +28,7 @@ from server import accounts, protocol, replay
 from server.config import Config
 from server.db.store import Store, upgrade
 from server.errors import ServerError
+from server.ladder import api as ladder_api
 from server.lobby import Lobby
 from server.protocol import ProtocolError, encode, error
 from server.static import WebFiles
@@ -504,12 +505,16 @@ class App:
                 connection, http.HTTPStatus.OK if ok else http.HTTPStatus.SERVICE_UNAVAILABLE, body
             )
         parts = path.strip("/").split("/")
+        answer = await ladder_api.route(self.store.ladder, parts, request.path.partition("?")[2])
+        if answer is not None:
+            return _json(connection, *answer)
         if len(parts) == 3 and parts[:2] == ["api", "players"]:
             summary = await self.store.player_summary(parts[2])
             if summary is None:
                 return _json(
                     connection, http.HTTPStatus.NOT_FOUND, {"error": f"no player {parts[2]!r}"}
                 )
+            summary["ratings"] = await self.store.ladder.player_ratings(parts[2])
             return _json(connection, http.HTTPStatus.OK, summary)
         if len(parts) in (3, 4) and parts[:2] == ["api", "matches"]:
             text = parts[2]
@@ -532,6 +537,7 @@ class App:
                     return _json(
                         connection, http.HTTPStatus.NOT_FOUND, {"error": f"no match {match_id}"}
                     )
+                detail["rating_changes"] = await self.store.rating_changes(match_id)
                 return _json(connection, http.HTTPStatus.OK, detail)
             if parts[3] == "replay":
                 assert self.lobby is not None

@@ -105,7 +105,6 @@ class LadderSection:
     same_four_per_day: int = 3
 
 
-
 @dataclass(frozen=True, slots=True)
 class MatchmakingSection:
     """The ladder queue (docs/ladder.md, "Matchmaking")."""

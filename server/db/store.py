@@ -817,6 +817,7 @@ class Store:
                 "rules": match.rules,
                 "rule_options": match.rule_options,
                 "hands_planned": match.hands_planned,
+                "rated": match.rated,
                 "seats": match.seats,
                 "started_at": iso(match.started_at),
                 "ended_at": iso(match.ended_at),
