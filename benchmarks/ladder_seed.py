@@ -137,12 +137,16 @@ def _counts(players: int, seats: int, rng: random.Random) -> list[int]:
     """Matches per player: each at least 1, log-normal above that, adding up to ``seats``."""
     if seats < players:
         raise ValueError(f"{players} players need {players} seats, only {seats} (4 a match)")
+    cap = max(1, seats // 16)  # nobody sits at more than a quarter of the tables
+    if players * cap < seats:
+        raise ValueError(f"{players} players cannot fill {seats // 4} matches")
     activity = [rng.lognormvariate(0.0, 1.1) for _ in range(players)]
     extra, total = seats - players, sum(activity)
-    counts = [1 + int(a * extra / total) for a in activity]
-    short = seats - sum(counts)  # what the rounding down left: one more for random players
-    for i in rng.sample(range(players), short):
-        counts[i] += 1
+    counts = [min(cap, 1 + int(a * extra / total)) for a in activity]
+    while (short := seats - sum(counts)) > 0:  # what rounding and the cap left: spread it
+        for i in rng.sample(range(players), min(short, players)):
+            if counts[i] < cap and sum(counts) < seats:
+                counts[i] += 1
     return counts
 
 

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-
 revision: str = "0005"
 down_revision: str | None = "0004"
 branch_labels: str | Sequence[str] | None = None
@@ -60,8 +59,10 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("season_id", "player_id", name=op.f("pk_ratings")),
     )
-    op.create_index(
-        "ix_ratings_season_board", "ratings", ["season_id", "conservative", "player_id"]
+    op.create_index(  # holds ``matches`` too: pages and ranks read the index alone
+        "ix_ratings_season_board",
+        "ratings",
+        ["season_id", "conservative", "player_id", "matches"],
     )
     op.create_index(op.f("ix_ratings_player_id"), "ratings", ["player_id"])
     op.create_table(

@@ -257,10 +257,14 @@ class Season(Base):
 
 class Rating(Base):
     """A player's rating in a season: ``conservative`` is ``mu - 3 * sigma``, what the
-    leaderboard orders by (indexed with the season)."""
+    leaderboard orders by. The board index (season, figure, id) also holds ``matches``, so
+    a page, a rank (a count of the rows above) and the counts of established and
+    provisional players are read from the index alone (benchmarks/bench_ladder.py)."""
 
     __tablename__ = "ratings"
-    __table_args__ = (Index("ix_ratings_season_board", "season_id", "conservative", "player_id"),)
+    __table_args__ = (
+        Index("ix_ratings_season_board", "season_id", "conservative", "player_id", "matches"),
+    )
 
     season_id: Mapped[int] = mapped_column(ForeignKey("seasons.id"), primary_key=True)
     player_id: Mapped[int] = mapped_column(

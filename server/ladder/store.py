@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, func, literal, or_, select, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.db.models import Match, MatchPlayer, Player, Rating, RatingChange, Season
@@ -267,6 +267,37 @@ def _change_dict(change: RatingChange, ended_at: datetime | None) -> dict[str, A
 PROVISIONAL_FILTERS = ("false", "true", "all")
 
 
+def _before(rating: Rating) -> Any:
+    """Rows ahead of ``rating`` on the board (higher figure; on a tie, the higher id)."""
+    return or_(
+        Rating.conservative > rating.conservative,
+        and_(Rating.conservative == rating.conservative, Rating.player_id > rating.player_id),
+    )
+
+
+def _after(rating: Rating) -> Any:
+    """Rows behind ``rating`` on the board."""
+    return or_(
+        Rating.conservative < rating.conservative,
+        and_(Rating.conservative == rating.conservative, Rating.player_id < rating.player_id),
+    )
+
+
+def _named(search: str, dialect: str) -> Any:
+    """The ids of the players whose name starts with ``search`` (any case). On SQLite, the
+    ``LIKE`` (the meaning) goes with the same prefix as a range of ``username_key``, which
+    its unique index answers (a ``LIKE`` alone reads every name there: the index does not
+    fold case). The range is exact there (binary order of ASCII names); PostgreSQL keeps the
+    ``LIKE`` alone, as a range would depend on the database's collation."""
+    key = search.lower()
+    escaped = key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    name = Player.username_key
+    query = select(Player.id).where(name.like(f"{escaped}%", escape="\\"))
+    if dialect == "sqlite":
+        query = query.where(name >= key, name < key + "\U0010ffff")
+    return query
+
+
 @dataclass(frozen=True, slots=True)
 class RecomputeReport:
     """What ``recompute`` found: matches and players replayed, and the stored figures that
@@ -394,23 +425,30 @@ class LadderStore:
                 select(func.count()).select_from(Rating).where(*conditions)
             )
             order = (Rating.conservative.desc(), Rating.player_id.desc())
-            query = (
-                select(Rating, Player)
-                .join(Player, Player.id == Rating.player_id)
-                .where(*conditions)
-                .order_by(*order)
-            )
+            # The page's players first, from the board index alone (it covers the filter),
+            # then their rows: a deep offset skips index entries, not joined rows.
+            page = select(Rating.player_id).where(*conditions)
             if search:
-                key = search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-                query = query.where(Player.username_key.like(f"{key}%", escape="\\"))
-            rows = (await session.execute(query.offset(offset).limit(limit))).all()
-            players = []
-            for i, (rating, player) in enumerate(rows):
-                if search:
-                    rank = 1 + await self._better(session, rating, conditions)
-                else:
-                    rank = offset + i + 1
-                players.append(_rating_dict(rating, player, rank, policy))
+                dialect = session.get_bind().dialect.name
+                page = page.where(Rating.player_id.in_(_named(search, dialect)))
+            chosen = page.order_by(*order).offset(offset).limit(limit).subquery()
+            rows = (
+                await session.execute(
+                    select(Rating, Player)
+                    .join(chosen, chosen.c.player_id == Rating.player_id)
+                    .join(Player, Player.id == Rating.player_id)
+                    .where(Rating.season_id == found.id)
+                    .order_by(*order)
+                )
+            ).all()
+            if search:
+                places = await self._ranks(session, [r for r, _ in rows], conditions)
+            else:
+                places = [offset + i + 1 for i in range(len(rows))]
+            players = [
+                _rating_dict(rating, player, rank, policy)
+                for (rating, player), rank in zip(rows, places, strict=True)
+            ]
             return {
                 "ladder": found.ladder,
                 "season": _season_summary(found),
@@ -425,22 +463,39 @@ class LadderStore:
 
     @staticmethod
     async def _better(session: AsyncSession, rating: Rating, conditions: list[Any]) -> int:
-        """How many rows of the listing come before ``rating`` (the board's order)."""
+        """How many rows of the listing come before ``rating`` (the board's order): a
+        range of the board index, which covers the conditions."""
         count = await session.scalar(
-            select(func.count())
-            .select_from(Rating)
-            .where(
-                *conditions,
-                or_(
-                    Rating.conservative > rating.conservative,
-                    and_(
-                        Rating.conservative == rating.conservative,
-                        Rating.player_id > rating.player_id,
-                    ),
-                ),
-            )
+            select(func.count()).select_from(Rating).where(*conditions, _before(rating))
         )
         return int(count or 0)
+
+    @staticmethod
+    async def _ranks(
+        session: AsyncSession, ratings: Sequence[Rating], conditions: list[Any]
+    ) -> list[int]:
+        """The ranks of ``ratings`` (rows of the listing, in the board's order) in the
+        listing: the rows before the first, then the rows between each and the next, in
+        one query, so the index is read once up to the last, not once per row."""
+        if not ratings:
+            return []
+        parts = [
+            select(literal(0).label("i"), func.count().label("n"))
+            .select_from(Rating)
+            .where(*conditions, _before(ratings[0]))
+        ]
+        for i in range(1, len(ratings)):
+            parts.append(
+                select(literal(i).label("i"), func.count().label("n"))
+                .select_from(Rating)
+                .where(*conditions, _after(ratings[i - 1]), _before(ratings[i]))
+            )
+        gaps: dict[int, int] = dict((await session.execute(union_all(*parts))).all())
+        out, rank = [], 0
+        for i in range(len(ratings)):
+            rank += int(gaps[i]) + 1
+            out.append(rank)
+        return out
 
     async def player(
         self, ladder: str, username: str, *, season: int | None = None
@@ -696,7 +751,7 @@ class LadderStore:
                     MatchPlayer.player,
                     MatchPlayer.player_id,
                     MatchPlayer.score,
-                    RatingChange,
+                    *CHANGE_FIGURES,  # columns, not entities: a third of the time
                 )
                 .join(MatchPlayer, MatchPlayer.match_id == Match.id)
                 .outerjoin(
@@ -722,7 +777,16 @@ class LadderStore:
                 replay.match(group)
             stored = {
                 r.player_id: r
-                for r in await session.scalars(select(Rating).where(Rating.season_id == season.id))
+                for r in await session.execute(
+                    select(
+                        Rating.player_id,
+                        Rating.mu,
+                        Rating.sigma,
+                        Rating.conservative,
+                        Rating.matches,
+                        Rating.last_played_at,
+                    ).where(Rating.season_id == season.id)
+                )
             }
         wrong_ratings = []
         for player_id, skill in replay.current.items():
@@ -789,13 +853,26 @@ class LadderStore:
             if finals is None:
                 finals = {
                     r.player_id: Skill(r.mu, r.sigma)
-                    for r in await session.scalars(
-                        select(Rating).where(Rating.season_id == past.id)
+                    for r in await session.execute(
+                        select(Rating.player_id, Rating.mu, Rating.sigma).where(
+                            Rating.season_id == past.id
+                        )
                     )
                 }
             for player_id, skill in finals.items():
                 earlier[player_id] = (skill, past_params)  # later seasons overwrite
         return earlier
+
+
+# What a stored rating change holds, in ``_SeasonReplay.match``'s order of ``figures``.
+CHANGE_FIGURES = (
+    RatingChange.rank,
+    RatingChange.score,
+    RatingChange.mu_before,
+    RatingChange.sigma_before,
+    RatingChange.mu_after,
+    RatingChange.sigma_after,
+)
 
 
 @dataclass
@@ -814,7 +891,7 @@ class _SeasonReplay:
 
     def match(self, group: list[Any]) -> None:
         """Replay one match: its rows ``(match id, ended_at, player index, player id,
-        score, stored RatingChange or None)`` by player index."""
+        score, *stored CHANGE_FIGURES or Nones)`` by player index."""
         self.matches += 1
         ids = [row[3] for row in group]
         scores = [row[4] for row in group]
@@ -826,7 +903,7 @@ class _SeasonReplay:
         ]
         after = rate(before, scores, self.params)
         for row, old, new, place in zip(group, before, after, ranks(scores), strict=True):
-            match_id, ended_at, index, pid, score, stored = row
+            match_id, ended_at, index, pid, score = row[:5]
             self.current[pid] = new
             self.played[pid] = self.played.get(pid, 0) + 1
             self.last_at[pid] = ended_at
@@ -838,7 +915,7 @@ class _SeasonReplay:
                 "mu_after": new.mu,
                 "sigma_after": new.sigma,
             }
-            if stored is None or any(getattr(stored, k) != v for k, v in figures.items()):
+            if tuple(row[5:]) != tuple(figures.values()):  # (all None: no stored row)
                 self.wrong.append(
                     {
                         "match_id": match_id,

@@ -82,3 +82,70 @@ async def test_seeding_writes_what_finish_match_writes(store: Store, tmp_path: P
         assert await dump(store) == await dump(reference)
         board = await store.ladder.leaderboard("mcr", provisional="all", limit=100)
         assert board is not None and board["season"]["rated_matches"] == 201
+
+
+@pytest.mark.asyncio
+async def test_pages_searches_and_ranks_agree_with_sorting(store: Store) -> None:
+    """The leaderboard's queries (a page from the board index, ranks of a search counted in
+    one pass) against the board sorted here, on a seeded season with players of both kinds
+    and tied figures: every filter, offset and name prefix, and each player's rank."""
+    planned = ladder_seed.plan(60, 150, seed=5)
+    await ladder_seed.seed(store, planned)
+    ties = ["tiea", "tieb", "tiec", "tied"]  # one match of four newcomers, all square: a tie
+    for name in ties:
+        await store.create_player(name, ladder_seed.PASSWORD_HASH, False)
+    at = planned.matches[-1].ended_at + timedelta(minutes=5)
+    match_id = await store.create_match("t9", "mcr", 9, "00" * 16, ties, at, rated=True)
+    assert await store.finish_match(match_id, [0, 0, 0, 0], at)
+    threshold = store.policy.provisional_matches
+    async with store.engine.connect() as connection:
+        rows = (
+            await connection.execute(
+                select(Player.username, Rating.conservative, Rating.player_id, Rating.matches).join(
+                    Rating, Rating.player_id == Player.id
+                )
+            )
+        ).all()
+    board = sorted(rows, key=lambda r: (-r.conservative, -r.player_id))
+    figures = [r.conservative for r in board]
+    assert len(set(figures)) < len(figures)  # ties, broken by the id
+    listings = {
+        "false": [r for r in board if r.matches >= threshold],
+        "true": [r for r in board if r.matches < threshold],
+        "all": board,
+    }
+    assert all(len(rows) > 10 for rows in listings.values())
+    prefixes = [
+        "",
+        "tie",
+        "TIEC",
+        "z",
+        "Zh",
+        "a",
+        "an",
+        "wei",
+        "x%",
+        "_",
+        "%",
+        planned.players[7].upper(),
+    ]
+    for provisional, listing in listings.items():
+        for prefix in prefixes:
+            found = [
+                (r.username, i + 1)
+                for i, r in enumerate(listing)
+                if r.username.startswith(prefix.lower())
+            ]
+            for offset, limit in ((0, 50), (3, 5), (max(0, len(found) - 2), 50), (500, 10)):
+                page = await store.ladder.leaderboard(
+                    "mcr", offset=offset, limit=limit, provisional=provisional, search=prefix
+                )
+                assert page is not None
+                got = [(p["name"], p["rank"]) for p in page["players"]]
+                assert got == found[offset : offset + limit], (provisional, prefix, offset)
+                assert page["total"] == len(listing)
+    established = {r.username: i + 1 for i, r in enumerate(listings["false"])}
+    for name in planned.players[:20]:
+        found = await store.ladder.player("mcr", name)
+        assert found is not None and found["rating"] is not None
+        assert found["rating"]["rank"] == established.get(name)
