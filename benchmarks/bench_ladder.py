@@ -266,6 +266,13 @@ async def _one(url: str, folder: Path, planned: ladder_seed.Plan, args: argparse
             f"  seeded in {report.seconds['total']:.1f} s "
             f"(of which rating {report.seconds['rating']:.1f} s)"
         )
+        if store.engine.dialect.name == "postgresql":
+            # What autovacuum does soon after a load: the planner's statistics, and the
+            # visibility map that lets a scan read an index alone.
+            async with store.engine.connect() as connection:
+                auto = await connection.execution_options(isolation_level="AUTOCOMMIT")
+                await auto.exec_driver_sql("VACUUM ANALYZE")
+            print("  VACUUM ANALYZE done")
         if args.explain:
             await _explain(store)
         await _pages(store, url, folder, args.runs)

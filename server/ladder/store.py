@@ -268,18 +268,25 @@ PROVISIONAL_FILTERS = ("false", "true", "all")
 
 
 def _before(rating: Rating) -> Any:
-    """Rows ahead of ``rating`` on the board (higher figure; on a tie, the higher id)."""
-    return or_(
-        Rating.conservative > rating.conservative,
-        and_(Rating.conservative == rating.conservative, Rating.player_id > rating.player_id),
+    """Rows ahead of ``rating`` on the board (higher figure; on a tie, the higher id). The
+    plain bound first: it is the range of the board index the databases read."""
+    return and_(
+        Rating.conservative >= rating.conservative,
+        or_(
+            Rating.conservative > rating.conservative,
+            and_(Rating.conservative == rating.conservative, Rating.player_id > rating.player_id),
+        ),
     )
 
 
 def _after(rating: Rating) -> Any:
-    """Rows behind ``rating`` on the board."""
-    return or_(
-        Rating.conservative < rating.conservative,
-        and_(Rating.conservative == rating.conservative, Rating.player_id < rating.player_id),
+    """Rows behind ``rating`` on the board (with its plain bound, as ``_before``)."""
+    return and_(
+        Rating.conservative <= rating.conservative,
+        or_(
+            Rating.conservative < rating.conservative,
+            and_(Rating.conservative == rating.conservative, Rating.player_id < rating.player_id),
+        ),
     )
 
 
