@@ -143,10 +143,12 @@ def _counts(players: int, seats: int, rng: random.Random) -> list[int]:
     activity = [rng.lognormvariate(0.0, 1.1) for _ in range(players)]
     extra, total = seats - players, sum(activity)
     counts = [min(cap, 1 + int(a * extra / total)) for a in activity]
-    while (short := seats - sum(counts)) > 0:  # what rounding and the cap left: spread it
+    total = sum(counts)
+    while (short := seats - total) > 0:  # what rounding and the cap left: spread it
         for i in rng.sample(range(players), min(short, players)):
-            if counts[i] < cap and sum(counts) < seats:
+            if counts[i] < cap and total < seats:
                 counts[i] += 1
+                total += 1
     return counts
 
 

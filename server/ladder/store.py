@@ -773,13 +773,14 @@ class LadderStore:
                 .execution_options(yield_per=4000)
             )
             group: list[Any] = []
-            async for row in rows:
-                if group and group[0][0] != row[0]:
-                    replay.match(group)
-                    group = []
-                    if progress is not None and replay.matches % 10000 == 0:
-                        progress(replay.matches)
-                group.append(row)
+            async for partition in rows.partitions():  # a batch a wait, not a row a wait
+                for row in partition:
+                    if group and group[0][0] != row[0]:
+                        replay.match(group)
+                        group = []
+                        if progress is not None and replay.matches % 10000 == 0:
+                            progress(replay.matches)
+                    group.append(row)
             if group:
                 replay.match(group)
             stored = {
