@@ -55,6 +55,9 @@ register_burst = 1000
 register_per_hour = 100000
 login_burst = 1000
 login_per_minute = 100000
+
+[ladder]
+provisional_matches = 2  # the ladder tests rank a player after two rated matches
 """
 
 

@@ -1,0 +1,254 @@
+// The ladder in the client: the rating chart's geometry (pure), the figures in words, the
+// routes, the leaderboard's questions, the player page's ratings and the queue's states
+// against a scripted app.
+import { eq, ok, test } from "./harness.js";
+import { render } from "../js/vendor/lit-html.js";
+import { translate } from "../js/i18n.js";
+import { parseRoute } from "../js/app.js";
+import { NARROW, WIDE, chartGeometry, chartView, niceStep, ticksBetween } from "../js/chart.js";
+import { changeText, clockText, deltaText, gradeText, ratingText } from "../js/rating.js";
+import { boardUrl, emptyText } from "../js/pages/ladder.js";
+import { playerPage, standing } from "../js/pages/player.js";
+import { attachQueue, joinPayload, queueBox, waitedNow } from "../js/queue.js";
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+const en = (key, params) => translate("en", key, params);
+
+/** Rating changes as the API gives them, from a list of [rating_after, mu_after]. */
+function history(points, start = 0) {
+  let before = start;
+  return points.map(([after, mu], i) => {
+    const change = { match: 100 + i, rating_before: before, rating_after: after, mu_after: mu, rank: 1, score: 0 };
+    before = after;
+    return change;
+  });
+}
+
+test("chart: nice steps are 1, 2 or 5 times a power of ten", () => {
+  eq([niceStep(10, 4), niceStep(7, 4), niceStep(0.9, 4), niceStep(40, 4), niceStep(3, 6)], [5, 2, 0.5, 10, 0.5]);
+  eq(ticksBetween(-2.5, 7.5, 2.5), [-2.5, 0, 2.5, 5, 7.5]);
+  eq(ticksBetween(0.3, 1.9, 0.5), [0.5, 1, 1.5]);
+});
+
+test("chart: one point per match, x by match number, y falling as the rating rises", () => {
+  const h = history([[2, 20], [5, 22], [4, 21.5], [9, 24]]);
+  const g = chartGeometry(h, WIDE);
+  eq(g.points.length, 4);
+  eq(g.points.map((p) => p.number), [1, 2, 3, 4]);
+  eq(g.points.map((p) => p.match), [100, 101, 102, 103]);
+  eq(g.points[0].x, WIDE.left, "the first match at the left edge");
+  eq(g.points[3].x, WIDE.width - WIDE.right, "the last at the right edge");
+  const xs = g.points.map((p) => p.x);
+  ok(xs.every((x, i) => i === 0 || x > xs[i - 1]), "x grows with the match number");
+  const [a, b, c, d] = g.points.map((p) => p.y);
+  ok(b < a && c > b && d < c, "a higher rating is drawn higher (a smaller y)");
+  ok(g.points.every((p) => p.muY < p.y), "mu, above the conservative figure, is drawn above it");
+  ok(g.lo <= 2 && g.hi >= 24, "the range holds every rating and every mu");
+  ok(g.points.every((p) => p.y >= g.plot.top && p.y <= g.plot.bottom), "inside the plot");
+  ok(g.line.startsWith(`M${g.points[0].x} ${g.points[0].y} L`) && g.line.split("L").length === 4, "one segment per step");
+  ok(g.muLine.startsWith("M") && g.muLine !== g.line, "mu has its own line");
+  ok(g.yTicks.length >= 3 && g.yTicks.every((t) => t.value >= g.lo && t.value <= g.hi), "y ticks inside the range");
+  eq(g.xTicks[0].value, 1, "the x axis starts at match 1");
+  ok(g.xTicks.every((t) => Number.isInteger(t.value) && t.value <= 4), "x ticks are match numbers");
+});
+
+test("chart: a single match is centred, a flat history gets an axis, none gets nothing", () => {
+  const one = chartGeometry(history([[3.2, 21]]), NARROW);
+  eq(one.points.length, 1);
+  eq(one.points[0].x, NARROW.left + (NARROW.width - NARROW.left - NARROW.right) / 2);
+  eq(one.line, `M${one.points[0].x} ${one.points[0].y}`);
+  const flat = chartGeometry(history([[5, 5], [5, 5]]));
+  ok(flat.hi > flat.lo, "a range however flat the history");
+  eq(chartGeometry([]), null);
+});
+
+test("chart: the SVG has a title, a description and a linked point per match", () => {
+  const h = history([[1, 20], [2.5, 21], [2.1, 21.2]]);
+  const labels = {
+    id: "c1", title: "Rating of lin", desc: "3 rated matches", rating: "Rating", mu: "mu", matchAxis: "Rated match",
+    point: (p, change) => `Match ${p.number} (#${p.match}): ${change}`,
+  };
+  const root = document.createElement("div");
+  render(chartView("en", h, labels), root);
+  const svg = root.querySelector("svg");
+  eq(svg.getAttribute("aria-labelledby"), "c1-title");
+  eq(svg.querySelector("title").textContent, "Rating of lin");
+  eq(svg.querySelector("desc").textContent, "3 rated matches");
+  const points = [...svg.querySelectorAll("a.point")];
+  eq(points.map((a) => a.getAttribute("href")), ["#/match/100", "#/match/101", "#/match/102"]);
+  eq(points.map((a) => a.querySelector("title").textContent), [
+    "Match 1 (#100): 0.0 → 1.0 (+1.0)",
+    "Match 2 (#101): 1.0 → 2.5 (+1.5)",
+    "Match 3 (#102): 2.5 → 2.1 (\u22120.4)",
+  ]);
+  ok(svg.querySelector("path.rating-line").getAttribute("d").startsWith("M"), "the rating line");
+  ok(svg.querySelector("path.mu-line"), "the mu line");
+  ok(svg.querySelectorAll("text.tick").length >= 4, "axis labels");
+});
+
+test("figures: ratings one decimal, grades two, changes signed with a true minus", () => {
+  eq([ratingText("en", 1204.26), ratingText("en", -3.04), ratingText("zh", 12.45), ratingText("en", null)], ["1,204.3", "-3.0", "12.5", "–"]);
+  eq(gradeText("en", 2.5), "2.50");
+  eq([deltaText("en", 12.4, 13.1), deltaText("en", 13.1, 12.4), deltaText("en", 5, 5.02)], ["+0.7", "\u22120.7", "\u00b10.0"]);
+  eq(changeText("en", 1204.3, 1210.8), "1,204.3 → 1,210.8 (+6.5)");
+  eq([clockText(7), clockText(65.9), clockText(3723)], ["0:07", "1:05", "1:02:03"]);
+});
+
+test("routes: the leaderboard with and without a ladder", () => {
+  eq(parseRoute("#/ladder"), { name: "ladder", params: { id: null } });
+  eq(parseRoute("#/ladder/mcr"), { name: "ladder", params: { id: "mcr" } });
+  eq(parseRoute("#/ladder/mcr/x").name, "notfound");
+});
+
+test("leaderboard: the question for each choice, and what an empty page says", () => {
+  eq(boardUrl("mcr"), "/api/ladders/mcr?offset=0&limit=50&provisional=false");
+  eq(boardUrl("mcr", { season: 2, filter: "all", q: " li ", offset: 50 }), "/api/ladders/mcr?offset=50&limit=50&provisional=all&season=2&q=li");
+  const app = { t: en };
+  eq(emptyText(app, { season: null, provisional: "false", search: null }), en("app.ladder.empty"));
+  eq(emptyText(app, { season: {}, provisional: "false", provisional_matches: 10, search: null }),
+    "No ranked players yet: a player is ranked after 10 rated matches. Choose “Everyone” to see the provisional ones.");
+  eq(emptyText(app, { season: {}, provisional: "all", search: "zz" }), "No player whose name starts with “zz”.");
+});
+
+test("player page: a rating with its rank or its provisional count, its chart and its changes", async () => {
+  const player = {
+    username: "lin", guest: false, created_at: "2026-12-01T09:00:00Z", grade: 2.5, score: 40, hands_won: 3,
+    hands_lost: 2, hands_drawn: 11, matches: 3, recent: [],
+    ratings: [{ ladder: "mcr", season: 1, rank: null, name: "lin", rating: 2.1, mu: 21.2, sigma: 6.4, matches: 3, provisional: true, grade: 2.5, last_played: "2026-12-01T10:00:00Z" }],
+  };
+  const replies = {
+    "/api/players/lin": player,
+    "/api/ladders": { ladders: [{ id: "mcr", provisional_matches: 10, season: null, players: 4, established: 0 }] },
+    "/api/ladders/mcr/players/lin": { ladder: "mcr", name: "lin", history: history([[1, 20], [2.5, 21], [2.1, 21.2]]) },
+  };
+  const realFetch = globalThis.fetch;
+  const asked = [];
+  globalThis.fetch = async (url) => (asked.push(url), { ok: true, status: 200, json: async () => replies[url] });
+  try {
+    const app = { t: en, lang: "en", refresh() {} };
+    playerPage.enter(app, { name: "lin" });
+    await settle();
+    await settle();
+    await settle();
+    eq(asked, ["/api/players/lin", "/api/ladders", "/api/ladders/mcr/players/lin"]);
+    const root = document.createElement("div");
+    render(playerPage.view(app), root);
+    const section = root.querySelector(".ladder-rating");
+    eq(section.querySelector("h2").textContent, "Ladder: MCR (Chinese Official), season 1");
+    const stats = [...section.querySelectorAll(".stat")].map((s) => `${s.querySelector("dt").textContent}: ${s.querySelector("dd").textContent}`);
+    eq(stats, ["Rating: 2.1", "Rank: Provisional (3 of 10 matches)", "Rated matches: 3"]);
+    eq(section.querySelectorAll("svg a.point").length, 3);
+    const rows = [...section.querySelectorAll(".rating-changes tbody tr")].map((tr) => [...tr.cells].map((c) => c.textContent.trim()));
+    eq(rows[0], ["#102", "1", "0", "2.5 → 2.1", "\u22120.4"], "the latest change first");
+    eq(rows.length, 3);
+  } finally {
+    globalThis.fetch = realFetch;
+    playerPage.leave();
+  }
+  eq(standing({ t: en }, { provisional: false, rank: 3 }, 10), "#3");
+});
+
+/** An app with a scripted connection: `replies[type]` answers requests (or rejects). */
+function queueApp(replies, session = { username: "lin", guest: false }) {
+  const handlers = {};
+  const ready = [];
+  const app = {
+    asked: [],
+    navigated: [],
+    session,
+    t: en,
+    lang: "en",
+    refresh() {},
+    errorText: (error) => error.code,
+    navigate(hash) {
+      app.navigated.push(hash);
+    },
+    async guest() {
+      app.session = { username: "guest-1", guest: true };
+    },
+    net: {
+      request(type, payload) {
+        app.asked.push([type, payload]);
+        const reply = replies[type];
+        return reply instanceof Error ? Promise.reject(reply) : Promise.resolve(reply);
+      },
+      on(type, handler) {
+        handlers[type] = handler;
+        return () => delete handlers[type];
+      },
+      onReady(handler) {
+        ready.push(handler);
+        return () => {};
+      },
+    },
+    push: (type, payload) => handlers[type](payload),
+    reconnect: () => ready.forEach((h) => h()),
+  };
+  attachQueue(app);
+  return app;
+}
+
+const shownBox = (app) => {
+  const root = document.createElement("div");
+  render(queueBox(app), root);
+  return root;
+};
+
+test("queue: join, the wait with its figures, pushes, then matched goes to the table", async () => {
+  const waiting = { state: "waiting", ladder: "mcr", casual: false, size: 3, waited_seconds: 0, gap: 3 };
+  const app = queueApp({ queue_join: waiting });
+  const buttons = [...shownBox(app).querySelectorAll("button")].map((b) => [b.textContent.trim(), b.disabled]);
+  eq(buttons, [["Find a rated match", false], ["Quick casual match", false]]);
+  await app.joinQueue(false);
+  eq(app.asked, [["queue_join", {}]]);
+  let root = shownBox(app);
+  eq(root.querySelector("h2").textContent, "Looking for a rated match…");
+  eq([".queue-size", ".queue-waited", ".queue-gap"].map((c) => root.querySelector(c).textContent), ["3", "0:00", "±3.0"]);
+  app.push("queue", { ...waiting, size: 5, waited_seconds: 12, gap: 4 });
+  root = shownBox(app);
+  eq([".queue-size", ".queue-waited", ".queue-gap"].map((c) => root.querySelector(c).textContent), ["5", "0:12", "±4.0"]);
+  eq(Math.floor(waitedNow(app.queue, app.queue.at + 3500)), 15, "the wait ticks on between pushes");
+  app.reconnect(); // the server forgot the place: the client queues again, on the same ladder
+  eq(app.asked.at(-1), ["queue_join", { ladder: "mcr" }]);
+  await settle();
+  app.push("queue", { state: "matched", ladder: "mcr", casual: false, table: "t7", seat: 2 });
+  eq(app.queue, null);
+  eq(app.navigated, ["#/table/t7"]);
+  eq(shownBox(app).querySelector("button").textContent.trim(), "Find a rated match", "the buttons again");
+});
+
+test("queue: Cancel leaves; a guest may only play casual, a visitor becomes a guest first", async () => {
+  const app = queueApp({
+    queue_join: { state: "waiting", ladder: "mcr", casual: true, size: 1, waited_seconds: 0, gap: null },
+    queue_leave: { state: "left", ladder: "mcr", casual: true },
+  }, null);
+  const rated = shownBox(app).querySelector("button");
+  ok(rated.disabled && rated.getAttribute("aria-describedby") === "queue-why", "rated play says why it is closed");
+  await app.joinQueue(false);
+  eq(app.asked, [], "nothing asked of the server");
+  eq(app.queueError, en("app.error.not_registered"));
+  await app.joinQueue(true);
+  eq(app.session.guest, true);
+  eq(app.asked, [["queue_join", { casual: true }]]);
+  const root = shownBox(app);
+  eq(root.querySelector("h2").textContent, "Looking for a casual match…");
+  ok(!root.querySelector(".queue-gap"), "no rating gap for a casual match");
+  const cancel = root.querySelector("button");
+  eq(cancel.textContent.trim(), "Cancel");
+  cancel.click();
+  await settle();
+  eq(app.asked.at(-1), ["queue_leave", {}]);
+  eq(app.queue, null);
+  eq(joinPayload(false, "custom"), { ladder: "custom" });
+});
+
+test("queue: a refusal is shown in words and leaves the buttons", async () => {
+  const refused = Object.assign(new Error("seated"), { code: "already_seated" });
+  const app = queueApp({ queue_join: refused });
+  app.errorText = (error) => translate("en", `app.error.${error.code}`);
+  await app.joinQueue(false);
+  eq(app.queue, null);
+  const root = shownBox(app);
+  eq(root.querySelector('[role="alert"]').textContent, "You already sit at another table.");
+  eq(root.querySelector("button").textContent.trim(), "Find a rated match");
+});
