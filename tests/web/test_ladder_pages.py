@@ -215,7 +215,10 @@ async def test_the_player_page_charts_the_history_and_a_point_opens_its_match(
     newest = history[-1]
     assert await rows.first.locator("td").first.inner_text() == f"#{newest['match']}"
     before_after = await rows.first.locator("td:nth-child(4)").inner_text()
-    assert before_after == f"{newest['rating_before']:,.1f} → {newest['rating_after']:,.1f}"
+    assert CHANGE.fullmatch(before_after), before_after
+    assert before_after.startswith(
+        f"{newest['rating_before']:,.1f} → {newest['rating_after']:,.1f} ("
+    )
 
     # A tap on the chart's last point: its match, with a line per player.
     await points.nth(2).click()

@@ -20,7 +20,7 @@ export function niceStep(span, count) {
 export function ticksBetween(low, high, step) {
   const out = [];
   for (let k = Math.ceil(low / step - 1e-9); k * step <= high + step * 1e-9; k++) {
-    out.push(Math.round(k * step * 1e6) / 1e6);
+    out.push(Math.round(k * step * 1e6) / 1e6 || 0); // never a -0 label
   }
   return out;
 }
@@ -42,6 +42,9 @@ export function chartGeometry(history, size = WIDE) {
     lo = middle - 0.5;
     hi = middle + 0.5;
   }
+  const margin = (hi - lo) * 0.04; // no point on the frame's edge
+  lo -= margin;
+  hi += margin;
   const yStep = niceStep(hi - lo, 4);
   lo = Math.floor(lo / yStep) * yStep;
   hi = Math.ceil(hi / yStep) * yStep;

@@ -28,6 +28,7 @@ test("chart: nice steps are 1, 2 or 5 times a power of ten", () => {
   eq([niceStep(10, 4), niceStep(7, 4), niceStep(0.9, 4), niceStep(40, 4), niceStep(3, 6)], [5, 2, 0.5, 10, 0.5]);
   eq(ticksBetween(-2.5, 7.5, 2.5), [-2.5, 0, 2.5, 5, 7.5]);
   eq(ticksBetween(0.3, 1.9, 0.5), [0.5, 1, 1.5]);
+  ok(!Object.is(ticksBetween(-1, 1, 1)[1], -0), "a zero tick is 0, never -0 (labelled \"-0\")");
 });
 
 test("chart: one point per match, x by match number, y falling as the rating rises", () => {
@@ -138,8 +139,8 @@ test("player page: a rating with its rank or its provisional count, its chart an
     const stats = [...section.querySelectorAll(".stat")].map((s) => `${s.querySelector("dt").textContent}: ${s.querySelector("dd").textContent}`);
     eq(stats, ["Rating: 2.1", "Rank: Provisional (3 of 10 matches)", "Rated matches: 3"]);
     eq(section.querySelectorAll("svg a.point").length, 3);
-    const rows = [...section.querySelectorAll(".rating-changes tbody tr")].map((tr) => [...tr.cells].map((c) => c.textContent.trim()));
-    eq(rows[0], ["#102", "1", "0", "2.5 → 2.1", "\u22120.4"], "the latest change first");
+    const rows = [...section.querySelectorAll(".rating-changes tbody tr")].map((tr) => [...tr.cells].map((c) => c.textContent.trim().replace(/\s+/g, " ")));
+    eq(rows[0], ["#102", "1", "0", "2.5 → 2.1 (\u22120.4)"], "the latest change first");
     eq(rows.length, 3);
   } finally {
     globalThis.fetch = realFetch;

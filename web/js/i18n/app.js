@@ -200,8 +200,6 @@ export default {
     "app.rating.line_mu": "μ (estimated skill)",
     "app.rating.axis_match": "Rated match",
     "app.rating.changes": "Last rating changes",
-    "app.rating.before_after": "Before → after",
-    "app.rating.change": "Change",
     "app.rating.to_ladder": "See the leaderboard",
 
     "app.queue.title": "Find a match",
@@ -422,8 +420,6 @@ export default {
     "app.rating.line_mu": "μ（估计实力）",
     "app.rating.axis_match": "排位场次",
     "app.rating.changes": "最近的积分变化",
-    "app.rating.before_after": "变化前 → 变化后",
-    "app.rating.change": "变化",
     "app.rating.to_ladder": "查看排行榜",
 
     "app.queue.title": "匹配对局",

@@ -184,15 +184,15 @@ function boardView(app, ladder) {
   return html`<div class="table-scroll"><table class="matches leaderboard">
       <caption class="visually-hidden">${t("app.ladder.caption", { season: (shownSeason(ladder) || {}).name || "" })}</caption>
       <thead><tr><th scope="col" class="num">${t("app.ladder.rank")}</th><th scope="col">${t("app.ladder.player")}</th>
-        <th scope="col" class="num">${t("app.ladder.rating")}</th><th scope="col" class="num">${t("app.player.matches")}</th>
-        <th scope="col" class="num">${t("app.player.grade")}</th><th scope="col">${t("app.ladder.last_played")}</th></tr></thead>
+        <th scope="col" class="num">${t("app.ladder.rating")}</th><th scope="col" class="num wide-only">${t("app.player.matches")}</th>
+        <th scope="col" class="num">${t("app.player.grade")}</th><th scope="col" class="wide-only">${t("app.ladder.last_played")}</th></tr></thead>
       <tbody>${board.players.map((p) => html`<tr class=${p.provisional ? "provisional" : ""}>
         <td class="num">${p.rank}</td>
         <td><a href="#/player/${encodeURIComponent(p.name)}">${p.name}</a>${p.provisional ? html` <span class="badge">${t("app.ladder.provisional")}</span>` : nothing}</td>
         <td class="num">${ratingText(app.lang, p.rating)}</td>
-        <td class="num">${p.matches}</td>
+        <td class="num wide-only">${p.matches}</td>
         <td class="num">${gradeText(app.lang, p.grade)}</td>
-        <td>${dateText(p.last_played)}</td>
+        <td class="wide-only">${dateText(p.last_played)}</td>
       </tr>`)}</tbody>
     </table></div>
     <div class="pager">

@@ -2,7 +2,7 @@
 // each match linking to its page and replay.
 import { html, nothing } from "../vendor/lit-html.js";
 import { NARROW, WIDE, chartView } from "../chart.js";
-import { deltaClass, deltaText, ratingText } from "../rating.js";
+import { deltaClass, deltaText, gradeText, ratingText } from "../rating.js";
 import { rulesName } from "./lobby.js";
 
 export const RECENT_CHANGES = 10; // the rating changes listed under the chart
@@ -124,14 +124,13 @@ function changesTable(app, history) {
   return html`<div class="table-scroll"><table class="matches rating-changes">
     <caption class="visually-hidden">${t("app.rating.changes")}</caption>
     <thead><tr><th scope="col">${t("app.player.match")}</th><th scope="col" class="num">${t("replay.rank")}</th>
-      <th scope="col" class="num">${t("app.player.score")}</th><th scope="col">${t("app.rating.before_after")}</th>
-      <th scope="col" class="num">${t("app.rating.change")}</th></tr></thead>
+      <th scope="col" class="num">${t("app.player.score")}</th><th scope="col">${t("app.ladder.rating")}</th></tr></thead>
     <tbody>${last.map((c) => html`<tr>
       <td><a href="#/match/${c.match}" aria-label=${t("app.player.open_match", { n: c.match })}>#${c.match}</a></td>
       <td class="num">${c.rank}</td>
       <td class="num ${c.score > 0 ? "plus" : c.score < 0 ? "minus" : ""}">${c.score > 0 ? "+" : ""}${c.score}</td>
-      <td>${ratingText(app.lang, c.rating_before)} \u2192 ${ratingText(app.lang, c.rating_after)}</td>
-      <td class="num ${deltaClass(c.rating_before, c.rating_after)}">${deltaText(app.lang, c.rating_before, c.rating_after)}</td>
+      <td class="rating-change">${ratingText(app.lang, c.rating_before)} \u2192 ${ratingText(app.lang, c.rating_after)}
+        <span class=${deltaClass(c.rating_before, c.rating_after)}>(${deltaText(app.lang, c.rating_before, c.rating_after)})</span></td>
     </tr>`)}</tbody></table></div>`;
 }
 
@@ -176,7 +175,7 @@ export const playerPage = {
       ${!p && !state.error ? html`<p class="hint">${t("app.lobby.loading")}</p>` : nothing}
       ${p
         ? html`<dl class="stats">
-              ${stat(t("app.player.grade"), p.grade)} ${stat(t("app.player.score"), p.score)}
+              ${stat(t("app.player.grade"), gradeText(app.lang, p.grade))} ${stat(t("app.player.score"), p.score)}
               ${stat(t("app.player.matches"), p.matches)} ${stat(t("app.player.won"), p.hands_won)}
               ${stat(t("app.player.lost"), p.hands_lost)} ${stat(t("app.player.drawn"), p.hands_drawn)}
             </dl>

@@ -5,7 +5,7 @@
 import { html, nothing } from "../vendor/lit-html.js";
 import { checkReveal, verifyCommand } from "../fairness.js";
 import { actionButtons, aidsView, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, secondsLeft, signed, tableView } from "../render.js";
-import { changeText, deltaClass } from "../rating.js";
+import { changeText, deltaClass, gradeText } from "../rating.js";
 import { beep } from "../sound.js";
 
 const DIGIT_KEYS = "1234567890-="; // pick tiles 1..12 of the own hand
@@ -364,7 +364,7 @@ function matchEndView(app, names) {
       const grade = name && s.grades[name];
       const change = ratings.find((r) => r.player === p);
       return html`<tr><td>${rank + 1}.</td><td>${name && !name.startsWith("bot:") ? html`<a href="#/player/${encodeURIComponent(name)}">${name}</a>` : playerName(t, names, p)}</td>
-        <td class="num">${signed(score)}</td><td>${grade !== undefined && grade !== null ? t("table.grade", { grade }) : ""}</td>
+        <td class="num">${signed(score)}</td><td>${grade !== undefined && grade !== null ? t("table.grade", { grade: gradeText(app.lang, grade) }) : ""}</td>
         ${ratings.length ? html`<td class="rating-change ${deltaClass(change?.rating_before, change?.rating_after)}">${change ? html`<span class="visually-hidden">${t("table.rating")} </span>${changeText(app.lang, change.rating_before, change.rating_after)}` : ""}</td>` : nothing}</tr>`;
     })}</tbody></table>
     ${ratings.length ? html`<p class="hint">${t("table.rating_note")} <a href="#/ladder/${encodeURIComponent(s.summary?.rules || "")}">${t("table.see_ladder")}</a></p>` : nothing}
