@@ -313,3 +313,40 @@ async def test_the_ladder_pages_on_a_phone_in_chinese(
     await page.goto("/")
     await expect(page.get_by_role("button", name="快速休闲局")).to_be_visible()
     await fits(page)
+
+
+async def test_the_leaderboard_pages_fifty_players_at_a_time(
+    open_page: OpenPage, web_server: WebServer
+) -> None:
+    await seeded(web_server)
+    # 52 more players of one rated match each (provisional), four tables at a time.
+    started = time.monotonic()
+    prefix = f"pg{secrets.token_hex(2)}"
+    for batch in range(4):
+        clients = await registered(web_server, [f"{prefix}{batch}x{i}" for i in range(16)])
+        try:
+            await asyncio.gather(*(rated_match(clients[i : i + 4]) for i in range(0, 16, 4)))
+        finally:
+            for client in clients:
+                await client.close()
+    print(f"\n16 more rated matches, four at a time, in {time.monotonic() - started:.1f} s")
+
+    page = await open_page("/#/ladder")
+    await page.wait_for_selector(".leaderboard tbody tr")
+    await page.get_by_label("Show").select_option(label="Provisional players")
+    rows = page.locator(".leaderboard tbody tr")
+    await expect(rows).to_have_count(50)
+    total = (await api(page, "/api/ladders/mcr?provisional=true&limit=1"))["total"]
+    assert total > 50
+    pager = page.locator(".pager-text")
+    await expect(pager).to_have_text(f"Players 1–50 of {total}")
+    assert await page.get_by_role("button", name="Previous page").is_disabled()
+    await page.get_by_role("button", name="Next page").click()
+    await expect(pager).to_have_text(f"Players 51–{min(total, 100)} of {total}")
+    await expect(rows).to_have_count(min(total, 100) - 50)
+    assert await rows.first.locator("td").first.inner_text() == "51"
+    second = await api(page, "/api/ladders/mcr?provisional=true&offset=50&limit=50")
+    assert await board_rows(page) == [(str(p["rank"]), p["name"]) for p in second["players"]]
+    await page.get_by_role("button", name="Previous page").click()
+    await expect(pager).to_have_text(f"Players 1–50 of {total}")
+    assert await rows.first.locator("td").first.inner_text() == "1"

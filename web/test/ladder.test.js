@@ -253,3 +253,107 @@ test("queue: a refusal is shown in words and leaves the buttons", async () => {
   eq(root.querySelector('[role="alert"]').textContent, "You already sit at another table.");
   eq(root.querySelector("button").textContent.trim(), "Find a rated match");
 });
+
+/** Replaces fetch by `answer(url)` (a body, or null for a 404) while `step` runs. */
+async function withFetch(answer, step) {
+  const realFetch = globalThis.fetch;
+  const asked = [];
+  globalThis.fetch = async (url) => {
+    asked.push(url);
+    const body = answer(url);
+    return { ok: body !== null, status: body === null ? 404 : 200, json: async () => body ?? { error: "no" } };
+  };
+  try {
+    await step(asked);
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+}
+
+const SEASON_1 = { id: 1, ladder: "mcr", number: 1, name: "Season 1", starts_at: "2026-11-01T00:00:00Z", ends_at: "2026-12-01T00:00:00Z", rated_matches: 9 };
+const SEASON_2 = { id: 2, ladder: "mcr", number: 2, name: "Season 2", starts_at: "2026-12-01T00:00:00Z", ends_at: null, rated_matches: 1 };
+
+function boardOf(season, players, extra = {}) {
+  return { ladder: "mcr", season, provisional: "false", provisional_matches: 10, search: null, total: players.length, offset: 0, limit: 50, players, ...extra };
+}
+
+const row = (rank, name, rating) => ({ rank, name, rating, mu: 25, sigma: 5, matches: 12, provisional: false, grade: 1.5, last_played: "2026-12-01T10:00:00Z" });
+
+test("leaderboard page: the current season, a past season's final table, the filter and the search", async () => {
+  const { ladderPage } = await import("../js/pages/ladder.js");
+  const answer = (url) => {
+    if (url === "/api/ladders") return { ladders: [{ id: "mcr", season: SEASON_2, players: 2, established: 2, provisional_matches: 10 }] };
+    if (url === "/api/seasons?ladder=mcr") return { seasons: [SEASON_1, SEASON_2] };
+    const query = new URL(url, "http://x").searchParams;
+    if (query.get("q") === "zz") return boardOf(SEASON_1, [], { search: "zz", total: 2 });
+    if (query.get("season") === "1") return boardOf(SEASON_1, [row(1, "old", 9.25)]);
+    return boardOf(SEASON_2, [row(1, "mei", 1204.26), row(2, "lin", 3)], { provisional: query.get("provisional") });
+  };
+  await withFetch(answer, async (asked) => {
+    const app = { t: en, lang: "en", refresh() {} };
+    const view = () => {
+      const root = document.createElement("div");
+      render(ladderPage.view(app), root);
+      return root;
+    };
+    ladderPage.enter(app, { id: null });
+    for (let i = 0; i < 4; i++) await settle();
+    let root = view();
+    eq(root.querySelector("h1").textContent, "Ladder: MCR (Chinese Official)");
+    ok(root.querySelector(".season-line").textContent.includes("Season 2"), "the current season");
+    const cells = [...root.querySelectorAll(".leaderboard tbody tr")].map((tr) => [...tr.cells].map((c) => c.textContent.trim()));
+    eq(cells[0], ["1", "mei", "1,204.3", "12", "1.50", "2026-12-01"]);
+    eq(root.querySelector(".leaderboard a").getAttribute("href"), "#/player/mei");
+    eq([...root.querySelectorAll('select[name="season"] option')].map((o) => o.textContent), ["Season 2 (current)", "Season 1"]);
+
+    const season = root.querySelector('select[name="season"]');
+    season.value = "1";
+    season.dispatchEvent(new Event("change"));
+    await settle();
+    eq(asked.at(-1), "/api/ladders/mcr?offset=0&limit=50&provisional=false&season=1");
+    root = view();
+    ok(root.querySelector(".season-line").textContent.includes("Final standings"), "a past season is final");
+    eq(root.querySelector(".leaderboard tbody td:nth-child(2)").textContent.trim(), "old");
+
+    const filter = root.querySelector('select[name="filter"]');
+    filter.value = "all";
+    filter.dispatchEvent(new Event("change"));
+    await settle();
+    eq(asked.at(-1), "/api/ladders/mcr?offset=0&limit=50&provisional=all&season=1");
+
+    const form = root.querySelector("form");
+    form.elements.q.value = "zz";
+    form.dispatchEvent(new Event("submit", { cancelable: true }));
+    await settle();
+    eq(asked.at(-1), "/api/ladders/mcr?offset=0&limit=50&provisional=all&season=1&q=zz");
+    eq(view().querySelector(".empty").textContent, "No player whose name starts with “zz”.");
+    ladderPage.leave();
+  });
+});
+
+test("leaderboard page: an unknown ladder and a ladder without a rated match say so", async () => {
+  const { ladderPage } = await import("../js/pages/ladder.js");
+  const answer = (url) => {
+    if (url === "/api/ladders") return { ladders: [{ id: "mcr", season: null, players: 0, established: 0, provisional_matches: 10 }] };
+    if (url === "/api/seasons?ladder=mcr") return { seasons: [] };
+    return { ladder: "mcr", season: null, total: 0, players: [], offset: 0, limit: 50, provisional: "false", search: null };
+  };
+  await withFetch(answer, async () => {
+    const app = { t: en, lang: "en", refresh() {} };
+    const view = () => {
+      const root = document.createElement("div");
+      render(ladderPage.view(app), root);
+      return root;
+    };
+    ladderPage.enter(app, { id: "nope" });
+    for (let i = 0; i < 3; i++) await settle();
+    eq(view().querySelector('[role="alert"]').textContent, "There is no ladder named nope.");
+    ladderPage.enter(app, { id: "mcr" });
+    for (let i = 0; i < 4; i++) await settle();
+    const root = view();
+    eq(root.querySelector(".season-line").textContent, en("app.ladder.no_season"));
+    eq(root.querySelector(".empty").textContent, "No one has played a rated match in this season yet.");
+    ok(!root.querySelector('select[name="season"]'), "no season picker for fewer than two seasons");
+    ladderPage.leave();
+  });
+});
