@@ -301,6 +301,10 @@ async def test_the_ladder_pages_on_a_phone_in_chinese(
     heads = await page.locator(".leaderboard thead th").all_inner_texts()
     assert heads == ["名次", "玩家", "积分", "对局数", "级别", "最近对局"]
     await expect(page.get_by_label("按名字搜索")).to_be_visible()
+    await expect(page.locator(".season-line")).to_contain_text("第 1 赛季")
+    words = set(re.findall(r"[A-Za-z][A-Za-z0-9_-]+", await page.locator("main").inner_text()))
+    names = set(await page.locator(".leaderboard tbody a").all_inner_texts())
+    assert words <= names, f"English left on the Chinese leaderboard: {words - names}"
     await fits(page)
     await page.goto(f"/#/player/{seed.prefix}b")
     await expect(page.locator(".ladder-rating svg a.point")).to_have_count(3)

@@ -7,7 +7,7 @@ import { translate } from "../js/i18n.js";
 import { parseRoute } from "../js/app.js";
 import { NARROW, WIDE, chartGeometry, chartView, niceStep, ticksBetween } from "../js/chart.js";
 import { changeText, clockText, deltaText, gradeText, ratingText } from "../js/rating.js";
-import { boardUrl, emptyText } from "../js/pages/ladder.js";
+import { boardUrl, emptyText, seasonName } from "../js/pages/ladder.js";
 import { playerPage, standing } from "../js/pages/player.js";
 import { attachQueue, joinPayload, queueBox, waitedNow } from "../js/queue.js";
 
@@ -109,6 +109,8 @@ test("leaderboard: the question for each choice, and what an empty page says", (
   eq(emptyText(app, { season: {}, provisional: "false", provisional_matches: 10, search: null }),
     "No ranked players yet: a player is ranked after 10 rated matches. Choose “Everyone” to see the provisional ones.");
   eq(emptyText(app, { season: {}, provisional: "all", search: "zz" }), "No player whose name starts with “zz”.");
+  eq(seasonName({ t: (k, p) => translate("zh", k, p) }, { number: 3, name: "Season 3" }), "第 3 赛季");
+  eq(seasonName(app, { number: 3, name: "Winter 2026" }), "Winter 2026", "an operator's name as it is");
 });
 
 test("player page: a rating with its rank or its provisional count, its chart and its changes", async () => {

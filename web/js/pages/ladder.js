@@ -127,6 +127,12 @@ function shownSeason(ladder) {
   return (s.board && s.board.season) || (s.season === null ? ladder.season : s.seasons.find((x) => x.number === s.season)) || null;
 }
 
+/** A season's name: the server's default one ("Season 3") in the visitor's language, a name
+ * an operator gave as it is. */
+export function seasonName(app, season) {
+  return season.name === `Season ${season.number}` ? app.t("app.ladder.season_n", { n: season.number }) : season.name;
+}
+
 function seasonLine(app, ladder) {
   const t = app.t;
   const season = shownSeason(ladder);
@@ -135,7 +141,7 @@ function seasonLine(app, ladder) {
   const dates = season.ends_at
     ? t("app.ladder.from_to", { from: dateText(season.starts_at), to: dateText(season.ends_at) })
     : t("app.ladder.since", { from: dateText(season.starts_at) });
-  return html`<p class="season-line"><strong>${season.name}</strong> · ${dates}
+  return html`<p class="season-line"><strong>${seasonName(app, season)}</strong> · ${dates}
     ${ended ? html` · <span class="badge">${t("app.ladder.final")}</span>` : nothing}
     · ${t("app.ladder.rated_matches", { n: season.rated_matches })}</p>`;
 }
@@ -148,7 +154,7 @@ function controls(app, ladder) {
     ${seasons.length > 1
       ? html`<label class="field"><span>${t("app.ladder.season")}</span>
           <select name="season" @change=${(e) => choose({ season: Number(e.target.value) === current ? null : Number(e.target.value), offset: 0 })}>
-            ${seasons.map((x) => html`<option value=${x.number} ?selected=${(s.season ?? current) === x.number}>${x.name}${x.number === current ? ` (${t("app.ladder.current")})` : ""}</option>`)}
+            ${seasons.map((x) => html`<option value=${x.number} ?selected=${(s.season ?? current) === x.number}>${seasonName(app, x)}${x.number === current ? ` (${t("app.ladder.current")})` : ""}</option>`)}
           </select></label>`
       : nothing}
     <label class="field"><span>${t("app.ladder.show")}</span>
@@ -182,7 +188,7 @@ function boardView(app, ladder) {
   const more = board.search ? board.players.length >= board.limit : last < board.total;
   const range = board.search ? t("app.ladder.range_found", { first, last }) : t("app.ladder.range", { first, last, total: board.total });
   return html`<div class="table-scroll"><table class="matches leaderboard">
-      <caption class="visually-hidden">${t("app.ladder.caption", { season: (shownSeason(ladder) || {}).name || "" })}</caption>
+      <caption class="visually-hidden">${t("app.ladder.caption", { season: shownSeason(ladder) ? seasonName(app, shownSeason(ladder)) : "" })}</caption>
       <thead><tr><th scope="col" class="num">${t("app.ladder.rank")}</th><th scope="col">${t("app.ladder.player")}</th>
         <th scope="col" class="num">${t("app.ladder.rating")}</th><th scope="col" class="num wide-only">${t("app.player.matches")}</th>
         <th scope="col" class="num">${t("app.player.grade")}</th><th scope="col" class="wide-only">${t("app.ladder.last_played")}</th></tr></thead>
