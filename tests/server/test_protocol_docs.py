@@ -202,6 +202,7 @@ HTTP_ROOTS = {
     "/api/players/{name}": "http:player",
     "/api/matches/{id}": "http:match",
     "/api/matches/{id}/replay": "http:replay",
+    "/api/queue": "http:queue",
 }
 
 
@@ -309,6 +310,24 @@ async def scripted_session(app: App) -> Session:
         await aided.answered("leave_table", {"table": strict}, "left")
         await analysed_until_ready(aided)
         for frame in aided.frames:
+            shapes.add(frame["type"], frame)
+
+        # The ladder queue: four guests queue casually and are seated together; one more
+        # queues and leaves.
+        queued = [await Wire.open(url) for _ in range(5)]
+        wires.extend(queued)
+        for wire in queued:
+            await wire.answered("guest", {}, "session")
+        await queued[4].answered("queue_join", {"casual": True}, "queue")
+        await queued[4].answered("queue_leave", {}, "queue")
+        for wire in queued[:4]:
+            await wire.answered("queue_join", {"ladder": "mcr", "casual": True}, "queue")
+        for wire in queued[:4]:
+            await wire.wait(lambda f: f["type"] == "queue" and f["payload"]["state"] == "matched")
+        status, _, body = await raw_http(app.port, get("/api/queue"))
+        assert status == 200, body
+        shapes.add("http:queue", json.loads(body))
+        for frame in frames_of(*queued):
             shapes.add(frame["type"], frame)
     finally:
         for wire in wires:
