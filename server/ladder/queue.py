@@ -31,6 +31,7 @@ from server.table import JoinInput, LobbyError, Peer, Table
 log = logging.getLogger("guobiao.queue")
 
 STATUS_SECONDS = 1.0  # a waiting connection gets at most one unsolicited status this often
+BARRED_SECONDS = 60.0  # a four the farm limit refused is not asked about again for this long
 BOT = "bot:default"
 
 Key = tuple[str, bool]  # (ladder, casual)
@@ -61,7 +62,9 @@ class _Queue:
     ladder: str
     casual: bool
     players: dict[str, Waiting] = field(default_factory=dict)  # username -> waiting
-    barred: set[frozenset[str]] = field(default_factory=set)  # refused by the farm limit
+    # Fours the farm limit refused -> when: not formed again until one of them leaves the
+    # queue or BARRED_SECONDS have passed (the limit counts the last 24 hours).
+    barred: dict[frozenset[str], float] = field(default_factory=dict)
 
 
 class Matchmaker:
@@ -194,6 +197,7 @@ class Matchmaker:
                 self._remove(queue, name)  # seated elsewhere (another connection)
                 peer.send(self._left((queue.ladder, queue.casual)))
             now = self.clock()
+            queue.barred = {b: t for b, t in queue.barred.items() if now - t < BARRED_SECONDS}
             entries = [
                 Entry(w.name, w.mu, w.joined, self.last_four.get(w.name))
                 for w in queue.players.values()
@@ -210,7 +214,7 @@ class Matchmaker:
         if not queue.casual:
             refusal = await self.lobby.rated_refusal(names)
             if refusal is not None:
-                queue.barred.add(frozenset(names))  # until one of them leaves the queue
+                queue.barred[frozenset(names)] = self.clock()
                 log.info("queue: not seating %s together: %s", names, refusal)
                 return
         waiting = [queue.players.get(n) for n in names if not n.startswith("bot:")]
@@ -284,7 +288,7 @@ class Matchmaker:
     def _remove(self, queue: _Queue, name: str) -> None:
         queue.players.pop(name, None)
         self.where.pop(name, None)
-        queue.barred = {b for b in queue.barred if name not in b}
+        queue.barred = {b: t for b, t in queue.barred.items() if name not in b}
 
     def _left(self, key: Key, reply_to: str | int | None = None) -> str:
         return encode("queue", {"state": "left", "ladder": key[0], "casual": key[1]}, reply_to)
