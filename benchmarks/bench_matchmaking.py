@@ -66,6 +66,15 @@ def main() -> None:
     run("everyone just joined (waited 0 s: gap 3)", fresh, 0.0, DEFAULT)
     run("everyone waited 60 s (gap 9)", fresh, 60.0, DEFAULT)
     run("everyone waited 470 s (gap 50, the most)", fresh, 470.0, DEFAULT)
+    everyone = next(
+        (
+            w
+            for w in range(0, 480, 10)
+            if 4 * len(form_tables(fresh, float(w), DEFAULT)) == len(fresh) - len(fresh) % 4
+        ),
+        None,
+    )
+    print(f"the shortest wait (in steps of 10 s) after which one pass seats everyone: {everyone} s")
     spread_in = [Entry(f"p{i:04d}", mu, rng.uniform(0.0, 60.0)) for i, mu in enumerate(mus)]
     run("joined over the last 60 s (gaps 3..9)", spread_in, 60.0, DEFAULT)
 

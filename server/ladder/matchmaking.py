@@ -7,8 +7,10 @@ widens the longer they wait (``GapSchedule``, config ``[matchmaking]``). A table
     max(mu) - min(mu) <= min(gap(waited) of each of the four)
 
 ``form_tables`` makes tables in one pass, oldest waiting first: for each player still
-unseated (by join time, then name) it picks the allowed table around them with the
-tightest spread, among the players still unseated. The search is complete for that player:
+unseated (by join time, then name) it picks an allowed table around them among the players
+still unseated: the one that strands the fewest players in its stretch of the mu order
+(those before and after it, modulo 4: seating everyone when the queue is dense), then the
+tightest spread. The search is complete for that player:
 for a threshold ``t`` (one of the gaps present), the players whose gap is at least ``t`` are
 taken in mu order, and the four-player windows around the player in that order are the
 tightest sets of them; a set allowed at its own narrowest gap ``t`` is never tighter than
@@ -109,6 +111,23 @@ class _Pass:
         self.seated = [False] * count
         self.left = count
         self.barred = {frozenset(b) for b in barred}
+        # Runs: stretches of the mu order with no step wider than the narrower gap of the two
+        # players at it (no table of those two can span it); who is unseated, as a Fenwick
+        # tree, to count them within a run (``_stranded``).
+        self.run_start = [0] * count
+        self.run_end = [count - 1] * count
+        for i in range(1, count):
+            step = self.entries[i].mu - self.entries[i - 1].mu
+            wide = step > min(self.gaps[i], self.gaps[i - 1])
+            self.run_start[i] = i if wide else self.run_start[i - 1]
+        for i in range(count - 2, -1, -1):
+            same = self.run_start[i + 1] == self.run_start[i]
+            self.run_end[i] = self.run_end[i + 1] if same else i
+        self.tree = [0] + [1] * count
+        for i in range(1, count + 1):
+            up = i + (i & -i)
+            if up <= count:
+                self.tree[up] += self.tree[i]
 
     def run(self) -> list[Table]:
         tables: list[Table] = []
@@ -130,9 +149,31 @@ class _Pass:
     def _age(self, i: int) -> tuple[float, str]:
         return (self.entries[i].joined, self.entries[i].name)
 
+    def _unseated_before(self, i: int) -> int:
+        """How many unseated players come before index ``i`` in mu order."""
+        total = 0
+        while i > 0:
+            total += self.tree[i]
+            i -= i & -i
+        return total
+
+    def _stranded(self, window: tuple[int, ...]) -> int:
+        """The players a table of ``window`` leaves in its run that no table of four
+        consecutive players could seat: those before it and those after it, modulo 4.
+        Choosing the window that strands fewest lets a dense queue seat everyone at once
+        (tightest-first alone leaves a few stragglers between tables)."""
+        first, last = window[0], window[-1]
+        before = self._unseated_before(first) - self._unseated_before(self.run_start[first])
+        after = self._unseated_before(self.run_end[last] + 1) - self._unseated_before(last + 1)
+        return before % 4 + after % 4
+
     def _seat(self, i: int) -> None:
         self.seated[i] = True
         self.left -= 1
+        at = i + 1
+        while at < len(self.tree):
+            self.tree[at] -= 1
+            at += at & -at
         before, after = self.prev[i], self.next[i]
         if before >= 0:
             self.next[before] = after
@@ -155,14 +196,15 @@ class _Pass:
         return found
 
     def _best(self, anchor: int) -> tuple[int, ...] | None:
-        """The allowed table around ``anchor`` with the tightest spread (then the oldest
-        players), preferring one that is not the same four again; None: none."""
+        """The allowed table around ``anchor`` that strands the fewest players in its run,
+        then with the tightest spread, then the oldest players; one that is not the same four
+        again if there is one; None: none."""
         below = self._side(anchor, self.prev)
         above = self._side(anchor, self.next)
         gap = self.gaps[anchor]
         thresholds = sorted({self.gaps[i] for i in below + above if self.gaps[i] < gap} | {gap})
-        fresh: list[tuple[float, list[tuple[float, str]], tuple[int, ...]]] = []
-        again: list[tuple[float, list[tuple[float, str]], tuple[int, ...]]] = []
+        fresh: list[tuple[int, float, list[tuple[float, str]], tuple[int, ...]]] = []
+        again: list[tuple[int, float, list[tuple[float, str]], tuple[int, ...]]] = []
         seen: set[tuple[int, ...]] = set()
         for t in thresholds:
             low = [i for i in below if self.gaps[i] >= t][:3]
@@ -178,14 +220,14 @@ class _Pass:
                 names = frozenset(self.entries[i].name for i in window)
                 if names in self.barred:
                     continue
-                key = (width, sorted(self._age(i) for i in window), window)
+                key = (self._stranded(window), width, sorted(self._age(i) for i in window), window)
                 if any(self.entries[i].last_four == names for i in window):
                     again.append(key)
                 else:
                     fresh.append(key)
         if fresh:
-            return min(fresh)[2]
-        for _, _, window in sorted(again):
+            return min(fresh)[-1]
+        for *_, window in sorted(again):
             if not self._replaceable(window):
                 return window
         return None

@@ -202,3 +202,25 @@ def test_the_same_four_never_sit_again_while_another_could_replace_one(
         for out in members:
             swapped = [m for m in members if m is not out] + [other]
             assert not allowed(swapped, now, SCHEDULE), (other, out)
+
+
+@st.composite
+def chunked_queues(draw: st.DrawFn) -> list[Entry]:
+    """Players who all joined together, whose mu order cut in fours gives allowed tables
+    (each four within the gap of 3), with any steps between the fours."""
+    mus: list[float] = []
+    at = 0.0
+    for _ in range(draw(st.integers(1, 12))):
+        at += draw(st.floats(0.0, 8.0).map(lambda x: round(x, 1)))
+        offsets = sorted(draw(st.lists(st.integers(0, 30), min_size=4, max_size=4)))
+        mus.extend(at + o / 10 for o in offsets)
+        at = mus[-1]
+    order = draw(st.permutations(range(len(mus))))  # names in no relation to mu
+    return [Entry(f"p{order[i]:02d}", mu, 0.0) for i, mu in enumerate(mus)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(chunked_queues())
+def test_a_queue_that_can_all_be_seated_at_once_is(entries: list[Entry]) -> None:
+    tables = form_tables(entries, now=0.0, schedule=SCHEDULE)
+    assert 4 * len(tables) == len(entries), tables

@@ -204,6 +204,13 @@ async def test_leaving_and_disconnecting_take_a_player_out_of_the_queue(start: S
     assert await sizes(app) == {("mcr", False): 0, ("mcr", True): 1}
     await ann.answered("logout", {}, "logged_out")
     assert await sizes(app) == {("mcr", False): 0, ("mcr", True): 0}
+    # Logging in as someone else leaves it too.
+    await ann.answered("login", {"username": "ann", "password": "correct horse"}, "session")
+    await ann.answered("queue_join", {}, "queue")
+    assert (await sizes(app))[("mcr", False)] == 1
+    await ann.answered("login", {"username": "bob", "password": "correct horse"}, "session")
+    assert (await sizes(app))[("mcr", False)] == 0
+    await ann.answered("logout", {}, "logged_out")
     await ann.refused("queue_join", {}, "not_authenticated")
 
 
