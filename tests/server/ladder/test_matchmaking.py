@@ -207,12 +207,12 @@ def test_the_same_four_never_sit_again_while_another_could_replace_one(
 @st.composite
 def chunked_queues(draw: st.DrawFn) -> list[Entry]:
     """Players who all joined together, whose mu order cut in fours gives allowed tables
-    (each four within the gap of 3), with any steps between the fours."""
+    (each four within 2.9 of the gap of 3: clear of rounding), with any steps between."""
     mus: list[float] = []
     at = 0.0
     for _ in range(draw(st.integers(1, 12))):
         at += draw(st.floats(0.0, 8.0).map(lambda x: round(x, 1)))
-        offsets = sorted(draw(st.lists(st.integers(0, 30), min_size=4, max_size=4)))
+        offsets = sorted(draw(st.lists(st.integers(0, 29), min_size=4, max_size=4)))
         mus.extend(at + o / 10 for o in offsets)
         at = mus[-1]
     order = draw(st.permutations(range(len(mus))))  # names in no relation to mu
