@@ -38,7 +38,7 @@ from server.db.store import Store, TableRow, upgrade
 from server.lobby import Lobby
 from server.table import JoinInput, LeaveInput
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 NAMES = ["faults_ann", "faults_bob", "faults_cat", "faults_dan"]
 SEED = 20261201
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
