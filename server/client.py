@@ -462,8 +462,11 @@ class Client:
         claim_window_ms: int | None = None,
         hands: int | None = None,
         aids: bool | None = None,
+        rated: bool = False,
     ) -> CreatedTable:
         payload: dict[str, Any] = {"private": private}
+        if rated:
+            payload["rated"] = True
         if hands is not None:
             payload["hands"] = hands
         if rules is not None:

@@ -7,28 +7,18 @@ the farm limit keeps the same four apart; a player seated elsewhere is refused o
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import httpkit
 import pytest
-import pytest_asyncio
-from serverkit import TEST_LIMITS, TEST_TIMERS
+from serverkit import StartServer
 from sqlalchemy import select, update
 from test_server_bad_input import AutoPass, Wire, play_out, url_of
 
 from server.app import App
-from server.config import (
-    Config,
-    DatabaseSection,
-    LadderSection,
-    MatchmakingSection,
-    ServerSection,
-)
 from server.db.models import Player, Rating
 
 Frame = dict[str, Any]
@@ -39,32 +29,16 @@ SALT = "00" * 16
 FAST = {"pass_seconds": 0.1, "gap_start": 3.0, "gap_step": 6.0, "step_seconds": 1.0}
 
 
-@pytest_asyncio.fixture
-async def start(tmp_path: Path) -> AsyncIterator[Start]:
-    """Start a server with ``[matchmaking]`` and ``[ladder]`` overrides (the test timers)."""
-    started: list[App] = []
+@pytest.fixture
+def start(start_server: StartServer) -> Start:
+    """Start a server (``start_server``) with the fast queue above, 1-deal matches, and
+    these ``[matchmaking]`` and ``[ladder]`` overrides."""
 
     async def go(matchmaking: dict[str, Any] | None = None, **ladder: Any) -> App:
-        config = Config(
-            server=ServerSection(host="127.0.0.1", port=0, data_dir=str(tmp_path)),
-            database=DatabaseSection(url=f"sqlite+aiosqlite:///{tmp_path / 'queue.db'}"),
-            timers=TEST_TIMERS,
-            limits=TEST_LIMITS,
-            ladder=dataclasses.replace(LadderSection(), **ladder),
-            matchmaking=dataclasses.replace(
-                MatchmakingSection(), **{**FAST, "hands": 1, **(matchmaking or {})}
-            ),
-        )
-        app = App(config)
-        await app.start()
-        started.append(app)
-        return app
+        making = {**FAST, "hands": 1, **(matchmaking or {})}
+        return await start_server(ladder=ladder, matchmaking=making)
 
-    try:
-        yield go
-    finally:
-        for app in reversed(started):
-            await app.stop()
+    return go
 
 
 async def player(app: App, name: str) -> Wire:
