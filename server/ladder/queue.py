@@ -273,9 +273,7 @@ class Matchmaker:
         initial = self.config.season_policy().params.mu
         if guest:
             return initial
-        found = await self.store.ladder.player(ladder, name)
-        rating = found["rating"] if found is not None else None
-        return float(rating["mu"]) if rating is not None else initial
+        return (await self.store.ladder.skill(ladder, name)).mu
 
     def _key_of(self, peer: Queued) -> Key | None:
         name = peer.username

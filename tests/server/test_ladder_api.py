@@ -19,6 +19,7 @@ from serverkit import StartServer
 from server.app import App
 from server.cli import main
 from server.db.store import Store
+from server.ladder.rating import RatingParams, soft_reset
 from server.ladder.store import SeasonPolicy, foursome_key
 
 HttpGet = Callable[[int, str], Awaitable[tuple[int, str]]]
@@ -163,6 +164,12 @@ async def test_seasons_roll_on_by_themselves_with_season_days(store: Store) -> N
     player = await store.ladder.player("mcr", "roll_a")
     assert player is not None and player["history"][0]["mu_before"] > 25  # the soft reset
     assert (await store.ladder.recompute()).equal
+    # What the queue matches on: the current rating; after a new season its soft reset.
+    current = await store.ladder.skill("mcr", "roll_a")
+    assert current.mu == player["rating"]["mu"]
+    await store.ladder.new_season("mcr", T0 + timedelta(days=100))
+    assert await store.ladder.skill("mcr", "roll_a") == soft_reset(current, RatingParams())
+    assert await store.ladder.skill("mcr", "nobody") == RatingParams().initial
 
 
 @pytest.mark.asyncio
