@@ -284,3 +284,35 @@ async def test_the_queue_api_lists_every_queue_with_its_waits(start: Start) -> N
     ]
     assert custom["size"] == 1
     assert custom["longest_wait_seconds"] >= 1 and custom["median_wait_seconds"] >= 1
+
+
+@pytest.mark.asyncio
+async def test_the_python_client_queues_and_plays(start: Start) -> None:
+    """``server.client.Client.queue_join``: four clients queue, are matched, play the
+    match with bots and get its rating changes."""
+    from engine.bots import make_bot  # noqa: PLC0415
+    from server.client import Client, play  # noqa: PLC0415
+
+    app = await start()
+    clients = [await Client.connect(url_of(app), rate=None) for _ in range(4)]
+    try:
+        for i, client in enumerate(clients):
+            await client.register(f"client_q{i}", "correct horse")
+        watching = [  # waiting before the match is made: a message is seen once
+            asyncio.create_task(
+                client.wait_for(lambda m: m.type == "queue" and m.payload["state"] == "matched", 30)
+            )
+            for client in clients
+        ]
+        await asyncio.sleep(0)
+        waiting = [await client.queue_join() for client in clients]
+        assert all(w["state"] == "waiting" and not w["casual"] for w in waiting)
+        matched = await asyncio.gather(*watching)
+        table = matched[0].payload["table"]
+        assert {m.payload["table"] for m in matched} == {table}
+        ends = await asyncio.gather(*(play(c, table, make_bot("fast")) for c in clients))
+        assert all(e is not None and len(e["ratings"]) == 4 for e in ends)
+        assert (await clients[0].queue_leave())["state"] == "left"
+    finally:
+        for client in clients:
+            await client.close()
