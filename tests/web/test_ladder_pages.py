@@ -354,3 +354,61 @@ async def test_the_leaderboard_pages_fifty_players_at_a_time(
     await page.get_by_role("button", name="Previous page").click()
     await expect(pager).to_have_text(f"Players 1–50 of {total}")
     assert await rows.first.locator("td").first.inner_text() == "1"
+
+
+async def test_the_queue_waits_ticks_cancels_then_seats_four_at_a_table(
+    open_page: OpenPage, web_server: WebServer
+) -> None:
+    guest = await open_page("/")
+    await connected(guest)
+    await expect(guest.get_by_role("button", name="Find a rated match")).to_be_disabled()
+    await expect(guest.locator("#queue-why")).to_contain_text("for registered accounts")
+    await guest.get_by_role("button", name="Quick casual match").click()  # a visitor: a guest
+    box = guest.locator(".queue.waiting")
+    await expect(box.locator("h2")).to_have_text("Looking for a casual match…")
+    await expect(box.locator(".queue-size")).to_have_text(re.compile(r"^\d+$"))
+    assert await box.locator(".queue-gap").count() == 0
+    await guest.get_by_role("button", name="Cancel").click()
+    await expect(guest.get_by_role("button", name="Quick casual match")).to_be_enabled()
+
+    page = await open_page("/")
+    me = new_name("lq")
+    await register(page, me)
+    await page.get_by_role("link", name="Lobby", exact=True).click()
+    await page.get_by_role("button", name="Find a rated match").click()
+    box = page.locator(".queue.waiting")
+    await expect(box.locator("h2")).to_have_text("Looking for a rated match…")
+    await expect(box.locator(".queue-size")).to_have_text("1")
+    await expect(box.locator(".queue-gap")).to_have_text(re.compile(r"^±\d+\.\d$"))
+    await expect(box.locator(".queue-waited")).not_to_have_text("0:00", timeout=5000)  # ticks
+    queues = (await api(page, "/api/queue"))["queues"]
+    assert any(q["ladder"] == "mcr" and not q["casual"] and q["size"] == 1 for q in queues)
+    await guest.reload()  # another visitor's home page counts who waits
+    await expect(guest.locator(".queue-sizes")).to_have_text(
+        "Waiting now: 1 for a rated match, 0 for a casual one."
+    )
+    await page.get_by_role("button", name="Cancel").click()
+    await expect(page.get_by_role("button", name="Find a rated match")).to_be_enabled()
+
+    # Queued again, three more players come: the page is taken to its seat.
+    await page.get_by_role("button", name="Find a rated match").click()
+    await expect(box.locator(".queue-size")).to_have_text("1")
+    others = await registered(web_server, [new_name("lq") for _ in range(3)])
+    try:
+        for client in others:
+            await client.request("queue_join", {})
+        await page.wait_for_url(re.compile(r".*#/table/[^/]+$"), timeout=20_000)
+        await page.wait_for_selector(".board", timeout=15_000)
+        table = page.url.rsplit("/", 1)[1]
+        assert me in await page.locator(".board").inner_text()
+        # Seated at the table: the queue refuses, in words.
+        await page.get_by_role("link", name="Home", exact=True).click()
+        await page.get_by_role("button", name="Find a rated match").click()
+        await expect(page.locator(".queue [role=alert]")).to_have_text(
+            "You already sit at another table."
+        )
+        await page.get_by_role("link", name=f"Back to table {table}").click()
+        await page.wait_for_selector(".board")
+    finally:
+        for client in others:
+            await client.close()

@@ -25,6 +25,7 @@ export function attachQueue(app) {
   app.queue = null; // {casual, ladder, size, waited_seconds, gap, at} while waiting
   app.queueError = "";
   app.queueBusy = false;
+  app.queueSizes = null; // GET /api/queue's `queues`, when home or the lobby opened
   let ticker = null;
 
   const set = (queue) => {
@@ -40,6 +41,7 @@ export function attachQueue(app) {
   const heard = (payload) => {
     if (payload.state === "waiting") return set({ ...payload, at: Date.now() });
     set(null);
+    if (payload.state === "left" && app.queueSizes) loadQueueSizes(app); // the box is back
     if (payload.state === "matched" && payload.table) app.navigate(`#/table/${encodeURIComponent(payload.table)}`);
   };
 
@@ -82,6 +84,27 @@ export function attachQueue(app) {
   app.leaveQueue = () => ask("queue_leave", {});
 }
 
+/** The queues' sizes now (GET /api/queue), for the box's line "waiting now"; a server
+ * without the queue has none, and the box says nothing. */
+export async function loadQueueSizes(app) {
+  try {
+    const response = await fetch("/api/queue");
+    app.queueSizes = response.ok ? (await response.json()).queues : null;
+  } catch {
+    app.queueSizes = null;
+  }
+  app.refresh();
+}
+
+/** "Waiting now: 3 for a rated match, 1 for a casual one." (nothing when both are empty). */
+export function sizesText(app, queues) {
+  if (!queues) return "";
+  const count = (casual) => queues.filter((q) => q.casual === casual).reduce((n, q) => n + q.size, 0);
+  const rated = count(false);
+  const casual = count(true);
+  return rated || casual ? app.t("app.queue.waiting_now", { rated, casual }) : "";
+}
+
 /** The queue_join payload: the casual queue, or the rated one (of `ladder`, or the
  * server's first ladder). */
 export function joinPayload(casual, ladder) {
@@ -117,6 +140,7 @@ export function queueBox(app) {
         aria-describedby=${mayRate ? nothing : "queue-why"} @click=${() => app.joinQueue(false)}>${t("app.queue.rated")}</button>
       <button class="button" type="button" ?disabled=${app.queueBusy} @click=${() => app.joinQueue(true)}>${t("app.queue.casual")}</button>
     </div>
+    ${sizesText(app, app.queueSizes) ? html`<p class="queue-sizes">${sizesText(app, app.queueSizes)}</p>` : nothing}
     <p class="hint" id="queue-why">${t(mayRate ? "app.queue.about" : "app.queue.register_first")}
       <a href="#/ladder">${t("app.queue.see_ladder")}</a></p>
     ${error}

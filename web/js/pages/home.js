@@ -1,7 +1,7 @@
 // The home page: "play now against three bots" in one click, and the account box
 // (log in, register, play as a guest; or who you are and log out).
 import { html, nothing } from "../vendor/lit-html.js";
-import { queueBox } from "../queue.js";
+import { loadQueueSizes, queueBox } from "../queue.js";
 
 // busy: which button is working ("play", "login", ...); failed: which one the error is about;
 // coolUntil: a rate limit's end (Date.now() ms), the account buttons wait for it
@@ -98,7 +98,10 @@ export function resetAccountForm() {
 }
 
 export const homePage = {
-  enter: resetAccountForm,
+  enter(app) {
+    resetAccountForm();
+    loadQueueSizes(app);
+  },
   leave() {},
   title(app) {
     return app.t("app.home.title");

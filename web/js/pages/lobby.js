@@ -3,7 +3,7 @@
 // the form that creates a table.
 import { html, nothing } from "../vendor/lit-html.js";
 import { seatOf } from "../app.js";
-import { queueBox, registered } from "../queue.js";
+import { loadQueueSizes, queueBox, registered } from "../queue.js";
 
 export const PRESETS = ["mcr", "custom", "custom-before", "custom-after", "custom-flowers", "custom-nowild", "custom-8fan", "custom-norepeat"];
 const POLL_MS = 5000;
@@ -227,6 +227,7 @@ function list(app) {
 
 export const lobbyPage = {
   enter(app) {
+    loadQueueSizes(app);
     Object.assign(state, { tables: [], loaded: false, busy: false, error: "" });
     state.stops = [
       app.net.on("tables", (payload) => show(app, payload.tables)),
