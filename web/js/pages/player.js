@@ -60,7 +60,9 @@ export function when(iso) {
 }
 
 function stat(label, value) {
-  return html`<div class="stat"><dt>${label}</dt><dd>${value}</dd></div>`;
+  // Words (a provisional player's standing) in a smaller size than figures, so they fit.
+  const words = typeof value === "string" && value.length > 8;
+  return html`<div class="stat"><dt>${label}</dt><dd class=${words ? "words" : ""}>${value}</dd></div>`;
 }
 
 function others(app, seats, me) {
