@@ -38,8 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from server.cli.loadtest import Report, loadtest  # noqa: E402
 from server.client import Client, ClientError, ConnectionLost, ServerError  # noqa: E402
-from server.loadtest_cli import Report, loadtest  # noqa: E402
 
 VICTIM = "victim"
 SERVER_SETTINGS = """

@@ -29,6 +29,7 @@ from server.config import Config
 from server.db.store import Store, upgrade
 from server.errors import ServerError
 from server.ladder import api as ladder_api
+from server.ladder.queue import Matchmaker
 from server.lobby import Lobby
 from server.protocol import ProtocolError, encode, error
 from server.static import WebFiles
@@ -121,6 +122,12 @@ class Connection:
         lobby = self.app.lobby
         assert lobby is not None  # connections are served only once the app has started
         return lobby
+
+    @property
+    def matchmaker(self) -> Matchmaker:
+        matchmaker = self.app.matchmaker
+        assert matchmaker is not None  # started with the lobby
+        return matchmaker
 
     # ---------------------------------------------------------- incoming ---
 
@@ -315,7 +322,12 @@ class Connection:
             else:
                 self.lobby.feed.unsubscribe(self)
                 self.send(encode("tables", {"tables": self.lobby.listing()}, m.id))
+        elif isinstance(m, protocol.QueueJoin):
+            await self.matchmaker.join(self, m.ladder, m.casual, m.id)
+        elif isinstance(m, protocol.QueueLeave):
+            self.matchmaker.leave(self, m.id)
         elif isinstance(m, protocol.CreateTable):
+            self.matchmaker.gone(self, tell=True)  # a table of one's own: the queue is done
             table = await self.lobby.create(
                 m.rules,
                 m.turn_seconds,
@@ -329,6 +341,7 @@ class Connection:
                 encode("table_created", {"table": table.id, "invite_code": table.invite_code}, m.id)
             )
         elif isinstance(m, protocol.JoinTable):
+            self.matchmaker.gone(self, tell=True)
             await self._to_table(m.table, JoinInput(self, m.id, m.seat, m.invite_code))
         elif isinstance(m, protocol.AddBots):
             await self._to_table(m.table, AddBotsInput(self, m.id, m.bot))
@@ -345,7 +358,8 @@ class Connection:
 
     async def _detach(self) -> None:
         """Leave every table as this connection's player: it may see none of its seat's
-        private view once it is logged out or logged in as someone else."""
+        private view once it is logged out or logged in as someone else; and the queue."""
+        self.matchmaker.gone(self)
         for table in self.tables:
             await table.queue.put(GoneInput(self, None))
         self.tables.clear()
@@ -363,6 +377,7 @@ class App:
         self.config = config
         self.store: Any = None
         self.lobby: Lobby | None = None
+        self.matchmaker: Matchmaker | None = None
         self.connections: set[Connection] = set()
         self.ws_server: WsServer | None = None
         self.slow_drops = 0
@@ -385,6 +400,8 @@ class App:
         restored = await self.lobby.restore()
         if restored:
             log.info("restored %s table(s) from the database", restored)
+        self.matchmaker = Matchmaker(self.config, self.store, self.lobby)
+        self.matchmaker.start()
         await self._purge()
         self.purger = asyncio.create_task(self._purge_every(), name="purge")
         self.ws_server = await serve(
@@ -405,6 +422,8 @@ class App:
         """Stop accepting, tell clients, let tables finish writing, close the database."""
         if self.ws_server is not None:
             self.ws_server.server.close()  # stop listening; connections stay open for now
+        if self.matchmaker is not None:
+            await self.matchmaker.stop()
         if self.lobby is not None:
             await self.lobby.shutdown()
         for conn in list(self.connections):
@@ -504,6 +523,8 @@ class App:
             return _json(
                 connection, http.HTTPStatus.OK if ok else http.HTTPStatus.SERVICE_UNAVAILABLE, body
             )
+        if path == "/api/queue" and self.matchmaker is not None:
+            return _json(connection, http.HTTPStatus.OK, self.matchmaker.snapshot())
         parts = path.strip("/").split("/")
         answer = await ladder_api.route(self.store.ladder, parts, request.path.partition("?")[2])
         if answer is not None:

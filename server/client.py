@@ -462,8 +462,11 @@ class Client:
         claim_window_ms: int | None = None,
         hands: int | None = None,
         aids: bool | None = None,
+        rated: bool = False,
     ) -> CreatedTable:
         payload: dict[str, Any] = {"private": private}
+        if rated:
+            payload["rated"] = True
         if hands is not None:
             payload["hands"] = hands
         if rules is not None:
@@ -476,6 +479,21 @@ class Client:
             payload["aids"] = aids
         reply = await self.request("create_table", payload)
         return CreatedTable(str(reply.payload["table"]), reply.payload.get("invite_code"))
+
+    async def queue_join(self, ladder: str | None = None, casual: bool = False) -> dict[str, Any]:
+        """Join the ladder's matchmaking queue (rated, or ``casual``); returns the first
+        ``queue`` status (``"state": "waiting"``). Later statuses, and ``"matched"`` with
+        the table the server seated us at, arrive as messages (``wait_for``)."""
+        payload: dict[str, Any] = {"casual": casual}
+        if ladder is not None:
+            payload["ladder"] = ladder
+        reply = await self.request("queue_join", payload)
+        return reply.payload
+
+    async def queue_leave(self) -> dict[str, Any]:
+        """Leave the queue (harmless when not queued); the ``"left"`` status."""
+        reply = await self.request("queue_leave", {})
+        return reply.payload
 
     async def join_table(
         self, table: str, seat: int | None = None, invite_code: str | None = None

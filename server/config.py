@@ -115,6 +115,7 @@ class MatchmakingSection:
     gap_max: float = 50.0
     pass_seconds: float = 1.0
     turn_seconds: int = 15
+    hands: int = 16
     casual_bot_seconds: float = 30.0
 
 
@@ -229,6 +230,7 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("matchmaking", "gap_max"): (0, 1e6),
     ("matchmaking", "pass_seconds"): (0.05, 60),
     ("matchmaking", "turn_seconds"): (1, 3600),
+    ("matchmaking", "hands"): (1, 16),
     ("matchmaking", "casual_bot_seconds"): (0, 86400),
 }
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {

@@ -140,6 +140,20 @@ class Analyze(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class QueueJoin(Message):
+    """Wait in a ladder's queue for a table: rated, or ``casual`` (guests too, bots after a
+    while). ``ladder`` None: the server's rule preset."""
+
+    ladder: str | None
+    casual: bool
+
+
+@dataclass(frozen=True, slots=True)
+class QueueLeave(Message):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
 class Ping(Message):
     pass
 
@@ -238,6 +252,10 @@ _DECODERS: dict[str, Any] = {
     "action": _play,
     "sync": lambda m, i: Sync(i, m.text("table", limit=32)),
     "analyze": lambda m, i: Analyze(i, m.text("table", limit=32)),
+    "queue_join": lambda m, i: QueueJoin(
+        i, m.text("ladder", optional=True, limit=32), m.flag("casual")
+    ),
+    "queue_leave": lambda m, i: QueueLeave(i),
     "ping": lambda m, i: Ping(i),
 }
 

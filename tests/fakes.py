@@ -216,7 +216,7 @@ class FakeStore:
         return [r for _, (r, _) in sorted(self.hands.get(match_id, {}).items())]
 
     async def rating_changes(self, match_id: int) -> list[dict[str, Any]]:
-        return []  # the ladder's arithmetic is tested on a real database (tests/ladder/)
+        return []  # the ladder is tested on a real database (tests/server/test_ladder_store.py)
 
 
 @dataclass

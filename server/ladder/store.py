@@ -617,6 +617,26 @@ class LadderStore:
             return 0
         return await self.same_four(ids, since)
 
+    async def skill(self, ladder: str, username: str) -> Skill:
+        """The rating a player would bring to a rated match now (the matchmaking queue
+        compares these): the current season's, else the season's start (the soft reset of
+        an earlier season's, or a newcomer's). Unknown names: a newcomer's."""
+        policy = self.policy
+        async with self._read() as session:
+            season = await self._season(session, ladder, None)
+            params = RatingParams.from_dict(season.params) if season is not None else policy.params
+            player_id = await session.scalar(
+                select(Player.id).where(Player.username_key == username.lower())
+            )
+            if player_id is None:
+                return params.initial
+            if season is None:
+                return params.initial
+            rating = await session.get(Rating, (season.id, player_id))
+            if rating is not None:
+                return Skill(rating.mu, rating.sigma)
+            return season_start(await _earlier_rating(session, season, player_id), params)
+
     # ------------------------------------------------------- operator's ---
 
     async def new_season(

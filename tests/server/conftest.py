@@ -36,7 +36,13 @@ from serverkit import TEST_LIMITS, TEST_TIMERS, StartServer
 from sqlalchemy import URL, make_url
 
 from server.app import App
-from server.config import Config, DatabaseSection, ServerSection
+from server.config import (
+    Config,
+    DatabaseSection,
+    LadderSection,
+    MatchmakingSection,
+    ServerSection,
+)
 from server.db.store import Store, upgrade
 
 POSTGRES_URL = os.environ.get(
@@ -124,18 +130,22 @@ async def start_server(tmp_path: Path) -> AsyncIterator[StartServer]:
         timers: dict[str, Any] | None = None,
         limits: dict[str, Any] | None = None,
         database: str | None = None,
+        ladder: dict[str, Any] | None = None,
+        matchmaking: dict[str, Any] | None = None,
     ) -> App:
         """Start a server; ``timers`` and ``limits`` replace fields of the test settings
         (``limits=dataclasses.asdict(LimitsSection())``: the production limits);
         ``database`` names its SQLite file under the test's folder, so that servers started
         one after the other with the same name restart on one database (default: a file
-        of its own)."""
+        of its own). ``ladder`` and ``matchmaking`` replace fields of those sections."""
         name = database or f"server{len(started)}.db"
         config = Config(
             server=ServerSection(host="127.0.0.1", port=0, data_dir=str(tmp_path)),
             database=DatabaseSection(url=f"sqlite+aiosqlite:///{tmp_path / name}"),
             timers=dataclasses.replace(TEST_TIMERS, **(timers or {})),
             limits=dataclasses.replace(TEST_LIMITS, **(limits or {})),
+            ladder=dataclasses.replace(LadderSection(), **(ladder or {})),
+            matchmaking=dataclasses.replace(MatchmakingSection(), **(matchmaking or {})),
         )
         server = App(config)
         await server.start()

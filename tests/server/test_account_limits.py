@@ -21,13 +21,13 @@ from server import accounts
 from server import app as app_module
 from server.accounts import AccountError, Guard, HashPool, RateLimited
 from server.app import RATE_STRIKES, REFUSAL_PAUSE, App
+from server.cli.loadtest import loadtest
 from server.client import Client, ConnectionLost, ServerError
 from server.config import AccountsSection, Config, ConfigError, DatabaseSection, ServerSection
 from server.config import load as load_config
 from server.db.models import Player, PlayerSession
 from server.db.store import Store, TableRow
 from server.limits import Backoff, Buckets
-from server.loadtest_cli import loadtest
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 PASSWORD = "correct horse"

@@ -19,10 +19,10 @@ import server.table
 from engine.actions import Action
 from server import protocol
 from server.app import App
+from server.cli.fan import score_lines
 from server.client import Client, ServerError
 from server.config import Config
 from server.db.store import Store
-from server.fan_cli import score_lines
 from server.lobby import Lobby
 
 # Player 0 deals itself a hand that discards 9p to wait on 2s and 5s (7 fan on a discard,

@@ -15,8 +15,8 @@ import pytest
 
 from engine.bots import make_bot
 from server.app import App
+from server.cli.replay import read_log
 from server.client import Client, play
-from server.replay_cli import read_log
 
 BOTS = ("default", "fast", "default", "fast")  # default bots claim: melds cross the wire
 

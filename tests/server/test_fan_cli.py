@@ -8,7 +8,7 @@ import json
 import pytest
 
 from server.cli import main
-from server.fan_cli import run_batch
+from server.cli.fan import run_batch
 from server.presets import load_presets
 
 

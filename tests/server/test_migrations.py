@@ -230,3 +230,44 @@ async def test_0004_lets_the_tables_stored_before_it_keep_their_aids(database_ur
         assert ids == ["t1"]
     finally:
         await engine.dispose()
+
+
+@pytest.mark.asyncio
+async def test_0005_makes_the_tables_and_matches_stored_before_it_casual(
+    database_url: str,
+) -> None:
+    """Rows stored under 0004 are casual after the upgrade (no rating, no season); the
+    downgrade drops the ladder's tables and columns and keeps the rows."""
+    await upgrade(database_url, "0004")
+    engine = make_engine(database_url, store=False)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(
+                text(
+                    "INSERT INTO tables (id, rules, turn_seconds, private, seats, created_at, "
+                    "state) VALUES ('t1', 'mcr', 15, false, '[null, null, null, null]', "
+                    "'2026-11-29 10:00:00+00:00', 'waiting')"
+                )
+            )
+            await connection.execute(
+                text(
+                    "INSERT INTO matches (table_id, rules, seed, salt, seats, started_at) "
+                    "VALUES ('t1', 'mcr', 42, '00', '[null, null, null, null]', "
+                    "'2026-11-29 10:00:00+00:00')"
+                )
+            )
+        await upgrade(database_url)
+        async with engine.connect() as connection:
+            table = (await connection.execute(text("SELECT id, rated FROM tables"))).one()
+            match = (
+                await connection.execute(text("SELECT rated, season_id, foursome FROM matches"))
+            ).one()
+        assert tuple(table) == ("t1", False)
+        assert tuple(match) == (False, None, None)
+        await downgrade(database_url, "0004")
+        assert not {"seasons", "ratings", "rating_changes"} & await table_names(database_url)
+        async with engine.connect() as connection:
+            seeds = (await connection.execute(text("SELECT seed FROM matches"))).scalars().all()
+        assert seeds == [42]
+    finally:
+        await engine.dispose()

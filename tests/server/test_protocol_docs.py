@@ -202,6 +202,12 @@ HTTP_ROOTS = {
     "/api/players/{name}": "http:player",
     "/api/matches/{id}": "http:match",
     "/api/matches/{id}/replay": "http:replay",
+    "/api/ladders": "http:ladders",
+    "/api/ladders/{ladder}": "http:leaderboard",
+    "/api/ladders/{ladder}/players/{name}": "http:ladder_player",
+    "/api/seasons": "http:seasons",
+    "/api/seasons/{season}": "http:season",
+    "/api/queue": "http:queue",
 }
 
 
@@ -263,12 +269,35 @@ async def scripted_session(app: App) -> Session:
         end = await asyncio.wait_for(play_out(lin, table, AutoPass()), 120)
         assert end is not None
         await watcher.wait(lambda f: f["type"] == "match_end")
+
+        # A rated one-hand match: lin and three other accounts.
+        rated = [lin]
+        for name in ("mei", "jun", "ana"):
+            wire = await Wire.open(url)
+            wires.append(wire)
+            rated.append(wire)
+            await wire.answered(
+                "register", {"username": name, "password": "correct horse"}, "session"
+            )
+        created = await lin.answered(
+            "create_table", {"rated": True, "hands": 1, "turn_seconds": 15}, "table_created"
+        )
+        ladder_table = created["payload"]["table"]
+        for wire in rated:
+            await wire.answered("join_table", {"table": ladder_table}, "joined")
+        rated_ends = await asyncio.wait_for(
+            asyncio.gather(*(play_out(w, ladder_table, AutoPass()) for w in rated)), 120
+        )
+        assert all(e is not None and len(e["ratings"]) == 4 for e in rated_ends), rated_ends
         for frame in frames_of(*wires):
             shapes.add(frame["type"], frame)
 
         # HTTP.
+        status, _, body = await raw_http(app.port, get("/api/ladders"))
+        season = json.loads(body)["ladders"][0]["season"]["id"]
         for endpoint, root in HTTP_ROOTS.items():
-            path = endpoint.format(name="lin", id=end["match"])
+            path = endpoint.format(name="lin", id=end["match"], ladder="mcr", season=season)
+            path += "?provisional=all" if root in ("http:leaderboard", "http:season") else ""
             status, _, body = await raw_http(app.port, get(path))
             assert status == 200, (path, body)
             shapes.add(root, json.loads(body))
@@ -309,6 +338,24 @@ async def scripted_session(app: App) -> Session:
         await aided.answered("leave_table", {"table": strict}, "left")
         await analysed_until_ready(aided)
         for frame in aided.frames:
+            shapes.add(frame["type"], frame)
+
+        # The ladder queue: four guests queue casually and are seated together; one more
+        # queues and leaves.
+        queued = [await Wire.open(url) for _ in range(5)]
+        wires.extend(queued)
+        for wire in queued:
+            await wire.answered("guest", {}, "session")
+        await queued[4].answered("queue_join", {"casual": True}, "queue")
+        await queued[4].answered("queue_leave", {}, "queue")
+        for wire in queued[:4]:
+            await wire.answered("queue_join", {"ladder": "mcr", "casual": True}, "queue")
+        for wire in queued[:4]:
+            await wire.wait(lambda f: f["type"] == "queue" and f["payload"]["state"] == "matched")
+        status, _, body = await raw_http(app.port, get("/api/queue"))
+        assert status == 200, body
+        shapes.add("http:queue", json.loads(body))
+        for frame in frames_of(*queued):
             shapes.add(frame["type"], frame)
     finally:
         for wire in wires:

@@ -24,9 +24,9 @@ from websockets.exceptions import ConnectionClosed
 from engine.actions import Action
 from engine.bots import Bot, make_bot
 from server.app import RATE_STRIKES, App
+from server.cli.replay import read_log
 from server.client import fallback_action, view_from_dict
 from server.config import LimitsSection
-from server.replay_cli import read_log
 
 Frame = dict[str, Any]
 TIMEOUT = 10.0

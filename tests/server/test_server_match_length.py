@@ -36,10 +36,10 @@ from engine.simulation import play_match
 from server import protocol
 from server.app import App
 from server.cli import main
+from server.cli.replay import read_log
 from server.client import Client, ServerError, TableState, play
 from server.db.engine import make_engine
 from server.db.store import Store, TableRow, downgrade, upgrade
-from server.replay_cli import read_log
 from server.table import LobbyError
 
 MATCH_TIMEOUT = 60

@@ -40,10 +40,10 @@ from engine.rules import MCR
 from engine.simulation import play_match
 from engine.table import Phase
 from server.app import App
+from server.cli.replay import read_log
 from server.client import Client, Incoming, TableState, play
 from server.config import Config, DatabaseSection, LimitsSection, ServerSection, TimersSection
 from server.db.store import Store
-from server.replay_cli import read_log
 
 REPO = Path(__file__).resolve().parents[2]
 ME = 0  # alice's seat

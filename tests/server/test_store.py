@@ -18,7 +18,7 @@ from sqlalchemy.exc import StatementError
 from engine.actions import ActionKind
 from engine.match import Match
 from engine.table import Phase
-from server import replay_cli
+from server.cli import replay as replay_cli
 from server.db.store import (
     ActionRow,
     Conflict,

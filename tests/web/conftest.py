@@ -1,8 +1,9 @@
 """The web client's tests: a real ``guobiao serve`` on loopback and a real headless Chromium.
 
 - ``web_server`` (one per test session): ``guobiao serve`` started as a process of its own on
-  a free port and a fresh SQLite file, with test timers (no claim window, short pauses) and
-  account limits a test run cannot reach. ``web_server.url`` is the page to open.
+  a free port and a fresh SQLite file, with test timers (no claim window, short pauses),
+  account limits a test run cannot reach and a ladder that ranks a player after 2 rated
+  matches. ``web_server.url`` is the page to open.
 - ``browser``: Debian's Chromium driven by Playwright's async API. Found at
   ``GUOBIAO_CHROMIUM`` or as ``chromium`` on the PATH; without one the browser tests skip,
   except under ``CI=true``, where a skip would hide them: there it is a failure (``.ci/run``
@@ -55,6 +56,9 @@ register_burst = 1000
 register_per_hour = 100000
 login_burst = 1000
 login_per_minute = 100000
+
+[ladder]
+provisional_matches = 2  # the ladder tests rank a player after two rated matches
 """
 
 

@@ -3,6 +3,7 @@
 // lives here and pages only read it and ask for a refresh, so one render path draws all.
 import { defaultLang, errorText, translate } from "./i18n.js";
 import { createNet, serverError, socketUrl } from "./net.js";
+import { attachQueue } from "./queue.js";
 
 const SESSION_KEY = "guobiao.session";
 const SETTINGS_KEY = "guobiao.settings";
@@ -23,6 +24,7 @@ export function parseRoute(hash) {
   if (head === "lobby" && !a) return { name: "lobby", params: {} };
   if (head === "join" && a && b) return { name: "join", params: { table: a, code: b } };
   if (head === "player" && a) return { name: "player", params: { name: a } };
+  if (head === "ladder" && !b) return { name: "ladder", params: { id: a || null } };
   if ((head === "table" || head === "watch") && a) {
     return { name: "table", params: { table: a, mode: head === "watch" ? "watch" : "play" } };
   }
@@ -192,6 +194,7 @@ export function createApp({ onRender, env = {} }) {
     },
   });
   app.net.on("table", tableMessage);
+  attachQueue(app);
   // Errors answering no request (actions are sent without an id): the table page shows its
   // own; a `stale` one only means a duplicate was ignored, as designed.
   app.net.on("error", (payload) => {

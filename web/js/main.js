@@ -5,6 +5,7 @@ import { createApp, parseRoute } from "./app.js";
 import { header } from "./header.js";
 import { homePage } from "./pages/home.js";
 import { joinPage } from "./pages/join.js";
+import { ladderPage } from "./pages/ladder.js";
 import { lobbyPage } from "./pages/lobby.js";
 import { matchPage } from "./pages/match.js";
 import { notFoundPage } from "./pages/notfound.js";
@@ -16,6 +17,7 @@ const PAGES = {
   lobby: lobbyPage,
   join: joinPage,
   player: playerPage,
+  ladder: ladderPage,
   table: tablePage,
   match: matchPage,
   notfound: notFoundPage,

@@ -133,7 +133,7 @@ test("the player page shows the grade, the counts and each recent match with its
     eq(asked, ["/api/players/lin"]);
     const stat = (s) => `${s.querySelector("dt").textContent} ${s.querySelector("dd").textContent}`;
     eq([...root.querySelectorAll(".stat")].map(stat),
-      ["Grade 2.5", "Score 40", "Matches 1", "Hands won 3", "Hands lost 2", "Hands drawn 11"]);
+      ["Grade 2.50", "Score 40", "Matches 1", "Hands won 3", "Hands lost 2", "Hands drawn 11"]);
     const link = root.querySelector('a[href="#/match/12"]');
     ok(link && link.getAttribute("aria-label") === "Match 12", "the match links to its page");
     const cells = [...root.querySelectorAll(".matches tbody td")].map((td) => td.textContent.trim());

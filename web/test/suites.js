@@ -7,3 +7,4 @@ import "./app.test.js";
 import "./net.test.js";
 import "./lobby.test.js";
 import "./appcontext.test.js";
+import "./ladder.test.js";

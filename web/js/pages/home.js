@@ -1,6 +1,7 @@
 // The home page: "play now against three bots" in one click, and the account box
 // (log in, register, play as a guest; or who you are and log out).
 import { html, nothing } from "../vendor/lit-html.js";
+import { loadQueueSizes, queueBox } from "../queue.js";
 
 // busy: which button is working ("play", "login", ...); failed: which one the error is about;
 // coolUntil: a rate limit's end (Date.now() ms), the account buttons wait for it
@@ -97,7 +98,10 @@ export function resetAccountForm() {
 }
 
 export const homePage = {
-  enter: resetAccountForm,
+  enter(app) {
+    resetAccountForm();
+    loadQueueSizes(app);
+  },
   leave() {},
   title(app) {
     return app.t("app.home.title");
@@ -113,6 +117,7 @@ export const homePage = {
         ${errorFor(["play"])}
         <p><a class="text-link" href="#/lobby">${app.t("app.home.to_lobby")}</a></p>
       </section>
+      ${queueBox(app)}
       <div class="home-grid">
         ${app.session ? signedIn(app) : html`<section class="card">${accountForm(app)}</section>`}
         <section class="card about" aria-labelledby="about-title">

@@ -3,6 +3,7 @@
 // the form that creates a table.
 import { html, nothing } from "../vendor/lit-html.js";
 import { seatOf } from "../app.js";
+import { loadQueueSizes, queueBox, registered } from "../queue.js";
 
 export const PRESETS = ["mcr", "custom", "custom-before", "custom-after", "custom-flowers", "custom-nowild", "custom-8fan", "custom-norepeat"];
 const POLL_MS = 5000;
@@ -88,6 +89,7 @@ function facts(app, summary) {
     <span>${app.t("app.lobby.turn", { n: summary.turn_seconds })}</span>
     ${summary.hands && summary.hands < 16 ? html`<span>${matchLength(app, summary.hands)}</span>` : nothing}
     <span>${stateText(app, summary)}</span>
+    ${summary.rated ? html`<span class="badge rated">${app.t("app.lobby.rated")}</span>` : nothing}
     ${summary.private ? html`<span class="badge">${app.t("app.lobby.private")}</span>` : nothing}
     ${summary.aids === false ? html`<span class="badge">${app.t("app.lobby.aids_off")}</span>` : nothing}
   </p>`;
@@ -127,11 +129,11 @@ function myTable(app) {
   return html`<section class="card my-table" aria-labelledby="my-table-title">
     <h2 id="my-table-title">${app.t("app.lobby.my_table", { table: id })}</h2>
     ${facts(app, summary)} ${seats(app, summary)}
-    ${waiting ? html`<p class="hint">${app.t("app.lobby.starts_when_full")}</p>` : nothing}
+    ${waiting ? html`<p class="hint">${app.t(summary.rated ? "app.lobby.rated_starts_when_full" : "app.lobby.starts_when_full")}</p>` : nothing}
     ${summary.private ? inviteBox(app, id) : nothing}
     <div class="button-row">
       <a class="button primary" href="#/table/${id}">${app.t("app.lobby.open")}</a>
-      ${waiting
+      ${waiting && !summary.rated
         ? html`<button class="button" type="button" ?disabled=${state.busy}
             @click=${() => act(app, () => app.net.request("add_bots", { table: id, bot: "default" }))}>${app.t("app.lobby.add_bots")}</button>`
         : nothing}
@@ -171,6 +173,7 @@ function createTable(app, event) {
     private: form.private.checked,
     aids: form.aids.checked,
   };
+  if (form.rated.checked) payload.rated = true; // the flag only when set: older servers lack it
   act(app, async () => {
     const created = await app.net.request("create_table", payload);
     if (created.invite_code) app.rememberInvite(created.table, created.invite_code);
@@ -190,6 +193,9 @@ function createForm(app) {
       <select name="hands">${MATCH_LENGTHS.map((n) => html`<option value=${n}>${n === 16 ? app.t("app.create.full") : matchLength(app, n)}</option>`)}</select></label>
     <label class="check"><input name="private" type="checkbox"> <span>${app.t("app.create.private")}</span></label>
     <label class="check"><input name="aids" type="checkbox" checked> <span>${app.t("app.create.aids")}</span></label>
+    <label class="check"><input name="rated" type="checkbox" ?disabled=${!registered(app)}
+      aria-describedby=${registered(app) ? nothing : "rated-why"}> <span>${app.t("app.create.rated")}</span></label>
+    ${registered(app) ? nothing : html`<p class="hint" id="rated-why">${app.t("app.create.rated_guest")}</p>`}
     ${blocked ? html`<p class="hint">${app.t("app.create.seated")}</p>` : nothing}
     <button class="button primary" type="submit" ?disabled=${blocked || state.busy}>${app.t("app.create.submit")}</button>
   </form>`;
@@ -221,6 +227,7 @@ function list(app) {
 
 export const lobbyPage = {
   enter(app) {
+    loadQueueSizes(app);
     Object.assign(state, { tables: [], loaded: false, busy: false, error: "" });
     state.stops = [
       app.net.on("tables", (payload) => show(app, payload.tables)),
@@ -245,6 +252,7 @@ export const lobbyPage = {
     return html`<h1>${app.t("app.lobby.title")}</h1>
       ${state.error ? html`<p class="error" role="alert">${state.error}</p>` : nothing}
       ${myTable(app)}
+      ${queueBox(app)}
       <div class="lobby-grid">
         <section aria-labelledby="open-tables">
           <h2 id="open-tables">${app.t("app.lobby.open_tables")}</h2>

@@ -3,6 +3,7 @@
 // drawn by the live table's renderer with every hand open. Keys: ←/→ a turn, ↑/↓ or
 // PageUp/PageDown a hand, Home/End the hand's start/end, Space autoplay.
 import { html, nothing } from "../vendor/lit-html.js";
+import { changeText, deltaClass } from "../rating.js";
 import { describeEvents, fanLabel, foldResult, lastDiscard, playerName, resultView, signed, tableView } from "../render.js";
 
 const AUTOPLAY_MS = 800;
@@ -153,8 +154,30 @@ function body(app) {
     <table class="payments"><thead><tr><th>${t("table.result.player")}</th><th class="num">${t("replay.final")}</th></tr></thead>
       <tbody>${names.map((name, p) => html`<tr><td>${name && !name.startsWith("bot:") ? html`<a href="#/player/${encodeURIComponent(name)}">${name}</a>` : playerName(t, names, p)}</td>
         <td class="num">${m.final_scores ? signed(m.final_scores[p]) : "…"}</td></tr>`)}</tbody></table>
+    ${m.rated ? ratingsTable(app, m) : nothing}
     ${m.finished ? viewer(app, names) : html`<p>${t("replay.in_play")}</p>`}
     ${handsTable(app, m)}`;
+}
+
+/** A rated match's line per player: rank, score, rating before → after. */
+function ratingsTable(app, m) {
+  const t = app.t;
+  const changes = [...(m.rating_changes || [])].sort((a, b) => a.rank - b.rank || a.player - b.player);
+  const ladder = encodeURIComponent(m.rules);
+  return html`<section class="match-ratings" aria-labelledby="match-ratings-title">
+    <h2 id="match-ratings-title">${t("replay.ratings")}</h2>
+    ${changes.length === 0
+      ? html`<p class="hint">${t("replay.ratings_pending")}</p>`
+      : html`<table class="payments ratings"><thead><tr><th class="num">${t("replay.rank")}</th><th>${t("table.result.player")}</th>
+          <th class="num">${t("replay.score")}</th><th>${t("replay.rating_change")}</th></tr></thead>
+        <tbody>${changes.map((c) => html`<tr>
+          <td class="num">${c.rank}</td>
+          <td><a href="#/player/${encodeURIComponent(c.name)}">${c.name}</a></td>
+          <td class="num">${signed(c.score)}</td>
+          <td class="rating-change ${deltaClass(c.rating_before, c.rating_after)}">${changeText(app.lang, c.rating_before, c.rating_after)}</td>
+        </tr>`)}</tbody></table>`}
+    <p><a href="#/ladder/${ladder}">${t("table.see_ladder")}</a></p>
+  </section>`;
 }
 
 function handsTable(app, m) {

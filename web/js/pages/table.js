@@ -5,6 +5,7 @@
 import { html, nothing } from "../vendor/lit-html.js";
 import { checkReveal, verifyCommand } from "../fairness.js";
 import { actionButtons, aidsView, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, secondsLeft, signed, tableView } from "../render.js";
+import { changeText, deltaClass, gradeText } from "../rating.js";
 import { beep } from "../sound.js";
 
 const DIGIT_KEYS = "1234567890-="; // pick tiles 1..12 of the own hand
@@ -327,7 +328,8 @@ function waitingRoom(app) {
     <h2>${t("table.waiting", { table: sum.table })}</h2>
     <p>${t("table.rules_line", { rules: sum.rules, seconds: sum.turn_seconds })}</p>
     <ol class="seats">${sum.seats.map((name, i) => html`<li class=${name ? "taken" : "free"}>${name ? playerName(t, sum.seats, i) : t("table.free_seat")}</li>`)}</ol>
-    ${seated && empty ? html`<button class="primary" @click=${() => addBots(app)}>${t("table.add_bots")}</button>` : nothing}
+    ${sum.rated ? html`<p class="hint">${t("table.rated_note")}</p>` : nothing}
+    ${seated && empty && !sum.rated ? html`<button class="primary" @click=${() => addBots(app)}>${t("table.add_bots")}</button>` : nothing}
     ${seated ? html`<button @click=${() => leave(app)}>${t("table.leave")}</button>` : nothing}
     ${sum.private && app.invites[sum.table] ? html`<p class="invite">${t("table.private_note")}<br><code>${app.inviteLink(sum.table, app.invites[sum.table])}</code></p>` : nothing}
   </div>`;
@@ -354,14 +356,18 @@ function matchEndView(app, names) {
   const t = app.t;
   const m = s.matchEnd;
   const order = m.scores.map((score, p) => ({ p, score })).sort((a, b) => b.score - a.score);
+  const ratings = m.ratings || []; // a rated match's rating changes; none for a casual one
   return html`<section class="final">
     <h2>${t("table.match_end")}</h2>
     <table class="payments"><tbody>${order.map(({ p, score }, rank) => {
       const name = names?.[p];
       const grade = name && s.grades[name];
+      const change = ratings.find((r) => r.player === p);
       return html`<tr><td>${rank + 1}.</td><td>${name && !name.startsWith("bot:") ? html`<a href="#/player/${encodeURIComponent(name)}">${name}</a>` : playerName(t, names, p)}</td>
-        <td class="num">${signed(score)}</td><td>${grade !== undefined && grade !== null ? t("table.grade", { grade }) : ""}</td></tr>`;
+        <td class="num">${signed(score)}</td><td>${grade !== undefined && grade !== null ? t("table.grade", { grade: gradeText(app.lang, grade) }) : ""}</td>
+        ${ratings.length ? html`<td class="rating-change ${deltaClass(change?.rating_before, change?.rating_after)}">${change ? html`<span class="visually-hidden">${t("table.rating")} </span>${changeText(app.lang, change.rating_before, change.rating_after)}` : ""}</td>` : nothing}</tr>`;
     })}</tbody></table>
+    ${ratings.length ? html`<p class="hint">${t("table.rating_note")} <a href="#/ladder/${encodeURIComponent(s.summary?.rules || "")}">${t("table.see_ladder")}</a></p>` : nothing}
     <p><a class="button primary" href="#/match/${m.match}">${t("table.see_match")}</a> <a class="button" href="#/lobby">${t("table.back_lobby")}</a></p>
   </section>`;
 }

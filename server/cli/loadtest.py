@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.bots import BOTS, make_bot
-from server.cli_args import positive_int, positive_seconds
+from server.cli.args import positive_int, positive_seconds
 from server.client import (
     DEFAULT_BURST,
     DEFAULT_RATE,

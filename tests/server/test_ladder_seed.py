@@ -17,7 +17,7 @@ from sqlalchemy import select
 from server.db.models import Match, MatchPlayer, Player, Rating, RatingChange, Season
 from server.db.store import Store, upgrade
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import ladder_seed
 

@@ -22,7 +22,7 @@ from engine.bots import BOTS, make_bot
 from engine.match import MATCH_HANDS, HandRecord, Match
 from engine.matchlog import log_lines
 from engine.simulation import match_seeds, play_match
-from server.cli_args import match_hands, positive_int
+from server.cli.args import match_hands, positive_int
 from server.presets import PresetError, load_presets
 
 PROGRESS_EVERY = 2.0  # seconds between progress lines on stderr

@@ -1,4 +1,6 @@
-"""The ``guobiao`` command line: ``guobiao COMMAND [ARGS...]``."""
+"""The ``guobiao`` command line: ``guobiao COMMAND [ARGS...]``, one module per command
+(``serve``, ``fan``, ``simulate``, ``replay``, ``db``, ``ladder``, ``bot``, ``loadtest``,
+``verify``; ``args`` holds the argument types they share)."""
 
 from __future__ import annotations
 
@@ -6,16 +8,15 @@ import argparse
 import sys
 from typing import Protocol
 
-from server import (
-    bot_cli,
-    db_cli,
-    fan_cli,
-    loadtest_cli,
-    replay_cli,
-    serve_cli,
-    simulate_cli,
-    verify_cli,
-)
+from server.cli import bot as bot_cli
+from server.cli import db as db_cli
+from server.cli import fan as fan_cli
+from server.cli import ladder as ladder_cli
+from server.cli import loadtest as loadtest_cli
+from server.cli import replay as replay_cli
+from server.cli import serve as serve_cli
+from server.cli import simulate as simulate_cli
+from server.cli import verify as verify_cli
 
 
 class Command(Protocol):
@@ -44,6 +45,7 @@ COMMANDS: tuple[Command, ...] = _commands(
     simulate_cli,
     replay_cli,
     db_cli,
+    ladder_cli,
     bot_cli,
     loadtest_cli,
     verify_cli,

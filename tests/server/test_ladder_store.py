@@ -11,8 +11,8 @@ import pytest
 from openskill.models import PlackettLuce
 
 from server.db.store import NotRateable, Store
-from server.ladder.rating import RatingParams, conservative, soft_reset
 from server.ladder.rating import Rating as Skill
+from server.ladder.rating import RatingParams, conservative, soft_reset
 from server.ladder.store import SeasonPolicy
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
