@@ -14,7 +14,12 @@ empty database). Then, on each:
    (``q=``: a common prefix, and a whole name) and player pages (a mid-table player and the
    busiest one: rank and history): median and p95 milliseconds over ``--runs`` runs;
 2. ``recompute`` over the season, check only and fixing: seconds, matches per second, and
-   whether everything was equal (it must be, on seeded data).
+   whether everything was equal (it must be, on seeded data); then the same through the
+   command, ``guobiao ladder recompute [--check]``, in a child process.
+
+On PostgreSQL the load is followed by ``VACUUM ANALYZE``, what autovacuum does soon after
+it (statistics, and the visibility map an index-only scan needs); SQLite is left as the
+server leaves it (no ``ANALYZE``).
 
 ``--explain`` prints the query plans of the leaderboard's statements; ``--profile`` prints
 the top of a cProfile of the check-only recompute. Prints figures only: no assertion.
@@ -257,6 +262,27 @@ async def _recompute(store: Store, matches: int, profile: bool) -> None:
             print("    " + "\n    ".join(out.getvalue().strip().splitlines()[-20:]))
 
 
+async def _cli(url: str, matches: int) -> None:
+    """``guobiao ladder recompute`` (``--check``, then fixing) in a child process: the
+    whole command, start-up included."""
+    for label, extra in (("--check", ["--check"]), ("fixing", [])):
+        start = time.perf_counter()
+        child = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "server", "ladder", "recompute", "--database-url", url),
+            *extra,
+            cwd=ROOT,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        out, _ = await child.communicate()
+        seconds = time.perf_counter() - start
+        last = (out.decode().strip().splitlines() or ["(no output)"])[-1]
+        print(
+            f"  guobiao ladder recompute {label:<8} {seconds:7.2f} s   "
+            f"{matches / seconds:8.0f} matches/s   exit {child.returncode}: {last[:90]}"
+        )
+
+
 async def _one(url: str, folder: Path, planned: ladder_seed.Plan, args: argparse.Namespace) -> None:
     await upgrade(url)
     async with await Store.open(url) as store:
@@ -277,6 +303,7 @@ async def _one(url: str, folder: Path, planned: ladder_seed.Plan, args: argparse
             await _explain(store)
         await _pages(store, url, folder, args.runs)
         await _recompute(store, report.matches, args.profile)
+    await _cli(url, len(planned.matches))
 
 
 async def bench(args: argparse.Namespace) -> None:
