@@ -409,7 +409,8 @@ class LadderStore:
         number, or ``season_id`` its id), ordered by the conservative figure, highest
         first. ``provisional``: ``"false"`` lists the established players (ranked 1, 2,
         ...), ``"true"`` the provisional ones, ``"all"`` both. ``search``: names starting
-        with it (each keeps its rank). None if the season does not exist."""
+        with it (each keeps its rank). ``total``: the rows listed before paging (those the
+        search found, with one). None if the season does not exist."""
         if provisional not in PROVISIONAL_FILTERS:
             raise LadderError(f"provisional must be one of {', '.join(PROVISIONAL_FILTERS)}")
         limit = max(1, min(limit, PAGE_LIMIT))
@@ -428,9 +429,6 @@ class LadderStore:
                 conditions.append(Rating.matches >= threshold)
             elif provisional == "true":
                 conditions.append(Rating.matches < threshold)
-            total = await session.scalar(
-                select(func.count()).select_from(Rating).where(*conditions)
-            )
             order = (Rating.conservative.desc(), Rating.player_id.desc())
             # The page's players first, from the board index alone (it covers the filter),
             # then their rows: a deep offset skips index entries, not joined rows.
@@ -438,6 +436,7 @@ class LadderStore:
             if search:
                 dialect = session.get_bind().dialect.name
                 page = page.where(Rating.player_id.in_(_named(search, dialect)))
+            total = await session.scalar(select(func.count()).select_from(page.subquery()))
             chosen = page.order_by(*order).offset(offset).limit(limit).subquery()
             rows = (
                 await session.execute(

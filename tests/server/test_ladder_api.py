@@ -85,6 +85,9 @@ async def test_leaderboard_pages_filters_and_search(filled: App, http_get: HttpG
     assert status == 200 and [(r["name"], r["rank"]) for r in found["players"]] == [
         (target["name"], 5)
     ]
+    assert found["total"] == 1  # what the search found, not the whole list
+    status, some = await get(http_get, filled, "/api/ladders/mcr?provisional=all&q=rank0")
+    assert some["total"] == len(some["players"]) == sum(r["name"].startswith("rank0") for r in rows)
 
 
 @pytest.mark.asyncio

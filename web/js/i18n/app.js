@@ -185,7 +185,7 @@ export default {
     "app.ladder.last_played": "Last played",
     "app.ladder.provisional": "provisional",
     "app.ladder.range": "Players {first}–{last} of {total}",
-    "app.ladder.range_found": "Players {first}–{last} found",
+    "app.ladder.range_found": "Players {first}–{last} of {total} found",
     "app.ladder.previous": "Previous page",
     "app.ladder.next": "Next page",
 
@@ -407,7 +407,7 @@ export default {
     "app.ladder.last_played": "最近对局",
     "app.ladder.provisional": "定级中",
     "app.ladder.range": "第 {first}–{last} 位，共 {total} 位",
-    "app.ladder.range_found": "找到第 {first}–{last} 位",
+    "app.ladder.range_found": "找到 {total} 位，第 {first}–{last} 位",
     "app.ladder.previous": "上一页",
     "app.ladder.next": "下一页",
 

@@ -183,10 +183,9 @@ function boardView(app, ladder) {
   if (board.players.length === 0) return html`<p class="empty">${emptyText(app, board)}</p>`;
   const first = board.offset + 1;
   const last = board.offset + board.players.length;
-  // The API's `total` counts the filter's players, not those the search finds: a search
-  // pages on until a short page.
-  const more = board.search ? board.players.length >= board.limit : last < board.total;
-  const range = board.search ? t("app.ladder.range_found", { first, last }) : t("app.ladder.range", { first, last, total: board.total });
+  // `total`: the players listed before paging (with a search, those it found).
+  const more = last < board.total;
+  const range = t(board.search ? "app.ladder.range_found" : "app.ladder.range", { first, last, total: board.total });
   return html`<div class="table-scroll"><table class="matches leaderboard">
       <caption class="visually-hidden">${t("app.ladder.caption", { season: shownSeason(ladder) ? seasonName(app, shownSeason(ladder)) : "" })}</caption>
       <thead><tr><th scope="col" class="num">${t("app.ladder.rank")}</th><th scope="col">${t("app.ladder.player")}</th>
