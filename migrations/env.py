@@ -16,7 +16,7 @@ from alembic.autogenerate.api import AutogenContext
 from sqlalchemy import Connection, pool
 from sqlalchemy.ext.asyncio import async_engine_from_config
 
-from server.db.models import UTCDateTime, metadata
+from server.db.models import UTCDateTime, metadata, schema_filter
 
 config = context.config
 target_metadata = metadata
@@ -50,6 +50,7 @@ def do_run_migrations(connection: Connection) -> None:
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
         render_item=render_item,
+        include_object=schema_filter(connection.dialect.name),
     )
     with context.begin_transaction():
         context.run_migrations()

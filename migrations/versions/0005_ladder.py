@@ -115,9 +115,18 @@ def upgrade() -> None:
         batch.create_index("ix_matches_foursome", ["foursome", "started_at"])
     with op.batch_alter_table("match_players") as batch:
         batch.add_column(sa.Column("address", sa.String(length=64), nullable=True))
+    if op.get_context().dialect.name == "postgresql":  # see models.Player
+        op.create_index(
+            "ix_players_username_prefix",
+            "players",
+            ["username_key"],
+            postgresql_ops={"username_key": "varchar_pattern_ops"},
+        )
 
 
 def downgrade() -> None:
+    if op.get_context().dialect.name == "postgresql":
+        op.drop_index("ix_players_username_prefix", table_name="players")
     with op.batch_alter_table("match_players") as batch:
         batch.drop_column("address")
     with op.batch_alter_table("matches") as batch:

@@ -25,6 +25,7 @@ Alembic migrations are deterministic.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
@@ -57,6 +58,19 @@ NAMING_CONVENTION = {
 }
 
 TABLE_STATES = ("waiting", "playing", "finished")
+# Indexes only PostgreSQL has (declared with ``ddl_if``); Alembic's comparison of a schema
+# with the models skips them on other databases (``schema_filter``).
+POSTGRESQL_ONLY_INDEXES = frozenset({"ix_players_username_prefix"})
+
+
+def schema_filter(dialect: str) -> Callable[..., bool]:
+    """An Alembic ``include_object`` for a database of ``dialect``: everything of the
+    models, but the PostgreSQL-only indexes elsewhere."""
+
+    def include(item: object, name: str | None, kind: str, reflected: bool, other: object) -> bool:
+        return not (kind == "index" and name in POSTGRESQL_ONLY_INDEXES and dialect != "postgresql")
+
+    return include
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -103,6 +117,16 @@ class Player(Base):
     unique, so names differing only in case cannot both exist."""
 
     __tablename__ = "players"
+    # The leaderboard's name search (``LIKE 'prefix%'``): PostgreSQL uses an index for it
+    # only with the pattern operator class (unless the database's collation is "C"); SQLite
+    # searches a range of the unique index instead (server/ladder/store.py, ``_named``).
+    __table_args__ = (
+        Index(
+            "ix_players_username_prefix",
+            "username_key",
+            postgresql_ops={"username_key": "varchar_pattern_ops"},
+        ).ddl_if(dialect="postgresql"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     username: Mapped[str] = mapped_column(String(32))

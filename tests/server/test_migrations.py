@@ -15,7 +15,7 @@ from sqlalchemy import Connection, inspect, text
 from server.cli import main
 from server.db.engine import make_engine
 from server.db.migrate import alembic_config
-from server.db.models import metadata
+from server.db.models import metadata, schema_filter
 from server.db.store import current, downgrade, head, upgrade
 
 TABLES = {
@@ -44,7 +44,10 @@ async def table_names(url: str) -> set[str]:
 
 async def schema_differences(url: str) -> list[object]:
     def compare(connection: Connection) -> list[object]:
-        return list(compare_metadata(MigrationContext.configure(connection), metadata))
+        options = {"include_object": schema_filter(connection.dialect.name)}
+        return list(
+            compare_metadata(MigrationContext.configure(connection, opts=options), metadata)
+        )
 
     engine = make_engine(url, store=False)
     try:
