@@ -1,0 +1,659 @@
+"""Seating a tournament session: pure, no I/O, deterministic from a recorded seed.
+
+``seat_session(players, history, method, seed)`` seats the players checked in for the next
+session, given the earlier sessions' seatings (``history``), and returns a ``Seating``:
+tables of four seats in wind order (East, South, West, North), the byes, the ``repeats``
+(pairs of players who meet again, with the sessions they met in before) and a ``message``
+saying when no repeat-free seating was found. The methods:
+
+- ``"random"``: a seeded shuffle (repeats are reported, not avoided).
+- ``"balanced"``: tables spread by strength: with ``standings`` (best first) a snake draft,
+  so each table has one player of each quarter of the standings; without, random. Later
+  sessions keep the quarters apart and avoid repeats by swapping within a quarter.
+- ``"avoid"``: no repeat opponents where a repeat-free seating can be found, and each
+  player's winds balanced over the event (everyone sits one of the winds they have sat
+  least).
+- ``"swiss"``: neighbours in the standings together, the next player who has not met the
+  table yet taken when one is close by (within ``SWISS_WINDOW`` places).
+- ``"top4"``: the top four together, then the next four, ... (repeats are reported).
+
+The search for ``"avoid"`` and ``"balanced"`` is a local search over seat swaps with a
+fixed budget (``budget`` moves, restarts included), so it always ends: it stops at the
+first seating with no repeat and every player on one of their least-used winds, else it
+returns the best seating seen, its repeats listed and the ``message`` saying so. Its cost::
+
+    REPEAT_WEIGHT * sum(times met before, over pairs at a table) + sum(wind penalty)
+
+where a player's wind penalty is how many more times they have sat that wind than their
+least-used one. Every method then seats each table's four on the winds that balance them
+best (the same swaps, restricted to one table).
+
+A player count that is not a multiple of four: ``fill="byes"`` sits the leftover players
+out, those with the fewest byes so far (ties drawn with the seed); ``fill="substitutes"``
+completes tables with substitute seats ``"sub:1"``, ``"sub:2"``, ... (never two at one
+table; they have no pairs and no winds to balance).
+
+``swap(seating, a, b)`` is the director's swap of two players (or of a player and one on a
+bye) before the session starts: a new ``Seating`` with ``repeats`` recomputed, or a
+``SeatingError`` for an unknown id. ``pair_counts`` and ``report`` summarise a history.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+WINDS = ("E", "S", "W", "N")
+SUBSTITUTE_PREFIX = "sub:"
+REPEAT_WEIGHT = 1000
+SWISS_WINDOW = 8
+DEFAULT_BUDGET = 15_000
+DEFAULT_LOOKAHEAD = 1
+
+Method = Literal["random", "balanced", "avoid", "swiss", "top4"]
+Fill = Literal["byes", "substitutes"]
+Table = tuple[str, str, str, str]
+METHODS: tuple[str, ...] = ("random", "balanced", "avoid", "swiss", "top4")
+
+
+class SeatingError(ValueError):
+    """A seating request refused: the message quotes the input and says what was expected."""
+
+
+def is_substitute(seat: str) -> bool:
+    """Whether a seat holds a substitute marker (``"sub:1"``), not a player."""
+    return seat.startswith(SUBSTITUTE_PREFIX)
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    """Two players at one table who met before, in ``sessions`` (1-based session numbers)."""
+
+    players: tuple[str, str]
+    sessions: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Seating:
+    """One session's seating. ``tables``: four seats each, East, South, West, North (player
+    ids or substitute markers); ``byes``: players sitting out; ``repeats``: pairs meeting
+    again; ``message``: empty, or why the seating has repeats. ``met`` (the pairs of the
+    earlier sessions, with their session numbers) lets ``swap`` recompute the repeats."""
+
+    session: int
+    method: str
+    seed: int
+    tables: tuple[Table, ...]
+    byes: tuple[str, ...] = ()
+    repeats: tuple[Repeat, ...] = ()
+    message: str = ""
+    met: Mapping[frozenset[str], tuple[int, ...]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def players(self) -> list[str]:
+        """The players seated (substitutes left out), table by table in wind order."""
+        return [p for table in self.tables for p in table if not is_substitute(p)]
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A history summed up: ``repeat_pairings`` counts each meeting of a pair after its
+    first (a pair met three times counts 2); ``wind_imbalance``: the worst, over players,
+    of (most sat wind - least sat wind); ``byes``: the fewest and most byes of a player."""
+
+    sessions: int
+    repeat_pairings: int
+    wind_imbalance: int
+    byes_min: int
+    byes_max: int
+
+
+def _pairs(table: Iterable[str]) -> Iterable[frozenset[str]]:
+    real = [p for p in table if not is_substitute(p)]
+    return (frozenset(pair) for pair in itertools.combinations(real, 2))
+
+
+def pair_counts(history: Sequence[Seating]) -> dict[frozenset[str], int]:
+    """How many times each pair of players has sat at one table over ``history``."""
+    counts: Counter[frozenset[str]] = Counter()
+    for seating in history:
+        for table in seating.tables:
+            counts.update(_pairs(table))
+    return dict(counts)
+
+
+def met_sessions(history: Sequence[Seating]) -> dict[frozenset[str], tuple[int, ...]]:
+    """For each pair that has met: the session numbers (1-based, history order) they met in."""
+    met: dict[frozenset[str], list[int]] = {}
+    for number, seating in enumerate(history, start=1):
+        for table in seating.tables:
+            for pair in _pairs(table):
+                met.setdefault(pair, []).append(number)
+    return {pair: tuple(sessions) for pair, sessions in met.items()}
+
+
+def wind_counts(history: Sequence[Seating]) -> dict[str, tuple[int, int, int, int]]:
+    """Each player's count of sessions at East, South, West, North over ``history``."""
+    counts: dict[str, list[int]] = {}
+    for seating in history:
+        for table in seating.tables:
+            for wind, player in enumerate(table):
+                if not is_substitute(player):
+                    counts.setdefault(player, [0, 0, 0, 0])[wind] += 1
+    return {p: (c[0], c[1], c[2], c[3]) for p, c in counts.items()}
+
+
+def wind_imbalance(history: Sequence[Seating]) -> int:
+    """The worst (most sat wind - least sat wind) over the players of ``history``."""
+    return max((max(c) - min(c) for c in wind_counts(history).values()), default=0)
+
+
+def bye_counts(history: Sequence[Seating]) -> Counter[str]:
+    """How many byes each player has had over ``history``."""
+    return Counter(p for seating in history for p in seating.byes)
+
+
+def report(history: Sequence[Seating]) -> Report:
+    """The repeat pairings, worst wind imbalance and byes spread of ``history``."""
+    counts = pair_counts(history)
+    everyone = {p for s in history for p in (*s.players(), *s.byes)}
+    byes = bye_counts(history)
+    per_player = [byes[p] for p in everyone] or [0]
+    return Report(
+        sessions=len(history),
+        repeat_pairings=sum(n - 1 for n in counts.values()),
+        wind_imbalance=wind_imbalance(history),
+        byes_min=min(per_player),
+        byes_max=max(per_player),
+    )
+
+
+def _repeats(
+    tables: Sequence[Table], met: Mapping[frozenset[str], tuple[int, ...]]
+) -> tuple[Repeat, ...]:
+    found = []
+    for table in tables:
+        for pair in _pairs(table):
+            if pair in met:
+                a, b = sorted(pair)
+                found.append(Repeat((a, b), met[pair]))
+    return tuple(sorted(found, key=lambda r: r.players))
+
+
+def _message(repeats: Sequence[Repeat], method: str) -> str:
+    if not repeats:
+        return ""
+    pairs = ", ".join(f"{a}-{b}" for a, b in (r.players for r in repeats))
+    if method in ("avoid", "balanced"):
+        return (
+            f"no repeat-free seating found within the search budget: "
+            f"{len(repeats)} repeat pairing(s), the fewest found: {pairs}"
+        )
+    return f"{len(repeats)} repeat pairing(s) ({method} seating does not avoid all): {pairs}"
+
+
+def _validate(
+    players: Sequence[str],
+    method: str,
+    fill: str,
+    standings: Sequence[str] | None,
+    budget: int,
+) -> None:
+    if method not in METHODS:
+        raise SeatingError(f"unknown seating method {method!r}: expected one of {METHODS}")
+    if fill not in ("byes", "substitutes"):
+        raise SeatingError(f"unknown fill {fill!r}: expected 'byes' or 'substitutes'")
+    if budget < 0:
+        raise SeatingError(f"budget must be at least 0, got {budget!r}")
+    for p in players:
+        if not isinstance(p, str) or not p:
+            raise SeatingError(f"a player id must be a non-empty string, got {p!r}")
+        if is_substitute(p):
+            raise SeatingError(f"player id {p!r} uses the substitute prefix {SUBSTITUTE_PREFIX!r}")
+    duplicates = sorted(p for p, n in Counter(players).items() if n > 1)
+    if duplicates:
+        raise SeatingError(f"players checked in twice: {duplicates!r}")
+    if len(players) < 4 and fill == "byes":
+        raise SeatingError(f"a table needs four players, {len(players)} checked in")
+    if not players:
+        raise SeatingError("no players checked in")
+    if method in ("swiss", "top4") and standings is None:
+        raise SeatingError(f"method {method!r} needs standings")
+    if standings is not None:
+        missing = sorted(set(players) - set(standings))
+        if missing:
+            raise SeatingError(f"players missing from the standings: {missing!r}")
+
+
+def _choose_byes(
+    players: Sequence[str], history: Sequence[Seating], count: int, rng: random.Random
+) -> list[str]:
+    byes = bye_counts(history)
+    draw = {p: rng.random() for p in sorted(players)}
+    return sorted(players, key=lambda p: (byes[p], draw[p], p))[:count]
+
+
+class _Search:
+    """Seats as a flat list (slot = 4 * table + wind); cost = repeats and wind penalties."""
+
+    def __init__(
+        self,
+        seats: list[str],
+        met: Mapping[frozenset[str], tuple[int, ...]],
+        winds: Mapping[str, tuple[int, int, int, int]],
+    ) -> None:
+        self.seats = seats
+        self.met = {pair: len(sessions) for pair, sessions in met.items()}
+        self.penalty: dict[str, tuple[int, ...]] = {}
+        self.weight = REPEAT_WEIGHT
+        for p in seats:
+            if is_substitute(p):
+                self.penalty[p] = (0, 0, 0, 0)
+            else:
+                c = winds.get(p, (0, 0, 0, 0))
+                self.penalty[p] = tuple(n - min(c) for n in c)
+        # A repeat outweighs every wind penalty together: cost < weight means no repeat.
+        self.weight = max(REPEAT_WEIGHT, 1 + sum(max(pen) for pen in self.penalty.values()))
+
+    def pair_cost(self, a: str, b: str) -> int:
+        if is_substitute(a) or is_substitute(b):
+            return self.weight * 100 if is_substitute(a) and is_substitute(b) else 0
+        return self.weight * self.met.get(frozenset((a, b)), 0)
+
+    def player_cost(self, slot: int, player: str) -> int:
+        """The cost ``player`` brings to ``slot``: its wind and its pairs there (the slot's
+        own occupant left out)."""
+        base = slot - slot % 4
+        cost = self.penalty[player][slot % 4]
+        for other in range(base, base + 4):
+            if other != slot:
+                cost += self.pair_cost(player, self.seats[other])
+        return cost
+
+    def total(self) -> int:
+        cost = 0
+        for t in range(0, len(self.seats), 4):
+            table = self.seats[t : t + 4]
+            cost += sum(self.penalty[p][w] for w, p in enumerate(table))
+            cost += sum(self.pair_cost(a, b) for a, b in itertools.combinations(table, 2))
+        return cost
+
+    def delta(self, i: int, j: int) -> int:
+        a, b = self.seats[i], self.seats[j]
+        if i // 4 == j // 4:
+            pa, pb = self.penalty[a], self.penalty[b]
+            return pa[j % 4] + pb[i % 4] - pa[i % 4] - pb[j % 4]
+        before = self.player_cost(i, a) + self.player_cost(j, b)
+        self.seats[i], self.seats[j] = b, a
+        after = self.player_cost(i, b) + self.player_cost(j, a)
+        self.seats[i], self.seats[j] = a, b
+        return after - before
+
+    def bad_slots(self) -> list[int]:
+        return [i for i, p in enumerate(self.seats) if self.player_cost(i, p) > 0]
+
+
+def _local_search(
+    seats: list[str],
+    met: Mapping[frozenset[str], tuple[int, ...]],
+    winds: Mapping[str, tuple[int, int, int, int]],
+    rng: random.Random,
+    *,
+    budget: int,
+    group: Mapping[str, int] | None,
+    tables_fixed: bool,
+) -> list[str]:
+    """Swap seats to lower the cost, within a budget of moves, restarting from a shuffle
+    (within ``group``) when stuck. ``tables_fixed``: only swaps within a table (winds)."""
+    search = _Search(list(seats), met, winds)
+    cost = search.total()
+    best, best_cost = list(search.seats), cost
+    n = len(seats)
+    stuck = 0
+    since_best = 0
+    for _ in range(budget):
+        if best_cost == 0 or (best_cost < search.weight and since_best > 20 * n):
+            break  # perfect, or repeat-free and the winds no longer improving
+        since_best += 1
+        bad = search.bad_slots() if stuck % 50 == 0 or cost < search.weight * 4 else None
+        i = rng.choice(bad) if bad else rng.randrange(n)
+        if tables_fixed:
+            j = i - i % 4 + rng.randrange(4)
+        elif group is not None and rng.random() < 0.8:
+            mine = group[search.seats[i]]
+            j = rng.randrange(n)
+            if group[search.seats[j]] != mine:
+                j = i - i % 4 + rng.randrange(4)
+        else:
+            j = rng.randrange(n)
+        if i == j:
+            continue
+        if (
+            group is not None
+            and not tables_fixed
+            and i // 4 != j // 4
+            and group[search.seats[i]] != group[search.seats[j]]
+        ):
+            continue
+        d = search.delta(i, j)
+        if d <= 0:
+            search.seats[i], search.seats[j] = search.seats[j], search.seats[i]
+            cost += d
+            stuck = 0 if d < 0 else stuck + 1
+            if cost < best_cost:
+                best, best_cost = list(search.seats), cost
+                since_best = 0
+        else:
+            stuck += 1
+        if stuck > 40 * n and not tables_fixed:
+            # A plateau: restart from a reshuffle within each group (quarter), keeping best.
+            _reshuffle(search.seats, group, rng)
+            cost = search.total()
+            stuck = 0
+    return best
+
+
+def _reshuffle(seats: list[str], group: Mapping[str, int] | None, rng: random.Random) -> None:
+    if group is None:
+        rng.shuffle(seats)
+        return
+    by_group: dict[int, list[int]] = {}
+    for i, p in enumerate(seats):
+        by_group.setdefault(group[p], []).append(i)
+    for slots in by_group.values():
+        members = [seats[i] for i in slots]
+        rng.shuffle(members)
+        for i, p in zip(slots, members, strict=True):
+            seats[i] = p
+
+
+def _repeat_weight(seats: Sequence[str], met: Mapping[frozenset[str], tuple[int, ...]]) -> int:
+    """How many earlier meetings the pairs at these tables add up to."""
+    return sum(
+        len(met.get(pair, ())) for t in range(0, len(seats), 4) for pair in _pairs(seats[t : t + 4])
+    )
+
+
+def _snake(order: Sequence[str], tables: int) -> list[str]:
+    """A snake draft: table t gets ranks t, 2T-1-t, 2T+t, ... (one per quarter)."""
+    seats = [""] * (4 * tables)
+    for rank, p in enumerate(order):
+        row, col = divmod(rank, tables)
+        t = col if row % 2 == 0 else tables - 1 - col
+        seats[4 * t + row] = p
+    return seats
+
+
+def _swiss(order: Sequence[str], met: Mapping[frozenset[str], tuple[int, ...]]) -> list[str]:
+    """Greedy Swiss: the best unseated player opens a table; each next seat goes to the
+    first unseated player within ``SWISS_WINDOW`` places who has met no one there, else the
+    one of them with the fewest meetings."""
+    left = list(order)
+    seats: list[str] = []
+    while left:
+        table = [left.pop(0)]
+        while len(table) < 4:
+            window = left[:SWISS_WINDOW]
+
+            def clashes(p: str, table: list[str] = table) -> int:
+                return sum(len(met.get(frozenset((p, q)), ())) for q in table)
+
+            pick = min(window, key=lambda p: (clashes(p), window.index(p)))
+            left.remove(pick)
+            table.append(pick)
+        seats.extend(table)
+    return seats
+
+
+def seat_session(
+    players: Sequence[str],
+    history: Sequence[Seating],
+    method: Method,
+    seed: int,
+    *,
+    standings: Sequence[str] | None = None,
+    fill: Fill = "byes",
+    budget: int = DEFAULT_BUDGET,
+    lookahead: int = DEFAULT_LOOKAHEAD,
+) -> Seating:
+    """Seat the next session (see the module docstring). ``standings``: player ids, best
+    first (needed for ``swiss`` and ``top4``, used by ``balanced``). Raises ``SeatingError``
+    for a bad request (unknown method or fill, duplicate or empty ids, a substitute-like
+    id, too few players, players missing from the standings)."""
+    _validate(players, method, fill, standings, budget)
+    rng = random.Random(seed)
+    met = met_sessions(history)
+    winds = wind_counts(history)
+    leftover = len(players) % 4
+    byes: list[str] = []
+    seated = list(players)
+    if leftover and fill == "byes":
+        byes = _choose_byes(players, history, leftover, rng)
+        seated = [p for p in players if p not in set(byes)]
+    subs = [f"{SUBSTITUTE_PREFIX}{k}" for k in range(1, (4 - leftover) % 4 + 1)]
+    if fill == "byes":
+        subs = []
+    rank = {p: r for r, p in enumerate(standings)} if standings is not None else {}
+    ordered = sorted(seated, key=lambda p: (rank[p], p)) if standings is not None else []
+    tables = (len(seated) + len(subs)) // 4
+    group: dict[str, int] | None = None
+    tables_fixed = True
+    if method == "top4":
+        seats = ordered + subs
+    elif method == "swiss":
+        seats = _swiss(ordered + subs, met)
+    elif method == "balanced" and standings is not None:
+        seats = _snake(ordered + subs, tables)
+        group = {p: i // tables for i, p in enumerate(ordered + subs)}
+        tables_fixed = False
+    else:
+        seats = sorted(seated) + subs
+        rng.shuffle(seats)
+        if method == "balanced" and subs:
+            # Substitutes one per table: deal them first.
+            seats = [s for s in seats if not is_substitute(s)]
+            for k, sub in enumerate(subs):
+                seats.insert(4 * k, sub)
+        tables_fixed = method == "random"
+        if method == "balanced" and not history:
+            tables_fixed = True
+    if method == "balanced" and history:
+        tables_fixed = False
+    if method == "avoid" and lookahead > 0:
+        planned = _plan_search(seats, met, winds, rng, budget=budget, sessions=1 + lookahead)
+        # Then only the winds are settled (a few moves; repeats are never added).
+        result = _local_search(
+            planned, met, winds, rng, budget=4 * len(seats), group=group, tables_fixed=tables_fixed
+        )
+        if _repeat_weight(result, met):
+            # No repeat-free plan: this session's fewest repeats matter more than the next's.
+            alone = _local_search(
+                seats, met, winds, rng, budget=budget, group=group, tables_fixed=tables_fixed
+            )
+            if _repeat_weight(alone, met) < _repeat_weight(result, met):
+                result = alone
+    else:
+        result = _local_search(
+            seats, met, winds, rng, budget=budget, group=group, tables_fixed=tables_fixed
+        )
+    table_list = tuple(
+        (result[t], result[t + 1], result[t + 2], result[t + 3]) for t in range(0, len(result), 4)
+    )
+    repeats = _repeats(table_list, met)
+    return Seating(
+        session=len(history) + 1,
+        method=method,
+        seed=seed,
+        tables=table_list,
+        byes=tuple(sorted(byes)),
+        repeats=repeats,
+        message=_message(repeats, method),
+        met=met,
+    )
+
+
+def swap(seating: Seating, a: str, b: str) -> Seating:
+    """The director's swap of ``a`` and ``b`` (two seated players, or a seated player and one
+    on a bye) before the session starts: a new ``Seating`` with ``repeats`` and ``message``
+    recomputed; the given one is unchanged. A ``SeatingError`` names an id not in it."""
+    where: dict[str, tuple[int, int] | None] = {}
+    for t, table in enumerate(seating.tables):
+        for w, p in enumerate(table):
+            where[p] = (t, w)
+    for p in seating.byes:
+        where[p] = None
+    for p in (a, b):
+        if p not in where:
+            raise SeatingError(f"{p!r} is neither seated nor on a bye in session {seating.session}")
+    if a == b:
+        return seating
+    rows = [list(table) for table in seating.tables]
+    byes = list(seating.byes)
+    for x, y in ((a, b), (b, a)):
+        spot = where[x]
+        if spot is None:
+            byes[byes.index(x)] = y
+        else:
+            rows[spot[0]][spot[1]] = y
+    tables = tuple((r[0], r[1], r[2], r[3]) for r in rows)
+    repeats = _repeats(tables, seating.met)
+    return replace(
+        seating,
+        tables=tables,
+        byes=tuple(sorted(byes)),
+        repeats=repeats,
+        message=_message(repeats, seating.method),
+    )
+
+
+class _Plan:
+    """The ``avoid`` search looking ahead: ``sessions`` seatings of the same players planned
+    together (slot = n * session + 4 * table + wind), so the one returned (the first) does
+    not paint the later sessions into a corner (16 players: three sessions without a repeat
+    can leave no repeat-free fourth). Cost: ``weight`` * sum over pairs of m(m-1)/2, m their
+    meetings in the history and the plan, plus the first session's wind penalties."""
+
+    def __init__(
+        self,
+        seats: list[str],
+        met: Mapping[frozenset[str], tuple[int, ...]],
+        winds: Mapping[str, tuple[int, int, int, int]],
+        sessions: int,
+        rng: random.Random,
+    ) -> None:
+        self.n = len(seats)
+        self.first = _Search(list(seats), met, winds)
+        self.weight = self.first.weight
+        self.seats: list[str] = list(seats)
+        for _ in range(sessions - 1):
+            more = list(seats)
+            rng.shuffle(more)
+            self.seats.extend(more)
+        self.history = {pair: len(s) for pair, s in met.items()}
+        self.meetings: Counter[frozenset[str]] = Counter(self.history)
+        for t in range(0, len(self.seats), 4):
+            self.meetings.update(_pairs(self.seats[t : t + 4]))
+
+    def total(self) -> int:
+        cost = sum(m * (m - 1) // 2 for m in self.meetings.values()) * self.weight
+        subs = 0
+        for t in range(0, len(self.seats), 4):
+            subs += max(0, sum(map(is_substitute, self.seats[t : t + 4])) - 1)
+        wind = sum(self.first.penalty[p][w % 4] for w, p in enumerate(self.seats[: self.n]))
+        return cost + subs * self.weight * 100 + wind
+
+    def _pair_cost(self, tables: Iterable[int]) -> int:
+        cost = 0
+        for t in tables:
+            table = self.seats[t : t + 4]
+            for pair in _pairs(table):
+                m = self.meetings[pair]
+                cost += m - 1  # this pair's share of m(m-1)/2 is m-1 per meeting
+            cost += 100 * max(0, sum(map(is_substitute, table)) - 1)
+        return cost * self.weight
+
+    def swap(self, i: int, j: int) -> int:
+        """Swap seats i and j (of one session) and return the change of cost."""
+        a, b = self.seats[i], self.seats[j]
+        wind = 0
+        if i < self.n:
+            pa, pb = self.first.penalty[a], self.first.penalty[b]
+            wind = pa[j % 4] + pb[i % 4] - pa[i % 4] - pb[j % 4]
+        ti, tj = i - i % 4, j - j % 4
+        if ti == tj:
+            self.seats[i], self.seats[j] = b, a
+            return wind
+        before = self._pair_cost((ti, tj))
+        for t in (ti, tj):
+            self.meetings.subtract(_pairs(self.seats[t : t + 4]))
+        self.seats[i], self.seats[j] = b, a
+        for t in (ti, tj):
+            self.meetings.update(_pairs(self.seats[t : t + 4]))
+        return wind + self._pair_cost((ti, tj)) - before
+
+    def bad_slots(self) -> list[int]:
+        bad: list[int] = []
+        for t in range(0, len(self.seats), 4):
+            table = self.seats[t : t + 4]
+            if any(self.meetings[pair] > 1 for pair in _pairs(table)):
+                bad.extend(range(t, t + 4))
+            elif t < self.n:
+                bad.extend(t + w for w, p in enumerate(table) if self.first.penalty[p][w])
+        return bad
+
+    def reshuffle(self, rng: random.Random) -> None:
+        for start in range(0, len(self.seats), self.n):
+            block = self.seats[start : start + self.n]
+            rng.shuffle(block)
+            self.seats[start : start + self.n] = block
+        self.meetings = Counter(self.history)
+        for t in range(0, len(self.seats), 4):
+            self.meetings.update(_pairs(self.seats[t : t + 4]))
+
+
+def _plan_search(
+    seats: list[str],
+    met: Mapping[frozenset[str], tuple[int, ...]],
+    winds: Mapping[str, tuple[int, int, int, int]],
+    rng: random.Random,
+    *,
+    budget: int,
+    sessions: int,
+) -> list[str]:
+    """Swap seats within each planned session to lower the plan's cost, within ``budget``
+    moves, restarting from a reshuffle on a long plateau; the first session of the best
+    plan seen is returned."""
+    plan = _Plan(seats, met, winds, sessions, rng)
+    n, total_slots = len(seats), len(plan.seats)
+    cost = plan.total()
+    best, best_cost = plan.seats[:n], cost
+    stuck = since_best = 0
+    bad: list[int] = []
+    for move in range(budget):
+        if best_cost == 0 or (best_cost < plan.weight and since_best > 20 * total_slots):
+            break  # perfect, or repeat-free and the winds no longer improving
+        since_best += 1
+        if move % 20 == 0:
+            bad = plan.bad_slots()
+        i = rng.choice(bad) if bad and rng.random() < 0.9 else rng.randrange(total_slots)
+        j = i - i % n + rng.randrange(n)
+        if i == j:
+            continue
+        d = plan.swap(i, j)
+        if d > 0:
+            plan.swap(i, j)
+            stuck += 1
+        else:
+            cost += d
+            stuck = 0 if d < 0 else stuck + 1
+            if cost < best_cost:
+                best, best_cost, since_best = plan.seats[:n], cost, 0
+        if stuck > 40 * total_slots:
+            plan.reshuffle(rng)
+            cost, stuck = plan.total(), 0
+    return best
