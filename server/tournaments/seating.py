@@ -379,6 +379,21 @@ def _repeat_weight(seats: Sequence[str], met: Mapping[frozenset[str], tuple[int,
     )
 
 
+def _deal_substitutes(order: Sequence[str], subs: Sequence[str]) -> list[str]:
+    """Tables filled in ``order``, the substitutes spread one to a table (the last seats of
+    the last tables; two to a table only when there are more substitutes than tables)."""
+    tables = (len(order) + len(subs)) // 4
+    per_table = [0] * tables
+    for k in range(len(subs)):
+        per_table[tables - 1 - k % tables] += 1
+    seats: list[str] = []
+    players, spare = iter(order), iter(subs)
+    for count in per_table:
+        seats.extend(next(players) for _ in range(4 - count))
+        seats.extend(next(spare) for _ in range(count))
+    return seats
+
+
 def _snake(order: Sequence[str], tables: int) -> list[str]:
     """A snake draft: table t gets ranks t, 2T-1-t, 2T+t, ... (one per quarter)."""
     seats = [""] * (4 * tables)
@@ -397,7 +412,7 @@ def _swiss(order: Sequence[str], met: Mapping[frozenset[str], tuple[int, ...]]) 
     seats: list[str] = []
     while left:
         table = [left.pop(0)]
-        while len(table) < 4:
+        while len(table) < 4 and left:
             window = left[:SWISS_WINDOW]
 
             def clashes(p: str, table: list[str] = table) -> int:
@@ -444,31 +459,25 @@ def seat_session(
     group: dict[str, int] | None = None
     tables_fixed = True
     if method == "top4":
-        seats = ordered + subs
+        seats = _deal_substitutes(ordered, subs)
     elif method == "swiss":
-        seats = _swiss(ordered + subs, met)
+        seats = _deal_substitutes(_swiss(ordered, met), subs)
     elif method == "balanced" and standings is not None:
         seats = _snake(ordered + subs, tables)
         group = {p: i // tables for i, p in enumerate(ordered + subs)}
         tables_fixed = False
     else:
-        seats = sorted(seated) + subs
-        rng.shuffle(seats)
-        if method == "balanced" and subs:
-            # Substitutes one per table: deal them first.
-            seats = [s for s in seats if not is_substitute(s)]
-            for k, sub in enumerate(subs):
-                seats.insert(4 * k, sub)
-        tables_fixed = method == "random"
-        if method == "balanced" and not history:
-            tables_fixed = True
+        shuffled = sorted(seated)
+        rng.shuffle(shuffled)
+        seats = _deal_substitutes(shuffled, subs)
+        tables_fixed = method == "random" or (method == "balanced" and not history)
     if method == "balanced" and history:
         tables_fixed = False
     if method == "avoid" and lookahead > 0:
         planned = _plan_search(seats, met, winds, rng, budget=budget, sessions=1 + lookahead)
         # Then only the winds are settled (a few moves; repeats are never added).
         result = _local_search(
-            planned, met, winds, rng, budget=4 * len(seats), group=group, tables_fixed=tables_fixed
+            planned, met, winds, rng, budget=budget // 2, group=group, tables_fixed=tables_fixed
         )
         if _repeat_weight(result, met):
             # No repeat-free plan: this session's fewest repeats matter more than the next's.

@@ -1,0 +1,304 @@
+"""Tournament seating (server.tournaments.seating), without a server: determinism from the
+seed, everyone seated once or on a bye, repeat-free schedules where they exist (16 players
+over 4 sessions, 128 over 7) and honest reports where they do not (8 players twice), wind
+balance, the Swiss, top-four and balanced orders, fair byes, substitutes, the director's swap
+and refused requests."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from server.tournaments.seating import (
+    Seating,
+    SeatingError,
+    bye_counts,
+    is_substitute,
+    pair_counts,
+    report,
+    seat_session,
+    swap,
+    wind_counts,
+)
+
+FAST = 3_000  # a small search budget keeps the properties quick
+
+
+def names(n: int) -> list[str]:
+    return [f"p{i:03d}" for i in range(n)]
+
+
+def schedule(
+    players: list[str], sessions: int, method: str = "avoid", seed: int = 0, **kwargs: object
+) -> list[Seating]:
+    history: list[Seating] = []
+    for k in range(sessions):
+        history.append(seat_session(players, history, method, seed * 1000 + k, **kwargs))  # type: ignore[arg-type]
+    return history
+
+
+def test_same_seed_same_seating_and_another_seed_another() -> None:
+    players = names(32)
+    first = schedule(players, 3, seed=5)
+    again = schedule(players, 3, seed=5)
+    assert [s.tables for s in first] == [s.tables for s in again]
+    other = schedule(players, 3, seed=6)
+    assert [s.tables for s in first] != [s.tables for s in other]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    n=st.integers(min_value=4, max_value=23),
+    sessions=st.integers(min_value=1, max_value=3),
+    method=st.sampled_from(["random", "balanced", "avoid", "swiss", "top4"]),
+    fill=st.sampled_from(["byes", "substitutes"]),
+    seed=st.integers(min_value=0, max_value=2**32),
+)
+def test_everyone_is_seated_once_or_on_a_bye_and_the_seed_decides(
+    n: int, sessions: int, method: str, fill: str, seed: int
+) -> None:
+    players = names(n)
+    standings = list(reversed(players))
+    history: list[Seating] = []
+    for k in range(sessions):
+        seating = seat_session(
+            players,
+            history,
+            method,
+            seed + k,
+            standings=standings,
+            fill=fill,
+            budget=FAST,  # type: ignore[arg-type]
+        )
+        again = seat_session(
+            players,
+            history,
+            method,
+            seed + k,
+            standings=standings,
+            fill=fill,
+            budget=FAST,  # type: ignore[arg-type]
+        )
+        assert seating == again
+        seated = seating.players()
+        assert sorted(seated + list(seating.byes)) == players
+        assert all(len(table) == 4 for table in seating.tables)
+        if fill == "byes":
+            assert len(seating.byes) == n % 4
+            assert not any(is_substitute(p) for t in seating.tables for p in t)
+        else:
+            assert seating.byes == ()
+            subs = [p for t in seating.tables for p in t if is_substitute(p)]
+            assert len(subs) == (4 - n % 4) % 4
+            most = -(-len(subs) // len(seating.tables))  # one to a table while there are tables
+            assert all(sum(map(is_substitute, t)) <= most for t in seating.tables)
+        # The repeats reported are exactly the pairs at a table that met before.
+        met = pair_counts(history)
+        at_tables = {
+            frozenset(pair)
+            for t in seating.tables
+            for pair in itertools.combinations([p for p in t if not is_substitute(p)], 2)
+        }
+        assert {frozenset(r.players) for r in seating.repeats} == at_tables & met.keys()
+        assert bool(seating.message) == bool(seating.repeats)
+        assert seating.session == k + 1
+        history.append(seating)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_sixteen_players_meet_no_one_twice_over_four_sessions(seed: int) -> None:
+    history = schedule(names(16), 4, seed=seed)
+    assert all(s.repeats == () and s.message == "" for s in history)
+    assert max(pair_counts(history).values()) == 1
+    assert len(pair_counts(history)) == 4 * 4 * 6  # 96 distinct pairs
+
+
+def test_128_players_over_7_sessions_repeat_free_with_winds_balanced() -> None:
+    history = schedule(names(128), 7, seed=1)
+    figures = report(history)
+    assert figures.repeat_pairings == 0
+    assert figures.wind_imbalance <= 1
+    # With 4 sessions each of 64 players sits each wind once.
+    four = schedule(names(64), 4, seed=2)
+    assert report(four).repeat_pairings == 0
+    assert all(c == (1, 1, 1, 1) for c in wind_counts(four).values())
+
+
+def test_eight_players_cannot_avoid_repeats_and_the_seating_says_so() -> None:
+    players = names(8)
+    history = schedule(players, 3, seed=3)
+    assert history[0].repeats == ()
+    second = history[1]
+    # Two tables of four from two tables of four: at best two pairs meet again at each.
+    assert len(second.repeats) == 4
+    assert "no repeat-free seating" in second.message
+    assert all(r.sessions == (1,) for r in second.repeats)
+    for r in second.repeats:
+        assert any(set(r.players) <= set(t) for t in second.tables)
+        assert any(set(r.players) <= set(t) for t in history[0].tables)
+    assert history[2].repeats and history[2].message
+
+
+def test_random_reports_repeats_without_avoiding_them() -> None:
+    history = schedule(names(8), 2, method="random", seed=1)
+    assert history[1].repeats
+    assert "random seating does not avoid" in history[1].message
+
+
+def test_winds_balance_over_as_many_sessions_as_winds() -> None:
+    history = schedule(names(32), 4, seed=4)
+    worst = max(max(c) - min(c) for c in wind_counts(history).values())
+    assert worst <= 1
+    assert report(history).wind_imbalance == worst
+
+
+def test_top4_seats_the_standings_in_fours() -> None:
+    players = names(12)
+    standings = ["p011", "p003", "p007", "p000", "p005", "p001"] + [
+        p for p in players if p not in {"p011", "p003", "p007", "p000", "p005", "p001"}
+    ]
+    seating = seat_session(players, [], "top4", 1, standings=standings)
+    assert [sorted(t) for t in seating.tables] == [
+        sorted(standings[0:4]),
+        sorted(standings[4:8]),
+        sorted(standings[8:12]),
+    ]
+
+
+def test_swiss_seats_neighbours_and_steps_around_a_repeat() -> None:
+    players = names(16)
+    standings = players  # p000 leads
+    fresh = seat_session(players, [], "swiss", 1, standings=standings)
+    assert [sorted(t) for t in fresh.tables] == [players[i : i + 4] for i in range(0, 16, 4)]
+    # After a session where the top four sat together, Swiss keeps the leaders apart.
+    again = seat_session(players, [fresh], "swiss", 2, standings=standings)
+    first = set(again.tables[0])
+    # p000 opens the first table, then the next in the standings p000 has not met: p004,
+    # then p008; all the rest within the window met one of them, p001 fewest.
+    assert first == {"p000", "p004", "p008", "p001"}
+    assert 0 < len(again.repeats) < 4 * 6  # top4 again would repeat all 24 pairs
+    assert all(
+        max(players.index(p) for p in t) - min(players.index(p) for p in t) < 16
+        for t in again.tables
+    )
+
+
+def test_balanced_spreads_the_quarters_and_keeps_them_apart_later() -> None:
+    players = names(16)
+    standings = players
+    history = schedule(players, 3, method="balanced", standings=standings)
+    for seating in history:
+        for table in seating.tables:
+            assert sorted(players.index(p) // 4 for p in table) == [0, 1, 2, 3]
+    assert report(history).repeat_pairings == 0
+    # Without standings, balanced is a seeded shuffle.
+    loose = seat_session(players, [], "balanced", 9)
+    assert sorted(loose.players()) == players
+
+
+def test_byes_go_to_those_with_fewest_so_far() -> None:
+    players = names(17)
+    history = schedule(players, 8, seed=2, budget=FAST)
+    byes = [s.byes for s in history]
+    assert all(len(b) == 1 for b in byes)
+    assert len({b[0] for b in byes}) == 8  # nobody sits out twice while others have not
+    history15 = schedule(names(15), 4, seed=3, budget=FAST)
+    counts = bye_counts(history15)
+    assert sum(counts.values()) == 12 and max(counts.values()) == 1
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(min_value=5, max_value=11), seed=st.integers(0, 10_000))
+def test_byes_stay_even_over_many_sessions(n: int, seed: int) -> None:
+    players = names(n)
+    history: list[Seating] = []
+    for k in range(6):
+        history.append(seat_session(players, history, "random", seed + k))
+        counts = bye_counts(history)
+        spread = [counts[p] for p in players]
+        assert max(spread) - min(spread) <= 1
+
+
+def test_substitutes_complete_tables_one_to_a_table() -> None:
+    seating = seat_session(names(13), [], "avoid", 1, fill="substitutes")
+    subs = sorted(p for t in seating.tables for p in t if is_substitute(p))
+    assert subs == ["sub:1", "sub:2", "sub:3"]
+    assert len(seating.tables) == 4
+    assert all(sum(map(is_substitute, t)) <= 1 for t in seating.tables)
+
+
+def test_swap_moves_two_players_and_recomputes_repeats() -> None:
+    players = names(8)
+    history = schedule(players, 1, seed=1)
+    second = seat_session(players, history, "avoid", 2)
+    east_a, east_b = second.tables[0][0], second.tables[1][0]
+    swapped = swap(second, east_a, east_b)
+    assert swapped.tables[0][0] == east_b and swapped.tables[1][0] == east_a
+    assert second.tables[0][0] == east_a  # the given seating is unchanged
+    met = pair_counts(history)
+    expected = {
+        frozenset(pair)
+        for t in swapped.tables
+        for pair in itertools.combinations(t, 2)
+        if frozenset(pair) in met
+    }
+    assert {frozenset(r.players) for r in swapped.repeats} == expected
+    assert swap(swapped, east_b, east_a).tables == second.tables
+
+
+def test_swap_with_a_bye_and_unknown_ids() -> None:
+    seating = seat_session(names(5), [], "random", 1)
+    (out,) = seating.byes
+    seated = seating.tables[0][2]
+    swapped = swap(seating, seated, out)
+    assert swapped.byes == (seated,)
+    assert swapped.tables[0][2] == out
+    with pytest.raises(SeatingError, match="'nobody'"):
+        swap(seating, "nobody", seated)
+    assert swap(seating, seated, seated) == seating
+
+
+@pytest.mark.parametrize(
+    ("players", "method", "kwargs", "match"),
+    [
+        (names(8), "roundrobin", {}, "unknown seating method 'roundrobin'"),
+        (names(8), "avoid", {"fill": "ghosts"}, "unknown fill 'ghosts'"),
+        (["a", "b", "c", "a"], "avoid", {}, r"checked in twice: \['a'\]"),
+        (["a", "b", "c", ""], "avoid", {}, "non-empty string"),
+        (["a", "b", "c", "sub:1"], "avoid", {}, "substitute prefix"),
+        (["a", "b", "c"], "avoid", {}, "four players, 3 checked in"),
+        ([], "avoid", {"fill": "substitutes"}, "no players"),
+        (names(8), "swiss", {}, "needs standings"),
+        (names(8), "top4", {"standings": names(7)}, r"missing from the standings: \['p007'\]"),
+        (names(8), "avoid", {"budget": -1}, "budget"),
+    ],
+)
+def test_bad_requests_are_refused_with_the_input_quoted(
+    players: list[str], method: str, kwargs: dict[str, object], match: str
+) -> None:
+    with pytest.raises(SeatingError, match=match):
+        seat_session(players, [], method, 1, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_zero_budget_still_seats_everyone() -> None:
+    players = names(16)
+    history = schedule(players, 2, seed=1)
+    seating = seat_session(players, history, "avoid", 3, budget=0)
+    assert sorted(seating.players()) == players
+
+
+def test_pair_counts_and_report() -> None:
+    one = Seating(session=1, method="top4", seed=0, tables=(("a", "b", "c", "d"),), byes=("e",))
+    two = Seating(session=2, method="top4", seed=0, tables=(("e", "a", "b", "c"),), byes=("d",))
+    counts = pair_counts([one, two])
+    assert counts[frozenset(("a", "b"))] == 2
+    assert counts[frozenset(("a", "e"))] == 1
+    assert len(counts) == 9
+    figures = report([one, two])
+    assert figures.repeat_pairings == 3  # a-b, a-c, b-c again
+    assert figures.wind_imbalance == 1
+    assert (figures.byes_min, figures.byes_max) == (0, 1)
+    assert wind_counts([one, two])["a"] == (1, 1, 0, 0)
