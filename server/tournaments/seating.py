@@ -306,10 +306,10 @@ def _local_search(
     *,
     budget: int,
     group: Mapping[str, int] | None,
-    tables_fixed: bool,
 ) -> list[str]:
     """Swap seats to lower the cost, within a budget of moves, restarting from a shuffle
-    (within ``group``) when stuck. ``tables_fixed``: only swaps within a table (winds)."""
+    (within ``group``) when stuck. With a ``group`` (the quarters of ``balanced``), seats
+    change tables only within their group."""
     search = _Search(list(seats), met, winds)
     cost = search.total()
     best, best_cost = list(search.seats), cost
@@ -322,9 +322,7 @@ def _local_search(
         since_best += 1
         bad = search.bad_slots() if stuck % 50 == 0 or cost < search.weight * 4 else None
         i = rng.choice(bad) if bad else rng.randrange(n)
-        if tables_fixed:
-            j = i - i % 4 + rng.randrange(4)
-        elif group is not None and rng.random() < 0.8:
+        if group is not None and rng.random() < 0.8:
             mine = group[search.seats[i]]
             j = rng.randrange(n)
             if group[search.seats[j]] != mine:
@@ -335,7 +333,6 @@ def _local_search(
             continue
         if (
             group is not None
-            and not tables_fixed
             and i // 4 != j // 4
             and group[search.seats[i]] != group[search.seats[j]]
         ):
@@ -350,12 +347,29 @@ def _local_search(
                 since_best = 0
         else:
             stuck += 1
-        if stuck > 40 * n and not tables_fixed:
+        if stuck > 40 * n:
             # A plateau: restart from a reshuffle within each group (quarter), keeping best.
             _reshuffle(search.seats, group, rng)
             cost = search.total()
             stuck = 0
     return best
+
+
+def _settle_winds(
+    seats: Sequence[str], winds: Mapping[str, tuple[int, int, int, int]]
+) -> list[str]:
+    """Each table's four on the winds that balance them best: of the 24 orders, the one with
+    the least wind penalty (ties: the first in ``itertools.permutations`` order)."""
+    search = _Search(list(seats), {}, winds)
+    result: list[str] = []
+    for t in range(0, len(seats), 4):
+        table = seats[t : t + 4]
+        best = min(
+            itertools.permutations(table),
+            key=lambda order: sum(search.penalty[p][w] for w, p in enumerate(order)),
+        )
+        result.extend(best)
+    return result
 
 
 def _reshuffle(seats: list[str], group: Mapping[str, int] | None, rng: random.Random) -> None:
@@ -475,21 +489,20 @@ def seat_session(
         tables_fixed = False
     if method == "avoid" and lookahead > 0:
         planned = _plan_search(seats, met, winds, rng, budget=budget, sessions=1 + lookahead)
-        # Then only the winds are settled (a few moves; repeats are never added).
-        result = _local_search(
-            planned, met, winds, rng, budget=budget // 2, group=group, tables_fixed=tables_fixed
-        )
+        # Then the winds are settled (repeats are never added; it stops once they stop
+        # improving).
+        result = _local_search(planned, met, winds, rng, budget=budget // 2, group=group)
         if _repeat_weight(result, met):
             # No repeat-free plan: this session's fewest repeats matter more than the next's.
-            alone = _local_search(
-                seats, met, winds, rng, budget=budget, group=group, tables_fixed=tables_fixed
-            )
+            alone = _local_search(seats, met, winds, rng, budget=budget, group=group)
             if _repeat_weight(alone, met) < _repeat_weight(result, met):
                 result = alone
+    elif not tables_fixed:
+        result = _local_search(seats, met, winds, rng, budget=budget, group=group)
     else:
-        result = _local_search(
-            seats, met, winds, rng, budget=budget, group=group, tables_fixed=tables_fixed
-        )
+        result = seats
+    # Each table on its best winds (the tables as the search left them).
+    result = _settle_winds(result, winds)
     table_list = tuple(
         (result[t], result[t + 1], result[t + 2], result[t + 3]) for t in range(0, len(result), 4)
     )
