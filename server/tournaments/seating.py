@@ -11,27 +11,34 @@ saying when no repeat-free seating was found. The methods:
   so each table has one player of each quarter of the standings; without, random. Later
   sessions keep the quarters apart and avoid repeats by swapping within a quarter.
 - ``"avoid"``: no repeat opponents where a repeat-free seating can be found, and each
-  player's winds balanced over the event (everyone sits one of the winds they have sat
-  least).
+  player's winds balanced over the event (each sits one of the winds they have sat least,
+  where the search finds such a seating; ``report`` gives the worst imbalance).
 - ``"swiss"``: neighbours in the standings together, the next player who has not met the
   table yet taken when one is close by (within ``SWISS_WINDOW`` places).
 - ``"top4"``: the top four together, then the next four, ... (repeats are reported).
 
 The search for ``"avoid"`` and ``"balanced"`` is a local search over seat swaps with a
 fixed budget (``budget`` moves, restarts included), so it always ends: it stops at the
-first seating with no repeat and every player on one of their least-used winds, else it
-returns the best seating seen, its repeats listed and the ``message`` saying so. Its cost::
+first seating with no repeat and every player on one of their least-used winds (or once
+repeat-free and the winds no longer improving), else it returns the best seating seen, its
+repeats listed and the ``message`` saying so. Its cost::
 
-    REPEAT_WEIGHT * sum(times met before, over pairs at a table) + sum(wind penalty)
+    weight * sum(times met before, over pairs at a table) + sum(wind penalty)
 
 where a player's wind penalty is how many more times they have sat that wind than their
-least-used one. Every method then seats each table's four on the winds that balance them
-best (the same swaps, restricted to one table).
+least-used one, and ``weight`` outweighs all wind penalties together (a repeat is never
+traded for winds). ``"avoid"`` looks ahead: it plans ``lookahead`` more sessions of the
+same players together with this one (the pairs' meetings over history and plan counted as
+m(m-1)/2) and returns the first, so a repeat-free session does not leave none for the next
+(16 players: three repeat-free sessions can leave no repeat-free fourth). When the plan
+has repeats, the session is also searched alone and the one with fewer repeats now kept.
+Every method then seats each table's four on the winds that balance them best (the best of
+the 24 orders).
 
 A player count that is not a multiple of four: ``fill="byes"`` sits the leftover players
 out, those with the fewest byes so far (ties drawn with the seed); ``fill="substitutes"``
-completes tables with substitute seats ``"sub:1"``, ``"sub:2"``, ... (never two at one
-table; they have no pairs and no winds to balance).
+completes tables with substitute seats ``"sub:1"``, ``"sub:2"``, ... (one to a table, two
+only when there are more substitutes than tables; they have no pairs and no winds).
 
 ``swap(seating, a, b)`` is the director's swap of two players (or of a player and one on a
 bye) before the session starts: a new ``Seating`` with ``repeats`` recomputed, or a
