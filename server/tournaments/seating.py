@@ -589,7 +589,9 @@ class _Plan:
             self.meetings.update(_pairs(self.seats[t : t + 4]))
 
     def total(self) -> int:
+        # Less the history's own repeats, which no seating now can undo: 0 is repeat-free.
         cost = sum(m * (m - 1) // 2 for m in self.meetings.values()) * self.weight
+        cost -= sum(m * (m - 1) // 2 for m in self.history.values()) * self.weight
         subs = 0
         for t in range(0, len(self.seats), 4):
             subs += max(0, sum(map(is_substitute, self.seats[t : t + 4])) - 1)
