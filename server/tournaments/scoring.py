@@ -51,10 +51,11 @@ that hand. Then (Butler scoring against the datum, the mean of the others)::
 ``IMP`` is the WBF bridge IMP scale applied to ten times the difference: ``IMP(x)`` is the
 number of thresholds ``T`` in ``IMP_THRESHOLDS`` (20, 50, 90, ..., 4000: the bridge table's
 lower bounds) with ``10 * x >= T``, so MCR differences of 2, 5, 9, 13, ... points are worth
-1, 2, 3, 4, ... IMPs, up to 24 IMPs from 400. Why ten times: an MCR hand moves about a tenth
-of a bridge deal's score (the least 8-fan hand moves 32 to 48 points, a limit hand about
-300, where a bridge part score is 50 to 150 and a slam 1,000 to 2,000), so the scale keeps
-its shape: small swings count, and one huge hand cannot outweigh a session of good play.
+1, 2, 3, 4, ... IMPs, up to 24 IMPs from 400. Why ten times: an MCR hand moves about a
+tenth of a bridge deal's score, so the scale keeps its shape. The least 8-fan win gives the
+winner 32 (on a discard) or 48 (self-drawn) points, ten times that is a bridge game (400 to
+600); an 88-fan limit hand self-drawn gives 288, ten times that a grand slam (1,500 to 2,200
+). Small swings count, and one huge hand cannot outweigh a session of good play.
 (The Russian duplicate championship also scored in IMPs.) A seat and deal held at one table
 only compares with nobody and is left out. Substitutes' hands serve as comparison for the
 others but substitutes are not listed.

@@ -246,6 +246,17 @@ def test_undo_withdraws_and_undoing_the_undo_reapplies() -> None:
     assert in_force(log) == {"u1", "u3"}
 
 
+def test_an_entry_stays_withdrawn_while_any_undo_of_it_is_in_force() -> None:
+    fix = Correction("c1", "points", "dan", None, 10, "a ruling")
+    log = [fix, Undo("u1", "c1"), Undo("u2", "c1"), Undo("u3", "u1")]
+    assert in_force(log) == {"u2", "u3"}
+    assert standings(RESULTS, log) == standings(RESULTS)
+    log.append(Undo("u4", "u2"))
+    assert in_force(log) == {"c1", "u3", "u4"}
+    got = by_player(standings(RESULTS, log))["dan"]
+    assert got.table_points == 10 and got.sessions[0].table_points == 0  # totals only
+
+
 @pytest.mark.parametrize(
     ("log", "message"),
     [
