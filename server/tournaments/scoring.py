@@ -54,8 +54,8 @@ lower bounds) with ``10 * x >= T``, so MCR differences of 2, 5, 9, 13, ... point
 1, 2, 3, 4, ... IMPs, up to 24 IMPs from 400. Why ten times: an MCR hand moves about a
 tenth of a bridge deal's score, so the scale keeps its shape. The least 8-fan win gives the
 winner 32 (on a discard) or 48 (self-drawn) points, ten times that is a bridge game (400 to
-600); an 88-fan limit hand self-drawn gives 288, ten times that a grand slam (1,500 to 2,200
-). Small swings count, and one huge hand cannot outweigh a session of good play.
+600); an 88-fan limit hand self-drawn gives 288, ten times that a grand slam (1,500 to
+2,200). Small swings count, and one huge hand cannot outweigh a session of good play.
 (The Russian duplicate championship also scored in IMPs.) A seat and deal held at one table
 only compares with nobody and is left out. Substitutes' hands serve as comparison for the
 others but substitutes are not listed.
