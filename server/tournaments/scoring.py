@@ -1,0 +1,573 @@
+"""A tournament's scoring (docs/tournaments.md): pure functions, no I/O, no clock.
+
+**Table points.** Each table of a session gives its four players 4, 2, 1 and 0 table points
+by their final scores, highest first. Players on equal scores share the points of the places
+they occupy, exactly: two tied for last get (1 + 0) / 2 = 1/2 each, three tied for first
+(4 + 2 + 1) / 3 = 7/3 each, four tied 7/4 each. A table always gives out 7 points. The
+arithmetic is ``fractions.Fraction`` throughout, so thirds never round.
+
+**Results and corrections.** The results are the sessions as played: per table the four seats
+(a registered player's id, or a ``Substitute``) and their final scores. The tournament
+director's penalties and corrections are an append-only log of ``Correction`` and ``Undo``
+entries; standings are always recomputed from the results plus the corrections in force, so
+any figure can be audited (``audit``). Kinds of correction (amounts are signed, added):
+
+- ``"score"``: corrects a recorded final score of ``player`` in ``session`` (required); the
+  table's points are recomputed from the corrected scores (so it may move tablemates too);
+- ``"penalty"``: added to ``player``'s score (in ``session``, or overall when None) *without*
+  re-ranking the table (usually negative);
+- ``"points"``: added to ``player``'s table points (in ``session``, or overall when None).
+
+An ``Undo(id, of)`` withdraws the entry ``of`` (an earlier id of the log); undoing an undo
+puts its target back in force. An entry is in force when no undo of it is in force; as undos
+only name earlier entries, this is well defined. All corrections are additive, so the
+standings do not depend on the order of the corrections in force.
+
+**Standings.** Substitutes never count as participants: they are not listed, though their
+scores rank their tables. Players are ordered by a tie-break chain of keys, each higher
+first, applied in turn within the groups still tied on the keys before it:
+
+- ``"table_points"``: total table points; ``"score"``: total score;
+- ``"firsts"``: sessions in which the player had the most table points at their table
+  (sole or shared first);
+- ``"best_session"``: the player's best single session score;
+- ``"head_to_head"``: the player's table points in the sessions where they sat at a table
+  with another player of their tied group (recomputed for each group);
+- ``"player"``: the player's id, ascending (breaks every tie).
+
+Players still tied after the whole chain share a place (standard competition places: 1, 2,
+2, 4) and are listed by id.
+
+**Duplicate.** In duplicate MCR every table of a session plays the same walls, so the
+players who held the same seat wind on the same deal can be compared. For a player ``p``
+who held seat ``w`` on deal ``d`` of session ``s``, let ``O`` be the others who held ``w`` on
+``(s, d)`` at the other tables (``n = |O| >= 1``) and ``delta(x)`` each one's score change on
+that hand. Then (Butler scoring against the datum, the mean of the others)::
+
+    diff(p, s, d) = delta(p) - (sum of delta(o) for o in O) / n
+    difference(p) = sum over the (s, d) of p of diff(p, s, d)
+    imps(p)       = sum over the (s, d) of p of sign(diff) * IMP(|diff|)
+
+``IMP`` is the WBF bridge IMP scale applied to ten times the difference: ``IMP(x)`` is the
+number of thresholds ``T`` in ``IMP_THRESHOLDS`` (20, 50, 90, ..., 4000: the bridge table's
+lower bounds) with ``10 * x >= T``, so MCR differences of 2, 5, 9, 13, ... points are worth
+1, 2, 3, 4, ... IMPs, up to 24 IMPs from 400. Why ten times: an MCR hand moves about a
+tenth of a bridge deal's score, so the scale keeps its shape. The least 8-fan win gives the
+winner 32 (on a discard) or 48 (self-drawn) points, ten times that is a bridge game (400 to
+600); an 88-fan limit hand self-drawn gives 288, ten times that a grand slam (1,500 to
+2,200). Small swings count, and one huge hand cannot outweigh a session of good play.
+(The Russian duplicate championship also scored in IMPs.) A seat and deal held at one table
+only compares with nobody and is left out. Substitutes' hands serve as comparison for the
+others but substitutes are not listed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal, TypeAlias
+
+POINTS: tuple[int, int, int, int] = (4, 2, 1, 0)
+IMP_THRESHOLDS: tuple[int, ...] = (
+    20, 50, 90, 130, 170, 220, 270, 320, 370, 430, 500, 600,
+    750, 900, 1100, 1300, 1500, 1750, 2000, 2250, 2500, 3000, 3500, 4000,
+)  # fmt: skip
+TIE_BREAKS: tuple[str, ...] = (
+    "table_points",
+    "score",
+    "firsts",
+    "best_session",
+    "head_to_head",
+    "player",
+)
+CorrectionKind: TypeAlias = Literal["score", "points", "penalty"]
+
+
+def table_points(scores: Sequence[int]) -> list[Fraction]:
+    """The table points of four final scores (by seat): 4-2-1-0, ties sharing exactly.
+
+    >>> [str(p) for p in table_points([30, 10, 10, -50])]
+    ['4', '3/2', '3/2', '0']
+    >>> [str(p) for p in table_points([5, 5, 5, -15])]
+    ['7/3', '7/3', '7/3', '0']
+    """
+    if len(scores) != len(POINTS):
+        raise ValueError(f"a table has 4 scores, got {scores!r}")
+    points = []
+    for score in scores:
+        above = sum(other > score for other in scores)
+        tied = sum(other == score for other in scores)
+        points.append(Fraction(sum(POINTS[above : above + tied]), tied))
+    return points
+
+
+@dataclass(frozen=True, slots=True)
+class Substitute:
+    """A seat filled by a substitute (not a participant): ``name`` is only for display."""
+
+    name: str = ""
+
+
+Seat: TypeAlias = str | Substitute
+
+
+@dataclass(frozen=True, slots=True)
+class TableResult:
+    """One table of a session: its number, the four seats (a player's id or a
+    ``Substitute``) and their final scores, by seat."""
+
+    table: int
+    seats: tuple[Seat, Seat, Seat, Seat]
+    scores: tuple[int, int, int, int]
+
+    def __post_init__(self) -> None:
+        if len(self.seats) != 4 or len(self.scores) != 4:
+            raise ValueError(f"table {self.table}: need 4 seats and 4 scores, got {self!r}")
+        players = [s for s in self.seats if not isinstance(s, Substitute)]
+        if len(set(players)) != len(players) or not all(players):
+            raise ValueError(f"table {self.table}: players must be distinct ids: {self.seats!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionResult:
+    """The tables of one session (a round), by session number."""
+
+    session: int
+    tables: tuple[TableResult, ...]
+
+    def __post_init__(self) -> None:
+        players = [p for t in self.tables for p in t.seats if not isinstance(p, Substitute)]
+        if len(set(players)) != len(players):
+            raise ValueError(f"session {self.session}: a player sits at two seats")
+        numbers = [t.table for t in self.tables]
+        if len(set(numbers)) != len(numbers):
+            raise ValueError(f"session {self.session}: table numbers repeat: {numbers!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Correction:
+    """A director's correction or penalty (see the module docstring for the kinds); ``at``
+    is when it was entered (the caller's clock, e.g. ISO 8601), recorded, never compared."""
+
+    id: str
+    kind: CorrectionKind
+    player: str
+    session: int | None
+    amount: Fraction | int
+    reason: str
+    at: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("score", "points", "penalty"):
+            raise ValueError(f"correction {self.id!r}: unknown kind {self.kind!r}")
+        if self.kind == "score" and self.session is None:
+            raise ValueError(f"correction {self.id!r}: a score correction needs a session")
+        if self.kind != "points" and Fraction(self.amount).denominator != 1:
+            raise ValueError(f"correction {self.id!r}: scores are whole, got {self.amount!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Undo:
+    """Withdraws the earlier log entry ``of`` (a correction or an undo, which it re-applies)."""
+
+    id: str
+    of: str
+    reason: str = ""
+    at: str = ""
+
+
+LogEntry: TypeAlias = Correction | Undo
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLine:
+    """A player's session: where they sat and their corrected score and table points."""
+
+    session: int
+    table: int
+    seat: int
+    score: int
+    table_points: Fraction
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """A player's line of the standings: totals include every correction in force
+    (those without a session only in the totals)."""
+
+    place: int
+    player: str
+    table_points: Fraction
+    score: int
+    sessions: tuple[SessionLine, ...]
+    firsts: int
+    best_session: int
+
+
+def in_force(log: Sequence[LogEntry]) -> set[str]:
+    """The ids of the log's entries in force: those no undo in force withdraws."""
+    seen: set[str] = set()
+    for entry in log:
+        if entry.id in seen:
+            raise ValueError(f"log entry id {entry.id!r} repeats")
+        if isinstance(entry, Undo) and entry.of not in seen:
+            raise ValueError(f"undo {entry.id!r} of {entry.of!r}: no earlier entry has that id")
+        seen.add(entry.id)
+    withdrawn: set[str] = set()
+    active: set[str] = set()
+    for entry in reversed(log):  # every undo of an entry comes after it
+        if entry.id in withdrawn:
+            continue
+        active.add(entry.id)
+        if isinstance(entry, Undo):
+            withdrawn.add(entry.of)
+    return active
+
+
+def _corrections(log: Sequence[LogEntry]) -> list[Correction]:
+    active = in_force(log)
+    return [e for e in log if isinstance(e, Correction) and e.id in active]
+
+
+def _lines(
+    results: Sequence[SessionResult], corrections: Sequence[Correction]
+) -> tuple[dict[str, list[SessionLine]], dict[str, list[bool]]]:
+    """Each player's session lines with the corrections applied, and whether they were
+    first (sole or shared) at their table in each."""
+    sessions = {r.session for r in results}
+    if len(sessions) != len(results):
+        raise ValueError("session numbers repeat")
+    seated = {
+        (r.session, p) for r in results for t in r.tables for p in t.seats if isinstance(p, str)
+    }
+    players = {p for _, p in seated}
+    score_fix: dict[tuple[int, str], int] = defaultdict(int)
+    penalty: dict[tuple[int, str], int] = defaultdict(int)
+    points: dict[tuple[int, str], Fraction] = defaultdict(Fraction)
+    for c in corrections:
+        if c.player not in players:
+            raise ValueError(f"correction {c.id!r}: {c.player!r} is not a participant")
+        if c.session is None:
+            continue
+        if (c.session, c.player) not in seated:
+            raise ValueError(f"correction {c.id!r}: {c.player!r} did not play {c.session}")
+        if c.kind == "score":
+            score_fix[c.session, c.player] += int(c.amount)
+        elif c.kind == "penalty":
+            penalty[c.session, c.player] += int(c.amount)
+        else:
+            points[c.session, c.player] += Fraction(c.amount)
+    lines: dict[str, list[SessionLine]] = defaultdict(list)
+    firsts: dict[str, list[bool]] = defaultdict(list)
+    for r in sorted(results, key=lambda r: r.session):
+        for t in r.tables:
+            scores = [
+                s + (score_fix[r.session, p] if isinstance(p, str) else 0)
+                for p, s in zip(t.seats, t.scores, strict=True)
+            ]
+            tps = [
+                tp + (points[r.session, p] if isinstance(p, str) else 0)
+                for p, tp in zip(t.seats, table_points(scores), strict=True)
+            ]
+            for seat, (p, s, tp) in enumerate(zip(t.seats, scores, tps, strict=True)):
+                if isinstance(p, Substitute):
+                    continue
+                score = s + penalty[r.session, p]
+                lines[p].append(SessionLine(r.session, t.table, seat, score, tp))
+                firsts[p].append(tp == max(tps))
+    return lines, firsts
+
+
+def standings(
+    results: Sequence[SessionResult],
+    corrections: Sequence[LogEntry] = (),
+    tie_breaks: Sequence[str] = ("table_points", "score"),
+) -> list[Standing]:
+    """The standings from the results and the log of corrections (the module's docstring
+    says how), best first."""
+    for key in tie_breaks:
+        if key not in TIE_BREAKS:
+            raise ValueError(f"unknown tie-break {key!r}, expected one of {TIE_BREAKS!r}")
+    active = _corrections(corrections)
+    lines, firsts = _lines(results, active)
+    extra_points: dict[str, Fraction] = defaultdict(Fraction)
+    extra_score: dict[str, int] = defaultdict(int)
+    for c in active:
+        if c.session is None and c.kind == "points":
+            extra_points[c.player] += Fraction(c.amount)
+        elif c.session is None:
+            extra_score[c.player] += int(c.amount)
+    rows = {
+        p: Standing(
+            place=0,
+            player=p,
+            table_points=sum((ln.table_points for ln in ls), extra_points[p]),
+            score=sum((ln.score for ln in ls), extra_score[p]),
+            sessions=tuple(ls),
+            firsts=sum(firsts[p]),
+            best_session=max(ln.score for ln in ls),
+        )
+        for p, ls in lines.items()
+    }
+    tables = {(r.session, t.table): t for r in results for t in r.tables}
+    groups: list[list[str]] = [sorted(rows)]
+    for key in tie_breaks:
+        refined: list[list[str]] = []
+        for group in groups:
+            if len(group) == 1:
+                refined.append(group)
+                continue
+            values = {p: _key(key, rows[p], set(group), tables) for p in group}
+            ordered = sorted(group, key=lambda p: values[p], reverse=True)
+            start = 0
+            for i in range(1, len(ordered) + 1):
+                if i == len(ordered) or values[ordered[i]] != values[ordered[start]]:
+                    refined.append(sorted(ordered[start:i]))
+                    start = i
+        groups = refined
+    out: list[Standing] = []
+    for group in groups:
+        place = len(out) + 1
+        out.extend(_with_place(rows[p], place) for p in group)
+    return out
+
+
+def _with_place(row: Standing, place: int) -> Standing:
+    return Standing(
+        place,
+        row.player,
+        row.table_points,
+        row.score,
+        row.sessions,
+        row.firsts,
+        row.best_session,
+    )
+
+
+def _key(
+    key: str,
+    row: Standing,
+    group: set[str],
+    tables: Mapping[tuple[int, int], TableResult],
+) -> Fraction | int | tuple[int, ...]:
+    """A tie-break value, higher first (the player's id as negated code points)."""
+    if key == "table_points":
+        return row.table_points
+    if key == "score":
+        return row.score
+    if key == "firsts":
+        return row.firsts
+    if key == "best_session":
+        return row.best_session
+    if key == "head_to_head":
+        met = Fraction(0)
+        for ln in row.sessions:
+            mates = tables[ln.session, ln.table].seats
+            if any(m != row.player and m in group for m in mates if isinstance(m, str)):
+                met += ln.table_points
+        return met
+    # "player": ascending id, as a descending key (a prefix sorts first: pad with +1).
+    return (*(-ord(ch) for ch in row.player), 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """How one player's totals and place moved."""
+
+    player: str
+    table_points: tuple[Fraction, Fraction]
+    score: tuple[int, int]
+    place: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditLine:
+    """One log entry, in order: the ids of the corrections it brought into force
+    (``applied``: a correction itself, or the one an undo of an undo re-applies) or withdrew
+    (an undo's), the players it moved, and whether the entry is still in force at the end of
+    the log."""
+
+    index: int
+    entry: LogEntry
+    applied: tuple[str, ...]
+    withdrawn: tuple[str, ...]
+    changes: tuple[Change, ...]
+    in_force: bool
+
+
+def audit(
+    results: Sequence[SessionResult],
+    corrections: Sequence[LogEntry],
+    tie_breaks: Sequence[str] = ("table_points", "score"),
+) -> list[AuditLine]:
+    """Each entry of the log, in order, with its effect on the standings at that moment
+    (the standings of the log up to it against those of the log before it)."""
+    final = in_force(corrections)
+    before = {s.player: s for s in standings(results, (), tie_breaks)}
+    active_before: set[str] = set()
+    lines: list[AuditLine] = []
+    for index, entry in enumerate(corrections):
+        prefix = corrections[: index + 1]
+        now_active = {e.id for e in _corrections(prefix)}
+        after = {s.player: s for s in standings(results, prefix, tie_breaks)}
+        changes = tuple(
+            Change(
+                p,
+                (before[p].table_points, after[p].table_points),
+                (before[p].score, after[p].score),
+                (before[p].place, after[p].place),
+            )
+            for p in sorted(after)
+            if (before[p].table_points, before[p].score, before[p].place)
+            != (after[p].table_points, after[p].score, after[p].place)
+        )
+        lines.append(
+            AuditLine(
+                index,
+                entry,
+                tuple(sorted(now_active - active_before)),
+                tuple(sorted(active_before - now_active)),
+                changes,
+                entry.id in final,
+            )
+        )
+        before, active_before = after, now_active
+    return lines
+
+
+@dataclass(frozen=True, slots=True)
+class DealResult:
+    """One player's hand of a duplicate session: who held seat ``wind`` (0 East .. 3 North)
+    on deal ``deal`` at ``table``, and their score change on it."""
+
+    session: int
+    deal: int
+    wind: int
+    table: int
+    player: Seat
+    delta: int
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateResult:
+    """A player's duplicate result (the module docstring's formula): the hands compared,
+    the summed difference against the datum, and the summed IMPs."""
+
+    player: str
+    deals: int
+    difference: Fraction
+    imps: int
+
+
+def imp(difference: Fraction | int) -> int:
+    """The IMPs of a difference (signed): the bridge scale on ten times its size.
+
+    >>> imp(0), imp(Fraction(5, 3)), imp(2), imp(-5), imp(32), imp(400), imp(10_000)
+    (0, 0, 1, -2, 8, 24, 24)
+    """
+    size = 10 * abs(Fraction(difference))
+    value = sum(size >= t for t in IMP_THRESHOLDS)
+    return value if difference >= 0 else -value
+
+
+def duplicate_results(deals: Iterable[DealResult]) -> list[DuplicateResult]:
+    """Each player's duplicate result, best IMPs first (then difference, then id)."""
+    held: dict[tuple[int, int, int], list[DealResult]] = defaultdict(list)
+    for d in deals:
+        held[d.session, d.deal, d.wind].append(d)
+    count: dict[str, int] = defaultdict(int)
+    diff: dict[str, Fraction] = defaultdict(Fraction)
+    imps: dict[str, int] = defaultdict(int)
+    for (session, deal, wind), group in held.items():
+        tables = [d.table for d in group]
+        if len(set(tables)) != len(tables):
+            raise ValueError(f"session {session} deal {deal} seat {wind}: a table twice")
+        if len(group) < 2:
+            continue
+        total = sum(d.delta for d in group)
+        for d in group:
+            if isinstance(d.player, Substitute):
+                continue
+            own = d.delta - Fraction(total - d.delta, len(group) - 1)
+            count[d.player] += 1
+            diff[d.player] += own
+            imps[d.player] += imp(own)
+    out = [DuplicateResult(p, count[p], diff[p], imps[p]) for p in count]
+    return sorted(out, key=lambda r: (-r.imps, -r.difference, r.player))
+
+
+def _number(value: Fraction) -> str:
+    """A Fraction as exact text: ``"2"``, ``"-1/2"``, ``"7/3"``."""
+    return str(value)
+
+
+def _session_numbers(rows: Sequence[Standing]) -> list[int]:
+    return sorted({ln.session for row in rows for ln in row.sessions})
+
+
+def export_json(
+    rows: Sequence[Standing], duplicate: Sequence[DuplicateResult] | None = None
+) -> str:
+    """The standings (and the duplicate results, if any) as JSON for a ranking body:
+    players, places, table points, scores per session. Table points are exact text
+    (``"7/3"``) with a rounded ``*_decimal`` beside them."""
+    data: dict[str, Any] = {
+        "sessions": _session_numbers(rows),
+        "standings": [
+            {
+                "place": row.place,
+                "player": row.player,
+                "table_points": _number(row.table_points),
+                "table_points_decimal": round(float(row.table_points), 4),
+                "score": row.score,
+                "sessions": [
+                    {
+                        "session": ln.session,
+                        "table": ln.table,
+                        "seat": ln.seat,
+                        "table_points": _number(ln.table_points),
+                        "score": ln.score,
+                    }
+                    for ln in row.sessions
+                ],
+            }
+            for row in rows
+        ],
+    }
+    if duplicate is not None:
+        data["duplicate"] = [
+            {
+                "player": r.player,
+                "deals": r.deals,
+                "difference": _number(r.difference),
+                "imps": r.imps,
+            }
+            for r in duplicate
+        ]
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+def export_csv(rows: Sequence[Standing]) -> str:
+    """The standings as CSV: a header row, then one row per player: place, player, table
+    points (exact text), score, then table points and score of each session (empty when
+    the player did not play it)."""
+    numbers = _session_numbers(rows)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    header = ["place", "player", "table_points", "score"]
+    for n in numbers:
+        header += [f"session_{n}_table_points", f"session_{n}_score"]
+    writer.writerow(header)
+    for row in rows:
+        by_session = {ln.session: ln for ln in row.sessions}
+        cells: list[str | int] = [row.place, row.player, _number(row.table_points), row.score]
+        for n in numbers:
+            ln = by_session.get(n)
+            cells += ["", ""] if ln is None else [_number(ln.table_points), ln.score]
+        writer.writerow(cells)
+    return out.getvalue()

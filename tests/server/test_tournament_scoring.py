@@ -1,0 +1,579 @@
+"""A tournament's scoring (server.tournaments.scoring), without a server: table points
+against a brute-force definition (the mean over every way of breaking the ties), standings
+against a literal re-computation, the correction log (undo, undo of an undo, order), the
+audit, duplicate results against a pairwise re-computation, and the exports read back."""
+
+from __future__ import annotations
+
+import csv
+import doctest
+import io
+import itertools
+import json
+from collections import defaultdict
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from server.tournaments import scoring
+from server.tournaments.scoring import (
+    Correction,
+    DealResult,
+    SessionResult,
+    Standing,
+    Substitute,
+    TableResult,
+    Undo,
+    audit,
+    duplicate_results,
+    export_csv,
+    export_json,
+    imp,
+    in_force,
+    standings,
+    table_points,
+)
+
+F = Fraction
+
+
+def brute_table_points(scores: list[int]) -> list[Fraction]:
+    """Points as the mean over every order of the four consistent with the scores (each
+    way of breaking the ties) of 4-2-1-0 by position in that order."""
+    totals = [F(0)] * 4
+    orders = [
+        order
+        for order in itertools.permutations(range(4))
+        if all(scores[order[i]] >= scores[order[i + 1]] for i in range(3))
+    ]
+    for order in orders:
+        for position, seat in enumerate(order):
+            totals[seat] += (4, 2, 1, 0)[position]
+    return [t / len(orders) for t in totals]
+
+
+def test_the_docstrings_examples_hold() -> None:
+    outcome = doctest.testmod(scoring)
+    assert outcome.attempted > 0 and outcome.failed == 0
+
+
+@pytest.mark.parametrize(
+    ("scores", "expected"),
+    [
+        ([40, 10, -20, -30], [4, 2, 1, 0]),
+        ([10, 20, 30, 40], [0, 1, 2, 4]),
+        ([30, 10, -20, -20], [4, 2, F(1, 2), F(1, 2)]),  # two tied for last: 0.5 each
+        ([0, 0, 0, 0], [F(7, 4)] * 4),  # four tied: 1.75 each
+        ([5, 5, 5, -15], [F(7, 3), F(7, 3), F(7, 3), 0]),  # three tied first: 7/3 each
+        ([20, 20, -10, -30], [3, 3, 1, 0]),
+        ([50, -10, -10, -30], [4, F(3, 2), F(3, 2), 0]),
+        ([9, -3, -3, -3], [4, 1, 1, 1]),
+    ],
+)
+def test_table_points_share_tied_places_exactly(
+    scores: list[int], expected: list[Fraction | int]
+) -> None:
+    points = table_points(scores)
+    assert points == [F(e) for e in expected]
+    assert all(isinstance(p, Fraction) for p in points)
+    assert points == brute_table_points(scores)
+
+
+def test_a_table_has_four_scores() -> None:
+    with pytest.raises(ValueError, match="4 scores"):
+        table_points([1, 2, 3])
+
+
+@given(st.lists(st.integers(-6, 6), min_size=4, max_size=4))
+def test_table_points_sum_to_seven_and_follow_the_scores(scores: list[int]) -> None:
+    points = table_points(scores)
+    assert sum(points) == 7
+    assert points == brute_table_points(scores)
+    for a, b in itertools.permutations(range(4), 2):
+        if scores[a] == scores[b]:
+            assert points[a] == points[b]
+        elif scores[a] > scores[b]:
+            assert points[a] > points[b]
+
+
+# --- standings -------------------------------------------------------------------------
+
+
+def t(table: int, seats: tuple[object, ...], scores: tuple[int, ...]) -> TableResult:
+    return TableResult(table, seats, scores)  # type: ignore[arg-type]
+
+
+SUB = Substitute("stand-in")
+# Two sessions of two tables; "sub" seats at session 2.
+RESULTS = [
+    SessionResult(
+        1,
+        (
+            t(1, ("ann", "bob", "cat", "dan"), (60, 10, -30, -40)),
+            t(2, ("eve", "fay", "gus", "hal"), (20, 20, -10, -30)),
+        ),
+    ),
+    SessionResult(
+        2,
+        (
+            t(1, ("ann", "eve", SUB, "gus"), (-20, 50, 0, -30)),
+            t(2, ("bob", "fay", "cat", "hal"), (10, 10, 10, -30)),
+        ),
+    ),
+]
+
+
+def by_player(rows: list[Standing]) -> dict[str, Standing]:
+    return {r.player: r for r in rows}
+
+
+def test_standings_total_table_points_then_score_and_skip_substitutes() -> None:
+    rows = standings(RESULTS)
+    assert [r.player for r in rows] == ["eve", "fay", "ann", "bob", "cat", "gus", "dan", "hal"]
+    got = by_player(rows)
+    assert got["eve"].table_points == 3 + 4 and got["eve"].score == 70
+    assert got["ann"].table_points == 4 + 1 and got["ann"].score == 40
+    assert got["fay"].table_points == 3 + F(7, 3)
+    assert got["bob"].table_points == 2 + F(7, 3)
+    assert got["cat"].table_points == 1 + F(7, 3)
+    assert [r.place for r in rows] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert all(not isinstance(r.player, Substitute) for r in rows)
+    assert got["ann"].sessions == (
+        scoring.SessionLine(1, 1, 0, 60, F(4)),
+        scoring.SessionLine(2, 1, 0, -20, F(1)),
+    )
+    assert got["dan"].sessions == (scoring.SessionLine(1, 1, 3, -40, F(0)),)
+    assert got["eve"].firsts == 2 and got["fay"].firsts == 2 and got["ann"].firsts == 1
+    assert got["ann"].best_session == 60
+
+
+def test_complete_ties_share_a_place_and_the_player_key_breaks_them() -> None:
+    one = [SessionResult(1, (t(1, ("d", "c", "b", "a"), (0, 0, 0, 0)),))]
+    rows = standings(one)
+    assert [(r.place, r.player) for r in rows] == [(1, "a"), (1, "b"), (1, "c"), (1, "d")]
+    rows = standings(one, tie_breaks=("table_points", "score", "player"))
+    assert [(r.place, r.player) for r in rows] == [(1, "a"), (2, "b"), (3, "c"), (4, "d")]
+    two = [SessionResult(1, (t(1, ("d", "c", "b", "a"), (30, 0, 0, -30)),))]
+    assert [(r.place, r.player) for r in standings(two)] == [
+        (1, "d"),
+        (2, "b"),
+        (2, "c"),
+        (4, "a"),
+    ]
+
+
+def test_the_tie_break_chain_firsts_best_session_head_to_head() -> None:
+    # x and y both end on 4 table points and 0 score.
+    results = [
+        SessionResult(
+            1,
+            (
+                t(1, ("x", "p", "q", "r"), (30, 0, -10, -20)),  # x first: 4
+                t(2, ("y", "s", "u", "v"), (-10, 20, 0, -10)),  # y shares last: 1/2
+            ),
+        ),
+        SessionResult(
+            2,
+            (
+                t(1, ("x", "y", "p", "s"), (-30, 10, 20, 0)),  # x last: 0, y 2nd: 2
+                t(2, ("q", "r", "u", "v"), (0, 0, 0, 0)),
+            ),
+        ),
+        SessionResult(
+            3,
+            (
+                t(1, ("y", "p", "q", "u"), (0, 20, -10, -10)),  # y 2nd: 2 (3/2 short)
+                t(2, ("r", "s", "v", "w"), (0, 0, 0, 0)),
+            ),
+        ),
+    ]
+    fix = [Correction("c1", "points", "y", None, F(-1, 2), "late arrival")]
+    got = by_player(standings(results, fix))
+    assert got["x"].table_points == got["y"].table_points == 4
+    assert got["x"].score == got["y"].score == 0
+    chains = {
+        ("table_points", "score"): None,  # still tied: a shared place
+        ("table_points", "score", "firsts"): "x",  # x was first once, y never
+        ("table_points", "score", "best_session"): "x",  # 30 against 10
+        ("table_points", "score", "head_to_head"): "y",  # session 2: y 2, x 0
+    }
+    for chain, first in chains.items():
+        rows = [r for r in standings(results, fix, chain) if r.player in ("x", "y")]
+        if first is None:
+            assert rows[0].place == rows[1].place
+        else:
+            assert rows[0].player == first and rows[0].place < rows[1].place
+
+
+def test_an_unknown_tie_break_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown tie-break 'luck'"):
+        standings(RESULTS, tie_breaks=("luck",))
+
+
+def test_a_score_correction_reranks_the_table_a_penalty_does_not() -> None:
+    # Session 2 table 2: bob, fay, cat tied on 10; +5 to cat makes cat first.
+    fix = Correction("c1", "score", "cat", 2, 5, "misrecorded")
+    got = by_player(standings(RESULTS, [fix]))
+    assert got["cat"].sessions[1].table_points == 4 and got["cat"].sessions[1].score == 15
+    assert got["bob"].sessions[1].table_points == F(3, 2)
+    # A penalty of -25 on cat's session 2 leaves every table point alone.
+    pen = Correction("c2", "penalty", "cat", 2, -25, "false win")
+    plain, fined = by_player(standings(RESULTS)), by_player(standings(RESULTS, [pen]))
+    assert fined["cat"].score == plain["cat"].score - 25
+    assert {p: r.table_points for p, r in fined.items()} == {
+        p: r.table_points for p, r in plain.items()
+    }
+    assert fined["cat"].sessions[1].score == -15
+    # A penalty without a session lands in the totals only.
+    overall = Correction("c3", "penalty", "cat", None, -25, "slow play")
+    late = by_player(standings(RESULTS, [overall]))
+    assert late["cat"].score == plain["cat"].score - 25
+    assert late["cat"].sessions == plain["cat"].sessions
+
+
+def test_undo_withdraws_and_undoing_the_undo_reapplies() -> None:
+    fix = Correction("c1", "points", "dan", 1, 10, "a ruling")
+    plain = standings(RESULTS)
+    assert by_player(standings(RESULTS, [fix]))["dan"].place == 1
+    assert standings(RESULTS, [fix, Undo("u1", "c1")]) == plain
+    assert standings(RESULTS, [fix, Undo("u1", "c1"), Undo("u2", "u1")]) == standings(
+        RESULTS, [fix]
+    )
+    log = [fix, Undo("u1", "c1"), Undo("u2", "u1"), Undo("u3", "u2")]
+    assert standings(RESULTS, log) == plain
+    assert in_force(log) == {"u1", "u3"}
+
+
+def test_an_entry_stays_withdrawn_while_any_undo_of_it_is_in_force() -> None:
+    fix = Correction("c1", "points", "dan", None, 10, "a ruling")
+    log = [fix, Undo("u1", "c1"), Undo("u2", "c1"), Undo("u3", "u1")]
+    assert in_force(log) == {"u2", "u3"}
+    assert standings(RESULTS, log) == standings(RESULTS)
+    log.append(Undo("u4", "u2"))
+    assert in_force(log) == {"c1", "u3", "u4"}
+    got = by_player(standings(RESULTS, log))["dan"]
+    assert got.table_points == 10 and got.sessions[0].table_points == 0  # totals only
+
+
+@pytest.mark.parametrize(
+    ("log", "message"),
+    [
+        ([Undo("u1", "c9")], "no earlier entry"),
+        ([Undo("u1", "u1")], "no earlier entry"),
+        (
+            [
+                Correction("c1", "points", "ann", None, 1, "x"),
+                Correction("c1", "points", "bob", None, 1, "y"),
+            ],
+            "repeats",
+        ),
+        ([Correction("c1", "points", "zed", None, 1, "x")], "not a participant"),
+        ([Correction("c1", "score", "dan", 2, 5, "x")], "did not play 2"),
+    ],
+)
+def test_bad_logs_are_refused(log: list[Correction | Undo], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        standings(RESULTS, log)
+
+
+def test_bad_entries_are_refused() -> None:
+    with pytest.raises(ValueError, match="needs a session"):
+        Correction("c1", "score", "ann", None, 5, "x")
+    with pytest.raises(ValueError, match="scores are whole"):
+        Correction("c1", "penalty", "ann", 1, F(1, 2), "x")
+    with pytest.raises(ValueError, match="unknown kind"):
+        Correction("c1", "bonus", "ann", 1, 1, "x")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="distinct"):
+        t(1, ("ann", "ann", "bob", "cat"), (0, 0, 0, 0))
+    with pytest.raises(ValueError, match="sits at two seats"):
+        SessionResult(
+            1, (t(1, ("a", "b", "c", "d"), (0,) * 4), t(2, ("a", "e", "f", "g"), (0,) * 4))
+        )
+
+
+def test_the_audit_lists_each_entry_and_its_effect_in_order() -> None:
+    log = [
+        Correction("c1", "score", "cat", 2, 5, "misrecorded", "2026-12-01T10:00Z"),
+        Correction("c2", "penalty", "hal", None, -10, "slow play"),
+        Undo("u1", "c1", "the sheet was right"),
+        Undo("u2", "u1", "it was not after all"),
+    ]
+    lines = audit(RESULTS, log)
+    assert [(ln.applied, ln.withdrawn) for ln in lines] == [
+        (("c1",), ()),
+        (("c2",), ()),
+        ((), ("c1",)),
+        (("c1",), ()),
+    ]
+    assert [ln.in_force for ln in lines] == [True, True, False, True]
+    first = {c.player: c for c in lines[0].changes}
+    assert set(first) == {"ann", "bob", "cat", "fay"}  # the table c1 re-ranked, and ann's place
+    assert first["cat"].table_points == (1 + F(7, 3), F(5))
+    assert first["cat"].score == (-20, -15)
+    assert first["ann"].place == (3, 2) and first["ann"].table_points == (5, 5)
+    assert first["bob"].table_points == (2 + F(7, 3), 2 + F(3, 2))
+    assert [(c.player, c.score) for c in lines[1].changes] == [("hal", (-60, -70))]
+    assert {c.player for c in lines[2].changes} == {"ann", "bob", "cat", "fay"}
+    assert lines[3].changes == lines[0].changes
+
+
+# --- Hypothesis: random tournaments and logs ----------------------------------------------
+
+NAMES = [f"p{i}" for i in range(10)] + ['Zoë, "the" wall']
+
+
+@st.composite
+def tournaments(draw: st.DrawFn) -> list[SessionResult]:
+    players = draw(st.lists(st.sampled_from(NAMES), min_size=3, max_size=9, unique=True))
+    sessions = []
+    for number in range(1, draw(st.integers(1, 3)) + 1):
+        present = draw(st.permutations(players))
+        present = present[: draw(st.integers(1, len(present)))]
+        seats: list[str | Substitute] = [*present]
+        seats += [Substitute(f"s{i}") for i in range(-len(seats) % 4)]
+        tables = []
+        for i in range(0, len(seats), 4):
+            scores = draw(st.lists(st.integers(-4, 4), min_size=4, max_size=4))
+            tables.append(TableResult(i // 4 + 1, tuple(seats[i : i + 4]), tuple(scores)))  # type: ignore[arg-type]
+        sessions.append(SessionResult(number, tuple(tables)))
+    return sessions
+
+
+@st.composite
+def corrections(draw: st.DrawFn, results: list[SessionResult]) -> list[Correction]:
+    seated = sorted(
+        (r.session, p) for r in results for tb in r.tables for p in tb.seats if isinstance(p, str)
+    )
+    out = []
+    for i in range(draw(st.integers(0, 6))):
+        session, player = draw(st.sampled_from(seated))
+        kind = draw(st.sampled_from(["score", "points", "penalty"]))
+        when = session if kind == "score" else draw(st.sampled_from([session, None]))
+        amount = draw(st.integers(-6, 6))
+        if kind == "points":
+            amount = F(amount, draw(st.integers(1, 3)))
+        out.append(Correction(f"c{i}", kind, player, when, amount, f"reason {i}"))
+    return out
+
+
+def literal_standings(
+    results: list[SessionResult], log: list[Correction]
+) -> list[tuple[int, str, Fraction, int]]:
+    """(place, player, table points, score) re-computed literally, chain table points then
+    score, places 1 + the number of players strictly ahead."""
+    points: dict[str, Fraction] = defaultdict(F)
+    score: dict[str, int] = defaultdict(int)
+    for r in results:
+        for tb in r.tables:
+            final = list(tb.scores)
+            for c in log:
+                if c.kind == "score" and c.session == r.session and c.player in tb.seats:
+                    final[tb.seats.index(c.player)] += int(c.amount)
+            for p, s, tp in zip(tb.seats, final, brute_table_points(final), strict=True):
+                if isinstance(p, str):
+                    points[p] += tp
+                    score[p] += s
+    for c in log:
+        if c.kind == "points":
+            points[c.player] += F(c.amount)
+        elif c.kind == "penalty":
+            score[c.player] += int(c.amount)
+    out = []
+    for p, total in points.items():
+        ahead = sum((points[q], score[q]) > (total, score[p]) for q in points)
+        out.append((1 + ahead, p, total, score[p]))
+    return sorted(out, key=lambda row: (row[0], row[1]))
+
+
+def summary(rows: list[Standing]) -> list[tuple[int, str, Fraction, int]]:
+    return [(r.place, r.player, r.table_points, r.score) for r in rows]
+
+
+@settings(max_examples=150)
+@given(st.data())
+def test_standings_match_a_literal_recomputation(data: st.DataObject) -> None:
+    results = data.draw(tournaments())
+    log = data.draw(corrections(results))
+    rows = standings(results, log)
+    assert summary(rows) == literal_standings(results, log)
+    seated = {p for r in results for tb in r.tables for p in tb.seats}
+    assert {r.player for r in rows} == {p for p in seated if isinstance(p, str)}
+    assert not any(isinstance(r.player, Substitute) for r in rows)
+    # Without corrections every session hands out 7 points a table (substitutes' included).
+    if not log:
+        tables = sum(len(r.tables) for r in results)
+        subs = sum(
+            tp
+            for r in results
+            for tb in r.tables
+            for p, tp in zip(tb.seats, table_points(tb.scores), strict=True)
+            if isinstance(p, Substitute)
+        )
+        assert sum(r.table_points for r in rows) + subs == 7 * tables
+
+
+@settings(max_examples=150)
+@given(st.data())
+def test_undo_restores_and_corrections_commute(data: st.DataObject) -> None:
+    results = data.draw(tournaments())
+    log = data.draw(corrections(results))
+    chain = data.draw(st.permutations(scoring.TIE_BREAKS))
+    rows = standings(results, log, chain)
+    # Any order of the same corrections gives the same standings.
+    shuffled = data.draw(st.permutations(log))
+    assert standings(results, shuffled, chain) == rows
+    if log:
+        # Undoing one is as if it had never been entered; undoing the undo puts it back.
+        victim = data.draw(st.sampled_from(log))
+        without = [c for c in log if c is not victim]
+        undone = [*log, Undo("u1", victim.id, "withdrawn")]
+        assert standings(results, undone, chain) == standings(results, without, chain)
+        again = [*undone, Undo("u2", "u1", "restored")]
+        assert standings(results, again, chain) == rows
+        assert audit(results, again, chain)[-1].applied == (victim.id,)
+
+
+@settings(max_examples=100)
+@given(st.data())
+def test_places_follow_the_chain_and_the_player_key_leaves_no_ties(data: st.DataObject) -> None:
+    results = data.draw(tournaments())
+    log = data.draw(corrections(results))
+    rows = standings(results, log, ("table_points", "score", "firsts", "player"))
+    assert [r.place for r in rows] == list(range(1, len(rows) + 1))
+    keys = [(r.table_points, r.score, r.firsts) for r in rows]
+    assert keys == sorted(keys, reverse=True)
+    tied = standings(results, log, ("table_points",))
+    for a, b in itertools.pairwise(tied):
+        assert (a.place == b.place) == (a.table_points == b.table_points)
+
+
+# --- duplicate ---------------------------------------------------------------------------
+
+
+def test_imp_scale_is_the_bridge_scale_on_ten_times_the_difference() -> None:
+    assert [imp(d) for d in (0, 1, 2, 4, 5, 9, 13, 17, 22, 27)] == [0, 0, 1, 1, 2, 3, 4, 5, 6, 7]
+    assert imp(F(59, 3)) == 5  # 196.7 in bridge points
+    assert imp(-400) == -24 and imp(399) == 23
+
+
+def test_duplicate_compares_each_seat_and_deal_with_the_others_mean() -> None:
+    deals = [
+        # Session 1, deal 1, East at three tables: +48, -16, +32 (datum for each: the
+        # others' mean).
+        DealResult(1, 1, 0, 1, "ann", 48),
+        DealResult(1, 1, 0, 2, "bob", -16),
+        DealResult(1, 1, 0, 3, SUB, 32),
+        # South on the same deal at two tables.
+        DealResult(1, 1, 1, 1, "cat", -8),
+        DealResult(1, 1, 1, 2, "dan", -8),
+        # Held at one table only: compared with nobody.
+        DealResult(1, 2, 0, 1, "ann", 100),
+    ]
+    got = {r.player: r for r in duplicate_results(deals)}
+    assert set(got) == {"ann", "bob", "cat", "dan"}  # the substitute is not listed
+    assert got["ann"].difference == 48 - F(-16 + 32, 2) and got["ann"].deals == 1
+    assert got["ann"].imps == imp(40) == 9
+    assert got["bob"].difference == -16 - 40 and got["bob"].imps == -imp(56) == -11
+    assert got["cat"].difference == 0 and got["cat"].imps == 0
+    assert [r.player for r in duplicate_results(deals)] == ["ann", "cat", "dan", "bob"]
+
+
+def test_duplicate_refuses_a_table_twice_on_one_seat_and_deal() -> None:
+    with pytest.raises(ValueError, match="a table twice"):
+        duplicate_results([DealResult(1, 1, 0, 1, "a", 5), DealResult(1, 1, 0, 1, "b", 5)])
+
+
+@st.composite
+def duplicate_sessions(draw: st.DrawFn) -> list[DealResult]:
+    names = [f"p{i}" for i in range(12)]
+    out = []
+    for deal in range(1, draw(st.integers(1, 4)) + 1):
+        tables = draw(st.integers(1, 3))
+        players = draw(st.permutations(names))
+        for table in range(tables):
+            for wind in range(4):
+                who: str | Substitute = players[4 * table + wind]
+                if draw(st.integers(0, 9)) == 0:
+                    who = Substitute()
+                out.append(DealResult(1, deal, wind, table + 1, who, draw(st.integers(-300, 300))))
+    return out
+
+
+@given(duplicate_sessions())
+def test_duplicate_matches_a_pairwise_recomputation(deals: list[DealResult]) -> None:
+    # Pairwise: own minus the mean of the others is the mean of own-minus-each-other.
+    want_diff: dict[str, Fraction] = defaultdict(F)
+    want_imps: dict[str, int] = defaultdict(int)
+    for d in deals:
+        others = [
+            o
+            for o in deals
+            if (o.session, o.deal, o.wind) == (d.session, d.deal, d.wind) and o is not d
+        ]
+        if not others or isinstance(d.player, Substitute):
+            continue
+        diff = sum((F(d.delta - o.delta) for o in others), F(0)) / len(others)
+        want_diff[d.player] += diff
+        size = sum(10 * abs(diff) >= tb for tb in scoring.IMP_THRESHOLDS)
+        want_imps[d.player] += size if diff >= 0 else -size
+    got = duplicate_results(deals)
+    assert {r.player: r.difference for r in got} == dict(want_diff)
+    assert {r.player: r.imps for r in got} == dict(want_imps)
+    # With no substitutes the differences of a seat and deal cancel out.
+    if not any(isinstance(d.player, Substitute) for d in deals):
+        assert sum(r.difference for r in got) == 0
+
+
+# --- exports -----------------------------------------------------------------------------
+
+
+@settings(max_examples=50)
+@given(st.data())
+def test_csv_reads_back_with_csv_reader(data: st.DataObject) -> None:
+    results = data.draw(tournaments())
+    rows = standings(results, data.draw(corrections(results)))
+    table = list(csv.reader(io.StringIO(export_csv(rows))))
+    sessions = sorted(r.session for r in results)  # every session seats a player
+    header = ["place", "player", "table_points", "score"]
+    for n in sessions:
+        header += [f"session_{n}_table_points", f"session_{n}_score"]
+    assert table[0] == header
+    assert len(table) == len(rows) + 1
+    for line, row in zip(table[1:], rows, strict=True):
+        assert int(line[0]) == row.place and line[1] == row.player
+        assert F(line[2]) == row.table_points and int(line[3]) == row.score
+        lines = {ln.session: ln for ln in row.sessions}
+        for i, n in enumerate(sessions):
+            cells = line[4 + 2 * i : 6 + 2 * i]
+            if n in lines:
+                assert (F(cells[0]), int(cells[1])) == (lines[n].table_points, lines[n].score)
+            else:
+                assert cells == ["", ""]
+
+
+def test_csv_escapes_names_and_json_carries_the_same() -> None:
+    results = [SessionResult(1, (t(1, ('Zoë, "the" wall', "b", "c", SUB), (5, 5, 5, -15)),))]
+    rows = standings(results)
+    text = export_csv(rows)
+    assert '"Zoë, ""the"" wall"' in text
+    table = list(csv.reader(io.StringIO(text)))
+    assert table[1] == ["1", 'Zoë, "the" wall', "7/3", "5", "7/3", "5"]  # "Z" < "b"
+    assert table[2] == ["1", "b", "7/3", "5", "7/3", "5"]
+    deals = [DealResult(1, 1, 0, 1, "b", 32), DealResult(1, 1, 0, 2, "c", -16)]
+    data = json.loads(export_json(rows, duplicate_results(deals)))
+    assert data["sessions"] == [1]
+    assert data["standings"][0] == {
+        "place": 1,
+        "player": 'Zoë, "the" wall',
+        "table_points": "7/3",
+        "table_points_decimal": 2.3333,
+        "score": 5,
+        "sessions": [{"session": 1, "table": 1, "seat": 0, "table_points": "7/3", "score": 5}],
+    }
+    assert data["duplicate"] == [
+        {"player": "b", "deals": 1, "difference": "48", "imps": 10},
+        {"player": "c", "deals": 1, "difference": "-48", "imps": -10},
+    ]
+    assert "duplicate" not in json.loads(export_json(rows))
