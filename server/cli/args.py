@@ -1,4 +1,6 @@
-"""Argument types shared by the ``guobiao`` commands: refuse nonsense with a clear message."""
+"""Arguments shared by the ``guobiao`` commands: types that refuse nonsense with a clear
+message, and the options naming the server's database (``database_options``, read by
+``database_config``)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,32 @@ import argparse
 import math
 
 from engine.match import MATCH_HANDS
+from server import config as server_config
+
+
+def database_options() -> argparse.ArgumentParser:
+    """A parent parser of the options that name the server's database, as ``guobiao serve``
+    finds it: ``--config``, ``--database-url``, ``--data-dir``."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", metavar="FILE", help="server configuration file (TOML)")
+    common.add_argument(
+        "--database-url",
+        metavar="URL",
+        help="SQLAlchemy URL, e.g. postgresql+asyncpg://user:pw@host/db (wins over the "
+        "configuration and GUOBIAO_DATABASE_URL)",
+    )
+    common.add_argument("--data-dir", metavar="DIR", help="folder of the default SQLite database")
+    return common
+
+
+def database_config(args: argparse.Namespace) -> server_config.Config:
+    """The configuration with ``database_options``' flags applied (``ConfigError``)."""
+    overrides: dict[str, dict[str, object]] = {}
+    if args.database_url:
+        overrides["database"] = {"url": args.database_url}
+    if args.data_dir:
+        overrides["server"] = {"data_dir": args.data_dir}
+    return server_config.load(args.config, overrides=overrides)
 
 
 def positive_int(text: str) -> int:

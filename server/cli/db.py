@@ -22,6 +22,7 @@ from alembic.util.exc import CommandError
 from sqlalchemy.exc import SQLAlchemyError
 
 from server import config as server_config
+from server.cli.args import database_config, database_options
 from server.db import migrate
 from server.db.engine import display
 from server.db.errors import BadDatabaseURL
@@ -38,15 +39,7 @@ def add_parser(
         help="migrate the database (upgrade, downgrade, current); check its matches replay",
         description="Migrate the server's database with its Alembic migrations.",
     )
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", metavar="FILE", help="server configuration file (TOML)")
-    common.add_argument(
-        "--database-url",
-        metavar="URL",
-        help="SQLAlchemy URL, e.g. postgresql+asyncpg://user:pw@host/db (wins over the "
-        "configuration and GUOBIAO_DATABASE_URL)",
-    )
-    common.add_argument("--data-dir", metavar="DIR", help="folder of the default SQLite database")
+    common = database_options()
     actions = parser.add_subparsers(dest="db_action", metavar="ACTION", required=True)
     up = actions.add_parser(
         "upgrade", parents=[common], help="migrate up (default: to the newest revision)"
@@ -70,13 +63,8 @@ def add_parser(
 
 
 def run(args: argparse.Namespace) -> int:
-    overrides: dict[str, dict[str, object]] = {}
-    if args.database_url:
-        overrides["database"] = {"url": args.database_url}
-    if args.data_dir:
-        overrides["server"] = {"data_dir": args.data_dir}
     try:
-        config = server_config.load(args.config, overrides=overrides)
+        config = database_config(args)
         url = config.database_url
     except server_config.ConfigError as exc:
         return _fail(str(exc))

@@ -32,6 +32,7 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from server import config as server_config
+from server.cli.args import database_config, database_options
 from server.db import migrate
 from server.db.engine import display
 from server.db.errors import BadDatabaseURL
@@ -47,12 +48,7 @@ def add_parser(
         help="the ranking ladder: recompute ratings, seasons, leaderboard, farm report",
         description="The operator's side of the ranking ladder (docs/ladder.md).",
     )
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", metavar="FILE", help="server configuration file (TOML)")
-    common.add_argument(
-        "--database-url", metavar="URL", help="SQLAlchemy URL (wins over the configuration)"
-    )
-    common.add_argument("--data-dir", metavar="DIR", help="folder of the default SQLite database")
+    common = database_options()
     actions = parser.add_subparsers(dest="ladder_action", metavar="ACTION", required=True)
     recompute = actions.add_parser(
         "recompute",
@@ -92,13 +88,8 @@ def add_parser(
 
 
 def run(args: argparse.Namespace) -> int:
-    overrides: dict[str, dict[str, object]] = {}
-    if args.database_url:
-        overrides["database"] = {"url": args.database_url}
-    if args.data_dir:
-        overrides["server"] = {"data_dir": args.data_dir}
     try:
-        config = server_config.load(args.config, overrides=overrides)
+        config = database_config(args)
     except server_config.ConfigError as exc:
         return _fail(str(exc))
     url = config.database_url
