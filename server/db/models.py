@@ -100,6 +100,13 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC)
 
 
+def iso(moment: datetime | None) -> str | None:
+    """``2026-12-29T10:00:00Z``: how the API writes times."""
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
     type_annotation_map: ClassVar[dict[Any, Any]] = {

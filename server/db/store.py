@@ -44,6 +44,7 @@ from server.db.models import (
     MatchPlayer,
     Player,
     PlayerSession,
+    iso,
 )
 from server.grades import grade, match_counts
 from server.ladder.store import LadderStore, SeasonPolicy, foursome_key, rate_match
@@ -110,13 +111,6 @@ def is_bot(seat: str | None) -> bool:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-def iso(moment: datetime | None) -> str | None:
-    """``2026-12-29T10:00:00Z``: how the API writes times."""
-    if moment is None:
-        return None
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import and_, func, literal, or_, select, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.db.models import Match, MatchPlayer, Player, Rating, RatingChange, Season
+from server.db.models import Match, MatchPlayer, Player, Rating, RatingChange, Season, iso
 from server.ladder.rating import Rating as Skill
 from server.ladder.rating import (
     RatingParams,
@@ -36,13 +36,6 @@ from server.ladder.rating import (
 
 PAGE_LIMIT = 100  # the most rows one leaderboard page gives
 HISTORY_LIMIT = 500  # the most rating changes one player page gives
-
-
-def iso(moment: datetime | None) -> str | None:
-    """``2026-12-29T10:00:00Z``: how the API writes times (as ``server.db.store.iso``)."""
-    if moment is None:
-        return None
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +86,25 @@ async def current_season(
         if policy.season_days:
             while starts + days <= now:  # seasons nobody played in are not created
                 starts += days
+    return await _add_season(session, ladder, number, name=None, starts=starts, policy=policy)
+
+
+async def _add_season(
+    session: AsyncSession,
+    ladder: str,
+    number: int,
+    *,
+    name: str | None,
+    starts: datetime,
+    policy: SeasonPolicy,
+) -> Season:
+    """A new season of ``ladder`` from ``starts``, under the configured rating model; it
+    ends ``season_days`` later (with none, when the next one starts)."""
+    days = timedelta(days=policy.season_days)
     season = Season(
         ladder=ladder,
         number=number,
-        name=_season_name(number),
+        name=name or _season_name(number),
         starts_at=starts,
         ends_at=starts + days if policy.season_days else None,
         params=policy.params.to_dict(),
@@ -655,18 +663,9 @@ class LadderStore:
                         "it cannot end before it starts"
                     )
                 latest.ends_at = now
-            days = timedelta(days=policy.season_days)
-            season = Season(
-                ladder=ladder,
-                number=number,
-                name=name or _season_name(number),
-                starts_at=now,
-                ends_at=now + days if policy.season_days else None,
-                params=policy.params.to_dict(),
-                rated_matches=0,
+            season = await _add_season(
+                session, ladder, number, name=name, starts=now, policy=policy
             )
-            session.add(season)
-            await session.flush()
             return _season_summary(season)
 
     async def farms(self, since: datetime, at_least: int = 2) -> list[dict[str, Any]]:
