@@ -9,6 +9,7 @@
 - ``offline`` and ``check_match``: the same match played offline by the engine, and the
   comparison of a stored match with it: final scores, hand records, action log, the log
   replaying, and the human's counts.
+- ``write_config``: the ``guobiao serve`` configuration the SIGKILL tests start it with.
 - ``TALLY``: the figures the tests print (faults injected, matches identical, actions lost).
 """
 
@@ -19,6 +20,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fakes import QUICK, FakePeer
@@ -224,3 +226,31 @@ async def check_match(
     assert lost == 0
     TALLY.identical += 1
     return lost
+
+
+def write_config(folder: Path, url: str) -> Path:
+    """A ``guobiao serve`` configuration for the SIGKILL tests: ``url``'s database, any
+    port, no pause anywhere (absent seats played at once), warnings only."""
+    path = folder / "server.toml"
+    path.write_text(
+        f"""
+[server]
+host = "127.0.0.1"
+port = 0
+data_dir = {json.dumps(str(folder / "data"))}
+log_format = "text"
+log_level = "warning"
+
+[database]
+url = {json.dumps(url)}
+
+[timers]
+disconnected_seconds = 0
+hand_pause_seconds = 0
+unattended_move_seconds = 0
+restart_grace_seconds = 0
+claim_window_ms = 0
+""",
+        encoding="utf-8",
+    )
+    return path

@@ -32,7 +32,17 @@ from typing import Any
 import faultkit
 import pytest
 import pytest_asyncio
-from faultkit import CONFIG, HUMAN, TALLY, FailNth, FaultyStore, Peer, bot_match, check_match
+from faultkit import (
+    CONFIG,
+    HUMAN,
+    TALLY,
+    FailNth,
+    FaultyStore,
+    Peer,
+    bot_match,
+    check_match,
+    write_config,
+)
 from httpkit import http_get
 from sqlalchemy import event, make_url, text
 
@@ -482,32 +492,6 @@ class Catch(server.table.logging.Handler):
 
 
 # --------------------------------------------------------------- SIGKILL ---
-
-
-def write_config(folder: Path, url: str) -> Path:
-    path = folder / "server.toml"
-    path.write_text(
-        f"""
-[server]
-host = "127.0.0.1"
-port = 0
-data_dir = {json.dumps(str(folder / "data"))}
-log_format = "text"
-log_level = "warning"
-
-[database]
-url = {json.dumps(url)}
-
-[timers]
-disconnected_seconds = 0
-hand_pause_seconds = 0
-unattended_move_seconds = 0
-restart_grace_seconds = 0
-claim_window_ms = 0
-""",
-        encoding="utf-8",
-    )
-    return path
 
 
 async def seed_match(url: str) -> int:

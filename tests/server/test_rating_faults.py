@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import random
 import signal
@@ -27,7 +26,7 @@ from typing import Any
 
 import pytest
 from fakes import QUICK, FakePeer
-from faultkit import FailNth, FaultyStore, finished, match_of
+from faultkit import FailNth, FaultyStore, finished, match_of, write_config
 from sqlalchemy import func, select
 
 import server.db.store
@@ -153,32 +152,6 @@ async def test_a_crash_inside_the_rating_update_rolls_the_finish_back(
 
 
 # --------------------------------------------------------------- SIGKILL ---
-
-
-def write_config(folder: Path, url: str) -> Path:
-    path = folder / "server.toml"
-    path.write_text(
-        f"""
-[server]
-host = "127.0.0.1"
-port = 0
-data_dir = {json.dumps(str(folder / "data"))}
-log_format = "text"
-log_level = "warning"
-
-[database]
-url = {json.dumps(url)}
-
-[timers]
-disconnected_seconds = 0
-hand_pause_seconds = 0
-unattended_move_seconds = 0
-restart_grace_seconds = 0
-claim_window_ms = 0
-""",
-        encoding="utf-8",
-    )
-    return path
 
 
 def count(path: Path, query: str, *args: Any) -> int:
