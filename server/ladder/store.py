@@ -517,7 +517,6 @@ class LadderStore:
         """A player on a ladder: the season's rating (None before a rated match in it), the
         rank among the established (None while provisional), the rating changes of the
         season oldest first, and a line per season played. None for an unknown player."""
-        policy = self.policy
         async with self._read() as session:
             player = await session.scalar(
                 select(Player).where(Player.username_key == username.lower())
@@ -538,15 +537,7 @@ class LadderStore:
             }
             if found is None:
                 return out
-            rating = await session.get(Rating, (found.id, player.id))
-            if rating is not None:
-                established = not is_provisional(rating.matches, policy.provisional_matches)
-                conditions = [
-                    Rating.season_id == found.id,
-                    Rating.matches >= policy.provisional_matches,
-                ]
-                rank = 1 + await self._better(session, rating, conditions) if established else None
-                out["rating"] = _rating_dict(rating, player, rank, policy)
+            out["rating"] = await self._board_row(session, found, player)
             changes = await session.execute(
                 select(RatingChange, Match.ended_at)
                 .join(Match, Match.id == RatingChange.match_id)
@@ -575,15 +566,38 @@ class LadderStore:
             ]
             return out
 
+    async def _board_row(
+        self, session: AsyncSession, season: Season, player: Player
+    ) -> dict[str, Any] | None:
+        """The player's leaderboard row in ``season`` (None before a rated match in it),
+        ranked among the established (``rank`` None while provisional)."""
+        policy = self.policy
+        rating = await session.get(Rating, (season.id, player.id))
+        if rating is None:
+            return None
+        rank = None
+        if not is_provisional(rating.matches, policy.provisional_matches):
+            conditions = [
+                Rating.season_id == season.id,
+                Rating.matches >= policy.provisional_matches,
+            ]
+            rank = 1 + await self._better(session, rating, conditions)
+        return _rating_dict(rating, player, rank, policy)
+
     async def player_ratings(self, username: str) -> list[dict[str, Any]]:
         """A player's rating on each ladder's current season (the player page)."""
-        out = []
-        for ladder in self.policy.ladders:
-            found = await self.player(ladder, username)
-            if found is not None and found["rating"] is not None:
-                out.append(
-                    {"ladder": ladder, "season": found["season"]["number"], **found["rating"]}
-                )
+        out: list[dict[str, Any]] = []
+        async with self._read() as session:
+            player = await session.scalar(
+                select(Player).where(Player.username_key == username.lower())
+            )
+            if player is None:
+                return out
+            for ladder in self.policy.ladders:
+                season = await self._season(session, ladder, None)
+                row = await self._board_row(session, season, player) if season else None
+                if season is not None and row is not None:
+                    out.append({"ladder": ladder, "season": season.number, **row})
         return out
 
     async def match_changes(self, match_id: int) -> list[dict[str, Any]]:
