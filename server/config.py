@@ -89,6 +89,9 @@ class AccountsSection:
     purge_minutes: float = 60.0
 
 
+_MODEL = RatingParams()
+
+
 @dataclass(frozen=True, slots=True)
 class LadderSection:
     """The ranking ladder (docs/ladder.md)."""
@@ -96,12 +99,13 @@ class LadderSection:
     ladders: str = ""  # rule presets with a ladder, comma-separated; "": [rules] preset
     provisional_matches: int = 10
     season_days: int = 0
-    mu: float = 25.0
-    sigma: float = 25.0 / 3
-    beta: float = 25.0 / 6
-    tau: float = 25.0 / 300
-    reset_keep: float = 0.5
-    reset_sigma: float = 6.0
+    # The rating model of a new season: RatingParams' own defaults.
+    mu: float = _MODEL.mu
+    sigma: float = _MODEL.sigma
+    beta: float = _MODEL.beta
+    tau: float = _MODEL.tau
+    reset_keep: float = _MODEL.reset_keep
+    reset_sigma: float = _MODEL.reset_sigma
     same_four_per_day: int = 3
 
 
