@@ -90,7 +90,8 @@ async def _ladders(ladder: LadderStore, rest: list[str], query: dict[str, str]) 
     ladder.check_ladder(name)
     season = _number(query, "season", None, 1, MAX_NUMBER)
     if len(rest) == 1:
-        board = await ladder.leaderboard(name, season=season, **_page(query))
+        page = _page(query)
+        board = await ladder.leaderboard(name, season=season, **page)
         if board is None:
             if season is None:  # no rated match yet: an empty first page
                 return http.HTTPStatus.OK, {
@@ -98,7 +99,7 @@ async def _ladders(ladder: LadderStore, rest: list[str], query: dict[str, str]) 
                     "season": None,
                     "total": 0,
                     "players": [],
-                    **_page(query),
+                    **page,
                 }
             return _not_found(f"ladder {name!r} has no season {season}")
         return http.HTTPStatus.OK, board
