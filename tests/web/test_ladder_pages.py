@@ -17,6 +17,7 @@ import re
 import secrets
 import time
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,6 +32,15 @@ pytestmark = pytest.mark.asyncio
 
 SCREENSHOT = Path(__file__).resolve().parent.parent.parent / "docs" / "images" / "ladder.png"
 CHANGE = re.compile(r"-?[\d,]+\.\d → -?[\d,]+\.\d \([+\u2212\u00b1]\d+\.\d\)")
+
+
+def figure(value: float, digits: int) -> str:
+    """``value`` as the page's ``Intl.NumberFormat`` (en-US) shows it: the shortest decimal
+    that reads back as the float, rounded half away from zero, grouped by thousands. Python's
+    own format rounds the float's exact binary value instead: a grade of 1.525 (1.52499...)
+    is "1.52" there and "1.53" on the page."""
+    exact = Decimal(repr(value)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    return f"{exact:,}"
 
 
 class WebServer(Protocol):
@@ -151,8 +161,8 @@ async def test_the_leaderboard_ranks_links_search_and_filter(
     assert ratings == sorted(ratings, reverse=True)
     first = expected["players"][0]
     cells = await page.locator(".leaderboard tbody tr").first.locator("td").all_inner_texts()
-    assert cells[2] == f"{first['rating']:,.1f}" and cells[3] == str(first["matches"])
-    assert cells[4] == f"{first['grade']:.2f}" and re.fullmatch(r"\d{4}-\d\d-\d\d", cells[5])
+    assert cells[2] == figure(first["rating"], 1) and cells[3] == str(first["matches"])
+    assert cells[4] == figure(first["grade"], 2) and re.fullmatch(r"\d{4}-\d\d-\d\d", cells[5])
     assert await page.locator(".pager-text").inner_text() == (
         f"Players 1–{len(rows)} of {expected['total']}"
     )
@@ -217,7 +227,7 @@ async def test_the_player_page_charts_the_history_and_a_point_opens_its_match(
     before_after = await rows.first.locator("td:nth-child(4)").inner_text()
     assert CHANGE.fullmatch(before_after), before_after
     assert before_after.startswith(
-        f"{newest['rating_before']:,.1f} → {newest['rating_after']:,.1f} ("
+        f"{figure(newest['rating_before'], 1)} → {figure(newest['rating_after'], 1)} ("
     )
 
     # A tap on the chart's last point: its match, with a line per player.
@@ -288,7 +298,7 @@ async def test_a_rated_match_played_in_the_page_ends_with_the_rating_changes(
     row = page.locator(".match-end .final tr", has=page.get_by_role("link", name=me, exact=True))
     change = next(c for c in end["ratings"] if c["name"] == me)
     shown = await row.locator(".rating-change").inner_text()
-    assert f"{change['rating_before']:,.1f} → {change['rating_after']:,.1f}" in shown
+    assert f"{figure(change['rating_before'], 1)} → {figure(change['rating_after'], 1)}" in shown
 
 
 async def test_the_ladder_pages_on_a_phone_in_chinese(
