@@ -80,7 +80,7 @@ class Settings:
     fill: str = "byes"  # byes or substitutes, when the count is not a multiple of four
     duplicate: bool = False
     check_in: bool = True
-    tie_breaks: tuple[str, ...] = ("table_points", "score", "firsts", "best_session", "player")
+    tie_breaks: tuple[str, ...] = scoring.TIE_BREAKS  # every key, in the order of the docs
     seating: tuple[str, ...] = ("random", "avoid", "avoid", "avoid")
 
     def to_dict(self) -> dict[str, Any]:
