@@ -282,3 +282,37 @@ async def test_0005_makes_the_tables_and_matches_stored_before_it_casual(
         assert seeds == [42]
     finally:
         await engine.dispose()
+
+
+@pytest.mark.asyncio
+async def test_0006_makes_the_tables_stored_before_it_no_tournaments(database_url: str) -> None:
+    """A table stored under 0005 has no tournament settings after the upgrade (no cap, a
+    random seed, reveals, watchable, no delay, no tournament); the downgrade keeps it."""
+    await upgrade(database_url, "0005")
+    engine = make_engine(database_url, store=False)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(
+                text(
+                    "INSERT INTO tables (id, rules, turn_seconds, private, seats, created_at, "
+                    "state) VALUES ('t1', 'mcr', 15, false, '[null, null, null, null]', "
+                    "'2026-11-29 10:00:00+00:00', 'waiting')"
+                )
+            )
+        await upgrade(database_url)
+        async with engine.connect() as connection:
+            row = (
+                await connection.execute(
+                    text(
+                        "SELECT ends_at, seed, reveals, watchable, spectator_delay_seconds, "
+                        "tournament_id, tournament_session, tournament_table FROM tables"
+                    )
+                )
+            ).one()
+        assert tuple(row) == (None, None, True, True, 0, None, None, None)
+        await downgrade(database_url, "0005")
+        async with engine.connect() as connection:
+            ids = (await connection.execute(text("SELECT id FROM tables"))).scalars().all()
+        assert ids == ["t1"]
+    finally:
+        await engine.dispose()
