@@ -188,11 +188,12 @@ class GameTable(Base):
     aids: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     # A rated table's matches change its players' ladder ratings (revision 0005).
     rated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
-    # A tournament's settings (revision 0006; tables stored before it have none of them):
+    # A tournament's settings (revision 0007; tables stored before it have none of them):
     # the session's time cap (no hand starts after it), the match's seed fixed (duplicate:
     # the same walls at every table of a session), whether each hand's seed is revealed as
     # it ends, whether it may be watched, the spectators' delay, and which tournament,
-    # session and table number 1.. it is (no foreign key: revision 0007 adds tournaments).
+    # session and table number 1.. it is (no foreign key: ``tournament_tables`` is the
+    # tournament's own record of its tables).
     ends_at: Mapped[datetime | None]
     seed: Mapped[int | None] = mapped_column(BigInteger)
     reveals: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())

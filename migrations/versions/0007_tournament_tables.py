@@ -1,7 +1,7 @@
 """Store each table's tournament settings.
 
-Revision ID: 0006
-Revises: 0005
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-12-01
 
 A tournament's table keeps, over a restart, what its session set: ``ends_at`` the session's
@@ -9,7 +9,8 @@ time cap (no hand starts after it), ``seed`` its match's seed (duplicate: every 
 session gets the same walls), ``reveals`` whether each hand's seed is sent as it ends,
 ``watchable`` whether it may be watched, ``spectator_delay_seconds`` how late its spectators
 see it, and ``tournament_id``, ``tournament_session``, ``tournament_table`` which table of
-which session it is (no foreign key yet: revision 0007 adds the tournaments). Tables stored
+which session it is (no foreign key: a table outlives nothing of its tournament's, and revision 0006's
+``tournament_tables`` is the tournament's own record of its tables). Tables stored
 before this revision are no tournament's: no cap, a random seed, reveals, watchable, no
 delay.
 """
@@ -21,8 +22,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0006"
-down_revision: str | None = "0005"
+revision: str = "0007"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
