@@ -25,9 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from server.app import App  # noqa: E402
-from server.client import Client  # noqa: E402
-from server.config import (  # noqa: E402
+from server.app import App
+from server.client import Client
+from server.config import (
     Config,
     DatabaseSection,
     LimitsSection,
@@ -35,9 +35,9 @@ from server.config import (  # noqa: E402
     TimersSection,
     TournamentsSection,
 )
-from server.lobby import replay_log  # noqa: E402
-from server.tournaments.seating import report  # noqa: E402
-from server.tournaments.host import _seating  # noqa: E402
+from server.lobby import replay_log
+from server.tournaments.host import _seating
+from server.tournaments.seating import report
 
 DIRECTOR = "bench_director"
 PASSWORD = "correct horse battery"
@@ -104,7 +104,9 @@ async def run(players: int, sessions: int, hands: int) -> None:
             f"({played / total:.0f} hands/s); seating: {summary.repeat_pairings} repeat "
             f"pairing(s), wind imbalance {summary.wind_imbalance}"
         )
-        print(f"replays: {same} of {len(tables)} tables finished with the result their log replays to")
+        print(
+            f"replays: {same} of {len(tables)} tables finished with the result their log replays to"
+        )
     finally:
         await director.close()
         await app.stop()

@@ -9,8 +9,8 @@ time cap (no hand starts after it), ``seed`` its match's seed (duplicate: every 
 session gets the same walls), ``reveals`` whether each hand's seed is sent as it ends,
 ``watchable`` whether it may be watched, ``spectator_delay_seconds`` how late its spectators
 see it, and ``tournament_id``, ``tournament_session``, ``tournament_table`` which table of
-which session it is (no foreign key: a table outlives nothing of its tournament's, and revision 0006's
-``tournament_tables`` is the tournament's own record of its tables). Tables stored
+which session it is (no foreign key: revision 0006's ``tournament_tables`` is the
+tournament's own record of its tables). Tables stored
 before this revision are no tournament's: no cap, a random seed, reveals, watchable, no
 delay.
 """
