@@ -1,0 +1,201 @@
+"""A tournament survives the server being killed (SIGKILL) in the middle of its sessions:
+``guobiao serve`` runs as a subprocess, is killed while the session's tables play, and
+started again on the same database. Every table of the session resumes and finishes, the
+session and the tournament go on, and each table's result counts exactly once: the
+standings equal an independent computation from the stored matches, each of which replays
+to its stored result (docs/tournaments.md, "Reliability")."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from faultkit import write_config
+from serverkit import served_port
+
+from server.client import Client
+from server.config import Config
+from server.db.store import Store, upgrade
+from server.lobby import replay_log
+
+REPO = Path(__file__).resolve().parents[2]
+DIRECTOR = "tf_director"
+PASSWORD = "correct horse battery"
+PLAYERS = [f"tf_p{i}" for i in range(8)]
+
+pytestmark = pytest.mark.asyncio
+
+
+@dataclass
+class Served:
+    process: subprocess.Popen[str]
+    url: str
+
+
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen[str]]]:
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.wait(10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+async def serve(config: Path, log: Path, started: list[subprocess.Popen[str]]) -> Served:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GUOBIAO_")}
+    env["PYTHONUNBUFFERED"] = "1"
+    with open(log, "a", encoding="utf-8") as log_file:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "server", "serve", "--config", str(config)],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=log_file,
+            text=True,
+        )
+    started.append(process)
+    assert process.stdout is not None
+    line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 60)
+    port = served_port(line)
+    if port is None:
+        process.kill()
+        pytest.fail(f"no URL line from guobiao serve ({line!r}); log:\n{log.read_text()}")
+    return Served(process, f"ws://127.0.0.1:{port}/ws")
+
+
+def count(path: Path, sql: str) -> int:
+    with sqlite3.connect(path) as db:
+        return int(db.execute(sql).fetchone()[0])
+
+
+async def director_of(url: str, first: bool) -> Client:
+    client = await Client.connect(url, rate=None)
+    if first:
+        await client.register(DIRECTOR, PASSWORD)
+    else:
+        await client.login(DIRECTOR, PASSWORD)
+    return client
+
+
+async def ask(client: Client, kind: str, /, **payload: Any) -> dict[str, Any]:
+    reply = await client.request(kind, payload)
+    assert reply.type == "tournament", reply
+    return reply.payload
+
+
+async def until_finished(client: Client, tid: int, number: int) -> dict[str, Any]:
+    for _ in range(1200):
+        body = await ask(client, "tournament_get", tournament=tid)
+        if body["sessions"][number - 1]["state"] == "finished":
+            return body
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"session {number} never finished")
+
+
+async def test_sigkill_mid_session_then_restart_counts_every_table_once(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    path = tmp_path / "guobiao.db"
+    url = f"sqlite+aiosqlite:///{path}"
+    await upgrade(url)
+    store = await Store.open(url)
+    try:  # players nobody connects for: the server plays their seats
+        for name in PLAYERS:
+            await store.create_player(name, "x" * 60, False)
+    finally:
+        await store.close()
+    config = write_config(tmp_path, url)
+    with open(config, "a", encoding="utf-8") as more:
+        more.write(f'\n[tournaments]\ndirectors = "{DIRECTOR}"\n')
+    log = tmp_path / "serve.log"
+    kills = 0
+    served = await serve(config, log, processes)
+    director = await director_of(served.url, first=True)
+    tid = (
+        await ask(
+            director,
+            "tournament_create",
+            name="Crash",
+            sessions=2,
+            hands=4,
+            turn_seconds=5,
+            check_in=False,
+        )
+    )["id"]
+    await ask(director, "tournament_add_players", tournament=tid, players=PLAYERS)
+    for number in (1, 2):
+        await ask(director, "tournament_seat", tournament=tid)
+        await ask(director, "tournament_start_session", tournament=tid)
+        # Killed once the session's tables have stored some actions (mid-match).
+        before = count(path, "SELECT count(*) FROM actions")
+        for _ in range(20_000):
+            if count(path, "SELECT count(*) FROM actions") >= before + 60:
+                break
+            await asyncio.sleep(0.001)
+        await director.close()
+        served.process.send_signal(signal.SIGKILL)
+        served.process.wait(10)
+        kills += 1
+        finished = (
+            "SELECT count(*) FROM matches JOIN tournament_tables USING (table_id) "
+            f"WHERE session = {number} AND ended_at IS NOT NULL"
+        )
+        assert count(path, finished) == 0, "killed once a table had finished, not mid-match"
+        served = await serve(config, log, processes)
+        director = await director_of(served.url, first=False)
+        body = await until_finished(director, tid, number)
+    await director.close()
+    assert body["state"] == "finished" and kills == 2
+
+    # Each session has its two tables, each one match, finished once; the standings are
+    # the table points and scores of those matches, recomputed here.
+    store = await Store.open(url)
+    try:
+        tables = await store.tournaments.tables(tid)
+        assert [(t.session, t.number) for t in tables] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+        points: dict[str, Fraction] = {}
+        scores: dict[str, int] = {}
+        presets = Config().rule_presets()
+        for t in tables:
+            matches = await store.table_matches(t.table_id)
+            assert len(matches) == 1 and matches[0].ended_at is not None
+            stored = matches[0]
+            replayed = replay_log(stored, await store.match_actions(stored.id), presets)
+            assert list(replayed.scores) == list(stored.final_scores or ())
+            assert t.hands_played == 4
+            for name, tp, score in zip(
+                stored.seats,
+                tp_of(list(stored.final_scores or ())),
+                stored.final_scores or (),
+                strict=True,
+            ):
+                points[name] = points.get(name, Fraction(0)) + tp
+                scores[name] = scores.get(name, 0) + score
+    finally:
+        await store.close()
+    got = {r["player"]: (Fraction(r["table_points"]), r["score"]) for r in body["standings"]}
+    assert got == {p: (points[p], scores[p]) for p in points}
+    print(f"\n[tournament faults] SIGKILL: {kills} kills mid-session; 4 tables, each counted once")
+
+
+def tp_of(scores: list[int]) -> list[Fraction]:
+    points = [4, 2, 1, 0]
+    out = []
+    for s in scores:
+        above = sum(1 for x in scores if x > s)
+        tied = sum(1 for x in scores if x == s)
+        out.append(Fraction(sum(points[above : above + tied]), tied))
+    return out
