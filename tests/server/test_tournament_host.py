@@ -376,3 +376,52 @@ def check_standings(
     assert got == {p: (points[p], scores[p]) for p in points}
     order = [(Fraction(r["table_points"]), r["score"]) for r in body["standings"]]
     assert order == sorted(order, reverse=True)
+
+
+async def test_a_crash_while_a_session_starts_makes_its_missing_tables_at_restart(
+    start_server: StartServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session is marked started before its tables are made: when making the second
+    table fails (the process dies there), the next start makes it, and only it."""
+    app = await start_server(tournaments={"directors": DIRECTOR}, database="crash.db")
+    director = await connect(app, DIRECTOR)
+    names = [f"td_c{i}" for i in range(8)]
+    for name in names:
+        await app.store.create_player(name, "x" * 60, False)
+    tid = (
+        await ask(director, "tournament_create", name="Crash", sessions=1, hands=1, check_in=False)
+    )["id"]
+    await ask(director, "tournament_add_players", tournament=tid, players=names)
+    await ask(director, "tournament_seat", tournament=tid)
+    assert app.lobby is not None
+    real_create = app.lobby.create
+    made: list[str] = []
+
+    async def dies_at_the_second(*args: Any, **kwargs: Any) -> Any:
+        if made:
+            raise RuntimeError("the process died here")
+        table = await real_create(*args, **kwargs)
+        made.append(table.id)
+        return table
+
+    monkeypatch.setattr(app.lobby, "create", dies_at_the_second)
+    error = await refused(director, "tournament_start_session", tournament=tid)
+    assert error.code == "internal_error"
+    assert [t.number for t in await app.store.tournaments.tables(tid)] == [1]
+    await director.close()
+    await app.stop()
+
+    again = await start_server(tournaments={"directors": DIRECTOR}, database="crash.db")
+    tables = await again.store.tournaments.tables(tid)
+    assert [t.number for t in tables] == [1, 2] and tables[0].table_id == made[0]
+    client = await Client.connect(f"ws://127.0.0.1:{again.port}/ws", rate=None)
+    try:
+        await client.login(DIRECTOR, PASSWORD)
+        for _ in range(400):
+            body = await ask(client, "tournament_get", tournament=tid)
+            if body["state"] == "finished":
+                break
+            await asyncio.sleep(0.05)
+        assert body["state"] == "finished" and len(body["standings"]) == 8
+    finally:
+        await client.close()
