@@ -32,7 +32,7 @@ from server.db.models import iso
 from server.errors import ServerError
 from server.lobby import Lobby
 from server.protocol import TournamentRequest, encode
-from server.table import JoinInput, ReplaceInput, Table, commitment, hand_salt
+from server.table import JoinInput, LobbyError, ReplaceInput, Table, commitment, hand_salt
 from server.tournaments import scoring, seating
 from server.tournaments.store import (
     SessionRow,
@@ -46,6 +46,7 @@ log = logging.getLogger("guobiao.tournaments")
 
 PUSH_SECONDS = 1.0  # a tournament's ``tournament_changed`` goes out at most this often
 BOT = "bot:default"  # the substitute a seat gets when nobody is named
+REPLACE_SECONDS = 10.0  # the most a substitute waits for the table in play to seat it
 
 
 class TournamentError(ServerError):
@@ -338,6 +339,7 @@ class Tournaments:
                 for s in state.sessions:
                     if s.state == "playing":
                         await self._open_tables(state, s)
+                        await self._seat_substitutes(await self._state(row.id), s)
                 await self._settle(row.id)
 
     async def table_finished(self, table: Table) -> None:
@@ -1046,9 +1048,15 @@ class Tournaments:
                     "bad_message", f"substitute: {label} already has a seat in session {s.number}"
                 )
         now = datetime.now(UTC)
-        await self.store.substitute(state.row.id, s.number, player, label, by, now)
+        entry = await self.store.substitute(state.row.id, s.number, player, label, by, now)
         if s.state == "playing":
-            await self._replace_at_table(state, s, player, label)
+            # Stored first (a restart puts every stored substitute in its seat: ``start``),
+            # then taken back if the table refuses it.
+            try:
+                await self._replace_at_table(state, s, player, label)
+            except (LobbyError, TournamentError) as exc:
+                await self.store.unsubstitute(entry)
+                raise TournamentError(exc.code, f"substitute: {exc.reason}") from None
         return "seating"
 
     async def _replace_at_table(
@@ -1060,8 +1068,27 @@ class Tournaments:
                 continue
             made = next((t for t in state.tables if t.session == s.number and t.number == i), None)
             live = self.lobby.tables.get(made.table_id) if made is not None else None
-            if live is not None:
-                await live.queue.put(ReplaceInput(None, None, table.index(player), label))
+            if live is None or live.state == "finished":
+                raise TournamentError(
+                    "tournament_state",
+                    f"table {i} of session {s.number} has finished: its seats are as played",
+                )
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            await live.queue.put(ReplaceInput(None, None, table.index(player), label, done))
+            await asyncio.wait_for(done, REPLACE_SECONDS)
+
+    async def _seat_substitutes(self, state: _State, s: SessionRow) -> None:
+        """Every stored substitute of the playing session ``s`` in its seat at the live
+        table (after a restart: one stored just before a crash may not be yet)."""
+        for i, labels in enumerate(state.seat_labels(s), 1):
+            made = next((t for t in state.tables if t.session == s.number and t.number == i), None)
+            live = self.lobby.tables.get(made.table_id) if made is not None else None
+            if live is None or live.state == "finished":
+                continue
+            for k, label in enumerate(labels):
+                seat = live.seats[k]
+                if seat is None or seat.label != label:
+                    await live.queue.put(ReplaceInput(None, None, k, label))
 
     async def _penalty(self, state: _State, m: TournamentRequest, by: str, now: datetime) -> int:
         player, kind, amount = m.get("player"), m.get("kind"), Fraction(m.get("amount"))

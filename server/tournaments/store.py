@@ -537,17 +537,26 @@ class TournamentStore:
 
     async def substitute(  # noqa: PLR0917 (a substitution's columns)
         self, tournament_id: int, number: int, player: str, substitute: str, by: str, now: datetime
-    ) -> None:
+    ) -> int:
+        """Record a substitute; its row's id (for ``unsubstitute``)."""
         async with self._write() as session:
-            session.add(
-                TournamentSubstitution(
-                    tournament_id=tournament_id,
-                    session=number,
-                    player=player,
-                    substitute=substitute,
-                    by=by,
-                    at=now,
-                )
+            row = TournamentSubstitution(
+                tournament_id=tournament_id,
+                session=number,
+                player=player,
+                substitute=substitute,
+                by=by,
+                at=now,
+            )
+            session.add(row)
+            await session.flush()
+            return row.id
+
+    async def unsubstitute(self, substitution_id: int) -> None:
+        """Take back a substitute the table in play refused."""
+        async with self._write() as session:
+            await session.execute(
+                delete(TournamentSubstitution).where(TournamentSubstitution.id == substitution_id)
             )
 
     async def log(self, tournament_id: int) -> list[LogRow]:

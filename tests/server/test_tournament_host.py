@@ -425,3 +425,72 @@ async def test_a_crash_while_a_session_starts_makes_its_missing_tables_at_restar
         assert body["state"] == "finished" and len(body["standings"]) == 8
     finally:
         await client.close()
+
+
+async def test_a_substitute_takes_a_seat_in_play_or_is_refused_and_forgotten(
+    start_server: StartServer, http_get: HttpGet
+) -> None:
+    app = await start_server(tournaments={"directors": DIRECTOR}, accounts={"register_burst": 50})
+    director = await connect(app, DIRECTOR)
+    names = [f"td_s{i}" for i in range(4)]
+    players = [await connect(app, n) for n in names]
+    reserve = await connect(app, "td_reserve")
+    try:
+        tid = (
+            await ask(
+                director,
+                "tournament_create",
+                name="Subs",
+                sessions=1,
+                hands=1,
+                turn_seconds=60,
+                check_in=False,
+            )
+        )["id"]
+        await ask(director, "tournament_add_players", tournament=tid, players=names)
+        await ask(director, "tournament_seat", tournament=tid)
+        told = [
+            asyncio.create_task(p.wait_for(lambda m: m.type == "tournament_session"))
+            for p in players
+        ]
+        await asyncio.sleep(0)
+        await ask(director, "tournament_start_session", tournament=tid)
+        await asyncio.gather(*told)  # seated, attached, not playing: the table waits for them
+        # The reserve sits at another table: refused there, and nothing is recorded.
+        other = (await reserve.create_table()).table
+        await reserve.join_table(other)
+        error = await refused(
+            director,
+            "tournament_substitute",
+            tournament=tid,
+            player=names[1],
+            substitute="td_reserve",
+        )
+        assert error.code == "already_seated"
+        # A bot takes names[0]'s seat mid-match; the table shows it at once.
+        await ask(
+            director, "tournament_substitute", tournament=tid, player=names[0], substitute="bot"
+        )
+        _, session = await get_json(http_get, app, f"/api/tournaments/{tid}/sessions/1")
+        seats = session["tables"][0]["seats"]
+        assert {s["player"]: s["substitute"] for s in seats} == {
+            names[0]: "bot:default",
+            names[1]: None,
+            names[2]: None,
+            names[3]: None,
+        }
+        assert app.lobby is not None
+        live = app.lobby.get(session["tables"][0]["table_id"])
+        assert [s.label for s in live.seats if s is not None].count("bot:default") == 1
+    finally:
+        for c in (*players, reserve):
+            await c.close()  # gone: their seats are played to the end
+    try:
+        for _ in range(400):
+            body = await ask(director, "tournament_get", tournament=tid)
+            if body["state"] == "finished":
+                break
+            await asyncio.sleep(0.05)
+        assert sorted(r["player"] for r in body["standings"]) == names[1:]
+    finally:
+        await director.close()
