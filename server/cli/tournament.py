@@ -850,11 +850,8 @@ def _occupant(seat: dict[str, Any]) -> str:
 
 def _print_seating(view: dict[str, Any]) -> None:
     tables = view.get("tables") or []
-    cells = [[_occupant(s) for s in t.get("seats", [])] for t in tables]
-    width = max([len(c) for row in cells for c in row] + [6])
-    print(f"{'table':>5}  " + "  ".join(f"{w:<{width}}" for w in WINDS).rstrip())
-    for table, row in zip(tables, cells, strict=True):
-        print(f"{table['table']:>5}  " + "  ".join(f"{c:<{width}}" for c in row).rstrip())
+    grid = [[str(t["table"]), *(_occupant(s) for s in t.get("seats", []))] for t in tables]
+    _print_grid(["table", *WINDS], grid, "><<<<")
     byes = view.get("byes") or []
     print(f"byes: {', '.join(byes) if byes else 'none'}")
     repeats = view.get("repeats") or []
@@ -937,18 +934,25 @@ def _print_standings(data: dict[str, Any]) -> None:
         print("no standings yet (no session finished)")
         return
     numbers = sorted({ln["session"] for row in rows for ln in row.get("sessions", [])})
-    width = max([len(str(r["player"])) for r in rows] + [6])
-    header = f"{'place':>5}  {'player':<{width}} {'points':>8} {'score':>7}"
-    header += "".join(f"  {f'S{n}':>13}" for n in numbers)
-    print(header)
+    grid = []
     for row in rows:
         by_session = {ln["session"]: ln for ln in row.get("sessions", [])}
-        line = f"{row['place']:>5}  {row['player']:<{width}} {_points(row):>8} {row['score']:>+7}"
+        cells = [str(row["place"]), str(row["player"]), _points(row), f"{row['score']:+d}"]
         for n in numbers:
             ln = by_session.get(n)
-            cell = "-" if ln is None else f"{ln['table_points']} ({ln['score']:+d})"
-            line += f"  {cell:>13}"
-        print(line)
+            cells.append("-" if ln is None else f"{ln['table_points']} ({ln['score']:+d})")
+        grid.append(cells)
+    header = ["place", "player", "points", "score", *(f"S{n}" for n in numbers)]
+    _print_grid(header, grid, "><>>" + ">" * len(numbers))
+
+
+def _print_grid(header: list[str], rows: list[list[str]], align: str) -> None:
+    """Columns as wide as their widest cell, two spaces apart, aligned by ``align`` (one
+    ``<`` or ``>`` a column)."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for cells in [header, *rows]:
+        line = "  ".join(f"{c:{a}{w}}" for c, a, w in zip(cells, align, widths, strict=True))
+        print(line.rstrip())
 
 
 def _points(row: dict[str, Any]) -> str:
