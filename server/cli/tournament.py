@@ -818,14 +818,27 @@ def _grant(args: argparse.Namespace) -> int:
 async def _grant_in(args: argparse.Namespace, url: str) -> int:
     if await migrate.current(url) != migrate.head():
         return _fail(f"{display(url)} is not migrated: run 'guobiao db upgrade' first")
-    async with await Store.open(url) as store:
-        await store.tournaments.grant(args.name, tournament_id=args.tournament, revoke=args.revoke)
     what = (
         f"direct tournament {args.tournament}"
         if args.tournament is not None
         else "create tournaments"
     )
-    print(f"{args.name} {'may no longer' if args.revoke else 'may now'} {what}")
+    async with await Store.open(url) as store:
+        tournaments = store.tournaments
+        account = await tournaments.account(args.name)
+        if not args.revoke:
+            if account is None:
+                return _fail(f"no account {args.name!r}: it must be registered first")
+            if account[1]:
+                return _fail(f"{args.name} is a guest account: guests cannot {what}")
+            if args.tournament is not None and await tournaments.get(args.tournament) is None:
+                return _fail(f"no tournament {args.tournament}")
+        name = account[0] if account is not None else args.name
+        changed = await tournaments.grant(name, tournament_id=args.tournament, revoke=args.revoke)
+    if args.revoke:
+        print(f"{name} may no longer {what}" + ("" if changed else " (nor could before)"))
+    else:
+        print(f"{name} may now {what}" + ("" if changed else " (could already)"))
     return 0
 
 
@@ -836,8 +849,11 @@ def _print_json(data: object) -> None:
     print(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-def _next(data: dict[str, Any]) -> int:
-    """The number of the session to come: one past the last started."""
+def _next(data: dict[str, Any]) -> object:
+    """The number of the session to come (the API's ``next_session``; else one past the
+    last started)."""
+    if data.get("next_session") is not None:
+        return data["next_session"]
     started = [s["number"] for s in data.get("sessions", []) if s.get("state") != "seated"]
     return max(started, default=0) + 1
 
