@@ -97,14 +97,15 @@ async def test_a_director_runs_a_session_from_the_command_line(
     assert status == 0, out
     assert out == f"tournament {tid}: registered amy, ben, cai, dee\n4 player(s) registered\n"
 
-    # The players connect and wait for their seats before the session starts.
+    # The players connect; three wait for their seats before the session starts, the
+    # fourth asks once it has started (its seat may have come already: it is kept).
     clients = [await Client.connect(server) for _ in PLAYERS]
     try:
         for client, name in zip(clients, PLAYERS, strict=True):
             await client.login(name, password)
         plays = [
             asyncio.create_task(play_tournament(c, tid, make_bot("fast"), session=1, timeout=60))
-            for c in clients
+            for c in clients[:3]
         ]
         assert await cli("seat", str(tid), "--server", server, "--user", "td") == 0
         out = capsys.readouterr().out
@@ -117,6 +118,8 @@ async def test_a_director_runs_a_session_from_the_command_line(
         assert await cli("start", str(tid), "--server", server, "--user", "td") == 0
         out = capsys.readouterr().out
         assert out.startswith(f"tournament {tid}, session 1 started: 1 table(s)\n"), out
+        last = play_tournament(clients[3], tid, make_bot("fast"), timeout=60)
+        plays.append(asyncio.create_task(last))
         ends = await asyncio.wait_for(asyncio.gather(*plays), 120)
     finally:
         for client in clients:
@@ -138,6 +141,14 @@ async def test_a_director_runs_a_session_from_the_command_line(
     assert sorted(row["player"] for row in standings) == PLAYERS
     assert sum(Fraction(row["table_points"]) for row in standings) == 7
     assert sum(row["score"] for row in standings) == 0
+    # The scores are those of the match the bots played.
+    played = {
+        c.username: end["scores"][seat.seat]
+        for c, end in zip(clients, ends, strict=True)
+        if end is not None
+        for seat in c.tournament_seats.values()
+    }
+    assert {row["player"]: row["score"] for row in standings} == played
     # The same over the websocket, logged in.
     assert await cli("standings", str(tid), "--json", "--server", server, "--user", "amy") == 0
     assert json.loads(capsys.readouterr().out) == api["standings"]
