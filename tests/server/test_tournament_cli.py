@@ -1,26 +1,30 @@
-"""``guobiao tournament``: the command line against a real server (the ``start_server``
-fixture), run in-process (``main([...])`` in a thread, as a shell would run it), with four
-network bot clients (``server.client.play_tournament``) playing the session it starts; and
+"""``guobiao tournament``: the command line against a real server (``server_app``), run
+in-process (``main([...])`` in a thread, as a shell would run it), with four network bot
+clients (``server.client.play_tournament``) playing the session it starts; and
 its refusals: a non-director's requests, and bad arguments caught before connecting."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from httpkit import http_request
+from serverkit import TEST_LIMITS, TEST_TIMERS
 
 from engine.bots import make_bot
 from server.app import App
 from server.cli import main
 from server.cli.tournament import http_base
 from server.client import Client, play_tournament
+from server.config import AccountsSection, Config, DatabaseSection, ServerSection
 
 PASSWORD = "correct horse battery"
 PLAYERS = ["amy", "ben", "cai", "dee"]
@@ -51,6 +55,33 @@ async def until(check: Callable[[], Awaitable[bool]], timeout: float = 60) -> No
             await asyncio.sleep(0.1)
 
 
+@pytest_asyncio.fixture
+async def server_app(tmp_path: Path) -> AsyncIterator[App]:
+    """A running server with the test settings (as the ``app`` fixture) whose login limits
+    let a director's script through: every ``guobiao tournament`` command logs in anew,
+    a dozen in a few seconds from one address and account."""
+    accounts = dataclasses.replace(
+        AccountsSection(),
+        login_per_minute=6000,
+        login_burst=1000,
+        account_login_per_minute=6000,
+        account_login_burst=1000,
+    )
+    config = Config(
+        server=ServerSection(host="127.0.0.1", port=0, data_dir=str(tmp_path)),
+        database=DatabaseSection(url=f"sqlite+aiosqlite:///{tmp_path / 'server.db'}"),
+        timers=TEST_TIMERS,
+        limits=TEST_LIMITS,
+        accounts=accounts,
+    )
+    server = App(config)
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
 @pytest.fixture
 def password(monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("GUOBIAO_PASSWORD", PASSWORD)
@@ -58,10 +89,10 @@ def password(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 async def created_tournament(app: App, capsys: pytest.CaptureFixture[str], *extra: str) -> int:
-    """A tournament created by the director ``td`` with the CLI; its id."""
+    """A tournament created by the director ``rita`` with the CLI; its id."""
     server = f"ws://127.0.0.1:{app.port}/ws"
     status = await cli(
-        "create", "--server", server, "--user", "td", "--name", "Club night",
+        "create", "--server", server, "--user", "rita", "--name", "Club night",
         "--sessions", "2", "--hands", "1", "--turn-seconds", "1", "--no-check-in",
         "--seating", "random,avoid", *extra,
     )  # fmt: skip
@@ -74,24 +105,21 @@ async def created_tournament(app: App, capsys: pytest.CaptureFixture[str], *extr
 
 @pytest.mark.asyncio
 async def test_a_director_runs_a_session_from_the_command_line(
-    start_server: Callable[..., Awaitable[App]],
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    password: str,
+    server_app: App, capsys: pytest.CaptureFixture[str], tmp_path: Path, password: str
 ) -> None:
-    app = await start_server()
+    app = server_app
     server = f"ws://127.0.0.1:{app.port}/ws"
-    await accounts(app, "td", *PLAYERS)
+    await accounts(app, "rita", *PLAYERS)
     database = ["--database-url", app.config.database_url]
-    assert await cli("grant", "td", *database) == 0
-    assert capsys.readouterr().out == "td may now create tournaments\n"
+    assert await cli("grant", "rita", *database) == 0
+    assert capsys.readouterr().out == "rita may now create tournaments\n"
     tid = await created_tournament(app, capsys)
 
     names = tmp_path / "players.txt"
     names.write_text("# the last two\ncai\n\ndee\n", encoding="utf-8")
     status = await cli(
         "register", str(tid), "amy", "ben", "--file", str(names), "--server", server,
-        "--user", "td",
+        "--user", "rita",
     )  # fmt: skip
     out = capsys.readouterr().out
     assert status == 0, out
@@ -107,7 +135,7 @@ async def test_a_director_runs_a_session_from_the_command_line(
             asyncio.create_task(play_tournament(c, tid, make_bot("fast"), session=1, timeout=60))
             for c in clients[:3]
         ]
-        assert await cli("seat", str(tid), "--server", server, "--user", "td") == 0
+        assert await cli("seat", str(tid), "--server", server, "--user", "rita") == 0
         out = capsys.readouterr().out
         lines = out.splitlines()
         assert lines[0] == f"tournament {tid}, session 1 seated (random):"
@@ -115,7 +143,7 @@ async def test_a_director_runs_a_session_from_the_command_line(
         assert lines[2].split()[0] == "1" and sorted(lines[2].split()[1:]) == PLAYERS
         assert "byes: none" in lines and "no repeat opponents" in lines
 
-        assert await cli("start", str(tid), "--server", server, "--user", "td") == 0
+        assert await cli("start", str(tid), "--server", server, "--user", "rita") == 0
         out = capsys.readouterr().out
         assert out.startswith(f"tournament {tid}, session 1 started: 1 table(s)\n"), out
         last = play_tournament(clients[3], tid, make_bot("fast"), timeout=60)
@@ -129,11 +157,16 @@ async def test_a_director_runs_a_session_from_the_command_line(
     assert len(seated) == 4 and {t for _, t, _ in seated} == {1}
     assert sorted(w for _, _, w in seated) == sorted("ESWN")
 
-    async def finished() -> bool:
-        data = await get_json(app, f"/api/tournaments/{tid}")
-        return bool(data["sessions"]) and data["sessions"][0]["state"] == "finished"
+    # The session finishes once its table's match is stored (asked over the websocket: a
+    # request also settles the sessions whose tables all finished).
+    async with await Client.connect(server) as director:
+        await director.login("rita", password)
 
-    await until(finished)
+        async def finished() -> bool:
+            data = await director.tournament_get(tid)
+            return bool(data["sessions"]) and data["sessions"][0]["state"] == "finished"
+
+        await until(finished)
     api = await get_json(app, f"/api/tournaments/{tid}")
     assert await cli("standings", str(tid), "--json", "--server", server) == 0
     standings = json.loads(capsys.readouterr().out)
@@ -174,61 +207,74 @@ async def test_a_director_runs_a_session_from_the_command_line(
     first = standings[0]["player"]
     status = await cli(
         "penalty", str(tid), first, "-10", "--reason", "slow play", "--session", "1",
-        "--server", server, "--user", "td",
+        "--server", server, "--user", "rita",
     )  # fmt: skip
-    out = capsys.readouterr().out
-    assert status == 0, out
+    out, err = capsys.readouterr()
+    assert status == 0, err
     entry = re.match(rf"tournament {tid}: log entry (\d+): penalty -10 for {first}", out)
     assert entry, out
     after = {r["player"]: r for r in (await get_json(app, f"/api/tournaments/{tid}"))["standings"]}
     assert after[first]["score"] == standings[0]["score"] - 10
     status = await cli(
         "undo", str(tid), entry[1], "--reason", "entered by mistake", "--server", server,
-        "--user", "td",
+        "--user", "rita",
     )  # fmt: skip
-    assert status == 0, capsys.readouterr()
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert re.fullmatch(
+        rf"tournament {tid}: log entry \d+: entry {entry[1]} undone: entered by mistake\n", out
+    ), out
     again = (await get_json(app, f"/api/tournaments/{tid}"))["standings"]
     assert again == standings
     assert await cli("show", str(tid), "--server", server) == 0
     shown = capsys.readouterr().out
     assert shown.startswith(f"tournament {tid}: Club night (running; ")
-    assert "directors: td" in shown and "players (4" in shown
+    assert "directors: rita" in shown and "players (4" in shown
     assert f"penalty -10 for {first} in session 1: slow play" in shown and "[undone]" in shown
 
 
 @pytest.mark.asyncio
 async def test_a_non_director_is_refused_in_one_line(
-    start_server: Callable[..., Awaitable[App]],
-    capsys: pytest.CaptureFixture[str],
-    password: str,
+    server_app: App, capsys: pytest.CaptureFixture[str], password: str
 ) -> None:
-    app = await start_server()
+    app = server_app
     server = f"ws://127.0.0.1:{app.port}/ws"
-    await accounts(app, "td", "lin")
-    assert await cli("grant", "td", "--database-url", app.config.database_url) == 0
+    await accounts(app, "rita", "lina")
+    assert await cli("grant", "rita", *_db(app)) == 0
+    assert await cli("grant", "rita", *_db(app)) == 0
+    out = capsys.readouterr().out
+    assert (
+        out == "rita may now create tournaments\nrita may now create tournaments (could already)\n"
+    )
     tid = await created_tournament(app, capsys)
 
-    status = await cli("create", "--name", "Mine", "--server", server, "--user", "lin")
+    status = await cli("create", "--name", "Mine", "--server", server, "--user", "lina")
     err = capsys.readouterr().err
     assert status == 1
     assert err.startswith("guobiao tournament: not_director: ") and err.count("\n") == 1, err
-    assert await cli("seat", str(tid), "--server", server, "--user", "lin") == 1
+    assert await cli("seat", str(tid), "--server", server, "--user", "lina") == 1
     err = capsys.readouterr().err
     assert err.startswith("guobiao tournament: not_director: ") and err.count("\n") == 1, err
-    # A director of this one tournament only may seat it, and a revoked one may not.
-    assert await cli("grant", "lin", "--tournament", str(tid), *_db(app)) == 0
-    assert capsys.readouterr().out == f"lin may now direct tournament {tid}\n"
-    assert await cli("registration", str(tid), "closed", "--server", server, "--user", "lin") == 0
+    # A director of this one tournament may direct it, and once revoked may not.
+    assert await cli("grant", "nobody", *_db(app)) == 1
+    assert capsys.readouterr().err == (
+        "guobiao tournament: no account 'nobody': it must be registered first\n"
+    )
+    assert await cli("grant", "lina", "--tournament", "999", *_db(app)) == 1
+    assert capsys.readouterr().err == "guobiao tournament: no tournament 999\n"
+    assert await cli("grant", "lina", "--tournament", str(tid), *_db(app)) == 0
+    assert capsys.readouterr().out == f"lina may now direct tournament {tid}\n"
+    assert await cli("registration", str(tid), "closed", "--server", server, "--user", "lina") == 0
     assert capsys.readouterr().out == f"tournament {tid}: registration is closed\n"
-    assert await cli("grant", "lin", "--tournament", str(tid), "--revoke", *_db(app)) == 0
-    assert capsys.readouterr().out == f"lin may no longer direct tournament {tid}\n"
-    assert await cli("registration", str(tid), "open", "--server", server, "--user", "lin") == 1
+    assert await cli("grant", "lina", "--tournament", str(tid), "--revoke", *_db(app)) == 0
+    assert capsys.readouterr().out == f"lina may no longer direct tournament {tid}\n"
+    assert await cli("registration", str(tid), "open", "--server", server, "--user", "lina") == 1
     assert "not_director" in capsys.readouterr().err
 
     status = await cli("show", "999", "--server", server)
     err = capsys.readouterr().err
     assert status == 1 and "HTTP 404" in err and err.count("\n") == 1, err
-    assert await cli("standings", "999", "--server", server, "--user", "lin") == 1
+    assert await cli("standings", "999", "--server", server, "--user", "lina") == 1
     assert capsys.readouterr().err.startswith("guobiao tournament: no_such_tournament: ")
 
 
@@ -237,7 +283,7 @@ def _db(app: App) -> list[str]:
 
 
 # Nothing listens on port 1: a command that got as far as connecting would exit 1 saying so.
-NOWHERE = ["--server", "ws://127.0.0.1:1/ws", "--user", "td"]
+NOWHERE = ["--server", "ws://127.0.0.1:1/ws", "--user", "rita"]
 
 
 @pytest.mark.parametrize(
