@@ -27,7 +27,8 @@
   (``tournament_create``, ``tournament_seat``, ...) are thin wrappers. When a session starts,
   the server pushes ``tournament_session`` to each seated player and attaches the connection
   to its table: the client records the seat (``tournament_seats``) and the table's seat, and
-  ``wait_tournament_session`` awaits it; ``play_tournament`` waits and then plays that table.
+  ``wait_tournament_session`` awaits it (or, connected after the start, joins the table the
+  tournament names as ``you.seat``); ``play_tournament`` waits and then plays that table.
 - ``record=True`` keeps every received frame (``client.frames``), for tests that check what
   the server let a client see.
 
@@ -730,32 +731,62 @@ class Client:
         self, tournament: int, session: int | None = None, timeout: float | None = None
     ) -> TournamentSeat:
         """Our seat in ``session`` of ``tournament`` (None: the next session not yet
-        returned), from the server's ``tournament_session`` push, at once when it came
-        already, else when it comes (``RequestTimeout`` after ``timeout``). The connection
-        is then at the table: its updates go to ``tables[seat.table_id]`` (``play``)."""
+        returned), once the connection is at its table: its updates go to
+        ``tables[seat.table_id]`` (``play``).
 
-        def fits(key: tuple[int, int]) -> bool:
-            return key[0] == tournament and (
-                key[1] == session if session is not None else key not in self._seats_taken
+        The seat comes from the server's ``tournament_session`` push: at once when it came
+        already. Else the tournament is asked (``tournament_get``): when its ``you.seat`` is
+        at a table of a started session (we connected after it started, or reconnected),
+        we join that table. Else the push is awaited (``RequestTimeout`` after ``timeout``).
+        A table that no longer takes us (its match is over) raises ``ServerError``.
+        """
+
+        def fits(t: object, n: object) -> bool:
+            return (
+                t == tournament
+                and isinstance(n, int)
+                and (
+                    n == session
+                    if session is not None
+                    else (tournament, n) not in self._seats_taken
+                )
             )
 
         def pushed(message: Incoming) -> bool:
-            t, n = message.payload.get("tournament"), message.payload.get("session")
-            return (
-                message.type == "tournament_session"
-                and isinstance(t, int)
-                and isinstance(n, int)
-                and fits((t, n))
+            p = message.payload
+            return message.type == "tournament_session" and fits(
+                p.get("tournament"), p.get("session")
             )
 
-        known = sorted(key for key in self.tournament_seats if fits(key))
-        if known:
-            key = known[0]
-        else:
+        seat = min(
+            (s for k, s in self.tournament_seats.items() if fits(*k)), key=_number, default=None
+        )
+        if seat is None:
+            seat = await self._seat_of(tournament, fits)
+        if seat is None:
             seat = TournamentSeat.from_payload((await self.wait_for(pushed, timeout)).payload)
-            key = (seat.tournament, seat.session)
-        self._seats_taken.add(key)
-        return self.tournament_seats[key]
+        self._seats_taken.add((seat.tournament, seat.session))
+        return self.tournament_seats[(seat.tournament, seat.session)]
+
+    async def _seat_of(
+        self, tournament: int, fits: Callable[[object, object], bool]
+    ) -> TournamentSeat | None:
+        """Our seat at a table of a started session, as the tournament says (``you.seat``),
+        once we have joined that table; None when we have no such seat."""
+        data = await self.tournament_get(tournament)
+        you = data.get("you") or {}
+        mine = you.get("seat") if isinstance(you, dict) else None
+        if not isinstance(mine, dict) or not mine.get("table_id"):
+            return None
+        if not fits(tournament, mine.get("session")):
+            return None
+        seat = TournamentSeat.from_payload({"tournament": tournament, **mine})
+        key = (seat.tournament, seat.session)
+        if key in self.tournament_seats:  # its push came meanwhile: we are at the table
+            return self.tournament_seats[key]
+        await self.join_table(seat.table_id)
+        self.tournament_seats[key] = seat
+        return seat
 
     # --------------------------------------------------------------- play ---
 
@@ -967,6 +998,10 @@ class Client:
             return
         self.tournament_seats[(seat.tournament, seat.session)] = seat
         self._table(seat.table_id).seat = seat.seat
+
+
+def _number(seat: TournamentSeat) -> int:
+    return seat.session
 
 
 def normalize_url(url: str) -> str:

@@ -947,7 +947,7 @@ def _print_show(data: dict[str, Any]) -> None:
 def _print_standings(data: dict[str, Any]) -> None:
     rows = data.get("standings") or []
     if not rows:
-        print("no standings yet (no session finished)")
+        print("no standings yet: no table has finished its match")
         return
     numbers = sorted({ln["session"] for row in rows for ln in row.get("sessions", [])})
     grid = []
@@ -960,6 +960,14 @@ def _print_standings(data: dict[str, Any]) -> None:
         grid.append(cells)
     header = ["place", "player", "points", "score", *(f"S{n}" for n in numbers)]
     _print_grid(header, grid, "><>>" + ">" * len(numbers))
+    duplicate = data.get("duplicate") or []
+    if duplicate:
+        print("duplicate (each seat and deal against the others who held it):")
+        grid = [
+            [str(r["player"]), str(r["deals"]), str(r["difference"]), f"{r['imps']:+d}"]
+            for r in duplicate
+        ]
+        _print_grid(["player", "deals", "difference", "IMPs"], grid, "<>>>")
 
 
 def _print_grid(header: list[str], rows: list[list[str]], align: str) -> None:

@@ -125,11 +125,11 @@ async def test_a_director_runs_a_session_from_the_command_line(
     assert status == 0, out
     assert out == f"tournament {tid}: registered amy, ben, cai, dee\n4 player(s) registered\n"
 
-    # The players connect; three wait for their seats before the session starts, the
-    # fourth asks once it has started (its seat may have come already: it is kept).
-    clients = [await Client.connect(server) for _ in PLAYERS]
+    # Three players connect and wait for their seats before the session starts; the
+    # fourth connects once it has started (no push for it: it finds its table by asking).
+    clients = [await Client.connect(server, record=i == 3) for i in range(len(PLAYERS))]
     try:
-        for client, name in zip(clients, PLAYERS, strict=True):
+        for client, name in zip(clients[:3], PLAYERS[:3], strict=True):
             await client.login(name, password)
         plays = [
             asyncio.create_task(play_tournament(c, tid, make_bot("fast"), session=1, timeout=60))
@@ -146,6 +146,7 @@ async def test_a_director_runs_a_session_from_the_command_line(
         assert await cli("start", str(tid), "--server", server, "--user", "rita") == 0
         out = capsys.readouterr().out
         assert out.startswith(f"tournament {tid}, session 1 started: 1 table(s)\n"), out
+        await clients[3].login(PLAYERS[3], password)
         last = play_tournament(clients[3], tid, make_bot("fast"), timeout=60)
         plays.append(asyncio.create_task(last))
         ends = await asyncio.wait_for(asyncio.gather(*plays), 120)
@@ -153,6 +154,7 @@ async def test_a_director_runs_a_session_from_the_command_line(
         for client in clients:
             await client.close()
     assert all(end is not None for end in ends)
+    assert not any(f["type"] == "tournament_session" for f in clients[3].frames)
     seated = {(c.username, s.table, s.wind) for c in clients for s in c.tournament_seats.values()}
     assert len(seated) == 4 and {t for _, t, _ in seated} == {1}
     assert sorted(w for _, _, w in seated) == sorted("ESWN")
