@@ -13,6 +13,7 @@
     guobiao tournament penalty ID PLAYER AMOUNT --reason TEXT [--kind K] [--session N]
     guobiao tournament undo ID ENTRY --reason TEXT
     guobiao tournament close ID
+    guobiao tournament list [--json]              the public tournaments
     guobiao tournament show ID [--json]           settings, players, sessions, log
     guobiao tournament standings ID [--json]      place, player, table points, score, sessions
     guobiao tournament export ID --format csv|json [-o FILE]
@@ -21,7 +22,7 @@
 Every command but ``grant`` talks to a running server (``--server``, by default the address
 ``guobiao serve`` listens on). Requests go over its websocket, logged in as ``--user NAME``
 with the password from ``GUOBIAO_PASSWORD`` or asked for (never on the command line);
-``show``, ``standings`` and ``export`` read the HTTP API (``ws://HOST:PORT/ws`` ->
+``list``, ``show``, ``standings`` and ``export`` read the HTTP API (``ws://HOST:PORT/ws`` ->
 ``http://HOST:PORT``) and need no account, though ``show`` and ``standings`` ask over the
 websocket when ``--user`` is given. ``grant`` is the operator's: it gives (``--revoke``
 takes back) the director role, on the server's database directly, as ``guobiao ladder``
@@ -391,6 +392,14 @@ def add_parser(
         "guobiao tournament close 3 --user td",
         net,
     )
+    listing = _subparser(
+        actions,
+        "list",
+        "list the public tournaments, newest first",
+        "guobiao tournament list --server ws://club.example:8765/ws",
+        [server],
+    )
+    listing.add_argument("--json", action="store_true", help="print the API's JSON")
     show = _subparser(
         actions,
         "show",
@@ -542,6 +551,9 @@ async def _main(args: argparse.Namespace, request: dict[str, Any], password: str
     action: str = args.tournament_action
     if action == "export":
         return await _export(args)
+    if action == "list":
+        _print_list(args, await _http_json(args.server, "/api/tournaments"))
+        return 0
     if password is None:
         assert action in ("show", "standings")
         data = await _http_json(args.server, f"/api/tournaments/{args.tournament}")
@@ -897,6 +909,30 @@ def _print_settings(data: dict[str, Any]) -> None:
         f"check-in {'on' if s.get('check_in') else 'off'}, "
         f"{'public' if s.get('public') else 'private'}"
     )
+
+
+def _print_list(args: argparse.Namespace, data: dict[str, Any]) -> None:
+    rows = data.get("tournaments") or []
+    if args.json:
+        _print_json(rows)
+        return
+    if not rows:
+        print("no public tournaments")
+        return
+    grid = [
+        [
+            str(t["id"]),
+            str(t["name"]),
+            str(t["state"]),
+            f"{t['session']}/{t['sessions']}",
+            str(t["players"]),
+            "open" if t.get("registration_open") else "closed",
+            str(t.get("rules")) + (", duplicate" if t.get("duplicate") else ""),
+        ]
+        for t in rows
+    ]
+    header = ["id", "name", "state", "session", "players", "registration", "rules"]
+    _print_grid(header, grid, "><<>><<")
 
 
 def _print_show(data: dict[str, Any]) -> None:

@@ -228,6 +228,18 @@ async def test_a_director_runs_a_session_from_the_command_line(
     ), out
     again = (await get_json(app, f"/api/tournaments/{tid}"))["standings"]
     assert again == standings
+    assert await cli("list", "--server", server) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[0].split() == [
+        "id",
+        "name",
+        "state",
+        "session",
+        "players",
+        "registration",
+        "rules",
+    ]
+    assert listed[1].split() == [str(tid), "Club", "night", "running", "1/2", "4", "open", "mcr"]
     assert await cli("show", str(tid), "--server", server) == 0
     shown = capsys.readouterr().out
     assert shown.startswith(f"tournament {tid}: Club night (running; ")
@@ -344,7 +356,7 @@ def test_the_http_address_is_the_websockets() -> None:
 
 
 def test_every_subcommand_has_an_example(capsys: pytest.CaptureFixture[str]) -> None:
-    for action in ("create", "register", "seat", "start", "standings", "export", "show",
+    for action in ("create", "register", "seat", "start", "standings", "export", "show", "list",
                    "penalty", "undo", "substitute", "swap", "close", "grant"):  # fmt: skip
         with pytest.raises(SystemExit) as exited:
             main(["tournament", action, "--help"])
