@@ -542,6 +542,7 @@ def _password(args: argparse.Namespace) -> str:
     try:
         return getpass.getpass(f"password for {args.user}: ")
     except EOFError:
+        print(file=sys.stderr)  # end the prompt's line
         raise UsageError(
             f"no password for {args.user}: set {PASSWORD_ENV} or answer the prompt"
         ) from None
