@@ -473,7 +473,10 @@ def _prepare(args: argparse.Namespace) -> dict[str, Any]:
     if action == "register":
         names = list(args.names)
         if args.file:
-            names += _names_in(args.file)
+            listed = _names_in(args.file)
+            if not listed:
+                raise UsageError(f"no names in {args.file} (one a line)")
+            names += listed
         if len(set(names)) != len(names):
             twice = sorted({n for n in names if names.count(n) > 1})
             raise UsageError(f"named more than once: {', '.join(twice)}")

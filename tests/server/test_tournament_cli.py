@@ -246,6 +246,11 @@ async def test_a_director_runs_a_session_from_the_command_line(
     assert "directors: rita" in shown and "players (4" in shown
     assert f"penalty -10 for {first} in session 1: slow play" in shown and "[undone]" in shown
 
+    assert await cli("close", str(tid), "--server", server, "--user", "rita") == 0
+    closed = capsys.readouterr().out.splitlines()
+    assert closed[0] == f"tournament {tid} is finished; final standings:"
+    assert closed[1:] == table
+
 
 @pytest.mark.asyncio
 async def test_a_non_director_is_refused_in_one_line(
@@ -333,6 +338,7 @@ def test_bad_arguments_are_refused_before_connecting(
          "a score correction needs --session"),
         (["register", "1", "amy", "amy"], "named more than once: amy"),
         (["register", "1", "--file", "/nonexistent/players.txt"], "cannot read the names in"),
+        (["register", "1", "--file", "/dev/null"], "no names in /dev/null"),
     ],
 )  # fmt: skip
 def test_inconsistent_arguments_are_refused_before_connecting(
