@@ -13,7 +13,8 @@ A shorter match (a table option, not a rule: ``Match(..., hands=4)`` is the East
 only, 东风战) stops after its first ``hands`` deals, 1..16: the match ends after the hand in
 which the deal passes for the ``hands``-th time, the seats rotating as above for the
 rounds it reaches. Without dealer repeat every hand passes the deal, so that is ``hands``
-hands.
+hands. A match can also be stopped between two hands (``Match.stop``: a tournament
+session's time cap), after at least one.
 
 With dealer repeat (连庄, ``rules.dealer_repeat``) the dealer keeps the deal while
 winning, at most ``rules.repeat_cap`` repeats in a row (then the deal passes all the
@@ -174,6 +175,7 @@ class Match:
         self.round_index = 0
         self.dealer_position = 0
         self.repeat = 0
+        self.stopped = False  # ``stop``: ended between hands, short of ``hands``
         self._hold_claims = hold_claims
 
     @property
@@ -290,11 +292,28 @@ class Match:
     @property
     def over(self) -> bool:
         """Whether the hand just finished was the last: the deal has passed ``hands`` times
-        (counted by where the next deal would stand: round by round, position by position)."""
+        (counted by where the next deal would stand: round by round, position by position),
+        or the match was ``stop``ped after it."""
         if len(self.records) <= self.hand_index or not self.records:
             return False
+        if self.stopped:
+            return True
         round_index, dealer_position, _ = self._following()
         return round_index * HANDS_PER_ROUND + dealer_position >= self.hands
+
+    def stop(self) -> None:
+        """End the match after the hand just finished, short of its length (a session's time
+        cap: ``server.table``): ``over`` is true from now on, ``hands_total`` the hands
+        played. Not an action and not logged: a stopped match's log is the log of the hands
+        it played, and its replay is left where that log ends (its last hand over), with the
+        same scores; whoever replays it knows it stopped from elsewhere (the server, from its
+        table's ``ends_at``: ``server.cli.db``). ``IllegalAction`` (``hand_in_play``) while a
+        hand is being played or before the first one: a match has at least one hand, and the
+        hand in play is always played to its end."""
+        if self.hand is None or self.hand.phase is not Phase.OVER:
+            raise IllegalAction("hand_in_play", "a match stops only between hands")
+        self.stopped = True
+        self.hands_total = len(self.records)
 
     def start_hand(self) -> list[Event]:
         """Deal the next hand."""

@@ -415,7 +415,7 @@ class App:
         self.tournaments = Tournaments(
             self.config, self.store.tournaments, self.lobby, lambda: self.connections
         )
-        self.lobby.on_table_finished = self.tournaments.table_finished  # type: ignore[attr-defined]
+        self.lobby.on_table_finished = self.tournaments.table_finished
         await self.tournaments.start()
         await self._purge()
         self.purger = asyncio.create_task(self._purge_every(), name="purge")

@@ -9,6 +9,11 @@ replaying its stored actions through the engine (``replay_log``); a table whose 
 not replay is set aside (``set_aside``, shown by ``/healthz``) and the others resume.
 ``LobbyFeed`` sends the listing to the connections that subscribed to it
 (``subscribe_lobby``) whenever it changes, at most once a second.
+
+A tournament creates its tables here too, with their own settings (``create``'s ``ends_at``,
+``seed``, ``reveals``, ``watchable``, ``spectator_delay_seconds``, ``tournament``: stored
+with the table and restored with it), and hears of each table whose match finished
+(``on_table_finished``).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import asyncio
 import logging
 import math
 import secrets
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -31,6 +36,8 @@ from server.protocol import MAX_CLAIM_WINDOW_MS, encode
 from server.table import LobbyError, Seat, Table, TableStore, TableSummary
 
 log = logging.getLogger("guobiao.lobby")
+
+MAX_SPECTATOR_DELAY = 3600  # seconds: a tournament's spectators see its tables this late at most
 
 
 class LobbyStore(TableStore, Protocol):
@@ -100,6 +107,34 @@ def replay_log(
         return Match.replay(stored.seed, rules, rows, stored.id, hands=hands)
     except ReplayError as exc:
         raise LobbyError("corrupt_match", f"action {exc.line} does not replay: {exc.why}") from None
+
+
+def check_tournament_settings(
+    ends_at: datetime | None,
+    seed: int | None,
+    spectator_delay_seconds: int,
+    tournament: Sequence[int] | None,
+) -> None:
+    """``LobbyError`` (``bad_message``) naming the first of a tournament table's settings
+    (``Lobby.create``) that is out of its limits."""
+    if ends_at is not None and (ends_at.tzinfo is None or ends_at.utcoffset() is None):
+        raise LobbyError("bad_message", f"ends_at must be an aware datetime (UTC), got {ends_at!r}")
+    if seed is not None and (isinstance(seed, bool) or not 0 <= seed < 2**63):
+        raise LobbyError("bad_message", f"seed must be 0..2**63-1, got {seed!r}")
+    if not 0 <= spectator_delay_seconds <= MAX_SPECTATOR_DELAY:
+        raise LobbyError(
+            "bad_message",
+            f"spectator_delay_seconds must be 0..{MAX_SPECTATOR_DELAY}, "
+            f"got {spectator_delay_seconds!r}",
+        )
+    if tournament is not None and (
+        len(tournament) != 3 or not all(isinstance(n, int) and n >= 1 for n in tournament)
+    ):
+        raise LobbyError(
+            "bad_message",
+            f"tournament must be (tournament id, session, table), each 1 or more, "
+            f"got {tournament!r}",
+        )
 
 
 # -------------------------------------------------------------------- feed ---
@@ -178,6 +213,10 @@ class Lobby:
         self.claim_windows: dict[str, int] = config.claim_windows()  # presets' own windows
         self.set_aside: dict[str, SetAside] = {}  # tables restore could not rebuild
         self.feed = LobbyFeed(self.listing)  # subscribe_lobby
+        # Called (and awaited, in a task of its own; an exception is logged) with each table
+        # whose match was stored as finished: the tournament that seated it sets it.
+        self.on_table_finished: Callable[[Table], Awaitable[None]] | None = None
+        self.hooks: set[asyncio.Task[None]] = set()  # the calls of it running
 
     # -------------------------------------------------- the tables' host ---
 
@@ -186,6 +225,10 @@ class Lobby:
 
     def table_changed(self, summary: TableSummary) -> None:
         before = self.summaries.get(summary.table)
+        if summary.state == "finished" and (before is None or before.state != "finished"):
+            table = self.tables.get(summary.table)
+            if table is not None:  # (its state is finished once its match is stored so)
+                self._table_finished(table)
         if before is not None:
             for name in before.players:
                 if self.seated.get(name) == summary.table:
@@ -199,6 +242,23 @@ class Lobby:
 
     def table_done(self, table: Table) -> None:
         self.forget(table)
+
+    def _table_finished(self, table: Table) -> None:
+        """Call ``on_table_finished`` for ``table``, in a task: the table's task, which
+        tells the lobby, never waits for it."""
+        hook = self.on_table_finished
+        if hook is None:
+            return
+
+        async def call() -> None:
+            try:
+                await hook(table)
+            except Exception:
+                log.exception("on_table_finished failed for table %s", table.id)
+
+        task = asyncio.create_task(call(), name=f"table-finished-{table.id}")
+        self.hooks.add(task)
+        task.add_done_callback(self.hooks.discard)
 
     async def rated_refusal(self, usernames: Sequence[str]) -> str | None:
         limit = self.config.ladder.same_four_per_day
@@ -251,12 +311,29 @@ class Lobby:
         aids: bool = True,
         rated: bool = False,
         seated: Sequence[str] | None = None,
+        ends_at: datetime | None = None,
+        seed: int | None = None,
+        reveals: bool = True,
+        watchable: bool = True,
+        spectator_delay_seconds: int = 0,
+        tournament: tuple[int, int, int] | None = None,
     ) -> Table:
         """A new table, started; ``LobbyError`` (``bad_message``) naming a setting outside
         its limits. ``hands``: its match's length in deals (None: a whole match, 16).
         ``rated``: a table of the ladder of its preset (``no_such_ladder`` if it has none).
-        ``seated``: four usernames already seated (the queue's tables): its match starts at
-        once, and each player's connection attaches with a ``join_table``."""
+        ``seated``: four usernames (or ``"bot:NAME"``) already seated (the queue's tables, a
+        tournament's): its match starts at once, and each player's connection attaches with
+        a ``join_table``.
+
+        A tournament's settings (``server.table``'s docstring), all kept over a restart:
+        ``ends_at`` (UTC) the time cap, after which no hand is dealt (the match finishes
+        with the scores so far; it has at least one hand); ``seed`` the match's seed,
+        0 <= seed < 2**63 (the same at every table of a duplicate session: the same walls);
+        ``reveals`` false: no ``reveal`` messages (``server.table.hand_reveals`` gives the
+        seeds afterwards); ``watchable`` false: ``watch`` is refused (``not_watchable``);
+        ``spectator_delay_seconds`` (0..3600) how late spectators see the table;
+        ``tournament`` (tournament id, session number, table number), shown in its summary.
+        """
         timers = self.config.timers
         rules = rules or self.config.rules.preset
         if rules not in self.presets:
@@ -287,6 +364,7 @@ class Lobby:
         length = MATCH_HANDS if hands is None else hands
         if not 1 <= length <= MATCH_HANDS:
             raise LobbyError("bad_message", f"hands must be 1..{MATCH_HANDS}, got {length}")
+        check_tournament_settings(ends_at, seed, spectator_delay_seconds, tournament)
         if len(self.tables) >= self.config.limits.max_tables:
             raise LobbyError("table_full", "the server has as many tables as it may hold")
         table = Table(
@@ -303,6 +381,12 @@ class Lobby:
             hands=length,
             aids=aids,
             rated=rated,
+            ends_at=ends_at,
+            seed=seed,
+            reveals=reveals,
+            watchable=watchable,
+            spectator_delay_seconds=spectator_delay_seconds,
+            tournament=tournament,
         )
         if seated is not None:
             grace = timers.restart_grace_seconds  # time to attach before the seat is played
@@ -379,6 +463,12 @@ class Lobby:
             hands=stored.hands_planned if stored is not None else row.hands,
             aids=row.aids,
             rated=stored.rated if stored is not None else row.rated,
+            ends_at=row.ends_at,  # a cap passed meanwhile stops the match at its next hand
+            seed=row.seed,
+            reveals=row.reveals,
+            watchable=row.watchable,
+            spectator_delay_seconds=row.spectator_delay_seconds,
+            tournament=row.tournament,
         )
         grace = timers.restart_grace_seconds
         table.seats = [Seat.from_label(label, grace) if label else None for label in row.seats]
@@ -406,7 +496,10 @@ class Lobby:
         )
 
     async def shutdown(self) -> None:
-        """Stop every table task; what they stored stays (``App.stop`` tells the clients)."""
+        """Stop every table task; what they stored stays (``App.stop`` tells the clients).
+        The ``on_table_finished`` calls still running are waited for."""
         self.feed.close()
         for table in list(self.tables.values()):
             await table.stop()
+        if self.hooks:
+            await asyncio.gather(*self.hooks)

@@ -31,6 +31,18 @@ another seat had one (docs/protocol.md, "The claim window").
 A seated player may ``analyze`` its hand when the table's ``aids`` allow it: the table
 hands that player's own view (nothing else) to ``engine.analysis`` in a worker thread and
 sends the answer with the ``seq`` it was taken at (docs/protocol.md, "Playing aids").
+
+A tournament's table (``Lobby.create``'s keyword arguments, docs/protocol.md "Tournament
+tables") may have: a time cap ``ends_at`` (checked only between hands, just before a new
+one would be dealt: the match then stops with the scores so far, ``engine.match.Match.stop``,
+and finishes as any match does); a fixed match ``seed`` (duplicate: the same walls at every
+table of a session, each table with its own salt); no ``reveal`` messages (``reveals``
+false: ``hand_reveals`` gives the seeds once the session is over); no spectators
+(``watchable`` false); spectators who see it ``spectator_delay_seconds`` late: whatever
+they would get is kept, time-stamped, in ``Table.shown`` and sent once it is that old
+(``Table._release``), and a new spectator starts from the table as it was then. Seated
+players are never delayed. ``ReplaceInput`` puts another player (or a bot) in a seat
+mid-match (a substitute); the match and its log do not change.
 """
 
 from __future__ import annotations
@@ -39,9 +51,11 @@ import asyncio
 import contextlib
 import copy
 import hashlib
+import json
 import logging
 import secrets
 import time
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -51,11 +65,12 @@ from engine import analysis
 from engine.actions import Action, ActionKind, Event
 from engine.bots import BOTS, Bot, make_bot
 from engine.errors import IllegalAction
-from engine.match import MATCH_HANDS, HandRecord, Match
+from engine.match import MATCH_HANDS, HandRecord, Match, hand_seed
 from engine.rules import RuleSet
 from engine.table import Phase, View
 from server.accounts import RateLimited
 from server.config import TimersSection
+from server.db.models import iso
 from server.db.store import ActionRow, Conflict, MatchRow, TableRow
 from server.errors import ServerError
 from server.limits import Buckets
@@ -185,6 +200,12 @@ def _monotonic() -> float:
     return time.monotonic()  # looked up at each call: tests replace the module's clock
 
 
+def _now() -> datetime:
+    """The time now, UTC: what a time cap (``Table.ends_at``) is compared with, and a
+    finished match's end. (Looked up at each call: tests replace it.)"""
+    return datetime.now(UTC)
+
+
 def new_match_seed() -> int:
     """The seed of a new match: 63 random bits. (Tests replace this function to fix a
     match, so a run with faults can be compared with one without.)"""
@@ -269,6 +290,22 @@ class BackInput(_Input):
 
 
 @dataclass(frozen=True, slots=True)
+class ReplaceInput(_Input):
+    """Put ``label`` (a username, or ``"bot:NAME"``) in ``seat`` 0..3 in place of whoever
+    sits there, mid-match too (a tournament's substitute). The match and its log do not
+    change; the table's row is saved and its summary pushed. A connection of the player
+    replaced stops getting that seat's view (it becomes a spectator, or, at a table that
+    may not be watched, is detached); a new human gets the seat with ``join_table`` (or
+    ``resume``). ``done``, when given, gets None once the seat is replaced, or the
+    ``LobbyError`` that refused it (a bad seat or label, a finished table, a bot at a rated
+    table, a player seated at another table)."""
+
+    seat: int
+    label: str
+    done: asyncio.Future[None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class StopInput(_Input):
     pass
 
@@ -285,13 +322,55 @@ def hand_salt(match_salt: bytes, hand_no: int) -> bytes:
     return hashlib.sha256(match_salt + hand_no.to_bytes(2, "big")).digest()
 
 
+def hand_reveal(match_seed: int, match_salt: bytes, hand_no: int) -> dict[str, Any]:
+    """What hand ``hand_no``'s ``reveal`` tells of it: ``hand_no``, its wall ``seed`` (and
+    ``seed_hex``, its 8 bytes as hashed: a JSON number above 2**53 loses digits in
+    JavaScript, so a browser checks the commitment with this), its ``salt`` and the
+    ``commitment`` sent before it was dealt."""
+    seed = hand_seed(match_seed, hand_no)
+    salt = hand_salt(match_salt, hand_no)
+    return {
+        "hand_no": hand_no,
+        "seed": seed,
+        "seed_hex": seed.to_bytes(8, "big").hex(),
+        "salt": salt.hex(),
+        "commitment": commitment(seed, salt),
+    }
+
+
+def hand_reveals(seed: int, salt_hex: str, hands: int) -> list[dict[str, Any]]:
+    """``hand_reveal`` of hands 1..``hands`` of the match of ``seed`` and salt ``salt_hex``
+    (a ``MatchRow``'s): the seeds a table with ``reveals`` false never sent, for the
+    tournament to publish once its session is over (a duplicate session's walls)."""
+    salt = bytes.fromhex(salt_hex)
+    return [hand_reveal(seed, salt, hand_no) for hand_no in range(1, hands + 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """One message for the spectators of a table that shows them its play late
+    (``Table.spectator_delay_seconds``), numbered ``n``, kept from monotonic time ``at``:
+    ``text`` (None: the table as it was when it started, nothing new to send), with how a
+    spectator who came then would have found the table: its ``summary`` and its ``full``
+    spectator ``update`` (None before the first deal). Never a seat's view: the spectator's
+    projection only."""
+
+    n: int
+    at: float
+    text: str | None
+    summary: dict[str, Any]
+    full: str | None
+
+
 @dataclass(eq=False)  # tables are compared and hashed by identity
 class Table:
     """One table and its owner task. Built with all it needs: its settings (``id``, the
     preset's name ``rules`` and its ``preset`` rule set, ``turn_seconds``,
     ``claim_window_ms``, ``private`` and its ``invite_code``, ``hands``: its match's length
-    in deals, ``engine.match.Match``'s), the server's ``timers``, a
-    ``store`` and a ``host``. ``start`` runs the task; inputs go on ``queue``."""
+    in deals, ``engine.match.Match``'s; a tournament's ``ends_at``, ``seed``, ``reveals``,
+    ``watchable``, ``spectator_delay_seconds`` and ``tournament``: the module's docstring),
+    the server's ``timers``, a ``store`` and a ``host``. ``start`` runs the task; inputs go
+    on ``queue``."""
 
     id: str
     rules: str  # the preset's name
@@ -318,6 +397,16 @@ class Table:
     hands: int = MATCH_HANDS  # the match's length in deals (create_table's ``hands``)
     aids: bool = True  # whether seated players may ``analyze`` their hands
     rated: bool = False  # its matches change the ladder ratings of its (registered) players
+    ends_at: datetime | None = None  # the time cap (UTC): no hand is dealt from then on
+    seed: int | None = None  # its match's seed, fixed (duplicate walls); None: a random one
+    reveals: bool = True  # whether each hand's seed and salt are sent (``reveal``) as it ends
+    watchable: bool = True  # whether anyone not seated may ``watch`` it
+    spectator_delay_seconds: int = 0  # how late its spectators get everything
+    tournament: tuple[int, int, int] | None = None  # (tournament id, session, table 1..)
+    # With a spectator delay: what spectators get, kept until it is that old (``Shown``),
+    # and for each delayed spectator the number of the next ``Shown`` it is to get.
+    shown: deque[Shown] = field(default_factory=deque)
+    watch_next: dict[Peer, int] = field(default_factory=dict)
     # ``analyze`` requests, a bucket per connection (a table has a few: bounded anyway).
     analyses: Buckets = field(
         default_factory=lambda: Buckets(
@@ -370,6 +459,15 @@ class Table:
             "hands": self.hands,
             "aids": self.aids,
             "rated": self.rated,
+            "reveals": self.reveals,
+            "watchable": self.watchable,
+            "spectator_delay_seconds": self.spectator_delay_seconds,
+            "ends_at": iso(self.ends_at),
+            "tournament": (
+                None
+                if self.tournament is None
+                else dict(zip(("id", "session", "table"), self.tournament, strict=True))
+            ),
         }
 
     def row(self) -> TableRow:
@@ -386,6 +484,12 @@ class Table:
             hands=self.hands,
             aids=self.aids,
             rated=self.rated,
+            ends_at=self.ends_at,
+            seed=self.seed,
+            reveals=self.reveals,
+            watchable=self.watchable,
+            spectator_delay_seconds=self.spectator_delay_seconds,
+            tournament=self.tournament,
         )
 
     def _changed(self) -> None:
@@ -431,9 +535,19 @@ class Table:
                 return i
         return None
 
+    def revealed_hands(self) -> list[dict[str, Any]]:
+        """Each played hand's seed and salt (``hand_reveals``) once the match is finished;
+        nothing before: a seed is secret while its match is played (and, at a duplicate
+        session's table, until the session is over: the tournament publishes them)."""
+        if self.state != "finished" or self.match is None:
+            return []
+        return hand_reveals(self.match.seed, self.salt.hex(), len(self.match.records))
+
     def start(self) -> None:
         """Run the table's task (and tell the host what the table is)."""
         self._changed()
+        if self.spectator_delay_seconds and not self.shown:
+            self._keep_for_spectators(None, dealt=True)  # the table as it starts
         self.task = asyncio.create_task(self._run(), name=f"table-{self.id}")
 
     async def stop(self) -> None:
@@ -474,6 +588,8 @@ class Table:
         saved and left by everyone (the host is told to forget it)."""
         await self._drive()
         self._changed()
+        if self.watch_next:
+            self._release()
         if self.state == "finished" and not self.peers and not self.unsaved:
             self.host.table_done(self)
             return True
@@ -496,9 +612,11 @@ class Table:
         between hands, an absent player's seat being taken over; while the database
         fails, only the next try (the clocks are paused)."""
         now = time.monotonic()
+        release = self._next_release()  # delayed spectators are sent their due even so
         if self.store_down_since is not None:
-            return max(0.0, self.store_retry_at - now)
-        times = [t for t in (self.deadline,) if t is not None]
+            retry = self.store_retry_at if release is None else min(release, self.store_retry_at)
+            return max(0.0, retry - now)
+        times = [t for t in (self.deadline, release) if t is not None]
         if self.state == "playing" and self.match is not None:
             if self.pause_until > now:
                 times.append(self.pause_until)
@@ -528,7 +646,9 @@ class Table:
             elif isinstance(item, SyncInput):
                 if peer is None or peer not in self.peers:
                     raise LobbyError("not_seated", f"you neither sit at nor watch table {self.id}")
-                if self.match is None or self.match.hand is None:
+                if self.spectator_delay_seconds and self.peers[peer] is None:
+                    self._delayed_view(peer, item.reply_to, answer="table")
+                elif self.match is None or self.match.hand is None:
                     peer.send(encode("table", self.summary(), item.reply_to))  # nothing dealt
                 else:
                     self._send_update(peer, self.peers[peer], [], full=True, reply_to=item.reply_to)
@@ -540,9 +660,15 @@ class Table:
                 self._gone(item)
             elif isinstance(item, BackInput):
                 self._back(item)
+            elif isinstance(item, ReplaceInput):
+                await self._replace(item)
         except LobbyError as exc:
             if peer is not None:
                 peer.send(error(exc.code, exc.reason, item.reply_to))
+            if isinstance(item, ReplaceInput):
+                log.warning("table %s: seat %s not replaced: %s", self.id, item.seat, exc.reason)
+                if item.done is not None and not item.done.done():
+                    item.done.set_exception(exc)
 
     # ------------------------------------------------------ lobby inputs ---
 
@@ -646,7 +772,15 @@ class Table:
                 "wrong_invite", f"table {self.id} is private: a valid invite code is needed"
             )
         mine = self.seat_of(peer.username)  # a seated player watching keeps its own view
+        if mine is None and not self.watchable:
+            raise LobbyError(
+                "not_watchable",
+                f"table {self.id} cannot be watched (a tournament's, until its session is over)",
+            )
         self.peers[peer] = mine
+        if mine is None and self.spectator_delay_seconds:
+            self._delayed_view(peer, item.reply_to, answer="watching")
+            return
         # The summary: a private table is not listed, and the spectator needs its seats' names.
         peer.send(encode("watching", self.summary(), item.reply_to))
         if self.state == "playing":
@@ -679,6 +813,66 @@ class Table:
         peer.send(encode("table", self.summary()))
         if self.state == "playing":
             self._send_update(peer, mine, [], full=True)
+
+    async def _replace(self, item: ReplaceInput) -> None:
+        """``ReplaceInput``: another occupant for a seat (see there)."""
+        index, label = item.seat, item.label
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= 3:
+            raise LobbyError("bad_message", f"a seat is 0..3, got {index!r}")
+        if self.state == "finished":
+            raise LobbyError("hand_over", f"table {self.id}'s match is over: its seats stay")
+        if label.startswith("bot:"):
+            if label[4:] not in BOTS:
+                raise LobbyError(
+                    "bad_message", f"unknown bot {label!r}; known: {', '.join(sorted(BOTS))}"
+                )
+            if self.rated:
+                raise LobbyError(
+                    "rated_table", f"table {self.id} is rated: bots never play rated matches"
+                )
+            seat = Seat(BOT, label[4:])
+        else:
+            if not label or label != label.strip():
+                raise LobbyError("bad_message", f"a seat's player is a username, got {label!r}")
+            elsewhere = self.host.seated_at(label)
+            if elsewhere is not None and elsewhere != self.id:
+                raise LobbyError("already_seated", f"{label} already sits at table {elsewhere}")
+            there = self.seat_of(label)
+            if there is not None and there != index:
+                raise LobbyError("seat_taken", f"{label} already sits at seat {there}")
+            # Away until they attach (join_table, resume): played for after the grace.
+            seat = Seat.from_label(label, self.timers.restart_grace_seconds)
+        before = self.seats[index]
+        self.seats[index] = seat
+        self.bots.pop(index, None)  # a bot kept for the seat may not be the new one's
+        moved = [peer for peer, player in self.peers.items() if player == index]
+        for peer in moved:  # the one replaced no longer sees the seat's tiles
+            if self.watchable:
+                self.peers[peer] = None
+            else:
+                del self.peers[peer]
+        self._changed()
+        await self._save()
+        summary = encode("table", self.summary())
+        for peer in moved:
+            if not self.watchable:
+                peer.send(summary)  # the last it hears of the table: it sits there no more
+            elif self.spectator_delay_seconds:
+                self._delayed_view(peer, None, answer=None)
+            else:
+                self._send_update(peer, None, [], full=True)
+        self._broadcast_text(summary)
+        log.info(
+            "table %s: seat %s, %s, now played by %s",
+            self.id,
+            index,
+            before.label if before is not None else "empty",
+            seat.label,
+        )
+        if item.peer is not None:
+            item.peer.send(encode("table", self.summary(), item.reply_to))
+        if item.done is not None and not item.done.done():
+            item.done.set_result(None)
 
     async def _lobby_changed(self) -> None:
         self._broadcast_text(encode("table", self.summary()))
@@ -986,6 +1180,18 @@ class Table:
             if now < self.pause_until:
                 return  # between hands, or pacing an unattended table; _wakeup knows when
             if hand is None or hand.phase is Phase.OVER:
+                if hand is not None and self._capped():
+                    # The time cap passed: no new hand; the match finishes now (the first
+                    # branch above), with the scores so far.
+                    match.stop()
+                    log.info(
+                        "table %s: time cap %s passed: match %s stops after %s hands",
+                        self.id,
+                        iso(self.ends_at),
+                        self.match_id,
+                        len(match.records),
+                    )
+                    continue
                 self._start_hand()
                 continue
             answering = match.hold_claims and hand.phase in (Phase.CLAIM, Phase.ROB)
@@ -1039,6 +1245,11 @@ class Table:
             self.unstored.append(match.records[-1])
             self.untold_hand_over = True
         await self._tell()
+
+    def _capped(self) -> bool:
+        """Whether the table's time cap (``ends_at``) has passed: asked only between two
+        hands, just before the next would be dealt, so the hand in play always ends."""
+        return self.ends_at is not None and _now() >= self.ends_at
 
     def _plays_itself(self, player: int, now: float) -> bool:
         seat = self.seats[player]
@@ -1106,25 +1317,18 @@ class Table:
     def _hand_over(self) -> None:
         match = self.match
         assert match is not None
-        hand_no = match.hand_index + 1
-        seed = match.hand_seed(hand_no)
-        salt = hand_salt(self.salt, hand_no)
-        self._broadcast_text(
-            encode(
-                "reveal",
-                {
-                    "table": self.id,
-                    "hand_no": hand_no,
-                    "seed": seed,
-                    # The seed's 8 bytes as hashed: a JSON number above 2**53 loses digits in
-                    # JavaScript, so a browser checks the commitment with this.
-                    "seed_hex": seed.to_bytes(8, "big").hex(),
-                    "salt": salt.hex(),
-                    "dealer_position": match.dealer_position,
-                    "commitment": commitment(seed, salt),
-                },
+        if self.reveals:  # (else the tournament publishes them: ``hand_reveals``)
+            revealed = hand_reveal(match.seed, self.salt, match.hand_index + 1)
+            self._broadcast_text(
+                encode(
+                    "reveal",
+                    {
+                        "table": self.id,
+                        **revealed,
+                        "dealer_position": match.dealer_position,
+                    },
+                )
             )
-        )
         self.deadline = None
         self.pause_until = time.monotonic() + self.timers.hand_pause_seconds
 
@@ -1133,7 +1337,8 @@ class Table:
         table stays waiting and ``_drive`` tries again with the same seed; a retry first
         looks for the match in case the failed attempt did commit."""
         if self.new_match is None:
-            self.new_match = (new_match_seed(), secrets.token_bytes(32), False)
+            seed = self.seed if self.seed is not None else new_match_seed()
+            self.new_match = (seed, secrets.token_bytes(32), False)  # a salt of its own
         seed, salt, tried = self.new_match
         rules = self.preset
         store = self.store
@@ -1177,13 +1382,13 @@ class Table:
         log.info("match %s started at table %s", self.match_id, self.id)
 
     async def _finish_match(self) -> None:
+        """Store the match as finished (its last hand over: ``match.over``, its length
+        reached or the match stopped at the time cap), then tell everyone (``match_end``)."""
         match = self.match
         assert match is not None and self.match_id is not None
         addresses = [s.address if s is not None else None for s in self.seats]
         try:  # a retry is harmless: a finished match is not finished (nor rated) twice
-            await self.store.finish_match(
-                self.match_id, list(match.scores), datetime.now(UTC), addresses
-            )
+            await self.store.finish_match(self.match_id, list(match.scores), _now(), addresses)
             ratings = await self.store.rating_changes(self.match_id) if self.rated else []
         except Exception as exc:
             self._store_failed(f"finishing match {self.match_id}", exc)
@@ -1211,20 +1416,23 @@ class Table:
     def _publish(self, events: list[Event]) -> None:
         self.seq += 1
         self.history.extend((self.seq, e) for e in events)
+        delayed = self.spectator_delay_seconds > 0
         for peer, player in list(self.peers.items()):
-            self._send_update(peer, player, events)
+            if not (delayed and player is None):
+                self._send_update(peer, player, events)
+        if delayed:
+            payload = self._update_payload(None, events)
+            assert payload is not None  # (an update is of a hand dealt)
+            self._keep_for_spectators(encode("update", payload), dealt=True)
 
-    def _send_update(
-        self,
-        peer: Peer,
-        player: int | None,
-        events: list[Event],
-        full: bool = False,
-        reply_to: str | int | None = None,
-    ) -> None:
+    def _update_payload(
+        self, player: int | None, events: list[Event], full: bool = False
+    ) -> dict[str, Any] | None:
+        """The ``update`` of ``events`` (``full``: of the whole hand) as ``player`` (None: a
+        spectator) may see it, but its deadline; None before the first deal."""
         match = self.match
         if match is None or match.hand is None:
-            return  # nothing dealt yet: the first update is the deal itself
+            return None  # nothing dealt yet: the first update is the deal itself
         if full:
             events = [e for _, e in self.history]
         visible = [{"kind": e.kind, **e.data} for e in events if e.visible_to(player)]
@@ -1242,6 +1450,20 @@ class Table:
             payload["dealer_position"] = match.dealer_position
         if full:
             payload["full"] = True
+        return payload
+
+    def _send_update(
+        self,
+        peer: Peer,
+        player: int | None,
+        events: list[Event],
+        full: bool = False,
+        reply_to: str | int | None = None,
+    ) -> None:
+        payload = self._update_payload(player, events, full)
+        match = self.match
+        if payload is None or match is None or match.hand is None:
+            return
         # Only to a seat that must decide: that others have a deadline would tell them that
         # someone may claim.
         if player is not None and match.hand.legal_actions(player):
@@ -1254,5 +1476,88 @@ class Table:
             peer.prompted(self.id, self.seq)
 
     def _broadcast_text(self, text: str) -> None:
-        for peer in list(self.peers):
-            peer.send(text)
+        """Send ``text`` to everyone at the table: spectators late, if they see it late."""
+        delayed = self.spectator_delay_seconds > 0
+        for peer, player in list(self.peers.items()):
+            if not (delayed and player is None):
+                peer.send(text)
+        if delayed:
+            self._keep_for_spectators(text)
+
+    # ------------------------------------------------ delayed spectators ---
+
+    def _keep_for_spectators(self, text: str | None, *, dealt: bool = False) -> None:
+        """Keep ``text`` for the delayed spectators (``Shown``), with the table as they are
+        to find it then: its full spectator update computed again if ``dealt`` (the hand
+        changed: once per change, whoever watches), else the last one."""
+        last = self.shown[-1] if self.shown else None
+        if dealt or last is None:
+            payload = self._update_payload(None, [], full=True)
+            full = encode("update", payload) if payload is not None else None
+        else:
+            full = last.full
+        number = last.n + 1 if last is not None else 0
+        now = time.monotonic()
+        self.shown.append(Shown(number, now, text, self.summary(), full))
+        self._forget_shown(now - self.spectator_delay_seconds)
+
+    def _delayed_view(self, peer: Peer, reply_to: str | int | None, answer: str | None) -> None:
+        """Show ``peer``, a spectator, the table as it was ``spectator_delay_seconds`` ago:
+        ``answer`` (``watching``, or ``table`` for a ``sync``) with its summary then, then
+        its full update then (if anything was dealt), and from there on what followed,
+        as it comes due (``_release``). A table that started less than the delay ago
+        shows how it started, once that is old enough."""
+        if not self.shown:
+            self._keep_for_spectators(None, dealt=True)
+        due = time.monotonic() - self.spectator_delay_seconds
+        seen = [entry for entry in self.shown if entry.at <= due]
+        # Before the delay has passed since the table started: its first entry (how it
+        # started), shown once due; else the latest due.
+        entry = seen[-1] if seen else self.shown[0]
+        full = entry.full if seen else None
+        if full is not None and answer == "table":  # a sync: its full update is the answer
+            peer.send(encode("update", json.loads(full)["payload"], reply_to))
+        else:
+            if answer is not None:
+                peer.send(encode(answer, entry.summary, reply_to))
+            if full is not None:
+                peer.send(full)
+        self.watch_next[peer] = entry.n + 1 if seen else entry.n
+
+    def _release(self) -> None:
+        """Send each delayed spectator what has become ``spectator_delay_seconds`` old, in
+        order (an entry with no text, how the table started: its full update)."""
+        if not self.shown:
+            return
+        due = time.monotonic() - self.spectator_delay_seconds
+        first = self.shown[0].n
+        for peer, number in list(self.watch_next.items()):
+            if self.peers.get(peer, -1) is not None:
+                del self.watch_next[peer]  # gone, or seated since
+                continue
+            i = max(0, number - first)
+            while i < len(self.shown) and self.shown[i].at <= due:
+                entry = self.shown[i]
+                text = entry.text if entry.text is not None else entry.full
+                if text is not None:
+                    peer.send(text)
+                i += 1
+            self.watch_next[peer] = first + i
+        self._forget_shown(due)
+
+    def _forget_shown(self, due: float) -> None:
+        """Forget what every delayed spectator has been sent and no new one needs: all but
+        the latest entry as old as the delay (where a spectator coming now starts)."""
+        needed = min(self.watch_next.values(), default=None)
+        shown = self.shown
+        while len(shown) > 1 and shown[1].at <= due and (needed is None or shown[0].n < needed):
+            shown.popleft()
+
+    def _next_release(self) -> float | None:
+        """When the next entry some delayed spectator waits for is due (monotonic)."""
+        if not self.watch_next or not self.shown:
+            return None
+        i = max(0, min(self.watch_next.values()) - self.shown[0].n)
+        if i >= len(self.shown):
+            return None
+        return self.shown[i].at + self.spectator_delay_seconds

@@ -5,6 +5,7 @@
     guobiao db current                the revision the database is at
     guobiao db check [--all]          replay every unfinished match's log (--all: and the
                                       finished ones); name those that fail and why
+                                      (a match stopped at its table's time cap is complete)
 
 The database is the server's: ``--database-url``, else ``GUOBIAO_DATABASE_URL``, else the
 configuration (``--config FILE``, ``[database] url``), else SQLite in the data folder.
@@ -21,6 +22,8 @@ from typing import Any
 from alembic.util.exc import CommandError
 from sqlalchemy.exc import SQLAlchemyError
 
+from engine.match import Match
+from engine.table import Phase
 from server import config as server_config
 from server.cli.args import database_config, database_options
 from server.db import migrate
@@ -134,6 +137,17 @@ async def _check(url: str, presets: dict[str, Any], everything: bool) -> tuple[s
     return "\n".join(lines), failed
 
 
+async def _stopped_at_cap(store: Store, stored: MatchRow, match: Match) -> bool:
+    """Whether a finished match whose log ends short of its length stopped at its table's
+    time cap (``server.table.Table.ends_at``): its last hand over, and it ended once the
+    cap had passed. Such a match is complete (its ``hands_planned`` stays the length it was
+    started with), not a log that lost its last hands."""
+    if match.hand is None or match.hand.phase is not Phase.OVER or stored.ended_at is None:
+        return False
+    table = await store.get_table(stored.table_id)
+    return table is not None and table.ends_at is not None and stored.ended_at >= table.ends_at
+
+
 async def _check_match(
     store: Store, stored: MatchRow, presets: dict[str, Any]
 ) -> tuple[str | None, int]:
@@ -152,6 +166,8 @@ async def _check_match(
             return f"the stored record of hand {hand_no} is not the replay's", len(actions)
     if stored.ended_at is None:
         return None, len(actions)  # hands the log finished but not stored: restore stores them
+    if not match.over and await _stopped_at_cap(store, stored, match):
+        match.stop()  # complete: it stopped between hands at its table's time cap
     if not match.over:
         return f"finished, but its log ends in hand {match.hand_index + 1}", len(actions)
     if len(hands) != len(replayed):

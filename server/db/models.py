@@ -188,6 +188,20 @@ class GameTable(Base):
     aids: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     # A rated table's matches change its players' ladder ratings (revision 0005).
     rated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # A tournament's settings (revision 0007; tables stored before it have none of them):
+    # the session's time cap (no hand starts after it), the match's seed fixed (duplicate:
+    # the same walls at every table of a session), whether each hand's seed is revealed as
+    # it ends, whether it may be watched, the spectators' delay, and which tournament,
+    # session and table number 1.. it is (no foreign key: ``tournament_tables`` is the
+    # tournament's own record of its tables).
+    ends_at: Mapped[datetime | None]
+    seed: Mapped[int | None] = mapped_column(BigInteger)
+    reveals: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    watchable: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    spectator_delay_seconds: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    tournament_id: Mapped[int | None] = mapped_column(Integer, index=True)
+    tournament_session: Mapped[int | None] = mapped_column(Integer)
+    tournament_table: Mapped[int | None] = mapped_column(Integer)
 
 
 class Match(Base):

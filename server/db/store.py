@@ -172,6 +172,13 @@ class TableRow:
     hands: int = MATCH_HANDS  # its match's length in deals (0003)
     aids: bool = True  # whether seated players may ``analyze`` their hands
     rated: bool = False  # whether its matches change ratings (0005)
+    # A tournament's settings (0006; ``server.table.Table`` says what each does).
+    ends_at: datetime | None = None  # the time cap: no hand starts after it
+    seed: int | None = None  # its match's seed, fixed (None: a random one)
+    reveals: bool = True  # whether each hand's seed is revealed as it ends
+    watchable: bool = True  # whether it may be watched
+    spectator_delay_seconds: int = 0  # how late spectators see it
+    tournament: tuple[int, int, int] | None = None  # (tournament id, session, table 1..)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seats", tuple(self.seats))
@@ -180,6 +187,43 @@ class TableRow:
         if self.state not in TABLE_STATES:
             raise ValueError(f"table state must be one of {TABLE_STATES}, got {self.state!r}")
         check_match_hands(self.hands)
+        if self.tournament is not None:
+            object.__setattr__(self, "tournament", tuple(self.tournament))
+            if len(self.tournament) != 3:
+                raise ValueError(
+                    f"a table's tournament is (id, session, table), got {self.tournament!r}"
+                )
+
+    @classmethod
+    def of(cls, table: GameTable) -> TableRow:
+        """The row of a ``tables`` model."""
+        number, session, place = (
+            table.tournament_id,
+            table.tournament_session,
+            table.tournament_table,
+        )
+        tournament = None
+        if number is not None and session is not None and place is not None:
+            tournament = (number, session, place)
+        return cls(
+            id=table.id,
+            rules=table.rules,
+            turn_seconds=table.turn_seconds,
+            private=table.private,
+            invite_code=table.invite_code,
+            seats=tuple(table.seats),
+            created_at=table.created_at,
+            state=table.state,
+            hands=table.hands,
+            aids=table.aids,
+            rated=table.rated,
+            ends_at=table.ends_at,
+            seed=table.seed,
+            reveals=table.reveals,
+            watchable=table.watchable,
+            spectator_delay_seconds=table.spectator_delay_seconds,
+            tournament=tournament,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,6 +459,13 @@ class Store:
             table.hands = row.hands
             table.aids = row.aids
             table.rated = row.rated
+            table.ends_at = row.ends_at
+            table.seed = row.seed
+            table.reveals = row.reveals
+            table.watchable = row.watchable
+            table.spectator_delay_seconds = row.spectator_delay_seconds
+            tournament = row.tournament or (None, None, None)
+            table.tournament_id, table.tournament_session, table.tournament_table = tournament
 
     async def load_open_tables(self) -> list[TableRow]:
         """The tables waiting or playing, oldest first."""
@@ -424,22 +475,14 @@ class Store:
                 .where(GameTable.state.in_(("waiting", "playing")))
                 .order_by(GameTable.created_at, GameTable.id)
             )
-            return [
-                TableRow(
-                    id=t.id,
-                    rules=t.rules,
-                    turn_seconds=t.turn_seconds,
-                    private=t.private,
-                    invite_code=t.invite_code,
-                    seats=tuple(t.seats),
-                    created_at=t.created_at,
-                    state=t.state,
-                    hands=t.hands,
-                    aids=t.aids,
-                    rated=t.rated,
-                )
-                for t in tables
-            ]
+            return [TableRow.of(t) for t in tables]
+
+    async def get_table(self, table_id: str) -> TableRow | None:
+        """The stored table ``table_id`` (any state), None if there is none: what
+        ``guobiao db check`` reads of a finished match's table (its time cap)."""
+        async with self._read() as session:
+            table = await session.get(GameTable, table_id)
+            return TableRow.of(table) if table is not None else None
 
     async def max_table_number(self, prefix: str = "t") -> int:
         """The largest N of the stored table ids ``{prefix}N`` (0 if none): a restarted

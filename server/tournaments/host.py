@@ -32,7 +32,7 @@ from server.db.models import iso
 from server.errors import ServerError
 from server.lobby import Lobby
 from server.protocol import TournamentRequest, encode
-from server.table import JoinInput, Table, commitment, hand_salt
+from server.table import JoinInput, ReplaceInput, Table, commitment, hand_salt
 from server.tournaments import scoring, seating
 from server.tournaments.store import (
     SessionRow,
@@ -80,7 +80,7 @@ class Settings:
     fill: str = "byes"  # byes or substitutes, when the count is not a multiple of four
     duplicate: bool = False
     check_in: bool = True
-    tie_breaks: tuple[str, ...] = ("table_points", "score", "firsts", "best_session", "player")
+    tie_breaks: tuple[str, ...] = scoring.TIE_BREAKS  # every key, in the order of the docs
     seating: tuple[str, ...] = ("random", "avoid", "avoid", "avoid")
 
     def to_dict(self) -> dict[str, Any]:
@@ -222,6 +222,26 @@ class _State:
                     labels.append(p)
             out.append(labels)
         return out
+
+    def standings(self) -> list[scoring.Standing]:
+        """The standings from the results so far and the corrections that apply to them: an
+        entry for a session whose result is not in yet (its table still playing, a duplicate
+        session held) waits, in the log, until it is."""
+        results = self.results()
+        seated = {
+            (r.session, p) for r in results for t in r.tables for p in t.seats if isinstance(p, str)
+        }
+        players = {p for _, p in seated}
+        force = scoring.in_force(self.log)
+        applies: list[scoring.LogEntry] = [
+            e
+            for e in self.log
+            if isinstance(e, scoring.Correction)
+            and e.id in force
+            and e.player in players
+            and (e.session is None or (e.session, e.player) in seated)
+        ]
+        return scoring.standings(results, applies, self.settings.tie_breaks)
 
     def results(self) -> list[scoring.SessionResult]:
         out = []
@@ -445,7 +465,7 @@ class Tournaments:
 
     def _detail(self, state: _State) -> dict[str, Any]:
         row, settings = state.row, state.settings
-        rows = scoring.standings(state.results(), state.log, settings.tie_breaks)
+        rows = state.standings()
         force = scoring.in_force(state.log)
         return {
             "id": row.id,
@@ -604,7 +624,7 @@ class Tournaments:
     async def export(self, tournament_id: int, form: str) -> str:
         """The standings (and duplicate results) as ``json`` or ``csv`` (scoring's)."""
         state = await self._state(tournament_id)
-        rows = scoring.standings(state.results(), state.log, state.settings.tie_breaks)
+        rows = state.standings()
         if form == "csv":
             return scoring.export_csv(rows)
         duplicate = scoring.duplicate_results(state.deals) if state.settings.duplicate else None
@@ -844,7 +864,7 @@ class Tournaments:
         return "players"
 
     def _standing_order(self, state: _State) -> list[str]:
-        rows = scoring.standings(state.results(), state.log, state.settings.tie_breaks)
+        rows = state.standings()
         ranked = [r.player for r in rows]
         return ranked + sorted(p for p in state.entrants if p not in set(ranked))
 
@@ -957,12 +977,6 @@ class Tournaments:
                 continue
             table = restored.get((tid, s.number, i))
             if table is None:
-                import inspect  # noqa: PLC0415  TEMP until the table options land
-
-                accepted = inspect.signature(self.lobby.create).parameters
-                options = {
-                    k: v for k, v in self._table_options(state, s, i).items() if k in accepted
-                }
                 table = await self.lobby.create(
                     state.row.rules,
                     settings.turn_seconds,
@@ -970,7 +984,7 @@ class Tournaments:
                     hands=settings.hands,
                     aids=settings.aids,
                     seated=labels,
-                    **options,
+                    **self._table_options(state, s, i),
                 )
             await self.store.add_table(tid, s.number, i, table.id)
             await self._seat_players(tid, s.number, i, table, labels)
@@ -1047,8 +1061,6 @@ class Tournaments:
             made = next((t for t in state.tables if t.session == s.number and t.number == i), None)
             live = self.lobby.tables.get(made.table_id) if made is not None else None
             if live is not None:
-                from server.table import ReplaceInput  # type: ignore[attr-defined]  # noqa: PLC0415
-
                 await live.queue.put(ReplaceInput(None, None, table.index(player), label))
 
     async def _penalty(self, state: _State, m: TournamentRequest, by: str, now: datetime) -> int:
@@ -1070,8 +1082,18 @@ class Tournaments:
             )
         if kind == "score" and number is None:
             raise TournamentError("bad_message", "session: a score correction names its session")
-        if number is not None and (state.session(number) is None or number > len(state.sessions)):
-            raise TournamentError("bad_message", f"session: there is no session {number} yet")
+        if number is not None:
+            s = state.session(number)
+            if s is None or s.state == "seated":
+                raise TournamentError(
+                    "bad_message", f"session: session {number} has not been played yet"
+                )
+            subs = {x.player for x in state.substitutions if x.session == number}
+            seats = {p for table in s.seating["tables"] for p in table}
+            if player not in seats or player in subs:
+                raise TournamentError(
+                    "bad_message", f"session: {player} did not play session {number}"
+                )
         return await self.store.append(
             state.row.id,
             kind,

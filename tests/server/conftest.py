@@ -37,6 +37,7 @@ from sqlalchemy import URL, make_url
 
 from server.app import App
 from server.config import (
+    AccountsSection,
     Config,
     DatabaseSection,
     LadderSection,
@@ -134,13 +135,14 @@ async def start_server(tmp_path: Path) -> AsyncIterator[StartServer]:
         ladder: dict[str, Any] | None = None,
         matchmaking: dict[str, Any] | None = None,
         tournaments: dict[str, Any] | None = None,
+        accounts: dict[str, Any] | None = None,
     ) -> App:
         """Start a server; ``timers`` and ``limits`` replace fields of the test settings
         (``limits=dataclasses.asdict(LimitsSection())``: the production limits);
         ``database`` names its SQLite file under the test's folder, so that servers started
         one after the other with the same name restart on one database (default: a file
-        of its own). ``ladder``, ``matchmaking`` and ``tournaments`` replace fields of
-        those sections."""
+        of its own). ``ladder``, ``matchmaking``, ``tournaments`` and ``accounts`` replace
+        fields of those sections."""
         name = database or f"server{len(started)}.db"
         config = Config(
             server=ServerSection(host="127.0.0.1", port=0, data_dir=str(tmp_path)),
@@ -150,6 +152,7 @@ async def start_server(tmp_path: Path) -> AsyncIterator[StartServer]:
             ladder=dataclasses.replace(LadderSection(), **(ladder or {})),
             matchmaking=dataclasses.replace(MatchmakingSection(), **(matchmaking or {})),
             tournaments=dataclasses.replace(TournamentsSection(), **(tournaments or {})),
+            accounts=dataclasses.replace(AccountsSection(), **(accounts or {})),
         )
         server = App(config)
         await server.start()

@@ -227,6 +227,28 @@ async def test_a_session_is_seated_swapped_started_played_and_scored(
         error = await refused(director, "tournament_swap", tournament=tid, a=a, b="td_nobody")
         assert error.code == "bad_message"
 
+        # A penalty before anyone played waits in the log, then counts (check_standings).
+        early = await ask(
+            director,
+            "tournament_penalty",
+            tournament=tid,
+            player=names[0],
+            kind="penalty",
+            amount=-3,
+            reason="no-show at the briefing",
+        )
+        assert early["standings"] == [] and early["log"][0]["in_force"]
+        error = await refused(
+            director,
+            "tournament_penalty",
+            tournament=tid,
+            player=names[0],
+            kind="penalty",
+            amount=-3,
+            reason="x",
+            session=1,
+        )
+        assert error.code == "bad_message" and "not been played" in error.reason
         ends = await run_session(director, players, tid)
         status, body = await get_json(http_get, app, f"/api/tournaments/{tid}")
         assert body["sessions"][0]["state"] == "finished"
@@ -273,6 +295,7 @@ async def test_a_session_is_seated_swapped_started_played_and_scored(
         )
         assert {r["player"]: r["score"] for r in undone["standings"]} == score
         assert [(e["kind"], e["in_force"]) for e in undone["log"]] == [
+            ("penalty", True),
             ("penalty", False),
             ("undo", True),
         ]
