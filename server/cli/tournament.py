@@ -690,9 +690,10 @@ async def _penalty(client: Client, args: argparse.Namespace, request: dict[str, 
 
 async def _undo(client: Client, args: argparse.Namespace, request: dict[str, Any]) -> int:
     data = await client.tournament_undo(args.tournament, args.entry, args.reason)
-    undo = max((e for e in data.get("log", [])), key=lambda e: e.get("id", 0), default=None)
-    made = f"log entry {undo['id']}: " if undo and undo.get("of") == args.entry else ""
-    print(f"tournament {args.tournament}: {made}entry {args.entry} undone: {args.reason}")
+    print(
+        f"tournament {args.tournament}: log entry {data.get('entry')}: entry {args.entry} "
+        f"undone: {args.reason}"
+    )
     return 0
 
 

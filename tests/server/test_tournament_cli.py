@@ -297,6 +297,43 @@ async def test_a_non_director_is_refused_in_one_line(
     assert capsys.readouterr().err.startswith("guobiao tournament: no_such_tournament: ")
 
 
+@pytest.mark.asyncio
+async def test_a_director_swaps_a_bye_in_and_names_a_substitute(
+    server_app: App, capsys: pytest.CaptureFixture[str], password: str
+) -> None:
+    app = server_app
+    director = ["--server", f"ws://127.0.0.1:{app.port}/ws", "--user", "rita"]
+    await accounts(app, "rita", *PLAYERS, "eve")
+    assert await cli("grant", "rita", *_db(app)) == 0
+    capsys.readouterr()
+    tid = await created_tournament(app, capsys)
+    assert await cli("register", str(tid), *PLAYERS, "eve", *director) == 0
+    assert await cli("seat", str(tid), *director) == 0
+    out = capsys.readouterr().out
+    bye = re.search(r"^byes: (\w+)$", out, re.MULTILINE)
+    assert bye, out
+    view = await get_json(app, f"/api/tournaments/{tid}/sessions/1")
+    seated = [seat["player"] for seat in view["tables"][0]["seats"]]
+    assert view["byes"] == [bye[1]] and bye[1] not in seated
+
+    assert await cli("swap", str(tid), seated[0], bye[1], *director) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"tournament {tid}, session 1: swapped {seated[0]} and {bye[1]}"
+    assert lines[2].split() == ["1", bye[1], *seated[1:]]
+    assert lines[3] == f"byes: {seated[0]}"
+
+    assert await cli("substitute", str(tid), seated[1], "bot", *director) == 0
+    assert capsys.readouterr().out == (f"tournament {tid}: bot plays for {seated[1]} from now on\n")
+    view = await get_json(app, f"/api/tournaments/{tid}/sessions/1")
+    seats = view["tables"][0]["seats"]
+    assert [(s["player"], s["substitute"]) for s in seats[:2]] == [
+        (bye[1], None),
+        (seated[1], "bot:default"),
+    ]
+    assert await cli("substitute", str(tid), "nobody", "bot", *director) == 1
+    assert "bad_message: player: 'nobody' has no seat in session 1" in capsys.readouterr().err
+
+
 def _db(app: App) -> list[str]:
     return ["--database-url", app.config.database_url]
 
