@@ -21,6 +21,14 @@
   so that the engine bots can play over the network (``play`` does exactly that), and
   ``event_from_dict`` an event into its ``engine.wire`` type (``TableState.typed_events``):
   both decode through ``engine.wire``, the module the server encodes with.
+- Tournaments (docs/tournaments.md): ``tournament_request`` sends any ``tournament_*``
+  request and returns the ``tournament`` payload of its answer (its ``kind`` is
+  positional-only: a penalty's payload has a ``kind`` of its own); the named methods
+  (``tournament_create``, ``tournament_seat``, ...) are thin wrappers. When a session starts,
+  the server pushes ``tournament_session`` to each seated player and attaches the connection
+  to its table: the client records the seat (``tournament_seats``) and the table's seat, and
+  ``wait_tournament_session`` awaits it (or, connected after the start, joins the table the
+  tournament names as ``you.seat``); ``play_tournament`` waits and then plays that table.
 - ``record=True`` keeps every received frame (``client.frames``), for tests that check what
   the server let a client see.
 
@@ -38,7 +46,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -72,6 +80,9 @@ PLAYED = frozenset({"stale", "already_answered"})
 
 # Server messages that concern one table (their payload names it).
 TABLE_MESSAGES = frozenset({"update", "table", "commit", "reveal", "match_end"})
+
+TOURNAMENT_PREFIX = "tournament_"
+WINDS = ("E", "S", "W", "N")  # a tournament table's seats 0..3, as its seating lists them
 
 
 # ------------------------------------------------------------------ errors ---
@@ -151,6 +162,43 @@ class CreatedTable:
     invite_code: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class TournamentSeat:
+    """Where a ``tournament_session`` push seated this connection's player: the
+    tournament's id, the session and table numbers, the wind and the table's id."""
+
+    tournament: int
+    session: int
+    table: int
+    wind: str
+    table_id: str
+
+    @property
+    def seat(self) -> int:
+        """The seat index at the table (0..3 = E S W N, the seating's order)."""
+        return WINDS.index(self.wind)
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any]) -> TournamentSeat:
+        """The seat of a ``tournament_session`` payload; ``ClientError`` naming what is
+        missing or malformed."""
+        try:
+            seat = cls(
+                int(payload["tournament"]),
+                int(payload["session"]),
+                int(payload["table"]),
+                str(payload["wind"]),
+                str(payload["table_id"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ClientError(
+                f"a tournament_session push without a valid {exc}: {payload!r}"
+            ) from None
+        if seat.wind not in WINDS:
+            raise ClientError(f"a tournament_session push with wind {seat.wind!r}: {payload!r}")
+        return seat
+
+
 @dataclass
 class TableState:
     """What this connection knows of one table, kept up to date by the reader."""
@@ -218,6 +266,9 @@ class Client:
         self.welcome: dict[str, Any] = {}
         self.session: Session | None = None
         self.tables: dict[str, TableState] = {}
+        # (tournament, session) -> our seat, from the ``tournament_session`` pushes
+        self.tournament_seats: dict[tuple[int, int], TournamentSeat] = {}
+        self._seats_taken: set[tuple[int, int]] = set()  # returned by wait_tournament_session
         self.rate = rate if rate and rate > 0 else None
         self._tokens = float(burst)
         self._burst = float(burst)
@@ -560,6 +611,183 @@ class Client:
         await self.request("ping")
         return time.perf_counter() - started
 
+    # -------------------------------------------------------- tournaments ---
+
+    async def tournament_request(self, kind: str, /, **payload: Any) -> dict[str, Any]:
+        """Send the tournament request ``kind`` (``"tournament_seat"``; the ``tournament_``
+        prefix may be left out) with ``payload``'s fields (a None field is left out) and
+        return the payload of the ``tournament`` message answering it: the tournament as
+        ``GET /api/tournaments/{id}`` gives it, plus ``you``. An ``error`` answer raises
+        ``ServerError`` with its code (``not_director``, ``tournament_state``, ...)."""
+        if not kind.startswith(TOURNAMENT_PREFIX):
+            kind = TOURNAMENT_PREFIX + kind
+        fields = {name: value for name, value in payload.items() if value is not None}
+        reply = await self.request(kind, fields)
+        if reply.type != "tournament":
+            raise ClientError(f"expected 'tournament' in answer to {kind!r}, got {reply.type!r}")
+        return reply.payload
+
+    async def tournament_create(self, **settings: Any) -> dict[str, Any]:
+        """Create a tournament (directors): ``name=``, ``sessions=``, ``seating=``, ... (the
+        settings of docs/tournaments.md); returns the new tournament, ``id`` included."""
+        return await self.tournament_request("tournament_create", **settings)
+
+    async def tournament_configure(self, tournament: int, **settings: Any) -> dict[str, Any]:
+        """Change settings before the first session starts (directors)."""
+        return await self.tournament_request(
+            "tournament_configure", tournament=tournament, **settings
+        )
+
+    async def tournament_get(self, tournament: int) -> dict[str, Any]:
+        return await self.tournament_request("tournament_get", tournament=tournament)
+
+    async def tournament_register(self, tournament: int) -> dict[str, Any]:
+        """Register this account as a player (registration open; not a guest)."""
+        return await self.tournament_request("tournament_register", tournament=tournament)
+
+    async def tournament_withdraw(self, tournament: int) -> dict[str, Any]:
+        return await self.tournament_request("tournament_withdraw", tournament=tournament)
+
+    async def tournament_check_in(self, tournament: int) -> dict[str, Any]:
+        """Check in for the next session (with ``check_in``, only those who did are seated)."""
+        return await self.tournament_request("tournament_check_in", tournament=tournament)
+
+    async def tournament_add_players(
+        self, tournament: int, players: Iterable[str]
+    ) -> dict[str, Any]:
+        """Register the accounts ``players`` (directors)."""
+        return await self.tournament_request(
+            "tournament_add_players", tournament=tournament, players=list(players)
+        )
+
+    async def tournament_remove_player(self, tournament: int, player: str) -> dict[str, Any]:
+        return await self.tournament_request(
+            "tournament_remove_player", tournament=tournament, player=player
+        )
+
+    async def tournament_registration(self, tournament: int, open: bool) -> dict[str, Any]:
+        """Open or close self-registration (directors)."""
+        return await self.tournament_request(
+            "tournament_registration", tournament=tournament, open=open
+        )
+
+    async def tournament_seat(self, tournament: int, method: str | None = None) -> dict[str, Any]:
+        """Seat the next session (directors), by ``method`` or the settings' method for it;
+        seating again recomputes it."""
+        return await self.tournament_request(
+            "tournament_seat", tournament=tournament, method=method
+        )
+
+    async def tournament_swap(self, tournament: int, a: str, b: str) -> dict[str, Any]:
+        """Swap two players of the seated session (or a player and one on a bye)."""
+        return await self.tournament_request("tournament_swap", tournament=tournament, a=a, b=b)
+
+    async def tournament_start_session(self, tournament: int) -> dict[str, Any]:
+        """Start the seated session: its tables are created and the seated players get
+        ``tournament_session`` (``wait_tournament_session``)."""
+        return await self.tournament_request("tournament_start_session", tournament=tournament)
+
+    async def tournament_substitute(
+        self, tournament: int, player: str, substitute: str
+    ) -> dict[str, Any]:
+        """Replace ``player``'s seat of the session in play by ``substitute`` (an account
+        name, or ``"bot"``)."""
+        return await self.tournament_request(
+            "tournament_substitute", tournament=tournament, player=player, substitute=substitute
+        )
+
+    async def tournament_penalty(  # noqa: PLR0917
+        self,
+        tournament: int,
+        player: str,
+        kind: str,
+        amount: int | str,
+        reason: str,
+        session: int | None = None,
+    ) -> dict[str, Any]:
+        """Enter a correction of the log (directors): ``kind`` ``"penalty"``, ``"score"``
+        or ``"points"``, a signed ``amount`` (points may be a fraction as text, ``"-1/2"``),
+        for ``session`` or overall; the answer's ``entry`` is the new entry's id."""
+        return await self.tournament_request(
+            "tournament_penalty",
+            tournament=tournament,
+            player=player,
+            kind=kind,
+            amount=amount,
+            reason=reason,
+            session=session,
+        )
+
+    async def tournament_undo(self, tournament: int, entry: int, reason: str) -> dict[str, Any]:
+        """Withdraw the log entry ``entry`` (an undo of an undo puts its target back)."""
+        return await self.tournament_request(
+            "tournament_undo", tournament=tournament, entry=entry, reason=reason
+        )
+
+    async def tournament_close(self, tournament: int) -> dict[str, Any]:
+        return await self.tournament_request("tournament_close", tournament=tournament)
+
+    async def wait_tournament_session(
+        self, tournament: int, session: int | None = None, timeout: float | None = None
+    ) -> TournamentSeat:
+        """Our seat in ``session`` of ``tournament`` (None: the next session not yet
+        returned), once the connection is at its table: its updates go to
+        ``tables[seat.table_id]`` (``play``).
+
+        The seat comes from the server's ``tournament_session`` push: at once when it came
+        already. Else the tournament is asked (``tournament_get``): when its ``you.seat`` is
+        at a table of a started session (we connected after it started, or reconnected),
+        we join that table. Else the push is awaited (``RequestTimeout`` after ``timeout``).
+        A table that no longer takes us (its match is over) raises ``ServerError``.
+        """
+
+        def fits(t: object, n: object) -> bool:
+            return (
+                t == tournament
+                and isinstance(n, int)
+                and (
+                    n == session
+                    if session is not None
+                    else (tournament, n) not in self._seats_taken
+                )
+            )
+
+        def pushed(message: Incoming) -> bool:
+            p = message.payload
+            return message.type == "tournament_session" and fits(
+                p.get("tournament"), p.get("session")
+            )
+
+        seat = min(
+            (s for k, s in self.tournament_seats.items() if fits(*k)), key=_number, default=None
+        )
+        if seat is None:
+            seat = await self._seat_of(tournament, fits)
+        if seat is None:
+            seat = TournamentSeat.from_payload((await self.wait_for(pushed, timeout)).payload)
+        self._seats_taken.add((seat.tournament, seat.session))
+        return self.tournament_seats[(seat.tournament, seat.session)]
+
+    async def _seat_of(
+        self, tournament: int, fits: Callable[[object, object], bool]
+    ) -> TournamentSeat | None:
+        """Our seat at a table of a started session, as the tournament says (``you.seat``),
+        once we have joined that table; None when we have no such seat."""
+        data = await self.tournament_get(tournament)
+        you = data.get("you") or {}
+        mine = you.get("seat") if isinstance(you, dict) else None
+        if not isinstance(mine, dict) or not mine.get("table_id"):
+            return None
+        if not fits(tournament, mine.get("session")):
+            return None
+        seat = TournamentSeat.from_payload({"tournament": tournament, **mine})
+        key = (seat.tournament, seat.session)
+        if key in self.tournament_seats:  # its push came meanwhile: we are at the table
+            return self.tournament_seats[key]
+        await self.join_table(seat.table_id)
+        self.tournament_seats[key] = seat
+        return seat
+
     # --------------------------------------------------------------- play ---
 
     async def act(
@@ -713,6 +941,9 @@ class Client:
         reply_to: str | int | None,
     ) -> float | None:
         """Keep the per-table state; return the action-to-update latency of an update."""
+        if kind == "tournament_session":
+            self._seated(payload)
+            return None
         if table is None or (kind not in TABLE_MESSAGES and kind != "error"):
             return None
         state = self._table(table)
@@ -757,6 +988,20 @@ class Client:
             state.last_error = payload
             state.action_sent_at = None
         return None
+
+    def _seated(self, payload: dict[str, Any]) -> None:
+        """A ``tournament_session`` push: record the seat; we sit at its table."""
+        try:
+            seat = TournamentSeat.from_payload(payload)
+        except ClientError as exc:
+            log.warning("%s", exc)
+            return
+        self.tournament_seats[(seat.tournament, seat.session)] = seat
+        self._table(seat.table_id).seat = seat.seat
+
+
+def _number(seat: TournamentSeat) -> int:
+    return seat.session
 
 
 def normalize_url(url: str) -> str:
@@ -911,3 +1156,20 @@ async def _play(  # noqa: PLR0917
 
 def _newest(message: Incoming, state: TableState) -> bool:
     return message.payload.get("seq") == state.seq
+
+
+async def play_tournament(
+    client: Client,
+    tournament: int,
+    bot: Bot,
+    *,
+    session: int | None = None,
+    timeout: float | None = None,
+    **options: Any,
+) -> dict[str, Any] | None:
+    """Wait for our seat in ``session`` of ``tournament`` (None: the next session;
+    ``Client.wait_tournament_session``, ``timeout`` seconds at most), then play that table
+    with ``bot`` until its match ends (``play``, with ``options``: ``stopping``, ``think``,
+    ``on_message``); return the ``match_end`` payload, or None as ``play`` does."""
+    seat = await client.wait_tournament_session(tournament, session, timeout)
+    return await play(client, seat.table_id, bot, **options)

@@ -1,6 +1,6 @@
 """The ``guobiao`` command line: ``guobiao COMMAND [ARGS...]``, one module per command
-(``serve``, ``fan``, ``simulate``, ``replay``, ``db``, ``ladder``, ``bot``, ``loadtest``,
-``verify``; ``args`` holds the argument types they share)."""
+(``serve``, ``fan``, ``simulate``, ``replay``, ``db``, ``ladder``, ``tournament``, ``bot``,
+``loadtest``, ``verify``; ``args`` holds the argument types they share)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from server.cli import loadtest as loadtest_cli
 from server.cli import replay as replay_cli
 from server.cli import serve as serve_cli
 from server.cli import simulate as simulate_cli
+from server.cli import tournament as tournament_cli
 from server.cli import verify as verify_cli
 
 
@@ -46,6 +47,7 @@ COMMANDS: tuple[Command, ...] = _commands(
     replay_cli,
     db_cli,
     ladder_cli,
+    tournament_cli,
     bot_cli,
     loadtest_cli,
     verify_cli,
