@@ -481,6 +481,9 @@ async def test_replacements_by_bots_and_the_refused_ones(lobby: Lobby) -> None:
     assert await replace(1, "bot:nobody") == "bad_message"
     assert await replace(1, "dave") == "already_seated"
     assert await replace(1, "bot:default") is None
+    saves = fake_store(lobby).counts["save_table"]
+    assert await replace(1, "bot:default") is None  # already so: nothing to do
+    assert fake_store(lobby).counts["save_table"] == saves
     assert await replace(0, "bot:fast") is None  # not watchable: alice is detached
     assert fake_store(lobby).tables[table.id].seats[:2] == ("bot:fast", "bot:default")
     assert alice not in table.peers and alice.frames("table")[-1]["seats"][0] == "bot:fast"
@@ -510,6 +513,14 @@ async def test_the_lobby_hears_of_each_finished_match_once_it_is_stored(
     await until(lambda: not lobby.hooks, "the hook calls' end")
     assert heard == [(first.id, True), (second.id, True)]
     assert "on_table_finished failed for table " + first.id in caplog.text
+    # A crash came before the second table's row said it finished: the restart tells.
+    store.tables[second.id] = dataclasses.replace(store.tables[second.id], state="playing")
+    again = Lobby(config_for(), store)
+    again.on_table_finished = finished
+    assert await again.restore() == 0
+    await until(lambda: len(heard) == 3, "the restored table's end")
+    assert heard[2] == (second.id, True) and store.tables[second.id].state == "finished"
+    await again.shutdown()
 
 
 # --------------------------------------------------------------- restart ---
