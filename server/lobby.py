@@ -37,6 +37,7 @@ from server.table import LobbyError, Seat, Table, TableStore, TableSummary
 
 log = logging.getLogger("guobiao.lobby")
 
+HOOK_SECONDS = 10.0  # how long shutdown waits for the on_table_finished calls still running
 MAX_SPECTATOR_DELAY = 3600  # seconds: a tournament's spectators see its tables this late at most
 
 
@@ -214,7 +215,8 @@ class Lobby:
         self.set_aside: dict[str, SetAside] = {}  # tables restore could not rebuild
         self.feed = LobbyFeed(self.listing)  # subscribe_lobby
         # Called (and awaited, in a task of its own; an exception is logged) with each table
-        # whose match was stored as finished: the tournament that seated it sets it.
+        # whose match was stored as finished, and with each table ``restore`` finds finished
+        # (its match ended just before a crash): the tournaments set it, before ``restore``.
         self.on_table_finished: Callable[[Table], Awaitable[None]] | None = None
         self.hooks: set[asyncio.Task[None]] = set()  # the calls of it running
 
@@ -421,6 +423,7 @@ class Lobby:
                 table = await self._restore_table(row, stored)
                 if table.state == "finished":
                     await self.store.save_table(table.row())  # it ended just before a crash
+                    self._table_finished(table)  # (its hook may not have been called)
                     continue
             except Exception as exc:
                 reason = exc.reason if isinstance(exc, LobbyError) else repr(exc)
@@ -478,7 +481,10 @@ class Lobby:
             # Its match finished (a crash came before the row said so), or never got
             # stored: then let it start again.
             played = await self.store.table_matches(row.id)
-            table.state = "finished" if played and played[-1].ended_at else "waiting"
+            if played and played[-1].ended_at:
+                table.state, table.match_id = "finished", played[-1].id
+            else:
+                table.state = "waiting"
         return table
 
     async def _replay(self, table: Table, stored: MatchRow) -> None:
@@ -502,4 +508,7 @@ class Lobby:
         for table in list(self.tables.values()):
             await table.stop()
         if self.hooks:
-            await asyncio.gather(*self.hooks)
+            _, late = await asyncio.wait(self.hooks, timeout=HOOK_SECONDS)
+            for task in late:
+                log.error("on_table_finished still running at shutdown: cancelled (%s)", task)
+                task.cancel()

@@ -85,6 +85,7 @@ async def hand_replay(
             f"no finished match {match_id} (replays are published at its end)",
         )
     rows = await store.match_actions(match_id)
+    # The hands its log has: all of them, or fewer for a match stopped at a time cap.
     hands = max((row.hand_no for row in rows), default=0)
     if not 1 <= hand_no <= hands:
         raise Refused(

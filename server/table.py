@@ -843,6 +843,12 @@ class Table:
             # Away until they attach (join_table, resume): played for after the grace.
             seat = Seat.from_label(label, self.timers.restart_grace_seconds)
         before = self.seats[index]
+        if before is not None and before.label == label:  # already so: nothing changes
+            if item.peer is not None:
+                item.peer.send(encode("table", self.summary(), item.reply_to))
+            if item.done is not None and not item.done.done():
+                item.done.set_result(None)
+            return
         self.seats[index] = seat
         self.bots.pop(index, None)  # a bot kept for the seat may not be the new one's
         moved = [peer for peer, player in self.peers.items() if player == index]

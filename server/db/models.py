@@ -4,7 +4,7 @@ Tables (the migrations ``migrations/versions/`` create the same):
 
 - ``players``: accounts (guests included) with cached counts and grade (级别).
 - ``sessions``: login sessions; only the SHA-256 of a token is stored.
-- ``tables``: lobby tables, so open tables survive a restart.
+- ``tables``: lobby tables (a tournament's with its settings), so open tables survive a restart.
 - ``matches``: one match (16 hands, or as many deals as its table chose): its secret seed
   and salt, who sat where, the final scores.
 - ``hands``: each finished hand's record (``HandRecord.to_dict()``) and deltas.
