@@ -407,16 +407,17 @@ class App:
         self.store = await Store.open(url)
         self.store.policy = self.config.season_policy()
         self.lobby = Lobby(self.config, self.store)
+        self.tournaments = Tournaments(
+            self.config, self.store.tournaments, self.lobby, lambda: self.connections
+        )
+        # Before the restore: a table it finds finished (a crash came first) tells it too.
+        self.lobby.on_table_finished = self.tournaments.table_finished
         restored = await self.lobby.restore()
         if restored:
             log.info("restored %s table(s) from the database", restored)
         self.matchmaker = Matchmaker(self.config, self.store, self.lobby)
         self.matchmaker.start()
-        self.tournaments = Tournaments(
-            self.config, self.store.tournaments, self.lobby, lambda: self.connections
-        )
-        self.lobby.on_table_finished = self.tournaments.table_finished
-        await self.tournaments.start()
+        await self.tournaments.start()  # the sessions' tables a crash left unmade
         await self._purge()
         self.purger = asyncio.create_task(self._purge_every(), name="purge")
         self.ws_server = await serve(

@@ -1,5 +1,6 @@
 """``guobiao tournament``: run a tournament from the command line (docs/tournaments.md).
 
+    guobiao tournament login                      print a session token (GUOBIAO_TOKEN)
     guobiao tournament create --name NAME [--sessions N] [--hands H] [--time-cap MIN]
                               [--seating M,M,...] [--duplicate] ...    a new tournament
     guobiao tournament register ID [NAME ...] [--file FILE]
@@ -21,7 +22,8 @@
 
 Every command but ``grant`` talks to a running server (``--server``, by default the address
 ``guobiao serve`` listens on). Requests go over its websocket, logged in as ``--user NAME``
-with the password from ``GUOBIAO_PASSWORD`` or asked for (never on the command line);
+with the password from ``GUOBIAO_PASSWORD`` or asked for (never on the command line), or
+resuming the session in ``GUOBIAO_TOKEN`` (``login`` prints one: a script logs in once);
 ``list``, ``show``, ``standings`` and ``export`` read the HTTP API (``ws://HOST:PORT/ws`` ->
 ``http://HOST:PORT``) and need no account, though ``show`` and ``standings`` ask over the
 websocket when ``--user`` is given. ``grant`` is the operator's: it gives (``--revoke``
@@ -63,6 +65,9 @@ from server.tournaments.scoring import TIE_BREAKS
 from server.tournaments.seating import METHODS, WINDS
 
 PASSWORD_ENV = "GUOBIAO_PASSWORD"
+# A session token (``guobiao tournament login`` prints one): used instead of logging in
+# again for every command, which the server's login limits would soon refuse in a script.
+TOKEN_ENV = "GUOBIAO_TOKEN"
 DEFAULT_SERVER = f"ws://127.0.0.1:{server_config.ServerSection().port}/ws"
 HTTP_TIMEOUT = 10.0
 # The settings' ranges (docs/tournaments.md), checked here so that a typo fails at once.
@@ -75,6 +80,7 @@ KINDS = ("penalty", "score", "points")
 # Subcommands that send requests as a logged-in account (the others read the HTTP API).
 NEEDS_ACCOUNT = frozenset(
     {
+        "login",
         "create",
         "register",
         "withdraw",
@@ -232,6 +238,14 @@ def add_parser(
     net = [server, ident]
     actions = parser.add_subparsers(dest="tournament_action", metavar="ACTION", required=True)
 
+    _subparser(
+        actions,
+        "login",
+        f"log in once and print the session token, for {TOKEN_ENV} (the next commands resume "
+        "it instead of logging in again, which the server's login limits would refuse)",
+        f'eval "$(guobiao tournament login --user alice)"   # sets {TOKEN_ENV}',
+        [server],
+    )
     create = _subparser(
         actions,
         "create",
@@ -453,8 +467,12 @@ def run(args: argparse.Namespace) -> int:
         if action == "grant":
             return _grant(args)
         request = _prepare(args)
-        password = _password(args) if args.user else None
-        return asyncio.run(_main(args, request, password))
+        auth: tuple[str, str] | None = None
+        if args.user:
+            token = os.environ.get(TOKEN_ENV)
+            use_token = token and args.tournament_action != "login"
+            auth = ("token", token) if use_token else ("password", _password(args))  # type: ignore[assignment]
+        return asyncio.run(_main(args, request, auth))
     except UsageError as exc:
         return _fail(str(exc), 2)
     except KeyboardInterrupt:
@@ -551,20 +569,31 @@ def _password(args: argparse.Namespace) -> str:
         ) from None
 
 
-async def _main(args: argparse.Namespace, request: dict[str, Any], password: str | None) -> int:
+async def _main(
+    args: argparse.Namespace, request: dict[str, Any], auth: tuple[str, str] | None
+) -> int:
     action: str = args.tournament_action
     if action == "export":
         return await _export(args)
     if action == "list":
         _print_list(args, await _http_json(args.server, "/api/tournaments"))
         return 0
-    if password is None:
+    if auth is None:
         assert action in ("show", "standings")
         data = await _http_json(args.server, f"/api/tournaments/{args.tournament}")
         return _print_read(args, data)
     client = await _connect(args.server)
     try:
-        await _log_in(client, args.user, password)
+        await _log_in(client, args.user, auth)
+        if action == "login":
+            assert client.session is not None
+            print(f"export {TOKEN_ENV}={client.session.token}")
+            print(
+                f"# {args.user}'s session until {client.session.expires}: the commands use it "
+                "instead of logging in again",
+                file=sys.stderr,
+            )
+            return 0
         return await _request(client, args, request)
     finally:
         await client.close()
@@ -579,11 +608,22 @@ async def _connect(url: str) -> Client:
         raise TournamentCliError(f"the server refused the connection: {exc.reason}") from None
 
 
-async def _log_in(client: Client, user: str, password: str) -> None:
+async def _log_in(client: Client, user: str, auth: tuple[str, str]) -> None:
+    kind, secret = auth
     try:
-        await client.login(user, password)
+        if kind == "token":
+            session = await client.resume(secret)
+            if session.username.lower() != user.lower():
+                raise TournamentCliError(
+                    f"{TOKEN_ENV} is a session of {session.username}, not of --user {user}"
+                )
+        else:
+            await client.login(user, secret)
     except ServerError as exc:
-        raise TournamentCliError(f"cannot log in as {user}: {exc.code}: {exc.reason}") from None
+        how = f"with {TOKEN_ENV}" if kind == "token" else ""
+        raise TournamentCliError(
+            f"cannot log in as {user}{' ' + how if how else ''}: {exc.code}: {exc.reason}"
+        ) from None
 
 
 Handler = Callable[[Client, argparse.Namespace, dict[str, Any]], Awaitable[int]]

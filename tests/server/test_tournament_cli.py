@@ -402,3 +402,35 @@ def test_every_subcommand_has_an_example(capsys: pytest.CaptureFixture[str]) -> 
             main(["tournament", action, "--help"])
         assert exited.value.code == 0
         assert f"example:\n  guobiao tournament {action}" in capsys.readouterr().out
+
+
+@pytest.mark.asyncio
+async def test_a_login_token_carries_a_script_past_the_login_limits(
+    start_server: Any,
+    capsys: pytest.CaptureFixture[str],
+    password: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the server's own login limits (10 logins of an account at once), a script of
+    more commands logs in once (``login``) and resumes its token after."""
+    app = await start_server(tournaments={"directors": "rita"})
+    server = f"ws://127.0.0.1:{app.port}/ws"
+    await accounts(app, "rita", "lina")
+    assert await cli("login", "--server", server, "--user", "rita") == 0
+    printed = capsys.readouterr().out.strip()
+    found = re.fullmatch(r"export GUOBIAO_TOKEN=(\S+)", printed)
+    assert found, printed
+    monkeypatch.setenv("GUOBIAO_TOKEN", found[1])
+    monkeypatch.delenv("GUOBIAO_PASSWORD")  # the token alone
+    status = await cli("create", "--server", server, "--user", "rita", "--name", "Tokens")
+    tid = int(re.match(r"created tournament (\d+)", capsys.readouterr().out)[1])  # type: ignore[index]
+    assert status == 0
+    for _ in range(12):  # more than the logins an account may make at once
+        assert (
+            await cli("registration", str(tid), "open", "--server", server, "--user", "rita") == 0
+        )
+    assert capsys.readouterr().out.count("registration is open") == 12
+    # A token of another account is refused for --user, in one line.
+    assert await cli("registration", str(tid), "open", "--server", server, "--user", "lina") == 1
+    err = capsys.readouterr().err
+    assert err == "guobiao tournament: GUOBIAO_TOKEN is a session of rita, not of --user lina\n"
