@@ -676,11 +676,12 @@ class Table:
         peer = item.peer
         assert peer is not None and peer.username is not None
         username = peer.username
-        if self.private and item.invite_code != self.invite_code:
+        mine = self.seat_of(username)
+        # A player already seated (a private tournament's table) needs no invite to sit down.
+        if self.private and mine is None and item.invite_code != self.invite_code:
             raise LobbyError(
                 "wrong_invite", f"table {self.id} is private: a valid invite code is needed"
             )
-        mine = self.seat_of(username)
         if mine is None:
             if self.state != "waiting":
                 raise LobbyError("table_started", f"table {self.id} has started without you")

@@ -494,3 +494,41 @@ async def test_a_substitute_takes_a_seat_in_play_or_is_refused_and_forgotten(
         assert sorted(r["player"] for r in body["standings"]) == names[1:]
     finally:
         await director.close()
+
+
+async def test_a_private_tournament_is_unlisted_and_its_players_still_sit_at_its_tables(
+    start_server: StartServer, http_get: HttpGet
+) -> None:
+    app = await start_server(tournaments={"directors": DIRECTOR})
+    director = await connect(app, DIRECTOR)
+    names = [f"td_q{i}" for i in range(4)]
+    players = [await connect(app, n) for n in names]
+    watcher = await connect(app, "td_watcher")
+    try:
+        tid = (
+            await ask(
+                director,
+                "tournament_create",
+                name="Invitation only",
+                sessions=1,
+                hands=1,
+                turn_seconds=1,
+                public=False,
+                check_in=False,
+            )
+        )["id"]
+        await ask(director, "tournament_add_players", tournament=tid, players=names)
+        await ask(director, "tournament_seat", tournament=tid)
+        _, listed = await get_json(http_get, app, "/api/tournaments")
+        assert tid not in [t["id"] for t in listed["tournaments"]]
+        ends = await run_session(director, players, tid)  # joined without an invite code
+        assert len(ends) == 1 and all(e["scores"] for e in ends.values())
+        _, session = await get_json(http_get, app, f"/api/tournaments/{tid}/sessions/1")
+        table = session["tables"][0]["table_id"]
+        assert table not in [t["table"] for t in (await watcher.list_tables())]
+        with pytest.raises(ServerError) as caught:  # the table is private: not for strangers
+            await watcher.request("watch", {"table": table})
+        assert caught.value.code in ("wrong_invite", "no_such_table")
+    finally:
+        for c in (director, *players, watcher):
+            await c.close()
