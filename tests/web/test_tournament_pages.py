@@ -1,0 +1,368 @@
+"""The tournament pages in a real Chromium against a real ``guobiao serve``
+(tests/web/conftest.py).
+
+A director (an account given the role on the command line, as an operator does) creates a
+one-hand tournament in the page; one player registers and checks in through the page,
+three more over the protocol (``server.client.Client``), who then leave: the seats of absent
+players are played automatically. The director seats and starts session 1 from the console,
+the seating shows by wind, the player's "Your place" box shows the table and leads to it,
+the player plays the hand out in the page, and the standings show what the API says. Then
+the refusals in words, and a phone in Chinese.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+from browserkit import PASSWORD, OpenPage, connected, login, new_name, play_until, register
+from httpkit import http_get
+from playwright.async_api import Page, expect
+from test_shell import english_left, labels
+
+from server.client import Client
+
+pytestmark = pytest.mark.asyncio
+
+REPO = Path(__file__).resolve().parent.parent.parent
+SCREENSHOT = REPO / "docs" / "images" / "tournament.png"
+WINDS = ["East", "South", "West", "North"]
+SESSION_SECONDS = 180  # a one-hand session of engine-played seats and one page's clicks
+
+
+class WebServer(Protocol):
+    """The ``web_server`` fixture (tests/web/conftest.py): where ``guobiao serve`` listens
+    and its log, beside which its config file lies."""
+
+    @property
+    def port(self) -> int: ...
+
+    @property
+    def log(self) -> Path: ...
+
+
+def socket_url(web_server: WebServer) -> str:
+    return f"ws://127.0.0.1:{web_server.port}/ws"
+
+
+def grant_director(web_server: WebServer, name: str) -> None:
+    """Let ``name`` create tournaments: ``guobiao tournament grant NAME`` against the
+    running server's config (the same database), as an operator does."""
+    site = web_server.log.parent / "site.toml"
+    done = subprocess.run(
+        [sys.executable, "-m", "server", "tournament", "grant", name, "--config", str(site)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, f"tournament grant {name}: {done.stdout}{done.stderr}"
+
+
+async def api(web_server: WebServer, path: str) -> Any:
+    status, body = await http_get(web_server.port, path)
+    assert status == 200, f"GET {path}: {status} {body}"
+    return json.loads(body)
+
+
+async def eventually_api(
+    web_server: WebServer, path: str, check: Any, seconds: float = SESSION_SECONDS
+) -> Any:
+    """GET ``path`` until ``check(body)`` holds; the body. Fails after ``seconds``."""
+    loop = asyncio.get_running_loop()
+    until = loop.time() + seconds
+    while True:
+        body = await api(web_server, path)
+        if check(body):
+            return body
+        assert loop.time() < until, f"GET {path} never satisfied the check: {body}"
+        await asyncio.sleep(0.25)
+
+
+async def players_over_the_network(web_server: WebServer, tournament: int, count: int) -> list[str]:
+    """``count`` new accounts that register for ``tournament``, check in for its next
+    session and then leave (their seats are played for them); their names."""
+    names = [new_name("tp") for _ in range(count)]
+    for name in names:
+        client = await Client.connect(socket_url(web_server))
+        try:
+            await client.register(name, PASSWORD)
+            await client.request("tournament_register", {"tournament": tournament})
+            await client.request("tournament_check_in", {"tournament": tournament})
+        finally:
+            await client.close()
+    return names
+
+
+def rows_of(body: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(place, player, table points) of each standings row as the page shows them: the
+    decimal with at most two places."""
+    return [
+        (str(r["place"]), r["player"], shown_points(r["table_points_decimal"]))
+        for r in body["standings"]
+    ]
+
+
+def shown_points(value: float) -> str:
+    """``value`` as the page shows table points (``Intl.NumberFormat``, at most two
+    decimals, a true minus)."""
+    text = f"{abs(value):.2f}".rstrip("0").rstrip(".")
+    return f"\u2212{text}" if value < 0 and text != "0" else text
+
+
+async def standings_on_screen(page: Page) -> list[tuple[str, str, str]]:
+    rows = page.locator(".standings tbody tr")
+    places = await rows.locator("td:nth-child(1)").all_inner_texts()
+    names = await rows.locator("td:nth-child(2)").all_inner_texts()
+    points = await rows.locator("td:nth-child(3)").all_inner_texts()
+    return list(zip(places, names, points, strict=True))
+
+
+async def fits(page: Page) -> None:
+    widths = await page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+    assert widths[0] <= widths[1], f"{page.url} is {widths[0]} px wide on a {widths[1]} px screen"
+
+
+async def create_in_page(page: Page, name: str) -> int:
+    """On ``#/tournaments`` as a director: create a two-session, one-hand tournament; its id."""
+    await page.get_by_label("Name", exact=True).fill(name)
+    await page.get_by_label("Sessions", exact=True).fill("2")
+    await page.get_by_label("Hands per session").fill("1")
+    await page.get_by_label("Time per move (seconds)").fill("3")
+    await page.get_by_role("button", name="Create the tournament").click()
+    await page.wait_for_url(re.compile(r".*#/tournament/\d+$"))
+    return int(page.url.rsplit("/", 1)[1])
+
+
+async def test_a_director_runs_session_1_and_a_player_plays_it_to_the_standings(
+    open_page: OpenPage, web_server: WebServer
+) -> None:
+    director = new_name("td")
+    desk = await open_page("/")
+    await register(desk, director)
+    grant_director(web_server, director)
+    await desk.get_by_role("link", name="Tournaments", exact=True).click()
+    await expect(desk.get_by_role("heading", level=1)).to_have_text("Tournaments")
+    title = f"Cup {director}"
+    tournament = await create_in_page(desk, title)
+    await expect(desk.get_by_role("heading", level=1)).to_have_text(title)
+    console = desk.locator(".console")
+    await expect(console.get_by_role("heading", name="Director's console")).to_be_visible()
+    await expect(desk.locator(".tournament-summary")).to_contain_text("2 sessions")
+    await expect(desk.locator(".tournament-summary")).to_contain_text("1 hand a session")
+
+    # The list shows it, with its link.
+    listed = await api(web_server, "/api/tournaments")
+    assert any(t["id"] == tournament and t["name"] == title for t in listed["tournaments"])
+
+    # A player registers and checks in in the page; three more over the network.
+    me = new_name("tp")
+    page = await open_page("/")
+    await register(page, me)
+    await page.goto(f"/#/tournament/{tournament}")
+    box = page.locator(".my-seat")
+    await expect(box.locator(".my-status")).to_contain_text("You are not registered.")
+    await box.get_by_role("button", name="Register").click()
+    await expect(box.locator(".my-status")).to_contain_text("You are registered.")
+    await box.get_by_role("button", name="Check in for session 1").click()
+    await expect(box.locator(".my-status .badge")).to_have_text("Checked in for session 1")
+    others = await players_over_the_network(web_server, tournament, 3)
+    everyone = {me, *others}
+
+    # The director's page hears of them (tournament_changed) and seats session 1.
+    players = desk.locator(".tournament-players tbody tr")
+    await expect(players).to_have_count(4)
+    await console.get_by_label("Method").select_option("random")
+    await console.get_by_role("button", name="Seat session 1").click()
+    seating = desk.locator(".session[data-session='1'] .seating tbody tr")
+    await expect(seating).to_have_count(4)
+    assert await seating.locator("td:nth-child(1)").all_inner_texts() == WINDS
+    assert set(await seating.locator("td:nth-child(2)").all_inner_texts()) == everyone
+    detail = await api(web_server, f"/api/tournaments/{tournament}/sessions/1")
+    mine = next(s for s in detail["tables"][0]["seats"] if s["player"] == me)
+    wind = WINDS["ESWN".index(mine["wind"])]
+
+    # The player's box shows the seat; once the session starts, it leads to the table.
+    await expect(box.locator(".my-next-seat")).to_have_text(
+        f"Your seat: session 1, table 1, {wind}"
+    )
+    await console.get_by_role("button", name="Start session 1").click()
+    go = box.get_by_role("link", name="Go to my table")
+    await expect(go).to_be_visible(timeout=15_000)
+    await go.click()
+    await page.wait_for_url(re.compile(r".*#/table/[^/]+$"))
+    table_id = page.url.rsplit("/", 1)[1]
+    detail = await api(web_server, f"/api/tournaments/{tournament}/sessions/1")
+    assert detail["tables"][0]["table_id"] == table_id
+    clicks = await play_until(page, ".match-end .final", seconds=SESSION_SECONDS)
+    print(f"\na one-hand tournament session, the page's seat by {clicks} clicks")
+
+    # The standings, as the API gives them, with the exact figure in each title.
+    body = await eventually_api(
+        web_server, f"/api/tournaments/{tournament}", lambda b: len(b["standings"]) == 4
+    )
+    rows = desk.locator(".standings tbody tr")
+    await expect(rows).to_have_count(4, timeout=15_000)
+    assert await standings_on_screen(desk) == rows_of(body)
+    titles = await rows.locator("td:nth-child(3) .points").evaluate_all(
+        "(cells) => cells.map((c) => c.title)"
+    )
+    assert titles == [r["table_points"] for r in body["standings"]]
+    scores = await rows.locator("td:nth-child(4)").all_inner_texts()
+    assert scores == [str(r["score"]) for r in body["standings"]]
+    assert sum(int(s) for s in scores) == 0  # a match's scores are zero-sum
+    finished = desk.locator(".session[data-session='1'] .session-table")
+    await expect(finished.locator(".facts")).to_contain_text("Finished")
+    await expect(finished.locator(".seating thead")).to_contain_text("Table points")
+
+    # The player's page shows the same standings; the exports are linked.
+    await page.goto(f"/#/tournament/{tournament}")
+    await expect(page.locator(".standings tbody tr")).to_have_count(4)
+    assert await standings_on_screen(page) == rows_of(body)
+    csv = page.get_by_role("link", name="CSV")
+    assert await csv.get_attribute("href") == f"/api/tournaments/{tournament}/export.csv"
+    status, text = await http_get(web_server.port, f"/api/tournaments/{tournament}/export.csv")
+    assert status == 200 and me in text
+    if os.environ.get("GUOBIAO_SCREENSHOTS") == "1":
+        await page.set_viewport_size({"width": 1000, "height": 1300})
+        await page.evaluate("scrollTo(0, 0)")
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        await page.screenshot(path=str(SCREENSHOT))
+
+
+async def test_refusals_and_confirmations_are_in_words(
+    open_page: OpenPage, web_server: WebServer
+) -> None:
+    # Not a director: the form is there, the server refuses, the page says why.
+    page = await open_page("/")
+    name = new_name("tn")
+    await register(page, name)
+    await page.get_by_role("link", name="Tournaments", exact=True).click()
+    await page.get_by_label("Name", exact=True).fill("Not mine")
+    await page.get_by_role("button", name="Create the tournament").click()
+    await expect(page.locator(".create-tournament [role=alert]")).to_have_text(
+        "Only a tournament director may do that: your account is not one."
+    )
+
+    # A director's tournament: a registered player withdraws only after saying yes.
+    director = new_name("td")
+    grant_director(web_server, director)
+    client = await Client.connect(socket_url(web_server))
+    try:
+        await client.register(director, PASSWORD)
+        made = await client.request("tournament_create", {"name": f"Cup {director}", "hands": 1})
+        tournament = int(made.payload["id"])
+    finally:
+        await client.close()
+    await page.goto(f"/#/tournament/{tournament}")
+    box = page.locator(".my-seat")
+    await box.get_by_role("button", name="Register").click()
+    await expect(box.locator(".my-status")).to_contain_text("You are registered.")
+    assert await page.locator(".console").count() == 0  # no console for a player
+    await box.get_by_role("button", name="Withdraw").click()
+    await expect(box.locator(".confirm")).to_contain_text("Withdraw from this tournament?")
+    await box.get_by_role("button", name="Cancel").click()
+    await expect(box.locator(".my-status")).to_contain_text("You are registered.")
+    await box.get_by_role("button", name="Withdraw").click()
+    await box.get_by_role("button", name="Yes, withdraw").click()
+    await expect(box.locator(".my-status")).to_contain_text("You have withdrawn.")
+    row = page.locator(".tournament-players tr", has=page.get_by_role("link", name=name))
+    await expect(row).to_contain_text("withdrawn")
+
+    # A guest is told to register instead of being offered a button.
+    guest = await open_page(f"/#/tournament/{tournament}")
+    await connected(guest)
+    await expect(guest.locator(".my-seat")).to_contain_text("Log in with a registered account")
+    await guest.goto("/")
+    await guest.get_by_role("button", name="Play as a guest").click()
+    await guest.goto(f"/#/tournament/{tournament}")
+    await expect(guest.locator(".my-seat .hint")).to_have_text(
+        "Guests cannot play tournaments: register an account first."
+    )
+    assert await guest.locator(".my-seat").get_by_role("button", name="Register").count() == 0
+
+    # No such tournament: said, with the way back.
+    await guest.goto("/#/tournament/999999")
+    await expect(guest.get_by_role("alert")).to_be_visible()
+    await expect(guest.get_by_role("link", name="All tournaments")).to_be_visible()
+
+
+@dataclass(frozen=True)
+class Played:
+    """A tournament whose session 1 was played out by absent players."""
+
+    id: int
+    name: str
+    players: list[str]
+
+
+_played: Played | None = None
+
+
+async def played(web_server: WebServer) -> Played:
+    """A one-hand tournament, its first session seated, started and finished with every
+    seat played for its absent player (made once, over the network)."""
+    global _played  # noqa: PLW0603 -- made once for the module's tests: it takes seconds
+    if _played is not None:
+        return _played
+    director = new_name("td")
+    grant_director(web_server, director)
+    client = await Client.connect(socket_url(web_server))
+    try:
+        await client.register(director, PASSWORD)
+        name = f"Cup {director}"
+        settings = {"name": name, "hands": 1, "sessions": 2, "turn_seconds": 3}
+        made = await client.request("tournament_create", settings)
+        tournament = int(made.payload["id"])
+        names = await players_over_the_network(web_server, tournament, 4)
+        await client.request("tournament_seat", {"tournament": tournament, "method": "random"})
+        await client.request("tournament_start_session", {"tournament": tournament})
+    finally:
+        await client.close()
+    await eventually_api(
+        web_server,
+        f"/api/tournaments/{tournament}/sessions/1",
+        lambda b: b["state"] == "finished",
+    )
+    _played = Played(tournament, name, names)
+    return _played
+
+
+async def test_the_tournament_pages_on_a_phone_in_chinese(
+    open_page: OpenPage, web_server: WebServer
+) -> None:
+    cup = await played(web_server)
+    page = await open_page("/", phone=True)
+    await login(page, cup.players[0])
+    await page.get_by_role("button", name="中文").click()
+    await page.get_by_role("link", name="比赛", exact=True).click()
+    await expect(page.get_by_role("heading", level=1)).to_have_text("比赛")
+    await expect(page.get_by_role("link", name=cup.name)).to_be_visible()
+    await fits(page)
+    listed = await api(web_server, "/api/tournaments")
+    names = {t["name"] for t in listed["tournaments"]}
+    words = {w for n in names for w in n.split()}
+    assert english_left(await labels(page), {"English", *words}) == []
+
+    await page.get_by_role("link", name=cup.name).click()
+    await expect(page.locator(".standings tbody tr")).to_have_count(4)
+    heads = await page.locator(".standings thead th").all_inner_texts()
+    assert heads == ["名次", "选手", "标准分", "得分", "第1轮"]
+    await expect(page.locator(".my-seat h2")).to_have_text("我的参赛")
+    await expect(page.locator(".session[data-session='1'] .seating tbody tr")).to_have_count(4)
+    winds = await page.locator(".seating tbody td:nth-child(1)").all_inner_texts()
+    assert winds == ["东", "南", "西", "北"]
+    await fits(page)
+    detail = await api(web_server, f"/api/tournaments/{cup.id}/sessions/1")
+    tables = {t["table_id"] for t in detail["tables"] if t["table_id"]}
+    allowed = {"English", *cup.name.split(), *cup.players, *tables}
+    assert english_left(await labels(page), allowed) == []
