@@ -45,6 +45,8 @@ from server.table import (
     Table,
     WatchInput,
 )
+from server.tournaments import api as tournament_api
+from server.tournaments.host import Tournaments
 
 log = logging.getLogger("guobiao.server")
 
@@ -322,6 +324,8 @@ class Connection:
             else:
                 self.lobby.feed.unsubscribe(self)
                 self.send(encode("tables", {"tables": self.lobby.listing()}, m.id))
+        elif isinstance(m, protocol.TournamentRequest):
+            await self.app.tournaments_host.handle(self, m)
         elif isinstance(m, protocol.QueueJoin):
             await self.matchmaker.join(self, m.ladder, m.casual, m.id)
         elif isinstance(m, protocol.QueueLeave):
@@ -378,12 +382,18 @@ class App:
         self.store: Any = None
         self.lobby: Lobby | None = None
         self.matchmaker: Matchmaker | None = None
+        self.tournaments: Tournaments | None = None
         self.connections: set[Connection] = set()
         self.ws_server: WsServer | None = None
         self.slow_drops = 0
         self.guard = accounts.Guard(config.accounts)
         self.purger: asyncio.Task[None] | None = None
         self.web = WebFiles()
+
+    @property
+    def tournaments_host(self) -> Tournaments:
+        assert self.tournaments is not None  # connections are served only once started
+        return self.tournaments
 
     @property
     def port(self) -> int:
@@ -402,6 +412,11 @@ class App:
             log.info("restored %s table(s) from the database", restored)
         self.matchmaker = Matchmaker(self.config, self.store, self.lobby)
         self.matchmaker.start()
+        self.tournaments = Tournaments(
+            self.config, self.store.tournaments, self.lobby, lambda: self.connections
+        )
+        self.lobby.on_table_finished = self.tournaments.table_finished  # type: ignore[attr-defined]
+        await self.tournaments.start()
         await self._purge()
         self.purger = asyncio.create_task(self._purge_every(), name="purge")
         self.ws_server = await serve(
@@ -424,6 +439,8 @@ class App:
             self.ws_server.server.close()  # stop listening; connections stay open for now
         if self.matchmaker is not None:
             await self.matchmaker.stop()
+        if self.tournaments is not None:
+            self.tournaments.close()
         if self.lobby is not None:
             await self.lobby.shutdown()
         for conn in list(self.connections):
@@ -526,6 +543,10 @@ class App:
         if path == "/api/queue" and self.matchmaker is not None:
             return _json(connection, http.HTTPStatus.OK, self.matchmaker.snapshot())
         parts = path.strip("/").split("/")
+        if self.tournaments is not None:
+            found = await tournament_api.route(self.tournaments, parts)
+            if found is not None:
+                return _answer(connection, found)
         answer = await ladder_api.route(self.store.ladder, parts, request.path.partition("?")[2])
         if answer is not None:
             return _json(connection, *answer)
@@ -552,6 +573,9 @@ class App:
                     http.HTTPStatus.NOT_FOUND,
                     {"error": f"no match {text} (match ids are 1..{MAX_MATCH_ID})"},
                 )
+            held = await self.tournaments.held_match(match_id) if self.tournaments else None
+            if held is not None:
+                return _json(connection, http.HTTPStatus.FORBIDDEN, {"error": held})
             if len(parts) == 3:
                 detail = await self.store.match_detail(match_id)
                 if detail is None:
@@ -598,6 +622,16 @@ def _json_errors(
     answer = _json(connection, http.HTTPStatus(response.status_code), {"error": reason})
     answer.headers["Server"] = response.headers.get("Server", f"guobiao/{VERSION}")
     return answer
+
+
+def _answer(connection: ServerConnection, answer: tournament_api.Answer) -> Response:
+    if answer.text is None:
+        return _json(connection, answer.status, answer.body)
+    response = connection.respond(answer.status, answer.text)
+    del response.headers["Content-Type"]
+    response.headers["Content-Type"] = answer.content_type
+    response.headers["Content-Disposition"] = f'attachment; filename="{answer.filename}"'
+    return response
 
 
 def _json(connection: ServerConnection, status: http.HTTPStatus, body: Any) -> Response:

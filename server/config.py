@@ -124,6 +124,20 @@ class MatchmakingSection:
 
 
 @dataclass(frozen=True, slots=True)
+class TournamentsSection:
+    """Tournaments (docs/tournaments.md)."""
+
+    # Accounts that may create tournaments (and direct those they create), comma-separated,
+    # besides those granted the role with ``guobiao tournament grant``.
+    directors: str = ""
+
+    @property
+    def director_names(self) -> frozenset[str]:
+        """The directors' names, lowercase (names are unique whatever their case)."""
+        return frozenset(n.strip().lower() for n in self.directors.split(",") if n.strip())
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     server: ServerSection = ServerSection()
     database: DatabaseSection = DatabaseSection()
@@ -133,6 +147,7 @@ class Config:
     accounts: AccountsSection = AccountsSection()
     ladder: LadderSection = LadderSection()
     matchmaking: MatchmakingSection = MatchmakingSection()
+    tournaments: TournamentsSection = TournamentsSection()
 
     @property
     def database_url(self) -> str:

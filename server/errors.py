@@ -47,11 +47,22 @@ CODES: dict[str, str] = {
     "hand_over": "no hand is being played at the table",
     "aids_off": "the table allows no playing aids (`analyze`; its `aids` is false)",
     # The ladder (server.ladder)
-    "not_registered": "rated play (a rated table, the ladder queue) is for registered accounts",
+    "not_registered": "rated play (a rated table, the ladder queue) and tournaments are for "
+    "registered accounts",
     "rated_table": "a rated table takes no bots",
     "same_four_limit": "these four accounts played as many rated matches together today as "
     "the server allows (`[ladder] same_four_per_day`)",
     "no_such_ladder": "there is no ladder of that name (a rated table, the queue)",
+    # Tournaments (server.tournaments)
+    "no_such_tournament": "there is no tournament of that id",
+    "not_director": "the request is for the tournament's directors (or, to create one, for an "
+    "account the operator allowed to)",
+    "registration_closed": "the tournament takes no registrations (closed, or by the director)",
+    "already_registered": "the player is registered already (or checked in already)",
+    "not_a_player": "the request needs a registered player of the tournament",
+    "tournament_state": "not at this point of the tournament (the reason says why)",
+    "no_seating": "the next session has no seating yet (`tournament_seat` first)",
+    "too_few_players": "fewer than four players to seat",
     # The engine (engine.errors.IllegalAction): the action was refused, nothing changed
     "not_your_turn": "it is not this player's turn to act",
     "illegal_action": "the action is not in `view.legal`",

@@ -158,6 +158,21 @@ class Ping(Message):
     pass
 
 
+@dataclass(frozen=True, slots=True)
+class TournamentRequest(Message):
+    """A tournament request (``TOURNAMENT_FIELDS`` lists the kinds and what each carries):
+    ``tournament`` is its id (None only for ``tournament_create``), ``fields`` the other
+    payload fields it has, each checked for its type and range here; what they mean (a
+    known preset, a registered player...) is checked by ``server.tournaments.host``."""
+
+    kind: str
+    tournament: int | None
+    fields: tuple[tuple[str, Any], ...]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return dict(self.fields).get(key, default)
+
+
 class _Payload:
     """Typed access to a payload object, with errors that name the field."""
 
@@ -215,6 +230,114 @@ def _play(m: _Payload, mid: Any) -> Message:
     return Play(mid, table, seq, action)
 
 
+# A tournament request's payload fields beside ``tournament``: field -> its kind.
+# "text": a string (<= 80), "name": an account name (<= 32), "names": a list of 1..256 names,
+# "int": a whole number (ranges in _RANGES), "flag": true/false, "methods": a seating method
+# or a list of them (one per session), "keys": a list of tie-break keys, "amount": a whole
+# number or an exact fraction as text ("1/2", "-3/2"). A trailing "?" marks it optional.
+SETTINGS_FIELDS = {
+    "name": "text?",
+    "rules": "name?",
+    "sessions": "int?",
+    "hands": "int?",
+    "time_cap_minutes": "int?",
+    "turn_seconds": "int?",
+    "aids": "flag?",
+    "spectator_delay_seconds": "int?",
+    "public": "flag?",
+    "registration": "name?",
+    "fill": "name?",
+    "duplicate": "flag?",
+    "check_in": "flag?",
+    "tie_breaks": "keys?",
+    "seating": "methods?",
+}
+TOURNAMENT_FIELDS: dict[str, dict[str, str]] = {
+    "tournament_get": {},
+    "tournament_register": {},
+    "tournament_withdraw": {},
+    "tournament_check_in": {},
+    "tournament_start_session": {},
+    "tournament_close": {},
+    "tournament_create": SETTINGS_FIELDS,
+    "tournament_configure": SETTINGS_FIELDS,
+    "tournament_add_players": {"players": "names"},
+    "tournament_remove_player": {"player": "name"},
+    "tournament_registration": {"open": "flag"},
+    "tournament_seat": {"method": "name?"},
+    "tournament_swap": {"a": "name", "b": "name"},
+    "tournament_substitute": {"player": "name", "substitute": "name"},
+    "tournament_penalty": {
+        "player": "name",
+        "kind": "name",
+        "amount": "amount",
+        "reason": "text",
+        "session": "int?",
+    },
+    "tournament_undo": {"entry": "int", "reason": "text?"},
+}
+_RANGES = {
+    "sessions": (1, 32),
+    "hands": (1, MATCH_HANDS),
+    "time_cap_minutes": (0, 600),
+    "turn_seconds": (1, 3600),
+    "spectator_delay_seconds": (0, 3600),
+    "session": (1, 32),
+    "entry": (1, 2**31 - 1),
+}
+_FRACTION = re.compile(r"-?\d{1,9}(/[1-9]\d{0,8})?")
+
+
+def _field(m: _Payload, key: str, kind: str) -> Any:
+    optional = kind.endswith("?")
+    kind = kind.rstrip("?")
+    value = m.data.get(key)
+    if value is None and optional:
+        return None
+    if kind in ("text", "name"):
+        return m.text(key, limit=80 if kind == "text" else 32)
+    if kind == "int":
+        low, high = _RANGES[key]
+        return m.number(key, low=low, high=high)
+    if kind == "flag":
+        if not isinstance(value, bool):
+            raise m._bad(key, "true or false")
+        return value
+    if kind == "amount":
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**9:
+            return str(value)
+        if isinstance(value, str) and _FRACTION.fullmatch(value):
+            return value
+        raise m._bad(key, 'a whole number or an exact fraction as text ("1/2")')
+    if kind == "methods" and isinstance(value, str) and len(value) <= 16:
+        return (value,)
+    limit, size = {"names": (256, 32), "keys": (8, 16), "methods": (32, 16)}[kind]
+    if (
+        not isinstance(value, list)
+        or not 1 <= len(value) <= limit
+        or not all(isinstance(v, str) and 0 < len(v) <= size for v in value)
+    ):
+        raise m._bad(key, f"a list of 1..{limit} strings of at most {size} characters")
+    return tuple(value)
+
+
+def _tournament(kind: str) -> Any:
+    def decode(m: _Payload, mid: Any) -> Message:
+        tournament = None
+        if kind != "tournament_create":
+            tournament = m.number("tournament", low=1, high=2**31 - 1)
+        fields = []
+        for key, field_kind in TOURNAMENT_FIELDS[kind].items():
+            value = _field(m, key, field_kind)
+            if value is not None:
+                fields.append((key, value))
+        if kind == "tournament_create" and "name" not in dict(fields):
+            raise m._bad("name", "a string of at most 80 characters")
+        return TournamentRequest(mid, kind, tournament, tuple(fields))
+
+    return decode
+
+
 _DECODERS: dict[str, Any] = {
     "hello": _hello,
     "register": lambda m, i: Register(
@@ -257,6 +380,7 @@ _DECODERS: dict[str, Any] = {
     ),
     "queue_leave": lambda m, i: QueueLeave(i),
     "ping": lambda m, i: Ping(i),
+    **{kind: _tournament(kind) for kind in TOURNAMENT_FIELDS},
 }
 
 MESSAGE_TYPES = frozenset(_DECODERS)

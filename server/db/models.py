@@ -16,6 +16,10 @@ Tables (the migrations ``migrations/versions/`` create the same):
   each was played under; ``ratings``: a player's rating in a season; ``rating_changes``: per
   rated match and player, the rating before and after, the rank and the score
   (``server/ladder/``, docs/ladder.md).
+- ``tournaments`` and their ``tournament_roles`` (directors), ``tournament_players``,
+  ``tournament_checkins``, ``tournament_sessions`` (seatings), ``tournament_tables`` (the
+  lobby table of each session table), ``tournament_substitutions`` and the append-only
+  ``tournament_log`` of corrections (``server/tournaments/``, docs/tournaments.md).
 
 Portability: no dialect-specific type. JSON columns are ``sqlalchemy.JSON``; datetimes are
 timezone-aware UTC in Python (``UTCDateTime``), ``timestamptz`` on PostgreSQL and naive UTC
@@ -330,3 +334,150 @@ class RatingChange(Base):
     sigma_before: Mapped[float] = mapped_column(Float)
     mu_after: Mapped[float] = mapped_column(Float)
     sigma_after: Mapped[float] = mapped_column(Float)
+
+
+# ------------------------------------------------------------- tournaments ---
+# (server/tournaments/, docs/tournaments.md; revision 0006)
+
+TOURNAMENT_STATES = ("registering", "running", "finished")
+SESSION_STATES = ("seated", "playing", "finished")
+
+
+class Tournament(Base):
+    """An event of several sessions. ``settings``: what its director chose (the
+    ``server.tournaments.host.Settings`` fields); ``seed``: the recorded seed every
+    session's seating (and, in duplicate mode, its walls) is derived from."""
+
+    __tablename__ = "tournaments"
+    __table_args__ = (CheckConstraint(f"state IN {TOURNAMENT_STATES!r}", name="state"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(80))
+    rules: Mapped[str] = mapped_column(String(32))
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    settings: Mapped[dict[str, Any]]
+    registration_open: Mapped[bool] = mapped_column(Boolean)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    created_by: Mapped[str] = mapped_column(String(32))
+    created_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None]
+
+
+class TournamentRole(Base):
+    """A role granted by the operator: ``director`` of one tournament, or, with no
+    ``tournament_id``, of any tournament the account creates (the right to create)."""
+
+    __tablename__ = "tournament_roles"
+    __table_args__ = (UniqueConstraint("username_key", "tournament_id", "role"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    username_key: Mapped[str] = mapped_column(String(32), index=True)
+    tournament_id: Mapped[int | None] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE")
+    )
+    role: Mapped[str] = mapped_column(String(16))
+    granted_at: Mapped[datetime]
+
+
+class TournamentPlayer(Base):
+    """A registered player; a withdrawal keeps the row (and the results already played)."""
+
+    __tablename__ = "tournament_players"
+
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True
+    )
+    username: Mapped[str] = mapped_column(String(32), primary_key=True)
+    status: Mapped[str] = mapped_column(String(16))  # registered, withdrawn
+    registered_at: Mapped[datetime]
+    withdrawn_at: Mapped[datetime | None]
+
+
+class TournamentCheckin(Base):
+    """A player's check-in for one session."""
+
+    __tablename__ = "tournament_checkins"
+
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True
+    )
+    session: Mapped[int] = mapped_column(Integer, primary_key=True)
+    username: Mapped[str] = mapped_column(String(32), primary_key=True)
+    at: Mapped[datetime]
+
+
+class TournamentSession(Base):
+    """A session (a round) once seated: the seating as computed (``seating``: tables of
+    four seats E S W N, byes, repeats, message) from ``seed`` by ``method``, then when it
+    started, its time cap and when its last table finished."""
+
+    __tablename__ = "tournament_sessions"
+    __table_args__ = (CheckConstraint(f"state IN {SESSION_STATES!r}", name="state"),)
+
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True
+    )
+    number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    state: Mapped[str] = mapped_column(String(16))
+    method: Mapped[str] = mapped_column(String(16))
+    seed: Mapped[int] = mapped_column(BigInteger)
+    seating: Mapped[dict[str, Any]]
+    seated_at: Mapped[datetime]
+    started_at: Mapped[datetime | None]
+    ends_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+
+
+class TournamentTable(Base):
+    """A table of a started session: the lobby table that plays it (``table_id``; its
+    match gives the result) and who sat at each seat, substitutes included (``seats``:
+    labels as at a lobby table)."""
+
+    __tablename__ = "tournament_tables"
+    __table_args__ = (UniqueConstraint("table_id"),)
+
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True
+    )
+    session: Mapped[int] = mapped_column(Integer, primary_key=True)
+    number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(32))
+
+
+class TournamentSubstitution(Base):
+    """A substitute in a seat: ``player`` (a registered player, or a ``sub:N`` seat of the
+    seating) is replaced by ``substitute`` (an account, or ``bot:NAME``) in ``session``.
+    A substituted seat never counts for the player, nor for the substitute."""
+
+    __tablename__ = "tournament_substitutions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), index=True
+    )
+    session: Mapped[int] = mapped_column(Integer)
+    player: Mapped[str] = mapped_column(String(32))
+    substitute: Mapped[str] = mapped_column(String(48))
+    by: Mapped[str] = mapped_column(String(32))
+    at: Mapped[datetime]
+
+
+class TournamentLogEntry(Base):
+    """The director's append-only log of corrections (``server.tournaments.scoring``):
+    ``kind`` score, points, penalty or undo (``of``: the entry it withdraws); ``amount`` is
+    exact text (``"-5"``, ``"1/2"``). Rows are never updated nor deleted."""
+
+    __tablename__ = "tournament_log"
+    __table_args__ = (UniqueConstraint("tournament_id", "seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))
+    player: Mapped[str | None] = mapped_column(String(32))
+    session: Mapped[int | None] = mapped_column(Integer)
+    amount: Mapped[str | None] = mapped_column(String(32))
+    of: Mapped[int | None] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(String(200))
+    by: Mapped[str] = mapped_column(String(32))
+    at: Mapped[datetime]

@@ -48,6 +48,7 @@ from server.db.models import (
 )
 from server.grades import grade, match_counts
 from server.ladder.store import LadderStore, SeasonPolicy, foursome_key, rate_match
+from server.tournaments.store import TournamentStore
 
 __all__ = [
     "ActionRow",
@@ -244,6 +245,7 @@ class Store:
         # How the ladders run ([ladder] in the configuration); the server sets its own.
         self.policy = policy or SeasonPolicy()
         self.ladder = LadderStore(self._read, self._write, lambda: self.policy)
+        self.tournaments = TournamentStore(self._read, self._write)
         # Group commit of actions: appends wait here while a transaction is being written,
         # then go together in the next one (see ``append_action``).
         self._pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []

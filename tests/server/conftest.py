@@ -42,6 +42,7 @@ from server.config import (
     LadderSection,
     MatchmakingSection,
     ServerSection,
+    TournamentsSection,
 )
 from server.db.store import Store, upgrade
 
@@ -132,12 +133,14 @@ async def start_server(tmp_path: Path) -> AsyncIterator[StartServer]:
         database: str | None = None,
         ladder: dict[str, Any] | None = None,
         matchmaking: dict[str, Any] | None = None,
+        tournaments: dict[str, Any] | None = None,
     ) -> App:
         """Start a server; ``timers`` and ``limits`` replace fields of the test settings
         (``limits=dataclasses.asdict(LimitsSection())``: the production limits);
         ``database`` names its SQLite file under the test's folder, so that servers started
         one after the other with the same name restart on one database (default: a file
-        of its own). ``ladder`` and ``matchmaking`` replace fields of those sections."""
+        of its own). ``ladder``, ``matchmaking`` and ``tournaments`` replace fields of
+        those sections."""
         name = database or f"server{len(started)}.db"
         config = Config(
             server=ServerSection(host="127.0.0.1", port=0, data_dir=str(tmp_path)),
@@ -146,6 +149,7 @@ async def start_server(tmp_path: Path) -> AsyncIterator[StartServer]:
             limits=dataclasses.replace(TEST_LIMITS, **(limits or {})),
             ladder=dataclasses.replace(LadderSection(), **(ladder or {})),
             matchmaking=dataclasses.replace(MatchmakingSection(), **(matchmaking or {})),
+            tournaments=dataclasses.replace(TournamentsSection(), **(tournaments or {})),
         )
         server = App(config)
         await server.start()

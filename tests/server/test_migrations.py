@@ -29,6 +29,14 @@ TABLES = {
     "seasons",
     "ratings",
     "rating_changes",
+    "tournaments",
+    "tournament_roles",
+    "tournament_players",
+    "tournament_checkins",
+    "tournament_sessions",
+    "tournament_tables",
+    "tournament_substitutions",
+    "tournament_log",
 }
 
 
@@ -61,7 +69,7 @@ async def schema_differences(url: str) -> list[object]:
 async def test_upgrade_downgrade_upgrade(database_url: str) -> None:
     assert await current(database_url) is None
     await upgrade(database_url)
-    assert await current(database_url) == head() == "0005"
+    assert await current(database_url) == head() == "0006"
     assert await table_names(database_url) == TABLES
 
     await downgrade(database_url, "base")
@@ -130,9 +138,9 @@ def test_db_command_upgrades_downgrades_and_tells(
     assert main(["db", "current", "--database-url", database_url]) == 0
     assert "no revision" in capsys.readouterr().out
     assert main(["db", "upgrade", "--database-url", database_url]) == 0
-    assert "upgraded to 0005 (head)" in capsys.readouterr().out
+    assert "upgraded to 0006 (head)" in capsys.readouterr().out
     assert main(["db", "current", "--database-url", database_url]) == 0
-    assert capsys.readouterr().out.strip().endswith(": 0005 (head)")
+    assert capsys.readouterr().out.strip().endswith(": 0006 (head)")
     assert main(["db", "downgrade", "base", "--database-url", database_url]) == 0
     assert "downgraded to no revision" in capsys.readouterr().out
 
@@ -149,7 +157,7 @@ def test_db_command_reads_the_environment_and_the_config(
     site.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
     assert main(["db", "upgrade", "0001", "--config", str(site)]) == 0
     assert (tmp_path / "data" / "guobiao.db").exists()
-    assert "upgraded to 0001 (head is 0005)" in capsys.readouterr().out
+    assert "upgraded to 0001 (head is 0006)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -208,6 +208,10 @@ HTTP_ROOTS = {
     "/api/seasons": "http:seasons",
     "/api/seasons/{season}": "http:season",
     "/api/queue": "http:queue",
+    "/api/tournaments": "http:tournaments",
+    "/api/tournaments/{tournament}": "http:tournament",
+    "/api/tournaments/{tournament}/sessions/{n}": "http:tournament_session",
+    "/api/tournaments/{tournament}/export.json": "http:tournament_export",
 }
 
 
@@ -289,6 +293,7 @@ async def scripted_session(app: App) -> Session:
             asyncio.gather(*(play_out(w, ladder_table, AutoPass()) for w in rated)), 120
         )
         assert all(e is not None and len(e["ratings"]) == 4 for e in rated_ends), rated_ends
+        tournament = await scripted_tournament(lin, rated)
         for frame in frames_of(*wires):
             shapes.add(frame["type"], frame)
 
@@ -296,7 +301,9 @@ async def scripted_session(app: App) -> Session:
         status, _, body = await raw_http(app.port, get("/api/ladders"))
         season = json.loads(body)["ladders"][0]["season"]["id"]
         for endpoint, root in HTTP_ROOTS.items():
-            path = endpoint.format(name="lin", id=end["match"], ladder="mcr", season=season)
+            path = endpoint.format(
+                name="lin", id=end["match"], ladder="mcr", season=season, tournament=tournament, n=1
+            )
             path += "?provisional=all" if root in ("http:leaderboard", "http:season") else ""
             status, _, body = await raw_http(app.port, get(path))
             assert status == 200, (path, body)
@@ -364,6 +371,77 @@ async def scripted_session(app: App) -> Session:
     sent = [f for wire in wires for f in wire.frames]
     kinds = {e["kind"] for f in sent if f["type"] == "update" for e in f["payload"]["events"]}
     return Session(shapes, {f["type"] for f in sent}, kinds)
+
+
+async def scripted_tournament(director: Wire, players: list[Wire]) -> int:
+    """A one-session tournament of one-hand matches: ``director`` (a director by the
+    server's config) creates and runs it, ``players`` (the director among them) register,
+    check in, are seated and play; a penalty and its undo. Returns its id."""
+    made = await director.answered(
+        "tournament_create",
+        {"name": "Club night", "sessions": 1, "hands": 1, "turn_seconds": 15},
+        "tournament",
+    )
+    tid = made["payload"]["id"]
+    await director.answered(
+        "tournament_configure", {"tournament": tid, "time_cap_minutes": 90}, "tournament"
+    )
+    await director.answered(
+        "tournament_add_players", {"tournament": tid, "players": ["lin"]}, "tournament"
+    )
+    for wire in players[1:]:
+        await wire.answered("tournament_register", {"tournament": tid}, "tournament")
+    await players[-1].answered("tournament_withdraw", {"tournament": tid}, "tournament")
+    await players[-1].answered("tournament_register", {"tournament": tid}, "tournament")
+    await director.answered(
+        "tournament_registration", {"tournament": tid, "open": False}, "tournament"
+    )
+    await players[1].refused("tournament_seat", {"tournament": tid}, "not_director")
+    await director.refused("tournament_start_session", {"tournament": tid}, "no_seating")
+    for wire in players:
+        await wire.answered("tournament_check_in", {"tournament": tid}, "tournament")
+    await director.answered(
+        "tournament_seat", {"tournament": tid, "method": "random"}, "tournament"
+    )
+    await director.answered(
+        "tournament_swap", {"tournament": tid, "a": "mei", "b": "jun"}, "tournament"
+    )
+    # The last player's seat goes to a bot (a substitute: not counted in the standings).
+    substitute = {"tournament": tid, "player": "ana", "substitute": "bot"}
+    await director.answered("tournament_substitute", substitute, "tournament")
+    await director.answered("tournament_get", {"tournament": tid}, "tournament")
+    await director.answered("tournament_start_session", {"tournament": tid}, "tournament")
+    seated = [w for w in players if w is not players[-1]]
+    tables = []
+    for wire in seated:
+        told = await wire.wait(lambda f: f["type"] == "tournament_session")
+        tables.append(told["payload"]["table_id"])
+    ends = await asyncio.wait_for(
+        asyncio.gather(*(play_out(w, t, AutoPass()) for w, t in zip(seated, tables, strict=True))),
+        120,
+    )
+    assert all(e is not None for e in ends), ends
+    for _ in range(200):
+        got = await director.answered("tournament_get", {"tournament": tid}, "tournament")
+        if got["payload"]["state"] == "finished":
+            break
+        await asyncio.sleep(0.05)
+    penalty = await director.answered(
+        "tournament_penalty",
+        {"tournament": tid, "player": "mei", "kind": "penalty", "amount": -5, "reason": "late"},
+        "tournament",
+    )
+    await director.answered(
+        "tournament_undo",
+        {"tournament": tid, "entry": penalty["payload"]["entry"], "reason": "appeal upheld"},
+        "tournament",
+    )
+    spare = await director.answered("tournament_create", {"name": "Spare"}, "tournament")
+    await director.answered(
+        "tournament_close", {"tournament": spare["payload"]["id"]}, "tournament"
+    )
+    await players[1].wait(lambda f: f["type"] == "tournament_changed")
+    return int(tid)
 
 
 def own_shanten(payload: dict[str, Any]) -> tuple[int, int]:
@@ -456,6 +534,9 @@ def test_every_client_example_decodes(doc_examples: list[Example]) -> None:
         except protocol.ProtocolError as exc:
             pytest.fail(f"{DOC.name}:{example.line}: {example.value} does not decode: {exc}")
         kind = example.value["type"]
+        if kind in protocol.TOURNAMENT_FIELDS:  # one class for the tournament requests
+            assert isinstance(message, protocol.TournamentRequest) and message.kind == kind
+            continue
         expected = "Play" if kind == "action" else "".join(w.title() for w in kind.split("_"))
         assert type(message).__name__ == expected, (example.line, kind, message)
 
@@ -474,7 +555,7 @@ async def test_every_server_example_is_what_the_server_sends(
         token_urlsafe=secrets.token_urlsafe,
     )
     monkeypatch.setattr(server.table, "secrets", pinned)
-    session = await scripted_session(await start_server())
+    session = await scripted_session(await start_server(tournaments={"directors": "lin"}))
     shapes = session.shapes
     mcr = Config().rule_presets()["mcr"]
     custom = Config().rule_presets()["custom"]
@@ -535,7 +616,8 @@ def test_the_error_table_is_the_registry() -> None:
 
 
 RAISED = re.compile(
-    r"(?<![.\w])(?:ProtocolError|LobbyError|AccountError|ServerError|IllegalAction|error)"
+    r"(?<![.\w])(?:ProtocolError|LobbyError|AccountError|ServerError|IllegalAction|"
+    r"TournamentError|error)"
     r'\(\s*"([a-z_]+)"'
 )
 REFUSAL = re.compile(r'return "([a-z_]+)"')
