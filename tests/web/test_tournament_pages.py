@@ -1,7 +1,7 @@
 """The tournament pages in a real Chromium against a real ``guobiao serve``
 (tests/web/conftest.py).
 
-A director (an account given the role on the command line, as an operator does) creates a
+A director (an account the server's config names, ``[tournaments] directors``) creates a
 one-hand tournament in the page; one player registers and checks in through the page,
 three more over the protocol (``server.client.Client``), who then leave: the seats of absent
 players are played automatically. The director seats and starts session 1 from the console,
@@ -16,8 +16,6 @@ import asyncio
 import json
 import os
 import re
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,33 +37,18 @@ SESSION_SECONDS = 180  # a one-hand session of engine-played seats and one page'
 
 
 class WebServer(Protocol):
-    """The ``web_server`` fixture (tests/web/conftest.py): where ``guobiao serve`` listens
-    and its log, beside which its config file lies."""
+    """The ``web_server`` fixture (tests/web/conftest.py): where ``guobiao serve`` listens."""
 
     @property
     def port(self) -> int: ...
-
-    @property
-    def log(self) -> Path: ...
 
 
 def socket_url(web_server: WebServer) -> str:
     return f"ws://127.0.0.1:{web_server.port}/ws"
 
 
-def grant_director(web_server: WebServer, name: str) -> None:
-    """Let ``name`` create tournaments: ``guobiao tournament grant NAME`` against the
-    running server's config (the same database), as an operator does."""
-    site = web_server.log.parent / "site.toml"
-    done = subprocess.run(
-        [sys.executable, "-m", "server", "tournament", "grant", name, "--config", str(site)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, f"tournament grant {name}: {done.stdout}{done.stderr}"
+# The accounts tests/web/conftest.py's ``[tournaments] directors`` names: one per use.
+DIRECTORS = {"page": "tdirector1", "refusals": "tdirector2", "played": "tdirector3"}
 
 
 async def api(web_server: WebServer, path: str) -> Any:
@@ -146,10 +129,9 @@ async def create_in_page(page: Page, name: str) -> int:
 async def test_a_director_runs_session_1_and_a_player_plays_it_to_the_standings(
     open_page: OpenPage, web_server: WebServer
 ) -> None:
-    director = new_name("td")
+    director = DIRECTORS["page"]
     desk = await open_page("/")
     await register(desk, director)
-    grant_director(web_server, director)
     await desk.get_by_role("link", name="Tournaments", exact=True).click()
     await expect(desk.get_by_role("heading", level=1)).to_have_text("Tournaments")
     title = f"Cup {director}"
@@ -254,8 +236,7 @@ async def test_refusals_and_confirmations_are_in_words(
     )
 
     # A director's tournament: a registered player withdraws only after saying yes.
-    director = new_name("td")
-    grant_director(web_server, director)
+    director = DIRECTORS["refusals"]
     client = await Client.connect(socket_url(web_server))
     try:
         await client.register(director, PASSWORD)
@@ -290,15 +271,15 @@ async def test_refusals_and_confirmations_are_in_words(
     )
     assert await guest.locator(".my-seat").get_by_role("button", name="Register").count() == 0
 
-    # No such tournament: said, with the way back.
-    await guest.goto("/#/tournament/999999")
-    await expect(guest.get_by_role("alert")).to_be_visible()
-    await expect(guest.get_by_role("link", name="All tournaments")).to_be_visible()
+    # No such tournament: said in words, with the way back.
+    await page.goto("/#/tournament/999999")
+    await expect(page.get_by_role("alert")).to_have_text("There is no such tournament.")
+    await expect(page.get_by_role("link", name="All tournaments")).to_be_visible()
 
 
 @dataclass(frozen=True)
 class Played:
-    """A tournament whose session 1 was played out by absent players."""
+    """A tournament whose session 1's table was played out for its absent players."""
 
     id: int
     name: str
@@ -309,13 +290,12 @@ _played: Played | None = None
 
 
 async def played(web_server: WebServer) -> Played:
-    """A one-hand tournament, its first session seated, started and finished with every
-    seat played for its absent player (made once, over the network)."""
+    """A one-hand tournament, its first session seated and started, its table played out
+    with every seat played for its absent player (made once, over the network)."""
     global _played  # noqa: PLW0603 -- made once for the module's tests: it takes seconds
     if _played is not None:
         return _played
-    director = new_name("td")
-    grant_director(web_server, director)
+    director = DIRECTORS["played"]
     client = await Client.connect(socket_url(web_server))
     try:
         await client.register(director, PASSWORD)
@@ -328,10 +308,9 @@ async def played(web_server: WebServer) -> Played:
         await client.request("tournament_start_session", {"tournament": tournament})
     finally:
         await client.close()
+    # Its table's match stored: the standings have a line per player.
     await eventually_api(
-        web_server,
-        f"/api/tournaments/{tournament}/sessions/1",
-        lambda b: b["state"] == "finished",
+        web_server, f"/api/tournaments/{tournament}", lambda b: len(b["standings"]) == 4
     )
     _played = Played(tournament, name, names)
     return _played
@@ -351,7 +330,8 @@ async def test_the_tournament_pages_on_a_phone_in_chinese(
     listed = await api(web_server, "/api/tournaments")
     names = {t["name"] for t in listed["tournaments"]}
     words = {w for n in names for w in n.split()}
-    assert english_left(await labels(page), {"English", *words}) == []
+    switch = {"English", "Switch", "to"}  # the language switch names the other language
+    assert english_left(await labels(page), {*switch, cup.players[0], *words}) == []
 
     await page.get_by_role("link", name=cup.name).click()
     await expect(page.locator(".standings tbody tr")).to_have_count(4)
@@ -364,5 +344,5 @@ async def test_the_tournament_pages_on_a_phone_in_chinese(
     await fits(page)
     detail = await api(web_server, f"/api/tournaments/{cup.id}/sessions/1")
     tables = {t["table_id"] for t in detail["tables"] if t["table_id"]}
-    allowed = {"English", *cup.name.split(), *cup.players, *tables}
+    allowed = {*switch, *cup.name.split(), *cup.players, *tables}
     assert english_left(await labels(page), allowed) == []

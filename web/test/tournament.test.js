@@ -150,6 +150,8 @@ test("tournament steps: the session a seat or a check-in is for, the method by t
   eq([seatableSession(t([[2, "finished"], [1, "finished"]])), checkInSession(t([[1, "finished"]]))], [3, 2]);
   eq([seatableSession(t([[3, "finished"]])), checkInSession(t([[3, "finished"]]))], [null, null], "all played");
   eq(seatableSession(t([[1, "finished"]], "finished")), null, "closed");
+  const told = { ...t([[1, "finished"]]), next_session: 2 };
+  eq([seatableSession(told), checkInSession(told), seatableSession({ ...told, next_session: null })], [2, 2, null], "the server's next_session");
   eq([methodOf(SETTINGS, 1), methodOf(SETTINGS, 2), methodOf(SETTINGS, 3), methodOf({ seating: "swiss" }, 2)], ["random", "avoid", "avoid", "swiss"]);
 });
 
@@ -225,7 +227,8 @@ test("tournament page: the director's console sends the spec's messages and show
     tournament_penalty: () => ({ ...seated, entry: 2 }),
   };
   const app = scripted(replies, { session: { username: "dora", guest: false } });
-  const session2 = { ...SESSION_1, number: 2, state: "seated", finished_at: null, started_at: null, tables: [{ ...SESSION_1.tables[0], state: "seated", table_id: null, match: null, scores: null, table_points: null }] };
+  const seats = [...SESSION_1.tables[0].seats.slice(0, 3), { wind: "N", player: null, substitute: "bot:default" }]; // a substitute's seat
+  const session2 = { ...SESSION_1, number: 2, state: "seated", finished_at: null, started_at: null, tables: [{ ...SESSION_1.tables[0], seats, state: "seated", table_id: null, match: null, scores: null, table_points: null }] };
   await withFetch({ "/api/tournaments/7/sessions/2": session2 }, async () => {
     tournamentPage.enter(app, { id: 7, session: null });
     await settle();
@@ -237,6 +240,8 @@ test("tournament page: the director's console sends the spec's messages and show
       ok(buttons.includes(name), `a "${name}" button in ${JSON.stringify(buttons)}`);
     }
     ok(!root.querySelector(".session-table a.button"), "no Watch link before the table starts");
+    eq(cells(root.querySelectorAll(".seating tbody tr")[3]), ["North", "Substitute (played by Bot)"]);
+    eq([...console.querySelector("form select[name=a]").options].map((o) => o.value), ["ann", "bob", "cat"], "the seated players");
 
     const swap = [...console.querySelectorAll("form")].find((f) => f.elements.a);
     swap.elements.a.value = "ann";

@@ -66,6 +66,8 @@ export function lastSession(t) {
  * finished; null while one plays or once all are done. */
 export function seatableSession(t) {
   const last = lastSession(t);
+  if (last && last.state === "playing") return null;
+  if ("next_session" in t) return t.next_session; // the server's word (null once all are seated)
   const n = !last ? 1 : last.state === "seated" ? last.number : last.state === "finished" ? last.number + 1 : null;
   return n !== null && n <= t.settings.sessions && t.state !== "finished" ? n : null;
 }
@@ -73,6 +75,7 @@ export function seatableSession(t) {
 /** The session a check-in is for: the one seated but not started, else the next one; null
  * once all are played. */
 export function checkInSession(t) {
+  if ("next_session" in t) return t.next_session;
   const last = lastSession(t);
   const n = !last ? 1 : last.state === "seated" ? last.number : last.number + 1;
   return n <= t.settings.sessions && t.state !== "finished" ? n : null;
@@ -111,8 +114,9 @@ async function fetchTournament(app, id) {
     try {
       return await app.net.request("tournament_get", { tournament: id });
     } catch (error) {
-      // A session the server no longer knows, or a server without the message: as a visitor.
-      if (error.code !== "not_authenticated" && error.code !== "unknown_type") throw error;
+      // A guest (tournaments are for accounts), a session the server no longer knows, or a
+      // server without the message: the page as a visitor sees it.
+      if (!["not_registered", "not_authenticated", "unknown_type"].includes(error.code)) throw error;
     }
   }
   return { ...(await getJson(`/api/tournaments/${encodeURIComponent(id)}`)), you: null };
@@ -311,12 +315,17 @@ function yourSeat(app, t, you) {
       <p>${tr("app.tournament.sign_in")} <a href="#/">${tr("app.lobby.to_login")}</a></p>
     </section>`;
   }
+  if (!registered(app)) {
+    return html`<section class="card my-seat" aria-labelledby="my-seat-title">
+      <h2 id="my-seat-title">${tr("app.tournament.you")}</h2>
+      <p class="hint">${tr("app.tournament.guests_cannot")}</p>
+    </section>`;
+  }
   if (!you) return nothing;
   const over = t.state === "finished";
   const isIn = you.status === "registered";
   const checkIn = t.settings.check_in ? checkInSession(t) : null;
   const status = isIn ? "app.tournament.you_registered" : you.status === "withdrawn" ? "app.tournament.you_withdrawn" : "app.tournament.you_not_registered";
-  const guest = !registered(app);
   return html`<section class="card my-seat" aria-labelledby="my-seat-title">
     <h2 id="my-seat-title">${tr("app.tournament.you")}</h2>
     <p class="my-status">${tr(status)}
@@ -327,11 +336,10 @@ function yourSeat(app, t, you) {
       ? html`<p class="my-next-seat"><strong>${tr("app.tournament.your_seat")}</strong> ${seatLine(app, you.seat)}</p>
         ${you.seat.table_id ? html`<p><a class="button primary" href="#/table/${encodeURIComponent(you.seat.table_id)}">${tr("app.tournament.go_to_table")}</a></p>` : nothing}`
       : isIn && !over ? html`<p class="hint">${tr("app.tournament.no_seat_yet")}</p>` : nothing}
-    ${guest && !isIn && !over ? html`<p class="hint">${tr("app.tournament.guests_cannot")}</p>` : nothing}
     ${s.confirm === "withdraw"
       ? confirmBox(app, tr("app.tournament.withdraw_confirm"), tr("app.tournament.withdraw_yes"), () => act("you", "tournament_withdraw"))
       : html`<div class="button-row">
-        ${!isIn && !over && !guest && t.registration_open
+        ${!isIn && !over && t.registration_open
           ? html`<button class="button primary" type="button" ?disabled=${s.busy} @click=${() => act("you", "tournament_register")}>${tr("app.tournament.register")}</button>`
           : nothing}
         ${isIn && checkIn !== null && !you.checked_in
@@ -341,7 +349,7 @@ function yourSeat(app, t, you) {
           ? html`<button class="button" type="button" ?disabled=${s.busy} @click=${() => ask("withdraw")}>${tr("app.tournament.withdraw")}</button>`
           : nothing}
       </div>`}
-    ${!isIn && !over && !guest && !t.registration_open ? html`<p class="hint">${tr("app.tournament.registration_closed_hint")}</p>` : nothing}
+    ${!isIn && !over && !t.registration_open ? html`<p class="hint">${tr("app.tournament.registration_closed_hint")}</p>` : nothing}
     ${failureFor("you")}
   </section>`;
 }
@@ -361,7 +369,7 @@ function registeredNames(t) {
 function seatedNames(t, n) {
   const d = s.detail;
   if (!d || d.number !== n) return registeredNames(t);
-  const names = d.tables.flatMap((x) => x.seats.map((seat) => seat.player)).filter((name) => !name.startsWith("sub:"));
+  const names = d.tables.flatMap((x) => x.seats.map((seat) => seat.player)).filter(Boolean); // null: a substitute's seat
   return [...names, ...(d.byes || [])];
 }
 
@@ -457,18 +465,18 @@ function directorConsole(app, t) {
         <label class="field"><span>${tr("app.tournament.amount")}</span>
           <input name="amount" type="text" inputmode="decimal" autocomplete="off" required></label>
         <label class="field"><span>${tr("app.tournament.reason")}</span>
-          <input name="reason" type="text" maxlength="200" autocomplete="off" required></label>
+          <input name="reason" type="text" maxlength="80" autocomplete="off" required></label>
         <label class="field"><span>${tr("app.tournament.session_optional")}</span>
           <input name="session" type="number" inputmode="numeric" min="1" max=${t.settings.sessions}></label>
         <button class="button" type="submit" ?disabled=${s.busy}>${tr("app.tournament.correction_do")}</button>
       </form>` : nothing}
 
-      ${undoable.length ? html`<form class="console-part" @submit=${submitter("console", "tournament_undo", (f) => ({ entry: Number(f.entry.value), reason: f.reason.value.trim() }))}>
+      ${undoable.length ? html`<form class="console-part" @submit=${submitter("console", "tournament_undo", (f) => ({ entry: Number(f.entry.value), reason: f.reason.value.trim() || null }))}>
         <h3>${tr("app.tournament.undo_title")}</h3>
         <label class="field"><span>${tr("app.tournament.entry")}</span>
           <select name="entry">${undoable.map((e) => html`<option value=${e.id}>${logLine(app, e)}</option>`)}</select></label>
         <label class="field"><span>${tr("app.tournament.reason")}</span>
-          <input name="reason" type="text" maxlength="200" autocomplete="off" required></label>
+          <input name="reason" type="text" maxlength="80" autocomplete="off"></label>
         <button class="button" type="submit" ?disabled=${s.busy}>${tr("app.tournament.undo")}</button>
       </form>` : nothing}
 
@@ -540,13 +548,15 @@ function sessionsView(app, t) {
   </section>`;
 }
 
+/** A seat: its player (a link), "(played by …)" when a substitute plays it; a seat the
+ * seating gave a substitute (no player) is named "Substitute". */
 function seatName(app, seat) {
-  const who = seat.player.startsWith("sub:")
-    ? html`<span class="seat-sub">${app.t("app.tournament.sub_slot", { n: seat.player.slice(4) })}</span>`
-    : playerLink(seat.player);
-  if (!seat.substitute) return who;
-  const by = seat.substitute.startsWith("bot:") ? app.t("app.seat.bot") : seat.substitute;
-  return html`${who} <span class="substituted">${app.t("app.tournament.played_by", { name: by })}</span>`;
+  const by = seat.substitute && (seat.substitute.startsWith("bot:") ? app.t("app.seat.bot") : seat.substitute);
+  if (!seat.player) {
+    return html`<span class="seat-sub">${app.t("app.tournament.sub_seat")}</span>${by ? html` <span class="substituted">${app.t("app.tournament.played_by", { name: by })}</span>` : nothing}`;
+  }
+  if (!by) return playerLink(seat.player);
+  return html`${playerLink(seat.player)} <span class="substituted">${app.t("app.tournament.played_by", { name: by })}</span>`;
 }
 
 function tableState(app, x) {
