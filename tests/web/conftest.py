@@ -3,7 +3,7 @@
 - ``web_server`` (one per test session): ``guobiao serve`` started as a process of its own on
   a free port and a fresh SQLite file, with test timers (no claim window, short pauses),
   account limits a test run cannot reach and a ladder that ranks a player after 2 rated
-  matches, and three tournament directors (``tdirector1`` to ``3``, accounts the tournament
+  matches, and four tournament directors (``tdirector1`` to ``4``, accounts the tournament
   tests register). ``web_server.url`` is the page to open.
 - ``browser``: Debian's Chromium driven by Playwright's async API. Found at
   ``GUOBIAO_CHROMIUM`` or as ``chromium`` on the PATH; without one the browser tests skip,
@@ -62,7 +62,7 @@ login_per_minute = 100000
 provisional_matches = 2  # the ladder tests rank a player after two rated matches
 
 [tournaments]
-directors = "tdirector1, tdirector2, tdirector3"  # the tournament tests' directors
+directors = "tdirector1, tdirector2, tdirector3, tdirector4"  # the tournament tests' directors
 """
 
 

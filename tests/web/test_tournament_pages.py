@@ -48,7 +48,12 @@ def socket_url(web_server: WebServer) -> str:
 
 
 # The accounts tests/web/conftest.py's ``[tournaments] directors`` names: one per use.
-DIRECTORS = {"page": "tdirector1", "refusals": "tdirector2", "played": "tdirector3"}
+DIRECTORS = {
+    "page": "tdirector1",
+    "refusals": "tdirector2",
+    "played": "tdirector3",
+    "console": "tdirector4",
+}
 
 
 async def api(web_server: WebServer, path: str) -> Any:
@@ -275,6 +280,139 @@ async def test_refusals_and_confirmations_are_in_words(
     await page.goto("/#/tournament/999999")
     await expect(page.get_by_role("alert")).to_have_text("There is no such tournament.")
     await expect(page.get_by_role("link", name="All tournaments")).to_be_visible()
+
+
+async def accounts(web_server: WebServer, count: int) -> list[str]:
+    """``count`` new registered accounts (their connections closed); their names."""
+    names = [new_name("tc") for _ in range(count)]
+    for name in names:
+        client = await Client.connect(socket_url(web_server))
+        try:
+            await client.register(name, PASSWORD)
+        finally:
+            await client.close()
+    return names
+
+
+async def seats_of(web_server: WebServer, tournament: int) -> dict[str, str]:
+    """Session 1's seating: player (or substitute) -> wind letter."""
+    detail = await api(web_server, f"/api/tournaments/{tournament}/sessions/1")
+    return {s["player"]: s["wind"] for t in detail["tables"] for s in t["seats"]}
+
+
+async def test_the_directors_console_adds_removes_seats_swaps_substitutes_corrects_and_closes(
+    open_page: OpenPage, web_server: WebServer
+) -> None:
+    director = DIRECTORS["console"]
+    client = await Client.connect(socket_url(web_server))
+    try:
+        await client.register(director, PASSWORD)
+        settings = {"name": f"Cup {director}", "hands": 1, "sessions": 2, "turn_seconds": 3}
+        made = await client.request(
+            "tournament_create", settings | {"registration": "director", "check_in": False}
+        )
+        tournament = int(made.payload["id"])
+    finally:
+        await client.close()
+    names = await accounts(web_server, 5)
+    desk = await open_page("/")
+    await login(desk, director)
+    await desk.goto(f"/#/tournament/{tournament}")
+    console = desk.locator(".console")
+    summary = desk.locator(".tournament-summary")
+
+    # Players added as a comma list; registration closed and opened again.
+    await console.get_by_label("Account names, separated by commas").fill(", ".join(names))
+    await console.get_by_role("button", name="Add", exact=True).click()
+    players = desk.locator(".tournament-players tbody tr")
+    await expect(players).to_have_count(5)
+    await expect(summary).to_contain_text("Registration open")
+    await console.get_by_role("button", name="Close registration").click()
+    await expect(summary).to_contain_text("Registration closed")
+    await console.get_by_role("button", name="Open registration").click()
+    await expect(summary).to_contain_text("Registration open")
+
+    # One removed, after saying yes: four to seat.
+    removed = names[4]
+    remove = console.locator("form", has=desk.get_by_role("heading", name="Remove a player"))
+    await remove.get_by_label("Player").select_option(removed)
+    await remove.get_by_role("button", name="Remove").click()
+    await expect(remove.locator(".confirm")).to_contain_text(f"Remove {removed} from")
+    await remove.locator(".confirm").get_by_role("button", name="Remove").click()
+    row = desk.locator(".tournament-players tr", has=desk.get_by_role("link", name=removed))
+    await expect(row).to_contain_text("withdrawn")
+
+    # Seated with a method, two players swapped, one substituted by a bot before the start.
+    await console.get_by_label("Method").select_option("balanced")
+    await console.get_by_role("button", name="Seat session 1").click()
+    seating = desk.locator(".session[data-session='1'] .seating tbody tr")
+    await expect(seating).to_have_count(4)
+    await expect(desk.locator(".session[data-session='1'] > .facts")).to_contain_text(
+        "Seated by: tables balanced by strength"
+    )
+    before = await seats_of(web_server, tournament)
+    a, b = names[0], names[1]
+    await console.get_by_label("Swap player").select_option(a)
+    await console.get_by_label("with player").select_option(b)
+    await console.get_by_role("button", name="Swap the two").click()
+    await expect(seating.filter(has=desk.get_by_role("link", name=a))).to_contain_text(
+        WINDS["ESWN".index(before[b])]
+    )
+    after = await seats_of(web_server, tournament)
+    assert (after[a], after[b]) == (before[b], before[a])
+    sub = console.locator("form", has=desk.get_by_role("heading", name="Substitute a player"))
+    await sub.get_by_label("Player").select_option(names[3])
+    await sub.get_by_label("Substitute (account name, or “bot”)").fill("bot")
+    await sub.get_by_role("button", name="Substitute").click()
+    await expect(seating.filter(has=desk.get_by_role("link", name=names[3]))).to_contain_text(
+        "(played by Bot)"
+    )
+
+    # Started and played out for the absent: the standings come with the page's refresh,
+    # a line for each of the three who played (a substitute's seat scores for nobody).
+    await console.get_by_role("button", name="Start session 1").click()
+    standings = desk.locator(".standings tbody tr")
+    await expect(standings).to_have_count(3, timeout=SESSION_SECONDS * 1000)
+    assert names[3] not in await standings.locator("td:nth-child(2)").all_inner_texts()
+
+    # A penalty, then undone: the log says both, the standings follow the API.
+    fix = console.locator("form", has=desk.get_by_role("heading", name="Penalty or correction"))
+    await fix.get_by_label("Player").select_option(a)
+    await fix.get_by_label("Kind").select_option("penalty")
+    await fix.get_by_label("Amount").fill("-8")
+    await fix.get_by_label("Reason").fill("slow play")
+    await fix.get_by_label("Session (optional)").fill("1")
+    await fix.get_by_role("button", name="Enter it").click()
+    log = desk.locator(".tournament-log tbody tr")
+    await expect(log).to_have_count(1)
+    await expect(log.first).to_contain_text(f"#1 penalty: {a} -8 (session 1)")
+    body = await api(web_server, f"/api/tournaments/{tournament}")
+    assert body["log"][0]["in_force"] is True
+    await expect(standings).to_have_count(3)
+    assert await standings_on_screen(desk) == rows_of(body)
+    undo = console.locator("form", has=desk.get_by_role("heading", name="Undo a log entry"))
+    await undo.get_by_label("Reason").fill("entered by mistake")
+    await undo.get_by_role("button", name="Undo it").click()
+    await expect(log).to_have_count(2)
+    await expect(log.nth(1)).to_contain_text("#2 undoes #1")
+    await expect(log.first).to_contain_text("undone")
+    body = await api(web_server, f"/api/tournaments/{tournament}")
+    assert [e["in_force"] for e in body["log"]] == [False, True]
+    assert await standings_on_screen(desk) == rows_of(body)
+
+    # Closed once the session is over, after saying yes.
+    await eventually_api(
+        web_server,
+        f"/api/tournaments/{tournament}",
+        lambda b: b["sessions"][0]["state"] == "finished",
+    )
+    close = console.locator(
+        ".console-part", has=desk.get_by_role("heading", name="Close the tournament")
+    )
+    await close.get_by_role("button", name="Close the tournament").click()
+    await close.locator(".confirm").get_by_role("button", name="Close the tournament").click()
+    await expect(summary.locator(".badge").first).to_have_text("Finished")
+    await expect(console.get_by_role("button", name="Seat session 2")).to_have_count(0)
 
 
 @dataclass(frozen=True)

@@ -443,7 +443,7 @@ function directorConsole(app, t) {
           @click=${() => act("console", "tournament_start_session")}>${tr("app.tournament.start", { n: startable })}</button>
       </div>` : nothing}
 
-      ${inPlay !== null ? html`<form class="console-part" @submit=${submitter("console", "tournament_substitute", (f) => ({ player: f.player.value, substitute: f.substitute.value.trim() }))}>
+      ${inPlay !== null || startable !== null ? html`<form class="console-part" @submit=${submitter("console", "tournament_substitute", (f) => ({ player: f.player.value, substitute: f.substitute.value.trim() }))}>
         <h3>${tr("app.tournament.substitute_title")}</h3>
         <label class="field"><span>${tr("app.tournament.player")}</span><select name="player">${playerOptions(seated)}</select></label>
         <label class="field"><span>${tr("app.tournament.substitute", { bot: "bot" })}</span>
