@@ -7,7 +7,7 @@ import { render } from "../js/vendor/lit-html.js";
 import { translate } from "../js/i18n.js";
 import { parseRoute } from "../js/app.js";
 import {
-  amountValue, checkInSession, fractionValue, methodOf, pointsText, seatableSession, sessionColumns, splitNames, tournamentPage,
+  amountValue, checkInSession, fractionValue, methodOf, pointsText, repeatsText, seatableSession, sessionColumns, splitNames, tournamentPage,
 } from "../js/pages/tournament.js";
 import { createPayload, tournamentsPage } from "../js/pages/tournaments.js";
 
@@ -153,6 +153,13 @@ test("tournament steps: the session a seat or a check-in is for, the method by t
   const told = { ...t([[1, "finished"]]), next_session: 2 };
   eq([seatableSession(told), checkInSession(told), seatableSession({ ...told, next_session: null })], [2, 2, null], "the server's next_session");
   eq([methodOf(SETTINGS, 1), methodOf(SETTINGS, 2), methodOf(SETTINGS, 3), methodOf({ seating: "swiss" }, 2)], ["random", "avoid", "avoid", "swiss"]);
+});
+
+test("tournament seating message: the pairs meeting again, in words", () => {
+  const d = (method) => ({ method, message: "server words", repeats: [{ players: ["ann", "bob"], sessions: [1] }] });
+  eq(repeatsText({ t: en }, d("avoid")), "No seating without repeats was found: 1 pair(s) meet again, the fewest found.");
+  eq(repeatsText({ t: en }, d("random")), "1 pair(s) meet again (seating “random” does not avoid repeats).");
+  eq(repeatsText({ t: zh }, d("swiss")), "1 对选手再次同桌（“瑞士制（按排名）”编排不避免重复）。");
 });
 
 test("tournament forms: names split at commas, amounts, the create payload", () => {

@@ -576,13 +576,23 @@ function sessionView(app, d) {
       ${d.finished_at ? html`<span>${tr("app.tournament.finished_at", { at: timeText(d.finished_at) })}</span>` : nothing}
     </p>
     ${d.repeats && d.repeats.length
-      ? html`<ul class="repeats">${d.repeats.map((r) => html`<li>${tr("app.tournament.repeat", { a: r.players[0], b: r.players[1], sessions: r.sessions.join(", ") })}</li>`)}</ul>`
+      ? html`<p class="repeats-message">${repeatsText(app, d)}</p><ul class="repeats">${d.repeats.map((r) => html`<li>${tr("app.tournament.repeat", { a: r.players[0], b: r.players[1], sessions: r.sessions.join(", ") })}</li>`)}</ul>`
       : html`<p class="hint">${tr("app.tournament.no_repeats")}</p>`}
     ${d.byes && d.byes.length ? html`<p class="byes">${tr("app.tournament.byes", { names: d.byes.join(", ") })}</p>` : nothing}
     <ul class="session-tables">${d.tables.map((x) => tableCard(app, x))}</ul>
     ${d.walls && d.walls.length ? html`<details class="walls"><summary>${tr("app.tournament.walls")}</summary>
       <ul>${d.walls.map((w) => html`<li>${tr("app.tournament.wall", { n: w.hand_no })} <code>${w.seed_hex}</code></li>`)}</ul></details>` : nothing}
   </div>`;
+}
+
+/** The seating's `message` in the visitor's words (the server's is English): how many
+ * pairs meet again, and whether the method tried to avoid them. */
+export function repeatsText(app, d) {
+  const n = d.repeats.length;
+  const searched = d.method === "avoid" || d.method === "balanced";
+  return app.t(searched ? "app.tournament.repeats_searched" : "app.tournament.repeats_allowed", {
+    n, method: app.t(`app.tournament.method_${d.method}`),
+  });
 }
 
 function tableCard(app, x) {
