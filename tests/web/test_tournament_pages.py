@@ -400,6 +400,11 @@ async def test_the_directors_console_adds_removes_seats_swaps_substitutes_correc
     assert [e["in_force"] for e in body["log"]] == [False, True]
     assert await standings_on_screen(desk) == rows_of(body)
 
+    # The whole console fits a phone.
+    await desk.set_viewport_size({"width": 360, "height": 740})
+    await fits(desk)
+    await desk.set_viewport_size({"width": 1280, "height": 720})
+
     # Closed once the session is over, after saying yes.
     await eventually_api(
         web_server,
