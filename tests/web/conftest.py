@@ -3,7 +3,8 @@
 - ``web_server`` (one per test session): ``guobiao serve`` started as a process of its own on
   a free port and a fresh SQLite file, with test timers (no claim window, short pauses),
   account limits a test run cannot reach and a ladder that ranks a player after 2 rated
-  matches. ``web_server.url`` is the page to open.
+  matches, and four tournament directors (``tdirector1`` to ``4``, accounts the tournament
+  tests register). ``web_server.url`` is the page to open.
 - ``browser``: Debian's Chromium driven by Playwright's async API. Found at
   ``GUOBIAO_CHROMIUM`` or as ``chromium`` on the PATH; without one the browser tests skip,
   except under ``CI=true``, where a skip would hide them: there it is a failure (``.ci/run``
@@ -59,6 +60,9 @@ login_per_minute = 100000
 
 [ladder]
 provisional_matches = 2  # the ladder tests rank a player after two rated matches
+
+[tournaments]
+directors = "tdirector1, tdirector2, tdirector3, tdirector4"  # the tournament tests' directors
 """
 
 

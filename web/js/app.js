@@ -25,6 +25,10 @@ export function parseRoute(hash) {
   if (head === "join" && a && b) return { name: "join", params: { table: a, code: b } };
   if (head === "player" && a) return { name: "player", params: { name: a } };
   if (head === "ladder" && !b) return { name: "ladder", params: { id: a || null } };
+  if (head === "tournaments" && !a) return { name: "tournaments", params: {} };
+  if (head === "tournament" && number(a) !== null && (b === undefined || number(b) !== null) && !c) {
+    return { name: "tournament", params: { id: number(a), session: number(b) } };
+  }
   if ((head === "table" || head === "watch") && a) {
     return { name: "table", params: { table: a, mode: head === "watch" ? "watch" : "play" } };
   }
@@ -194,6 +198,11 @@ export function createApp({ onRender, env = {} }) {
     },
   });
   app.net.on("table", tableMessage);
+  // A tournament session started with this player seated: the server has attached the
+  // connection to the table (the `table` message links back to it); say where it is.
+  app.net.on("tournament_session", (p) => {
+    app.toast(app.t("app.tournament.session_started", { session: p.session, table: p.table, wind: app.t(`table.wind.${p.wind}`) }));
+  });
   attachQueue(app);
   // Errors answering no request (actions are sent without an id): the table page shows its
   // own; a `stale` one only means a duplicate was ignored, as designed.

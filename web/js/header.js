@@ -48,6 +48,7 @@ export function header(app) {
       <a class="header-link" href="#/" aria-current=${app.route.name === "home" ? "page" : nothing}>${app.t("app.nav.home")}</a>
       <a class="header-link" href="#/lobby" aria-current=${app.route.name === "lobby" ? "page" : nothing}>${app.t("app.nav.lobby")}</a>
       <a class="header-link" href="#/ladder" aria-current=${app.route.name === "ladder" ? "page" : nothing}>${app.t("app.nav.ladder")}</a>
+      <a class="header-link" href="#/tournaments" aria-current=${app.route.name === "tournaments" || app.route.name === "tournament" ? "page" : nothing}>${app.t("app.nav.tournaments")}</a>
       ${seated && !atSeat
         ? html`<a class="header-link to-table" href="#/table/${seated.table}">${app.t("app.nav.my_table", { table: seated.table })}</a>`
         : nothing}

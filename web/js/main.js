@@ -11,6 +11,8 @@ import { matchPage } from "./pages/match.js";
 import { notFoundPage } from "./pages/notfound.js";
 import { playerPage } from "./pages/player.js";
 import { tablePage } from "./pages/table.js";
+import { tournamentPage } from "./pages/tournament.js";
+import { tournamentsPage } from "./pages/tournaments.js";
 
 const PAGES = {
   home: homePage,
@@ -18,6 +20,8 @@ const PAGES = {
   join: joinPage,
   player: playerPage,
   ladder: ladderPage,
+  tournaments: tournamentsPage,
+  tournament: tournamentPage,
   table: tablePage,
   match: matchPage,
   notfound: notFoundPage,

@@ -8,3 +8,4 @@ import "./net.test.js";
 import "./lobby.test.js";
 import "./appcontext.test.js";
 import "./ladder.test.js";
+import "./tournament.test.js";

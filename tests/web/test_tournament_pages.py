@@ -1,0 +1,491 @@
+"""The tournament pages in a real Chromium against a real ``guobiao serve``
+(tests/web/conftest.py).
+
+A director (an account the server's config names, ``[tournaments] directors``) creates a
+one-hand tournament in the page; one player registers and checks in through the page,
+three more over the protocol (``server.client.Client``), who then leave: the seats of absent
+players are played automatically. The director seats and starts session 1 from the console,
+the seating shows by wind, the player's "Your place" box shows the table and leads to it,
+the player plays the hand out in the page, and the standings show what the API says. Then
+the refusals in words, and a phone in Chinese.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+from browserkit import PASSWORD, OpenPage, connected, login, new_name, play_until, register
+from httpkit import http_get
+from playwright.async_api import Page, expect
+from test_shell import english_left, labels
+
+from server.client import Client
+
+pytestmark = pytest.mark.asyncio
+
+REPO = Path(__file__).resolve().parent.parent.parent
+SCREENSHOT = REPO / "docs" / "images" / "tournament.png"
+WINDS = ["East", "South", "West", "North"]
+SESSION_SECONDS = 180  # a one-hand session of engine-played seats and one page's clicks
+
+
+class WebServer(Protocol):
+    """The ``web_server`` fixture (tests/web/conftest.py): where ``guobiao serve`` listens."""
+
+    @property
+    def port(self) -> int: ...
+
+
+def socket_url(web_server: WebServer) -> str:
+    return f"ws://127.0.0.1:{web_server.port}/ws"
+
+
+# The accounts tests/web/conftest.py's ``[tournaments] directors`` names: one per use.
+DIRECTORS = {
+    "page": "tdirector1",
+    "refusals": "tdirector2",
+    "played": "tdirector3",
+    "console": "tdirector4",
+}
+
+
+async def api(web_server: WebServer, path: str) -> Any:
+    status, body = await http_get(web_server.port, path)
+    assert status == 200, f"GET {path}: {status} {body}"
+    return json.loads(body)
+
+
+async def eventually_api(
+    web_server: WebServer, path: str, check: Any, seconds: float = SESSION_SECONDS
+) -> Any:
+    """GET ``path`` until ``check(body)`` holds; the body. Fails after ``seconds``."""
+    loop = asyncio.get_running_loop()
+    until = loop.time() + seconds
+    while True:
+        body = await api(web_server, path)
+        if check(body):
+            return body
+        assert loop.time() < until, f"GET {path} never satisfied the check: {body}"
+        await asyncio.sleep(0.25)
+
+
+async def players_over_the_network(web_server: WebServer, tournament: int, count: int) -> list[str]:
+    """``count`` new accounts that register for ``tournament``, check in for its next
+    session and then leave (their seats are played for them); their names."""
+    names = [new_name("tp") for _ in range(count)]
+    for name in names:
+        client = await Client.connect(socket_url(web_server))
+        try:
+            await client.register(name, PASSWORD)
+            await client.request("tournament_register", {"tournament": tournament})
+            await client.request("tournament_check_in", {"tournament": tournament})
+        finally:
+            await client.close()
+    return names
+
+
+def rows_of(body: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(place, player, table points) of each standings row as the page shows them: the
+    decimal with at most two places."""
+    return [
+        (str(r["place"]), r["player"], shown_points(r["table_points_decimal"]))
+        for r in body["standings"]
+    ]
+
+
+def shown_points(value: float) -> str:
+    """``value`` as the page shows table points (``Intl.NumberFormat``, at most two
+    decimals, a true minus)."""
+    text = f"{abs(value):.2f}".rstrip("0").rstrip(".")
+    return f"\u2212{text}" if value < 0 and text != "0" else text
+
+
+async def standings_on_screen(page: Page) -> list[tuple[str, str, str]]:
+    rows = page.locator(".standings tbody tr")
+    places = await rows.locator("td:nth-child(1)").all_inner_texts()
+    names = await rows.locator("td:nth-child(2)").all_inner_texts()
+    points = await rows.locator("td:nth-child(3)").all_inner_texts()
+    return list(zip(places, names, points, strict=True))
+
+
+async def fits(page: Page) -> None:
+    widths = await page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+    assert widths[0] <= widths[1], f"{page.url} is {widths[0]} px wide on a {widths[1]} px screen"
+
+
+async def create_in_page(page: Page, name: str) -> int:
+    """On ``#/tournaments`` as a director: create a two-session, one-hand tournament; its id."""
+    await page.get_by_label("Name", exact=True).fill(name)
+    await page.get_by_label("Sessions", exact=True).fill("2")
+    await page.get_by_label("Hands per session").fill("1")
+    await page.get_by_label("Time per move (seconds)").fill("3")
+    await page.get_by_role("button", name="Create the tournament").click()
+    await page.wait_for_url(re.compile(r".*#/tournament/\d+$"))
+    return int(page.url.rsplit("/", 1)[1])
+
+
+async def test_a_director_runs_session_1_and_a_player_plays_it_to_the_standings(
+    open_page: OpenPage, web_server: WebServer
+) -> None:
+    director = DIRECTORS["page"]
+    desk = await open_page("/")
+    await register(desk, director)
+    await desk.get_by_role("link", name="Tournaments", exact=True).click()
+    await expect(desk.get_by_role("heading", level=1)).to_have_text("Tournaments")
+    title = f"Cup {director}"
+    tournament = await create_in_page(desk, title)
+    await expect(desk.get_by_role("heading", level=1)).to_have_text(title)
+    console = desk.locator(".console")
+    await expect(console.get_by_role("heading", name="Director's console")).to_be_visible()
+    await expect(desk.locator(".tournament-summary")).to_contain_text("2 sessions")
+    await expect(desk.locator(".tournament-summary")).to_contain_text("1 hand a session")
+
+    # The list shows it, with its link.
+    listed = await api(web_server, "/api/tournaments")
+    assert any(t["id"] == tournament and t["name"] == title for t in listed["tournaments"])
+
+    # A player registers and checks in in the page; three more over the network.
+    me = new_name("tp")
+    page = await open_page("/")
+    await register(page, me)
+    await page.goto(f"/#/tournament/{tournament}")
+    box = page.locator(".my-seat")
+    await expect(box.locator(".my-status")).to_contain_text("You are not registered.")
+    await box.get_by_role("button", name="Register").click()
+    await expect(box.locator(".my-status")).to_contain_text("You are registered.")
+    await box.get_by_role("button", name="Check in for session 1").click()
+    await expect(box.locator(".my-status .badge")).to_have_text("Checked in for session 1")
+    others = await players_over_the_network(web_server, tournament, 3)
+    everyone = {me, *others}
+
+    # The director's page hears of them (tournament_changed) and seats session 1.
+    players = desk.locator(".tournament-players tbody tr")
+    await expect(players).to_have_count(4)
+    await console.get_by_label("Method").select_option("random")
+    await console.get_by_role("button", name="Seat session 1").click()
+    seating = desk.locator(".session[data-session='1'] .seating tbody tr")
+    await expect(seating).to_have_count(4)
+    assert await seating.locator("td:nth-child(1)").all_inner_texts() == WINDS
+    assert set(await seating.locator("td:nth-child(2)").all_inner_texts()) == everyone
+    detail = await api(web_server, f"/api/tournaments/{tournament}/sessions/1")
+    mine = next(s for s in detail["tables"][0]["seats"] if s["player"] == me)
+    wind = WINDS["ESWN".index(mine["wind"])]
+
+    # The player's box shows the seat; once the session starts, it leads to the table.
+    await expect(box.locator(".my-next-seat")).to_have_text(
+        f"Your seat: session 1, table 1, {wind}"
+    )
+    await console.get_by_role("button", name="Start session 1").click()
+    go = box.get_by_role("link", name="Go to my table")
+    await expect(go).to_be_visible(timeout=15_000)
+    await go.click()
+    await page.wait_for_url(re.compile(r".*#/table/[^/]+$"))
+    table_id = page.url.rsplit("/", 1)[1]
+    detail = await api(web_server, f"/api/tournaments/{tournament}/sessions/1")
+    assert detail["tables"][0]["table_id"] == table_id
+    clicks = await play_until(page, ".match-end .final", seconds=SESSION_SECONDS)
+    print(f"\na one-hand tournament session, the page's seat by {clicks} clicks")
+
+    # The standings, as the API gives them, with the exact figure in each title.
+    body = await eventually_api(
+        web_server, f"/api/tournaments/{tournament}", lambda b: len(b["standings"]) == 4
+    )
+    rows = desk.locator(".standings tbody tr")
+    await expect(rows).to_have_count(4, timeout=15_000)
+    assert await standings_on_screen(desk) == rows_of(body)
+    titles = await rows.locator("td:nth-child(3) .points").evaluate_all(
+        "(cells) => cells.map((c) => c.title)"
+    )
+    assert titles == [r["table_points"] for r in body["standings"]]
+    scores = await rows.locator("td:nth-child(4)").all_inner_texts()
+    assert scores == [str(r["score"]) for r in body["standings"]]
+    assert sum(int(s) for s in scores) == 0  # a match's scores are zero-sum
+    finished = desk.locator(".session[data-session='1'] .session-table")
+    await expect(finished.locator(".facts")).to_contain_text("Finished")
+    await expect(finished.locator(".seating thead")).to_contain_text("Table points")
+
+    # The player's page shows the same standings; the exports are linked.
+    await page.goto(f"/#/tournament/{tournament}")
+    await expect(page.locator(".standings tbody tr")).to_have_count(4)
+    assert await standings_on_screen(page) == rows_of(body)
+    csv = page.get_by_role("link", name="CSV")
+    assert await csv.get_attribute("href") == f"/api/tournaments/{tournament}/export.csv"
+    status, text = await http_get(web_server.port, f"/api/tournaments/{tournament}/export.csv")
+    assert status == 200 and me in text
+    if os.environ.get("GUOBIAO_SCREENSHOTS") == "1":
+        await page.set_viewport_size({"width": 1000, "height": 1300})
+        await page.evaluate("scrollTo(0, 0)")
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        await page.screenshot(path=str(SCREENSHOT))
+
+
+async def test_refusals_and_confirmations_are_in_words(
+    open_page: OpenPage, web_server: WebServer
+) -> None:
+    # Not a director: the form is there, the server refuses, the page says why.
+    page = await open_page("/")
+    name = new_name("tn")
+    await register(page, name)
+    await page.get_by_role("link", name="Tournaments", exact=True).click()
+    await page.get_by_label("Name", exact=True).fill("Not mine")
+    await page.get_by_role("button", name="Create the tournament").click()
+    await expect(page.locator(".create-tournament [role=alert]")).to_have_text(
+        "Only a tournament director may do that: your account is not one."
+    )
+
+    # A director's tournament: a registered player withdraws only after saying yes.
+    director = DIRECTORS["refusals"]
+    client = await Client.connect(socket_url(web_server))
+    try:
+        await client.register(director, PASSWORD)
+        made = await client.request("tournament_create", {"name": f"Cup {director}", "hands": 1})
+        tournament = int(made.payload["id"])
+    finally:
+        await client.close()
+    await page.goto(f"/#/tournament/{tournament}")
+    box = page.locator(".my-seat")
+    await box.get_by_role("button", name="Register").click()
+    await expect(box.locator(".my-status")).to_contain_text("You are registered.")
+    assert await page.locator(".console").count() == 0  # no console for a player
+    await box.get_by_role("button", name="Withdraw").click()
+    await expect(box.locator(".confirm")).to_contain_text("Withdraw from this tournament?")
+    await box.get_by_role("button", name="Cancel").click()
+    await expect(box.locator(".my-status")).to_contain_text("You are registered.")
+    await box.get_by_role("button", name="Withdraw").click()
+    await box.get_by_role("button", name="Yes, withdraw").click()
+    await expect(box.locator(".my-status")).to_contain_text("You have withdrawn.")
+    row = page.locator(".tournament-players tr", has=page.get_by_role("link", name=name))
+    await expect(row).to_contain_text("withdrawn")
+
+    # A guest is told to register instead of being offered a button.
+    guest = await open_page(f"/#/tournament/{tournament}")
+    await connected(guest)
+    await expect(guest.locator(".my-seat")).to_contain_text("Log in with a registered account")
+    await guest.goto("/")
+    await guest.get_by_role("button", name="Play as a guest").click()
+    await guest.goto(f"/#/tournament/{tournament}")
+    await expect(guest.locator(".my-seat .hint")).to_have_text(
+        "Guests cannot play tournaments: register an account first."
+    )
+    assert await guest.locator(".my-seat").get_by_role("button", name="Register").count() == 0
+
+    # No such tournament: said in words, with the way back.
+    await page.goto("/#/tournament/999999")
+    await expect(page.get_by_role("alert")).to_have_text("There is no such tournament.")
+    await expect(page.get_by_role("link", name="All tournaments")).to_be_visible()
+
+
+async def accounts(web_server: WebServer, count: int) -> list[str]:
+    """``count`` new registered accounts (their connections closed); their names."""
+    names = [new_name("tc") for _ in range(count)]
+    for name in names:
+        client = await Client.connect(socket_url(web_server))
+        try:
+            await client.register(name, PASSWORD)
+        finally:
+            await client.close()
+    return names
+
+
+async def seats_of(web_server: WebServer, tournament: int) -> dict[str, str]:
+    """Session 1's seating: player (or substitute) -> wind letter."""
+    detail = await api(web_server, f"/api/tournaments/{tournament}/sessions/1")
+    return {s["player"]: s["wind"] for t in detail["tables"] for s in t["seats"]}
+
+
+async def test_the_directors_console_adds_removes_seats_swaps_substitutes_corrects_and_closes(
+    open_page: OpenPage, web_server: WebServer
+) -> None:
+    director = DIRECTORS["console"]
+    client = await Client.connect(socket_url(web_server))
+    try:
+        await client.register(director, PASSWORD)
+        settings = {"name": f"Cup {director}", "hands": 1, "sessions": 2, "turn_seconds": 3}
+        made = await client.request(
+            "tournament_create", settings | {"registration": "director", "check_in": False}
+        )
+        tournament = int(made.payload["id"])
+    finally:
+        await client.close()
+    names = await accounts(web_server, 5)
+    desk = await open_page("/")
+    await login(desk, director)
+    await desk.goto(f"/#/tournament/{tournament}")
+    console = desk.locator(".console")
+    summary = desk.locator(".tournament-summary")
+
+    # Players added as a comma list; registration closed and opened again.
+    await console.get_by_label("Account names, separated by commas").fill(", ".join(names))
+    await console.get_by_role("button", name="Add", exact=True).click()
+    players = desk.locator(".tournament-players tbody tr")
+    await expect(players).to_have_count(5)
+    await expect(summary).to_contain_text("Registration open")
+    await console.get_by_role("button", name="Close registration").click()
+    await expect(summary).to_contain_text("Registration closed")
+    await console.get_by_role("button", name="Open registration").click()
+    await expect(summary).to_contain_text("Registration open")
+
+    # One removed, after saying yes: four to seat.
+    removed = names[4]
+    remove = console.locator("form", has=desk.get_by_role("heading", name="Remove a player"))
+    await remove.get_by_label("Player").select_option(removed)
+    await remove.get_by_role("button", name="Remove").click()
+    await expect(remove.locator(".confirm")).to_contain_text(f"Remove {removed} from")
+    await remove.locator(".confirm").get_by_role("button", name="Remove").click()
+    row = desk.locator(".tournament-players tr", has=desk.get_by_role("link", name=removed))
+    await expect(row).to_contain_text("withdrawn")
+
+    # Seated with a method, two players swapped, one substituted by a bot before the start.
+    await console.get_by_label("Method").select_option("balanced")
+    await console.get_by_role("button", name="Seat session 1").click()
+    seating = desk.locator(".session[data-session='1'] .seating tbody tr")
+    await expect(seating).to_have_count(4)
+    await expect(desk.locator(".session[data-session='1'] > .facts")).to_contain_text(
+        "Seated by: tables balanced by strength"
+    )
+    before = await seats_of(web_server, tournament)
+    a, b = names[0], names[1]
+    await console.get_by_label("Swap player").select_option(a)
+    await console.get_by_label("with player").select_option(b)
+    await console.get_by_role("button", name="Swap the two").click()
+    await expect(seating.filter(has=desk.get_by_role("link", name=a))).to_contain_text(
+        WINDS["ESWN".index(before[b])]
+    )
+    after = await seats_of(web_server, tournament)
+    assert (after[a], after[b]) == (before[b], before[a])
+    sub = console.locator("form", has=desk.get_by_role("heading", name="Substitute a player"))
+    await sub.get_by_label("Player").select_option(names[3])
+    await sub.get_by_label("Substitute (account name, or “bot”)").fill("bot")
+    await sub.get_by_role("button", name="Substitute").click()
+    await expect(seating.filter(has=desk.get_by_role("link", name=names[3]))).to_contain_text(
+        "(played by Bot)"
+    )
+
+    # Started and played out for the absent: the standings come with the page's refresh,
+    # a line for each of the three who played (a substitute's seat scores for nobody).
+    await console.get_by_role("button", name="Start session 1").click()
+    standings = desk.locator(".standings tbody tr")
+    await expect(standings).to_have_count(3, timeout=SESSION_SECONDS * 1000)
+    assert names[3] not in await standings.locator("td:nth-child(2)").all_inner_texts()
+
+    # A penalty, then undone: the log says both, the standings follow the API.
+    fix = console.locator("form", has=desk.get_by_role("heading", name="Penalty or correction"))
+    await fix.get_by_label("Player").select_option(a)
+    await fix.get_by_label("Kind").select_option("penalty")
+    await fix.get_by_label("Amount").fill("-8")
+    await fix.get_by_label("Reason").fill("slow play")
+    await fix.get_by_label("Session (optional)").fill("1")
+    await fix.get_by_role("button", name="Enter it").click()
+    log = desk.locator(".tournament-log tbody tr")
+    await expect(log).to_have_count(1)
+    await expect(log.first).to_contain_text(f"#1 penalty: {a} -8 (session 1)")
+    body = await api(web_server, f"/api/tournaments/{tournament}")
+    assert body["log"][0]["in_force"] is True
+    await expect(standings).to_have_count(3)
+    assert await standings_on_screen(desk) == rows_of(body)
+    undo = console.locator("form", has=desk.get_by_role("heading", name="Undo a log entry"))
+    await undo.get_by_label("Reason").fill("entered by mistake")
+    await undo.get_by_role("button", name="Undo it").click()
+    await expect(log).to_have_count(2)
+    await expect(log.nth(1)).to_contain_text("#2 undoes #1")
+    await expect(log.first).to_contain_text("undone")
+    body = await api(web_server, f"/api/tournaments/{tournament}")
+    assert [e["in_force"] for e in body["log"]] == [False, True]
+    assert await standings_on_screen(desk) == rows_of(body)
+
+    # The whole console fits a phone.
+    await desk.set_viewport_size({"width": 360, "height": 740})
+    await fits(desk)
+    await desk.set_viewport_size({"width": 1280, "height": 720})
+
+    # Closed once the session is over, after saying yes.
+    await eventually_api(
+        web_server,
+        f"/api/tournaments/{tournament}",
+        lambda b: b["sessions"][0]["state"] == "finished",
+    )
+    close = console.locator(
+        ".console-part", has=desk.get_by_role("heading", name="Close the tournament")
+    )
+    await close.get_by_role("button", name="Close the tournament").click()
+    await close.locator(".confirm").get_by_role("button", name="Close the tournament").click()
+    await expect(summary.locator(".badge").first).to_have_text("Finished")
+    await expect(console.get_by_role("button", name="Seat session 2")).to_have_count(0)
+
+
+@dataclass(frozen=True)
+class Played:
+    """A tournament whose session 1's table was played out for its absent players."""
+
+    id: int
+    name: str
+    players: list[str]
+
+
+_played: Played | None = None
+
+
+async def played(web_server: WebServer) -> Played:
+    """A one-hand tournament, its first session seated and started, its table played out
+    with every seat played for its absent player (made once, over the network)."""
+    global _played  # noqa: PLW0603 -- made once for the module's tests: it takes seconds
+    if _played is not None:
+        return _played
+    director = DIRECTORS["played"]
+    client = await Client.connect(socket_url(web_server))
+    try:
+        await client.register(director, PASSWORD)
+        name = f"Cup {director}"
+        settings = {"name": name, "hands": 1, "sessions": 2, "turn_seconds": 3}
+        made = await client.request("tournament_create", settings)
+        tournament = int(made.payload["id"])
+        names = await players_over_the_network(web_server, tournament, 4)
+        await client.request("tournament_seat", {"tournament": tournament, "method": "random"})
+        await client.request("tournament_start_session", {"tournament": tournament})
+    finally:
+        await client.close()
+    # Its table's match stored: the standings have a line per player.
+    await eventually_api(
+        web_server, f"/api/tournaments/{tournament}", lambda b: len(b["standings"]) == 4
+    )
+    _played = Played(tournament, name, names)
+    return _played
+
+
+async def test_the_tournament_pages_on_a_phone_in_chinese(
+    open_page: OpenPage, web_server: WebServer
+) -> None:
+    cup = await played(web_server)
+    page = await open_page("/", phone=True)
+    await login(page, cup.players[0])
+    await page.get_by_role("button", name="中文").click()
+    await page.get_by_role("link", name="比赛", exact=True).click()
+    await expect(page.get_by_role("heading", level=1)).to_have_text("比赛")
+    await expect(page.get_by_role("link", name=cup.name)).to_be_visible()
+    await fits(page)
+    listed = await api(web_server, "/api/tournaments")
+    names = {t["name"] for t in listed["tournaments"]}
+    words = {w for n in names for w in n.split()}
+    switch = {"English", "Switch", "to"}  # the language switch names the other language
+    assert english_left(await labels(page), {*switch, cup.players[0], *words}) == []
+
+    await page.get_by_role("link", name=cup.name).click()
+    await expect(page.locator(".standings tbody tr")).to_have_count(4)
+    heads = await page.locator(".standings thead th").all_inner_texts()
+    assert heads == ["名次", "选手", "标准分", "得分", "第1轮"]
+    await expect(page.locator(".my-seat h2")).to_have_text("我的参赛")
+    await expect(page.locator(".session[data-session='1'] .seating tbody tr")).to_have_count(4)
+    winds = await page.locator(".seating tbody td:nth-child(1)").all_inner_texts()
+    assert winds == ["东", "南", "西", "北"]
+    await fits(page)
+    detail = await api(web_server, f"/api/tournaments/{cup.id}/sessions/1")
+    tables = {t["table_id"] for t in detail["tables"] if t["table_id"]}
+    allowed = {*switch, *cup.name.split(), *cup.players, *tables}
+    assert english_left(await labels(page), allowed) == []
