@@ -215,6 +215,7 @@ async def test_a_director_runs_session_1_and_a_player_plays_it_to_the_standings(
     await page.goto(f"/#/tournament/{tournament}")
     await expect(page.locator(".standings tbody tr")).to_have_count(4)
     assert await standings_on_screen(page) == rows_of(body)
+    await expect(page.locator(".site-header .to-table")).to_have_count(0)  # the match is over
     csv = page.get_by_role("link", name="CSV")
     assert await csv.get_attribute("href") == f"/api/tournaments/{tournament}/export.csv"
     status, text = await http_get(web_server.port, f"/api/tournaments/{tournament}/export.csv")

@@ -198,6 +198,13 @@ export function createApp({ onRender, env = {} }) {
     },
   });
   app.net.on("table", tableMessage);
+  // The match is over: the header's "Back to table" link goes (its last summary said playing).
+  app.net.on("match_end", (payload) => {
+    if (app.myTable && app.myTable.table === payload.table) {
+      app.myTable = null;
+      app.refresh();
+    }
+  });
   // A tournament session started with this player seated: the server has attached the
   // connection to the table (the `table` message links back to it); say where it is.
   app.net.on("tournament_session", (p) => {
