@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from serverkit import StartServer
+from tournamentkit import ask, connect, table_points, until_finished
 
 import server.table
 from engine.bots import make_bot
@@ -28,25 +29,12 @@ from server.client import Client, ConnectionLost, ServerError, play
 from server.lobby import replay_log
 
 HttpGet = Callable[[int, str], Awaitable[tuple[int, str]]]
-PASSWORD = "correct horse battery"
 DIRECTOR = "te_director"
 RESERVE = "te_reserve"
 
 pytestmark = pytest.mark.asyncio
 # Twenty accounts registered from one address at once: more than the server lets a stranger.
 MANY = {"register_burst": 100}
-
-
-async def connect(app: App, name: str) -> Client:
-    client = await Client.connect(f"ws://127.0.0.1:{app.port}/ws", rate=None)
-    await client.register(name, PASSWORD)
-    return client
-
-
-async def ask(client: Client, kind: str, /, **payload: Any) -> dict[str, Any]:
-    reply = await client.request(kind, payload)
-    assert reply.type == "tournament", reply
-    return reply.payload
 
 
 async def get_json(http_get: HttpGet, app: App, path: str) -> Any:
@@ -72,26 +60,6 @@ async def agent(
 async def match_row(app: App, table_id: str) -> Any:
     """The stored match (a ``MatchRow``) of a tournament table."""
     return (await app.store.table_matches(table_id))[-1]
-
-
-def table_points(scores: list[int]) -> list[Fraction]:
-    """4-2-1-0 by score, ties sharing the summed points (independent of the server's)."""
-    points = [4, 2, 1, 0]
-    out = []
-    for s in scores:
-        above = sum(1 for x in scores if x > s)
-        tied = sum(1 for x in scores if x == s)
-        out.append(Fraction(sum(points[above : above + tied]), tied))
-    return out
-
-
-async def wait_session(director: Client, tid: int, number: int) -> dict[str, Any]:
-    for _ in range(1200):
-        body = await ask(director, "tournament_get", tournament=tid)
-        if body["sessions"][number - 1]["state"] == "finished":
-            return body
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"session {number} never finished")
 
 
 @pytest.mark.parametrize(("count", "fill"), [(16, "byes"), (15, "substitutes"), (17, "byes")])
@@ -148,7 +116,7 @@ async def test_a_whole_tournament(
             if number == 3:  # past the cap at once: every table plays just its first hand
                 clock["ahead"] = timedelta(minutes=2)
             await ask(director, "tournament_start_session", tournament=tid)
-            body = await wait_session(director, tid, number)
+            body = await until_finished(director, tid, number)
             clock["ahead"] = timedelta(0)
             if number == 1:
                 gone = await ask(clients[withdrawn], "tournament_withdraw", tournament=tid)
@@ -301,7 +269,7 @@ async def test_a_duplicate_session_plays_the_same_walls_at_every_table(
         assert status == 403 and "duplicate" in json.loads(body)["error"]
         during = await ask(director, "tournament_get", tournament=tid)
         assert during["standings"] == [] and during["duplicate"] == []
-        await wait_session(director, tid, 1)
+        await until_finished(director, tid, 1)
         session = await get_json(http_get, app, f"/api/tournaments/{tid}/sessions/1")
         detail = await get_json(http_get, app, f"/api/tournaments/{tid}")
     finally:

@@ -17,11 +17,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 import pytest
 from faultkit import write_config
 from serverkit import served_port
+from tournamentkit import PASSWORD, ask, table_points, until_finished
 
 from server.client import Client
 from server.config import Config
@@ -30,7 +30,6 @@ from server.lobby import replay_log
 
 REPO = Path(__file__).resolve().parents[2]
 DIRECTOR = "tf_director"
-PASSWORD = "correct horse battery"
 PLAYERS = [f"tf_p{i}" for i in range(8)]
 
 pytestmark = pytest.mark.asyncio
@@ -90,21 +89,6 @@ async def director_of(url: str, first: bool) -> Client:
     return client
 
 
-async def ask(client: Client, kind: str, /, **payload: Any) -> dict[str, Any]:
-    reply = await client.request(kind, payload)
-    assert reply.type == "tournament", reply
-    return reply.payload
-
-
-async def until_finished(client: Client, tid: int, number: int) -> dict[str, Any]:
-    for _ in range(1200):
-        body = await ask(client, "tournament_get", tournament=tid)
-        if body["sessions"][number - 1]["state"] == "finished":
-            return body
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"session {number} never finished")
-
-
 async def test_sigkill_mid_session_then_restart_counts_every_table_once(
     tmp_path: Path, processes: list[subprocess.Popen[str]]
 ) -> None:
@@ -156,7 +140,7 @@ async def test_sigkill_mid_session_then_restart_counts_every_table_once(
         assert count(path, finished) == 0, "killed once a table had finished, not mid-match"
         served = await serve(config, log, processes)
         director = await director_of(served.url, first=False)
-        body = await until_finished(director, tid, number)
+        body = await until_finished(director, tid, number, seconds=120)
     await director.close()
     assert body["state"] == "finished" and kills == 2
 
@@ -178,7 +162,7 @@ async def test_sigkill_mid_session_then_restart_counts_every_table_once(
             assert t.hands_played == 4
             for name, tp, score in zip(
                 stored.seats,
-                tp_of(list(stored.final_scores or ())),
+                table_points(list(stored.final_scores or ())),
                 stored.final_scores or (),
                 strict=True,
             ):
@@ -189,13 +173,3 @@ async def test_sigkill_mid_session_then_restart_counts_every_table_once(
     got = {r["player"]: (Fraction(r["table_points"]), r["score"]) for r in body["standings"]}
     assert got == {p: (points[p], scores[p]) for p in points}
     print(f"\n[tournament faults] SIGKILL: {kills} kills mid-session; 4 tables, each counted once")
-
-
-def tp_of(scores: list[int]) -> list[Fraction]:
-    points = [4, 2, 1, 0]
-    out = []
-    for s in scores:
-        above = sum(1 for x in scores if x > s)
-        tied = sum(1 for x in scores if x == s)
-        out.append(Fraction(sum(points[above : above + tied]), tied))
-    return out

@@ -12,55 +12,21 @@ from typing import Any
 
 import pytest
 from serverkit import StartServer
+from tournamentkit import PASSWORD, ask, connect, refused, table_points, until_finished
 
 from engine.bots import make_bot
 from server.app import App
 from server.client import Client, ServerError, play
 
 HttpGet = Callable[[int, str], Awaitable[tuple[int, str]]]
-PASSWORD = "correct horse battery"
 DIRECTOR = "td_director"
 
 pytestmark = pytest.mark.asyncio
 
 
-async def connect(app: App, name: str | None) -> Client:
-    """A client registered as ``name`` (a guest for None)."""
-    client = await Client.connect(f"ws://127.0.0.1:{app.port}/ws", rate=None)
-    if name is None:
-        await client.guest()
-    else:
-        await client.register(name, PASSWORD)
-    return client
-
-
-async def ask(client: Client, kind: str, /, **payload: Any) -> dict[str, Any]:
-    """The ``tournament`` reply to a request (``ServerError`` if refused)."""
-    reply = await client.request(kind, payload)
-    assert reply.type == "tournament", reply
-    return reply.payload
-
-
-async def refused(client: Client, kind: str, /, **payload: Any) -> ServerError:
-    with pytest.raises(ServerError) as caught:
-        await client.request(kind, payload)
-    return caught.value
-
-
 async def get_json(http_get: HttpGet, app: App, path: str) -> tuple[int, Any]:
     status, body = await http_get(app.port, path)
     return status, json.loads(body)
-
-
-def expected_points(scores: list[int]) -> list[Fraction]:
-    """4-2-1-0 by score, ties sharing the summed points (an independent computation)."""
-    points = [4, 2, 1, 0]
-    out = []
-    for s in scores:
-        above = sum(1 for x in scores if x > s)
-        tied = sum(1 for x in scores if x == s)
-        out.append(Fraction(sum(points[above : above + tied]), tied))
-    return out
 
 
 async def test_only_directors_create_and_direct_and_guests_take_no_part(
@@ -334,12 +300,8 @@ async def run_session(
         assert end is not None
         out[told["session"], told["table"]] = end
     # The session is finished once every table's match is stored (the server's own check).
-    for _ in range(100):
-        body = await ask(director, "tournament_get", tournament=tid)
-        if body["sessions"][-1]["state"] == "finished":
-            return out
-        await asyncio.sleep(0.05)
-    raise AssertionError("the session never finished")
+    await until_finished(director, tid, len(started["sessions"]), seconds=5)
+    return out
 
 
 async def seats_of(
@@ -365,7 +327,7 @@ def check_standings(
     scores: dict[str, int] = {}
     for key, end in ends.items():
         for name, tp, score in zip(
-            seats[key], expected_points(end["scores"]), end["scores"], strict=True
+            seats[key], table_points(end["scores"]), end["scores"], strict=True
         ):
             points[name] = points.get(name, Fraction(0)) + tp
             scores[name] = scores.get(name, 0) + score
