@@ -1064,18 +1064,19 @@ async def play(
     bot: Bot,
     *,
     stopping: Callable[[], bool] | None = None,
-    think: float = 0.0,
+    think: float | Callable[[Action], float] = 0.0,
     on_message: Callable[[Incoming], None] | None = None,
 ) -> dict[str, Any] | None:
     """Play ``table`` with ``bot`` until the match ends; return the ``match_end`` payload.
 
     Reads ``client.messages()``: on each update that asks this seat to decide, the bot
     chooses on the typed view (``view_from_dict``) and the action goes out for the update's
-    ``seq`` (once per ``seq``). When the server refuses an action other than as ``stale``,
-    the simplest safe move (``fallback_action``) is sent once instead; after a
-    ``rate_limited`` error an action still without update is sent again, once. Returns None when
-    the connection closes first, or the table is finished without a ``match_end`` for this
-    connection; stops acting once ``stopping()`` is true.
+    ``seq`` (once per ``seq``), after ``think`` seconds (or ``think(action)``: a pause drawn
+    per decision, as ``guobiao loadtest --think`` does). When the server refuses an action
+    other than as ``stale``, the simplest safe move (``fallback_action``) is sent once
+    instead; after a ``rate_limited`` error an action still without update is sent again,
+    once. Returns None when the connection closes first, or the table is finished without a
+    ``match_end`` for this connection; stops acting once ``stopping()`` is true.
     """
     state = client._table(table)
     try:
@@ -1090,7 +1091,7 @@ async def _play(  # noqa: PLR0917
     bot: Bot,
     state: TableState,
     stopping: Callable[[], bool] | None,
-    think: float,
+    think: float | Callable[[Action], float],
     on_message: Callable[[Incoming], None] | None,
 ) -> dict[str, Any] | None:
     acted: int | None = None  # the seq we answered
@@ -1145,8 +1146,9 @@ async def _play(  # noqa: PLR0917
         except Exception:
             log.exception("table %s: the bot failed; playing safe", table)
             action = fallback_action(view)
-        if think > 0:
-            await asyncio.sleep(think)
+        pause = think(action) if callable(think) else think
+        if pause > 0:
+            await asyncio.sleep(pause)
             if state.seq != message.payload.get("seq") or (stopping is not None and stopping()):
                 continue
         acted, last = state.seq, action

@@ -17,6 +17,15 @@ JSON object):
 - error messages received, by code; dropped connections (closed before the end, not by us);
 - matches started and completed.
 
+Pacing like people (``--think 0.8-3 --seed 1``): before each decision a bot waits a think
+time drawn at random from the range, in seconds, uniformly; a pass (declining a claim) draws
+from the range's quickest quarter, as a person who has nothing to claim answers sooner. Each
+connection draws from its own random stream, seeded by ``--seed`` and the connection's index
+(``Pacer``), so the tables do not all act at the same instant and a run's think times (and
+its bots' seeds) are the same for the same seed. ``--think-ms X`` is a fixed pause of X
+milliseconds before every action (``--think`` with LOW = HIGH, in seconds); without either
+the bots answer at once.
+
 Start-up is staggered: at most ``--connect-concurrency`` connections are being opened at once.
 Outgoing messages are paced per connection (``--rate``, the server's default limit) so the
 bots do not trip the server's rate limit; raise it for a server configured higher. Only the
@@ -30,12 +39,14 @@ import asyncio
 import contextlib
 import json
 import math
+import random
 import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.actions import Action, ActionKind
 from engine.bots import BOTS, make_bot
 from server.cli.args import positive_int, positive_seconds
 from server.client import (
@@ -85,8 +96,25 @@ def add_parser(
         default=DEFAULT_BURST,
         help=f"messages at once per connection (default {DEFAULT_BURST})",
     )
+    pacing = parser.add_mutually_exclusive_group()
+    pacing.add_argument(
+        "--think",
+        type=think_range,
+        metavar="LOW-HIGH",
+        help="a think time before each decision, drawn at random in LOW..HIGH seconds "
+        "(e.g. 0.8-3; a pass in the quickest quarter); one number: a fixed pause",
+    )
+    pacing.add_argument(
+        "--think-ms",
+        type=think_ms,
+        metavar="MS",
+        help="a fixed pause before each action, in milliseconds (--think MS/1000)",
+    )
     parser.add_argument(
-        "--think-ms", type=float, default=0.0, help="a bot's pause before each action (ms)"
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the think times and the bots, one stream per connection (default 0)",
     )
     parser.add_argument(
         "--connect-concurrency",
@@ -109,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
                 turn_seconds=args.turn_seconds,
                 rate=args.rate,
                 burst=args.burst,
-                think=args.think_ms / 1000,
+                think=args.think or args.think_ms or Think(0.0, 0.0),
+                seed=args.seed,
                 connect_concurrency=args.connect_concurrency,
                 progress=not args.json,
             )
@@ -127,6 +156,80 @@ def run(args: argparse.Namespace) -> int:
     return 0 if report.connected else 1
 
 
+# ------------------------------------------------------------------ pacing ---
+
+
+@dataclass(frozen=True, slots=True)
+class Think:
+    """A range of think times, in seconds: ``low`` <= a pause <= ``high``."""
+
+    low: float
+    high: float
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.low) and math.isfinite(self.high)):
+            raise ValueError(f"think times must be finite, got {self.low!r}-{self.high!r}")
+        if not 0 <= self.low <= self.high:
+            raise ValueError(f"think times need 0 <= LOW <= HIGH, got {self.low:g}-{self.high:g} s")
+
+    @property
+    def fixed(self) -> bool:
+        return self.low == self.high
+
+    def text(self) -> str:
+        return f"{self.low:g} s" if self.fixed else f"{self.low:g}-{self.high:g} s"
+
+
+class Pacer:
+    """One connection's think times: a random stream of its own, seeded by the run's
+    ``seed`` and the connection's ``index``, so that two runs with one seed draw the same
+    pauses and no two connections draw in step.
+
+    Called with the action the bot chose, it returns the pause before sending it: uniform
+    in ``think``'s range, or in the range's quickest quarter for a pass (people decline a
+    claim sooner than they choose a discard). ``bot_seed`` is the first draw of the stream:
+    the seed of this connection's bot.
+    """
+
+    __slots__ = ("_random", "bot_seed", "think")
+
+    def __init__(self, think: Think, seed: int, index: int) -> None:
+        self.think = think
+        # A string seed is hashed whole (SHA-512), so nearby seeds and indexes give
+        # unrelated streams; an int pair packed together could collide.
+        self._random = random.Random(f"guobiao loadtest {seed} {index}")
+        self.bot_seed = self._random.getrandbits(32)
+
+    def __call__(self, action: Action) -> float:
+        low, high = self.think.low, self.think.high
+        if action.kind is ActionKind.PASS:
+            high = low + (high - low) / 4
+        return low if low == high else self._random.uniform(low, high)
+
+
+def think_range(text: str) -> Think:
+    """``LOW-HIGH`` seconds (``0.8-3``) or one number (a fixed pause), for ``--think``."""
+    low, sep, high = text.strip().partition("-")
+    try:
+        return Think(float(low), float(high) if sep else float(low))
+    except ValueError as exc:
+        detail = str(exc) if str(exc).startswith("think times") else "not a number"
+        raise argparse.ArgumentTypeError(
+            f"expected seconds LOW-HIGH with 0 <= LOW <= HIGH (e.g. 0.8-3) or one number, "
+            f"got {text!r} ({detail})"
+        ) from None
+
+
+def think_ms(text: str) -> Think:
+    """A fixed pause in milliseconds (``--think-ms``), as a ``Think`` in seconds."""
+    try:
+        return Think(float(text) / 1000, float(text) / 1000)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected milliseconds, a number of at least 0, got {text!r}"
+        ) from None
+
+
 # ------------------------------------------------------------------ report ---
 
 
@@ -136,6 +239,8 @@ class Report:
     tables: int
     bot: str
     duration: float  # asked for
+    think: Think = field(default_factory=lambda: Think(0.0, 0.0))
+    seed: int = 0
     connections: int = 0  # wanted: 4 per table
     connected: int = 0
     connect_failures: int = 0
@@ -172,6 +277,8 @@ class Report:
             "tables": self.tables,
             "bot": self.bot,
             "duration_s": self.duration,
+            "think_s": [self.think.low, self.think.high],
+            "seed": self.seed,
             "elapsed_s": round(self.elapsed, 3),
             "startup_s": round(self.startup_seconds, 3),
             "active_s": round(window, 3),
@@ -205,8 +312,10 @@ class Report:
             return "-" if value is None else f"{value:.2f} ms"
 
         errors = ", ".join(f"{k} {v}" for k, v in d["errors"].items()) or "none"
+        pace = f", think {self.think.text()} (seed {self.seed})" if self.think.high else ""
         lines = [
-            f"loadtest {self.url}: {self.tables} table(s) x 4 {self.bot} bots, {self.duration:g} s",
+            f"loadtest {self.url}: {self.tables} table(s) x 4 {self.bot} bots, "
+            f"{self.duration:g} s{pace}",
             f"connections  {c['connected']}/{c['wanted']} connected, {c['failed']} failed, "
             f"{c['dropped']} dropped; start-up {d['startup_s']:.2f} s",
             f"actions      {a['sent']} sent, {a['accepted']} accepted, {a['refused']} refused; "
@@ -299,7 +408,8 @@ class _Run:
                     return
                 clients.append(client)
             self.seated += 4
-            bot, think = self.options["bot"], self.options["think"]
+            bot, think, seed = self.options["bot"], self.options["think"], self.options["seed"]
+            pacers = [Pacer(think, seed, 4 * index + p) for p in range(4)]
             while not self.stop.is_set() and all(c.is_open for c in clients):
                 try:
                     # No claim window: its pause would only slow the measure down (the
@@ -320,11 +430,11 @@ class _Run:
                         play(
                             client,
                             created.table,
-                            make_bot(bot, seed=4 * index + p),
+                            make_bot(bot, seed=pacer.bot_seed),
                             stopping=self.stop.is_set,
-                            think=think,
+                            think=pacer if think.high else 0.0,
                         )
-                        for p, client in enumerate(clients)
+                        for client, pacer in zip(clients, pacers, strict=True)
                     ),
                     return_exceptions=True,
                 )
@@ -343,13 +453,19 @@ async def loadtest(
     turn_seconds: int | None = None,
     rate: float | None = DEFAULT_RATE,
     burst: int = DEFAULT_BURST,
-    think: float = 0.0,
+    think: float | Think = 0.0,
+    seed: int = 0,
     connect_concurrency: int = 16,
     timeout: float = 10.0,
     progress: bool = False,
 ) -> Report:
-    """Run the load test; raise ``ConnectFailed`` when the server cannot be reached at all."""
-    report = Report(url, tables, bot, duration, connections=4 * tables)
+    """Run the load test; raise ``ConnectFailed`` when the server cannot be reached at all.
+
+    ``think``: the bots' think times (a ``Think`` range, drawn per decision by each
+    connection's ``Pacer`` from ``seed``), or one fixed pause in seconds."""
+    if not isinstance(think, Think):
+        think = Think(think, think)
+    report = Report(url, tables, bot, duration, think, seed, connections=4 * tables)
     probe = await Client.connect(url, timeout=timeout)  # fail early and clearly
     await probe.close()
     run = _Run(
@@ -361,6 +477,7 @@ async def loadtest(
             "timeout": timeout,
             "bot": bot,
             "think": think,
+            "seed": seed,
             "turn_seconds": turn_seconds,
         },
     )

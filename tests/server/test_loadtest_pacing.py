@@ -1,0 +1,136 @@
+"""``guobiao loadtest``'s human-like pacing: think times drawn per decision from a range,
+one seeded stream per connection (``Pacer``), the ``--think`` / ``--think-ms`` / ``--seed``
+arguments and their errors, and a short real run with a tiny range."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import pytest
+
+from engine.actions import Action, ActionKind
+from engine.notation import parse_tiles
+from server.cli import build_parser, main
+from server.cli.loadtest import Pacer, Think, loadtest, think_ms, think_range
+
+DISCARD = Action(ActionKind.DISCARD, tile=parse_tiles("5m")[0])
+PASS = Action(ActionKind.PASS)
+
+
+def draws(pacer: Pacer, action: Action = DISCARD, n: int = 500) -> list[float]:
+    return [pacer(action) for _ in range(n)]
+
+
+def test_think_times_fall_within_the_range_and_spread_over_it() -> None:
+    times = draws(Pacer(Think(0.8, 3.0), seed=1, index=0))
+    assert all(0.8 <= t <= 3.0 for t in times)
+    # Drawn, not fixed: they cover most of the range.
+    assert min(times) < 1.0 and max(times) > 2.8
+    assert len(set(times)) == len(times)
+
+
+def test_a_pass_is_drawn_from_the_quickest_quarter_of_the_range() -> None:
+    times = draws(Pacer(Think(1.0, 3.0), seed=1, index=0), PASS)
+    assert all(1.0 <= t <= 1.5 for t in times)
+    assert max(times) > 1.4
+
+
+def test_the_same_seed_and_index_draw_the_same_times() -> None:
+    first = Pacer(Think(0.8, 3.0), seed=7, index=3)
+    again = Pacer(Think(0.8, 3.0), seed=7, index=3)
+    assert first.bot_seed == again.bot_seed
+    assert draws(first) == draws(again)
+
+
+def test_each_connection_and_each_seed_has_its_own_stream() -> None:
+    think = Think(0.8, 3.0)
+    streams = [draws(Pacer(think, seed, index), n=5) for seed in (0, 1) for index in range(8)]
+    assert len({tuple(s) for s in streams}) == len(streams)
+    assert len({Pacer(think, 0, index).bot_seed for index in range(8)}) == 8
+
+
+def test_a_fixed_pause_is_always_the_same() -> None:
+    assert set(draws(Pacer(Think(0.25, 0.25), seed=1, index=0))) == {0.25}
+    assert set(draws(Pacer(Think(0.25, 0.25), seed=1, index=0), PASS)) == {0.25}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("0.8-3", Think(0.8, 3.0)), ("1.5", Think(1.5, 1.5)), ("0-0", Think(0.0, 0.0))],
+)
+def test_think_ranges_parse(text: str, expected: Think) -> None:
+    assert think_range(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("3-1", "0 <= LOW <= HIGH, got 3-1 s"),
+        ("-1-2", "not a number"),
+        ("fast", "not a number"),
+        ("1-", "not a number"),
+        ("nan", "finite"),
+        ("0.5-inf", "finite"),
+    ],
+)
+def test_bad_think_ranges_are_refused_saying_what_was_expected(text: str, message: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="expected seconds LOW-HIGH") as err:
+        think_range(text)
+    assert message in str(err.value)
+    assert repr(text) in str(err.value)
+
+
+def test_think_ms_is_a_fixed_pause_in_seconds() -> None:
+    assert think_ms("250") == Think(0.25, 0.25)
+    for text in ("-5", "soon"):
+        with pytest.raises(argparse.ArgumentTypeError, match="milliseconds"):
+            think_ms(text)
+
+
+def loadtest_args(*extra: str) -> argparse.Namespace:
+    return build_parser().parse_args(["loadtest", "--url", "ws://127.0.0.1:1/ws", *extra])
+
+
+def test_the_arguments_reach_the_run() -> None:
+    args = loadtest_args("--think", "0.8-3", "--seed", "5")
+    assert (args.think, args.think_ms, args.seed) == (Think(0.8, 3.0), None, 5)
+    assert loadtest_args("--think-ms", "200").think_ms == Think(0.2, 0.2)
+    assert loadtest_args().seed == 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--think", "3-0.8"], "argument --think: expected seconds LOW-HIGH"),
+        (["--think-ms", "-1"], "argument --think-ms: expected milliseconds"),
+        (["--think", "1-2", "--think-ms", "5"], "not allowed with argument"),
+        (["--seed", "one"], "argument --seed: invalid int value"),
+    ],
+)
+def test_bad_pacing_arguments_stop_the_command_with_a_clear_message(
+    extra: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["loadtest", "--url", "ws://127.0.0.1:1/ws", *extra])
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.asyncio
+async def test_a_short_run_with_a_tiny_think_range_plays_and_reports(start_server: Any) -> None:
+    app = await start_server()
+    report = await loadtest(
+        f"ws://127.0.0.1:{app.port}/ws",
+        tables=1,
+        duration=2.0,
+        rate=None,
+        think=Think(0.001, 0.004),
+        seed=3,
+    )
+    assert report.connected == 4 and report.dropped == 0 and not report.errors
+    assert report.actions_sent > 0 and report.latencies
+    assert report.matches_started >= 1
+    figures = report.to_dict()
+    assert figures["think_s"] == [0.001, 0.004] and figures["seed"] == 3
+    assert "think 0.001-0.004 s (seed 3)" in report.text()
