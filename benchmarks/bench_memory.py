@@ -1,0 +1,235 @@
+"""The server's memory per connection: RSS with N guests connected, logged in, on the lobby.
+
+For each N (default 1,000 and 4,000) a fresh ``guobiao serve`` is started as a subprocess
+(its own temporary SQLite file, the guest limits raised so that N guests can be made at
+once, ``max_connections`` above N; compression is off, as the server always has it). The
+clients run in this process (the project's ``Client``), never in the server's. The server's
+``VmRSS`` (``/proc/PID/status``) is read
+
+- after start (once a few warm-up connections have logged in, joined the lobby and left, so
+  that first-use allocations are not counted against the N),
+- after N connections are open and each is a guest (``hello``, ``guest``),
+- after each has also subscribed to the lobby (``subscribe_lobby``),
+
+and the growth divided by N is printed as KiB per connection, with the goal (under 30 KiB).
+The soft limit of open files is raised to the hard one here and in the server (each
+connection holds one descriptor on each side).
+
+``--other TREE`` runs the same measure against a server started from another checkout (a
+git worktree) in turns, for an A/B of a change in the same run: the server runs with that
+tree's code as its working directory (``python -c`` puts it first on the path).
+``--tracemalloc`` starts the server under ``tracemalloc`` and prints, after the lobby step,
+the lines of code that hold the most of the memory allocated since the baseline (Python
+objects only: the kernel's socket buffers and the allocator's slack are in the RSS but not
+there). Figures only: no assertion.
+
+    .venv/bin/python benchmarks/bench_memory.py [--counts 1000,4000] [--other TREE]
+        [--tracemalloc]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from server.client import Client  # noqa: E402
+
+SITE = """\
+[server]
+data_dir = "{data}"
+log_level = "warning"
+[limits]
+max_connections = {max_connections}
+[accounts]
+guest_burst = 100000
+guest_per_hour = 1000000
+"""
+# The server, started through this so that the benchmark can look inside it: with
+# GUOBIAO_BENCH_TRACE set, tracemalloc runs from the start, SIGUSR1 takes the baseline
+# snapshot and SIGUSR2 writes the top allocations since then to that file.
+BOOT = """\
+import os, resource, signal, sys, tracemalloc
+trace = os.environ.get("GUOBIAO_BENCH_TRACE")
+if trace:
+    tracemalloc.start(8)
+    marks = []
+    def mark(signum, frame):
+        marks[:] = [tracemalloc.take_snapshot()]
+    def dump(signum, frame):
+        now = tracemalloc.take_snapshot()
+        stats = now.compare_to(marks[0], "lineno")[:25]
+        with open(trace, "w") as out:
+            for stat in stats:
+                out.write(f"{stat.size_diff / 1024:10.0f} KiB {stat.count_diff:8d} blocks  "
+                          f"{stat.traceback[0]}\\n")
+            out.write("END\\n")
+    signal.signal(signal.SIGUSR1, mark)
+    signal.signal(signal.SIGUSR2, dump)
+from server.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+WARM_UP = 8
+SETTLE = 1.0  # seconds for the server to finish its work before its RSS is read
+
+
+def raise_open_files() -> None:
+    """The soft limit of open files up to the hard one (in this process and, run as a
+    ``preexec_fn``, in the server's)."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def rss_kib(pid: int) -> int:
+    """The resident set size of a process, KiB (``VmRSS`` in ``/proc/PID/status``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+async def open_guests(url: str, n: int, concurrency: int = 64) -> list[Client]:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one() -> Client:
+        async with gate:
+            client = await Client.connect(url, rate=None, timeout=60)
+            await client.guest()
+            return client
+
+    return list(await asyncio.gather(*(one() for _ in range(n))))
+
+
+async def subscribe(clients: list[Client], concurrency: int = 64) -> None:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(client: Client) -> None:
+        async with gate:
+            await client.request("subscribe_lobby", {"on": True})
+
+    await asyncio.gather(*(one(c) for c in clients))
+
+
+async def measure(url: str, pid: int, n: int, trace: Path | None) -> dict[str, float]:
+    warm = await open_guests(url, WARM_UP)
+    await subscribe(warm)
+    await asyncio.gather(*(c.close() for c in warm))
+    await asyncio.sleep(SETTLE)
+    base = rss_kib(pid)
+    if trace is not None:
+        os.kill(pid, signal.SIGUSR1)
+        await asyncio.sleep(SETTLE)
+        base = rss_kib(pid)
+    started = time.perf_counter()
+    clients = await open_guests(url, n)
+    opened = time.perf_counter() - started
+    await asyncio.sleep(SETTLE)
+    logged_in = rss_kib(pid)
+    await subscribe(clients)
+    await asyncio.sleep(SETTLE)
+    lobby = rss_kib(pid)
+    if trace is not None:
+        os.kill(pid, signal.SIGUSR2)
+        for _ in range(600):
+            if trace.exists() and trace.read_text().endswith("END\n"):
+                break
+            await asyncio.sleep(0.1)
+        print(f"  tracemalloc, the most grown since the baseline ({n} connections):")
+        for line in trace.read_text().splitlines()[:-1]:
+            print(f"  {line}")
+    await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
+    return {
+        "base_kib": base,
+        "login_kib": logged_in,
+        "lobby_kib": lobby,
+        "login_per_conn": (logged_in - base) / n,
+        "lobby_per_conn": (lobby - base) / n,
+        "open_s": opened,
+    }
+
+
+def one_run(tree: Path, n: int, tracing: bool) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as folder:
+        site = Path(folder) / "site.toml"
+        site.write_text(SITE.format(data=Path(folder) / "data", max_connections=n + 100))
+        trace = Path(folder) / "trace.txt" if tracing else None
+        errors = (Path(folder) / "stderr.txt").open("w")
+        env = dict(os.environ)
+        if trace is not None:
+            env["GUOBIAO_BENCH_TRACE"] = str(trace)
+        server = subprocess.Popen(
+            [sys.executable, "-c", BOOT, "serve", "--config", str(site), "--port", "0"],
+            cwd=tree,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            preexec_fn=raise_open_files,  # noqa: PLW1509 (no threads started yet)
+        )
+        assert server.stdout is not None
+        try:
+            ready, _, _ = select.select([server.stdout], [], [], 60)
+            line = server.stdout.readline() if ready else ""
+            if "127.0.0.1:" not in line:
+                said = (Path(folder) / "stderr.txt").read_text()
+                raise RuntimeError(f"the server did not start: {line!r} {said}")
+            port = int(line.split("127.0.0.1:")[1].split("/")[0])
+            url = f"ws://127.0.0.1:{port}/ws"
+            return asyncio.run(measure(url, server.pid, n, trace))
+        finally:
+            server.terminate()
+            server.wait(60)
+            server.stdout.close()
+            errors.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--counts", default="1000,4000", help="connections, comma-separated")
+    parser.add_argument("--other", type=Path, help="another checkout to compare (A/B)")
+    parser.add_argument("--tracemalloc", action="store_true", help="profile the server")
+    args = parser.parse_args()
+    raise_open_files()
+    counts = [int(c) for c in args.counts.split(",")]
+    _, limit = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if 2 * max(counts) + 100 > limit:
+        sys.exit(
+            f"bench_memory: {max(counts)} connections need about {2 * max(counts) + 100} "
+            f"open files here, the hard limit is {limit}"
+        )
+    trees = {"this": ROOT} | ({"other": args.other.resolve()} if args.other else {})
+    print(
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; goal: under 30 KiB "
+        "per connection (compression off)"
+    )
+    results: dict[tuple[str, int], dict[str, float]] = {}
+    for n in counts:
+        for name, tree in trees.items():
+            r = one_run(tree, n, args.tracemalloc)
+            results[name, n] = r
+            print(
+                f"{name:5} {n:5} connections: RSS {r['base_kib'] / 1024:.1f} MiB after start, "
+                f"{r['login_kib'] / 1024:.1f} MiB logged in ({r['login_per_conn']:.1f} KiB per "
+                f"connection), {r['lobby_kib'] / 1024:.1f} MiB on the lobby "
+                f"({r['lobby_per_conn']:.1f} KiB per connection); opened in {r['open_s']:.1f} s",
+                flush=True,
+            )
+        if "other" in trees:
+            this, other = results["this", n], results["other", n]
+            ratio = this["lobby_per_conn"] / other["lobby_per_conn"]
+            print(f"      {n:5} connections: this/other {ratio:.2f} (KiB per connection, lobby)")
+
+
+if __name__ == "__main__":
+    main()
