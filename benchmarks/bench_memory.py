@@ -44,7 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from server.client import Client  # noqa: E402
+from server.client import Client, ServerError  # noqa: E402
 
 SITE = """\
 [server]
@@ -57,23 +57,24 @@ guest_burst = 100000
 guest_per_hour = 1000000
 """
 # The server, started through this so that the benchmark can look inside it: with
-# GUOBIAO_BENCH_TRACE set, tracemalloc runs from the start, SIGUSR1 takes the baseline
-# snapshot and SIGUSR2 writes the top allocations since then to that file.
+# GUOBIAO_BENCH_TRACE set, SIGUSR1 starts tracemalloc (at the baseline, so only what is
+# allocated after it is traced, and start-up runs at full speed) and SIGUSR2 writes the
+# memory still held by what was allocated since then, by file and by line, to that file.
 BOOT = """\
-import os, resource, signal, sys, tracemalloc
+import os, signal, sys, tracemalloc
 trace = os.environ.get("GUOBIAO_BENCH_TRACE")
 if trace:
-    tracemalloc.start(8)
-    marks = []
     def mark(signum, frame):
-        marks[:] = [tracemalloc.take_snapshot()]
+        tracemalloc.start(1)
     def dump(signum, frame):
         now = tracemalloc.take_snapshot()
-        stats = now.compare_to(marks[0], "lineno")[:25]
+        tracemalloc.stop()
         with open(trace, "w") as out:
-            for stat in stats:
-                out.write(f"{stat.size_diff / 1024:10.0f} KiB {stat.count_diff:8d} blocks  "
-                          f"{stat.traceback[0]}\\n")
+            for key, top in (("filename", 12), ("lineno", 25)):
+                out.write(f"by {key}:\\n")
+                for stat in now.statistics(key)[:top]:
+                    out.write(f"{stat.size / 1024:10.0f} KiB {stat.count:8d} blocks  "
+                              f"{stat.traceback[0]}\\n")
             out.write("END\\n")
     signal.signal(signal.SIGUSR1, mark)
     signal.signal(signal.SIGUSR2, dump)
@@ -99,13 +100,26 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError(f"no VmRSS for process {pid}")
 
 
-async def open_guests(url: str, n: int, concurrency: int = 64) -> list[Client]:
+RETRIES: list[str] = []  # guests asked again after an internal_error (see open_guests)
+
+
+async def open_guests(url: str, n: int, concurrency: int = 32) -> list[Client]:
+    """N connections, each a guest. A guest refused with ``internal_error`` is asked again
+    (three times at most; counted in ``RETRIES``): on SQLite, many guests made at once can
+    find the database locked when the server is slowed down (under ``--tracemalloc``)."""
     gate = asyncio.Semaphore(concurrency)
 
     async def one() -> Client:
         async with gate:
             client = await Client.connect(url, rate=None, timeout=60)
-            await client.guest()
+            for attempt in range(4):
+                try:
+                    await client.guest()
+                    break
+                except ServerError as exc:
+                    if exc.code != "internal_error" or attempt == 3:
+                        raise
+                    RETRIES.append(exc.code)
             return client
 
     return list(await asyncio.gather(*(one() for _ in range(n))))
@@ -145,7 +159,7 @@ async def measure(url: str, pid: int, n: int, trace: Path | None) -> dict[str, f
             if trace.exists() and trace.read_text().endswith("END\n"):
                 break
             await asyncio.sleep(0.1)
-        print(f"  tracemalloc, the most grown since the baseline ({n} connections):")
+        print(f"  tracemalloc, held of what was allocated after the baseline ({n} connections):")
         for line in trace.read_text().splitlines()[:-1]:
             print(f"  {line}")
     await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
@@ -186,7 +200,12 @@ def one_run(tree: Path, n: int, tracing: bool) -> dict[str, float]:
                 raise RuntimeError(f"the server did not start: {line!r} {said}")
             port = int(line.split("127.0.0.1:")[1].split("/")[0])
             url = f"ws://127.0.0.1:{port}/ws"
-            return asyncio.run(measure(url, server.pid, n, trace))
+            try:
+                return asyncio.run(measure(url, server.pid, n, trace))
+            except Exception:
+                said = (Path(folder) / "stderr.txt").read_text()
+                print(f"bench_memory: the server said:\n{said[-3000:]}", file=sys.stderr)
+                raise
         finally:
             server.terminate()
             server.wait(60)
@@ -225,6 +244,9 @@ def main() -> None:
                 f"({r['lobby_per_conn']:.1f} KiB per connection); opened in {r['open_s']:.1f} s",
                 flush=True,
             )
+            if RETRIES:
+                print(f"      {len(RETRIES)} guest(s) asked again after an internal_error")
+                RETRIES.clear()
         if "other" in trees:
             this, other = results["this", n], results["other", n]
             ratio = this["lobby_per_conn"] / other["lobby_per_conn"]
