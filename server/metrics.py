@@ -77,7 +77,7 @@ class _Stated(Protocol):
     def state(self) -> str: ...
 
 
-class Tournaments(Protocol):
+class TournamentSource(Protocol):
     """Where the unfinished tournaments are (``server.tournaments.store.TournamentStore``)."""
 
     async def unfinished(self) -> Sequence[_Stated]: ...
@@ -95,7 +95,7 @@ class Metrics:
         self.server = server
         self.actions = 0  # actions applied by every table of this server, since it started
         self.tournaments: dict[str, int] | None = None  # by state, as ``scrape`` last found
-        own = CollectorRegistry(auto_describe=True)  # the series before the node label
+        own = CollectorRegistry(auto_describe=False)  # the series before the node label
         self.update_seconds = Histogram(
             "guobiao_action_update_seconds",
             "Seconds from a player's action message being decoded to the update it caused "
@@ -133,7 +133,7 @@ class Metrics:
         self._commits[what].observe(seconds)
 
     async def scrape(
-        self, accept: str | None, tournaments: Tournaments | None = None
+        self, accept: str | None, tournaments: TournamentSource | None = None
     ) -> tuple[bytes, str]:
         """The exposition (body, content type) in the format the ``Accept`` header
         ``accept`` asks for: the Prometheus text format, or OpenMetrics if asked for.

@@ -46,7 +46,9 @@ def value(samples: Scrape, name: str, **labels: str) -> float:
 
 
 def tables(samples: Scrape) -> dict[str, float]:
-    return {s: value(samples, "guobiao_tables", state=s) for s in ("waiting", "playing", "finished")}
+    return {
+        s: value(samples, "guobiao_tables", state=s) for s in ("waiting", "playing", "finished")
+    }
 
 
 @pytest.mark.asyncio
