@@ -16,6 +16,7 @@ import dataclasses
 import http
 import json
 import logging
+import socket
 import time
 from typing import Any
 
@@ -31,6 +32,7 @@ from server.errors import ServerError
 from server.ladder import api as ladder_api
 from server.ladder.queue import Matchmaker
 from server.lobby import Lobby
+from server.metrics import Metrics
 from server.protocol import ProtocolError, encode, error
 from server.static import WebFiles
 from server.table import (
@@ -175,6 +177,7 @@ class Connection:
                     message, reply_to = exc, protocol.request_id(frame)
                 if not self.answers_prompt(message) and not self.allow():
                     self.strikes += 1
+                    self.app.metrics.rate_limited["messages"].inc()
                     self.send(
                         error(
                             "rate_limited",
@@ -191,6 +194,7 @@ class Connection:
                         raise message
                     await self.dispatch(message)
                 except accounts.RateLimited as exc:
+                    self.app.metrics.rate_limited["accounts"].inc()
                     # A refusal is cheap, so a client asking again at once could send
                     # thousands a second: held a moment, it gets one a second on this
                     # connection, for the cost of a sleeping task.
@@ -354,7 +358,7 @@ class Connection:
         elif isinstance(m, protocol.Watch):
             await self._to_table(m.table, WatchInput(self, m.id, m.invite_code))
         elif isinstance(m, protocol.Play):
-            await self._to_table(m.table, PlayInput(self, m.id, m.seq, m.action))
+            await self._to_table(m.table, PlayInput(self, m.id, m.seq, m.action, time.monotonic()))
         elif isinstance(m, protocol.Sync):
             await self._to_table(m.table, SyncInput(self, m.id))
         elif isinstance(m, protocol.Analyze):
@@ -389,6 +393,7 @@ class App:
         self.guard = accounts.Guard(config.accounts)
         self.purger: asyncio.Task[None] | None = None
         self.web = WebFiles()
+        self.metrics = Metrics(self)  # GET /metrics; a registry of this server's own
 
     @property
     def tournaments_host(self) -> Tournaments:
@@ -401,12 +406,19 @@ class App:
         sockets = list(self.ws_server.sockets)
         return int(sockets[0].getsockname()[1])
 
+    @property
+    def node(self) -> str:
+        """This server's name (the metrics' ``node`` label): ``[server] node``, else
+        ``hostname:port``."""
+        return self.config.server.node or f"{socket.gethostname()}:{self.port}"
+
     async def start(self) -> None:
         url = self.config.database_url
         await upgrade(url)
         self.store = await Store.open(url)
         self.store.policy = self.config.season_policy()
-        self.lobby = Lobby(self.config, self.store)
+        self.store.on_commit = self.metrics.commit_seconds
+        self.lobby = Lobby(self.config, self.store, self.metrics)
         self.tournaments = Tournaments(
             self.config, self.store.tournaments, self.lobby, lambda: self.connections
         )
@@ -523,6 +535,14 @@ class App:
         path = request.path.split("?", 1)[0].rstrip("/") or "/"
         if path == "/ws":
             return None
+        if path == "/metrics":
+            exposition, content_type = await self.metrics.scrape(
+                request.headers.get("Accept"), self.store.tournaments
+            )
+            response = connection.respond(http.HTTPStatus.OK, exposition.decode("utf-8"))
+            del response.headers["Content-Type"]
+            response.headers["Content-Type"] = content_type
+            return response
         asset = self.web.get(path)
         if asset is not None:
             return self.web.respond(connection, asset, request)

@@ -31,6 +31,7 @@ class ServerSection:
     data_dir: str = "data"
     log_level: str = "info"
     log_format: str = "json"
+    node: str = ""  # this server's name in its metrics; "": hostname:port
 
 
 @dataclass(frozen=True, slots=True)

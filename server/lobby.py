@@ -32,6 +32,7 @@ from engine.rules import RulesError, RuleSet, rule_set_from_dict
 from server.config import Config
 from server.db.store import ActionRow, Conflict, MatchRow, TableRow
 from server.ladder.store import LadderStore
+from server.metrics import Metrics
 from server.protocol import MAX_CLAIM_WINDOW_MS, encode
 from server.table import LobbyError, Seat, Table, TableStore, TableSummary
 
@@ -204,9 +205,10 @@ class LobbyFeed:
 class Lobby:
     """All live tables of the server, and the host of each (``server.table.TableHost``)."""
 
-    def __init__(self, config: Config, store: LobbyStore) -> None:
+    def __init__(self, config: Config, store: LobbyStore, metrics: Metrics | None = None) -> None:
         self.config = config
         self.store = store
+        self.metrics = metrics  # the server's, handed to each table (server/metrics.py)
         self.tables: dict[str, Table] = {}  # where to put a table's inputs
         self.summaries: dict[str, TableSummary] = {}  # as the tables last pushed them
         self.seated: dict[str, str] = {}  # username -> the unfinished table she sits at
@@ -379,6 +381,7 @@ class Lobby:
             timers=timers,
             store=self.store,
             host=self,
+            metrics=self.metrics,
             claim_window_ms=window,
             hands=length,
             aids=aids,
@@ -460,6 +463,7 @@ class Lobby:
             timers=timers,
             store=self.store,
             host=self,
+            metrics=self.metrics,
             created_at=row.created_at,
             # A table's own window is not stored: its preset's, else the server's.
             claim_window_ms=self.claim_windows.get(row.rules, timers.claim_window_ms),

@@ -59,7 +59,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine import analysis
 from engine.actions import Action, ActionKind, Event
@@ -75,6 +75,9 @@ from server.db.store import ActionRow, Conflict, MatchRow, TableRow
 from server.errors import ServerError
 from server.limits import Buckets
 from server.protocol import encode, error
+
+if TYPE_CHECKING:
+    from server.metrics import Metrics
 
 log = logging.getLogger("guobiao.table")
 
@@ -267,6 +270,7 @@ class WatchInput(_Input):
 class PlayInput(_Input):
     seq: int
     action: Action
+    received: float | None = None  # monotonic time the message was decoded (the metrics')
 
 
 @dataclass(frozen=True, slots=True)
@@ -434,6 +438,7 @@ class Table:
     untold_hand_over: bool = False
     unsaved: bool = False
     new_match: tuple[int, bytes, bool] | None = None  # seed, salt, tried before
+    metrics: Metrics | None = None  # the server's (server/metrics.py): actions, latency
 
     # ----------------------------------------------------------- summary ---
 
@@ -916,6 +921,10 @@ class Table:
             await self._apply(player, item.action)
         except IllegalAction as exc:
             peer.send(error(exc.code, str(exc), item.reply_to))
+        metrics = self.metrics
+        if metrics is not None and item.received is not None and self.seq != item.seq:
+            # Its update went out (not held by a claim window, nor by the database).
+            metrics.update_seconds.observe(time.monotonic() - item.received)
 
     def _analyze(self, item: AnalyzeInput) -> None:
         """Start the analysis of the peer's own view (off the event loop: with wild tiles it
@@ -1033,6 +1042,8 @@ class Table:
         records_before = len(match.records)
         self.untold.extend(match.apply(player, action))  # listed as legal: accepted
         self.log_seq = seq
+        if self.metrics is not None:
+            self.metrics.actions += 1
         if len(match.records) > records_before:
             self.unstored.append(match.records[-1])
             self.untold_hand_over = True

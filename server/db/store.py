@@ -21,7 +21,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -294,6 +295,10 @@ class Store:
         # then go together in the next one (see ``append_action``).
         self._pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
+        # Told how long each committed write of the game's log took: ("actions": a group
+        # commit, "hand": finish_hand, "match": finish_match) and seconds; the server's
+        # metrics set it (server/metrics.py).
+        self.on_commit: Callable[[str, float], None] | None = None
 
     @classmethod
     async def open(cls, url: str) -> Self:
@@ -327,11 +332,16 @@ class Store:
             yield session
 
     @asynccontextmanager
-    async def _write(self) -> AsyncIterator[AsyncSession]:
+    async def _write(self, timed: str | None = None) -> AsyncIterator[AsyncSession]:
+        """A write transaction; ``timed``: tell ``on_commit`` how long it took to commit
+        (from BEGIN, the wait for SQLite's write lock included), if it did."""
+        started = time.perf_counter()
         # The option makes SQLite take its write lock at BEGIN (see server/db/engine.py).
         async with self._sessions() as session, session.begin():
             await session.connection(execution_options={WRITE_OPTION: True})
             yield session
+        if timed is not None and self.on_commit is not None:
+            self.on_commit(timed, time.perf_counter() - started)
 
     # Accounts.
 
@@ -601,7 +611,7 @@ class Store:
                     _settle(done, None)
 
     async def _insert_actions(self, rows: list[dict[str, Any]]) -> None:
-        async with self._write() as session:
+        async with self._write(timed="actions") as session:
             await session.execute(insert(MatchAction), rows)
 
     async def finish_hand(
@@ -622,7 +632,7 @@ class Store:
         record = json.loads(json.dumps(record))  # as the JSON column gives it back
         deltas = [int(d) for d in deltas]
         try:
-            async with self._write() as session:
+            async with self._write(timed="hand") as session:
                 stored = await session.scalar(
                     select(Hand).where(Hand.match_id == match_id, Hand.hand_no == hand_no)
                 )
@@ -669,7 +679,7 @@ class Store:
         """
         if len(final_scores) != 4:
             raise ValueError(f"a match has 4 final scores, got {final_scores!r}")
-        async with self._write() as session:
+        async with self._write(timed="match") as session:
             match = await session.get(Match, match_id, with_for_update=True)
             if match is None:
                 raise NoSuchMatch(f"no match {match_id}")

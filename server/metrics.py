@@ -1,0 +1,223 @@
+"""The server's Prometheus metrics: ``GET /metrics`` on its own port (docs/protocol.md).
+
+One ``Metrics`` per ``server.app.App``, with a ``CollectorRegistry`` of its own (never
+``prometheus_client``'s global default one: tests run several servers in one process, and
+each must count only its own). Every series carries the label ``node``, the server's name
+(``[server] node``, by default ``hostname:port``), so the series of several nodes stay apart
+whatever the scraper's own labels.
+
+What is counted where, and what it costs:
+
+- computed at scrape time from what the server holds anyway, nothing on the hot path:
+  ``guobiao_connections``, ``guobiao_tables{state}`` (the lobby's summaries),
+  ``guobiao_queue_players{ladder,mode}`` and ``guobiao_queue_longest_wait_seconds``
+  (``Matchmaker.snapshot``), ``guobiao_slow_client_drops_total`` (``App.slow_drops``),
+  ``guobiao_actions_total`` (a plain int the tables add one to: the server is one event
+  loop, so it needs no lock), and ``guobiao_tournaments{state}`` (one indexed query of the
+  unfinished tournaments, made by ``scrape`` before the registry is read);
+- observed as they happen: ``guobiao_action_update_seconds`` (once per player action that
+  shows, in the table's task), ``guobiao_store_commit_seconds{what}`` (once per database
+  transaction of actions, of a finished hand, of a finished match) and
+  ``guobiao_rate_limited_total{limit}`` (once per refusal);
+- the standard ``process_*`` series (CPU seconds, memory, open files), read from ``/proc``
+  at scrape time: CPU per action is ``rate(process_cpu_seconds_total[1m]) /
+  rate(guobiao_actions_total[1m])``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter as Tally
+from collections.abc import Callable, Iterable, Sequence, Sized
+from typing import TYPE_CHECKING, Protocol
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from server.ladder.queue import Matchmaker
+    from server.lobby import Lobby
+
+log = logging.getLogger("guobiao.metrics")
+
+TABLE_STATES = ("waiting", "playing", "finished")
+TOURNAMENT_STATES = ("registering", "running")  # finished ones only grow: not a gauge
+STORE_WRITES = ("actions", "hand", "match")
+RATE_LIMITS = ("messages", "accounts")
+
+# Seconds. The load bar is a p99 under 100 ms: finer below it, coarser above.
+UPDATE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+COMMIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
+
+
+class Observed(Protocol):
+    """The running server as its metrics read it at scrape time (``server.app.App``)."""
+
+    @property
+    def node(self) -> str:
+        """The ``node`` label: ``[server] node``, or ``hostname:port``."""
+
+    @property
+    def connections(self) -> Sized: ...
+
+    @property
+    def lobby(self) -> Lobby | None: ...
+
+    @property
+    def matchmaker(self) -> Matchmaker | None: ...
+
+    @property
+    def slow_drops(self) -> int: ...
+
+
+class _Stated(Protocol):
+    @property
+    def state(self) -> str: ...
+
+
+class TournamentSource(Protocol):
+    """Where the unfinished tournaments are (``server.tournaments.store.TournamentStore``)."""
+
+    async def unfinished(self) -> Sequence[_Stated]: ...
+
+
+class Metrics:
+    """The metrics of one server; ``registry`` is what ``GET /metrics`` exposes.
+
+    The hot path touches three things: ``actions`` (``+= 1`` per applied action),
+    ``update_seconds.observe`` (per player action whose update went out) and
+    ``commit_seconds`` (per database write). The rest is read from ``server`` when scraped.
+    """
+
+    def __init__(self, server: Observed) -> None:
+        self.server = server
+        self.actions = 0  # actions applied by every table of this server, since it started
+        self.tournaments: dict[str, int] | None = None  # by state, as ``scrape`` last found
+        own = CollectorRegistry(auto_describe=False)  # the series before the node label
+        self.update_seconds = Histogram(
+            "guobiao_action_update_seconds",
+            "Seconds from a player's action message being decoded to the update it caused "
+            "being queued for every connection at the table (table queue wait, store "
+            "commit, rules, encoding). Actions whose update is held (an answer inside a "
+            "claim window) are not observed.",
+            buckets=UPDATE_BUCKETS,
+            registry=own,
+        )
+        commit = Histogram(
+            "guobiao_store_commit_seconds",
+            "Seconds a database write transaction took, by what it stored: a group commit "
+            "of appended actions, a finished hand, a finished match (with its ratings).",
+            ["what"],
+            buckets=COMMIT_BUCKETS,
+            registry=own,
+        )
+        self._commits = {what: commit.labels(what) for what in STORE_WRITES}
+        limited = Counter(
+            "guobiao_rate_limited",
+            "Requests refused with rate_limited: messages over a connection's message "
+            "limit, account requests (login, register, guest) over the account limits.",
+            ["limit"],
+            registry=own,
+        )
+        self.rate_limited = {limit: limited.labels(limit) for limit in RATE_LIMITS}
+        own.register(_Scraped(self))
+        ProcessCollector(registry=own)
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(_Node(own, lambda: self.server.node))
+
+    def commit_seconds(self, what: str, seconds: float) -> None:
+        """A database write of ``what`` (``STORE_WRITES``) committed in ``seconds``
+        (``server.db.store.Store.on_commit``)."""
+        self._commits[what].observe(seconds)
+
+    async def scrape(
+        self, accept: str | None, tournaments: TournamentSource | None = None
+    ) -> tuple[bytes, str]:
+        """The exposition (body, content type) in the format the ``Accept`` header
+        ``accept`` asks for: the Prometheus text format, or OpenMetrics if asked for.
+        ``tournaments`` are counted first; if that fails, the scrape goes on without them."""
+        self.tournaments = None
+        if tournaments is not None:
+            try:
+                self.tournaments = dict(Tally(t.state for t in await tournaments.unfinished()))
+            except Exception:  # a failing database must not fail the whole scrape
+                log.exception("counting the tournaments for /metrics failed")
+        encoder, content_type = choose_encoder(accept or "")
+        return encoder(self.registry), content_type
+
+
+class _Scraped(Collector):
+    """The series computed when scraped, from what the server holds."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterable[Metric]:
+        metrics = self.metrics
+        server = metrics.server
+        yield GaugeMetricFamily(
+            "guobiao_connections", "Websocket connections open.", value=len(server.connections)
+        )
+        tables = GaugeMetricFamily(
+            "guobiao_tables",
+            "Live tables by state (finished: until its last player leaves).",
+            labels=["state"],
+        )
+        lobby = server.lobby
+        found = Tally(s.state for s in lobby.summaries.values()) if lobby else Tally[str]()
+        for state in TABLE_STATES:
+            tables.add_metric([state], found.get(state, 0))
+        yield tables
+        yield CounterMetricFamily(
+            "guobiao_actions",
+            "Actions applied at this server's tables (players', bots' and timeouts'); "
+            "actions per second is rate() of it.",
+            value=metrics.actions,
+        )
+        yield CounterMetricFamily(
+            "guobiao_slow_client_drops",
+            "Connections closed because their outgoing queue was full (1013 too slow).",
+            value=server.slow_drops,
+        )
+        players = GaugeMetricFamily(
+            "guobiao_queue_players",
+            "Players waiting in the ladder queue, by ladder and mode (rated or casual).",
+            labels=["ladder", "mode"],
+        )
+        longest = GaugeMetricFamily(
+            "guobiao_queue_longest_wait_seconds",
+            "How long the longest-waiting player of each queue has waited.",
+            labels=["ladder", "mode"],
+        )
+        matchmaker = server.matchmaker
+        for queue in matchmaker.snapshot()["queues"] if matchmaker else []:
+            labels = [queue["ladder"], "casual" if queue["casual"] else "rated"]
+            players.add_metric(labels, queue["size"])
+            longest.add_metric(labels, queue["longest_wait_seconds"])
+        yield players
+        yield longest
+        if metrics.tournaments is not None:
+            tournaments = GaugeMetricFamily(
+                "guobiao_tournaments", "Unfinished tournaments by state.", labels=["state"]
+            )
+            for state in TOURNAMENT_STATES:
+                tournaments.add_metric([state], metrics.tournaments.get(state, 0))
+            yield tournaments
+
+
+class _Node(Collector):
+    """Every series of ``inner`` with the label ``node`` added, its value asked of
+    ``node`` at each scrape (a server listening on port 0 knows its port only once it
+    listens)."""
+
+    def __init__(self, inner: CollectorRegistry, node: Callable[[], str]) -> None:
+        self.inner = inner
+        self.node = node
+
+    def collect(self) -> Iterable[Metric]:
+        node = self.node()
+        for family in self.inner.collect():  # (each collect makes its families anew)
+            family.samples = [s._replace(labels={**s.labels, "node": node}) for s in family.samples]
+            yield family
