@@ -280,6 +280,9 @@ def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
         done.set_exception(error)
 
 
+_INSERT_ACTION = insert(MatchAction)  # one statement for every append
+
+
 class Store:
     """Async access to the database; see the module docstring."""
 
@@ -601,8 +604,14 @@ class Store:
                     _settle(done, None)
 
     async def _insert_actions(self, rows: list[dict[str, Any]]) -> None:
-        async with self._write() as session:
-            await session.execute(insert(MatchAction), rows)
+        # A Core connection, not an ORM session: at a few actions per commit (every commit
+        # of a lightly loaded server) the session's own bookkeeping cost the event loop
+        # about 0.2 ms per commit, a tenth of serving the action. Same statement, same
+        # BEGIN IMMEDIATE (the write option), one transaction.
+        async with self.engine.connect() as connection:
+            await connection.execution_options(**{WRITE_OPTION: True})
+            async with connection.begin():
+                await connection.execute(_INSERT_ACTION, rows)
 
     async def finish_hand(
         self,
