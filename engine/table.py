@@ -192,6 +192,8 @@ class HandState:
         self.events: list[Event] = []
         self.version = 0  # bumped by every change of state (start, apply)
         self._public: tuple[int, tuple[SeatView, ...]] | None = None
+        # The last seat each player was shown with its own tiles (``_shown_seat``).
+        self._shown: dict[int, SeatView] = {}
 
     # ----------------------------------------------------------- queries ---
 
@@ -878,7 +880,7 @@ class HandState:
         over = self.phase is Phase.OVER
         public = self._public_seats()
         seats = tuple(
-            self._seat_view(seat.player, True) if over or seat.player == player else seat
+            self._shown_seat(seat.player) if over or seat.player == player else seat
             for seat in public
         )
         drawn = self.drawn if player == self.current and self.phase is Phase.TURN else None
@@ -926,11 +928,29 @@ class HandState:
         )
 
     def _public_seats(self) -> tuple[SeatView, ...]:
-        """Every seat as everyone sees it; built once per state of the table."""
+        """Every seat as everyone sees it; built once per state of the table.
+
+        A seat the last change left as it was is the same ``SeatView`` as before (an action
+        changes one or two seats), so its JSON form, cached on it, is not built again."""
         if self._public is None or self._public[0] != self.version:
             seats = tuple(self._seat_view(p, False) for p in self.player_at)
+            if self._public is not None:
+                kept = self._public[1]
+                seats = tuple(
+                    old if old == new else new for old, new in zip(kept, seats, strict=True)
+                )
             self._public = (self.version, seats)
         return self._public[1]
+
+    def _shown_seat(self, p: int) -> SeatView:
+        """``p``'s seat with its concealed tiles: the one shown last if nothing changed in it
+        since (its JSON form is cached on it), else a new one."""
+        seat = self._seat_view(p, True)
+        last = self._shown.get(p)
+        if last == seat:
+            return last
+        self._shown[p] = seat
+        return seat
 
     def _concealed_tiles(self, p: int) -> tuple[tuple[Tile, ...], int]:
         """``p``'s concealed tiles, its wild tiles first (at the left), and how many are wild."""
