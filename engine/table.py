@@ -192,8 +192,9 @@ class HandState:
         self.events: list[Event] = []
         self.version = 0  # bumped by every change of state (start, apply)
         self._public: tuple[int, tuple[SeatView, ...]] | None = None
-        # The last seat each player was shown with its own tiles (``_shown_seat``).
-        self._shown: dict[int, SeatView] = {}
+        # The last view of each seat, public (False) and with its tiles (True), with what
+        # it was made of (``_kept_seat``).
+        self._seats: dict[tuple[int, bool], tuple[tuple[object, ...], SeatView]] = {}
 
     # ----------------------------------------------------------- queries ---
 
@@ -880,7 +881,7 @@ class HandState:
         over = self.phase is Phase.OVER
         public = self._public_seats()
         seats = tuple(
-            self._shown_seat(seat.player) if over or seat.player == player else seat
+            self._kept_seat(seat.player, True) if over or seat.player == player else seat
             for seat in public
         )
         drawn = self.drawn if player == self.current and self.phase is Phase.TURN else None
@@ -928,28 +929,34 @@ class HandState:
         )
 
     def _public_seats(self) -> tuple[SeatView, ...]:
-        """Every seat as everyone sees it; built once per state of the table.
-
-        A seat the last change left as it was is the same ``SeatView`` as before (an action
-        changes one or two seats), so its JSON form, cached on it, is not built again."""
+        """Every seat as everyone sees it; built once per state of the table."""
         if self._public is None or self._public[0] != self.version:
-            seats = tuple(self._seat_view(p, False) for p in self.player_at)
-            if self._public is not None:
-                kept = self._public[1]
-                seats = tuple(
-                    old if old == new else new for old, new in zip(kept, seats, strict=True)
-                )
+            seats = tuple(self._kept_seat(p, False) for p in self.player_at)
             self._public = (self.version, seats)
         return self._public[1]
 
-    def _shown_seat(self, p: int) -> SeatView:
-        """``p``'s seat with its concealed tiles: the one shown last if nothing changed in it
-        since (its JSON form is cached on it), else a new one."""
-        seat = self._seat_view(p, True)
-        last = self._shown.get(p)
-        if last == seat:
-            return last
-        self._shown[p] = seat
+    def _kept_seat(self, p: int, shown: bool) -> SeatView:
+        """``_seat_view(p, shown)``, but the same ``SeatView`` as last time when nothing it
+        is made of changed since: an action changes one or two seats, and a kept view keeps
+        its JSON form (cached on it), which is then not built again. The key is everything
+        ``_seat_view`` reads (tuples of immutable values: compared in C, mostly by
+        identity), so a kept view is exactly the one that would be built."""
+        concealed = self.concealed[p]
+        key = (
+            tuple(concealed) if shown else sum(concealed),
+            tuple(self.held[p]),
+            tuple(self.melds[p]),
+            tuple(self.flowers[p]),
+            tuple(self.river[p]),
+            self.wilds,
+            self.wild_kind,
+            self._winds[p],
+        )
+        kept = self._seats.get((p, shown))
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        seat = self._seat_view(p, shown)
+        self._seats[p, shown] = (key, seat)
         return seat
 
     def _concealed_tiles(self, p: int) -> tuple[tuple[Tile, ...], int]:

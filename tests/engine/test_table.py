@@ -1177,7 +1177,7 @@ def _without(snap: dict[str, object]) -> dict[str, object]:
     """A snapshot without what holding itself changes: the option, and the state version
     (bumped by each close) with the views cached under it."""
     return {
-        k: v for k, v in snap.items() if k not in ("hold_claims", "version", "_public", "_shown")
+        k: v for k, v in snap.items() if k not in ("hold_claims", "version", "_public", "_seats")
     }
 
 
