@@ -192,6 +192,9 @@ class HandState:
         self.events: list[Event] = []
         self.version = 0  # bumped by every change of state (start, apply)
         self._public: tuple[int, tuple[SeatView, ...]] | None = None
+        # The last view of each seat, public (False) and with its tiles (True), with what
+        # it was made of (``_kept_seat``).
+        self._seats: dict[tuple[int, bool], tuple[tuple[object, ...], SeatView]] = {}
 
     # ----------------------------------------------------------- queries ---
 
@@ -878,7 +881,7 @@ class HandState:
         over = self.phase is Phase.OVER
         public = self._public_seats()
         seats = tuple(
-            self._seat_view(seat.player, True) if over or seat.player == player else seat
+            self._kept_seat(seat.player, True) if over or seat.player == player else seat
             for seat in public
         )
         drawn = self.drawn if player == self.current and self.phase is Phase.TURN else None
@@ -928,9 +931,33 @@ class HandState:
     def _public_seats(self) -> tuple[SeatView, ...]:
         """Every seat as everyone sees it; built once per state of the table."""
         if self._public is None or self._public[0] != self.version:
-            seats = tuple(self._seat_view(p, False) for p in self.player_at)
+            seats = tuple(self._kept_seat(p, False) for p in self.player_at)
             self._public = (self.version, seats)
         return self._public[1]
+
+    def _kept_seat(self, p: int, shown: bool) -> SeatView:
+        """``_seat_view(p, shown)``, but the same ``SeatView`` as last time when nothing it
+        is made of changed since: an action changes one or two seats, and a kept view keeps
+        its JSON form (cached on it), which is then not built again. The key is everything
+        ``_seat_view`` reads (tuples of immutable values: compared in C, mostly by
+        identity), so a kept view is exactly the one that would be built."""
+        concealed = self.concealed[p]
+        key = (
+            tuple(concealed) if shown else sum(concealed),
+            tuple(self.held[p]),
+            tuple(self.melds[p]),
+            tuple(self.flowers[p]),
+            tuple(self.river[p]),
+            self.wilds,
+            self.wild_kind,
+            self._winds[p],
+        )
+        kept = self._seats.get((p, shown))
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        seat = self._seat_view(p, shown)
+        self._seats[p, shown] = (key, seat)
+        return seat
 
     def _concealed_tiles(self, p: int) -> tuple[tuple[Tile, ...], int]:
         """``p``'s concealed tiles, its wild tiles first (at the left), and how many are wild."""

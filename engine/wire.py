@@ -52,13 +52,20 @@ from engine.errors import InvalidWire, MahjongError
 from engine.hand import Meld, MeldKind
 from engine.notation import format_tiles, parse_tiles
 from engine.rules import RulesError, RuleSet, rule_set_from_dict
-from engine.tiles import FLOWERS_BY_NAME, N_KINDS, WILD, Tile, Wind, name
+from engine.tiles import FLOWERS_BY_NAME, N_KINDS, NAMES, WILD, Tile, Wind, name
 
 if TYPE_CHECKING:  # engine.table encodes through this module: it is imported when decoding
     from engine.table import SeatView, View
 
 HIDDEN_KONG = "[????]"  # a face-down kong the viewer may not see
 CLAIMED_MARK = "*"  # after a river tile: claimed by another player
+# A river entry (tile, claimed) as written, for every tile: a seat's river is written again
+# whenever the seat changes, one lookup per discard.
+_RIVER_ENTRIES: dict[tuple[Tile, bool], str] = {
+    (t, claimed): name(t) + (CLAIMED_MARK if claimed else "")
+    for t in (*range(len(NAMES)), WILD)
+    for claimed in (False, True)
+}
 
 # ------------------------------------------------------------- decoding ---
 
@@ -259,6 +266,10 @@ def format_concealed(tiles: tuple[Tile, ...], wilds: int) -> str:
     return format_tiles(tiles[:wilds]) + format_tiles(tiles[wilds:])
 
 
+def _river_entry(tile: Tile, claimed: bool) -> str:
+    return name(tile) + (CLAIMED_MARK if claimed else "")
+
+
 def encode_seat(seat: SeatView) -> dict[str, Any]:
     """One seat of a view (``SeatView.to_dict`` caches it: shared among the viewers)."""
     out: dict[str, Any] = {
@@ -267,7 +278,7 @@ def encode_seat(seat: SeatView) -> dict[str, Any]:
         "concealed_count": seat.concealed_count,
         "melds": [str(m) for m in seat.melds] + [HIDDEN_KONG] * seat.hidden_kongs,
         "flowers": [name(t) for t in seat.flowers],
-        "river": [name(t) + (CLAIMED_MARK if claimed else "") for t, claimed in seat.river],
+        "river": [_RIVER_ENTRIES.get(entry) or _river_entry(*entry) for entry in seat.river],
     }
     if seat.concealed is not None:
         out["concealed"] = format_concealed(seat.concealed, seat.wilds)

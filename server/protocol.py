@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from engine.actions import Action
 from engine.errors import IllegalAction
 from engine.match import MATCH_HANDS
@@ -509,10 +511,23 @@ def request_id(text: str | bytes) -> str | int | None:
 
 
 def encode(kind: str, payload: dict[str, Any], reply_to: str | int | None = None) -> str:
+    """The JSON text of a server message: compact, non-ASCII as is, keys in their order.
+
+    Every update to every connection goes through here, so it is one of the server's hot
+    paths: orjson writes the same text as ``json.dumps(ensure_ascii=False,
+    separators=(",", ":"))`` about ten times faster. What orjson refuses (a string with a
+    lone surrogate, an int beyond 64 bits, a key that is not a string) goes to ``json.dumps``
+    as before, so the output is what it always was. Floats are written the same but for a
+    magnitude between 1e-9 and 1e-4 (``0.00004`` where Python writes ``4e-05``: the same
+    number; the protocol carries none so small) and NaN and the infinities, which are not
+    JSON (null)."""
     message: dict[str, Any] = {"type": kind, "payload": payload}
     if reply_to is not None:
         message["reply_to"] = reply_to
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return orjson.dumps(message).decode()
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
 
 
 def error(code: str, reason: str, reply_to: str | int | None = None) -> str:

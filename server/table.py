@@ -209,6 +209,12 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def _wired(events: list[Event]) -> list[tuple[Event, dict[str, Any]]]:
+    """Each event with its wire form in an ``update`` (shared by every update of one change:
+    not to be modified)."""
+    return [(e, {"kind": e.kind, **e.data}) for e in events]
+
+
 def new_match_seed() -> int:
     """The seed of a new match: 63 random bits. (Tests replace this function to fix a
     match, so a run with faults can be compared with one without.)"""
@@ -1435,25 +1441,42 @@ class Table:
         self.seq += 1
         self.history.extend((self.seq, e) for e in events)
         delayed = self.spectator_delay_seconds > 0
+        # Built once per change, not once per connection: each event's wire form, and the
+        # spectators' update (the same text for every spectator).
+        wired = _wired(events)
+        watched: str | None = None
         for peer, player in list(self.peers.items()):
-            if not (delayed and player is None):
-                self._send_update(peer, player, events)
+            if player is not None:
+                self._send_update(peer, player, events, wired=wired)
+            elif not delayed:
+                if watched is None:
+                    payload = self._update_payload(None, events, wired=wired)
+                    assert payload is not None  # (an update is of a hand dealt)
+                    watched = encode("update", payload)
+                peer.send(watched)
         if delayed:
-            payload = self._update_payload(None, events)
+            payload = self._update_payload(None, events, wired=wired)
             assert payload is not None  # (an update is of a hand dealt)
             self._keep_for_spectators(encode("update", payload), dealt=True)
 
     def _update_payload(
-        self, player: int | None, events: list[Event], full: bool = False
+        self,
+        player: int | None,
+        events: list[Event],
+        full: bool = False,
+        wired: list[tuple[Event, dict[str, Any]]] | None = None,
     ) -> dict[str, Any] | None:
-        """The ``update`` of ``events`` (``full``: of the whole hand) as ``player`` (None: a
+        """The ``update`` of ``events`` (``full``: of the whole hand; ``wired``: the events
+        with their wire forms, ``_wired``, when the caller has them) as ``player`` (None: a
         spectator) may see it, but its deadline; None before the first deal."""
         match = self.match
         if match is None or match.hand is None:
             return None  # nothing dealt yet: the first update is the deal itself
         if full:
-            events = [e for _, e in self.history]
-        visible = [{"kind": e.kind, **e.data} for e in events if e.visible_to(player)]
+            wired = _wired([e for _, e in self.history])
+        elif wired is None:
+            wired = _wired(events)
+        visible = [form for e, form in wired if e.visible_to(player)]
         payload: dict[str, Any] = {
             "table": self.id,
             "seq": self.seq,
@@ -1475,22 +1498,25 @@ class Table:
         peer: Peer,
         player: int | None,
         events: list[Event],
+        *,
         full: bool = False,
         reply_to: str | int | None = None,
+        wired: list[tuple[Event, dict[str, Any]]] | None = None,
     ) -> None:
-        payload = self._update_payload(player, events, full)
+        payload = self._update_payload(player, events, full, wired)
         match = self.match
         if payload is None or match is None or match.hand is None:
             return
         # Only to a seat that must decide: that others have a deadline would tell them that
         # someone may claim.
-        if player is not None and match.hand.legal_actions(player):
+        asked = player is not None and bool(match.hand.legal_actions(player))
+        if asked:
             if self.deadline is not None and self.deadline_seq == self.seq:
                 payload["deadline_ms"] = max(0, int((self.deadline - time.monotonic()) * 1000))
             else:
                 payload["deadline_ms"] = self.turn_seconds * 1000
         peer.send(encode("update", payload, reply_to))
-        if player is not None and match.hand.legal_actions(player):
+        if asked:
             peer.prompted(self.id, self.seq)
 
     def _broadcast_text(self, text: str) -> None:

@@ -33,6 +33,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from engine.match import MATCH_HANDS, check_match_hands
+from server.db import sqlite_log
 from server.db.engine import WRITE_OPTION, make_engine
 from server.db.errors import BadDatabaseURL, Conflict, StoreError, UsernameTaken
 from server.db.migrate import current, downgrade, head, upgrade
@@ -281,6 +282,10 @@ def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
         done.set_exception(error)
 
 
+_INSERT_ACTION = insert(MatchAction)  # one statement for every append
+_ACTION_COLUMNS = ("match_id", "seq", "hand_no", "player", "action", "created_at")
+
+
 class Store:
     """Async access to the database; see the module docstring."""
 
@@ -299,6 +304,7 @@ class Store:
         # commit, "hand": finish_hand, "match": finish_match) and seconds; the server's
         # metrics set it (server/metrics.py).
         self.on_commit: Callable[[str, float], None] | None = None
+        self._sqlite_log: tuple[str, sqlite_log.Binder] | None = None
 
     @classmethod
     async def open(cls, url: str) -> Self:
@@ -611,8 +617,27 @@ class Store:
                     _settle(done, None)
 
     async def _insert_actions(self, rows: list[dict[str, Any]]) -> None:
-        async with self._write(timed="actions") as session:
-            await session.execute(insert(MatchAction), rows)
+        # A Core connection, not an ORM session: at a few actions per commit (every commit
+        # of a lightly loaded server) the session's own bookkeeping cost the event loop
+        # about 0.2 ms per commit, a tenth of serving the action. Same statement, same
+        # BEGIN IMMEDIATE (the write option), one transaction.
+        started = time.perf_counter()
+        async with self.engine.connect() as connection:
+            if connection.dialect.name == "sqlite":  # the embedded default: see sqlite_log
+                if self._sqlite_log is None:
+                    self._sqlite_log = sqlite_log.binder(
+                        MatchAction.__table__,
+                        MatchAction.__tablename__,
+                        _ACTION_COLUMNS,
+                        connection.dialect,
+                    )
+                await sqlite_log.insert_rows(connection, *self._sqlite_log, rows)
+            else:
+                await connection.execution_options(**{WRITE_OPTION: True})
+                async with connection.begin():
+                    await connection.execute(_INSERT_ACTION, rows)
+        if self.on_commit is not None:  # committed (an error went past this)
+            self.on_commit("actions", time.perf_counter() - started)
 
     async def finish_hand(
         self,

@@ -319,9 +319,9 @@ def store_rows(match: Match) -> list[tuple[int, int, int, dict[str, object]]]:
 
 
 def state_of(hand: HandState) -> dict[str, object]:
-    """Everything of a hand but its cache of the public seat views."""
+    """Everything of a hand but its caches of the seat views."""
     state = tablekit.snapshot(hand)
-    del state["_public"]
+    del state["_public"], state["_seats"]
     return state
 
 

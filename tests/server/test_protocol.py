@@ -135,6 +135,25 @@ def test_encode_and_error_shape() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"name": "东风 Ünïcode ✓", "tiles": "1m2m3m", "seats": [{"seat": 0, "ready": True}]},
+        {"z": 1, "a": [None, False, 0.1, 1.5, -3, 2**63 - 1, 1e16, 1e-12, 25.0], "m": {"b": {}}},
+        {"quote": 'say "hi"\\ \n\t\u0001 \u2028 /'},
+        {"surrogate": "a\ud800b"},  # orjson refuses it: the stdlib writes it as before
+        {"big": 2**70},  # beyond 64 bits: likewise
+        {"keys": {1: "int key"}},  # likewise
+    ],
+)
+def test_encode_writes_what_json_dumps_writes(payload: dict[str, object]) -> None:
+    """The fast encoder changes no byte: compact, non-ASCII kept, keys in order (floats
+    between 1e-9 and 1e-4 are the one documented exception, not sent by the server)."""
+    message = {"type": "update", "payload": payload, "reply_to": "r1"}
+    expected = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    assert protocol.encode("update", payload, reply_to="r1") == expected
+
+
 # ------------------------------------------- nesting and invalid Unicode ---
 
 

@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import insert, text
 from sqlalchemy.exc import StatementError
 
 from engine.actions import ActionKind
 from engine.match import Match
 from engine.table import Phase
 from server.cli import replay as replay_cli
+from server.db.models import MatchAction
 from server.db.store import (
     ActionRow,
     Conflict,
@@ -168,6 +169,44 @@ async def test_an_appended_action_is_committed(store: Store, migrated_url: str) 
         assert [m.id for m in await other.unfinished_matches()] == [match_id]
     finally:
         await other.close()
+
+
+@pytest.mark.asyncio
+async def test_an_append_stores_what_the_orm_stores(store: Store) -> None:
+    # On SQLite appends bypass SQLAlchemy's statement pipeline (server/db/sqlite_log.py): the
+    # row must be the very text the ORM writes, non-ASCII, nesting and microseconds alike.
+    match_id = await new_match(store)
+    at = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone(timedelta(hours=8)))
+    action = {"type": "discard", "tile": "5m", "note": "东风 ✓", "n": [1, {"x": None}]}
+    await store.append_action(match_id, 1, 2, 3, action, now=at)
+    async with store.engine.begin() as connection:
+        await connection.execute(
+            insert(MatchAction),
+            [
+                {
+                    "match_id": match_id,
+                    "seq": 2,
+                    "hand_no": 2,
+                    "player": 3,
+                    "action": action,
+                    "created_at": at,
+                }
+            ],
+        )
+        rows = (
+            await connection.execute(
+                text(
+                    "SELECT hand_no, player, action, created_at FROM actions "
+                    "WHERE match_id = :m ORDER BY seq"
+                ),
+                {"m": match_id},
+            )
+        ).all()
+    assert len(rows) == 2 and tuple(rows[0]) == tuple(rows[1])
+    assert await store.match_actions(match_id) == [
+        ActionRow(1, 2, 3, action),
+        ActionRow(2, 2, 3, action),
+    ]
 
 
 @pytest.mark.asyncio

@@ -1,0 +1,69 @@
+"""The action log's appends on SQLite, past SQLAlchemy's per-statement machinery.
+
+Every action a table takes is committed before it is applied (``Store.append_action``), so a
+lightly loaded server commits about once per action. Through SQLAlchemy's asyncio layer one
+such commit cost the event loop about 0.65 ms of CPU (eight round trips to the driver's thread,
+each through greenlets, events and the statement pipeline) where the driver itself needs under
+0.1: with ten tables of bots, 0.65 of the 1.55 ms the server spent per action (measured by
+stubbing the append out). Here the same rows go straight to the pooled connection's driver
+(aiosqlite): ``BEGIN IMMEDIATE`` (what the store's write option asks for), one
+``executemany``, ``COMMIT``; the pool's checkout and reset remain (about 0.4 ms in all).
+
+The values are bound by the columns' own SQLAlchemy types (``TypeEngine.bind_processor``: the
+JSON column's serializer, ``UTCDateTime``'s naive UTC, the dialect's datetime text), so the
+rows stored are byte for byte what the ORM path stored; a constraint failure is raised as
+SQLAlchemy's ``IntegrityError``, as the store expects. Other databases keep the Core path.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import FromClause
+from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+Binder = Callable[[dict[str, Any]], tuple[Any, ...]]
+
+
+def binder(
+    table: FromClause, name: str, columns: Sequence[str], dialect: Dialect
+) -> tuple[str, Binder]:
+    """The ``INSERT`` of ``columns`` into ``table`` (named ``name``) and the function turning
+    a row (a dict by column name) into its parameters, bound as SQLAlchemy binds them on
+    ``dialect``."""
+    processors = [table.c[column].type.bind_processor(dialect) for column in columns]
+    names = ", ".join(columns)
+    marks = ", ".join("?" for _ in columns)
+    sql = f"INSERT INTO {name} ({names}) VALUES ({marks})"
+
+    def bind(row: dict[str, Any]) -> tuple[Any, ...]:
+        return tuple(
+            row[column] if process is None else process(row[column])
+            for column, process in zip(columns, processors, strict=True)
+        )
+
+    return sql, bind
+
+
+async def insert_rows(
+    connection: AsyncConnection, sql: str, bind: Binder, rows: list[dict[str, Any]]
+) -> None:
+    """Insert ``rows`` in one ``BEGIN IMMEDIATE`` transaction on ``connection``'s driver."""
+    raw = await connection.get_raw_connection()
+    driver = raw.driver_connection
+    assert driver is not None
+    params = [bind(row) for row in rows]
+    await driver.execute("BEGIN IMMEDIATE")
+    try:
+        await driver.executemany(sql, params)
+        await driver.execute("COMMIT")
+    except BaseException as exc:
+        if driver.in_transaction:
+            await driver.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.IntegrityError):
+            raise IntegrityError(sql, None, exc) from exc
+        raise
