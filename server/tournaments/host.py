@@ -207,22 +207,35 @@ class _State:
     def history(self, before: int) -> list[seating.Seating]:
         return [_seating(s) for s in self.sessions if s.number < before]
 
+    def substitutes(self, number: int) -> dict[str, str]:
+        """Session ``number``'s substitutes: the seat (a player or ``sub:N``) -> who took it
+        (the latest, when a seat was given twice)."""
+        return {x.player: x.substitute for x in self.substitutions if x.session == number}
+
+    def table(self, number: int, table: int) -> TableMatch | None:
+        """Table ``table`` of session ``number`` once made (its lobby table and match)."""
+        return next((t for t in self.tables if t.session == number and t.number == table), None)
+
     def seat_labels(self, s: SessionRow) -> list[list[str]]:
         """Each table's four seats as they are (to be) occupied: players, named substitutes,
         bots for ``sub:N`` seats and for players who withdrew before the session started."""
-        subs = {x.player: x.substitute for x in self.substitutions if x.session == s.number}
-        out = []
-        for table in s.seating["tables"]:
-            labels = []
-            for p in table:
-                if p in subs:
-                    labels.append(subs[p])
-                elif seating.is_substitute(p):
-                    labels.append(BOT)
-                else:
-                    labels.append(p)
-            out.append(labels)
-        return out
+        subs = self.substitutes(s.number)
+        return [
+            [subs.get(p, BOT if seating.is_substitute(p) else p) for p in table]
+            for table in s.seating["tables"]
+        ]
+
+    def scored_seats(self, s: SessionRow) -> list[list[scoring.Seat]]:
+        """Each table's four seats as the scoring counts them: the player, or a
+        ``Substitute`` for a seat a substitute played (never counted for anyone)."""
+        subs = self.substitutes(s.number)
+        return [
+            [
+                scoring.Substitute(subs.get(p, BOT)) if p in subs or seating.is_substitute(p) else p
+                for p in table
+            ]
+            for table in s.seating["tables"]
+        ]
 
     def standings(self) -> list[scoring.Standing]:
         """The standings from the results so far and the corrections that apply to them: an
@@ -249,19 +262,14 @@ class _State:
         for s in self.sessions:
             if s.state == "seated" or self.held(s.number):
                 continue
-            subs = {x.player: x.substitute for x in self.substitutions if x.session == s.number}
+            seats = self.scored_seats(s)
             done = []
             for t in self.tables:
                 if t.session != s.number or t.scores is None:
                     continue
-                planned = s.seating["tables"][t.number - 1]
-                seats: list[scoring.Seat] = []
-                for p in planned:
-                    if p in subs or seating.is_substitute(p):
-                        seats.append(scoring.Substitute(subs.get(p, BOT)))
-                    else:
-                        seats.append(p)
-                done.append(scoring.TableResult(t.number, tuple(seats), t.scores))  # type: ignore[arg-type]
+                done.append(
+                    scoring.TableResult(t.number, tuple(seats[t.number - 1]), t.scores)  # type: ignore[arg-type]
+                )
             if done:
                 out.append(scoring.SessionResult(s.number, tuple(done)))
         return out
@@ -339,8 +347,9 @@ class Tournaments:
                 for s in state.sessions:
                     if s.state == "playing":
                         await self._open_tables(state, s)
-                        await self._seat_substitutes(await self._state(row.id), s)
-                await self._settle(row.id)
+                        state = await self._state(row.id)  # with the tables just made
+                        await self._seat_substitutes(state, s)
+                await self._settle(state)
 
     async def table_finished(self, table: Table) -> None:
         """A table's match was stored as finished (``Lobby.on_table_finished``)."""
@@ -349,13 +358,14 @@ class Tournaments:
             return
         tournament_id = tag[0]
         async with self._lock(tournament_id):
-            await self._settle(tournament_id)
+            await self._settle(await self._state(tournament_id))
         self._push(tournament_id, "table_finished")
 
-    async def _settle(self, tournament_id: int) -> None:
-        """Finish every playing session whose tables all have finished matches, and the
-        tournament after its last session."""
-        state = await self._state(tournament_id)
+    async def _settle(self, state: _State) -> bool:
+        """Finish every playing session of ``state`` whose tables all have finished matches,
+        and the tournament after its last session; whether anything was finished."""
+        tournament_id = state.row.id
+        settled = False
         now = datetime.now(UTC)
         for s in state.sessions:
             if s.state != "playing":
@@ -365,11 +375,13 @@ class Tournaments:
                 t.scores is not None for t in tables
             )
             if done and await self.store.finish_session(tournament_id, s.number, now):
+                settled = True
                 log.info("tournament %s: session %s finished", tournament_id, s.number)
                 self._push(tournament_id, "session_finished")
                 if s.number >= state.settings.sessions:
                     await self.store.update(tournament_id, state="finished", finished_at=now)
                     self._push(tournament_id, "closed")
+        return settled
 
     # ------------------------------------------------------------ pushes ---
 
@@ -530,17 +542,13 @@ class Tournaments:
         by_match = {
             t.match_id: t for t in state.tables if t.session in finished and t.match_id is not None
         }
+        seats = {number: state.scored_seats(s) for number, s in finished.items()}
         deals = []
         for match_id, hand_no, deltas in await self.store.hand_deltas(list(by_match)):
             t = by_match[match_id]
-            s = finished[t.session]
-            subs = {x.player: x.substitute for x in state.substitutions if x.session == s.number}
-            for index, p in enumerate(s.seating["tables"][t.number - 1]):
-                seat: scoring.Seat = p
-                if p in subs or seating.is_substitute(p):
-                    seat = scoring.Substitute(subs.get(p, BOT))
+            for index, seat in enumerate(seats[t.session][t.number - 1]):
                 deals.append(
-                    scoring.DealResult(s.number, hand_no, index, t.number, seat, deltas[index])
+                    scoring.DealResult(t.session, hand_no, index, t.number, seat, deltas[index])
                 )
         return deals
 
@@ -653,22 +661,17 @@ class Tournaments:
     def _you(self, state: _State, username: str | None) -> dict[str, Any]:
         status = state.entrants.get(username or "")
         seat = None
-        for s in reversed(state.sessions):
-            if s.state == "finished":
-                break
-            for i, table in enumerate(state.seat_labels(s), 1):
+        latest = state.sessions[-1] if state.sessions else None
+        if latest is not None and latest.state != "finished":  # seated or being played
+            for i, table in enumerate(state.seat_labels(latest), 1):
                 if username in table:
-                    made = next(
-                        (t for t in state.tables if t.session == s.number and t.number == i),
-                        None,
-                    )
+                    made = state.table(latest.number, i)
                     seat = {
-                        "session": s.number,
+                        "session": latest.number,
                         "table": i,
                         "wind": seating.WINDS[table.index(username or "")],
                         "table_id": made.table_id if made is not None else None,
                     }
-            break
         return {
             "player": status is not None,
             "status": status,
@@ -694,8 +697,9 @@ class Tournaments:
             assert m.tournament is not None
             tournament_id = m.tournament
             async with self._lock(tournament_id):
-                await self._settle(tournament_id)  # (a safety net: tables tell when they end)
                 state = await self._state(tournament_id)
+                if await self._settle(state):  # (a safety net: tables tell when they end)
+                    state = await self._state(tournament_id)
                 what = await self._act(peer, state, m, extra)
             if what:
                 self._push(tournament_id, what)
@@ -952,7 +956,7 @@ class Tournaments:
         ends_at = now + timedelta(minutes=cap) if cap else None
         # Withdrawn players keep their seat in the seating, played by a bot (recorded).
         seated = [p for table in s.seating["tables"] for p in table]
-        subs = {x.player for x in state.substitutions if x.session == s.number}
+        subs = state.substitutes(s.number)
         for p in seated:
             if state.entrants.get(p) == "withdrawn" and p not in subs:
                 await self.store.substitute(state.row.id, s.number, p, BOT, "server", now)
@@ -1066,7 +1070,7 @@ class Tournaments:
         for i, table in enumerate(s.seating["tables"], 1):
             if player not in table:
                 continue
-            made = next((t for t in state.tables if t.session == s.number and t.number == i), None)
+            made = state.table(s.number, i)
             live = self.lobby.tables.get(made.table_id) if made is not None else None
             if live is None or live.state == "finished":
                 raise TournamentError(
@@ -1081,7 +1085,7 @@ class Tournaments:
         """Every stored substitute of the playing session ``s`` in its seat at the live
         table (after a restart: one stored just before a crash may not be yet)."""
         for i, labels in enumerate(state.seat_labels(s), 1):
-            made = next((t for t in state.tables if t.session == s.number and t.number == i), None)
+            made = state.table(s.number, i)
             live = self.lobby.tables.get(made.table_id) if made is not None else None
             if live is None or live.state == "finished":
                 continue
@@ -1115,7 +1119,7 @@ class Tournaments:
                 raise TournamentError(
                     "bad_message", f"session: session {number} has not been played yet"
                 )
-            subs = {x.player for x in state.substitutions if x.session == number}
+            subs = state.substitutes(number)
             seats = {p for table in s.seating["tables"] for p in table}
             if player not in seats or player in subs:
                 raise TournamentError(

@@ -8,19 +8,15 @@ to its stored result (docs/tournaments.md, "Reliability")."""
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sqlite3
-import subprocess
-import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 from faultkit import write_config
-from serverkit import served_port
+from test_server_recovery import ServerProcess, serve  # noqa: F401 (serve: its fixture)
 from tournamentkit import PASSWORD, ask, table_points, until_finished
 
 from server.client import Client
@@ -28,51 +24,10 @@ from server.config import Config
 from server.db.store import Store, upgrade
 from server.lobby import replay_log
 
-REPO = Path(__file__).resolve().parents[2]
 DIRECTOR = "tf_director"
 PLAYERS = [f"tf_p{i}" for i in range(8)]
 
 pytestmark = pytest.mark.asyncio
-
-
-@dataclass
-class Served:
-    process: subprocess.Popen[str]
-    url: str
-
-
-@pytest.fixture
-def processes() -> Iterator[list[subprocess.Popen[str]]]:
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for process in started:
-        if process.poll() is None:
-            process.kill()
-        process.wait(10)
-        if process.stdout is not None:
-            process.stdout.close()
-
-
-async def serve(config: Path, log: Path, started: list[subprocess.Popen[str]]) -> Served:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GUOBIAO_")}
-    env["PYTHONUNBUFFERED"] = "1"
-    with open(log, "a", encoding="utf-8") as log_file:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "server", "serve", "--config", str(config)],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=log_file,
-            text=True,
-        )
-    started.append(process)
-    assert process.stdout is not None
-    line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 60)
-    port = served_port(line)
-    if port is None:
-        process.kill()
-        pytest.fail(f"no URL line from guobiao serve ({line!r}); log:\n{log.read_text()}")
-    return Served(process, f"ws://127.0.0.1:{port}/ws")
 
 
 def count(path: Path, sql: str) -> int:
@@ -90,7 +45,8 @@ async def director_of(url: str, first: bool) -> Client:
 
 
 async def test_sigkill_mid_session_then_restart_counts_every_table_once(
-    tmp_path: Path, processes: list[subprocess.Popen[str]]
+    tmp_path: Path,
+    serve: Callable[..., Awaitable[ServerProcess]],  # noqa: F811 (the fixture imported above)
 ) -> None:
     path = tmp_path / "guobiao.db"
     url = f"sqlite+aiosqlite:///{path}"
@@ -104,9 +60,8 @@ async def test_sigkill_mid_session_then_restart_counts_every_table_once(
     config = write_config(tmp_path, url)
     with open(config, "a", encoding="utf-8") as more:
         more.write(f'\n[tournaments]\ndirectors = "{DIRECTOR}"\n')
-    log = tmp_path / "serve.log"
     kills = 0
-    served = await serve(config, log, processes)
+    served = await serve(config)
     director = await director_of(served.url, first=True)
     tid = (
         await ask(
@@ -138,7 +93,7 @@ async def test_sigkill_mid_session_then_restart_counts_every_table_once(
             f"WHERE session = {number} AND ended_at IS NOT NULL"
         )
         assert count(path, finished) == 0, "killed once a table had finished, not mid-match"
-        served = await serve(config, log, processes)
+        served = await serve(config)
         director = await director_of(served.url, first=False)
         body = await until_finished(director, tid, number, seconds=120)
     await director.close()
