@@ -667,9 +667,7 @@ class Node:
     ) -> None:
         if table is None or username is None:
             return
-        lobby = self.app.lobby
-        summary = lobby.summaries.get(table.id) if lobby is not None else None
-        if summary is not None and username in summary.players:
+        if table.seat_of(username) is not None:  # (its seats are set before it starts)
             table.queue.put_nowait(BackInput(peer, None))
         elif watch is not None:
             try:
