@@ -58,9 +58,10 @@ def test_bad_cluster_settings_are_refused_by_name(
         load(None, environ={}, overrides={**database, "cluster": cluster})
 
 
-def test_worker_args_leave_out_workers() -> None:
+def test_worker_args_leave_out_workers_and_the_node_name() -> None:
     argv = ["serve", "--workers", "3", "--port", "9000", "--workers=2", "--node", "a"]
-    assert worker_args(argv) == ["serve", "--port", "9000", "--node", "a"]
+    assert worker_args(argv) == ["serve", "--port", "9000"]
+    assert worker_args(["serve", "--node=a", "--port", "1"]) == ["serve", "--port", "1"]
 
 
 def _serve(*args: str) -> subprocess.CompletedProcess[str]:
