@@ -473,6 +473,7 @@ class App:
         return self.config.server.node or f"{socket.gethostname()}:{self.port}"
 
     async def start(self) -> None:
+        self.config.check_cluster_database()
         url = self.config.database_url
         await upgrade(url)
         self.store = await Store.open(url)

@@ -67,6 +67,7 @@ def add_parser(
 def run(args: argparse.Namespace) -> int:
     try:
         config = config_from(args)
+        config.check_cluster_database()
     except ConfigError as exc:
         print(f"guobiao serve: {exc}", file=sys.stderr)
         return 2

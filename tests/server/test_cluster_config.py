@@ -45,7 +45,6 @@ def test_environment_sets_the_cluster() -> None:
     ("cluster", "database", "says"),
     [
         ({"redis_url": "http://r:6379"}, PG, "redis_url must start with redis://"),
-        ({"redis_url": "redis://r:6379"}, {}, "the database is SQLite"),
         ({"lease_seconds": 0.1}, PG, r"lease_seconds must be between 0.3 and 600"),
         ({"prefix": "a b"}, PG, "prefix must be letters"),
         ({"prefix": ""}, PG, "prefix must be letters"),
@@ -56,6 +55,14 @@ def test_bad_cluster_settings_are_refused_by_name(
 ) -> None:
     with pytest.raises(ConfigError, match=says):
         load(None, environ={}, overrides={**database, "cluster": cluster})
+
+
+def test_a_cluster_node_on_sqlite_is_refused_by_serve_not_by_the_admin_commands() -> None:
+    config = load(None, environ={}, overrides={"cluster": {"redis_url": "redis://r:6379"}})
+    with pytest.raises(ConfigError, match="the database is SQLite"):
+        config.check_cluster_database()
+    done = _serve("--redis-url", "redis://127.0.0.1:1/0", "--port", "0")
+    assert done.returncode == 2 and "the database is SQLite" in done.stderr
 
 
 def test_worker_args_leave_out_workers_and_the_node_name() -> None:
