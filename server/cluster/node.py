@@ -340,7 +340,8 @@ class Node:
             pipe.hset(key, mapping=cast(Any, changed))
         if gone:
             pipe.hdel(key, *gone)
-        seated = dict(lobby.seated)
+        # username -> "TABLE NODE": whose word it is (a dead node's are ignored by readers)
+        seated = {u: f"{t} {self.name}" for u, t in lobby.seated.items()}
         seat_key = f"{self.prefix}:seated"
         moved = {u: t for u, t in seated.items() if self._published_seated.get(u) != t}
         left = [u for u, t in self._published_seated.items() if u not in seated]
@@ -356,12 +357,36 @@ class Node:
             stale = [
                 u
                 for u, now in zip(left, current, strict=True)
-                if now is not None and now.decode() == self._published_seated[u]
+                if now is not None and _text(now) == self._published_seated[u]
             ]
             if stale:
                 await self.redis.hdel(seat_key, *stale)
         self._published_listing = listing
         self._published_seated = seated
+
+    async def _sweep(self) -> None:
+        """What ``PREFIX:listing`` and ``PREFIX:seated`` say in our name of tables we do not
+        hold (an earlier run of this node, killed, left them) goes."""
+        lobby = self.app.lobby
+        held = set(lobby.tables) if lobby is not None else set()
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hgetall(f"{self.prefix}:listing")
+        pipe.hgetall(f"{self.prefix}:seated")
+        listing_raw, seated_raw = await pipe.execute()
+        stale_tables = [
+            t
+            for t, raw in listing_raw.items()
+            if orjson.loads(raw)["n"] == self.name and _text(t) not in held
+        ]
+        stale_seats = []
+        for user, where in seated_raw.items():
+            table_id, _, node = _text(where).partition(" ")
+            if node == self.name and table_id not in held:
+                stale_seats.append(user)
+        if stale_tables:
+            await self.redis.hdel(f"{self.prefix}:listing", *stale_tables)
+        if stale_seats:
+            await self.redis.hdel(f"{self.prefix}:seated", *stale_seats)
 
     async def _read_cluster(self) -> None:
         pipe = self.redis.pipeline(transaction=False)
@@ -387,7 +412,12 @@ class Node:
             self.listings = listings
             if self.app.lobby is not None:
                 self.app.lobby.feed.changed()
-        self.seated = {u.decode(): t.decode() for u, t in seated_raw.items()}
+        seated: dict[str, str] = {}
+        for user, where in seated_raw.items():
+            table_id, _, node = _text(where).partition(" ")
+            if node in live:
+                seated[_text(user)] = table_id
+        self.seated = seated
         self.coordinator = coordinator.decode() if coordinator is not None else None
 
     # ----------------------------------------------------- coordinator ---
@@ -644,7 +674,7 @@ class Node:
             raw = await self.redis.hget(f"{self.prefix}:seated", username)
         except (RedisError, OSError):
             return self.seated.get(username)
-        return _text(raw) if raw is not None else None
+        return _text(raw).partition(" ")[0] if raw is not None else None
 
     def _reattach(self, table_id: str, owner: str) -> None:
         """Our connections at ``table_id`` to its new owner ``owner``."""
@@ -884,6 +914,7 @@ class Node:
             await self._renew_leases()
             self._published_listing.clear()
             self._published_seated.clear()
+            await self._sweep()
             await self._publish_lobby()
         for conn in list(self.app.connections):
             for table_id in list(conn.tables):
