@@ -60,7 +60,15 @@ from server.db.errors import Fenced
 from server.db.store import TableRow
 from server.errors import ServerError
 from server.protocol import ProtocolError, error
-from server.table import BackInput, GoneInput, Table, WatchInput, input_for
+from server.table import (
+    BackInput,
+    GoneInput,
+    LobbyError,
+    ReplaceInput,
+    Table,
+    WatchInput,
+    input_for,
+)
 
 if TYPE_CHECKING:
     from server.app import App, Connection
@@ -206,6 +214,7 @@ class Node:
         self._renew = self.redis.register_script(_RENEW)
         self._release = self.redis.register_script(_RELEASE)
         self._background: set[asyncio.Task[Any]] = set()
+        self._replies: dict[str, asyncio.Future[Any]] = {}  # request id -> its answer
 
     # ------------------------------------------------------------ keys ---
 
@@ -891,6 +900,46 @@ class Node:
             else:
                 self.relay_service(conn, conn.queue_frame)
 
+    async def replace_seat(self, table_id: str, seat: int, label: str, timeout: float) -> None:
+        """A tournament's substitute into ``seat`` of a table another node owns
+        (``server.table.ReplaceInput``); the owner's refusal is raised as the ``LobbyError``
+        it was, no answer in ``timeout`` seconds as ``TimeoutError``."""
+        owner = await self.owner_of(table_id, fresh=True)
+        if owner is None or owner == self.name:
+            raise LobbyError("no_such_table", f"no node owns table {table_id!r}")
+        rid = secrets.token_hex(6)
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._replies[rid] = answer
+        body = {"k": "replace", "n": self.name, "r": rid, "t": table_id, "s": seat, "l": label}
+        self.bus.send(owner, body)
+        try:
+            refused = await asyncio.wait_for(answer, timeout)
+        finally:
+            self._replies.pop(rid, None)
+        if refused is not None:
+            raise LobbyError(refused[0], refused[1])
+
+    async def _replace(self, body: dict[str, Any]) -> None:
+        table = self._local_table(body["t"])
+        refused: list[str] | None = None
+        if table is None:
+            refused = ["no_such_table", f"table {body['t']!r} is not on node {self.name}"]
+        else:
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            await table.queue.put(ReplaceInput(None, None, body["s"], body["l"], done))
+            try:
+                await asyncio.wait_for(done, 10.0)
+            except LobbyError as exc:
+                refused = [exc.code, exc.reason]
+            except TimeoutError:
+                refused = ["server_busy", f"table {table.id} did not answer in time"]
+        self.bus.send(body["n"], {"k": "reply", "r": body["r"], "e": refused})
+
+    async def _reply(self, body: dict[str, Any]) -> None:
+        answer = self._replies.get(body["r"])
+        if answer is not None and not answer.done():
+            answer.set_result(body.get("e"))
+
     async def _tournament_table_finished(self, body: dict[str, Any]) -> None:
         if self.is_coordinator and self.app.tournaments is not None:
             finished = _Finished(body["t"], tuple(body["tour"]))
@@ -965,4 +1014,6 @@ _HANDLERS: dict[str, Any] = {
     "drain": Node._drain,
     "coordinator": Node._coordinator_changed,
     "tfin": Node._tournament_table_finished,
+    "replace": Node._replace,
+    "reply": Node._reply,
 }
