@@ -60,7 +60,7 @@ from itertools import compress
 from typing import Any
 
 from engine import wire
-from engine.actions import KONG, PASS, PUNG, WIN, Action, ActionKind, Event
+from engine.actions import DISCARDS, KONG, PASS, PUNG, WIN, Action, ActionKind, Event
 from engine.errors import IllegalAction, NotWinning
 from engine.forms import is_winning, waits_of_packed
 from engine.hand import Hand, Meld, MeldKind
@@ -72,7 +72,7 @@ from engine.tiles import N_KINDS, WILD, Tile, Wind, is_flower, seat_flowers, til
 from engine.wall import Wall
 from engine.wilds import is_winning_with_wilds, wild_tiles
 
-_DISCARDS = tuple(Action(ActionKind.DISCARD, t) for t in range(N_KINDS))
+_DISCARDS = DISCARDS
 
 
 @cache  # asked for every view serialized: a handful of rule sets, each answered once
@@ -159,6 +159,10 @@ class HandState:
         self.wall = wall
         self.player_at = player_at  # player at each position E S W N
         self.position = {p: i for i, p in enumerate(player_at)}
+        # Each player and the three after it, in turn order (asked at every action).
+        self._order = {
+            p: tuple(player_at[(i + k) % 4] for k in range(4)) for i, p in enumerate(player_at)
+        }
         self.dealer = player_at[dealer_position]
         self.dealer_position = dealer_position
         self._winds = {p: Wind((i - dealer_position) % 4) for i, p in enumerate(player_at)}
@@ -202,7 +206,7 @@ class HandState:
         return self._winds[player]
 
     def next_player(self, player: int, steps: int = 1) -> int:
-        return self.player_at[(self.position[player] + steps) % 4]
+        return self._order[player][steps % 4]
 
     def legal_actions(self, player: int) -> list[Action]:
         """What ``player`` may do now (empty when it is not asked to act)."""
@@ -210,10 +214,11 @@ class HandState:
 
     def awaiting(self) -> list[int]:
         """The players the table is waiting for, in turn order."""
-        return [p for p in self._turn_order(self.current) if self._legal.get(p)]
+        legal = self._legal
+        return [p for p in self._order[self.current] if legal.get(p)]
 
-    def _turn_order(self, first: int) -> list[int]:
-        return [self.next_player(first, k) for k in range(4)]
+    def _turn_order(self, first: int) -> tuple[int, ...]:
+        return self._order[first]
 
     # ----------------------------------------------------------- the deal ---
 
@@ -299,7 +304,9 @@ class HandState:
             if self.pending is not None and player in self.pending.answers:
                 raise IllegalAction("already_answered", "you have already answered this claim")
             raise IllegalAction("not_your_turn", "you have nothing to decide now")
-        if action not in legal:
+        # The bots answer with the very objects listed: found by identity (in C), no
+        # dataclass ``__eq__`` called on the actions listed before it.
+        if id(action) not in map(id, legal) and action not in legal:
             options = ", ".join(str(a) for a in legal)
             raise IllegalAction(
                 self._refusal_code(player, action), f"{action} is not legal now; legal: {options}"
@@ -450,18 +457,24 @@ class HandState:
         wilds = self.wilds
         if tile in wilds:  # a wild tile discarded for want of another: nobody may take it
             return out
-        for p in self._turn_order(discarder)[1:]:
+        order = self._order[discarder]
+        after = order[1]  # the only one who may chow
+        for p in order[1:]:
             counts = self.concealed[p]
             opts: list[Action] = []
-            win = self._win_on(p, tile, robbing=False, discarder=discarder)
-            if win is not None:
-                opts.append(WIN)
+            # The shape test of ``_check_win`` first, inline: most hands do not wait on it.
+            if wilds or tile in waits_of_packed(bytes(counts), len(self.melds[p])):
+                win = self._win_on(p, tile, robbing=False, discarder=discarder)
+                if win is not None:
+                    opts.append(WIN)
+            else:
+                win = None
             if not last:
                 if counts[tile] >= 3 and self.wall.remaining:
                     opts.append(KONG)
                 if counts[tile] >= 2:
                     opts.append(PUNG)
-                if p == self.next_player(discarder) and tile < 27:
+                if p == after and tile < 27:
                     r = tile % 9
                     for start in (tile - 2, tile - 1, tile):
                         if start < tile - r or start + 2 > tile - r + 8:
@@ -744,7 +757,13 @@ class HandState:
             counts = self.concealed[player]
             melds = len(self.melds[player])
             if self_drawn:
-                if not is_winning(counts, melds):
+                # The waits of the hand before the draw first: asked at every discard before
+                # it (cached), they rule out most hands for less than ``is_winning`` costs.
+                before = counts.copy()
+                before[tile] -= 1
+                if tile not in waits_of_packed(bytes(before), melds) or not is_winning(
+                    counts, melds
+                ):
                     return None
             elif tile not in waits_of_packed(bytes(counts), melds):
                 return None

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from engine import shanten as _shanten
-from engine.actions import KONG, Action, ActionKind
+from engine.actions import KONG, PASS, Action, ActionKind
 from engine.bots.parts import SHANTEN_OF, group_ids, join4, patterns_of
 from engine.bots.plan_shanten import MAX_PLANS, SLACK, HandTables, PlanEval, by_value, plans_on
 from engine.bots.plans import PLAIN_PLAN, fits
@@ -39,6 +39,7 @@ from engine.bots.reading import (
     KONGS,
     Seat,
     Unseen,
+    discard,
     keep_score,
     own_seat,
     position,
@@ -159,7 +160,7 @@ class PlanPlay:
                 # the hand as it was, which no other discard improves on (by plan value).
                 close = [ev for ev in plans if ev.value <= best + SLACK]
                 if not kongs and not any(ev.gains(before, drawn) for ev in close):
-                    return Action(ActionKind.DISCARD, drawn)
+                    return discard(drawn)
                 evals = [ev.add(before, drawn) for ev in plans]
                 best = min(ev.value for ev in evals)
                 evals = sorted((ev for ev in evals if ev.value <= best + SLACK), key=by_value)
@@ -184,7 +185,7 @@ class PlanPlay:
             # A kong that leaves the hand as good as the best discard: a free tile, more fan.
             if self._assess(after, seat.with_melds(melds), unseen)[0] <= key[0]:
                 return action
-        return Action(ActionKind.DISCARD, tile)
+        return discard(tile)
 
     def _best_discard(
         self,
@@ -308,7 +309,7 @@ class PlanPlay:
         helped = [ev for ev in close if ev.gains(counts, tile)]
         is_open = any(not m.concealed for m in seat.melds)
         if not helped and not (is_open and KONG in view.legal):
-            return Action(ActionKind.PASS)
+            return PASS
         baseline: _Key | None = None
         best: tuple[_Key, Action] | None = None
         offer = 4 - (position(view, claim.source) - position(view, viewer_of(view))) % 4
@@ -347,4 +348,4 @@ class PlanPlay:
                     continue
             if best is None or key < best[0]:
                 best = (key, action)
-        return best[1] if best is not None else Action(ActionKind.PASS)
+        return best[1] if best is not None else PASS

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from engine.actions import ActionKind
+from engine.actions import DISCARDS, Action, ActionKind
 from engine.bots.parts import at_least
 from engine.errors import MahjongError
 from engine.hand import Meld, MeldKind
@@ -37,6 +37,12 @@ class Seat:
 
     def with_melds(self, melds: tuple[Meld, ...]) -> Seat:
         return Seat(melds, self.seat_wind, self.round_wind, self.rules)
+
+
+def discard(tile: Tile) -> Action:
+    """The discard of ``tile``, as the very object the table lists (``engine.actions.DISCARDS``;
+    a wild flower's is made): the table then finds it among the legal actions by identity."""
+    return DISCARDS[tile] if tile < N_KINDS else Action(ActionKind.DISCARD, tile)
 
 
 def viewer_of(view: View) -> int:
