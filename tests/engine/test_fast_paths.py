@@ -13,7 +13,12 @@ import handgen
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.bots.parts import GROUP_START, SHANTEN_OF, grow, join, shrink
+from engine.bots.plan_shanten import HandTables, PlanEval, plans_on
+from engine.bots.plans import PAIRS, SPECIAL
+from engine.bots.reading import Unseen
 from engine.forms import is_winning, waits_of_packed
+from engine.hand import Meld, MeldKind
 from engine.tiles import N_KINDS, counts_of
 
 Counts = list[int]
@@ -80,3 +85,80 @@ def test_the_self_drawn_filter_is_is_winning(hand: tuple[Counts, int], data: st.
     counts, melds = hand
     drawn = data.draw(st.sampled_from([t for t in range(N_KINDS) if counts[t]]))
     assert _self_drawn_filter(counts, melds, drawn) == is_winning(counts, melds)
+
+
+# ------------------------------------------------------------------------ bots ---
+
+
+def _after_discards_long(ev: PlanEval, counts: Counts) -> list[int]:
+    """``PlanEval.after_discards`` the long way: each held tile of each group the plan
+    uses, shrunk and read again."""
+    out = [ev.shanten] * N_KINDS
+    assert ev.patterns is not None
+    for g in range(4):
+        if not ev.groups >> g & 1:
+            continue
+        lo = GROUP_START[g]
+        others = ev.other_ids(g)
+        for offset, table in enumerate(shrink(ev.patterns[g], g < 3 and ev.chows)):
+            if counts[lo + offset]:
+                read = SHANTEN_OF[join(table, others)][ev.melds] if table >= 0 else -1
+                out[lo + offset] = ev.shanten + 1 if table < 0 else ev.missing + read
+    return out
+
+
+def _lowering_long(ev: PlanEval, counts: Counts) -> set[int]:
+    """The tiles whose draw lowers the plan, the long way (what ``gains`` and ``useful``
+    read): the tiles its sets lack, and the draws of each group that read less."""
+    assert ev.patterns is not None
+    found = {t for t, n in ev.need if counts[t] < n}
+    for g in range(4):
+        if not ev.groups >> g & 1:
+            continue
+        others = ev.other_ids(g)
+        for offset, table in grow(ev.patterns[g], g < 3 and ev.chows):
+            if ev.missing + SHANTEN_OF[join(table, others)][ev.melds] < ev.shanten:
+                found.add(GROUP_START[g] + offset)
+    return found
+
+
+def _bot_hands(n: int, seed: int) -> list[tuple[Counts, tuple[Meld, ...]]]:
+    """Seeded random concealed tiles beside 0 to 2 melds, 13 or 14 tiles in all."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        melds: list[Meld] = []
+        pool = [t for t in range(N_KINDS) for _ in range(4)]
+        for _ in range(rng.choice((0, 0, 1, 2))):
+            tile = rng.randrange(N_KINDS)
+            if tile < 27 and tile % 9 < 7 and rng.random() < 0.5:
+                melds.append(Meld(MeldKind.CHOW, tile, 1))
+                taken = [tile, tile + 1, tile + 2]
+            else:
+                melds.append(Meld(MeldKind.PUNG, tile, 1))
+                taken = [tile] * 3
+            if all(pool.count(t) >= taken.count(t) for t in taken):
+                for t in taken:
+                    pool.remove(t)
+            else:
+                melds.pop()
+        size = rng.choice((13, 14)) - 3 * len(melds)
+        out.append((counts_of(rng.sample(pool, size)), tuple(melds)))
+    return out
+
+
+def test_the_plans_memos_give_the_long_way_s_answers() -> None:
+    for counts, melds in _bot_hands(600, seed=5):
+        hand = HandTables(counts, melds, Unseen((4,) * N_KINDS))
+        for ev in plans_on(hand, 2.0, 8):
+            if ev.plan.kind in (PAIRS, SPECIAL):
+                continue
+            held = [t for t in range(N_KINDS) if counts[t]]
+            fast = ev.after_discards(counts)
+            slow = _after_discards_long(ev, counts)
+            assert [fast[t] for t in held] == [slow[t] for t in held], (counts, melds, ev.plan)
+            lowering = _lowering_long(ev, counts)
+            gains = {t for t in range(N_KINDS) if ev.gains(counts, t)}
+            assert gains == lowering, (counts, melds, ev.plan)
+            unseen = [(t * 5 + 3) % 5 for t in range(N_KINDS)]  # some tiles with no copy left
+            assert ev.useful(counts, unseen) == sum(unseen[t] for t in lowering)
