@@ -106,29 +106,41 @@ def _seat_lanes(seat: SeatView) -> int:
     return lanes
 
 
-def _seen_bytes(view: View) -> bytes:
+def _seen_lanes(view: View) -> int:
     """The copies of each kind the seat sees outside its concealed tiles, a byte per kind:
     every river (a claimed discard is counted in the meld that took it; flowers in a river
     are skipped), every meld it may see, its own included, and the indicator."""
-    lanes = sum(_seat_lanes(seat) for seat in view.seats)
+    east, south, west, north = view.seats
+    lanes = _seat_lanes(east) + _seat_lanes(south) + _seat_lanes(west) + _seat_lanes(north)
     indicator = view.indicator
     if indicator is not None:
         lanes += 1 << (8 * indicator)
-    return lanes.to_bytes(N_KINDS, "little")  # at most 4 a kind: no byte overflows
+    return lanes
+
+
+_FOURS: Final = int.from_bytes(bytes([4] * N_KINDS), "little")
+
+
+def _unseen_bytes(seen: int, counts: Sequence[int]) -> bytes:
+    """4 less the copies seen elsewhere (``seen``, lanes) and held (``counts``), a byte per
+    kind: at most 4 copies of a kind in all, so no lane borrows from the next."""
+    held = int.from_bytes(bytes(counts), "little")
+    return (_FOURS - seen - held).to_bytes(N_KINDS, "little")
 
 
 def unseen_copies(view: View, counts: Sequence[int]) -> list[int]:
     """The unseen copies of each kind for a seat holding ``counts`` (its standing tiles that
     are not wild): 4 less those and the copies it sees elsewhere. Never below 0 in a view a
     table gives out: a tile is in one place only (the indicator is out of the wall)."""
-    return [4 - a - b for a, b in zip(counts, _seen_bytes(view), strict=True)]
+    return list(_unseen_bytes(_seen_lanes(view), counts))
 
 
 def unseen_and_dead(view: View, counts: Sequence[int]) -> Unseen:
     """``unseen_copies``, with the masks of the tiles of which 1, 2 or 3 copies can no longer
     be had (``Unseen.unavailable``: what makes a plan dead)."""
-    seen = _seen_bytes(view)
-    found = Unseen([4 - a - b for a, b in zip(counts, seen, strict=True)])
+    lanes = _seen_lanes(view)
+    found = Unseen(_unseen_bytes(lanes, counts))
+    seen = lanes.to_bytes(N_KINDS, "little")
     # 1 copy cannot be had when the 4 are seen elsewhere, 2 when 3 are, 3 when 2 are.
     found.unavailable = (at_least(seen, 4), at_least(seen, 3), at_least(seen, 2))
     return found
