@@ -33,6 +33,7 @@ from typing import Final
 from engine import shanten as _shanten
 from engine.actions import KONG, PASS, Action, ActionKind
 from engine.bots.parts import SHANTEN_OF, group_ids, join4, patterns_of
+from engine.bots.parts import pairs as pairs_in
 from engine.bots.plan_shanten import MAX_PLANS, SLACK, HandTables, PlanEval, by_value, plans_on
 from engine.bots.plans import PLAIN_PLAN, fits
 from engine.bots.reading import (
@@ -134,8 +135,12 @@ class PlanPlay:
                 self._plans.clear()
             hand = HandTables(counts, melds, _ALL_UNSEEN)
             found = self._plans[key] = plans_on(hand, SLACK + 1, F13_CAP)
-        unavailable = unseen.unavailable
-        live = [ev for ev in found if not (ev.missing and ev.dead(unavailable))]
+        u1, u2, u3 = unseen.unavailable  # ``PlanEval.dead``, inline: asked at every decision
+        live = [
+            ev
+            for ev in found
+            if not (ev.missing and (ev.masks[0] & u1 or ev.masks[1] & u2 or ev.masks[2] & u3))
+        ]
         return live, (live[0].value if live else INF)
 
     # -------------------------------------------------------------- turn ---
@@ -210,7 +215,7 @@ class PlanPlay:
         plain = PlanEval(PLAIN_PLAN, SHANTEN_OF[join4(ids)][m], patterns=patterns, ids=ids, melds=m)
         ready_after = plain.after_discards(counts) if plain.shanten <= 0 else [1] * N_KINDS
         if not m:
-            pairs = 6 - sum(n >> 1 for n in counts)
+            pairs = 6 - pairs_in(counts)
             if pairs <= 0:
                 for t in discards:
                     ready_after[t] = min(ready_after[t], pairs + 1 - (counts[t] & 1))

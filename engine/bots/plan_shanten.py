@@ -33,6 +33,7 @@ from engine.bots.parts import (
     grow,
     join,
     join4,
+    pairs,
     patterns_of,
     shrink,
     table_id,
@@ -436,7 +437,7 @@ def _evaluate(plan: Plan, hand: HandTables) -> PlanEval | None:
         ids = hand.pungs()
         return PlanEval(plan, SHANTEN_OF[join4(ids)][m], patterns=patterns, ids=ids, melds=m)
     if kind == PAIRS:
-        return None if m else PlanEval(plan, 6 - sum(n >> 1 for n in hand.counts))
+        return None if m else PlanEval(plan, 6 - pairs(hand.counts))
     return None if m else PlanEval(plan, _special_shanten(plan.special, hand.counts))
 
 
@@ -634,8 +635,7 @@ def plans_on(hand: HandTables, window: float = SLACK, cap: int = MAX_PLANS) -> l
     if not hand.chow_melds:
         basics.append((row[join4(hand.pungs())][m] + PUNGS_PLAN.penalty, PUNGS_PLAN))
     if not m:
-        pairs = 6 - sum(n >> 1 for n in hand.counts)
-        basics.append((pairs + PAIRS_PLAN.penalty, PAIRS_PLAN))
+        basics.append((6 - pairs(hand.counts) + PAIRS_PLAN.penalty, PAIRS_PLAN))
     best = min(value for value, _ in basics)
     evals: list[PlanEval] = []
     if m <= 1:

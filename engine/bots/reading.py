@@ -155,6 +155,6 @@ def keep_score(counts: Sequence[int], tile: int, seat: Seat) -> float:
         return 2.0 * (n - 1) + (0.5 if valued else 0.0)
     rank = tile % 9
     lo = tile - rank
-    near = sum(counts[t] for t in range(max(lo, tile - 2), min(lo + 9, tile + 3)) if t != tile)
+    near = sum(counts[max(lo, tile - 2) : min(lo + 9, tile + 3)]) - n  # the tiles beside it
     edge = 0.0 if is_terminal_or_honor(tile) else (1.0 if rank in (1, 7) else 1.5)
     return 1.0 + edge + 2.0 * (n - 1) + near + tile / 1000.0
