@@ -74,6 +74,32 @@ from engine.wilds import is_winning_with_wilds, wild_tiles
 
 _DISCARDS = DISCARDS
 
+# The sorted tiles of each group's count pattern (the suits, the honors), for the concealed
+# tiles of the views: a hand's groups recur from view to view where the whole hand does not.
+_GROUP_MEMO_SIZE = 1 << 14
+_group_tiles: tuple[dict[bytes, tuple[Tile, ...]], ...] = ({}, {}, {}, {})
+
+
+def _group(counts: list[int], g: int, lo: int, hi: int) -> tuple[Tile, ...]:
+    pattern = bytes(counts[lo:hi])
+    memo = _group_tiles[g]
+    found = memo.get(pattern)
+    if found is None:
+        if len(memo) >= _GROUP_MEMO_SIZE:
+            memo.clear()
+        found = memo[pattern] = tuple(tiles_of([0] * lo + counts[lo:hi]))
+    return found
+
+
+def sorted_tiles(counts: list[int]) -> tuple[Tile, ...]:
+    """``tuple(tiles_of(counts))`` of a 34-slot count array, a group at a time."""
+    return (
+        _group(counts, 0, 0, 9)
+        + _group(counts, 1, 9, 18)
+        + _group(counts, 2, 18, 27)
+        + _group(counts, 3, 27, N_KINDS)
+    )
+
 
 @cache  # asked for every view serialized: a handful of rule sets, each answered once
 def is_plain_mcr(rules: RuleSet) -> bool:
@@ -697,7 +723,7 @@ class HandState:
         counts = self.concealed[player].copy()
         if not extra:
             counts[win_tile] -= 1
-        return Hand(tuple(self.melds[player]), tuple(tiles_of(counts)), win_tile)
+        return Hand(tuple(self.melds[player]), sorted_tiles(counts), win_tile)
 
     def wild_count(self, player: int) -> int:
         """How many wild tiles ``player`` holds (the indicated kind, or flowers)."""
@@ -897,12 +923,14 @@ class HandState:
         Others' concealed tiles, their face-down kongs (until the hand is over), the wall
         and its order are never in it.
         """
-        over = self.phase is Phase.OVER
         public = self._public_seats()
-        seats = tuple(
-            self._kept_seat(seat.player, True) if over or seat.player == player else seat
-            for seat in public
-        )
+        if self.phase is Phase.OVER:
+            seats = tuple(self._kept_seat(seat.player, True) for seat in public)
+        elif player in self.position:
+            at = self.position[player]
+            seats = (*public[:at], self._kept_seat(player, True), *public[at + 1 :])
+        else:
+            seats = public
         drawn = self.drawn if player == self.current and self.phase is Phase.TURN else None
         legal = tuple(self._legal.get(player, ())) if player is not None else ()
         return self._view(player, seats, drawn, legal)
@@ -950,7 +978,14 @@ class HandState:
     def _public_seats(self) -> tuple[SeatView, ...]:
         """Every seat as everyone sees it; built once per state of the table."""
         if self._public is None or self._public[0] != self.version:
-            seats = tuple(self._kept_seat(p, False) for p in self.player_at)
+            east, south, west, north = self.player_at
+            kept = self._kept_seat
+            seats = (
+                kept(east, False),
+                kept(south, False),
+                kept(west, False),
+                kept(north, False),
+            )
             self._public = (self.version, seats)
         return self._public[1]
 
@@ -981,13 +1016,13 @@ class HandState:
     def _concealed_tiles(self, p: int) -> tuple[tuple[Tile, ...], int]:
         """``p``'s concealed tiles, its wild tiles first (at the left), and how many are wild."""
         if not self.wilds:
-            return tuple(tiles_of(self.concealed[p])), 0
+            return sorted_tiles(self.concealed[p]), 0
         counts = self.concealed[p].copy()
         wild = sorted(self.held[p])
         if self.wild_kind is not None:
             wild += [self.wild_kind] * counts[self.wild_kind]
             counts[self.wild_kind] = 0
-        return (*wild, *tiles_of(counts)), len(wild)
+        return (*wild, *sorted_tiles(counts)), len(wild)
 
     def _seat_view(self, p: int, shown: bool) -> SeatView:
         melds = tuple(m for m in self.melds[p] if shown or not m.concealed)

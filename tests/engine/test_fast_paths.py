@@ -23,8 +23,8 @@ from engine.forms import is_winning, waits_of_packed
 from engine.hand import Meld, MeldKind
 from engine.match import Match
 from engine.rules import MCR, RuleSet, Wilds, custom_rules
-from engine.table import Phase, View
-from engine.tiles import N_KINDS, counts_of
+from engine.table import Phase, View, sorted_tiles
+from engine.tiles import N_KINDS, counts_of, tiles_of
 
 Counts = list[int]
 
@@ -211,3 +211,12 @@ def test_the_seats_memo_counts_the_unseen_tiles_of_every_view(rules: RuleSet) ->
                 player = hand.awaiting()[0]
                 match.apply(player, bots[player].choose(hand.view(player)))
     assert checked > 100
+
+
+# ----------------------------------------------------------------------- views ---
+
+
+@given(st.lists(st.integers(0, 4), min_size=N_KINDS, max_size=N_KINDS))
+def test_sorted_tiles_is_tiles_of(counts: Counts) -> None:
+    assert sorted_tiles(counts) == tuple(tiles_of(counts))
+    assert sorted_tiles(counts) == tuple(tiles_of(counts))  # the second time from the memo
