@@ -1025,14 +1025,19 @@ class HandState:
         return (*wild, *sorted_tiles(counts)), len(wild)
 
     def _seat_view(self, p: int, shown: bool) -> SeatView:
-        melds = tuple(m for m in self.melds[p] if shown or not m.concealed)
+        declared = self.melds[p]
+        melds = (
+            tuple(declared)
+            if shown or not declared
+            else tuple(m for m in declared if not m.concealed)
+        )
         concealed, wilds = self._concealed_tiles(p) if shown else (None, 0)
         return SeatView(
             player=p,
             wind=self._winds[p],
             concealed_count=sum(self.concealed[p]) + len(self.held[p]),
             melds=melds,
-            hidden_kongs=len(self.melds[p]) - len(melds),
+            hidden_kongs=len(declared) - len(melds),
             flowers=tuple(self.flowers[p]),
             river=tuple(self.river[p]),
             concealed=concealed,

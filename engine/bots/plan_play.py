@@ -212,8 +212,12 @@ class PlanPlay:
             ids = group_ids(patterns)
         # Which discards leave the hand ready in the regular form or as Seven Pairs (the
         # other forms are plans of their own, below).
-        plain = PlanEval(PLAIN_PLAN, SHANTEN_OF[join4(ids)][m], patterns=patterns, ids=ids, melds=m)
-        ready_after = plain.after_discards(counts) if plain.shanten <= 0 else [1] * N_KINDS
+        regular = SHANTEN_OF[join4(ids)][m]
+        if regular <= 0:
+            plain = PlanEval(PLAIN_PLAN, regular, patterns=patterns, ids=ids, melds=m)
+            ready_after = plain.after_discards(counts)
+        else:
+            ready_after = [1] * N_KINDS
         if not m:
             pairs = 6 - pairs_in(counts)
             if pairs <= 0:
