@@ -19,9 +19,10 @@ from engine.errors import MahjongError
 from engine.hand import Meld, MeldKind
 from engine.rules import RuleSet
 from engine.table import SeatView, View
-from engine.tiles import EAST, N_KINDS, RED, Tile, Wind, is_terminal_or_honor
+from engine.tiles import EAST, N_KINDS, RED, WILD, Tile, Wind, is_terminal_or_honor
 
 KONGS: Final = (ActionKind.CONCEALED_KONG, ActionKind.ADD_KONG)  # the kongs of one's turn
+_SLOTS: Final = WILD + 1  # every tile value: the kinds, the flowers, the wild tile
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,70 +78,43 @@ class Unseen(list[int]):
     unavailable: tuple[int, int, int] = (0, 0, 0)
 
 
-# What one seat shows (its river's unclaimed tiles, its melds) as an int with a byte per
-# kind: the table keeps a seat's ``SeatView`` while the seat does not change, and every
-# viewer of a state shares the public ones, so each is read once and looked up after, by
-# identity (the view is kept beside it, so its id is not reused while it is here).
-_SEAT_MEMO_SIZE: Final = 4096
-_seat_memo: dict[int, tuple[SeatView, int]] = {}
-_CHOW_LANES: Final = 0x010101
-
-
-def _seat_lanes(seat: SeatView) -> int:
-    found = _seat_memo.get(id(seat))
-    if found is not None and found[0] is seat:
-        return found[1]
-    lanes = 0
-    for tile, claimed in seat.river:
-        if not claimed and tile < N_KINDS:  # a wild flower discarded is no kind
-            lanes += 1 << (8 * tile)
-    for meld in seat.melds:
-        kind = meld.kind
-        if kind is MeldKind.CHOW:
-            lanes += _CHOW_LANES << (8 * meld.tile)
-        else:
-            lanes += (4 if kind is MeldKind.KONG else 3) << (8 * meld.tile)
-    if len(_seat_memo) >= _SEAT_MEMO_SIZE:
-        _seat_memo.clear()
-    _seat_memo[id(seat)] = (seat, lanes)
-    return lanes
-
-
-def _seen_lanes(view: View) -> int:
-    """The copies of each kind the seat sees outside its concealed tiles, a byte per kind:
-    every river (a claimed discard is counted in the meld that took it; flowers in a river
-    are skipped), every meld it may see, its own included, and the indicator."""
-    east, south, west, north = view.seats
-    lanes = _seat_lanes(east) + _seat_lanes(south) + _seat_lanes(west) + _seat_lanes(north)
+def _seen_elsewhere(view: View) -> list[int]:
+    """The copies of each kind the seat sees outside its concealed tiles: every river (a
+    claimed discard is counted in the meld that took it; flowers in a river are skipped),
+    every meld it may see, its own included, and the indicator."""
+    elsewhere = [0] * _SLOTS  # flowers and the wild tile counted apart, then cut off
+    for seat in view.seats:
+        for tile, claimed in seat.river:
+            if not claimed:
+                elsewhere[tile] += 1
+        for meld in seat.melds:
+            t = meld.tile
+            if meld.kind is MeldKind.CHOW:
+                elsewhere[t] += 1
+                elsewhere[t + 1] += 1
+                elsewhere[t + 2] += 1
+            else:
+                elsewhere[t] += 4 if meld.kind is MeldKind.KONG else 3
     indicator = view.indicator
     if indicator is not None:
-        lanes += 1 << (8 * indicator)
-    return lanes
-
-
-_FOURS: Final = int.from_bytes(bytes([4] * N_KINDS), "little")
-
-
-def _unseen_bytes(seen: int, counts: Sequence[int]) -> bytes:
-    """4 less the copies seen elsewhere (``seen``, lanes) and held (``counts``), a byte per
-    kind: at most 4 copies of a kind in all, so no lane borrows from the next."""
-    held = int.from_bytes(bytes(counts), "little")
-    return (_FOURS - seen - held).to_bytes(N_KINDS, "little")
+        elsewhere[indicator] += 1
+    del elsewhere[N_KINDS:]
+    return elsewhere
 
 
 def unseen_copies(view: View, counts: Sequence[int]) -> list[int]:
     """The unseen copies of each kind for a seat holding ``counts`` (its standing tiles that
     are not wild): 4 less those and the copies it sees elsewhere. Never below 0 in a view a
     table gives out: a tile is in one place only (the indicator is out of the wall)."""
-    return list(_unseen_bytes(_seen_lanes(view), counts))
+    return [4 - a - b for a, b in zip(counts, _seen_elsewhere(view), strict=True)]
 
 
 def unseen_and_dead(view: View, counts: Sequence[int]) -> Unseen:
     """``unseen_copies``, with the masks of the tiles of which 1, 2 or 3 copies can no longer
     be had (``Unseen.unavailable``: what makes a plan dead)."""
-    lanes = _seen_lanes(view)
-    found = Unseen(_unseen_bytes(lanes, counts))
-    seen = lanes.to_bytes(N_KINDS, "little")
+    elsewhere = _seen_elsewhere(view)
+    found = Unseen([4 - a - b for a, b in zip(counts, elsewhere, strict=True)])
+    seen = bytes(elsewhere)
     # 1 copy cannot be had when the 4 are seen elsewhere, 2 when 3 are, 3 when 2 are.
     found.unavailable = (at_least(seen, 4), at_least(seen, 3), at_least(seen, 2))
     return found

@@ -10,20 +10,16 @@ from __future__ import annotations
 import random
 
 import handgen
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.bots import DefaultBot
-from engine.bots.parts import GROUP_START, SHANTEN_OF, at_least, grow, join, shrink
+from engine.bots.parts import GROUP_START, SHANTEN_OF, grow, join, shrink
 from engine.bots.plan_shanten import HandTables, PlanEval, plans_on
 from engine.bots.plans import PAIRS, SPECIAL
-from engine.bots.reading import Unseen, unseen_and_dead, unseen_copies
+from engine.bots.reading import Unseen
 from engine.forms import is_winning, waits_of_packed
 from engine.hand import Meld, MeldKind
-from engine.match import Match
-from engine.rules import MCR, RuleSet, Wilds, custom_rules
-from engine.table import Phase, View, sorted_tiles
+from engine.table import sorted_tiles
 from engine.tiles import N_KINDS, counts_of, tiles_of
 
 Counts = list[int]
@@ -167,50 +163,6 @@ def test_the_plans_memos_give_the_long_way_s_answers() -> None:
             assert gains == lowering, (counts, melds, ev.plan)
             unseen = [(t * 5 + 3) % 5 for t in range(N_KINDS)]  # some tiles with no copy left
             assert ev.useful(counts, unseen) == sum(unseen[t] for t in lowering)
-
-
-def _unseen_long(view: View, counts: Counts) -> list[int]:
-    """The unseen copies of each kind the long way: every river's unclaimed tiles (no
-    flower), every meld the view shows, the indicator, and the seat's own tiles."""
-    seen = list(counts)
-    for seat in view.seats:
-        for tile, claimed in seat.river:
-            if not claimed and tile < N_KINDS:
-                seen[tile] += 1
-        for meld in seat.melds:
-            for tile in meld.tiles:
-                seen[tile] += 1
-    if view.indicator is not None:
-        seen[view.indicator] += 1
-    return [4 - n for n in seen]
-
-
-@pytest.mark.parametrize("rules", [MCR, custom_rules(), custom_rules(wilds=Wilds.FLOWERS)])
-def test_the_seats_memo_counts_the_unseen_tiles_of_every_view(rules: RuleSet) -> None:
-    checked = 0
-    for seed in (3, 4):
-        match = Match(seed, rules, hands=2)
-        bots = [DefaultBot() for _ in range(4)]
-        while not match.over:
-            match.start_hand()
-            hand = match.hand
-            assert hand is not None
-            while hand.phase is not Phase.OVER:
-                for player in hand.player_at:
-                    view = hand.view(player)
-                    seat = view.seat(player)
-                    assert seat.concealed is not None
-                    counts = counts_of(t for t in seat.concealed[seat.wilds :] if t < N_KINDS)
-                    expected = _unseen_long(view, counts)
-                    assert unseen_copies(view, counts) == expected
-                    found = unseen_and_dead(view, counts)
-                    assert list(found) == expected
-                    seen = bytes(4 - n - c for n, c in zip(expected, counts, strict=True))
-                    assert found.unavailable == tuple(at_least(seen, k) for k in (4, 3, 2))
-                    checked += 1
-                player = hand.awaiting()[0]
-                match.apply(player, bots[player].choose(hand.view(player)))
-    assert checked > 100
 
 
 # ----------------------------------------------------------------------- views ---
