@@ -127,7 +127,10 @@ def parse_hand(text: str) -> Hand:
 # and where. Both give the same hand for a text both read (``tests/engine/test_notation.py``).
 _PLAIN_RUNS = re.compile(r"(?:[1-9]+[mps]|[ESWNCFP*])+")
 _PLAIN_TOKEN = re.compile(r"([1-9]+)([mps])|([ESWNCFP*])")
-_RANK_OF = {str(r): r - 1 for r in range(1, 10)}
+_SUIT_TILES = {
+    letter: str.maketrans({str(r): chr(base + r - 1) for r in range(1, 10)})
+    for letter, base in _SUIT_BASE.items()
+}
 _LETTER_TILE = {**{ch: EAST + i for i, ch in enumerate(HONOR_LETTERS)}, "*": WILD}
 
 
@@ -170,9 +173,8 @@ def _parse_written_plainly(text: str) -> Hand | None:
     for digits, letter, honor in _PLAIN_TOKEN.findall(rest):
         if honor:
             tiles.append(_LETTER_TILE[honor])
-        else:
-            base = _SUIT_BASE[letter]
-            tiles += [base + _RANK_OF[d] for d in digits]
+        else:  # each digit becomes the character whose code is its tile, then that byte
+            tiles += digits.translate(_SUIT_TILES[letter]).encode("latin-1")
     if len(tiles) != 14 - 3 * len(melds):
         return None
     win = tiles.pop()

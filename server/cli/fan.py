@@ -19,7 +19,6 @@ import json
 import sys
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
-from functools import lru_cache
 from typing import TextIO
 
 import orjson
@@ -363,12 +362,22 @@ def run_batch(source: TextIO, sink: TextIO, rules: RuleSet = MCR) -> None:
 
 def encode_score(result: Score) -> str:
     """``json.dumps(result.to_dict(), ensure_ascii=False) + "\\n"``, the same text, from
-    each fan's JSON written once (``tests/server/test_fan_cli.py`` compares the two)."""
+    each fan's JSON written once (``tests/server/test_fan_batch.py`` compares the two)."""
     fans = ", ".join([_fan_json(fc) for fc in result.fans])
     minimum = "true" if result.meets_minimum else "false"
     return f'{{"total": {result.total}, "meets_minimum": {minimum}, "fans": [{fans}]}}\n'
 
 
-@lru_cache(maxsize=1024)
+# Each fan entry's JSON by (English name, count): a ``FanCount`` hashes in Python (a dataclass
+# of an Enum), a name and a count in C.
+_FAN_JSON: dict[tuple[str, int], str] = {}
+
+
 def _fan_json(fc: FanCount) -> str:
-    return json.dumps(fc.to_dict(), ensure_ascii=False)
+    key = (fc.fan.en, fc.count)
+    text = _FAN_JSON.get(key)
+    if text is None:
+        text = json.dumps(fc.to_dict(), ensure_ascii=False)
+        if len(_FAN_JSON) < 4096:
+            _FAN_JSON[key] = text
+    return text
