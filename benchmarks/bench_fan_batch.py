@@ -105,7 +105,7 @@ def _other_tree(root: Path) -> Tree:
 
 def _clear_caches(tree: Tree) -> None:
     """Empty every cache of the tree's engine modules (``functools`` caches, and the
-    ``forms._Memo`` pattern caches, some held in tuples), as a fresh process has them."""
+    ``forms.Memo`` pattern caches, some held in tuples), as a fresh process has them."""
     for module in tree.modules:
         for value in vars(module).values():
             for item in value if isinstance(value, tuple) else (value,):

@@ -6,7 +6,7 @@ Knitted Straight with a set and a pair (组合龙). ``counts`` are 34-slot array
 of the concealed tiles; ``melds`` is the number of declared sets beside them.
 
 Regular hands are read one suit at a time: the readings, completeness and
-waits of a suit's 9 (or 7 honor) counts are cached by pattern (``_Memo``), so a
+waits of a suit's 9 (or 7 honor) counts are cached by pattern (``Memo``), so a
 whole hand is four dictionary lookups.
 
 Waits here are *formal* (by shape): a tile counts even when the hand holds
@@ -56,7 +56,7 @@ def group_patterns(counts: Sequence[int]) -> tuple[int, int, int, int]:
     return whole & _GROUP_BITS, whole >> 72 & _GROUP_BITS, whole >> 144 & _GROUP_BITS, whole >> 216
 
 
-class _Memo(dict[int, _V]):
+class Memo(dict[int, _V]):
     """A cache of ``compute(pattern)`` by pattern: a dict whose lookups are plain dict
     lookups (an ``lru_cache`` call builds and hashes a tuple of its arguments), which
     computes what it lacks and starts afresh when it holds ``limit`` entries."""
@@ -124,9 +124,28 @@ def suit_readings(pattern: int, base: int, honors: bool) -> tuple[Reading, ...]:
     return tuple(dict.fromkeys(out))  # a pair and a chow at one tile are found in both orders
 
 
-# The readings of each group's patterns, one cache a group (``GROUPS`` order).
+def _group_readings(pattern: int, base: int, honors: bool) -> tuple[Reading, ...]:
+    """``suit_readings``, from the readings the three suits share (their tiles from 0)."""
+    relative = _RELATIVE[honors][pattern]
+    if not base:
+        return relative
+    return tuple(
+        (
+            tuple([(kind, tile + base, hidden) for kind, tile, hidden in sets]),
+            pair + base if pair >= 0 else pair,
+        )
+        for sets, pair in relative
+    )
+
+
+# The readings of each pattern with its tiles from 0, for suits and for honors; then those
+# of each group's patterns, one cache a group (``GROUPS`` order).
+_RELATIVE = (
+    Memo(partial(suit_readings, base=0, honors=False), 1 << 16),
+    Memo(partial(suit_readings, base=0, honors=True), 1 << 16),
+)
 _READINGS = tuple(
-    _Memo(partial(suit_readings, base=lo, honors=honors), 1 << 16) for lo, _, honors in GROUPS
+    Memo(partial(_group_readings, base=lo, honors=honors), 1 << 16) for lo, _, honors in GROUPS
 )
 
 
@@ -139,21 +158,22 @@ def _find_kind(pattern: int, honors: bool) -> int:
     if not pattern:
         return 1
     kinds = _KINDS[honors]
-    i, n = _lowest(pattern)
-    unit = 1 << (i << 3)
+    shift = ((pattern & -pattern).bit_length() - 1) & ~7  # of the lowest tile (``_lowest``)
+    n = (pattern >> shift) & 0xFF
+    unit = 1 << shift
     kind = 0
     if n >= 3:
         kind |= kinds[pattern - 3 * unit]
-    if _has_chow(pattern, i, honors):
-        kind |= kinds[pattern - _CHOW_BITS * unit]
+    if not honors and shift <= 48 and pattern >> shift + 8 & 0xFF and pattern >> shift + 16 & 0xFF:
+        kind |= kinds[pattern - _CHOW_BITS * unit]  # a chow (``_has_chow``)
     if n >= 2 and kinds[pattern - 2 * unit] & 1:
         kind |= 2
     return kind
 
 
 _KINDS = (
-    _Memo(partial(_find_kind, honors=False), 1 << 18),
-    _Memo(partial(_find_kind, honors=True), 1 << 18),
+    Memo(partial(_find_kind, honors=False), 1 << 18),
+    Memo(partial(_find_kind, honors=True), 1 << 18),
 )  # suits, honors
 
 
@@ -181,8 +201,8 @@ def _shape(pattern: int, size: int, honors: bool) -> tuple[int, int, int]:
 
 
 _SHAPES = (
-    _Memo(partial(_shape, size=9, honors=False), 1 << 16),
-    _Memo(partial(_shape, size=7, honors=True), 1 << 16),
+    Memo(partial(_shape, size=9, honors=False), 1 << 16),
+    Memo(partial(_shape, size=7, honors=True), 1 << 16),
 )  # suits, honors
 
 

@@ -239,7 +239,7 @@ def parse_request(request: object) -> tuple[Hand, WinContext]:
 
     Raises ``RequestError`` or ``MahjongError`` saying what is wrong.
     """
-    if not isinstance(request, Mapping):
+    if type(request) is not dict and not isinstance(request, Mapping):  # (an ABC is slow)
         raise RequestError(f"a request must be a JSON object, got {type(request).__name__}")
     if not _FIELDS.issuperset(request):
         unknown = sorted(set(request) - _FIELDS)
@@ -254,9 +254,10 @@ def parse_request(request: object) -> tuple[Hand, WinContext]:
         raise RequestError(f"'hand' must be a string, got {type(hand_text).__name__}")
     get = request.get
     flags = [get(flag, False) for flag in _FLAGS]
-    for flag, value in zip(_FLAGS, flags, strict=True):
-        if not isinstance(value, bool):
-            raise RequestError(f"{flag!r} must be true or false, got {value!r}")
+    if list(map(type, flags)) != _ALL_BOOL:
+        for flag, value in zip(_FLAGS, flags, strict=True):
+            if not isinstance(value, bool):
+                raise RequestError(f"{flag!r} must be true or false, got {value!r}")
     seat_wind = _request_wind(request, "seat_wind")
     round_wind = _request_wind(request, "round_wind")
     flowers = get("flowers", 0)
@@ -288,6 +289,7 @@ def parse_request(request: object) -> tuple[Hand, WinContext]:
 
 
 _FIELDS = frozenset(("hand", *_DEFAULTS))
+_ALL_BOOL = [bool] * len(_FLAGS)
 _WIND_LETTERS = {wind.letter: wind for wind in Wind}
 # The WinContext of each situation seen, by its checked fields (of fixed types by position, so
 # that True and 1 never share an entry): frozen, so the requests of one situation share it.
@@ -296,10 +298,11 @@ _CONTEXTS: dict[tuple[object, ...], WinContext] = {}
 
 def _request_wind(request: Mapping[str, object], key: str) -> Wind:
     value = request.get(key, "E")
-    if isinstance(value, str):
+    if type(value) is str:
         wind = _WIND_LETTERS.get(value)  # the usual letters; Wind.parse takes "east", " s"...
         if wind is not None:
             return wind
+    if isinstance(value, str):
         try:
             return Wind.parse(value)
         except ValueError as exc:

@@ -1,6 +1,6 @@
 """The calculator's caches and tables agree with what they stand for.
 
-- ``engine.forms``: the per-pattern caches (``_Memo``) give what a fresh computation gives,
+- ``engine.forms``: the per-pattern caches (``Memo``) give what a fresh computation gives,
   before and after they fill up and start afresh; ``formal_wait_mask`` is, tile by tile,
   "adding this tile makes a complete hand" (``is_winning``), on seeded hands one tile short
   of a win and on random tiles.
@@ -131,7 +131,7 @@ def test_a_full_memo_starts_afresh_and_still_answers() -> None:
         computed.append(x)
         return x * x
 
-    memo = forms._Memo(square, limit=3)
+    memo = forms.Memo(square, limit=3)
     assert [memo[x] for x in (1, 2, 3, 1)] == [1, 4, 9, 1]
     assert computed == [1, 2, 3]
     assert memo[4] == 16 and len(memo) == 1  # full: emptied, then the new entry
