@@ -20,12 +20,17 @@ hands, the three sides in turns (ABC, CBA, ...) so that a busy machine slows all
   written and flushed as ours are): the text-in, text-out work a batch tool around it
   would do, short of parsing the notation.
 
-Prints each round's hands/s and the medians, and ours over each reference figure. Then the
-real command once, ``guobiao fan --jsonl < file > /dev/null`` in a subprocess (interpreter
-start-up and imports included), for scale. The garbage collector stays on (the command
-runs with it). Figures only: no assertion, no exit status.
+With ``--other TREE`` another checkout's ``run_batch`` (say, main before a change) is timed
+beside ours in the same slices, both loaded in this process. The command's own small tables
+(the situations and fan texts of ``server/cli/fan.py``) are not emptied between rounds.
+
+Prints each round's hands/s and each tree's time over the reference's (its ratio), then
+the medians. Then the real command once, ``guobiao fan --jsonl < file > /dev/null`` in a
+subprocess (interpreter start-up and imports included), for scale. The garbage collector
+stays on (the command runs with it). Figures only: no assertion, no exit status.
 
     .venv/bin/python benchmarks/bench_fan_batch.py [--hands 20000] [--rounds 5] [--seed 0]
+        [--other /work/main] [--no-command]
 """
 
 from __future__ import annotations
