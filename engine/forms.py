@@ -190,8 +190,11 @@ def _shape(pattern: int, size: int, honors: bool) -> tuple[int, int, int]:
     kind = 1 if bits & 2 else 0 if bits & 1 else -1
     to_sets = to_pair = 0
     for i in range(size):
-        if (pattern >> (i << 3)) & 0xFF >= 5:
+        held = (pattern >> (i << 3)) & 0xFF
+        if held >= 5:
             continue
+        if not held and (honors or not pattern >> (max(i - 2, 0) << 3) & _NEAR[i]):
+            continue  # a tile with no other within two ranks is in no set: nothing to look up
         grown = kinds[pattern + (1 << (i << 3))]
         if grown & 2:
             to_pair |= 1 << i
@@ -199,6 +202,9 @@ def _shape(pattern: int, size: int, honors: bool) -> tuple[int, int, int]:
             to_sets |= 1 << i
     return kind, to_sets, to_pair
 
+
+# The bytes of the ranks within two of rank i (from rank max(i - 2, 0) up).
+_NEAR = tuple((1 << ((min(i + 2, 8) - max(i - 2, 0) + 1) << 3)) - 1 for i in range(9))
 
 _SHAPES = (
     Memo(partial(_shape, size=9, honors=False), 1 << 16),

@@ -110,7 +110,7 @@ def score(hand: Hand, ctx: WinContext = _PLAIN_WIN, rules: RuleSet = MCR) -> Sco
     )
     total = sum([POINTS[i] * table[i] for i in counted])
     flowers = ctx.flowers + (ctx.seat_flowers if rules.extra_fans else 0)
-    return Score(fans=fans, total=total, meets_minimum=total - flowers >= rules.min_fan)
+    return Score(fans, total, total - flowers >= rules.min_fan)
 
 
 _FAN_IDS = range(N_FANS)

@@ -329,7 +329,7 @@ def _decode(line: str) -> object:
 def _score_each(lines: Iterable[str], rules: RuleSet) -> Iterator[Score | dict[str, object]]:
     """Score each JSON request line: its ``Score``, or ``{"error": ...}`` for a bad line."""
     for number, line in enumerate(lines, 1):
-        if not line.strip():
+        if not line or line.isspace():  # (``strip`` would copy every line)
             yield {"error": f"line {number}: empty line; expected a JSON request"}
             continue
         try:

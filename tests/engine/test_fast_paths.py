@@ -124,6 +124,33 @@ def test_pattern_caches_agree_with_fresh_computations() -> None:
     _check_groups(cases)  # from the caches
 
 
+def _unpruned_shape(pattern: int, size: int, honors: bool) -> tuple[int, int, int]:
+    """``forms._shape`` trying every index (it skips the tiles that would stand alone)."""
+    bits = _uncached_kind(pattern, honors)
+    to_sets = to_pair = 0
+    for i in range(size):
+        if (pattern >> (i << 3)) & 0xFF >= 5:
+            continue
+        grown = _uncached_kind(pattern + (1 << (i << 3)), honors)
+        if grown & 2:
+            to_pair |= 1 << i
+        elif grown & 1:
+            to_sets |= 1 << i
+    return (1 if bits & 2 else 0 if bits & 1 else -1), to_sets, to_pair
+
+
+def test_shape_skips_only_tiles_that_cannot_count() -> None:
+    rng = random.Random("shapes")
+    for size, honors in ((9, False), (7, True)):
+        for _ in range(3000):
+            counts = [0] * size
+            for _ in range(rng.randint(0, 13)):
+                t = rng.randrange(size)
+                counts[t] = min(counts[t] + 1, 4)
+            pattern = int.from_bytes(bytes(counts), "little")
+            assert forms._shape(pattern, size, honors) == _unpruned_shape(pattern, size, honors)
+
+
 def test_a_full_memo_starts_afresh_and_still_answers() -> None:
     computed: list[int] = []
 
