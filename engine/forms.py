@@ -6,8 +6,8 @@ Knitted Straight with a set and a pair (组合龙). ``counts`` are 34-slot array
 of the concealed tiles; ``melds`` is the number of declared sets beside them.
 
 Regular hands are read one suit at a time: the readings, completeness and
-waits of a suit's 9 (or 7 honor) counts are cached by pattern, so a whole hand
-is four dictionary lookups.
+waits of a suit's 9 (or 7 honor) counts are cached by pattern (``Memo``), so a
+whole hand is four dictionary lookups.
 
 Waits here are *formal* (by shape): a tile counts even when the hand holds
 all four copies of it (ruling 2 of docs/rulings.md). ``engine.shanten``
@@ -16,10 +16,13 @@ gives the playable waits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from functools import lru_cache
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache, partial
+from typing import TypeVar
 
 from engine.tiles import EAST, N_KINDS, Tile
+
+_V = TypeVar("_V")
 
 # A set is ``(kind, tile, concealed)``; ``tile`` is the lowest tile of a chow.
 CHOW, PUNG, KONG, PAIR = 0, 1, 2, 3
@@ -44,6 +47,38 @@ def pattern_of(counts: Sequence[int], lo: int, hi: int) -> int:
     return int.from_bytes(bytes(counts[lo:hi]), "little")
 
 
+_GROUP_BITS = (1 << 72) - 1  # the 9 bytes of a suit
+
+
+def group_patterns(counts: Sequence[int]) -> tuple[int, int, int, int]:
+    """``pattern_of`` each of the ``GROUPS`` of a 34-slot count array, packed in one go."""
+    whole = int.from_bytes(bytes(counts), "little")
+    return whole & _GROUP_BITS, whole >> 72 & _GROUP_BITS, whole >> 144 & _GROUP_BITS, whole >> 216
+
+
+class Memo(dict[int, _V]):
+    """A cache of ``compute(pattern)`` by pattern: a dict whose lookups are plain dict
+    lookups (an ``lru_cache`` call builds and hashes a tuple of its arguments), which
+    computes what it lacks and starts afresh when it holds ``limit`` entries."""
+
+    __slots__ = ("_compute", "_limit")
+
+    def __init__(self, compute: Callable[[int], _V], limit: int) -> None:
+        super().__init__()
+        self._compute = compute
+        self._limit = limit
+
+    def __missing__(self, pattern: int) -> _V:
+        value = self._compute(pattern)
+        if len(self) >= self._limit:
+            self.clear()
+        self[pattern] = value
+        return value
+
+    def cache_clear(self) -> None:
+        self.clear()
+
+
 _CHOW_BITS = 0x010101
 
 
@@ -62,7 +97,6 @@ def _has_chow(pattern: int, i: int, honors: bool) -> bool:
     )
 
 
-@lru_cache(maxsize=1 << 16)
 def suit_readings(pattern: int, base: int, honors: bool) -> tuple[Reading, ...]:
     """Every way to read one group's tiles as sets and at most one pair, each once."""
     out: list[Reading] = []
@@ -90,24 +124,59 @@ def suit_readings(pattern: int, base: int, honors: bool) -> tuple[Reading, ...]:
     return tuple(dict.fromkeys(out))  # a pair and a chow at one tile are found in both orders
 
 
-@lru_cache(maxsize=1 << 18)
+def _group_readings(pattern: int, base: int, honors: bool) -> tuple[Reading, ...]:
+    """``suit_readings``, from the readings the three suits share (their tiles from 0)."""
+    relative = _RELATIVE[honors][pattern]
+    if not base:
+        return relative
+    return tuple(
+        (
+            tuple([(kind, tile + base, hidden) for kind, tile, hidden in sets]),
+            pair + base if pair >= 0 else pair,
+        )
+        for sets, pair in relative
+    )
+
+
+# The readings of each pattern with its tiles from 0, for suits and for honors; then those
+# of each group's patterns, one cache a group (``GROUPS`` order).
+_RELATIVE = (
+    Memo(partial(suit_readings, base=0, honors=False), 1 << 16),
+    Memo(partial(suit_readings, base=0, honors=True), 1 << 16),
+)
+_READINGS = tuple(
+    Memo(partial(_group_readings, base=lo, honors=honors), 1 << 16) for lo, _, honors in GROUPS
+)
+
+
 def _kind(pattern: int, honors: bool) -> int:
     """How one group's pattern reads: bit 1 as sets only, bit 2 as sets and one pair."""
+    return _KINDS[honors][pattern]
+
+
+def _find_kind(pattern: int, honors: bool) -> int:
     if not pattern:
         return 1
-    i, n = _lowest(pattern)
-    unit = 1 << (i << 3)
+    kinds = _KINDS[honors]
+    shift = ((pattern & -pattern).bit_length() - 1) & ~7  # of the lowest tile (``_lowest``)
+    n = (pattern >> shift) & 0xFF
+    unit = 1 << shift
     kind = 0
     if n >= 3:
-        kind |= _kind(pattern - 3 * unit, honors)
-    if _has_chow(pattern, i, honors):
-        kind |= _kind(pattern - _CHOW_BITS * unit, honors)
-    if n >= 2 and _kind(pattern - 2 * unit, honors) & 1:
+        kind |= kinds[pattern - 3 * unit]
+    if not honors and shift <= 48 and pattern >> shift + 8 & 0xFF and pattern >> shift + 16 & 0xFF:
+        kind |= kinds[pattern - _CHOW_BITS * unit]  # a chow (``_has_chow``)
+    if n >= 2 and kinds[pattern - 2 * unit] & 1:
         kind |= 2
     return kind
 
 
-@lru_cache(maxsize=1 << 16)
+_KINDS = (
+    Memo(partial(_find_kind, honors=False), 1 << 18),
+    Memo(partial(_find_kind, honors=True), 1 << 18),
+)  # suits, honors
+
+
 def _shape(pattern: int, size: int, honors: bool) -> tuple[int, int, int]:
     """``(kind, waits_without_pair, waits_with_pair)`` of one group's pattern.
 
@@ -116,13 +185,17 @@ def _shape(pattern: int, size: int, honors: bool) -> tuple[int, int, int]:
     The waits are bit masks of the indexes whose addition makes the pattern
     kind 0 or kind 1.
     """
-    bits = _kind(pattern, honors)
+    kinds = _KINDS[honors]
+    bits = kinds[pattern]
     kind = 1 if bits & 2 else 0 if bits & 1 else -1
     to_sets = to_pair = 0
     for i in range(size):
-        if (pattern >> (i << 3)) & 0xFF >= 5:
+        held = (pattern >> (i << 3)) & 0xFF
+        if held >= 5:
             continue
-        grown = _kind(pattern + (1 << (i << 3)), honors)
+        if not held and (honors or not pattern >> (max(i - 2, 0) << 3) & _NEAR[i]):
+            continue  # a tile with no other within two ranks is in no set: nothing to look up
+        grown = kinds[pattern + (1 << (i << 3))]
         if grown & 2:
             to_pair |= 1 << i
         elif grown & 1:
@@ -130,26 +203,42 @@ def _shape(pattern: int, size: int, honors: bool) -> tuple[int, int, int]:
     return kind, to_sets, to_pair
 
 
-def _shapes(counts: Sequence[int]) -> list[tuple[int, int, int]]:
-    return [_shape(pattern_of(counts, lo, hi), hi - lo, honors) for lo, hi, honors in GROUPS]
+# The bytes of the ranks within two of rank i (from rank max(i - 2, 0) up).
+_NEAR = tuple((1 << ((min(i + 2, 8) - max(i - 2, 0) + 1) << 3)) - 1 for i in range(9))
+
+_SHAPES = (
+    Memo(partial(_shape, size=9, honors=False), 1 << 16),
+    Memo(partial(_shape, size=7, honors=True), 1 << 16),
+)  # suits, honors
+
+
+def _shapes(patterns: tuple[int, int, int, int]) -> list[tuple[int, int, int]]:
+    suits, honors = _SHAPES
+    a, b, c, d = patterns
+    return [suits[a], suits[b], suits[c], honors[d]]
 
 
 def regular_readings(counts: Sequence[int]) -> list[Reading]:
     """Every reading of ``counts`` as sets and exactly one pair (unordered)."""
-    groups = []
-    for lo, hi, honors in GROUPS:
-        options = suit_readings(pattern_of(counts, lo, hi), lo, honors)
-        if not options:
-            return []
-        groups.append(options)
-    a, b, c, d = groups
+    return readings_of_patterns(group_patterns(counts))
+
+
+def readings_of_patterns(patterns: tuple[int, int, int, int]) -> list[Reading]:
+    """``regular_readings`` of the counts whose ``group_patterns`` are ``patterns``."""
+    m, p, s, z = _READINGS
+    a = m[patterns[0]]
+    b = p[patterns[1]]
+    c = s[patterns[2]]
+    d = z[patterns[3]]
+    if not (a and b and c and d):
+        return []
     if len(a) == len(b) == len(c) == len(d) == 1:  # the common case: one reading
         pairs = [r[1] for r in (a[0], b[0], c[0], d[0]) if r[1] >= 0]
         if len(pairs) != 1:
             return []
         return [(a[0][0] + b[0][0] + c[0][0] + d[0][0], pairs[0])]
     result: list[Reading] = [((), -1)]
-    for options in groups:
+    for options in (a, b, c, d):
         result = [
             (sets + more, pair if pair >= 0 else p)
             for sets, p in result
@@ -162,7 +251,7 @@ def regular_readings(counts: Sequence[int]) -> list[Reading]:
 def is_regular(counts: Sequence[int]) -> bool:
     """4 - melds sets and a pair (the tile count is the caller's business)."""
     pairs = 0
-    for kind, _, _ in _shapes(counts):
+    for kind, _, _ in _shapes(group_patterns(counts)):
         if kind < 0:
             return False
         pairs += kind
@@ -171,13 +260,18 @@ def is_regular(counts: Sequence[int]) -> bool:
 
 def regular_waits(counts: Sequence[int]) -> set[Tile]:
     """Formal waits of a hand one tile short of the regular form."""
-    shapes = _shapes(counts)
+    return _tiles_of_mask(_regular_wait_mask(group_patterns(counts)))
+
+
+def _regular_wait_mask(patterns: tuple[int, int, int, int]) -> int:
+    """``regular_waits`` as a mask, bit ``t`` for tile ``t``, of the counts of ``patterns``."""
+    shapes = _shapes(patterns)
     kinds = [shape[0] for shape in shapes]
     broken = kinds.count(-1)
     if broken > 1:
-        return set()
+        return 0
     pairs_total = kinds.count(1)
-    waits: set[Tile] = set()
+    waits = 0
     for g, (lo, _, _) in enumerate(GROUPS):
         kind = kinds[g]
         if broken and kind >= 0:
@@ -185,14 +279,17 @@ def regular_waits(counts: Sequence[int]) -> set[Tile]:
         pairs = pairs_total - (kind == 1)
         if pairs > 1:
             continue
-        mask = shapes[g][2] if pairs == 0 else shapes[g][1]
-        i = 0
-        while mask:
-            if mask & 1:
-                waits.add(lo + i)
-            mask >>= 1
-            i += 1
+        waits |= (shapes[g][2] if pairs == 0 else shapes[g][1]) << lo
     return waits
+
+
+def _tiles_of_mask(mask: int) -> set[Tile]:
+    tiles: set[Tile] = set()
+    while mask:
+        low = mask & -mask
+        tiles.add(low.bit_length() - 1)
+        mask ^= low
+    return tiles
 
 
 def is_seven_pairs(counts: list[int]) -> bool:
@@ -261,15 +358,25 @@ def _kinds(counts: list[int]) -> int:
 
 def formal_waits(counts: list[int], melds: int = 0) -> set[Tile]:
     """Every tile that makes ``counts`` (13 - 3 * melds tiles) a complete hand, by shape."""
-    waits = regular_waits(counts)
-    if melds <= 1 and _kinds(counts) >= 8:
-        waits |= _knitted_straight_waits(counts)
-    if melds == 0:
-        odd = [t for t in range(N_KINDS) if counts[t] % 2]
-        if len(odd) == 1:
-            waits.add(odd[0])  # seven pairs
-        if _kinds(counts) >= 12:
-            waits |= _thirteen_orphans_waits(counts) | _honors_and_knitted_waits(counts)
+    return _tiles_of_mask(formal_wait_mask(counts, melds))
+
+
+def formal_wait_mask(
+    counts: Sequence[int], melds: int = 0, patterns: tuple[int, int, int, int] | None = None
+) -> int:
+    """``formal_waits`` as a mask, bit ``t`` for tile ``t``; ``patterns``: the
+    ``group_patterns`` of ``counts``, when the caller has them."""
+    waits = _regular_wait_mask(group_patterns(counts) if patterns is None else patterns)
+    if melds <= 1:
+        kinds = N_KINDS - counts.count(0)
+        if kinds >= 8:
+            waits |= _knitted_straight_wait_mask(counts)
+        if melds == 0:
+            if counts.count(1) + counts.count(3) == 1:  # seven pairs: the one odd count
+                waits |= 1 << (counts.index(1) if 1 in counts else counts.index(3))
+            if kinds >= 12:
+                for tile in _thirteen_orphans_waits(counts) | _honors_and_knitted_waits(counts):
+                    waits |= 1 << tile
     return waits
 
 
@@ -299,19 +406,20 @@ def _honors_and_knitted_waits(counts: Sequence[int]) -> set[Tile]:
     return waits
 
 
-def _knitted_straight_waits(counts: Sequence[int]) -> set[Tile]:
-    waits: set[Tile] = set()
-    for seq in KNITTED:
+def _knitted_straight_wait_mask(counts: Sequence[int]) -> int:
+    waits = 0
+    present = lanes(counts)
+    for seq, mask in zip(KNITTED, _KNITTED_MASKS, strict=True):
+        if (present & mask).bit_count() < len(seq) - 1:
+            continue  # more than one of its tiles missing
         missing = [t for t in seq if not counts[t]]
-        if len(missing) > 1:
-            continue
         rest = list(counts)
         for t in seq:
             if counts[t]:
                 rest[t] -= 1
         if missing:
             if is_regular(rest):
-                waits.add(missing[0])
+                waits |= 1 << missing[0]
         else:
-            waits |= regular_waits(rest)
+            waits |= _regular_wait_mask(group_patterns(rest))
     return waits

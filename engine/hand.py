@@ -16,6 +16,7 @@ from engine.errors import InvalidHand
 from engine.tiles import N_KINDS, WILD, Counts, Tile, counts_of, is_suited, name
 
 MAX_WILDS = 8  # the eight flowers, when flowers are wild
+_HAND_TILES = frozenset((*range(N_KINDS), WILD))  # what a hand's standing tiles may be
 
 
 class MeldKind(IntEnum):
@@ -77,25 +78,26 @@ class Hand:
     win_tile: Tile
 
     def __post_init__(self) -> None:
-        if len(self.melds) > 4:
-            raise InvalidHand(f"a hand has at most 4 melds, got {len(self.melds)}")
-        expected = 13 - 3 * len(self.melds)
-        if len(self.standing) != expected:
+        melds, standing, win = self.melds, self.standing, self.win_tile
+        if len(melds) > 4:
+            raise InvalidHand(f"a hand has at most 4 melds, got {len(melds)}")
+        expected = 13 - 3 * len(melds)
+        if len(standing) != expected:
             raise InvalidHand(
-                f"with {len(self.melds)} meld(s) a hand has {expected} standing tiles "
-                f"plus the winning tile, got {len(self.standing)} plus the winning tile"
+                f"with {len(melds)} meld(s) a hand has {expected} standing tiles "
+                f"plus the winning tile, got {len(standing)} plus the winning tile"
             )
-        for tile in (*self.standing, self.win_tile):
-            if not 0 <= tile < N_KINDS and tile != WILD:
-                raise InvalidHand(
-                    f"{tile!r} is not a tile kind 0..33 (flowers are not part of a hand)"
-                )
+        if win not in _HAND_TILES or not _HAND_TILES.issuperset(standing):
+            tile = next(t for t in (*standing, win) if t not in _HAND_TILES)
+            raise InvalidHand(f"{tile!r} is not a tile kind 0..33 (flowers are not part of a hand)")
         if self.wilds > MAX_WILDS:
             raise InvalidHand(f"a hand holds at most {MAX_WILDS} wild tiles, got {self.wilds}")
         counts = self.all_counts()
-        for tile, n in enumerate(counts):
-            if n > 4:
-                raise InvalidHand(f"{name(tile)} appears {n} times; there are only 4 of each tile")
+        if max(counts) > 4:
+            tile = next(t for t, n in enumerate(counts) if n > 4)
+            raise InvalidHand(
+                f"{name(tile)} appears {counts[tile]} times; there are only 4 of each tile"
+            )
 
     def concealed_counts(self) -> Counts:
         """Counts of the standing tiles including the winning tile, wild tiles left out."""
@@ -111,10 +113,20 @@ class Hand:
 
     def all_counts(self) -> Counts:
         """Counts of every tile in the hand, melds included (a kong counts 4)."""
-        counts = self.concealed_counts()
-        for meld in self.melds:
-            for tile in meld.tiles:
+        counts = [0] * N_KINDS
+        for tile in self.standing:
+            if tile != WILD:
                 counts[tile] += 1
+        if self.win_tile != WILD:
+            counts[self.win_tile] += 1
+        for meld in self.melds:
+            tile = meld.tile
+            if meld.kind is MeldKind.CHOW:
+                counts[tile] += 1
+                counts[tile + 1] += 1
+                counts[tile + 2] += 1
+            else:
+                counts[tile] += 4 if meld.kind is MeldKind.KONG else 3
         return counts
 
     @property

@@ -13,11 +13,12 @@ wild tiles (财神) a ``*`` is a wild tile standing for any tile: ``**23m456p...
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from engine.errors import InvalidHand, InvalidNotation
 from engine.hand import Hand, Meld, MeldKind
-from engine.tiles import EAST, HONOR_LETTERS, SUIT_LETTERS, WILD, Tile, is_suited, name
+from engine.tiles import EAST, HONOR_LETTERS, N_KINDS, SUIT_LETTERS, WILD, Tile, is_suited, name
 
 _SUIT_BASE = {"m": 0, "p": 9, "s": 18}
 
@@ -115,6 +116,77 @@ def parse_hand(text: str) -> Hand:
     """Parse a winning hand; raise ``InvalidNotation`` or ``InvalidHand`` saying what and where."""
     if not isinstance(text, str):
         raise InvalidNotation(f"a hand must be a string, got {type(text).__name__}")
+    return _parse_written_plainly(text) or _parse_hand(text)
+
+
+# The fast path. Most hands are written plainly: melds in one of the forms of
+# ``_MELD_BODIES`` first, then runs of ``1-9`` digits before ``m p s`` and honor letters (or
+# ``*``), no spaces, no ``z``. ``_parse_written_plainly`` reads those with a regular
+# expression and a table and gives up (``None``) on anything else, a hand that cannot exist
+# included; ``_parse_hand`` then reads the text character by character and says what is wrong
+# and where. Both give the same hand for a text both read (``tests/engine/test_notation.py``).
+_PLAIN_RUNS = re.compile(r"(?:[1-9]+[mps]|[ESWNCFP*])+")
+_PLAIN_TOKEN = re.compile(r"([1-9]+)([mps])|([ESWNCFP*])")
+_SUIT_TILES = {
+    letter: str.maketrans({str(r): chr(base + r - 1) for r in range(1, 10)})
+    for letter, base in _SUIT_BASE.items()
+}
+_LETTER_TILE = {**{ch: EAST + i for i, ch in enumerate(HONOR_LETTERS)}, "*": WILD}
+
+
+def _meld_bodies() -> dict[str, Meld]:
+    """Each meld written plainly, inside its brackets: the tiles in order (``123m``, ``EEE``,
+    ``5555p``), then nothing, ``,N`` or ``N`` for the offer (nothing: a chow or pung from the
+    previous player, a concealed kong)."""
+    bodies: dict[str, Meld] = {}
+    for kind in MeldKind:
+        for tile in range(N_KINDS):
+            if kind is MeldKind.CHOW and not (is_suited(tile) and tile % 9 <= 6):
+                continue
+            tiles = Meld(kind, tile).tiles
+            body = "".join(name(t)[0] for t in tiles) + (name(tile)[1:] if is_suited(tile) else "")
+            bodies[body] = Meld(kind, tile, 0 if kind is MeldKind.KONG else 1)
+            for offer in (1, 2, 3):
+                bodies[f"{body},{offer}"] = bodies[f"{body}{offer}"] = Meld(kind, tile, offer)
+    return bodies
+
+
+_MELD_BODIES = _meld_bodies()
+
+
+def _parse_written_plainly(text: str) -> Hand | None:
+    melds: tuple[Meld, ...] = ()
+    rest = text
+    if text[:1] == "[":
+        close = text.rfind("]") + 1
+        rest = text[close:]
+        found: list[Meld] = []
+        for body in text[1 : close - 1].split("]["):
+            meld = _MELD_BODIES.get(body)
+            if meld is None:
+                return None
+            found.append(meld)
+        melds = tuple(found)
+    if not _PLAIN_RUNS.fullmatch(rest):
+        return None
+    tiles: list[Tile] = []
+    for digits, letter, honor in _PLAIN_TOKEN.findall(rest):
+        if honor:
+            tiles.append(_LETTER_TILE[honor])
+        else:  # each digit becomes the character whose code is its tile, then that byte
+            tiles += digits.translate(_SUIT_TILES[letter]).encode("latin-1")
+    if len(tiles) != 14 - 3 * len(melds):
+        return None
+    win = tiles.pop()
+    tiles.sort()
+    try:
+        return Hand(melds, tuple(tiles), win)
+    except InvalidHand:
+        return None
+
+
+def _parse_hand(text: str) -> Hand:
+    """``parse_hand`` character by character, every error said with its position."""
     melds: list[Meld] = []
     standing: list[tuple[Tile, int]] = []
     i = 0

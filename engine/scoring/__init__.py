@@ -33,7 +33,6 @@ Where the rule book leaves a choice, the decisions are written down in
 
 from __future__ import annotations
 
-from functools import lru_cache
 from itertools import compress
 
 from engine.errors import InvalidHand, NotWinning
@@ -65,7 +64,7 @@ from engine.scoring.wild import (
 
 __all__ = ["FANS", "POINTS", "REF_KEY", "FanCount", "FanTable", "Score", "WinContext", "score"]
 # The private pieces the tests check one by one (``tests/engine/test_wild_scoring.py``).
-_TESTED = (GROUPS, _group_reading_fans, _score_wild_cached, _wild_order, _WildSearch)
+_TESTED = (GROUPS, _group_reading_fans, _score_wild_cached, _total, _wild_order, _WildSearch)
 
 
 def _hand_fans(hand: Hand, ctx: WinContext, table: FanTable) -> None:
@@ -92,23 +91,29 @@ def score(hand: Hand, ctx: WinContext = _PLAIN_WIN, rules: RuleSet = MCR) -> Sco
             raise InvalidHand(
                 f"{_notation(hand)} holds wild tiles (*), but rule set {rules.name!r} has none"
             )
-        table = _score_wild(hand, ctx, rules.extra_fans)
+        table = _score_wild(hand, ctx, rules.extra_fans).copy()  # the copy: it is cached
     else:
         h = _prepare(hand, ctx, rules.extra_fans)
         best = _best_table(h)
         if best is None:
             raise NotWinning(f"{_notation(hand)} is not a winning hand in any form")
-        table = best
-    table = table.copy()
+        table = best  # a table of its own
     if rules.extra_fans:
         _hand_fans(hand, ctx, table)
     table[FLOWER_TILES] = ctx.flowers
-    fans = tuple([_fan_count(i, table[i]) for i in compress(range(N_FANS), table)])
-    total = _total(table)
+    counted = list(compress(_FAN_IDS, table))
+    fans = tuple(
+        [
+            _FAN_COUNTS[i][table[i]] if 0 < table[i] <= _COUNTS else FanCount(FANS[i], table[i])
+            for i in counted
+        ]
+    )
+    total = sum([POINTS[i] * table[i] for i in counted])
     flowers = ctx.flowers + (ctx.seat_flowers if rules.extra_fans else 0)
-    return Score(fans=fans, total=total, meets_minimum=total - flowers >= rules.min_fan)
+    return Score(fans, total, total - flowers >= rules.min_fan)
 
 
-@lru_cache(maxsize=1024)
-def _fan_count(index: int, count: int) -> FanCount:
-    return FanCount(FANS[index], count)
+_FAN_IDS = range(N_FANS)
+_COUNTS = 8  # the counts a fan is found with (flowers: up to 8)
+# Each fan's ``FanCount`` with each count 1..8 (index 0 unused), made once.
+_FAN_COUNTS = tuple(tuple(FanCount(fan, n) for n in range(_COUNTS + 1)) for fan in FANS)

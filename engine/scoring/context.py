@@ -52,6 +52,15 @@ class FanCount:
         """Points of this entry (the fan's value times its count)."""
         return self.fan.points * self.count
 
+    def to_dict(self) -> dict[str, object]:
+        """The JSON form of an entry of ``Score.to_dict`` (``points`` is per fan)."""
+        return {
+            "name": self.fan.en,
+            "name_zh": self.fan.zh,
+            "points": self.fan.points,
+            "count": self.count,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Score:
@@ -64,13 +73,5 @@ class Score:
         return {
             "total": self.total,
             "meets_minimum": self.meets_minimum,
-            "fans": [
-                {
-                    "name": fc.fan.en,
-                    "name_zh": fc.fan.zh,
-                    "points": fc.fan.points,
-                    "count": fc.count,
-                }
-                for fc in self.fans
-            ],
+            "fans": [fc.to_dict() for fc in self.fans],
         }

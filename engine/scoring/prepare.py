@@ -4,7 +4,6 @@ the tiles present (suits, terminals and honors, ranges) and of how the hand was 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -12,12 +11,14 @@ from engine.forms import (
     CHOW,
     KONG,
     PUNG,
+    Memo,
     Reading,
     Set,
-    formal_waits,
+    formal_wait_mask,
+    group_patterns,
     lane_mask,
     lanes,
-    regular_readings,
+    readings_of_patterns,
 )
 from engine.hand import Hand, MeldKind
 from engine.scoring.context import WinContext
@@ -89,9 +90,10 @@ def _set_key(s: Set) -> int:
     return REF_KEY[s[1]] * 2 + (s[0] == CHOW)
 
 
-def _ordered_readings(counts: Sequence[int]) -> list[Reading]:
-    """The regular readings, in the reference calculators' order (ruling 1)."""
-    readings = regular_readings(counts)
+def _ordered_readings(h: _Hand) -> list[Reading]:
+    """The regular readings of the standing tiles, in the reference calculators' order
+    (ruling 1)."""
+    readings = readings_of_patterns(_patterns(h))
     if len(readings) > 1:
         readings.sort(key=lambda reading: sorted(map(_set_key, reading[0])))
     return readings
@@ -123,6 +125,14 @@ class _Hand:
     unique_wait: bool | None = None  # computed on demand
     custom: bool = False  # score the starred fans of document 000 (``RuleSet.extra_fans``)
     situation: int = -1  # 天和 地和 人和 when one counts (``_situation_fan``)
+    patterns: tuple[int, int, int, int] | None = None  # of ``standing`` (``_patterns``)
+
+
+def _patterns(h: _Hand) -> tuple[int, int, int, int]:
+    """``forms.group_patterns`` of the standing tiles, computed once a hand."""
+    if h.patterns is None:
+        h.patterns = group_patterns(h.standing)
+    return h.patterns
 
 
 _SET_KIND = {MeldKind.CHOW: CHOW, MeldKind.PUNG: PUNG, MeldKind.KONG: KONG}
@@ -161,25 +171,27 @@ def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
     kong = ctx.kong
     if kong:
         kong = has_kong if ctx.self_drawn else fixed_win == 0 and standing[win] == 1
+    # positional: a call of 19 keywords costs a microsecond of matching them
     return _Hand(
-        hand=hand,
-        ctx=ctx,
-        win=win,
-        fixed=fixed,
-        exposed=exposed,
-        fours=merged.count(4),
-        standing=standing,
-        merged=merged,
-        self_drawn=ctx.self_drawn,
-        last_tile=last_tile,
-        kong=kong,
-        wall_last=ctx.wall_last,
-        traits=_tile_traits(present),
-        present=present,
-        prevalent=EAST + ctx.round_wind,
-        seat=EAST + ctx.seat_wind,
-        custom=custom,
-        situation=_situation_fan(ctx, custom) if custom else -1,  # no call for MCR
+        hand,
+        ctx,
+        win,
+        fixed,
+        exposed,
+        merged.count(4),
+        standing,
+        merged,
+        ctx.self_drawn,
+        last_tile,
+        kong,
+        ctx.wall_last,
+        _TRAITS[present],
+        present,
+        EAST + ctx.round_wind,
+        EAST + ctx.seat_wind,
+        None,
+        custom,
+        _situation_fan(ctx, custom) if custom else -1,  # no call for MCR
     )
 
 
@@ -243,6 +255,10 @@ def _tile_traits(present: int) -> FanTable:
         elif not ranks & ~_RANKS_4_TO_6:
             table[MIDDLE_TILES] = 1  # 全中
     return table
+
+
+# ``_tile_traits`` of each ``present`` seen (its readers copy it, never change it).
+_TRAITS = Memo(_tile_traits, 1 << 14)
 
 
 def _situation_fan(ctx: WinContext, custom: bool) -> int:
@@ -309,9 +325,13 @@ def _concealment_fans(table: FanTable, exposed: int, self_drawn: bool) -> None:
 def _is_unique_wait(h: _Hand) -> bool:
     """Whether the hand, before the winning tile, waited on that tile alone (ruling 2)."""
     if h.unique_wait is None:
+        win = h.win
         counts = h.standing.copy()
-        counts[h.win] -= 1
-        h.unique_wait = formal_waits(counts, len(h.hand.melds)) == {h.win}
+        counts[win] -= 1
+        patterns = list(_patterns(h))
+        patterns[win // 9] -= 1 << (win % 9 << 3)  # the group of the winning tile (9 * 3 = EAST)
+        a, b, c, d = patterns
+        h.unique_wait = formal_wait_mask(counts, len(h.hand.melds), (a, b, c, d)) == 1 << win
     return h.unique_wait
 
 

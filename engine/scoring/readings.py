@@ -95,7 +95,13 @@ def _best_table(
             if limit is not None and _total(special) > limit:
                 return None
             return special
-    for concealed, pair in _ordered_readings(h.standing):
+    readings = _ordered_readings(h)
+    if len(readings) == 1 and best is None and limit is None:  # no total to compare
+        concealed, pair = readings[0]
+        if wild:
+            return _score_placed(h, concealed, pair, wild)
+        return _score_regular(h, concealed, pair)
+    for concealed, pair in readings:
         if wild:
             table = _score_placed(h, concealed, pair, wild)
         else:

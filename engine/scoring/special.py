@@ -61,8 +61,10 @@ def _seven_shifted_pairs(counts: Sequence[int], win: Tile) -> bool:
     if win >= EAST:
         return False
     base = win - win % 9
-    run = [counts[base + r] == 2 for r in range(9)]
-    return any(all(run[start : start + 7]) for start in range(3))
+    return _SEVEN_TWOS in bytes(counts[base : base + 9])  # seven pairs in a row of the suit
+
+
+_SEVEN_TWOS = bytes([2] * 7)
 
 
 def _score_seven_pairs(h: _Hand) -> FanTable:
