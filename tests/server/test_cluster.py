@@ -31,7 +31,15 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from clusterkit import Cluster, Node, RedisServer, Unavailable, drop_database, until
+from clusterkit import (
+    TEST_TIMERS,
+    Cluster,
+    Node,
+    RedisServer,
+    Unavailable,
+    drop_database,
+    until,
+)
 
 from engine.bots import make_bot
 from engine.rules import MCR
@@ -137,7 +145,7 @@ class Player:
         """Close this connection, connect to ``node`` and ``resume``; with ``table``, wait for
         the table's full update there (she is back at her table)."""
         token = self.token
-        await self.client.close()
+        await self.client.close()  # harmless when it is closed already
         client = await connect(node)
         try:
             full = None
@@ -217,6 +225,22 @@ async def solo_table(owner: Node, name: str, player_node: Node | None = None) ->
     return player, table
 
 
+async def hold_at(player: Player, table: str, hand_no: int) -> asyncio.Task[Any]:
+    """She plays until hand ``hand_no`` is under way and it is her turn to discard, then
+    stops answering: the table waits for her (60 s turns, and she is connected). Returns
+    her ``play`` task, which ends (None) when her connection closes."""
+    assert player.seat is not None
+    state = player.state(table)
+
+    def held() -> bool:
+        return state.hand_no >= hand_no and any(a["type"] == "discard" for a in state.legal)
+
+    bot = make_bot("default", seed=player.seat)
+    task = asyncio.create_task(play(player.client, table, bot, stopping=held))
+    await until(held, 60, f"{player.name}'s turn in hand {hand_no} of table {table}")
+    return task
+
+
 async def progressed(player: Player, table: str, hand_no: int, discards: int = 4) -> None:
     """Until the table is at hand ``hand_no`` with ``discards`` discards in it (or beyond)."""
 
@@ -258,7 +282,7 @@ async def check_as_offline(cluster: Cluster, end: dict[str, Any], hands: int = H
     (logged,) = read_log(json.dumps(line) for line in lines)
     replayed = logged.replay()
     assert [normalized(r.to_dict()) for r in replayed.records] == expected
-    assert len(stored) == hands
+    assert [normalized(h) for h in stored] == expected
     return match_id
 
 
@@ -405,37 +429,39 @@ async def test_owner_killed_mid_match_another_node_adopts(make_cluster: MakeClus
 @pytest.mark.postgres
 @pytest.mark.asyncio
 async def test_owner_paused_past_its_lease_is_fenced(make_cluster: MakeCluster) -> None:
-    """SIGSTOP of the owner past its lease: the other node adopts (the table's fence goes
-    up); after SIGCONT the old owner writes nothing more (its appends carry the old fence
-    and are refused): the log stays 1..n, the match ends as offline, and it owns nothing."""
+    """SIGSTOP of the owner past its lease, just after its player went away (its timer to
+    play her seat is then overdue when it wakes): the other node adopts the table (its fence
+    goes up) and plays on; after SIGCONT the old owner writes nothing more (an append with
+    the old fence is refused, and it drops the table): the log stays 1..n without a gap or
+    a duplicate, the match ends as offline, and the old owner owns nothing."""
     lease = 1.5
     cluster = await make_cluster(2, lease_seconds=lease)
     n1, n2 = cluster["n1"], cluster["n2"]
     alice, table = await solo_table(n1, "alice_fence", player_node=n2)
     assert await cluster.wait_owner(table) == "n1"
     fence = await table_fence(cluster, table)
-    task = asyncio.create_task(alice.play(cluster, table))
+    first = await hold_at(alice, table, 2)
     try:
-        await progressed(alice, table, 2)
+        await alice.client.close()  # n2 tells n1 she is away: n1 will play her seat
+        assert await asyncio.wait_for(first, 10) is None
+        await asyncio.sleep(0.05)  # (only to let that reach n1: the outcome may not depend on it)
         n1.pause()
-        adopter = await cluster.wait_owner(table, timeout=lease + 10, not_in={"n1"})
-        assert adopter == "n2"
+        assert await cluster.wait_owner(table, timeout=lease + 10, not_in={"n1"}) == "n2"
         assert await table_fence(cluster, table) > fence
-        await progressed(alice, table, 2, discards=12)  # n2 plays on while n1 sleeps
         n1.resume()
-        await until(lambda: ready(n1), 20, "n1 ready again after SIGCONT")
-        end = await task
+        await alice.move_to(n2, table)
+        end = await alice.play(cluster, table)
     finally:
-        task.cancel()
+        first.cancel()
         if n1.paused:
             n1.resume()
         await alice.close()
-    assert not alice.reconnects, "her connection to n2 stayed up"
     await check_as_offline(cluster, end)
-    await until(lambda: owned_none(n1), 10, "n1 owns no table")
+    await until(lambda: ready(n1), 20, "n1 ready again after SIGCONT")
+    await until(lambda: owns_nothing(n1), 10, "n1 owns no table")
 
 
-async def owned_none(node: Node) -> bool:
+async def owns_nothing(node: Node) -> bool:
     return await owned(node) == 0
 
 
@@ -443,8 +469,8 @@ async def owned_none(node: Node) -> bool:
 @pytest.mark.asyncio
 async def test_redis_restarted_mid_match(make_cluster: MakeCluster) -> None:
     """Redis killed in hand 2 (it keeps nothing: every lease and presence is gone) and
-    started again a second later: the nodes say so (/healthz "unreachable", /readyz 503),
-    play pauses and resumes, and the match ends as offline."""
+    started again a second later: the nodes say so meanwhile (/healthz "unreachable",
+    /readyz 503), play pauses and resumes, and the match ends as offline."""
     cluster = await make_cluster(2)
     n1, n2 = cluster["n1"], cluster["n2"]
     alice, table = await solo_table(n1, "alice_redis", player_node=n2)
@@ -454,7 +480,7 @@ async def test_redis_restarted_mid_match(make_cluster: MakeCluster) -> None:
         await cluster.redis.kill()
 
         async def redis_down(node: Node) -> bool:
-            return (await node.healthz())["cluster"]["redis"] == "unreachable"
+            return bool((await node.healthz())["cluster"]["redis"] == "unreachable")
 
         for node in (n1, n2):
             await until(lambda node=node: redis_down(node), 10, f"{node.name} sees Redis down")
@@ -469,40 +495,49 @@ async def test_redis_restarted_mid_match(make_cluster: MakeCluster) -> None:
         task.cancel()
         await alice.close()
     await check_as_offline(cluster, end)
-    assert await cluster.owner(table) is None  # a finished table holds no lease
 
 
 @pytest.mark.postgres
 @pytest.mark.asyncio
 async def test_rolling_restart_during_matches(make_cluster: MakeCluster) -> None:
     """Three matches on two nodes; each node in turn gets SIGTERM (it hands its tables to
-    the other, tells its clients ``server_shutdown`` and exits 0), is started again and
-    waited for (/readyz 200). Every match finishes, exactly as offline."""
-    cluster = await make_cluster(2)
+    the other, closes its connections as going away, 1001, and exits 0), is started again
+    and waited for (/readyz 200). Two matches play on throughout; the third waits for its
+    player's discard the whole time (so each node has a table to hand over), she following
+    it from node to node. Every match finishes, exactly as offline. (A seat away waits 5 s
+    before the server plays it: players back within that, the held table stays held.)"""
+    timers = {**TEST_TIMERS, "disconnected_seconds": 5, "restart_grace_seconds": 5}
+    cluster = await make_cluster(2, timers=timers)
     n1, n2 = cluster["n1"], cluster["n2"]
     seated = [
         await solo_table(n1, "roll_a", player_node=n2),
         await solo_table(n2, "roll_b", player_node=n1),
-        await solo_table(n1, "roll_c"),
     ]
-    # A short pause per decision: the matches last through both restarts.
-    tasks = [asyncio.create_task(p.play(cluster, t, think=0.05)) for p, t in seated]
+    waiting, held_table = await solo_table(n1, "roll_c")
+    holding = await hold_at(waiting, held_table, 1)
+    tasks = [asyncio.create_task(p.play(cluster, t, think=0.1)) for p, t in seated]
     try:
         await progressed(seated[0][0], seated[0][1], 1, discards=2)
         for node, other in ((n1, n2), (n2, n1)):
             assert await owned(node) >= 1
             assert await node.stop() == 0, node.tail()
-            for player, table in seated:  # handed over (or finished meanwhile)
+            assert await cluster.owner(held_table) == other.name
+            for player, table in seated:  # handed over too, or finished meanwhile
                 if player.state(table).match_end is None:
                     assert await cluster.owner(table) in (other.name, None)
+            assert await asyncio.wait_for(holding, 10) is None  # her node closed on her
+            assert waiting.client.close_code == 1001
+            await waiting.move_to(other, held_table)
+            holding = await hold_at(waiting, held_table, 1)
             await node.start()
-        ends = await asyncio.gather(*tasks)
+        holding.cancel()
+        await waiting.client.sync(held_table)  # a full update: her turn, to answer now
+        ends = await asyncio.gather(*tasks, waiting.play(cluster, held_table))
     finally:
-        for task in tasks:
+        for task in (holding, *tasks):
             task.cancel()
-        for player, _ in seated:
+        for player in (waiting, *(p for p, _ in seated)):
             await player.close()
-    assert any(p.reconnects for p, _ in seated), "a player was connected to a restarted node"
     assert len({end["match"] for end in ends}) == 3
     for end in ends:
         await check_as_offline(cluster, end)
@@ -511,24 +546,25 @@ async def test_rolling_restart_during_matches(make_cluster: MakeCluster) -> None
 @pytest.mark.postgres
 @pytest.mark.asyncio
 async def test_admin_cli_nodes_move_drain(make_cluster: MakeCluster) -> None:
-    """``guobiao cluster nodes`` lists both nodes (ready, their tables, the coordinator);
-    ``cluster move TABLE n2`` returns once n2 owns it; ``cluster drain n2`` makes n2 hand
-    its tables back to n1 and stop being ready (it stays up). A non-default prefix, which
-    the nodes and the CLI both read from GUOBIAO_CLUSTER_PREFIX. The match ends as offline."""
+    """``guobiao cluster nodes`` lists both nodes (their state, tables, the coordinator);
+    ``cluster tables n1`` lists n1's table; ``cluster move TABLE n2`` returns once n2 owns it;
+    ``cluster drain n2`` makes n2 hand its tables to n1 and stop being ready (it stays up).
+    The table waits for its player throughout; she resumes and the match ends as offline.
+    A non-default prefix, which the nodes and the CLI both read from
+    GUOBIAO_CLUSTER_PREFIX."""
     cluster = await make_cluster(2, prefix="gbt")
     n1, n2 = cluster["n1"], cluster["n2"]
     alice, table = await solo_table(n1, "alice_cli", player_node=n2)
-    task = asyncio.create_task(alice.play(cluster, table, think=0.02))
+    first = await hold_at(alice, table, 2)
     try:
         assert await cluster.wait_owner(table) == "n1"
-        assert await cluster.redis.command("EXISTS", "guobiao:lease:" + table) == 0
+        assert await cluster.redis.command("EXISTS", f"guobiao:lease:{table}") == 0
         nodes = await cluster.cli("nodes")
-        assert nodes.returncode == 0, nodes.stderr
+        assert nodes.returncode == 0, nodes.stdout + nodes.stderr
         lines = nodes.stdout.splitlines()
         assert any("n1" in line for line in lines) and any("n2" in line for line in lines)
-        coordinator = await cluster.coordinator()
-        assert coordinator in ("n1", "n2")
-        assert "coordinator" in nodes.stdout.lower()
+        assert await cluster.coordinator() in ("n1", "n2")
+        assert "coordinator" in nodes.stdout.lower(), nodes.stdout
 
         listing = await cluster.cli("tables", "n1")
         assert listing.returncode == 0 and table in listing.stdout, listing
@@ -536,6 +572,7 @@ async def test_admin_cli_nodes_move_drain(make_cluster: MakeCluster) -> None:
         moved = await cluster.cli("move", table, "n2")
         assert moved.returncode == 0, moved.stdout + moved.stderr
         assert await cluster.owner(table) == "n2"
+        assert await owned(n2) == 1 and await owned(n1) == 0
         record = await cluster.node_record("n2")
         assert record is not None and record["node"] == "n2" and record["port"] == n2.port
 
@@ -543,15 +580,19 @@ async def test_admin_cli_nodes_move_drain(make_cluster: MakeCluster) -> None:
         assert drained.returncode == 0, drained.stdout + drained.stderr
         assert await cluster.wait_owner(table, timeout=10, not_in={"n2"}) == "n1"
         status, body = await n2.readyz()
-        assert status == 503 and body["ready"] is False
+        assert status == 503 and body["ready"] is False, body
         health = await n2.healthz()
         assert health["cluster"]["draining"] is True and health["cluster"]["tables_owned"] == 0
         assert n2.alive
         after = await cluster.cli("nodes")
         n2_line = next(line for line in after.stdout.splitlines() if "n2" in line)
         assert "draining" in n2_line.lower(), after.stdout
-        end = await task
+
+        # A drained node keeps its connections (it relays them): she plays on from n2.
+        first.cancel()
+        await alice.client.sync(table)  # a full update: her turn, to answer now
+        end = await alice.play(cluster, table)
     finally:
-        task.cancel()
+        first.cancel()
         await alice.close()
     await check_as_offline(cluster, end)
