@@ -75,7 +75,8 @@ async def make_cluster(tmp_path: Path) -> AsyncIterator[MakeCluster]:
                 pytest.fail(f"CI needs redis-server: {exc}")
             pytest.skip(str(exc))
         made.append(cluster)
-        await cluster.start(nodes)
+        if nodes:
+            await cluster.start(nodes)
         return cluster
 
     try:
@@ -596,3 +597,43 @@ async def test_admin_cli_nodes_move_drain(make_cluster: MakeCluster) -> None:
         first.cancel()
         await alice.close()
     await check_as_offline(cluster, end)
+
+
+def running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_workers_share_the_port_and_stop_together(make_cluster: MakeCluster) -> None:
+    """``serve --workers 2``: two worker processes on one port, nodes ``NODE/w1`` and
+    ``NODE/w2`` of the cluster (each with its presence record); a table created through
+    the port is owned by one of them; SIGTERM to the parent stops both, and it exits 0."""
+    cluster = await make_cluster(0)
+    node = cluster.add("w", args=["--workers", "2"])
+    cluster.write_config()
+    await node.start()
+    names = ("w/w1", "w/w2")
+
+    async def both_present() -> list[dict[str, Any]] | None:
+        records = [await cluster.node_record(name) for name in names]
+        return None if None in records else [r for r in records if r is not None]
+
+    records = await until(both_present, 20, "both workers' presence in Redis")
+    pids = {int(r["pid"]) for r in records}
+    assert len(pids) == 2 and node.process is not None and node.process.pid not in pids
+    assert {int(r["port"]) for r in records} == {node.port}
+    alice = await Player.register(node, "alice_workers")
+    try:
+        table = (await alice.client.create_table(turn_seconds=TURN_SECONDS)).table
+        assert await cluster.wait_owner(table) in names
+    finally:
+        await alice.close()
+    listing = await cluster.cli("nodes")
+    assert all(name in listing.stdout for name in names), listing.stdout
+    assert await node.stop() == 0, node.tail()
+    await until(lambda: not any(running(pid) for pid in pids), 10, "both workers gone")
