@@ -14,11 +14,12 @@ import asyncio
 import contextlib
 import dataclasses
 import http
+import itertools
 import json
 import logging
 import socket
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import ServerConnection, serve
@@ -35,20 +36,12 @@ from server.lobby import Lobby
 from server.metrics import Metrics
 from server.protocol import ProtocolError, encode, error
 from server.static import WebFiles
-from server.table import (
-    AddBotsInput,
-    AnalyzeInput,
-    BackInput,
-    GoneInput,
-    JoinInput,
-    LeaveInput,
-    PlayInput,
-    SyncInput,
-    Table,
-    WatchInput,
-)
+from server.table import BackInput, GoneInput, input_for
 from server.tournaments import api as tournament_api
 from server.tournaments.host import Tournaments
+
+if TYPE_CHECKING:
+    from server.cluster.node import Node
 
 log = logging.getLogger("guobiao.server")
 
@@ -79,7 +72,13 @@ class Connection:
         self.strikes = 0
         self.refusals = 0  # account requests refused by a limit in a row
         self.prompts: dict[str, int] = {}  # table -> seq of its latest update asking us to act
-        self.tables: set[Table] = set()
+        # The tables this connection is at (on this node or another), each with the watch
+        # frame that made it a spectator there (None: a player, or not yet known).
+        self.tables: dict[str, str | None] = {}
+        self.cid = app.new_cid()  # unique in the cluster: how other nodes address it
+        self.relayed: set[str] = set()  # the other nodes this connection spoke to
+        self.queue_frame: str | None = None  # its queue_join, while queued by another node
+        self.frame: str | bytes = ""  # the frame being dispatched
         self.dropped = False
         self.writer = asyncio.create_task(self._write(), name="writer")
 
@@ -134,6 +133,11 @@ class Connection:
         return matchmaker
 
     # ---------------------------------------------------------- incoming ---
+
+    def attach(self, table_id: str) -> None:
+        """A table took this connection in (the queue or a tournament seated it)."""
+        self.tables.setdefault(table_id, None)
+        self.queue_frame = None
 
     def prompted(self, table: str, seq: int) -> None:
         """The update ``seq`` of ``table`` just queued for us lists actions for us to take."""
@@ -192,6 +196,7 @@ class Connection:
                 try:
                     if isinstance(message, ProtocolError):
                         raise message
+                    self.frame = frame
                     await self.dispatch(message)
                 except accounts.RateLimited as exc:
                     self.app.metrics.rate_limited["accounts"].inc()
@@ -228,6 +233,8 @@ class Connection:
         finally:
             self.lobby.feed.unsubscribe(self)
             await self._detach()
+            if self.app.cluster is not None:
+                self.app.cluster.bye(self)
             await self.close_writer()
 
     async def dispatch(self, m: protocol.Message) -> None:
@@ -304,8 +311,13 @@ class Connection:
             )
             table = self.lobby.table_of(self.username)
             if table is not None:
-                self.tables.add(table)
+                self.tables[table.id] = None
                 await table.queue.put(BackInput(self, m.id))
+            elif app.cluster is not None:  # seated at another node's table?
+                table_id = await app.cluster.seated_table(self.username)
+                if table_id is not None and await app.cluster.owner_of(table_id) is not None:
+                    self.tables[table_id] = None
+                    app.cluster.relay_input(self, table_id, "back")
             return
         if isinstance(m, protocol.Logout):
             await self._detach()
@@ -328,14 +340,10 @@ class Connection:
             else:
                 self.lobby.feed.unsubscribe(self)
                 self.send(encode("tables", {"tables": self.lobby.listing()}, m.id))
-        elif isinstance(m, protocol.TournamentRequest):
-            await self.app.tournaments_host.handle(self, m)
-        elif isinstance(m, protocol.QueueJoin):
-            await self.matchmaker.join(self, m.ladder, m.casual, m.id)
-        elif isinstance(m, protocol.QueueLeave):
-            self.matchmaker.leave(self, m.id)
+        elif isinstance(m, (protocol.TournamentRequest, protocol.QueueJoin, protocol.QueueLeave)):
+            await self._service(m)
         elif isinstance(m, protocol.CreateTable):
-            self.matchmaker.gone(self, tell=True)  # a table of one's own: the queue is done
+            self._leave_queue()  # a table of one's own: the queue is done
             table = await self.lobby.create(
                 m.rules,
                 m.turn_seconds,
@@ -348,34 +356,77 @@ class Connection:
             self.send(
                 encode("table_created", {"table": table.id, "invite_code": table.invite_code}, m.id)
             )
-        elif isinstance(m, protocol.JoinTable):
-            self.matchmaker.gone(self, tell=True)
-            await self._to_table(m.table, JoinInput(self, m.id, m.seat, m.invite_code))
-        elif isinstance(m, protocol.AddBots):
-            await self._to_table(m.table, AddBotsInput(self, m.id, m.bot))
-        elif isinstance(m, protocol.LeaveTable):
-            await self._to_table(m.table, LeaveInput(self, m.id))
-        elif isinstance(m, protocol.Watch):
-            await self._to_table(m.table, WatchInput(self, m.id, m.invite_code))
-        elif isinstance(m, protocol.Play):
-            await self._to_table(m.table, PlayInput(self, m.id, m.seq, m.action, time.monotonic()))
-        elif isinstance(m, protocol.Sync):
-            await self._to_table(m.table, SyncInput(self, m.id))
-        elif isinstance(m, protocol.Analyze):
-            await self._to_table(m.table, AnalyzeInput(self, m.id))
+        else:
+            found = input_for(self, m)
+            if found is None:
+                return
+            if isinstance(m, protocol.JoinTable):
+                self._leave_queue()
+            await self._to_table(*found, isinstance(m, protocol.Watch))
+
+    async def _service(self, m: protocol.Message) -> None:
+        """A queue or tournament request: here, or relayed to the node that runs them (the
+        cluster's coordinator)."""
+        cluster = self.app.cluster
+        if cluster is not None:
+            if isinstance(m, protocol.QueueJoin):
+                self.queue_frame = _text(self.frame)  # sent again if the coordinator changes
+            elif isinstance(m, protocol.QueueLeave):
+                self.queue_frame = None
+        if cluster is not None and not cluster.is_coordinator:
+            cluster.relay_service(self, self.frame)
+        elif isinstance(m, protocol.TournamentRequest):
+            await self.app.tournaments_host.handle(self, m)
+        elif isinstance(m, protocol.QueueJoin):
+            await self.matchmaker.join(self, m.ladder, m.casual, m.id)
+        elif isinstance(m, protocol.QueueLeave):
+            self.matchmaker.leave(self, m.id)
+
+    def _leave_queue(self) -> None:
+        self.matchmaker.gone(self, tell=True)
+        if self.queue_frame is not None and self.app.cluster is not None:
+            self.queue_frame = None
+            self.app.cluster.service_gone(self)
 
     async def _detach(self) -> None:
         """Leave every table as this connection's player: it may see none of its seat's
         private view once it is logged out or logged in as someone else; and the queue."""
         self.matchmaker.gone(self)
-        for table in self.tables:
-            await table.queue.put(GoneInput(self, None))
+        cluster = self.app.cluster
+        if cluster is not None and self.queue_frame is not None:
+            cluster.service_gone(self)
+        self.queue_frame = None
+        for table_id in self.tables:
+            table = self.lobby.tables.get(table_id)
+            if table is not None:
+                await table.queue.put(GoneInput(self, None))
+            elif cluster is not None:
+                cluster.relay_input(self, table_id, "gone")
         self.tables.clear()
 
-    async def _to_table(self, table_id: str, item: Any) -> None:
-        table = self.lobby.get(table_id)
-        self.tables.add(table)
-        await table.queue.put(item)
+    async def _to_table(self, table_id: str, item: Any, watch: bool = False) -> None:
+        """Hand ``item`` to the table: its task, if it is on this node; else the frame goes
+        to the node that owns it (cluster mode). ``watch``: the frame makes us a spectator
+        (kept, to watch again should the table move)."""
+        table = self.lobby.tables.get(table_id)
+        cluster = self.app.cluster
+        if table is None and cluster is None:
+            table = self.lobby.get(table_id)  # no_such_table
+        if watch or table_id not in self.tables:
+            self.tables[table_id] = _text(self.frame) if watch else None
+        if table is not None:
+            await table.queue.put(item)
+            return
+        assert cluster is not None
+        try:
+            await cluster.relay(self, table_id, self.frame)
+        except ServerError:
+            self.tables.pop(table_id, None)
+            raise
+
+
+def _text(frame: str | bytes) -> str:
+    return frame.decode("utf-8", "replace") if isinstance(frame, bytes) else frame
 
 
 class App:
@@ -394,6 +445,15 @@ class App:
         self.purger: asyncio.Task[None] | None = None
         self.web = WebFiles()
         self.metrics = Metrics(self)  # GET /metrics; a registry of this server's own
+        self.cluster: Node | None = None  # cluster mode: this process as a node
+        self.by_cid: dict[str, Connection] = {}  # connections by their cluster-wide id
+        self._cids = itertools.count(1)
+
+    def new_cid(self) -> str:
+        """A connection id no other connection of the cluster has."""
+        if self.cluster is not None:
+            return self.cluster.new_cid()
+        return str(next(self._cids))
 
     @property
     def tournaments_host(self) -> Tournaments:
@@ -419,17 +479,24 @@ class App:
         self.store.policy = self.config.season_policy()
         self.store.on_commit = self.metrics.commit_seconds
         self.lobby = Lobby(self.config, self.store, self.metrics)
-        self.tournaments = Tournaments(
-            self.config, self.store.tournaments, self.lobby, lambda: self.connections
-        )
-        # Before the restore: a table it finds finished (a crash came first) tells it too.
-        self.lobby.on_table_finished = self.tournaments.table_finished
-        restored = await self.lobby.restore()
-        if restored:
-            log.info("restored %s table(s) from the database", restored)
+        self.tournaments = Tournaments(self.config, self.store.tournaments, self.lobby, self._peers)
         self.matchmaker = Matchmaker(self.config, self.store, self.lobby)
-        self.matchmaker.start()
-        await self.tournaments.start()  # the sessions' tables a crash left unmade
+        if self.config.clustered:
+            # The tables are adopted (restored) by the nodes as their leases lapse; the
+            # queue and the tournaments run on the coordinator (server/cluster/node.py).
+            from server.cluster.node import Node  # noqa: PLC0415 (needs redis: cluster only)
+
+            self.cluster = Node(self)
+            self.lobby.cluster = self.cluster
+            self.lobby.on_table_finished = self.cluster.table_finished
+        else:
+            # Before the restore: a table it finds finished (a crash came first) tells it too.
+            self.lobby.on_table_finished = self.tournaments.table_finished
+            restored = await self.lobby.restore()
+            if restored:
+                log.info("restored %s table(s) from the database", restored)
+            self.matchmaker.start()
+            await self.tournaments.start()  # the sessions' tables a crash left unmade
         await self._purge()
         self.purger = asyncio.create_task(self._purge_every(), name="purge")
         self.ws_server = await serve(
@@ -444,12 +511,20 @@ class App:
             ping_interval=20,
             ping_timeout=20,
             server_header=f"guobiao/{VERSION}",
+            # Cluster mode: the workers of one machine listen on one port (the kernel
+            # spreads the connections among them).
+            reuse_port=self.config.clustered,
         )
+        if self.cluster is not None:
+            await self.cluster.start()
 
     async def stop(self) -> None:
         """Stop accepting, tell clients, let tables finish writing, close the database."""
         if self.ws_server is not None:
             self.ws_server.server.close()  # stop listening; connections stay open for now
+        if self.cluster is not None:  # every table to another node, none ends
+            moved = await self.cluster.drain()
+            log.info("handed %s table(s) to the other nodes", moved)
         if self.matchmaker is not None:
             await self.matchmaker.stop()
         if self.tournaments is not None:
@@ -468,8 +543,31 @@ class App:
             with contextlib.suppress(asyncio.CancelledError):
                 await self.purger
         self.guard.close()
+        if self.cluster is not None:
+            await self.cluster.close()
         if self.store is not None:
             await self.store.close()
+
+    def _peers(self) -> list[Any]:
+        """Every connection the tournaments may tell something: ours, and in cluster mode
+        those of other nodes that spoke to this one."""
+        if self.cluster is None:
+            return list(self.connections)
+        return [*self.connections, *self.cluster.remote_peers()]
+
+    async def _ready(self, connection: ServerConnection) -> Response:
+        """``/readyz``: whether a proxy should send this server new connections."""
+        why = None
+        if not await self.store.ping():
+            why = "the database does not answer"
+        elif self.cluster is not None and self.cluster.draining:
+            why = "draining: this node hands its tables to the others"
+        elif self.cluster is not None and not (self.cluster.redis_ok and self.cluster.bus.up):
+            why = "Redis does not answer"
+        if why is None:
+            return _json(connection, http.HTTPStatus.OK, {"ready": True, "node": self.node})
+        body = {"ready": False, "node": self.node, "why": why}
+        return _json(connection, http.HTTPStatus.SERVICE_UNAVAILABLE, body)
 
     async def _purge(self) -> None:
         """Expired guests and sessions out of the database, stale limits out of memory."""
@@ -499,10 +597,12 @@ class App:
             return
         conn = Connection(ws, self)
         self.connections.add(conn)
+        self.by_cid[conn.cid] = conn
         try:
             await conn.serve()
         finally:
             self.connections.discard(conn)
+            self.by_cid.pop(conn.cid, None)
 
     # ------------------------------------------------------------- HTTP ---
 
@@ -546,9 +646,12 @@ class App:
         asset = self.web.get(path)
         if asset is not None:
             return self.web.respond(connection, asset, request)
+        if path == "/readyz":
+            return await self._ready(connection)
         if path == "/healthz":
             ok = await self.store.ping()
-            body = {
+            body: dict[str, Any] = {
+                "node": self.node,
                 "status": "ok" if ok else "degraded",
                 "database": "ok" if ok else "unreachable",
                 "tables": len(self.lobby.tables) if self.lobby else 0,
@@ -558,10 +661,15 @@ class App:
                 if self.lobby
                 else [],
             }
+            if self.cluster is not None:
+                body["cluster"] = self.cluster.status()
             return _json(
                 connection, http.HTTPStatus.OK if ok else http.HTTPStatus.SERVICE_UNAVAILABLE, body
             )
         if path == "/api/queue" and self.matchmaker is not None:
+            if self.cluster is not None and not self.cluster.is_coordinator:
+                snapshot = await self.cluster.queue_snapshot()
+                return _json(connection, http.HTTPStatus.OK, snapshot)
             return _json(connection, http.HTTPStatus.OK, self.matchmaker.snapshot())
         parts = path.strip("/").split("/")
         if self.tournaments is not None:

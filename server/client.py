@@ -1123,6 +1123,11 @@ async def _play(  # noqa: PLR0917
             return message.payload
         if message.type == "table" and message.payload.get("state") == "finished":
             return state.match_end  # over without a match_end for us (we were away)
+        if message.type == "table" and message.reply_to is None:
+            # Given our seat again (the table moved to another node, or restarted): what we
+            # sent last may never have arrived, so the next prompt is answered even if it is
+            # the one we answered (a duplicate is refused harmlessly as stale).
+            acted = None
         if stopping is not None and stopping():
             continue
         if message.type == "error" and message.reply_to is not None:

@@ -139,6 +139,15 @@ class TournamentsSection:
 
 
 @dataclass(frozen=True, slots=True)
+class ClusterSection:
+    """Several nodes on one PostgreSQL and Redis (docs/deployment.md). Off by default."""
+
+    redis_url: str = ""  # "": one process, no cluster
+    lease_seconds: float = 3.0  # a table's lease and a node's presence; renewed every third
+    prefix: str = "guobiao"  # of every Redis key and channel (several clusters on one Redis)
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     server: ServerSection = ServerSection()
     database: DatabaseSection = DatabaseSection()
@@ -149,6 +158,12 @@ class Config:
     ladder: LadderSection = LadderSection()
     matchmaking: MatchmakingSection = MatchmakingSection()
     tournaments: TournamentsSection = TournamentsSection()
+    cluster: ClusterSection = ClusterSection()
+
+    @property
+    def clustered(self) -> bool:
+        """Whether this server is a node of a cluster (``[cluster] redis_url`` set)."""
+        return bool(self.cluster.redis_url)
 
     @property
     def database_url(self) -> str:
@@ -252,6 +267,7 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("matchmaking", "turn_seconds"): (1, 3600),
     ("matchmaking", "hands"): (1, 16),
     ("matchmaking", "casual_bot_seconds"): (0, 86400),
+    ("cluster", "lease_seconds"): (0.3, 600),
 }
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
     ("server", "log_level"): ("debug", "info", "warning", "error"),
@@ -353,6 +369,21 @@ def load(
         raise ConfigError(
             f"[accounts] login_backoff_max_seconds ({accounts.login_backoff_max_seconds:g}) must "
             f"be at least login_backoff_seconds ({accounts.login_backoff_seconds:g})"
+        )
+    cluster = config.cluster
+    if cluster.redis_url and not cluster.redis_url.startswith(("redis://", "rediss://", "unix://")):
+        raise ConfigError(
+            f"[cluster] redis_url must start with redis://, rediss:// or unix://, got "
+            f"{cluster.redis_url!r}"
+        )
+    if cluster.redis_url and config.database_url.startswith("sqlite"):
+        raise ConfigError(
+            "[cluster] redis_url is set but the database is SQLite: the nodes of a cluster "
+            "share one PostgreSQL database ([database] url, GUOBIAO_DATABASE_URL)"
+        )
+    if not cluster.prefix or not cluster.prefix.replace("_", "").replace("-", "").isalnum():
+        raise ConfigError(
+            f"[cluster] prefix must be letters, digits, - and _, got {cluster.prefix!r}"
         )
     presets = config.rule_presets()
     making = config.matchmaking

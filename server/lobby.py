@@ -50,6 +50,8 @@ class LobbyStore(TableStore, Protocol):
 
     async def load_open_tables(self) -> list[TableRow]: ...
 
+    async def get_table(self, table_id: str) -> TableRow | None: ...
+
     async def table_matches(self, table_id: str) -> list[MatchRow]: ...
 
     async def match_actions(self, match_id: int) -> list[ActionRow]: ...
@@ -221,11 +223,17 @@ class Lobby:
         # (its match ended just before a crash): the tournaments set it, before ``restore``.
         self.on_table_finished: Callable[[Table], Awaitable[None]] | None = None
         self.hooks: set[asyncio.Task[None]] = set()  # the calls of it running
+        # Cluster mode (server/cluster/node.py): the node, which leases each table this
+        # lobby creates or adopts, and knows the other nodes' tables and players.
+        self.cluster: Any = None
 
     # -------------------------------------------------- the tables' host ---
 
     def seated_at(self, username: str) -> str | None:
-        return self.seated.get(username)
+        found = self.seated.get(username)
+        if found is None and self.cluster is not None:
+            found = self.cluster.seated.get(username)  # at another node's table
+        return found
 
     def table_changed(self, summary: TableSummary) -> None:
         before = self.summaries.get(summary.table)
@@ -280,18 +288,24 @@ class Lobby:
     # ------------------------------------------------------------ lookups ---
 
     def _new_id(self) -> str:
+        # Several nodes pick ids at once in cluster mode: longer ones (a lease on each new id,
+        # ``claim_new``, refuses one taken by a live table).
+        size = 3 if self.cluster is None else 6
         while True:
-            table_id = "t" + secrets.token_hex(3)
+            table_id = "t" + secrets.token_hex(size)
             if table_id not in self.tables:
                 return table_id
 
     def listing(self) -> list[dict[str, Any]]:
         """The public unfinished tables, as they last told the lobby."""
-        return [
+        local = [
             s.listing
             for s in self.summaries.values()
             if not s.private and s.state != "finished" and s.table in self.tables
         ]
+        if self.cluster is not None:  # and every other node's, as they last published them
+            local.extend(self.cluster.remote_listing(self.tables))
+        return local
 
     def get(self, table_id: str) -> Table:
         table = self.tables.get(table_id)
@@ -371,15 +385,24 @@ class Lobby:
         check_tournament_settings(ends_at, seed, spectator_delay_seconds, tournament)
         if len(self.tables) >= self.config.limits.max_tables:
             raise LobbyError("table_full", "the server has as many tables as it may hold")
+        table_id, store = self._new_id(), self.store
+        if self.cluster is not None:
+            if self.cluster.draining:
+                raise LobbyError(
+                    "server_shutdown", "this node is handing its tables over; reconnect soon"
+                )
+            while (fenced := await self.cluster.claim_new(table_id)) is None:
+                table_id = self._new_id()
+            store = fenced
         table = Table(
-            id=self._new_id(),
+            id=table_id,
             rules=rules,
             preset=self.presets[rules],
             turn_seconds=seconds,
             private=private,
             invite_code=secrets.token_urlsafe(6) if private else None,
             timers=timers,
-            store=self.store,
+            store=store,
             host=self,
             metrics=self.metrics,
             claim_window_ms=window,
@@ -402,8 +425,11 @@ class Lobby:
         table.start()
         return table
 
-    def forget(self, table: Table) -> None:
-        """Drop ``table``, its summary and its seats (it finished, or it is set aside)."""
+    def forget(self, table: Table, *, moved: bool = False) -> None:
+        """Drop ``table``, its summary and its seats (it finished, or it is set aside; in
+        cluster mode, ``moved``: another node owns it now)."""
+        if self.cluster is not None and not moved and table.id in self.tables:
+            self.cluster.table_done(table.id)
         self.tables.pop(table.id, None)
         summary = self.summaries.pop(table.id, None)
         for name in summary.players if summary is not None else ():
@@ -445,7 +471,35 @@ class Lobby:
             restored += 1
         return restored
 
-    async def _restore_table(self, row: TableRow, stored: MatchRow | None) -> Table:
+    async def adopt(self, table_id: str, store: TableStore) -> Table | None:
+        """Take over the stored table ``table_id`` (cluster mode: its lease and fencing
+        token are ours, ``store`` writes with that token): rebuilt as ``restore`` rebuilds
+        it, and started. None if it has finished (a match that ended just before its owner
+        died is stored so here) or it cannot be rebuilt (set aside, as ``restore`` does)."""
+        row = await self.store.get_table(table_id)
+        if row is None or row.state == "finished":
+            return None
+        played = await self.store.table_matches(table_id)
+        stored = played[-1] if played and played[-1].ended_at is None else None
+        try:
+            table = await self._restore_table(row, stored, store)
+            if table.state == "finished":
+                await store.save_table(table.row())
+                self._table_finished(table)
+                return None
+        except Exception as exc:
+            reason = exc.reason if isinstance(exc, LobbyError) else repr(exc)
+            match_id = stored.id if stored is not None else None
+            self.set_aside[table_id] = SetAside(table_id, match_id, reason)
+            log.error("table %s (match %s) set aside, not adopted: %s", table_id, match_id, reason)
+            return None
+        self.tables[table.id] = table
+        table.start()
+        return table
+
+    async def _restore_table(
+        self, row: TableRow, stored: MatchRow | None, store: TableStore | None = None
+    ) -> Table:
         if stored is not None:
             preset = stored_rules(stored, self.presets)  # the rules its match is played with
         elif row.rules in self.presets:
@@ -461,7 +515,7 @@ class Lobby:
             private=row.private,
             invite_code=row.invite_code,
             timers=timers,
-            store=self.store,
+            store=self.store if store is None else store,
             host=self,
             metrics=self.metrics,
             created_at=row.created_at,

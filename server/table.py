@@ -68,6 +68,7 @@ from engine.errors import IllegalAction
 from engine.match import MATCH_HANDS, HandRecord, Match, hand_seed
 from engine.rules import RuleSet
 from engine.table import Phase, View
+from server import protocol
 from server.accounts import RateLimited
 from server.config import TimersSection
 from server.db.models import iso
@@ -318,6 +319,26 @@ class ReplaceInput(_Input):
 @dataclass(frozen=True, slots=True)
 class StopInput(_Input):
     pass
+
+
+def input_for(peer: Peer, m: protocol.Message) -> tuple[str, _Input] | None:
+    """The table a client's message is for and the input it is there, or None if it is no
+    table's: the same whether the table is on the client's node or another."""
+    if isinstance(m, protocol.JoinTable):
+        return m.table, JoinInput(peer, m.id, m.seat, m.invite_code)
+    if isinstance(m, protocol.AddBots):
+        return m.table, AddBotsInput(peer, m.id, m.bot)
+    if isinstance(m, protocol.LeaveTable):
+        return m.table, LeaveInput(peer, m.id)
+    if isinstance(m, protocol.Watch):
+        return m.table, WatchInput(peer, m.id, m.invite_code)
+    if isinstance(m, protocol.Play):
+        return m.table, PlayInput(peer, m.id, m.seq, m.action, time.monotonic())
+    if isinstance(m, protocol.Sync):
+        return m.table, SyncInput(peer, m.id)
+    if isinstance(m, protocol.Analyze):
+        return m.table, AnalyzeInput(peer, m.id)
+    return None
 
 
 # ------------------------------------------------------------------- table ---

@@ -101,6 +101,9 @@ class FakeStore:
     async def load_open_tables(self) -> list[TableRow]:
         return [r for r in self.tables.values() if r.state != "finished"]
 
+    async def get_table(self, table_id: str) -> TableRow | None:
+        return self.tables.get(table_id)
+
     # --------------------------------------------------------- matches ---
 
     async def create_match(  # noqa: PLR0917 (the store's signature)

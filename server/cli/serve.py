@@ -11,6 +11,7 @@ from typing import Any
 
 from server import logs
 from server.app import App
+from server.cli import workers
 from server.config import Config, ConfigError, load
 
 
@@ -30,6 +31,10 @@ def config_from(args: argparse.Namespace) -> Config:
         overrides.setdefault("server", {})["data_dir"] = args.data_dir
     if args.database_url:
         overrides.setdefault("database", {})["url"] = args.database_url
+    if getattr(args, "redis_url", None):
+        overrides.setdefault("cluster", {})["redis_url"] = args.redis_url
+    if getattr(args, "node", None):
+        overrides.setdefault("server", {})["node"] = args.node
     return load(args.config, overrides=overrides)
 
 
@@ -40,11 +45,22 @@ def add_parser(
         "serve",
         help="run the game server",
         description="Run the online MCR server: websockets on ws://HOST:PORT/ws and the HTTP "
-        "API on the same port. Applies database migrations on start.",
+        "API on the same port. Applies database migrations on start. With a Redis URL it is "
+        "one node of a cluster on a shared PostgreSQL database (docs/deployment.md).",
     )
     add_config_options(parser)
     parser.add_argument("--host", help="interface to listen on")
     parser.add_argument("--port", type=int, help="port (0: any free port)")
+    parser.add_argument("--redis-url", metavar="URL", help="cluster mode: [cluster] redis_url")
+    parser.add_argument("--node", metavar="NAME", help="this node's name ([server] node)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N worker processes on one port (cluster mode: needs a Redis URL and "
+        "PostgreSQL); default 1",
+    )
     return parser
 
 
@@ -54,6 +70,21 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"guobiao serve: {exc}", file=sys.stderr)
         return 2
+    if args.workers < 1:
+        print(f"guobiao serve: --workers must be 1 or more, got {args.workers}", file=sys.stderr)
+        return 2
+    if args.workers > 1:
+        if not config.clustered:
+            print(
+                "guobiao serve: --workers needs cluster mode: a Redis URL (--redis-url or "
+                "[cluster] redis_url) and a PostgreSQL database (docs/deployment.md)",
+                file=sys.stderr,
+            )
+            return 2
+        if not config.server.port:
+            print("guobiao serve: --workers needs a fixed --port (not 0)", file=sys.stderr)
+            return 2
+        return workers.supervise(sys.argv[1:], args.workers, config)
     logs.setup(config.server.log_level, config.server.log_format)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(config))

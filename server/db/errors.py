@@ -5,8 +5,10 @@
     StoreError
     ├── BadDatabaseURL (also ValueError)   the URL does not parse or names no async driver
     ├── UsernameTaken                      a player with that name (in any case) exists
-    └── Conflict                           a unique row exists already (action seq, hand) or
-                                           a row refers to a missing one (unknown match)
+    ├── Conflict                           a unique row exists already (action seq, hand) or
+    │                                      a row refers to a missing one (unknown match)
+    └── Fenced                             a write by a node whose lease on the table moved
+                                           on (its fencing token is not the table's)
 """
 
 from __future__ import annotations
@@ -26,3 +28,14 @@ class UsernameTaken(StoreError):
 
 class Conflict(StoreError):
     """An insert that breaks a uniqueness or foreign-key rule."""
+
+
+class Fenced(StoreError):
+    """A write to a table (its log, its row, a new match) with a fencing token that is no
+    longer the table's: another node took the table over (cluster mode)."""
+
+    def __init__(self, table_id: str, token: int, current: int | None) -> None:
+        now = "it is gone" if current is None else f"its token is {current} now"
+        super().__init__(f"table {table_id}: write with fencing token {token} refused ({now})")
+        self.table_id = table_id
+        self.token = token

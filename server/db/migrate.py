@@ -18,7 +18,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 
 from server.db.engine import make_engine, parse_url
 
@@ -76,6 +76,13 @@ async def _run(url: str, step: Callable[[Config, str], Any], revision: str) -> N
 
     try:
         async with engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                # Several nodes of a cluster start at once: one migrates, the others wait
+                # here (the lock ends with the transaction) and then find nothing to do.
+                await connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK})
             await connection.run_sync(run)
     finally:
         await engine.dispose()
+
+
+_LOCK = 0x6775_6F62  # "guob": the advisory lock the migrations hold on PostgreSQL

@@ -202,6 +202,9 @@ class GameTable(Base):
     tournament_id: Mapped[int | None] = mapped_column(Integer, index=True)
     tournament_session: Mapped[int | None] = mapped_column(Integer)
     tournament_table: Mapped[int | None] = mapped_column(Integer)
+    # The fencing token of the node that owns it in cluster mode (revision 0008): each
+    # takeover increments it, and a write with an older token is refused (``Fenced``).
+    fence: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Match(Base):

@@ -50,17 +50,42 @@ def binder(
 
 
 async def insert_rows(
-    connection: AsyncConnection, sql: str, bind: Binder, rows: list[dict[str, Any]]
-) -> None:
-    """Insert ``rows`` in one ``BEGIN IMMEDIATE`` transaction on ``connection``'s driver."""
+    connection: AsyncConnection,
+    sql: str,
+    bind: Binder,
+    rows: list[dict[str, Any]],
+    *,
+    fence: str | None = None,
+) -> dict[int, int | None]:
+    """Insert ``rows`` in one ``BEGIN IMMEDIATE`` transaction on ``connection``'s driver.
+    ``fence``: the key of a row's (table id, fencing token), if it has one: such a row is
+    inserted only if the token is its table's, checked in the same transaction (which holds
+    SQLite's write lock); the others are returned (``id(row)`` -> the table's token)."""
     raw = await connection.get_raw_connection()
     driver = raw.driver_connection
     assert driver is not None
-    params = [bind(row) for row in rows]
     await driver.execute("BEGIN IMMEDIATE")
     try:
-        await driver.executemany(sql, params)
+        fenced: dict[int, int | None] = {}
+        if fence is not None:
+            tokens: dict[str, int | None] = {}
+            for row in rows:
+                if fence not in row:
+                    continue
+                table_id, token = row[fence]
+                if table_id not in tokens:
+                    cursor = await driver.execute(
+                        "SELECT fence FROM tables WHERE id = ?", (table_id,)
+                    )
+                    found = await cursor.fetchone()
+                    tokens[table_id] = found[0] if found is not None else None
+                if tokens[table_id] != token:
+                    fenced[id(row)] = tokens[table_id]
+        params = [bind(row) for row in rows if id(row) not in fenced]
+        if params:
+            await driver.executemany(sql, params)
         await driver.execute("COMMIT")
+        return fenced
     except BaseException as exc:
         if driver.in_transaction:
             await driver.execute("ROLLBACK")

@@ -35,7 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from engine.match import MATCH_HANDS, check_match_hands
 from server.db import sqlite_log
 from server.db.engine import WRITE_OPTION, make_engine
-from server.db.errors import BadDatabaseURL, Conflict, StoreError, UsernameTaken
+from server.db.errors import BadDatabaseURL, Conflict, Fenced, StoreError, UsernameTaken
 from server.db.migrate import current, downgrade, head, upgrade
 from server.db.models import (
     TABLE_STATES,
@@ -283,6 +283,37 @@ def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
 
 
 _INSERT_ACTION = insert(MatchAction)  # one statement for every append
+_FENCE = "_fence"  # an append's (table id, fencing token), when it has one (cluster mode)
+
+
+async def _check_fence(session: AsyncSession, table_id: str, fence: int) -> None:
+    """``Fenced`` unless ``fence`` is the table's token; holds the row till the commit."""
+    current = await session.scalar(
+        select(GameTable.fence).where(GameTable.id == table_id).with_for_update(read=True)
+    )
+    if current != fence:
+        raise Fenced(table_id, fence, current)
+
+
+async def _fenced_rows(connection: Any, rows: list[dict[str, Any]]) -> dict[int, int | None]:
+    """The rows (by ``id(row)``) whose fencing token is not their table's, the table's rows
+    held (``FOR SHARE``) until the commit: a takeover's increment waits for it."""
+    wanted = {row[_FENCE][0] for row in rows if _FENCE in row}
+    if not wanted:
+        return {}
+    result = await connection.execute(
+        select(GameTable.id, GameTable.fence)
+        .where(GameTable.id.in_(sorted(wanted)))
+        .with_for_update(read=True)
+    )
+    tokens = {row.id: row.fence for row in result}
+    return {
+        id(row): tokens.get(row[_FENCE][0])
+        for row in rows
+        if _FENCE in row and tokens.get(row[_FENCE][0]) != row[_FENCE][1]
+    }
+
+
 _ACTION_COLUMNS = ("match_id", "seq", "hand_no", "player", "action", "created_at")
 
 
@@ -458,13 +489,16 @@ class Store:
 
     # Tables.
 
-    async def save_table(self, row: TableRow) -> None:
-        """Insert the table, or update it if its id exists."""
+    async def save_table(self, row: TableRow, *, fence: int | None = None) -> None:
+        """Insert the table, or update it if its id exists. ``fence``: the writer's fencing
+        token (cluster mode): ``Fenced`` unless it is the stored table's."""
         async with self._write() as session:
-            table = await session.get(GameTable, row.id)
+            table = await session.get(GameTable, row.id, with_for_update=fence is not None)
             if table is None:
                 table = GameTable(id=row.id)
                 session.add(table)
+            elif fence is not None and table.fence != fence:
+                raise Fenced(row.id, fence, table.fence)
             table.rules = row.rules
             table.turn_seconds = row.turn_seconds
             table.private = row.private
@@ -492,6 +526,31 @@ class Store:
                 .order_by(GameTable.created_at, GameTable.id)
             )
             return [TableRow.of(t) for t in tables]
+
+    async def take_table(self, table_id: str) -> int:
+        """Take the table over (cluster mode): increment its fencing token and return it;
+        from then on a write with an older token is ``Fenced``. On PostgreSQL this waits for
+        a write in flight with the old token (it holds the row) to commit first, so what the
+        new owner then reads of the log is all there will ever be. ``LookupError`` if there
+        is no such table."""
+        async with self._write() as session:
+            fence = await session.scalar(
+                update(GameTable)
+                .where(GameTable.id == table_id)
+                .values(fence=GameTable.fence + 1)
+                .returning(GameTable.fence)
+            )
+            if fence is None:
+                raise LookupError(f"no table {table_id!r}")
+            return int(fence)
+
+    async def open_table_ids(self) -> list[str]:
+        """The ids of the tables waiting or playing (cluster mode: those a node must own)."""
+        async with self._read() as session:
+            ids = await session.scalars(
+                select(GameTable.id).where(GameTable.state.in_(("waiting", "playing")))
+            )
+            return list(ids)
 
     async def get_table(self, table_id: str) -> TableRow | None:
         """The stored table ``table_id`` (any state), None if there is none: what
@@ -523,12 +582,14 @@ class Store:
         rule_options: Mapping[str, Any] | None = None,
         hands_planned: int = MATCH_HANDS,
         rated: bool = False,
+        fence: int | None = None,
     ) -> int:
         """Record a new match; its id (use it as the engine's ``match_id``, so the hand
         records and the log agree). ``seed`` must fit a signed 64-bit integer.
         ``rule_options`` are the rules as played (``RuleSet.to_dict()``), ``hands_planned``
         the match's length in deals (``Match.hands``). A ``rated`` match needs four
-        registered accounts (``NotRateable`` otherwise); it records them as its foursome."""
+        registered accounts (``NotRateable`` otherwise); it records them as its foursome.
+        ``fence``: the writer's fencing token for the table (``Fenced`` unless current)."""
         if seed not in SEED_RANGE:
             raise ValueError(f"a match seed must fit in a signed 64-bit integer, got {seed}")
         bytes.fromhex(salt)  # ValueError unless hex
@@ -536,6 +597,8 @@ class Store:
             raise ValueError(f"a match has 4 seats, got {seats!r}")
         check_match_hands(hands_planned)
         async with self._write() as session:
+            if fence is not None:
+                await _check_fence(session, table_id, fence)
             foursome = None
             if rated:
                 foursome = foursome_key(await _registered_ids(session, seats))
@@ -564,6 +627,7 @@ class Store:
         action: Mapping[str, Any],
         *,
         now: datetime | None = None,
+        fence: tuple[str, int] | None = None,
     ) -> None:
         """Append one action to a match's log; committed when this returns.
 
@@ -571,7 +635,9 @@ class Store:
         transaction is being written, the next appends wait and share the next one, so a
         busy server makes one commit for many actions and each caller still returns only
         once its action is durable. ``Conflict`` if the match has an action ``seq`` already
-        or does not exist.
+        or does not exist. ``fence``: (table id, the writer's fencing token) in cluster
+        mode; the token is checked in the transaction that appends (``Fenced`` unless it is
+        the table's), holding the table's row so a takeover waits for the commit.
         """
         row = {
             "match_id": match_id,
@@ -581,6 +647,8 @@ class Store:
             "action": dict(action),
             "created_at": now or utcnow(),
         }
+        if fence is not None:
+            row[_FENCE] = fence
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((row, done))
         if self._flusher is None or self._flusher.done():
@@ -591,11 +659,17 @@ class Store:
         while self._pending:
             batch, self._pending = self._pending, []
             try:
-                await self._insert_actions([row for row, _ in batch])
+                fenced = await self._insert_actions([row for row, _ in batch])
+                if fenced:
+                    refused = [(row, done) for row, done in batch if id(row) in fenced]
+                    batch = [(row, done) for row, done in batch if id(row) not in fenced]
+                    for row, done in refused:
+                        table_id, token = row[_FENCE]
+                        _settle(done, Fenced(table_id, token, fenced[id(row)]))
             except IntegrityError:
                 for row, done in batch:  # find the culprit: each row on its own
                     try:
-                        await self._insert_actions([row])
+                        alone = await self._insert_actions([row])
                     except IntegrityError:
                         _settle(
                             done,
@@ -608,7 +682,11 @@ class Store:
                     except Exception as exc:
                         _settle(done, exc)
                     else:
-                        _settle(done, None)
+                        if alone:
+                            table_id, token = row[_FENCE]
+                            _settle(done, Fenced(table_id, token, alone[id(row)]))
+                        else:
+                            _settle(done, None)
             except Exception as exc:
                 for _, done in batch:
                     _settle(done, exc)
@@ -616,7 +694,9 @@ class Store:
                 for _, done in batch:
                     _settle(done, None)
 
-    async def _insert_actions(self, rows: list[dict[str, Any]]) -> None:
+    async def _insert_actions(self, rows: list[dict[str, Any]]) -> dict[int, int | None]:
+        """Insert ``rows`` in one transaction but those whose fencing token is not their
+        table's: those are returned (``id(row)`` -> the table's token, None if gone)."""
         # A Core connection, not an ORM session: at a few actions per commit (every commit
         # of a lightly loaded server) the session's own bookkeeping cost the event loop
         # about 0.2 ms per commit, a tenth of serving the action. Same statement, same
@@ -631,13 +711,23 @@ class Store:
                         _ACTION_COLUMNS,
                         connection.dialect,
                     )
-                await sqlite_log.insert_rows(connection, *self._sqlite_log, rows)
+                fenced = await sqlite_log.insert_rows(
+                    connection, *self._sqlite_log, rows, fence=_FENCE
+                )
             else:
                 await connection.execution_options(**{WRITE_OPTION: True})
                 async with connection.begin():
-                    await connection.execute(_INSERT_ACTION, rows)
+                    fenced = await _fenced_rows(connection, rows)
+                    kept = [
+                        {k: v for k, v in r.items() if k != _FENCE}
+                        for r in rows
+                        if id(r) not in fenced
+                    ]
+                    if kept:
+                        await connection.execute(_INSERT_ACTION, kept)
         if self.on_commit is not None:  # committed (an error went past this)
             self.on_commit("actions", time.perf_counter() - started)
+        return fenced
 
     async def finish_hand(
         self,

@@ -26,7 +26,7 @@ from server.ladder.matchmaking import Entry, GapSchedule, form_tables
 from server.ladder.store import LadderStore
 from server.lobby import Lobby
 from server.protocol import encode
-from server.table import JoinInput, LobbyError, Peer, Table
+from server.table import JoinInput, LobbyError, Peer
 
 log = logging.getLogger("guobiao.queue")
 
@@ -40,7 +40,8 @@ Key = tuple[str, bool]  # (ladder, casual)
 class Queued(Peer, Protocol):
     """A connection as the queue sees it: a table's peer that keeps its tables."""
 
-    tables: set[Table]
+    def attach(self, table_id: str) -> None:
+        """The queue seated it at ``table_id`` (its connection keeps that table)."""
 
 
 class QueueStore(Protocol):
@@ -243,7 +244,7 @@ class Matchmaker:
                 continue  # gone while the table was made: the seat waits for them (away)
             peer = left.peer
             self._remove(queue, name)
-            peer.tables.add(table)
+            peer.attach(table.id)
             payload = {
                 "state": "matched",
                 "ladder": queue.ladder,

@@ -58,9 +58,10 @@ class Peer(Protocol):
 
     username: str | None
     guest: bool
-    tables: set[Table]
 
     def send(self, text: str) -> None: ...
+
+    def attach(self, table_id: str) -> None: ...
 
 
 # ---------------------------------------------------------------- settings ---
@@ -1015,7 +1016,7 @@ class Tournaments:
             k = seats.get((peer.username or "").lower())
             if k is None:
                 continue
-            peer.tables.add(table)
+            peer.attach(table.id)
             payload = {
                 "tournament": tid,
                 "session": number,

@@ -69,7 +69,7 @@ async def schema_differences(url: str) -> list[object]:
 async def test_upgrade_downgrade_upgrade(database_url: str) -> None:
     assert await current(database_url) is None
     await upgrade(database_url)
-    assert await current(database_url) == head() == "0007"
+    assert await current(database_url) == head() == "0008"
     assert await table_names(database_url) == TABLES
 
     await downgrade(database_url, "base")
@@ -138,9 +138,9 @@ def test_db_command_upgrades_downgrades_and_tells(
     assert main(["db", "current", "--database-url", database_url]) == 0
     assert "no revision" in capsys.readouterr().out
     assert main(["db", "upgrade", "--database-url", database_url]) == 0
-    assert "upgraded to 0007 (head)" in capsys.readouterr().out
+    assert "upgraded to 0008 (head)" in capsys.readouterr().out
     assert main(["db", "current", "--database-url", database_url]) == 0
-    assert capsys.readouterr().out.strip().endswith(": 0007 (head)")
+    assert capsys.readouterr().out.strip().endswith(": 0008 (head)")
     assert main(["db", "downgrade", "base", "--database-url", database_url]) == 0
     assert "downgraded to no revision" in capsys.readouterr().out
 
@@ -157,7 +157,7 @@ def test_db_command_reads_the_environment_and_the_config(
     site.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
     assert main(["db", "upgrade", "0001", "--config", str(site)]) == 0
     assert (tmp_path / "data" / "guobiao.db").exists()
-    assert "upgraded to 0001 (head is 0007)" in capsys.readouterr().out
+    assert "upgraded to 0001 (head is 0008)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -311,6 +311,33 @@ async def test_0007_makes_the_tables_stored_before_it_no_tournaments(database_ur
             ).one()
         assert tuple(row) == (None, None, True, True, 0, None, None, None)
         await downgrade(database_url, "0006")
+        async with engine.connect() as connection:
+            ids = (await connection.execute(text("SELECT id FROM tables"))).scalars().all()
+        assert ids == ["t1"]
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.asyncio
+async def test_0008_gives_the_tables_stored_before_it_fencing_token_0(database_url: str) -> None:
+    """A table stored under 0007 has fencing token 0 after the upgrade (what one process
+    never changes); the downgrade keeps the table."""
+    await upgrade(database_url, "0007")
+    engine = make_engine(database_url, store=False)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(
+                text(
+                    "INSERT INTO tables (id, rules, turn_seconds, private, seats, created_at, "
+                    "state) VALUES ('t1', 'mcr', 15, false, '[null, null, null, null]', "
+                    "'2026-11-29 10:00:00+00:00', 'waiting')"
+                )
+            )
+        await upgrade(database_url)
+        async with engine.connect() as connection:
+            fence = (await connection.execute(text("SELECT fence FROM tables"))).scalar_one()
+        assert fence == 0
+        await downgrade(database_url, "0007")
         async with engine.connect() as connection:
             ids = (await connection.execute(text("SELECT id FROM tables"))).scalars().all()
         assert ids == ["t1"]

@@ -1,0 +1,91 @@
+"""``guobiao serve --workers N``: N worker processes of one node on one port.
+
+Each worker is a ``guobiao serve`` of its own (the same arguments, ``--workers`` left out),
+a cluster node named ``NODE/wI`` (``[server] node``, else ``hostname:port``); they listen on
+the same port with ``SO_REUSEPORT``, so the kernel spreads new connections among them, and
+share the tables as any nodes of a cluster do (server/cluster/node.py). This process only
+supervises: a worker that dies is started again (after a pause that grows if it keeps dying);
+SIGTERM or Ctrl-C stops them all, each handing its tables to the others as it goes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from types import FrameType
+
+from server.config import Config
+
+RESTART_FIRST, RESTART_MAX = 1.0, 30.0  # seconds before a dead worker is started again
+
+
+def worker_args(argv: list[str]) -> list[str]:
+    """``argv`` without its ``--workers N`` (or ``--workers=N``)."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg == "--workers":
+            skip = True
+            continue
+        if arg.startswith("--workers="):
+            continue
+        out.append(arg)
+    return out
+
+
+def supervise(argv: list[str], count: int, config: Config) -> int:
+    """Run ``count`` workers until SIGTERM/SIGINT; the exit status is 0 if all stopped
+    cleanly."""
+    base = config.server.node or f"{socket.gethostname()}:{config.server.port}"
+    args = worker_args(argv)
+    names = [f"{base}/w{i}" for i in range(1, count + 1)]
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    waits = dict.fromkeys(names, RESTART_FIRST)
+    stopping = False
+
+    def start(name: str) -> None:
+        env = {**os.environ, "GUOBIAO_SERVER_NODE": name}
+        command = [sys.executable, "-m", "server", *args]
+        procs[name] = subprocess.Popen(command, env=env)
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    print(f"guobiao serve: {count} workers on port {config.server.port}: {', '.join(names)}")
+    for name in names:
+        start(name)
+    status = 0
+    while procs:
+        time.sleep(0.2)
+        for name, proc in list(procs.items()):
+            code = proc.poll()
+            if code is None:
+                continue
+            del procs[name]
+            if stopping:
+                status = status or (code if code > 0 else 0)
+                continue
+            print(
+                f"guobiao serve: worker {name} exited ({code}); starting it again in "
+                f"{waits[name]:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+            time.sleep(waits[name])
+            waits[name] = min(waits[name] * 2, RESTART_MAX)
+            if not stopping:
+                start(name)
+    return status

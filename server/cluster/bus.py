@@ -1,0 +1,146 @@
+"""The messages between nodes: Redis pub/sub, in order, reconnecting on its own.
+
+Every node listens on two channels, its own (``PREFIX:to:NODE``) and everyone's
+(``PREFIX:all``). A message is a small JSON object (orjson) with a kind ``k``. ``Bus.send``
+never blocks: messages queue in memory and one sender task publishes them, many per round
+trip (a pipeline), strictly in the order they were queued, so what one node sends another
+arrives in order. Pub/sub delivers at most once: while Redis is unreachable what is queued is
+dropped (counted, logged) and, once Redis answers again, ``on_up`` is called so the node can
+bring everyone back in step (its connections re-attach to their tables, the owners send full
+views; nothing stored depends on a message between nodes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import orjson
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+log = logging.getLogger("guobiao.cluster")
+
+MAX_QUEUED = 100_000  # messages waiting for Redis before the oldest are dropped
+RETRY_FIRST, RETRY_MAX = 0.1, 2.0  # seconds between reconnection attempts
+
+
+class Bus:
+    """This node's pub/sub: ``send``/``broadcast`` out, ``handler`` for what comes in."""
+
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        prefix: str,
+        node: str,
+        handler: Callable[[dict[str, Any]], Awaitable[None]],
+        on_up: Callable[[], Awaitable[None]],
+    ) -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self.node = node
+        self.handler = handler
+        self.on_up = on_up
+        self.up = False  # whether the subscription is live
+        self.dropped = 0  # messages lost while Redis was unreachable
+        self._queue: list[tuple[bytes, bytes]] = []
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def channel(self, node: str) -> bytes:
+        return f"{self.prefix}:to:{node}".encode()
+
+    @property
+    def everyone(self) -> bytes:
+        return f"{self.prefix}:all".encode()
+
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(self._listen(), name="cluster-listen"),
+            asyncio.create_task(self._send_all(), name="cluster-send"),
+        ]
+
+    async def close(self) -> None:
+        await self.flush()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    # ---------------------------------------------------------- outgoing ---
+
+    def send(self, node: str, message: dict[str, Any]) -> None:
+        self._put(self.channel(node), message)
+
+    def broadcast(self, message: dict[str, Any]) -> None:
+        self._put(self.everyone, message)
+
+    def _put(self, channel: bytes, message: dict[str, Any]) -> None:
+        if len(self._queue) >= MAX_QUEUED:
+            self._queue.pop(0)
+            self.dropped += 1
+        self._queue.append((channel, orjson.dumps(message)))
+        self._wake.set()
+
+    async def flush(self, timeout: float = 2.0) -> None:
+        """Wait (``timeout`` seconds at most) until what is queued has been published."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            async with asyncio.timeout(timeout):
+                while self._queue:
+                    await asyncio.sleep(0.01)
+
+    async def _send_all(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._queue:
+                batch, self._queue = self._queue, []
+                try:
+                    async with self.redis.pipeline(transaction=False) as pipe:
+                        for channel, data in batch:
+                            pipe.publish(channel, data)
+                        await pipe.execute()
+                except (RedisError, OSError) as exc:
+                    self.dropped += len(batch)
+                    log.warning("cluster: %s message(s) lost, Redis failed: %r", len(batch), exc)
+                    await asyncio.sleep(RETRY_FIRST)
+
+    # ---------------------------------------------------------- incoming ---
+
+    async def _listen(self) -> None:
+        wait = RETRY_FIRST
+        while True:
+            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self.channel(self.node), self.everyone)
+                if not self.up:
+                    self.up = True
+                    wait = RETRY_FIRST
+                    log.info("cluster: subscribed to Redis as %s", self.node)
+                    await self.on_up()
+                while True:
+                    message = await pubsub.get_message(timeout=1.0)
+                    if message is None or message.get("type") != "message":
+                        continue
+                    try:
+                        body = orjson.loads(message["data"])
+                    except orjson.JSONDecodeError:
+                        log.error("cluster: a message that is not JSON: %.200r", message["data"])
+                        continue
+                    try:
+                        await self.handler(body)
+                    except Exception:
+                        log.exception("cluster: handling %.200r failed", body)
+            except (RedisError, OSError) as exc:
+                if self.up:
+                    log.error("cluster: lost Redis (%r); retrying", exc)
+                self.up = False
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, RETRY_MAX)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]

@@ -1,0 +1,939 @@
+"""One node of a cluster: presence, table leases, failover, and relaying to other nodes.
+
+Several ``guobiao serve`` processes (the workers of one machine, or several machines) share
+one database, the system of record, and one Redis, which carries who is alive, who owns what,
+and the messages between them (``server.cluster.bus``). Nothing a client sees depends on
+Redis having kept anything: every table can be rebuilt from the database.
+
+Ownership. Each open table is owned by exactly one node, which runs its owner task as a single
+process does (``server.table``). The owner holds a lease, the Redis key ``PREFIX:lease:TABLE``
+(its name, expiring after ``lease_seconds``), renewed every third of that. Taking a table over
+increments the table's fencing token in the database (``Store.take_table``); the owner's every
+append to the action log, save of the table's row and new match carries the token it took the
+table with (``FencedStore``) and the database refuses an older one (``Fenced``), in the same
+transaction, holding the table's row. So a node that was paused (SIGSTOP, a long GC, a VM
+migration) or cut off, and comes back after its lease moved, cannot write one more action:
+its write is refused and it drops the table.
+
+Failover. Every node scans, every third of a lease, the open tables in the database whose
+lease has lapsed (their owner died or stopped renewing) and adopts its share of them: lease
+(``SET NX``), token, restore from the log as a restart does (``Lobby.adopt``), then it tells
+everyone (``moved``). A graceful stop (SIGTERM) or ``guobiao cluster drain`` hands each table
+to another node instead (the owner stops it first, so the adopter reads the whole log).
+
+Relaying. A connection may be on any node. Its node sends what the client says to a table to
+the table's owner (``in``: the frame as received, with who sent it); the owner acts for it
+through a ``RemotePeer`` whose ``send`` goes back to the connection's node (``out``), in order.
+When a table moves, every node re-attaches its connections to the new owner (``reattach``:
+seated players get their seat back with a full view, spectators watch again). The ladder
+queue and the tournaments' sessions run on one node, the coordinator (``PREFIX:coordinator``,
+leased the same way); the others relay their players' requests to it.
+
+Presence: ``PREFIX:node:NAME`` (JSON, renewed like a lease) lists the live nodes; a remote
+peer of a node that is gone is treated as a closed connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import math
+import os
+import random
+import secrets
+import socket
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, cast
+
+import orjson
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from server import protocol
+from server.cluster.bus import Bus
+from server.db.errors import Fenced
+from server.db.store import TableRow
+from server.errors import ServerError
+from server.protocol import ProtocolError, error
+from server.table import BackInput, GoneInput, Table, WatchInput, input_for
+
+if TYPE_CHECKING:
+    from server.app import App, Connection
+
+log = logging.getLogger("guobiao.cluster")
+
+# Renew the leases held; take back any that lapsed while Redis was away (still ours: nobody
+# took it, and the fencing token guards anyway). Returns the keys another node holds now.
+_RENEW = """
+local lost = {}
+for _, key in ipairs(KEYS) do
+  local owner = redis.call('GET', key)
+  if owner == ARGV[1] then
+    redis.call('PEXPIRE', key, ARGV[2])
+  elseif not owner then
+    redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
+  else
+    table.insert(lost, key)
+  end
+end
+return lost
+"""
+# Delete a lease only if it is ours.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+# ------------------------------------------------------------ fenced store ---
+
+
+class FencedStore:
+    """A table's store in cluster mode: the database's, with the table's fencing token on
+    every write that must be the owner's (``append_action``, ``save_table``,
+    ``create_match``). A refused write (``Fenced``) tells the node, which drops the table."""
+
+    def __init__(self, store: Any, table_id: str, token: int, node: Node) -> None:
+        self._store = store
+        self.table_id = table_id
+        self.token = token
+        self._node = node
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    async def append_action(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            await self._store.append_action(*args, fence=(self.table_id, self.token), **kwargs)
+        except Fenced:
+            self._node.fenced(self.table_id, self.token)
+            raise
+
+    async def save_table(self, row: TableRow) -> None:
+        try:
+            await self._store.save_table(row, fence=self.token)
+        except Fenced:
+            self._node.fenced(self.table_id, self.token)
+            raise
+
+    async def create_match(self, *args: Any, **kwargs: Any) -> int:
+        try:
+            match_id: int = await self._store.create_match(*args, fence=self.token, **kwargs)
+        except Fenced:
+            self._node.fenced(self.table_id, self.token)
+            raise
+        return match_id
+
+
+# ------------------------------------------------------------- remote peer ---
+
+
+class RemotePeer:
+    """A connection of another node, as this node's tables and services see it: what they
+    send it goes back to its node, in order."""
+
+    def __init__(
+        self, node: Node, home: str, cid: str, *, username: str | None, guest: bool, address: str
+    ) -> None:
+        self._node = node
+        self.home = home  # the node the connection is on
+        self.cid = cid
+        self.username = username
+        self.guest = guest
+        self.address = address
+        self.tables: set[str] = set()  # this node's tables it was sent to
+
+    def send(self, text: str) -> None:
+        self._node.bus.send(self.home, {"k": "out", "c": self.cid, "x": text})
+
+    def prompted(self, table: str, seq: int) -> None:
+        self._node.bus.send(self.home, {"k": "prompt", "c": self.cid, "t": table, "s": seq})
+
+    def attach(self, table_id: str) -> None:
+        """A table of this node took the connection in (the queue, a tournament seated it)."""
+        self.tables.add(table_id)
+        self._node.bus.send(self.home, {"k": "attach", "c": self.cid, "t": table_id})
+
+
+@dataclass(frozen=True, slots=True)
+class _Finished:
+    """A tournament table finished elsewhere, as ``Tournaments.table_finished`` reads it."""
+
+    id: str
+    tournament: tuple[int, int, int]
+
+
+# -------------------------------------------------------------------- node ---
+
+
+class Node:
+    """This process as a member of the cluster (``[cluster] redis_url`` set)."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        config = app.config.cluster
+        self.prefix = config.prefix
+        self.lease_seconds = config.lease_seconds
+        self.lease_ms = int(config.lease_seconds * 1000)
+        self.name = app.node
+        self.incarnation = secrets.token_hex(4)  # this run: connection ids are unique
+        self.redis = aioredis.from_url(
+            config.redis_url, socket_connect_timeout=1.0, socket_timeout=2.0
+        )
+        self.bus = Bus(self.redis, self.prefix, self.name, self._on_message, self._on_up)
+        self.started = datetime.now(UTC)
+        self.owners: dict[str, str] = {}  # table -> its owner, as last heard
+        self.peers: dict[tuple[str, str, str | None], RemotePeer] = {}
+        self.live: dict[str, dict[str, Any]] = {}  # node name -> its presence
+        self.listings: dict[str, dict[str, Any]] = {}  # other nodes' public tables
+        self.seated: dict[str, str] = {}  # username -> table, all nodes
+        self._published_seated: dict[str, str] = {}
+        self._published_listing: dict[str, bytes] = {}
+        self.coordinator: str | None = None
+        self.is_coordinator = False
+        self.draining = False
+        self.adopting: set[str] = set()
+        self.scan_after = 0.0  # monotonic: no adoption before (after Redis came back)
+        self.redis_ok = False
+        self.port: int | None = None
+        self._counter = itertools.count(1)
+        self._tick: asyncio.Task[None] | None = None
+        self._renew = self.redis.register_script(_RENEW)
+        self._release = self.redis.register_script(_RELEASE)
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # ------------------------------------------------------------ keys ---
+
+    def lease_key(self, table_id: str) -> str:
+        return f"{self.prefix}:lease:{table_id}"
+
+    @property
+    def node_key(self) -> str:
+        return f"{self.prefix}:node:{self.name}"
+
+    @property
+    def coordinator_key(self) -> str:
+        return f"{self.prefix}:coordinator"
+
+    def new_cid(self) -> str:
+        return f"{self.incarnation}.{next(self._counter)}"
+
+    # ------------------------------------------------------- lifecycle ---
+
+    async def start(self) -> None:
+        """Join: subscribe, say we are here, and start the beat that renews and adopts.
+        Redis being down is no error here: the node retries and is not ready meanwhile."""
+        self.port = self.app.port
+        self.bus.start()
+        self.scan_after = time.monotonic()
+        await self._beat()
+        self._tick = asyncio.create_task(self._beat_forever(), name="cluster-beat")
+
+    async def close(self) -> None:
+        """Leave: stop beating, say goodbye (our presence key goes)."""
+        if self._tick is not None:
+            self._tick.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._tick
+        for task in list(self._background):
+            task.cancel()
+        await self._give_up_coordinator()
+        await self.bus.close()
+        with contextlib.suppress(RedisError, OSError):
+            await self.redis.delete(self.node_key)
+        await self.redis.aclose()
+
+    def _spawn(self, coro: Any, name: str) -> None:
+        task = asyncio.create_task(coro, name=name)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # ------------------------------------------------------------ beat ---
+
+    async def _beat_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            try:
+                await self._beat()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("cluster: the beat failed")
+
+    async def _beat(self) -> None:
+        try:
+            await self._presence()
+            await self._renew_leases()
+            await self._publish_lobby()
+            await self._read_cluster()
+            await self._coordinate()
+            self.redis_ok = True
+        except (RedisError, OSError) as exc:
+            if self.redis_ok:
+                log.error("cluster: Redis unreachable (%r): play goes on, relays pause", exc)
+            self.redis_ok = False
+            return
+        self._forget_dead_peers()
+        if not self.draining and time.monotonic() >= self.scan_after:
+            await self._adopt_orphans()
+
+    async def _presence(self) -> None:
+        lobby = self.app.lobby
+        info = {
+            "node": self.name,
+            "incarnation": self.incarnation,
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "port": self.port,
+            "started": self.started.isoformat().replace("+00:00", "Z"),
+            "draining": self.draining,
+            "tables": len(lobby.tables) if lobby is not None else 0,
+            "connections": len(self.app.connections),
+            "coordinator": self.is_coordinator,
+        }
+        await self.redis.set(self.node_key, orjson.dumps(info), px=self.lease_ms)
+
+    def _held(self) -> list[str]:
+        lobby = self.app.lobby
+        if lobby is None:
+            return []
+        return [*lobby.tables, *lobby.set_aside]
+
+    @property
+    def leases_held(self) -> int:
+        return len(self._held())
+
+    async def _renew_leases(self) -> None:
+        held = self._held()
+        if not held:
+            return
+        lost = await self._renew(
+            keys=[self.lease_key(t) for t in held], args=[self.name, self.lease_ms]
+        )
+        cut = len(self.prefix) + len(":lease:")
+        for key in lost:
+            table_id = (key.decode() if isinstance(key, bytes) else key)[cut:]
+            log.warning("cluster: lost the lease on table %s (another node holds it)", table_id)
+            self._spawn(self.drop(table_id), f"drop-{table_id}")
+
+    async def _publish_lobby(self) -> None:
+        """Our public tables into ``PREFIX:listing``, our seated players into
+        ``PREFIX:seated``: what changed since the last beat."""
+        lobby = self.app.lobby
+        if lobby is None:
+            return
+        listing: dict[str, bytes] = {}
+        for table_id, summary in lobby.summaries.items():
+            if summary.private or summary.state == "finished" or table_id not in lobby.tables:
+                continue
+            listing[table_id] = orjson.dumps({"n": self.name, "l": summary.listing})
+        pipe = self.redis.pipeline(transaction=False)
+        key = f"{self.prefix}:listing"
+        changed = {t: v for t, v in listing.items() if self._published_listing.get(t) != v}
+        gone = [t for t in self._published_listing if t not in listing]
+        if changed:
+            pipe.hset(key, mapping=cast(Any, changed))
+        if gone:
+            pipe.hdel(key, *gone)
+        seated = dict(lobby.seated)
+        seat_key = f"{self.prefix}:seated"
+        moved = {u: t for u, t in seated.items() if self._published_seated.get(u) != t}
+        left = [u for u, t in self._published_seated.items() if u not in seated]
+        if moved:
+            pipe.hset(seat_key, mapping=cast(Any, moved))
+        if left:
+            # Only if it still says our table (the player may sit elsewhere by now).
+            for u in left:
+                pipe.hget(seat_key, u)
+        results = await pipe.execute() if (changed or gone or moved or left) else []
+        if left:
+            current = results[-len(left) :]
+            stale = [
+                u
+                for u, now in zip(left, current, strict=True)
+                if now is not None and now.decode() == self._published_seated[u]
+            ]
+            if stale:
+                await self.redis.hdel(seat_key, *stale)
+        self._published_listing = listing
+        self._published_seated = seated
+
+    async def _read_cluster(self) -> None:
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hgetall(f"{self.prefix}:listing")
+        pipe.hgetall(f"{self.prefix}:seated")
+        pipe.get(self.coordinator_key)
+        listing_raw, seated_raw, coordinator = await pipe.execute()
+        live: dict[str, dict[str, Any]] = {}
+        keys = [k async for k in self.redis.scan_iter(match=f"{self.prefix}:node:*", count=500)]
+        if keys:
+            for raw in await self.redis.mget(keys):
+                if raw is not None:
+                    info = orjson.loads(raw)
+                    live[info["node"]] = info
+        self.live = live
+        listings: dict[str, dict[str, Any]] = {}
+        for table_id, raw in listing_raw.items():
+            entry = orjson.loads(raw)
+            if entry["n"] != self.name and entry["n"] in live:
+                listings[table_id.decode()] = entry["l"]
+                self.owners[table_id.decode()] = entry["n"]
+        if listings != self.listings:
+            self.listings = listings
+            if self.app.lobby is not None:
+                self.app.lobby.feed.changed()
+        self.seated = {u.decode(): t.decode() for u, t in seated_raw.items()}
+        self.coordinator = coordinator.decode() if coordinator is not None else None
+
+    # ----------------------------------------------------- coordinator ---
+
+    async def _coordinate(self) -> None:
+        """Hold the coordinator's lease, or take it when it lapsed (not while draining)."""
+        if self.is_coordinator:
+            lost = await self._renew(keys=[self.coordinator_key], args=[self.name, self.lease_ms])
+            if lost:
+                log.warning("cluster: no longer the coordinator")
+                await self._stop_services()
+            elif self.app.matchmaker is not None:
+                snapshot = orjson.dumps(self.app.matchmaker.snapshot(), default=str)
+                await self.redis.set(self.queue_key, snapshot, px=self.lease_ms * 2)
+            return
+        if self.draining or self.coordinator is not None:
+            return
+        if await self.redis.set(self.coordinator_key, self.name, nx=True, px=self.lease_ms):
+            self.coordinator = self.name
+            self.is_coordinator = True
+            log.info("cluster: %s is the coordinator (ladder queue, tournaments)", self.name)
+            matchmaker = self.app.matchmaker
+            if matchmaker is not None:
+                matchmaker.start()
+            if self.app.tournaments is not None:
+                self._spawn(self.app.tournaments.start(), "tournaments-start")
+            self.bus.broadcast({"k": "coordinator", "o": self.name})
+
+    async def _stop_services(self) -> None:
+        """No longer the coordinator: the queue stops and forgets its players (their nodes
+        queue them again at the next coordinator)."""
+        self.is_coordinator = False
+        matchmaker = self.app.matchmaker
+        if matchmaker is not None:
+            await matchmaker.stop()
+            for queue in matchmaker.queues.values():
+                queue.players.clear()
+            matchmaker.where.clear()
+
+    async def _give_up_coordinator(self) -> None:
+        if not self.is_coordinator:
+            return
+        await self._stop_services()
+        with contextlib.suppress(RedisError, OSError):
+            await self._release(keys=[self.coordinator_key], args=[self.name])
+
+    @property
+    def queue_key(self) -> str:
+        return f"{self.prefix}:queue"
+
+    async def queue_snapshot(self) -> Any:
+        """The coordinator's queue (``/api/queue``), as it last published it."""
+        try:
+            raw = await self.redis.get(self.queue_key)
+        except (RedisError, OSError):
+            raw = None
+        return orjson.loads(raw) if raw is not None else {"queues": [], "node": None}
+
+    # -------------------------------------------------------- adoption ---
+
+    def _ready_nodes(self) -> list[str]:
+        return sorted(n for n, info in self.live.items() if not info.get("draining"))
+
+    async def _adopt_orphans(self) -> None:
+        lobby = self.app.lobby
+        if lobby is None:
+            return
+        ids = await self.app.store.open_table_ids()
+        mine = set(lobby.tables) | set(lobby.set_aside) | self.adopting
+        others = [t for t in ids if t not in mine]
+        if not others:
+            return
+        owners = await self.redis.mget([self.lease_key(t) for t in others])
+        orphans = [t for t, owner in zip(others, owners, strict=True) if owner is None]
+        if not orphans:
+            return
+        random.shuffle(orphans)
+        share = math.ceil(len(orphans) / max(1, len(self._ready_nodes())))
+        for table_id in orphans[:share]:
+            await self.adopt(table_id)
+
+    async def adopt(self, table_id: str) -> bool:
+        """Take ``table_id`` over if its lease is free: lease, token, restore, tell."""
+        lobby = self.app.lobby
+        if lobby is None or table_id in lobby.tables or table_id in self.adopting:
+            return False
+        if self.draining:
+            return False
+        if not await self.redis.set(self.lease_key(table_id), self.name, nx=True, px=self.lease_ms):
+            return False
+        self.adopting.add(table_id)
+        try:
+            token = await self.app.store.take_table(table_id)
+            table = await lobby.adopt(table_id, FencedStore(self.app.store, table_id, token, self))
+        except Exception:
+            log.exception("cluster: adopting table %s failed; its lease is let go", table_id)
+            await self._let_go(table_id)
+            return False
+        finally:
+            self.adopting.discard(table_id)
+        if table is None and table_id not in lobby.set_aside:
+            await self._let_go(table_id)  # it had finished: nothing to own
+            return False
+        log.info("cluster: adopted table %s (fencing token %s)", table_id, token)
+        self.owners[table_id] = self.name
+        self.bus.broadcast({"k": "moved", "t": table_id, "o": self.name})
+        return True
+
+    async def _let_go(self, table_id: str) -> None:
+        with contextlib.suppress(RedisError, OSError):
+            await self._release(keys=[self.lease_key(table_id)], args=[self.name])
+
+    async def claim_new(self, table_id: str) -> FencedStore | None:
+        """The lease on a table this node is creating, and its store; None if the id is
+        taken (pick another)."""
+        if not await self.redis.set(self.lease_key(table_id), self.name, nx=True, px=self.lease_ms):
+            return None
+        self.owners[table_id] = self.name
+        return FencedStore(self.app.store, table_id, 0, self)
+
+    def table_done(self, table_id: str) -> None:
+        """A table of ours finished and was forgotten: its lease goes."""
+        self.owners.pop(table_id, None)
+        self._spawn(self._let_go(table_id), f"release-{table_id}")
+
+    def fenced(self, table_id: str, token: int) -> None:
+        """A write of ours was refused: another node owns the table now."""
+        log.warning(
+            "cluster: table %s was taken over (our token %s is old): dropping it", table_id, token
+        )
+        self._spawn(self.drop(table_id), f"drop-{table_id}")
+
+    async def drop(self, table_id: str) -> None:
+        """Stop our copy of a table another node owns now, writing nothing, and send our
+        connections to the new owner."""
+        lobby = self.app.lobby
+        if lobby is None:
+            return
+        table = lobby.tables.get(table_id)
+        if table is not None:
+            await table.stop()
+            lobby.forget(table, moved=True)
+        lobby.set_aside.pop(table_id, None)
+        owner = await self.owner_of(table_id, fresh=True)
+        if owner is not None and owner != self.name:
+            self._reattach(table_id, owner)
+
+    async def hand_off(self, table_id: str, to: str | None = None) -> bool:
+        """Give a table of ours to another node (``to``, else the least loaded ready one):
+        stop it (nothing more is written), let the lease go, tell the taker."""
+        lobby = self.app.lobby
+        if lobby is None:
+            return False
+        table = lobby.tables.get(table_id)
+        if table is None:
+            return False
+        targets = [n for n in self._ready_nodes() if n != self.name]
+        if to is None:
+            if not targets:
+                return False
+            to = min(targets, key=lambda n: self.live[n].get("tables", 0))
+        await table.stop()
+        lobby.forget(table, moved=True)
+        await self._let_go(table_id)
+        self.owners.pop(table_id, None)
+        self.bus.send(to, {"k": "take", "t": table_id})
+        if to in self.live:
+            self.live[to]["tables"] = self.live[to].get("tables", 0) + 1
+        log.info("cluster: handed table %s to %s", table_id, to)
+        return True
+
+    async def drain(self) -> int:
+        """Stop taking tables and hand every table we own to the others; how many."""
+        self.draining = True
+        await self._give_up_coordinator()
+        with contextlib.suppress(RedisError, OSError):
+            await self._presence()
+            await self._read_cluster()
+        lobby = self.app.lobby
+        moved = 0
+        if lobby is not None:
+            for table_id in list(lobby.tables):
+                if await self.hand_off(table_id):
+                    moved += 1
+        await self.bus.flush()
+        return moved
+
+    # --------------------------------------------------------- routing ---
+
+    async def owner_of(self, table_id: str, fresh: bool = False) -> str | None:
+        if not fresh and table_id in self.owners:
+            return self.owners[table_id]
+        try:
+            raw = await self.redis.get(self.lease_key(table_id))
+        except (RedisError, OSError):
+            return self.owners.get(table_id)
+        if raw is None:
+            self.owners.pop(table_id, None)
+            return None
+        owner = _text(raw)
+        self.owners[table_id] = owner
+        return owner
+
+    def _envelope(self, conn: Connection, kind: str, **fields: Any) -> dict[str, Any]:
+        return {
+            "k": kind,
+            "n": self.name,
+            "c": conn.cid,
+            "u": conn.username,
+            "g": conn.guest,
+            "a": conn.address,
+            **fields,
+        }
+
+    async def relay(self, conn: Connection, table_id: str, frame: str | bytes) -> None:
+        """Send a client's table message to the table's owner."""
+        owner = await self.owner_of(table_id)
+        if owner is None or owner == self.name:
+            raise ServerError("no_such_table", f"there is no table {table_id!r}")
+        text = frame.decode() if isinstance(frame, bytes) else frame
+        self.bus.send(owner, self._envelope(conn, "in", t=table_id, f=text))
+        conn.relayed.add(owner)
+
+    def relay_input(self, conn: Connection, table_id: str, kind: str, **fields: Any) -> None:
+        """``back``, ``gone`` or ``reattach`` for ``conn`` to the owner of ``table_id``."""
+        owner = self.owners.get(table_id)
+        if owner is None or owner == self.name:
+            return
+        self.bus.send(owner, self._envelope(conn, kind, t=table_id, **fields))
+        conn.relayed.add(owner)
+
+    def relay_service(self, conn: Connection, frame: str | bytes) -> None:
+        """A queue or tournament request to the coordinator."""
+        if self.coordinator is None:
+            raise ServerError(
+                "server_busy", "no node runs the queue and tournaments right now; try again"
+            )
+        text = frame.decode() if isinstance(frame, bytes) else frame
+        self.bus.send(self.coordinator, self._envelope(conn, "svc", f=text))
+        conn.relayed.add(self.coordinator)
+
+    def service_gone(self, conn: Connection) -> None:
+        if self.coordinator is not None and not self.is_coordinator:
+            self.bus.send(self.coordinator, self._envelope(conn, "svc_gone"))
+
+    def bye(self, conn: Connection) -> None:
+        for node in conn.relayed:
+            self.bus.send(node, {"k": "bye", "n": self.name, "c": conn.cid})
+        conn.relayed.clear()
+
+    async def seated_table(self, username: str) -> str | None:
+        """The table (on any node) where ``username`` sits, as the owners last said."""
+        try:
+            raw = await self.redis.hget(f"{self.prefix}:seated", username)
+        except (RedisError, OSError):
+            return self.seated.get(username)
+        return _text(raw) if raw is not None else None
+
+    def _reattach(self, table_id: str, owner: str) -> None:
+        """Our connections at ``table_id`` to its new owner ``owner``."""
+        for conn in list(self.app.connections):
+            if table_id not in conn.tables:
+                continue
+            watch = conn.tables[table_id]
+            if owner == self.name:
+                self._attach_here(self._local_table(table_id), conn, conn.username, watch)
+            else:
+                self.bus.send(owner, self._envelope(conn, "reattach", t=table_id, f=watch))
+                conn.relayed.add(owner)
+
+    def _local_table(self, table_id: str) -> Table | None:
+        lobby = self.app.lobby
+        return lobby.tables.get(table_id) if lobby is not None else None
+
+    def _attach_here(
+        self, table: Table | None, peer: Any, username: str | None, watch: str | None
+    ) -> None:
+        if table is None or username is None:
+            return
+        lobby = self.app.lobby
+        summary = lobby.summaries.get(table.id) if lobby is not None else None
+        if summary is not None and username in summary.players:
+            table.queue.put_nowait(BackInput(peer, None))
+        elif watch is not None:
+            try:
+                message = protocol.decode(watch)
+            except ProtocolError:
+                return
+            if isinstance(message, protocol.Watch):
+                table.queue.put_nowait(WatchInput(peer, None, message.invite_code))
+
+    # -------------------------------------------------------- incoming ---
+
+    def _peer(self, body: Mapping[str, Any]) -> RemotePeer:
+        key = (body["n"], body["c"], body.get("u"))
+        peer = self.peers.get(key)
+        if peer is None:
+            peer = RemotePeer(
+                self,
+                body["n"],
+                body["c"],
+                username=body.get("u"),
+                guest=bool(body.get("g")),
+                address=body.get("a", "unknown"),
+            )
+            self.peers[key] = peer
+        return peer
+
+    def remote_peers(self) -> Iterable[RemotePeer]:
+        return self.peers.values()
+
+    async def _on_message(self, body: dict[str, Any]) -> None:
+        kind = body.get("k")
+        handler = _HANDLERS.get(str(kind))
+        if handler is None:
+            log.error("cluster: unknown message kind %r", kind)
+            return
+        await handler(self, body)
+
+    async def _in(self, body: dict[str, Any]) -> None:
+        table_id = body["t"]
+        frame = body["f"]
+        peer = self._peer(body)
+        table = self._local_table(table_id)
+        if table is None:
+            owner = await self.owner_of(table_id, fresh=True)
+            if owner is not None and owner != self.name and not body.get("hop"):
+                self.bus.send(owner, {**body, "hop": 1})  # it moved: on to the owner
+                return
+            peer.send(
+                error(
+                    "no_such_table", f"there is no table {table_id!r}", protocol.request_id(frame)
+                )
+            )
+            return
+        try:
+            message = protocol.decode(frame)
+        except ProtocolError as exc:  # it was decoded once already: only a bug gets here
+            peer.send(error(exc.code, exc.reason, protocol.request_id(frame)))
+            return
+        found = input_for(peer, message)
+        if found is None or found[0] != table_id:
+            return
+        peer.tables.add(table_id)
+        await table.queue.put(found[1])
+
+    async def _back(self, body: dict[str, Any]) -> None:
+        table = self._local_table(body["t"])
+        if table is not None:
+            peer = self._peer(body)
+            peer.tables.add(table.id)
+            await table.queue.put(BackInput(peer, None))
+
+    async def _reattach_in(self, body: dict[str, Any]) -> None:
+        table = self._local_table(body["t"])
+        if table is not None:
+            peer = self._peer(body)
+            peer.tables.add(table.id)
+            self._attach_here(table, peer, peer.username, body.get("f"))
+
+    async def _gone(self, body: dict[str, Any]) -> None:
+        peer = self.peers.get((body["n"], body["c"], body.get("u")))
+        if peer is None:
+            return
+        table = self._local_table(body["t"])
+        peer.tables.discard(body["t"])
+        if table is not None:
+            await table.queue.put(GoneInput(peer, None))
+
+    async def _bye(self, body: dict[str, Any]) -> None:
+        for key in [k for k in self.peers if k[0] == body["n"] and k[1] == body["c"]]:
+            await self._drop_peer(self.peers.pop(key))
+
+    async def _drop_peer(self, peer: RemotePeer) -> None:
+        for table_id in peer.tables:
+            table = self._local_table(table_id)
+            if table is not None:
+                await table.queue.put(GoneInput(peer, None))
+        peer.tables.clear()
+        if self.app.matchmaker is not None and self.is_coordinator:
+            self.app.matchmaker.gone(peer)
+
+    def _forget_dead_peers(self) -> None:
+        for key, peer in list(self.peers.items()):
+            info = self.live.get(peer.home)
+            if info is None or not peer.cid.startswith(info["incarnation"] + "."):
+                del self.peers[key]
+                self._spawn(self._drop_peer(peer), "drop-peer")
+
+    async def _svc(self, body: dict[str, Any]) -> None:
+        peer = self._peer(body)
+        frame = body["f"]
+        reply_to = protocol.request_id(frame)
+        if not self.is_coordinator:
+            if (
+                self.coordinator is not None
+                and self.coordinator != self.name
+                and not body.get("hop")
+            ):
+                self.bus.send(self.coordinator, {**body, "hop": 1})
+            else:
+                peer.send(error("server_busy", "the coordinator changed; try again", reply_to))
+            return
+        try:
+            message = protocol.decode(frame)
+            app = self.app
+            if isinstance(message, protocol.QueueJoin) and app.matchmaker is not None:
+                await app.matchmaker.join(peer, message.ladder, message.casual, message.id)
+            elif isinstance(message, protocol.QueueLeave) and app.matchmaker is not None:
+                app.matchmaker.leave(peer, message.id)
+            elif isinstance(message, protocol.TournamentRequest) and app.tournaments is not None:
+                await app.tournaments.handle(peer, message)
+        except ServerError as exc:
+            peer.send(error(exc.code, exc.reason, reply_to))
+        except Exception:
+            log.exception("cluster: a relayed request failed: %.200r", frame)
+            peer.send(
+                error("internal_error", "the server could not handle that; try again", reply_to)
+            )
+
+    async def _svc_gone(self, body: dict[str, Any]) -> None:
+        peer = self.peers.get((body["n"], body["c"], body.get("u")))
+        if peer is not None and self.is_coordinator and self.app.matchmaker is not None:
+            self.app.matchmaker.gone(peer)
+
+    def _conn(self, body: Mapping[str, Any]) -> Connection | None:
+        return self.app.by_cid.get(body["c"])
+
+    async def _out(self, body: dict[str, Any]) -> None:
+        conn = self._conn(body)
+        if conn is not None:
+            conn.send(body["x"])
+
+    async def _prompt(self, body: dict[str, Any]) -> None:
+        conn = self._conn(body)
+        if conn is not None:
+            conn.prompted(body["t"], body["s"])
+
+    async def _attach(self, body: dict[str, Any]) -> None:
+        conn = self._conn(body)
+        if conn is not None:
+            conn.attach(body["t"])
+
+    async def _moved(self, body: dict[str, Any]) -> None:
+        table_id, owner = body["t"], body["o"]
+        self.owners[table_id] = owner
+        lobby = self.app.lobby
+        if owner != self.name and lobby is not None and table_id in lobby.tables:
+            await self.drop(table_id)  # we were paused: our copy is stale (drop reattaches)
+            return
+        self._reattach(table_id, owner)
+
+    async def _take(self, body: dict[str, Any]) -> None:
+        await self.adopt(body["t"])
+
+    async def _move(self, body: dict[str, Any]) -> None:
+        await self.hand_off(body["t"], body.get("to"))
+
+    async def _drain(self, body: dict[str, Any]) -> None:
+        moved = await self.drain()
+        log.info("cluster: drained: %s table(s) handed to other nodes", moved)
+
+    async def _coordinator_changed(self, body: dict[str, Any]) -> None:
+        self.coordinator = body["o"]
+        for conn in list(self.app.connections):
+            if conn.queue_frame is None:
+                continue
+            if self.coordinator == self.name:
+                with contextlib.suppress(ServerError):
+                    message = protocol.decode(conn.queue_frame)
+                    if isinstance(message, protocol.QueueJoin) and self.app.matchmaker is not None:
+                        await self.app.matchmaker.join(conn, message.ladder, message.casual, None)
+            else:
+                self.relay_service(conn, conn.queue_frame)
+
+    async def _tournament_table_finished(self, body: dict[str, Any]) -> None:
+        if self.is_coordinator and self.app.tournaments is not None:
+            finished = _Finished(body["t"], tuple(body["tour"]))
+            await self.app.tournaments.table_finished(finished)  # type: ignore[arg-type]
+
+    async def table_finished(self, table: Table) -> None:
+        """``Lobby.on_table_finished`` in cluster mode: the coordinator's tournaments hear."""
+        if self.is_coordinator and self.app.tournaments is not None:
+            await self.app.tournaments.table_finished(table)
+        elif table.tournament and self.coordinator is not None:
+            self.bus.send(
+                self.coordinator, {"k": "tfin", "t": table.id, "tour": list(table.tournament)}
+            )
+
+    async def _on_up(self) -> None:
+        """Redis answers again (or for the first time): our leases and presence first, then
+        everyone re-attaches; adoption waits a lease so the others can re-assert theirs."""
+        self.scan_after = time.monotonic() + self.lease_seconds
+        with contextlib.suppress(RedisError, OSError):
+            await self._presence()
+            await self._renew_leases()
+            self._published_listing.clear()
+            self._published_seated.clear()
+            await self._publish_lobby()
+        for conn in list(self.app.connections):
+            for table_id in list(conn.tables):
+                owner = await self.owner_of(table_id, fresh=True)
+                if owner is not None:
+                    if owner == self.name:
+                        self._attach_here(
+                            self._local_table(table_id), conn, conn.username, conn.tables[table_id]
+                        )
+                    else:
+                        self.bus.send(
+                            owner,
+                            self._envelope(conn, "reattach", t=table_id, f=conn.tables[table_id]),
+                        )
+                        conn.relayed.add(owner)
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "redis": "ok" if self.redis_ok and self.bus.up else "unreachable",
+            "tables_owned": self.leases_held,
+            "draining": self.draining,
+            "coordinator": self.is_coordinator,
+            "nodes": sorted(self.live),
+        }
+
+    def remote_listing(self, local: Sequence[str]) -> list[dict[str, Any]]:
+        return [entry for t, entry in self.listings.items() if t not in local]
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+_HANDLERS: dict[str, Any] = {
+    "in": Node._in,
+    "back": Node._back,
+    "reattach": Node._reattach_in,
+    "gone": Node._gone,
+    "bye": Node._bye,
+    "svc": Node._svc,
+    "svc_gone": Node._svc_gone,
+    "out": Node._out,
+    "prompt": Node._prompt,
+    "attach": Node._attach,
+    "moved": Node._moved,
+    "take": Node._take,
+    "move": Node._move,
+    "drain": Node._drain,
+    "coordinator": Node._coordinator_changed,
+    "tfin": Node._tournament_table_finished,
+}
