@@ -214,16 +214,28 @@ class Player:
 
 async def solo_table(owner: Node, name: str, player_node: Node | None = None) -> tuple[Player, str]:
     """``name`` creates a table on ``owner`` (so ``owner`` owns it), sits at seat 0 and fills
-    it with three default server bots: the match starts. With ``player_node``, she then
-    moves there (the server plays her seat meanwhile)."""
+    it with three default server bots: the match starts, and waits for her first discard.
+    With ``player_node``, once that node's lobby shows her seated there, she moves to it
+    (``test_resume_elsewhere_right_after_sitting`` moves at once)."""
     player = await Player.register(owner, name)
     table = (await player.client.create_table(turn_seconds=TURN_SECONDS, hands=HANDS)).table
     player.seat = await player.client.join_table(table, seat=0)
     summary = await player.client.add_bots(table, "default")
     assert summary["seats"][1:] == ["bot:default"] * 3
     if player_node is not None and player_node is not owner:
+        await until(lambda: seated_in_lobby(player_node, table, name), 10, f"{name} listed")
         await player.move_to(player_node)
     return player, table
+
+
+async def seated_in_lobby(node: Node, table: str, name: str) -> bool:
+    """Whether ``node``'s lobby lists ``table`` with ``name`` seated."""
+    client = await connect(node)
+    try:
+        await client.guest()
+        return any(t["table"] == table and name in t["seats"] for t in await client.list_tables())
+    finally:
+        await client.close()
 
 
 async def hold_at(player: Player, table: str, hand_no: int) -> asyncio.Task[Any]:
@@ -351,7 +363,7 @@ async def test_private_redis_restarts_empty(tmp_path: Path) -> None:
 async def test_four_players_on_two_nodes_play_a_table_of_a_third(make_cluster: MakeCluster) -> None:
     """Three nodes: the table is created through n3 (n3 owns it), its four players are
     connected to n1 and n2 (their messages relayed to n3); every node's lobby lists the
-    tables of every node; a player who leaves mid-match and resumes on n3 is back at her
+    tables of every node; a player who leaves mid-match and resumes on n1 is back at her
     table; the match is the offline one of its seed."""
     cluster = await make_cluster(3)
     n1, n2, n3 = cluster["n1"], cluster["n2"], cluster["n3"]
@@ -368,16 +380,16 @@ async def test_four_players_on_two_nodes_play_a_table_of_a_third(make_cluster: M
         assert body["node"] == node.name and body["cluster"]["redis"] == "ok"
     assert await owned(n3) == 1 and await owned(n1) == 1 and await owned(n2) == 0
 
-    players = [await Player.register(node, f"p{i}") for i, node in enumerate((n1, n2, n1, n2))]
+    players = [await Player.register(node, f"player{i}") for i, node in enumerate((n1, n2, n1, n2))]
     for seat, player in enumerate(players):
         player.seat = await player.client.join_table(table, seat=seat)
         assert player.seat == seat
-    tasks = [asyncio.create_task(p.play(cluster, table)) for p in players if p.name != "p1"]
+    tasks = [asyncio.create_task(p.play(cluster, table)) for p in players if p.name != "player1"]
     p1 = players[1]
     first = asyncio.create_task(play(p1.client, table, make_bot("default", seed=1)))
     try:
         await progressed(p1, table, 2)
-        await p1.move_to(n3, table)  # resumes on another node: back at her table
+        await p1.move_to(n1, table)  # resumes on another node: back at her table
         assert await asyncio.wait_for(first, 10) is None
         ends = await asyncio.gather(p1.play(cluster, table), *tasks)
     finally:
@@ -388,6 +400,23 @@ async def test_four_players_on_two_nodes_play_a_table_of_a_third(make_cluster: M
     assert all(end == ends[0] for end in ends), "the players saw different match ends"
     assert await cluster.owner(table) in (None, "n3")
     await check_as_offline(cluster, ends[0])
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_resume_elsewhere_right_after_sitting(make_cluster: MakeCluster) -> None:
+    """She sits at a table of n1 (it starts, waiting for her discard), her connection drops,
+    and she resumes at once on n2 (a browser reloading its page through the proxy): she is
+    back at her table, as on one node, and plays the match to its end."""
+    cluster = await make_cluster(2)
+    n1, n2 = cluster["n1"], cluster["n2"]
+    alice, table = await solo_table(n1, "alice_quick")
+    try:
+        await alice.move_to(n2, table)
+        end = await alice.play(cluster, table)
+    finally:
+        await alice.close()
+    await check_as_offline(cluster, end)
 
 
 @pytest.mark.postgres
@@ -403,7 +432,7 @@ async def test_owner_killed_mid_match_another_node_adopts(make_cluster: MakeClus
     table = (await host.client.create_table(turn_seconds=TURN_SECONDS, hands=HANDS)).table
     await host.close()
     assert await cluster.wait_owner(table) == "n1"
-    players = [await Player.register(node, f"k{i}") for i, node in enumerate((n1, n2, n3, n1))]
+    players = [await Player.register(node, f"killed{i}") for i, node in enumerate((n1, n2, n3, n1))]
     for seat, player in enumerate(players):
         player.seat = await player.client.join_table(table, seat=seat)
     tasks = [asyncio.create_task(p.play(cluster, table)) for p in players]
