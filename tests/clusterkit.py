@@ -426,7 +426,7 @@ class Node:
 # Timers for tests whose players are bots that answer at once: turns long enough that no
 # timeout ever plays for anyone (a match is then fixed by its seed), no pause between hands.
 TEST_TIMERS: dict[str, Any] = {
-    "turn_seconds": 60,
+    "turn_seconds": 120,
     "min_turn_seconds": 1,
     "max_turn_seconds": 120,
     "disconnected_seconds": 0.2,
