@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("guobiao.server")
 
 VERSION = "0.1.0"
+WRITE_BATCH = 64  # messages joined into one socket write at most
 RATE_STRIKES = 20  # rate-limited messages before the connection is closed as abusive
 REFUSAL_PAUSE = 1.0  # seconds an account request refused by a limit waits for its answer
 MAX_MATCH_ID = 2**31 - 1  # matches.id is an Integer column (32-bit signed on PostgreSQL)
@@ -100,17 +101,47 @@ class Connection:
             text = await self.outbox.get()
             if text is None:
                 return
+            batch = [self._bytes(text)]
+            closing = False
+            # What queued meanwhile goes out with it: one write to the socket for all of
+            # them (each is still a frame of its own), not one system call per message.
+            while not self.outbox.empty() and len(batch) < WRITE_BATCH:
+                more = self.outbox.get_nowait()
+                if more is None:
+                    closing = True
+                    break
+                batch.append(self._bytes(more))
             try:
-                data = text.encode("utf-8")
-            except UnicodeEncodeError:
-                # A lone surrogate got past the protocol's checks (a bug): the library would
-                # drop the connection. Send it escaped instead, the same JSON text.
-                log.error("unencodable frame to %s: %.200r", self.username, text)
-                data = text.encode("utf-8", "backslashreplace")
-            try:
-                await self.ws.send(data, text=True)
+                if len(batch) == 1:
+                    await self.ws.send(batch[0], text=True)
+                else:
+                    await self._send_batch(batch)
             except ConnectionClosed:
                 return
+            if closing:
+                return
+
+    def _bytes(self, text: str) -> bytes:
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate got past the protocol's checks (a bug): the library would
+            # drop the connection. Send it escaped instead, the same JSON text.
+            log.error("unencodable frame to %s: %.200r", self.username, text)
+            return text.encode("utf-8", "backslashreplace")
+
+    async def _send_batch(self, batch: list[bytes]) -> None:
+        """Several text frames in one write: the frames are made by the connection's
+        protocol (websockets' Sans-I/O layer, inside its send context, which checks the
+        state and handles a failure as ``send`` does) and written to the transport joined."""
+        ws = self.ws
+        async with ws.send_context():
+            for data in batch:
+                ws.protocol.send_text(data)
+            chunks = ws.protocol.data_to_send()
+            ws.transport.write(b"".join(chunks))
+            if b"" in chunks and ws.transport.can_write_eof():  # the protocol half-closes
+                ws.transport.write_eof()
 
     async def close_writer(self) -> None:
         with contextlib.suppress(asyncio.QueueFull):
@@ -473,6 +504,7 @@ class App:
         return self.config.server.node or f"{socket.gethostname()}:{self.port}"
 
     async def start(self) -> None:
+        self.config.check_cluster_database()
         url = self.config.database_url
         await upgrade(url)
         self.store = await Store.open(url)

@@ -165,6 +165,15 @@ class Config:
         """Whether this server is a node of a cluster (``[cluster] redis_url`` set)."""
         return bool(self.cluster.redis_url)
 
+    def check_cluster_database(self) -> None:
+        """``ConfigError`` if this is a cluster node on SQLite (``guobiao serve`` asks; the
+        admin commands, which need no database, do not)."""
+        if self.clustered and self.database_url.startswith("sqlite"):
+            raise ConfigError(
+                "[cluster] redis_url is set but the database is SQLite: the nodes of a cluster "
+                "share one PostgreSQL database ([database] url, GUOBIAO_DATABASE_URL)"
+            )
+
     @property
     def database_url(self) -> str:
         """The SQLAlchemy URL: the configured one, or SQLite in the data folder."""
@@ -375,11 +384,6 @@ def load(
         raise ConfigError(
             f"[cluster] redis_url must start with redis://, rediss:// or unix://, got "
             f"{cluster.redis_url!r}"
-        )
-    if cluster.redis_url and config.database_url.startswith("sqlite"):
-        raise ConfigError(
-            "[cluster] redis_url is set but the database is SQLite: the nodes of a cluster "
-            "share one PostgreSQL database ([database] url, GUOBIAO_DATABASE_URL)"
         )
     if not cluster.prefix or not cluster.prefix.replace("_", "").replace("-", "").isalnum():
         raise ConfigError(

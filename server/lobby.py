@@ -519,8 +519,10 @@ class Lobby:
             host=self,
             metrics=self.metrics,
             created_at=row.created_at,
-            # A table's own window is not stored: its preset's, else the server's.
-            claim_window_ms=self.claim_windows.get(row.rules, timers.claim_window_ms),
+            # Its own window (stored since revision 0008), else its preset's, else the server's.
+            claim_window_ms=row.claim_window_ms
+            if row.claim_window_ms is not None
+            else self.claim_windows.get(row.rules, timers.claim_window_ms),
             hands=stored.hands_planned if stored is not None else row.hands,
             aids=row.aids,
             rated=stored.rated if stored is not None else row.rated,

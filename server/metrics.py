@@ -12,6 +12,7 @@ What is counted where, and what it costs:
   ``guobiao_connections``, ``guobiao_tables{state}`` (the lobby's summaries),
   ``guobiao_queue_players{ladder,mode}`` and ``guobiao_queue_longest_wait_seconds``
   (``Matchmaker.snapshot``), ``guobiao_slow_client_drops_total`` (``App.slow_drops``),
+  ``guobiao_leases_held`` (cluster mode: the tables this node owns),
   ``guobiao_actions_total`` (a plain int the tables add one to: the server is one event
   loop, so it needs no lock), and ``guobiao_tournaments{state}`` (one indexed query of the
   unfinished tournaments, made by ``scrape`` before the registry is read);
@@ -180,6 +181,12 @@ class _Scraped(Collector):
             "guobiao_slow_client_drops",
             "Connections closed because their outgoing queue was full (1013 too slow).",
             value=server.slow_drops,
+        )
+        cluster = getattr(server, "cluster", None)
+        yield GaugeMetricFamily(
+            "guobiao_leases_held",
+            "Table leases this node holds (cluster mode: the tables it owns; one process: 0).",
+            value=cluster.leases_held if cluster is not None else 0,
         )
         players = GaugeMetricFamily(
             "guobiao_queue_players",

@@ -522,6 +522,7 @@ class Table:
             watchable=self.watchable,
             spectator_delay_seconds=self.spectator_delay_seconds,
             tournament=self.tournament,
+            claim_window_ms=self.claim_window_ms,
         )
 
     def _changed(self) -> None:

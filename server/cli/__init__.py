@@ -9,6 +9,7 @@ import sys
 from typing import Protocol
 
 from server.cli import bot as bot_cli
+from server.cli import cluster as cluster_cli
 from server.cli import db as db_cli
 from server.cli import fan as fan_cli
 from server.cli import ladder as ladder_cli
@@ -48,6 +49,7 @@ COMMANDS: tuple[Command, ...] = _commands(
     db_cli,
     ladder_cli,
     tournament_cli,
+    cluster_cli,
     bot_cli,
     loadtest_cli,
     verify_cli,

@@ -67,6 +67,7 @@ def add_parser(
 def run(args: argparse.Namespace) -> int:
     try:
         config = config_from(args)
+        config.check_cluster_database()
     except ConfigError as exc:
         print(f"guobiao serve: {exc}", file=sys.stderr)
         return 2
@@ -115,11 +116,21 @@ async def serve(config: Config, ready: asyncio.Event | None = None) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
+    with contextlib.suppress(NotImplementedError, AttributeError):
+        loop.add_signal_handler(signal.SIGUSR1, _dump_tasks)  # where is it stuck?
     if ready is not None:
         ready.set()
     await stop.wait()
     print("guobiao: stopping (finishing writes, telling clients)", flush=True)
     await app.stop()
+
+
+def _dump_tasks() -> None:
+    """SIGUSR1: every task's stack to stderr (what an operator asks a stuck server)."""
+    for task in asyncio.all_tasks():
+        print(f"--- task {task.get_name()}", file=sys.stderr)
+        task.print_stack(limit=8, file=sys.stderr)
+    sys.stderr.flush()
 
 
 def _safe(url: str) -> str:

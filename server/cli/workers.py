@@ -24,17 +24,18 @@ RESTART_FIRST, RESTART_MAX = 1.0, 30.0  # seconds before a dead worker is starte
 
 
 def worker_args(argv: list[str]) -> list[str]:
-    """``argv`` without its ``--workers N`` (or ``--workers=N``)."""
+    """``argv`` without its ``--workers N`` and ``--node NAME`` (either also as ``=``): each
+    worker is given its own name."""
     out: list[str] = []
     skip = False
     for arg in argv:
         if skip:
             skip = False
             continue
-        if arg == "--workers":
+        if arg in ("--workers", "--node"):
             skip = True
             continue
-        if arg.startswith("--workers="):
+        if arg.startswith(("--workers=", "--node=")):
             continue
         out.append(arg)
     return out
@@ -52,7 +53,7 @@ def supervise(argv: list[str], count: int, config: Config) -> int:
 
     def start(name: str) -> None:
         env = {**os.environ, "GUOBIAO_SERVER_NODE": name}
-        command = [sys.executable, "-m", "server", *args]
+        command = [sys.executable, "-m", "server", *args, "--node", name]
         procs[name] = subprocess.Popen(command, env=env)
 
     def stop(signum: int, frame: FrameType | None) -> None:

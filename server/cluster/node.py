@@ -60,7 +60,15 @@ from server.db.errors import Fenced
 from server.db.store import TableRow
 from server.errors import ServerError
 from server.protocol import ProtocolError, error
-from server.table import BackInput, GoneInput, Table, WatchInput, input_for
+from server.table import (
+    BackInput,
+    GoneInput,
+    LobbyError,
+    ReplaceInput,
+    Table,
+    WatchInput,
+    input_for,
+)
 
 if TYPE_CHECKING:
     from server.app import App, Connection
@@ -206,6 +214,7 @@ class Node:
         self._renew = self.redis.register_script(_RENEW)
         self._release = self.redis.register_script(_RELEASE)
         self._background: set[asyncio.Task[Any]] = set()
+        self._replies: dict[str, asyncio.Future[Any]] = {}  # request id -> its answer
 
     # ------------------------------------------------------------ keys ---
 
@@ -340,7 +349,8 @@ class Node:
             pipe.hset(key, mapping=cast(Any, changed))
         if gone:
             pipe.hdel(key, *gone)
-        seated = dict(lobby.seated)
+        # username -> "TABLE NODE": whose word it is (a dead node's are ignored by readers)
+        seated = {u: f"{t} {self.name}" for u, t in lobby.seated.items()}
         seat_key = f"{self.prefix}:seated"
         moved = {u: t for u, t in seated.items() if self._published_seated.get(u) != t}
         left = [u for u, t in self._published_seated.items() if u not in seated]
@@ -356,12 +366,36 @@ class Node:
             stale = [
                 u
                 for u, now in zip(left, current, strict=True)
-                if now is not None and now.decode() == self._published_seated[u]
+                if now is not None and _text(now) == self._published_seated[u]
             ]
             if stale:
                 await self.redis.hdel(seat_key, *stale)
         self._published_listing = listing
         self._published_seated = seated
+
+    async def _sweep(self) -> None:
+        """What ``PREFIX:listing`` and ``PREFIX:seated`` say in our name of tables we do not
+        hold (an earlier run of this node, killed, left them) goes."""
+        lobby = self.app.lobby
+        held = set(lobby.tables) if lobby is not None else set()
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hgetall(f"{self.prefix}:listing")
+        pipe.hgetall(f"{self.prefix}:seated")
+        listing_raw, seated_raw = await pipe.execute()
+        stale_tables = [
+            t
+            for t, raw in listing_raw.items()
+            if orjson.loads(raw)["n"] == self.name and _text(t) not in held
+        ]
+        stale_seats = []
+        for user, where in seated_raw.items():
+            table_id, _, node = _text(where).partition(" ")
+            if node == self.name and table_id not in held:
+                stale_seats.append(user)
+        if stale_tables:
+            await self.redis.hdel(f"{self.prefix}:listing", *stale_tables)
+        if stale_seats:
+            await self.redis.hdel(f"{self.prefix}:seated", *stale_seats)
 
     async def _read_cluster(self) -> None:
         pipe = self.redis.pipeline(transaction=False)
@@ -387,7 +421,12 @@ class Node:
             self.listings = listings
             if self.app.lobby is not None:
                 self.app.lobby.feed.changed()
-        self.seated = {u.decode(): t.decode() for u, t in seated_raw.items()}
+        seated: dict[str, str] = {}
+        for user, where in seated_raw.items():
+            table_id, _, node = _text(where).partition(" ")
+            if node in live:
+                seated[_text(user)] = table_id
+        self.seated = seated
         self.coordinator = coordinator.decode() if coordinator is not None else None
 
     # ----------------------------------------------------- coordinator ---
@@ -644,7 +683,7 @@ class Node:
             raw = await self.redis.hget(f"{self.prefix}:seated", username)
         except (RedisError, OSError):
             return self.seated.get(username)
-        return _text(raw) if raw is not None else None
+        return _text(raw).partition(" ")[0] if raw is not None else None
 
     def _reattach(self, table_id: str, owner: str) -> None:
         """Our connections at ``table_id`` to its new owner ``owner``."""
@@ -667,9 +706,7 @@ class Node:
     ) -> None:
         if table is None or username is None:
             return
-        lobby = self.app.lobby
-        summary = lobby.summaries.get(table.id) if lobby is not None else None
-        if summary is not None and username in summary.players:
+        if table.seat_of(username) is not None:  # (its seats are set before it starts)
             table.queue.put_nowait(BackInput(peer, None))
         elif watch is not None:
             try:
@@ -863,6 +900,46 @@ class Node:
             else:
                 self.relay_service(conn, conn.queue_frame)
 
+    async def replace_seat(self, table_id: str, seat: int, label: str, timeout: float) -> None:
+        """A tournament's substitute into ``seat`` of a table another node owns
+        (``server.table.ReplaceInput``); the owner's refusal is raised as the ``LobbyError``
+        it was, no answer in ``timeout`` seconds as ``TimeoutError``."""
+        owner = await self.owner_of(table_id, fresh=True)
+        if owner is None or owner == self.name:
+            raise LobbyError("no_such_table", f"no node owns table {table_id!r}")
+        rid = secrets.token_hex(6)
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._replies[rid] = answer
+        body = {"k": "replace", "n": self.name, "r": rid, "t": table_id, "s": seat, "l": label}
+        self.bus.send(owner, body)
+        try:
+            refused = await asyncio.wait_for(answer, timeout)
+        finally:
+            self._replies.pop(rid, None)
+        if refused is not None:
+            raise LobbyError(refused[0], refused[1])
+
+    async def _replace(self, body: dict[str, Any]) -> None:
+        table = self._local_table(body["t"])
+        refused: list[str] | None = None
+        if table is None:
+            refused = ["no_such_table", f"table {body['t']!r} is not on node {self.name}"]
+        else:
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            await table.queue.put(ReplaceInput(None, None, body["s"], body["l"], done))
+            try:
+                await asyncio.wait_for(done, 10.0)
+            except LobbyError as exc:
+                refused = [exc.code, exc.reason]
+            except TimeoutError:
+                refused = ["server_busy", f"table {table.id} did not answer in time"]
+        self.bus.send(body["n"], {"k": "reply", "r": body["r"], "e": refused})
+
+    async def _reply(self, body: dict[str, Any]) -> None:
+        answer = self._replies.get(body["r"])
+        if answer is not None and not answer.done():
+            answer.set_result(body.get("e"))
+
     async def _tournament_table_finished(self, body: dict[str, Any]) -> None:
         if self.is_coordinator and self.app.tournaments is not None:
             finished = _Finished(body["t"], tuple(body["tour"]))
@@ -886,6 +963,7 @@ class Node:
             await self._renew_leases()
             self._published_listing.clear()
             self._published_seated.clear()
+            await self._sweep()
             await self._publish_lobby()
         for conn in list(self.app.connections):
             for table_id in list(conn.tables):
@@ -936,4 +1014,6 @@ _HANDLERS: dict[str, Any] = {
     "drain": Node._drain,
     "coordinator": Node._coordinator_changed,
     "tfin": Node._tournament_table_finished,
+    "replace": Node._replace,
+    "reply": Node._reply,
 }

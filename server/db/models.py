@@ -205,6 +205,9 @@ class GameTable(Base):
     # The fencing token of the node that owns it in cluster mode (revision 0008): each
     # takeover increments it, and a write with an older token is refused (``Fenced``).
     fence: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Its own claim window in ms (revision 0008; None: its preset's): a table that moves to
+    # another node, or restarts, keeps the pace it was created with.
+    claim_window_ms: Mapped[int | None] = mapped_column(Integer)
 
 
 class Match(Base):

@@ -180,6 +180,7 @@ class TableRow:
     reveals: bool = True  # whether each hand's seed is revealed as it ends
     watchable: bool = True  # whether it may be watched
     spectator_delay_seconds: int = 0  # how late spectators see it
+    claim_window_ms: int | None = None  # its own claim window (0008; None: its preset's)
     tournament: tuple[int, int, int] | None = None  # (tournament id, session, table 1..)
 
     def __post_init__(self) -> None:
@@ -224,6 +225,7 @@ class TableRow:
             reveals=table.reveals,
             watchable=table.watchable,
             spectator_delay_seconds=table.spectator_delay_seconds,
+            claim_window_ms=table.claim_window_ms,
             tournament=tournament,
         )
 
@@ -514,6 +516,7 @@ class Store:
             table.reveals = row.reveals
             table.watchable = row.watchable
             table.spectator_delay_seconds = row.spectator_delay_seconds
+            table.claim_window_ms = row.claim_window_ms
             tournament = row.tournament or (None, None, None)
             table.tournament_id, table.tournament_session, table.tournament_table = tournament
 

@@ -1073,6 +1073,13 @@ class Tournaments:
                 continue
             made = state.table(s.number, i)
             live = self.lobby.tables.get(made.table_id) if made is not None else None
+            cluster = self.lobby.cluster
+            if live is None and made is not None and cluster is not None and made.scores is None:
+                # Cluster mode: the table is owned by another node (it moved there).
+                await cluster.replace_seat(
+                    made.table_id, table.index(player), label, REPLACE_SECONDS
+                )
+                return
             if live is None or live.state == "finished":
                 raise TournamentError(
                     "tournament_state",

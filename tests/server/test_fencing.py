@@ -40,7 +40,7 @@ async def test_an_old_token_appends_nothing(store: Store) -> None:
     match_id = await _table(store)
     await store.append_action(match_id, 1, 1, 0, _action(1), fence=("t1", 0))
     assert await store.take_table("t1") == 1
-    with pytest.raises(Fenced, match="token 0 refused .its token is 1 now"):
+    with pytest.raises(Fenced, match=r"token 0 refused \(its token is 1 now\)"):
         await store.append_action(match_id, 2, 1, 0, _action(2), fence=("t1", 0))
     assert await _seqs(store, match_id) == [1]
     await store.append_action(match_id, 2, 1, 0, _action(2), fence=("t1", 1))

@@ -102,6 +102,7 @@ async def test_a_match_shows_in_the_metrics_as_it_is_stored(start_server: StartS
     assert value(after, "guobiao_store_commit_seconds_count", what="hand") == 1
     assert value(after, "guobiao_store_commit_seconds_count", what="match") == 1
     assert value(after, "guobiao_slow_client_drops_total") == 0
+    assert value(after, "guobiao_leases_held") == 0  # one process holds no lease
     assert value(after, "guobiao_rate_limited_total", limit="messages") == 0
 
 

@@ -1,0 +1,153 @@
+"""One worker against two: the same load on ``guobiao serve`` and ``guobiao serve --workers 2``.
+
+Both on PostgreSQL (a fresh database of the benchmark's own, dropped at the end), the second
+in cluster mode on a Redis (``--redis-url``, default ``redis://127.0.0.1:6379/0``; every key
+under a prefix of the run's own). For each load in ``--tables`` the same client
+(``guobiao loadtest``, in a process of its own, seed fixed) runs ``--duration`` seconds of fast
+bots against each server in turn; prints actions/s and the action-to-update latency (p50,
+p99) of each, and the largest load at which each kept its p99 under 100 ms. The client runs on
+the same machine and takes CPU from the servers: on a 2-core box that caps what two workers
+can show (say so when quoting the figures).
+
+    .venv/bin/python benchmarks/bench_workers.py [--tables 10,30,60] [--duration 20]
+        [--postgres postgresql+asyncpg://postgres@127.0.0.1:5432/test] [--redis-url URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BAR_MS = 100.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _psql(admin_url: str, statement: str) -> None:
+    import asyncio  # noqa: PLC0415
+
+    import asyncpg  # noqa: PLC0415
+
+    async def run() -> None:
+        connection = await asyncpg.connect(admin_url.replace("postgresql+asyncpg", "postgresql"))
+        try:
+            await connection.execute(statement)
+        finally:
+            await connection.close()
+
+    asyncio.run(run())
+
+
+def _wait_ready(port: int, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit(f"the server on port {port} did not get ready")
+
+
+def _serve(port: int, env: dict[str, str], workers: int) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "server", "serve", "--port", str(port)]
+    if workers > 1:
+        command += ["--workers", str(workers)]
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+
+
+def _load(port: int, tables: int, duration: float) -> dict[str, object]:
+    command = [
+        sys.executable,
+        "-m",
+        "server",
+        "loadtest",
+        "--url",
+        f"ws://127.0.0.1:{port}/ws",
+        "--tables",
+        str(tables),
+        "--duration",
+        str(duration),
+        "--seed",
+        "1",
+        "--json",
+    ]
+    out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tables", default="10,30,60", help="loads, tables of 4 bots")
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds a load")
+    parser.add_argument("--postgres", default="postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
+    args = parser.parse_args()
+    loads = [int(n) for n in args.tables.split(",")]
+    name = f"bench_workers_{secrets.token_hex(3)}"
+    base, _, _ = args.postgres.rpartition("/")
+    url = f"{base}/{name}"
+    _psql(args.postgres, f'CREATE DATABASE "{name}"')
+    env = {
+        **os.environ,
+        "GUOBIAO_DATABASE_URL": url,
+        "GUOBIAO_SERVER_LOG_LEVEL": "warning",
+        "GUOBIAO_LIMITS_MAX_CONNECTIONS": "100000",
+        "GUOBIAO_LIMITS_MAX_TABLES": "100000",
+        "GUOBIAO_ACCOUNTS_GUEST_PER_HOUR": "1000000",
+        "GUOBIAO_ACCOUNTS_GUEST_BURST": "100000",
+    }
+    clustered = {
+        **env,
+        "GUOBIAO_CLUSTER_REDIS_URL": args.redis_url,
+        "GUOBIAO_CLUSTER_PREFIX": name,
+    }
+    print(f"{os.cpu_count()} CPUs; fast bots, {args.duration:g} s a load, loadtest seed 1")
+    print(f"{'tables':>6}  {'server':12} {'actions/s':>10} {'p50 ms':>8} {'p99 ms':>8}  errors")
+    best: dict[str, int] = {}
+    try:
+        for tables in loads:
+            for label, workers, environ in (("1 process", 1, env), ("2 workers", 2, clustered)):
+                port = _free_port()
+                server = _serve(port, environ, workers)
+                try:
+                    _wait_ready(port)
+                    time.sleep(1.0 if workers > 1 else 0.0)  # both workers up and leased
+                    report = _load(port, tables, args.duration)
+                finally:
+                    server.terminate()
+                    server.wait(60)
+                latency = report["latency_ms"]  # type: ignore[index]
+                actions = report["actions"]  # type: ignore[index]
+                p99 = latency["p99"]  # type: ignore[index]
+                errors = sum(report["errors"].values())  # type: ignore[union-attr]
+                print(
+                    f"{tables:>6}  {label:12} {actions['per_second']:>10} "  # type: ignore[index]
+                    f"{latency['p50']:>8} {p99:>8}  {errors}",  # type: ignore[index]
+                    flush=True,
+                )
+                if p99 is not None and p99 < BAR_MS and not errors:
+                    best[label] = max(best.get(label, 0), tables)
+    finally:
+        _psql(args.postgres, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    for label in ("1 process", "2 workers"):
+        print(f"{label}: p99 under {BAR_MS:g} ms up to {best.get(label, 0)} tables of those run")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""Cluster mode's settings and the ``--workers`` command line: what is refused, and how.
+
+(The cluster itself is tested with real nodes in ``test_cluster.py``.)"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from server.cli.workers import worker_args
+from server.config import ConfigError, load
+
+REPO = Path(__file__).resolve().parents[2]
+PG = {"database": {"url": "postgresql+asyncpg://u@h:5432/db"}}
+
+
+def test_off_by_default() -> None:
+    config = load(None, environ={})
+    assert not config.clustered
+    assert config.cluster.lease_seconds == 3.0 and config.cluster.prefix == "guobiao"
+
+
+def test_a_redis_url_on_postgresql_is_cluster_mode() -> None:
+    config = load(None, environ={}, overrides={**PG, "cluster": {"redis_url": "redis://r:6379/1"}})
+    assert config.clustered
+
+
+def test_environment_sets_the_cluster() -> None:
+    config = load(
+        None,
+        environ={
+            "GUOBIAO_DATABASE_URL": "postgresql+asyncpg://u@h/db",
+            "GUOBIAO_CLUSTER_REDIS_URL": "redis://r:6379/0",
+            "GUOBIAO_CLUSTER_LEASE_SECONDS": "1.5",
+            "GUOBIAO_CLUSTER_PREFIX": "club-2",
+        },
+    )
+    assert (config.cluster.lease_seconds, config.cluster.prefix) == (1.5, "club-2")
+
+
+@pytest.mark.parametrize(
+    ("cluster", "database", "says"),
+    [
+        ({"redis_url": "http://r:6379"}, PG, "redis_url must start with redis://"),
+        ({"lease_seconds": 0.1}, PG, r"lease_seconds must be between 0.3 and 600"),
+        ({"prefix": "a b"}, PG, "prefix must be letters"),
+        ({"prefix": ""}, PG, "prefix must be letters"),
+    ],
+)
+def test_bad_cluster_settings_are_refused_by_name(
+    cluster: dict[str, object], database: dict[str, dict[str, str]], says: str
+) -> None:
+    with pytest.raises(ConfigError, match=says):
+        load(None, environ={}, overrides={**database, "cluster": cluster})
+
+
+def test_a_cluster_node_on_sqlite_is_refused_by_serve_not_by_the_admin_commands() -> None:
+    config = load(None, environ={}, overrides={"cluster": {"redis_url": "redis://r:6379"}})
+    with pytest.raises(ConfigError, match="the database is SQLite"):
+        config.check_cluster_database()
+    done = _serve("--redis-url", "redis://127.0.0.1:1/0", "--port", "0")
+    assert done.returncode == 2 and "the database is SQLite" in done.stderr
+
+
+def test_worker_args_leave_out_workers_and_the_node_name() -> None:
+    argv = ["serve", "--workers", "3", "--port", "9000", "--workers=2", "--node", "a"]
+    assert worker_args(argv) == ["serve", "--port", "9000"]
+    assert worker_args(["serve", "--node=a", "--port", "1"]) == ["serve", "--port", "1"]
+
+
+def _serve(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "server", "serve", *args],
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(REPO)},
+    )
+
+
+def test_workers_need_cluster_mode() -> None:
+    done = _serve("--workers", "2", "--port", "9999")
+    assert done.returncode == 2
+    assert "--workers needs cluster mode" in done.stderr
+
+
+def test_workers_must_be_positive_and_need_a_port() -> None:
+    assert "--workers must be 1 or more" in _serve("--workers", "0").stderr
+    done = _serve(
+        "--workers",
+        "2",
+        "--port",
+        "0",
+        "--redis-url",
+        "redis://127.0.0.1:1/0",
+        "--database-url",
+        "postgresql+asyncpg://u@127.0.0.1:1/db",
+    )
+    assert done.returncode == 2 and "needs a fixed --port" in done.stderr
