@@ -139,7 +139,7 @@ async def run(args: argparse.Namespace) -> int:
         "restart_grace_seconds": 0.5,
         "claim_window_ms": 0,
     }
-    sections = {"accounts": {"guest_per_hour": 1_000_000, "guest_burst": 1_000_000}}
+    sections = {"accounts": {"guest_per_hour": 100_000, "guest_burst": 100_000}}
     try:
         cluster = await Cluster.create(
             folder, lease_seconds=args.lease, timers=timers, sections=sections
