@@ -15,6 +15,7 @@ owns most tables (its /healthz ``tables_owned``) and prints, from the kill:
   ``PREFIX:lease:TABLE``);
 - owned: when the survivors' /healthz ``tables_owned`` added up to every unfinished table;
 - resumed: when the last of its tables had a new action stored (its match played on);
+- how many of the survivors' own tables changed hands meanwhile (none should);
 
 then waits for every match to finish and prints how many did, and how many are exactly the
 offline match of their seed (``engine.simulation.play_match``, four default bots) with an
@@ -173,24 +174,43 @@ async def run(args: argparse.Namespace) -> int:
         )
         mine = [t for t, owner in zip(tables, leases, strict=True) if owner == victim.name]
         db = await connect_db(cluster.database_url)
-        before = await matches(db)
-        live = [t for t in mine if t in before and not before[t][2]]
-        print(f"tables owned: {counts}; killing {victim.name} ({len(live)} unfinished tables)")
+        print(f"tables owned: {counts}; killing {victim.name} ({len(mine)} tables)")
 
         await victim.kill()
         killed = time.monotonic()
+        before = await matches(db)  # after the kill: what the dead node stored, and no more
+        live = [t for t in mine if t in before and not before[t][2]]
+        print(f"{len(live)} of them unfinished")
         leased: dict[str, float] = {}
+        # The survivors' own tables: none should change hands (a survivor busy adopting
+        # that failed to renew its own leases would lose them to the others).
+        original = {
+            t: owner
+            for t, owner in zip(tables, leases, strict=True)
+            if owner is not None and owner != victim.name
+        }
+        shifted: set[str] = set()
         resumed: dict[str, float] = {}
         owned_at: float | None = None
         deadline = killed + args.timeout
         while time.monotonic() < deadline:
             now = time.monotonic() - killed
-            owners = await cluster.redis.command(
-                "MGET", *(f"{cluster.prefix}:lease:{t}" for t in live)
+            owners = dict(
+                zip(
+                    tables,
+                    await cluster.redis.command(
+                        "MGET", *(f"{cluster.prefix}:lease:{t}" for t in tables)
+                    ),
+                    strict=True,
+                )
             )
-            for table, owner in zip(live, owners, strict=True):
+            for table in live:
+                owner = owners[table]
                 if owner is not None and owner != victim.name and table not in leased:
                     leased[table] = now
+            for table, first in original.items():  # a survivor's table changing hands
+                if owners[table] not in (None, first):
+                    shifted.add(table)
             state = await matches(db)
             for table in live:
                 if table not in resumed and (state[table][1] > before[table][1] or state[table][2]):
@@ -220,6 +240,7 @@ async def run(args: argparse.Namespace) -> int:
             + (f"{owned_at:.2f} s" if owned_at is not None else "never")
         )
         print(f"  a new action stored:  {figure(resumed)}")
+        print(f"  survivors' own tables that changed hands meanwhile: {len(shifted)}")
 
         finish_deadline = time.monotonic() + args.finish_timeout
         while time.monotonic() < finish_deadline:
