@@ -89,6 +89,9 @@ PASS = Action(ActionKind.PASS)
 WIN = Action(ActionKind.WIN)
 PUNG = Action(ActionKind.PUNG)
 KONG = Action(ActionKind.KONG)
+# The discard of each kind (0..33), one object each: the table lists these, so an answer
+# taken from them is found among the legal actions by identity.
+DISCARDS = tuple(Action(ActionKind.DISCARD, t) for t in range(N_KINDS))
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,7 @@ from itertools import compress
 from typing import Any
 
 from engine import wire
-from engine.actions import KONG, PASS, PUNG, WIN, Action, ActionKind, Event
+from engine.actions import DISCARDS, KONG, PASS, PUNG, WIN, Action, ActionKind, Event
 from engine.errors import IllegalAction, NotWinning
 from engine.forms import is_winning, waits_of_packed
 from engine.hand import Hand, Meld, MeldKind
@@ -72,7 +72,33 @@ from engine.tiles import N_KINDS, WILD, Tile, Wind, is_flower, seat_flowers, til
 from engine.wall import Wall
 from engine.wilds import is_winning_with_wilds, wild_tiles
 
-_DISCARDS = tuple(Action(ActionKind.DISCARD, t) for t in range(N_KINDS))
+_DISCARDS = DISCARDS
+
+# The sorted tiles of each group's count pattern (the suits, the honors), for the concealed
+# tiles of the views: a hand's groups recur from view to view where the whole hand does not.
+_GROUP_MEMO_SIZE = 1 << 14
+_group_tiles: tuple[dict[bytes, tuple[Tile, ...]], ...] = ({}, {}, {}, {})
+
+
+def _group(counts: list[int], g: int, lo: int, hi: int) -> tuple[Tile, ...]:
+    pattern = bytes(counts[lo:hi])
+    memo = _group_tiles[g]
+    found = memo.get(pattern)
+    if found is None:
+        if len(memo) >= _GROUP_MEMO_SIZE:
+            memo.clear()
+        found = memo[pattern] = tuple(tiles_of([0] * lo + counts[lo:hi]))
+    return found
+
+
+def sorted_tiles(counts: list[int]) -> tuple[Tile, ...]:
+    """``tuple(tiles_of(counts))`` of a 34-slot count array, a group at a time."""
+    return (
+        _group(counts, 0, 0, 9)
+        + _group(counts, 1, 9, 18)
+        + _group(counts, 2, 18, 27)
+        + _group(counts, 3, 27, N_KINDS)
+    )
 
 
 @cache  # asked for every view serialized: a handful of rule sets, each answered once
@@ -159,6 +185,10 @@ class HandState:
         self.wall = wall
         self.player_at = player_at  # player at each position E S W N
         self.position = {p: i for i, p in enumerate(player_at)}
+        # Each player and the three after it, in turn order (asked at every action).
+        self._order = {
+            p: tuple(player_at[(i + k) % 4] for k in range(4)) for i, p in enumerate(player_at)
+        }
         self.dealer = player_at[dealer_position]
         self.dealer_position = dealer_position
         self._winds = {p: Wind((i - dealer_position) % 4) for i, p in enumerate(player_at)}
@@ -202,7 +232,7 @@ class HandState:
         return self._winds[player]
 
     def next_player(self, player: int, steps: int = 1) -> int:
-        return self.player_at[(self.position[player] + steps) % 4]
+        return self._order[player][steps % 4]
 
     def legal_actions(self, player: int) -> list[Action]:
         """What ``player`` may do now (empty when it is not asked to act)."""
@@ -210,10 +240,11 @@ class HandState:
 
     def awaiting(self) -> list[int]:
         """The players the table is waiting for, in turn order."""
-        return [p for p in self._turn_order(self.current) if self._legal.get(p)]
+        legal = self._legal
+        return [p for p in self._order[self.current] if legal.get(p)]
 
-    def _turn_order(self, first: int) -> list[int]:
-        return [self.next_player(first, k) for k in range(4)]
+    def _turn_order(self, first: int) -> tuple[int, ...]:
+        return self._order[first]
 
     # ----------------------------------------------------------- the deal ---
 
@@ -299,7 +330,9 @@ class HandState:
             if self.pending is not None and player in self.pending.answers:
                 raise IllegalAction("already_answered", "you have already answered this claim")
             raise IllegalAction("not_your_turn", "you have nothing to decide now")
-        if action not in legal:
+        # The bots answer with the very objects listed: found by identity (in C), no
+        # dataclass ``__eq__`` called on the actions listed before it.
+        if id(action) not in map(id, legal) and action not in legal:
             options = ", ".join(str(a) for a in legal)
             raise IllegalAction(
                 self._refusal_code(player, action), f"{action} is not legal now; legal: {options}"
@@ -450,18 +483,24 @@ class HandState:
         wilds = self.wilds
         if tile in wilds:  # a wild tile discarded for want of another: nobody may take it
             return out
-        for p in self._turn_order(discarder)[1:]:
+        order = self._order[discarder]
+        after = order[1]  # the only one who may chow
+        for p in order[1:]:
             counts = self.concealed[p]
             opts: list[Action] = []
-            win = self._win_on(p, tile, robbing=False, discarder=discarder)
-            if win is not None:
-                opts.append(WIN)
+            # The shape test of ``_check_win`` first, inline: most hands do not wait on it.
+            if wilds or tile in waits_of_packed(bytes(counts), len(self.melds[p])):
+                win = self._win_on(p, tile, robbing=False, discarder=discarder)
+                if win is not None:
+                    opts.append(WIN)
+            else:
+                win = None
             if not last:
                 if counts[tile] >= 3 and self.wall.remaining:
                     opts.append(KONG)
                 if counts[tile] >= 2:
                     opts.append(PUNG)
-                if p == self.next_player(discarder) and tile < 27:
+                if p == after and tile < 27:
                     r = tile % 9
                     for start in (tile - 2, tile - 1, tile):
                         if start < tile - r or start + 2 > tile - r + 8:
@@ -684,7 +723,7 @@ class HandState:
         counts = self.concealed[player].copy()
         if not extra:
             counts[win_tile] -= 1
-        return Hand(tuple(self.melds[player]), tuple(tiles_of(counts)), win_tile)
+        return Hand(tuple(self.melds[player]), sorted_tiles(counts), win_tile)
 
     def wild_count(self, player: int) -> int:
         """How many wild tiles ``player`` holds (the indicated kind, or flowers)."""
@@ -744,7 +783,13 @@ class HandState:
             counts = self.concealed[player]
             melds = len(self.melds[player])
             if self_drawn:
-                if not is_winning(counts, melds):
+                # The waits of the hand before the draw first: asked at every discard before
+                # it (cached), they rule out most hands for less than ``is_winning`` costs.
+                before = counts.copy()
+                before[tile] -= 1
+                if tile not in waits_of_packed(bytes(before), melds) or not is_winning(
+                    counts, melds
+                ):
                     return None
             elif tile not in waits_of_packed(bytes(counts), melds):
                 return None
@@ -878,12 +923,14 @@ class HandState:
         Others' concealed tiles, their face-down kongs (until the hand is over), the wall
         and its order are never in it.
         """
-        over = self.phase is Phase.OVER
         public = self._public_seats()
-        seats = tuple(
-            self._kept_seat(seat.player, True) if over or seat.player == player else seat
-            for seat in public
-        )
+        if self.phase is Phase.OVER:
+            seats = tuple(self._kept_seat(seat.player, True) for seat in public)
+        elif player in self.position:
+            at = self.position[player]
+            seats = (*public[:at], self._kept_seat(player, True), *public[at + 1 :])
+        else:
+            seats = public
         drawn = self.drawn if player == self.current and self.phase is Phase.TURN else None
         legal = tuple(self._legal.get(player, ())) if player is not None else ()
         return self._view(player, seats, drawn, legal)
@@ -931,7 +978,14 @@ class HandState:
     def _public_seats(self) -> tuple[SeatView, ...]:
         """Every seat as everyone sees it; built once per state of the table."""
         if self._public is None or self._public[0] != self.version:
-            seats = tuple(self._kept_seat(p, False) for p in self.player_at)
+            east, south, west, north = self.player_at
+            kept = self._kept_seat
+            seats = (
+                kept(east, False),
+                kept(south, False),
+                kept(west, False),
+                kept(north, False),
+            )
             self._public = (self.version, seats)
         return self._public[1]
 
@@ -962,23 +1016,28 @@ class HandState:
     def _concealed_tiles(self, p: int) -> tuple[tuple[Tile, ...], int]:
         """``p``'s concealed tiles, its wild tiles first (at the left), and how many are wild."""
         if not self.wilds:
-            return tuple(tiles_of(self.concealed[p])), 0
+            return sorted_tiles(self.concealed[p]), 0
         counts = self.concealed[p].copy()
         wild = sorted(self.held[p])
         if self.wild_kind is not None:
             wild += [self.wild_kind] * counts[self.wild_kind]
             counts[self.wild_kind] = 0
-        return (*wild, *tiles_of(counts)), len(wild)
+        return (*wild, *sorted_tiles(counts)), len(wild)
 
     def _seat_view(self, p: int, shown: bool) -> SeatView:
-        melds = tuple(m for m in self.melds[p] if shown or not m.concealed)
+        declared = self.melds[p]
+        melds = (
+            tuple(declared)
+            if shown or not declared
+            else tuple(m for m in declared if not m.concealed)
+        )
         concealed, wilds = self._concealed_tiles(p) if shown else (None, 0)
         return SeatView(
             player=p,
             wind=self._winds[p],
             concealed_count=sum(self.concealed[p]) + len(self.held[p]),
             melds=melds,
-            hidden_kongs=len(self.melds[p]) - len(melds),
+            hidden_kongs=len(declared) - len(melds),
             flowers=tuple(self.flowers[p]),
             river=tuple(self.river[p]),
             concealed=concealed,

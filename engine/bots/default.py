@@ -14,7 +14,7 @@ and takes a lone legal action as it is.
 
 from __future__ import annotations
 
-from engine.actions import Action, ActionKind
+from engine.actions import PASS, Action, ActionKind
 from engine.bots.plan_play import PlanPlay
 from engine.bots.speed_play import SpeedPlay
 from engine.errors import MahjongError
@@ -41,7 +41,7 @@ class DefaultBot:
         if len(legal) == 1:
             return legal[0]
         if view.phase is Phase.ROB:
-            return Action(ActionKind.PASS)
+            return PASS
         rules = view.rules
         if rules.has_wilds or rules.min_fan <= 0:  # wild tiles, or any complete hand wins
             return self._speed.choose(view)

@@ -7,7 +7,7 @@ so it plays the same under every rule set; under an 8-fan minimum it almost neve
 
 from __future__ import annotations
 
-from engine.actions import Action, ActionKind
+from engine.actions import PASS, Action, ActionKind
 from engine.errors import MahjongError
 from engine.table import Phase, View
 
@@ -34,5 +34,5 @@ class FastBot:
                 if first_discard is None:
                     first_discard = action
         if view.phase in (Phase.CLAIM, Phase.ROB):
-            return Action(ActionKind.PASS)
+            return PASS
         return first_discard if first_discard is not None else legal[0]

@@ -137,6 +137,14 @@ def tile_mask(tiles: Iterable[int]) -> int:
     return sum(1 << (8 * t) for t in set(tiles))
 
 
+_HALF: Final = bytes(n >> 1 for n in range(256))
+
+
+def pairs(counts: Sequence[int]) -> int:
+    """The pairs in a count array (four of a kind: two), summed in C."""
+    return sum(bytes(counts).translate(_HALF))
+
+
 def at_least(counts: bytes, k: int) -> int:
     """The tiles of which ``counts`` holds ``k`` or more, as a mask."""
     return int.from_bytes(counts.translate(_AT_LEAST[k]), "little")

@@ -31,14 +31,16 @@ from collections.abc import Sequence
 from typing import Final
 
 from engine import shanten as _shanten
-from engine.actions import KONG, Action, ActionKind
+from engine.actions import KONG, PASS, Action, ActionKind
 from engine.bots.parts import SHANTEN_OF, group_ids, join4, patterns_of
+from engine.bots.parts import pairs as pairs_in
 from engine.bots.plan_shanten import MAX_PLANS, SLACK, HandTables, PlanEval, by_value, plans_on
 from engine.bots.plans import PLAIN_PLAN, fits
 from engine.bots.reading import (
     KONGS,
     Seat,
     Unseen,
+    discard,
     keep_score,
     own_seat,
     position,
@@ -133,8 +135,12 @@ class PlanPlay:
                 self._plans.clear()
             hand = HandTables(counts, melds, _ALL_UNSEEN)
             found = self._plans[key] = plans_on(hand, SLACK + 1, F13_CAP)
-        unavailable = unseen.unavailable
-        live = [ev for ev in found if not (ev.missing and ev.dead(unavailable))]
+        u1, u2, u3 = unseen.unavailable  # ``PlanEval.dead``, inline: asked at every decision
+        live = [
+            ev
+            for ev in found
+            if not (ev.missing and (ev.masks[0] & u1 or ev.masks[1] & u2 or ev.masks[2] & u3))
+        ]
         return live, (live[0].value if live else INF)
 
     # -------------------------------------------------------------- turn ---
@@ -159,7 +165,7 @@ class PlanPlay:
                 # the hand as it was, which no other discard improves on (by plan value).
                 close = [ev for ev in plans if ev.value <= best + SLACK]
                 if not kongs and not any(ev.gains(before, drawn) for ev in close):
-                    return Action(ActionKind.DISCARD, drawn)
+                    return discard(drawn)
                 evals = [ev.add(before, drawn) for ev in plans]
                 best = min(ev.value for ev in evals)
                 evals = sorted((ev for ev in evals if ev.value <= best + SLACK), key=by_value)
@@ -184,7 +190,7 @@ class PlanPlay:
             # A kong that leaves the hand as good as the best discard: a free tile, more fan.
             if self._assess(after, seat.with_melds(melds), unseen)[0] <= key[0]:
                 return action
-        return Action(ActionKind.DISCARD, tile)
+        return discard(tile)
 
     def _best_discard(
         self,
@@ -206,10 +212,14 @@ class PlanPlay:
             ids = group_ids(patterns)
         # Which discards leave the hand ready in the regular form or as Seven Pairs (the
         # other forms are plans of their own, below).
-        plain = PlanEval(PLAIN_PLAN, SHANTEN_OF[join4(ids)][m], patterns=patterns, ids=ids, melds=m)
-        ready_after = plain.after_discards(counts) if plain.shanten <= 0 else [1] * N_KINDS
+        regular = SHANTEN_OF[join4(ids)][m]
+        if regular <= 0:
+            plain = PlanEval(PLAIN_PLAN, regular, patterns=patterns, ids=ids, melds=m)
+            ready_after = plain.after_discards(counts)
+        else:
+            ready_after = [1] * N_KINDS
         if not m:
-            pairs = 6 - sum(n >> 1 for n in counts)
+            pairs = 6 - pairs_in(counts)
             if pairs <= 0:
                 for t in discards:
                     ready_after[t] = min(ready_after[t], pairs + 1 - (counts[t] & 1))
@@ -308,7 +318,7 @@ class PlanPlay:
         helped = [ev for ev in close if ev.gains(counts, tile)]
         is_open = any(not m.concealed for m in seat.melds)
         if not helped and not (is_open and KONG in view.legal):
-            return Action(ActionKind.PASS)
+            return PASS
         baseline: _Key | None = None
         best: tuple[_Key, Action] | None = None
         offer = 4 - (position(view, claim.source) - position(view, viewer_of(view))) % 4
@@ -347,4 +357,4 @@ class PlanPlay:
                     continue
             if best is None or key < best[0]:
                 best = (key, action)
-        return best[1] if best is not None else Action(ActionKind.PASS)
+        return best[1] if best is not None else PASS

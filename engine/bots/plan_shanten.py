@@ -33,6 +33,7 @@ from engine.bots.parts import (
     grow,
     join,
     join4,
+    pairs,
     patterns_of,
     shrink,
     table_id,
@@ -211,7 +212,8 @@ class PlanEval:
         return self.missing + SHANTEN_OF[join(table, self.other_ids(g))][self.melds]
 
     def after_discards(self, counts: list[int]) -> list[int]:
-        """``after_discard`` for every tile (34 slots; meaningful for the tiles held)."""
+        """``after_discard`` for every tile (34 slots; meaningful for the tiles held only: a
+        slot of a tile not held holds a value of no use)."""
         kind = self.plan.kind
         shanten = self.shanten
         if kind == PAIRS:
@@ -221,20 +223,14 @@ class PlanEval:
         out = [shanten] * N_KINDS  # the tiles the plan does not use
         patterns = self.patterns
         assert patterns is not None
-        missing = self.missing
-        melds = self.melds
+        key = (self.melds, self.missing, shanten)
+        groups = self.groups
+        chows = self.chows
         for g in range(4):
-            if not self.groups >> g & 1:
-                continue
-            lo = GROUP_START[g]
-            others = self.other_ids(g)
-            for offset, table in enumerate(shrink(patterns[g], g < 3 and self.chows)):
-                if counts[lo + offset]:
-                    out[lo + offset] = (
-                        shanten + 1  # a tile of the plan's sets
-                        if table < 0
-                        else missing + SHANTEN_OF[join(table, others)][melds]
-                    )
+            if groups >> g & 1:
+                out[GROUP_START[g] : GROUP_END[g]] = _discard_row(
+                    patterns[g], g < 3 and chows, self.other_ids(g), key
+                )
         return out
 
     def discard(self, counts: list[int], tile: int) -> PlanEval:
@@ -332,12 +328,9 @@ class PlanEval:
                 return True
         patterns = self.patterns
         assert patterns is not None
-        offset = tile - GROUP_START[g]
-        for at, table in grow(patterns[g], g < 3 and self.chows):
-            if at == offset:
-                row = SHANTEN_OF[join(table, self.other_ids(g))]
-                return self.missing + row[self.melds] < self.shanten
-        return False
+        key = (self.melds, self.missing, self.shanten)
+        lowering = _lowering(patterns[g], g < 3 and self.chows, self.other_ids(g), key)
+        return bool(lowering >> (tile - GROUP_START[g]) & 1)
 
     def useful(self, counts: list[int], unseen: Sequence[int]) -> int:
         """Unseen copies of the tiles that lower the shanten (13-tile hand ``counts``)."""
@@ -355,21 +348,68 @@ class PlanEval:
             if counts[t] < n and not seen >> t & 1:
                 seen |= 1 << t
                 total += unseen[t]
-        missing = self.missing
-        melds = self.melds
+        key = (self.melds, self.missing, current)
+        groups = self.groups
+        chows = self.chows
         for g in range(4):
-            if not self.groups >> g & 1:
+            if not groups >> g & 1:
                 continue
             lo = GROUP_START[g]
-            others = self.other_ids(g)
-            for offset, table in grow(patterns[g], g < 3 and self.chows):
-                t = lo + offset
-                if seen >> t & 1 or not unseen[t]:
-                    continue
-                if missing + SHANTEN_OF[join(table, others)][melds] < current:
+            lowering = _lowering(patterns[g], g < 3 and chows, self.other_ids(g), key)
+            while lowering:
+                low = lowering & -lowering
+                lowering ^= low
+                t = lo + low.bit_length() - 1
+                if not seen >> t & 1:
                     seen |= 1 << t
                     total += unseen[t]
         return total
+
+
+# Per group of a plan: what a discard or a draw there does to its shanten. ``PlanEval``
+# asks these for every tile of a group, on patterns that recur from hand to hand: memoised
+# (bounded, as ``_rest``).
+_ROW_CACHE_SIZE: Final = 1 << 17
+_row_cache: dict[tuple[bytes, bool, int, tuple[int, int, int]], tuple[int, ...]] = {}
+_lowering_cache: dict[tuple[bytes, bool, int, tuple[int, int, int]], int] = {}
+
+
+def _discard_row(
+    pattern: bytes, chows: bool, others: int, key: tuple[int, int, int]
+) -> tuple[int, ...]:
+    """A plan's shanten once one tile at each offset of a group is discarded: the group's
+    pattern (the tiles its sets left), the table id of its other groups, and ``key``: its
+    declared sets, missing tiles and shanten. A tile the pattern lacks (one of the plan's
+    sets, or a tile not held: the caller's to tell apart) costs one."""
+    full = (pattern, chows, others, key)
+    found = _row_cache.get(full)
+    if found is None:
+        if len(_row_cache) >= _ROW_CACHE_SIZE:
+            _row_cache.clear()
+        melds, missing, shanten = key
+        found = _row_cache[full] = tuple(
+            shanten + 1 if table < 0 else missing + SHANTEN_OF[join(table, others)][melds]
+            for table in shrink(pattern, chows)
+        )
+    return found
+
+
+def _lowering(pattern: bytes, chows: bool, others: int, key: tuple[int, int, int]) -> int:
+    """The offsets of a group (bit per offset) whose draw lowers a plan's shanten: the
+    draws ``grow`` lists whose table, with the other groups' (``others``), reads less, given
+    ``key``: the plan's declared sets, missing tiles and shanten."""
+    full = (pattern, chows, others, key)
+    found = _lowering_cache.get(full)
+    if found is None:
+        if len(_lowering_cache) >= _ROW_CACHE_SIZE:
+            _lowering_cache.clear()
+        melds, missing, shanten = key
+        found = 0
+        for offset, table in grow(pattern, chows):
+            if missing + SHANTEN_OF[join(table, others)][melds] < shanten:
+                found |= 1 << offset
+        _lowering_cache[full] = found
+    return found
 
 
 def _special_shanten(form: int, counts: list[int]) -> int:
@@ -397,7 +437,7 @@ def _evaluate(plan: Plan, hand: HandTables) -> PlanEval | None:
         ids = hand.pungs()
         return PlanEval(plan, SHANTEN_OF[join4(ids)][m], patterns=patterns, ids=ids, melds=m)
     if kind == PAIRS:
-        return None if m else PlanEval(plan, 6 - sum(n >> 1 for n in hand.counts))
+        return None if m else PlanEval(plan, 6 - pairs(hand.counts))
     return None if m else PlanEval(plan, _special_shanten(plan.special, hand.counts))
 
 
@@ -595,8 +635,7 @@ def plans_on(hand: HandTables, window: float = SLACK, cap: int = MAX_PLANS) -> l
     if not hand.chow_melds:
         basics.append((row[join4(hand.pungs())][m] + PUNGS_PLAN.penalty, PUNGS_PLAN))
     if not m:
-        pairs = 6 - sum(n >> 1 for n in hand.counts)
-        basics.append((pairs + PAIRS_PLAN.penalty, PAIRS_PLAN))
+        basics.append((6 - pairs(hand.counts) + PAIRS_PLAN.penalty, PAIRS_PLAN))
     best = min(value for value, _ in basics)
     evals: list[PlanEval] = []
     if m <= 1:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from engine.actions import ActionKind
+from engine.actions import DISCARDS, Action, ActionKind
 from engine.bots.parts import at_least
 from engine.errors import MahjongError
 from engine.hand import Meld, MeldKind
@@ -37,6 +37,12 @@ class Seat:
 
     def with_melds(self, melds: tuple[Meld, ...]) -> Seat:
         return Seat(melds, self.seat_wind, self.round_wind, self.rules)
+
+
+def discard(tile: Tile) -> Action:
+    """The discard of ``tile``, as the very object the table lists (``engine.actions.DISCARDS``;
+    a wild flower's is made): the table then finds it among the legal actions by identity."""
+    return DISCARDS[tile] if tile < N_KINDS else Action(ActionKind.DISCARD, tile)
 
 
 def viewer_of(view: View) -> int:
@@ -123,6 +129,6 @@ def keep_score(counts: Sequence[int], tile: int, seat: Seat) -> float:
         return 2.0 * (n - 1) + (0.5 if valued else 0.0)
     rank = tile % 9
     lo = tile - rank
-    near = sum(counts[t] for t in range(max(lo, tile - 2), min(lo + 9, tile + 3)) if t != tile)
+    near = sum(counts[max(lo, tile - 2) : min(lo + 9, tile + 3)]) - n  # the tiles beside it
     edge = 0.0 if is_terminal_or_honor(tile) else (1.0 if rank in (1, 7) else 1.5)
     return 1.0 + edge + 2.0 * (n - 1) + near + tile / 1000.0

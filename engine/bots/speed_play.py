@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from engine.actions import Action, ActionKind
-from engine.bots.reading import KONGS, Seat, keep_score, own_seat, unseen_copies
+from engine.actions import PASS, Action, ActionKind
+from engine.bots.reading import KONGS, Seat, discard, keep_score, own_seat, unseen_copies
 from engine.table import Phase, View
 from engine.tiles import N_KINDS
 from engine.wilds import shanten_with_wilds, useful_tiles_with_wilds
@@ -157,7 +157,7 @@ class SpeedPlay:
             # A drawn tile that lowers nothing goes back: the hand stays as it was.
             before = hand.without(drawn)
             if self._shanten(hand) >= self._evaluate(before)[0]:
-                return Action(ActionKind.DISCARD, drawn)
+                return discard(drawn)
         if not discards:
             return kongs[0] if kongs else legal[0]
         key, tile = self._discard(hand, discards, seat, unseen)
@@ -170,7 +170,7 @@ class SpeedPlay:
                 after = hand.meld(t, 1, 1, new=False)  # the pung's fourth tile
             if self._evaluate(after)[0] <= key[0]:
                 return action
-        return Action(ActionKind.DISCARD, tile)
+        return discard(tile)
 
     def _claim(self, view: View, hand: SpeedHand, seat: Seat, unseen: Sequence[int]) -> Action:
         claim = view.claim
@@ -199,4 +199,4 @@ class SpeedPlay:
             key, _ = self._discard(after, tiles, seat, unseen)
             if key[0] < current and (best is None or key < best[0]):
                 best = (key, action)
-        return best[1] if best is not None else Action(ActionKind.PASS)
+        return best[1] if best is not None else PASS

@@ -60,35 +60,53 @@ async def insert_rows(
     """Insert ``rows`` in one ``BEGIN IMMEDIATE`` transaction on ``connection``'s driver.
     ``fence``: the key of a row's (table id, fencing token), if it has one: such a row is
     inserted only if the token is its table's, checked in the same transaction (which holds
-    SQLite's write lock); the others are returned (``id(row)`` -> the table's token)."""
+    SQLite's write lock); the others are returned (``id(row)`` -> the table's token).
+
+    The whole transaction runs in aiosqlite's thread as one call (its ``_execute``): one
+    hand-off between the event loop and the thread instead of one per statement."""
     raw = await connection.get_raw_connection()
     driver = raw.driver_connection
     assert driver is not None
-    await driver.execute("BEGIN IMMEDIATE")
+    params = [bind(row) for row in rows]
+    keys = [row.get(fence) if fence is not None else None for row in rows]
+    # aiosqlite runs a function in its thread with ``_execute`` (how its own methods run),
+    # on its sqlite3 connection ``_conn``: both there since its first releases.
     try:
+        fenced: dict[int, int | None] = await driver._execute(
+            _insert, driver._conn, sql, params, keys
+        )
+    except sqlite3.IntegrityError as exc:
+        raise IntegrityError(sql, None, exc) from exc
+    return {id(rows[i]): token for i, token in fenced.items()}
+
+
+def _insert(
+    db: sqlite3.Connection,
+    sql: str,
+    params: list[tuple[Any, ...]],
+    keys: list[tuple[str, int] | None],
+) -> dict[int, int | None]:
+    """The transaction, in aiosqlite's thread: the rows refused by their fencing token (by
+    index, with the table's token) are left out."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        tokens: dict[str, int | None] = {}
         fenced: dict[int, int | None] = {}
-        if fence is not None:
-            tokens: dict[str, int | None] = {}
-            for row in rows:
-                if fence not in row:
-                    continue
-                table_id, token = row[fence]
-                if table_id not in tokens:
-                    cursor = await driver.execute(
-                        "SELECT fence FROM tables WHERE id = ?", (table_id,)
-                    )
-                    found = await cursor.fetchone()
-                    tokens[table_id] = found[0] if found is not None else None
-                if tokens[table_id] != token:
-                    fenced[id(row)] = tokens[table_id]
-        params = [bind(row) for row in rows if id(row) not in fenced]
-        if params:
-            await driver.executemany(sql, params)
-        await driver.execute("COMMIT")
-        return fenced
-    except BaseException as exc:
-        if driver.in_transaction:
-            await driver.execute("ROLLBACK")
-        if isinstance(exc, sqlite3.IntegrityError):
-            raise IntegrityError(sql, None, exc) from exc
+        for i, key in enumerate(keys):
+            if key is None:
+                continue
+            table_id, token = key
+            if table_id not in tokens:
+                found = db.execute("SELECT fence FROM tables WHERE id = ?", (table_id,)).fetchone()
+                tokens[table_id] = found[0] if found is not None else None
+            if tokens[table_id] != token:
+                fenced[i] = tokens[table_id]
+        kept = [p for i, p in enumerate(params) if i not in fenced]
+        if kept:
+            db.executemany(sql, kept)
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
         raise
+    return fenced

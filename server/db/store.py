@@ -19,6 +19,7 @@ The database must be migrated first (``upgrade(url)``, or ``guobiao db upgrade``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -30,7 +31,7 @@ from typing import Any, NamedTuple, Self
 
 from sqlalchemy import delete, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
 from engine.match import MATCH_HANDS, check_match_hands
 from server.db import sqlite_log
@@ -338,6 +339,7 @@ class Store:
         # metrics set it (server/metrics.py).
         self.on_commit: Callable[[str, float], None] | None = None
         self._sqlite_log: tuple[str, sqlite_log.Binder] | None = None
+        self._log: AsyncConnection | None = None  # the action log's own connection
 
     @classmethod
     async def open(cls, url: str) -> Self:
@@ -348,6 +350,10 @@ class Store:
     async def close(self) -> None:
         if self._flusher is not None and not self._flusher.done():
             await self._flusher  # what was appended is written before the engine goes
+        if self._log is not None:
+            with contextlib.suppress(Exception):
+                await self._log.close()
+            self._log = None
         await self.engine.dispose()
 
     async def __aenter__(self) -> Self:
@@ -705,31 +711,46 @@ class Store:
         # about 0.2 ms per commit, a tenth of serving the action. Same statement, same
         # BEGIN IMMEDIATE (the write option), one transaction.
         started = time.perf_counter()
-        async with self.engine.connect() as connection:
-            if connection.dialect.name == "sqlite":  # the embedded default: see sqlite_log
-                if self._sqlite_log is None:
-                    self._sqlite_log = sqlite_log.binder(
-                        MatchAction.__table__,
-                        MatchAction.__tablename__,
-                        _ACTION_COLUMNS,
-                        connection.dialect,
-                    )
-                fenced = await sqlite_log.insert_rows(
-                    connection, *self._sqlite_log, rows, fence=_FENCE
-                )
-            else:
-                await connection.execution_options(**{WRITE_OPTION: True})
-                async with connection.begin():
-                    fenced = await _fenced_rows(connection, rows)
-                    kept = [
-                        {k: v for k, v in r.items() if k != _FENCE}
-                        for r in rows
-                        if id(r) not in fenced
-                    ]
-                    if kept:
-                        await connection.execute(_INSERT_ACTION, kept)
+        # One connection held for the log (only the flusher task appends, one commit at a
+        # time): a pool checkout and reset per commit cost about as much as the commit.
+        # One that failed is closed and not used again.
+        if self._log is None or self._log.closed or self._log.invalidated:
+            self._log = await self.engine.connect()
+        connection = self._log
+        try:
+            fenced = await self._insert_on(connection, rows)
+        except IntegrityError:
+            raise  # rolled back; the connection is fine
+        except BaseException:
+            self._log = None
+            with contextlib.suppress(Exception):
+                await connection.invalidate()
+            raise
         if self.on_commit is not None:  # committed (an error went past this)
             self.on_commit("actions", time.perf_counter() - started)
+        return fenced
+
+    async def _insert_on(
+        self, connection: AsyncConnection, rows: list[dict[str, Any]]
+    ) -> dict[int, int | None]:
+        if connection.dialect.name == "sqlite":  # the embedded default: see sqlite_log
+            if self._sqlite_log is None:
+                self._sqlite_log = sqlite_log.binder(
+                    MatchAction.__table__,
+                    MatchAction.__tablename__,
+                    _ACTION_COLUMNS,
+                    connection.dialect,
+                )
+            fenced = await sqlite_log.insert_rows(connection, *self._sqlite_log, rows, fence=_FENCE)
+        else:
+            await connection.execution_options(**{WRITE_OPTION: True})
+            async with connection.begin():
+                fenced = await _fenced_rows(connection, rows)
+                kept = [
+                    {k: v for k, v in r.items() if k != _FENCE} for r in rows if id(r) not in fenced
+                ]
+                if kept:
+                    await connection.execute(_INSERT_ACTION, kept)
         return fenced
 
     async def finish_hand(

@@ -444,9 +444,11 @@ async def test_sqlite_read_only_or_locked_for_a_while(sqlite_store: Store, fault
             before = table.log_seq
             if fault == "read-only":
                 state["read_only"] = True
+                await read_only_log(sqlite_store, True)
                 await asyncio.sleep(0.4)
                 assert table.log_seq <= before + 1  # paused (one may have been in flight)
                 state["read_only"] = False
+                await read_only_log(sqlite_store, False)
             else:
                 holder = await asyncio.to_thread(lock, sqlite_file_of(sqlite_store))
                 before = table.log_seq
@@ -462,6 +464,18 @@ async def test_sqlite_read_only_or_locked_for_a_while(sqlite_store: Store, fault
     assert len(seen) >= 3, errors[:5]
     TALLY.faults += len(seen)
     await check_match(sqlite_store, match_id, SEED, "fast", memory)
+
+
+async def read_only_log(store: Store, on: bool) -> None:
+    """``PRAGMA query_only`` on the connection the store holds for its action log too (it is
+    checked out once, so the checkout hook above reaches it only the first time)."""
+    held = store._log
+    if held is None or held.closed or held.invalidated:
+        return
+    raw = await held.get_raw_connection()
+    driver = raw.driver_connection
+    assert driver is not None
+    await driver.execute(f"PRAGMA query_only = {int(on)}")
 
 
 def lock(path: str) -> sqlite3.Connection:
