@@ -520,10 +520,18 @@ async def test_redis_restarted_mid_match(make_cluster: MakeCluster) -> None:
             await until(lambda node=node: redis_down(node), 10, f"{node.name} sees Redis down")
             status, body = await node.readyz()
             assert status == 503 and body["ready"] is False, body
+        updates = alice.state(table).updates
         await asyncio.sleep(1)
         await cluster.redis.start()
         for node in (n1, n2):
             await until(lambda node=node: ready(node), 20, f"{node.name} ready again")
+        # Her node re-attaches her to the owner, which sends her the table again: her
+        # decision is asked again (without it the table would wait for her, 120 s turns).
+        await until(
+            lambda: alice.state(table).updates > updates,
+            20,
+            f"an update of table {table} reaching her on n2 after Redis came back",
+        )
         end = await task
     finally:
         task.cancel()
