@@ -1,0 +1,680 @@
+"""Cluster mode: several ``guobiao serve`` nodes on one PostgreSQL database and one Redis
+(tests/clusterkit.py starts them as processes, with a Redis of each test's own).
+
+Every player here is a network client playing the ``default`` engine bot over the wire
+(``server.client.play``), at tables of four such players or of one and three ``default``
+server bots. Turns are 120 s, longer than any wait here: no timeout ever plays for anyone,
+and a decision nobody is asked again (an update lost between nodes) fails the test. While a
+player is away (her node killed, stopped, restarting), the server plays her seat with the
+same bot. A match is then fixed by its seed: whatever happens to the nodes and to Redis, its
+stored hands must be exactly those of ``engine.simulation.play_match(seed, four default
+bots)``, its action log ``seq`` 1..n without a gap or a duplicate, replaying to the stored
+hands.
+
+The scenarios (docs/deployment.md describes the behaviour they check): a match across three
+nodes and the lobby of every node; kill -9 of a table's owner; an owner paused past its lease
+(fencing); Redis restarted; a rolling restart; the admin CLI; ``--workers``. PostgreSQL is required
+(``postgres`` marker: skipped when unreachable); so is ``redis-server`` (skipped when
+missing, a failure under ``CI=true``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from clusterkit import (
+    TEST_TIMERS,
+    Cluster,
+    Node,
+    RedisServer,
+    Unavailable,
+    drop_database,
+    until,
+)
+
+from engine.bots import make_bot
+from engine.rules import MCR
+from engine.simulation import play_match
+from server.cli.replay import read_log
+from server.client import Client, ClientError, TableState, play
+from server.db.store import Store
+
+# Turns outlast every wait of these tests: a decision nobody is asked again (an update lost
+# between nodes) fails the test instead of being played by a timeout, perhaps as the bot would.
+TURN_SECONDS = 120
+PASSWORD = "correct horse battery"
+MATCH_TIMEOUT = 90.0  # seconds for a whole short match, failovers included
+HANDS = 3  # short matches: the file must stay within a few minutes
+
+
+# --------------------------------------------------------------- fixtures ---
+
+MakeCluster = Callable[..., Awaitable[Cluster]]
+
+
+@pytest_asyncio.fixture
+async def make_cluster(tmp_path: Path) -> AsyncIterator[MakeCluster]:
+    """``await make_cluster(nodes, lease_seconds=..., prefix=...)``: a cluster with its own
+    Redis and database, ``nodes`` nodes started and ready. At the end every process is
+    killed and the database dropped; the end of each node's log is printed (pytest shows it
+    when the test fails)."""
+    made: list[Cluster] = []
+
+    async def make(nodes: int, **options: Any) -> Cluster:
+        try:
+            cluster = await Cluster.create(tmp_path / f"cluster{len(made)}", **options)
+        except Unavailable as exc:
+            if os.environ.get("CI") == "true" and "redis" in str(exc):
+                pytest.fail(f"CI needs redis-server: {exc}")
+            pytest.skip(str(exc))
+        made.append(cluster)
+        if nodes:
+            await cluster.start(nodes)
+        return cluster
+
+    try:
+        yield make
+    finally:
+        for cluster in made:
+            print(cluster.tails())
+            cluster.close()
+            with contextlib.suppress(Exception):
+                await drop_database(cluster.database_url)
+
+
+# ---------------------------------------------------------------- players ---
+
+
+def normalized(value: Any) -> Any:
+    return json.loads(json.dumps(value))
+
+
+def offline_records(seed: int, match_id: int, hands: int) -> tuple[list[dict[str, Any]], list[int]]:
+    """The hands and final scores of the match played offline by four default bots."""
+    bots = [make_bot("default", seed=p) for p in range(4)]
+    match = play_match(seed, bots, MCR, match_id, hands=hands)
+    return [normalized(r.to_dict()) for r in match.records], list(match.scores)
+
+
+async def ready(node: Node) -> bool:
+    """Whether a node runs, is not paused and answers /readyz 200 (within a second)."""
+    if not node.alive or node.paused:
+        return False
+    try:
+        status, _ = await asyncio.wait_for(node.readyz(), 1)
+    except (OSError, TimeoutError, ValueError, IndexError):
+        return False
+    return status == 200
+
+
+async def connect(node: Node) -> Client:
+    return await Client.connect(node.url, rate=None)
+
+
+@dataclass
+class Player:
+    """A registered player and her current connection (to ``node``)."""
+
+    name: str
+    node: Node
+    client: Client
+    seat: int | None = None
+    reconnects: list[str] = field(default_factory=list)  # the nodes she moved to
+
+    @classmethod
+    async def register(cls, node: Node, name: str) -> Player:
+        client = await connect(node)
+        await client.register(name, PASSWORD)
+        return cls(name, node, client)
+
+    @property
+    def token(self) -> str:
+        assert self.client.session is not None
+        return self.client.session.token
+
+    def state(self, table: str) -> TableState:
+        return self.client._table(table)
+
+    async def move_to(self, node: Node, table: str | None = None) -> None:
+        """Close this connection, connect to ``node`` and ``resume``; with ``table``, wait for
+        the table's full update there (she is back at her table)."""
+        token = self.token
+        await self.client.close()  # harmless when it is closed already
+        client = await connect(node)
+        try:
+            full = None
+            if table is not None:
+                full = asyncio.ensure_future(
+                    client.wait_for(
+                        lambda m: m.type == "update" and m.table == table and m.payload["full"],
+                        timeout=20,
+                    )
+                )
+                await asyncio.sleep(0)
+            await client.resume(token)
+            if full is not None:
+                update = await full
+                assert update.payload["view"]["you"] == self.seat
+        except BaseException:
+            await client.close()
+            raise
+        self.client, self.node = client, node
+        self.reconnects.append(node.name)
+
+    async def reconnect(self, cluster: Cluster, table: str, timeout: float = 30) -> None:
+        """Her connection was lost: resume on some ready node (another first)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            candidates = sorted(cluster.nodes.values(), key=lambda n: n is self.node)
+            for node in candidates:
+                if not await ready(node):
+                    continue
+                with contextlib.suppress(ClientError, OSError, TimeoutError):
+                    await self.move_to(node)
+                    return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{self.name} found no node to resume on:\n{cluster.tails()}")
+            await asyncio.sleep(0.2)
+
+    async def play(
+        self, cluster: Cluster, table: str, *, think: float = 0.0, timeout: float = MATCH_TIMEOUT
+    ) -> dict[str, Any]:
+        """Play the table to the match's end with the default bot of her seat, resuming on
+        another node whenever her connection is lost; the ``match_end`` payload."""
+        assert self.seat is not None
+        bot = make_bot("default", seed=self.seat)
+
+        async def rounds() -> dict[str, Any]:
+            while True:
+                end = await play(self.client, table, bot, think=think)
+                if end is not None:
+                    return end
+                if self.client.is_open:
+                    raise AssertionError(f"{self.name}: table {table} ended without match_end")
+                await self.reconnect(cluster, table)
+
+        try:
+            return await asyncio.wait_for(rounds(), timeout)
+        except TimeoutError:
+            raise AssertionError(
+                f"{self.name} (on {self.node.name}, moved {self.reconnects}) did not see the "
+                f"end of table {table} within {timeout:g} s:\n{cluster.tails()}"
+            ) from None
+
+    async def close(self) -> None:
+        await self.client.close()
+
+
+async def solo_table(owner: Node, name: str, player_node: Node | None = None) -> tuple[Player, str]:
+    """``name`` creates a table on ``owner`` (so ``owner`` owns it), sits at seat 0 and fills
+    it with three default server bots: the match starts, and waits for her first discard.
+    With ``player_node``, once that node's lobby shows her seated there, she moves to it
+    (``test_resume_elsewhere_right_after_sitting`` moves at once)."""
+    player = await Player.register(owner, name)
+    table = (await player.client.create_table(turn_seconds=TURN_SECONDS, hands=HANDS)).table
+    player.seat = await player.client.join_table(table, seat=0)
+    summary = await player.client.add_bots(table, "default")
+    assert summary["seats"][1:] == ["bot:default"] * 3
+    if player_node is not None and player_node is not owner:
+        await until(lambda: seated_in_lobby(player_node, table, name), 10, f"{name} listed")
+        await player.move_to(player_node)
+    return player, table
+
+
+async def seated_in_lobby(node: Node, table: str, name: str) -> bool:
+    """Whether ``node``'s lobby lists ``table`` with ``name`` seated."""
+    client = await connect(node)
+    try:
+        await client.guest()
+        return any(t["table"] == table and name in t["seats"] for t in await client.list_tables())
+    finally:
+        await client.close()
+
+
+async def hold_at(player: Player, table: str, hand_no: int) -> asyncio.Task[Any]:
+    """She plays until hand ``hand_no`` is under way and it is her turn to discard, then
+    stops answering: the table waits for her (60 s turns, and she is connected). Returns
+    her ``play`` task, which ends (None) when her connection closes."""
+    assert player.seat is not None
+    state = player.state(table)
+
+    def held() -> bool:
+        return state.hand_no >= hand_no and any(a["type"] == "discard" for a in state.legal)
+
+    bot = make_bot("default", seed=player.seat)
+    task = asyncio.create_task(play(player.client, table, bot, stopping=held))
+    await until(held, 60, f"{player.name}'s turn in hand {hand_no} of table {table}")
+    return task
+
+
+async def progressed(player: Player, table: str, hand_no: int, discards: int = 4) -> None:
+    """Until the table is at hand ``hand_no`` with ``discards`` discards in it (or beyond)."""
+
+    def there() -> bool:
+        state = player.state(table)
+        seen = sum(1 for e in state.events if e.get("kind") == "discard")
+        return state.hand_no > hand_no or (state.hand_no == hand_no and seen >= discards)
+
+    await until(there, 60, f"table {table} at hand {hand_no}")
+
+
+# ----------------------------------------------------------------- checks ---
+
+
+async def check_as_offline(cluster: Cluster, end: dict[str, Any], hands: int = HANDS) -> int:
+    """The finished match (through any running node's HTTP API) is the offline match of its
+    seed; its action log is ``seq`` 1..n and replays to the stored hands. Its match id."""
+    node = next(n for n in cluster.nodes.values() if n.alive and not n.paused)
+    match_id = int(end["match"])
+    status, detail = await node.get(f"/api/matches/{match_id}")
+    assert status == 200, detail
+    assert detail["finished"] and detail["final_scores"] == end["scores"]
+    got = [{k: v for k, v in h.items() if k != "finished_at"} for h in detail["hands"]]
+    expected, expected_scores = offline_records(detail["seed"], match_id, hands)
+    assert [h["hand_no"] for h in got] == list(range(1, hands + 1))
+    for mine, theirs in zip(got, expected, strict=True):
+        assert mine == theirs, f"hand {theirs['hand_no']} differs from the offline match"
+    assert end["scores"] == expected_scores
+
+    store = await Store.open(cluster.database_url)
+    try:
+        actions = await store.match_actions(match_id)
+        stored = await store.match_hands(match_id)
+        lines = await store.match_log(match_id)
+    finally:
+        await store.close()
+    assert [a.seq for a in actions] == list(range(1, len(actions) + 1)), "a gap or a duplicate"
+    assert lines is not None
+    (logged,) = read_log(json.dumps(line) for line in lines)
+    replayed = logged.replay()
+    assert [normalized(r.to_dict()) for r in replayed.records] == expected
+    assert [normalized(h) for h in stored] == expected
+    return match_id
+
+
+async def table_fence(cluster: Cluster, table: str) -> int:
+    """``tables.fence`` of the table (incremented by every takeover)."""
+    import asyncpg  # type: ignore[import-untyped]  # noqa: PLC0415 (PostgreSQL only)
+    from sqlalchemy import make_url  # noqa: PLC0415
+
+    url = make_url(cluster.database_url)
+    connection = await asyncpg.connect(
+        host=url.host,
+        port=url.port,
+        user=url.username,
+        password=url.password,
+        database=url.database,
+    )
+    try:
+        fence = await connection.fetchval("SELECT fence FROM tables WHERE id = $1", table)
+    finally:
+        await connection.close()
+    return int(fence)
+
+
+async def listed(node: Node, tables: set[str]) -> bool:
+    """Whether ``node``'s lobby lists all of ``tables``."""
+    client = await connect(node)
+    try:
+        await client.guest()
+        return tables <= {t["table"] for t in await client.list_tables()}
+    finally:
+        await client.close()
+
+
+async def owned(node: Node) -> int:
+    return int((await node.healthz())["cluster"]["tables_owned"])
+
+
+# ------------------------------------------------------------------ tests ---
+
+
+@pytest.mark.asyncio
+async def test_private_redis_restarts_empty(tmp_path: Path) -> None:
+    """The harness's own Redis: on a port of its own, and empty after a restart (it keeps
+    nothing on disk), which the Redis scenario below relies on."""
+    redis = RedisServer(tmp_path / "redis")
+    try:
+        try:
+            await redis.start()
+        except Unavailable as exc:
+            if os.environ.get("CI") == "true":
+                pytest.fail(f"CI needs redis-server: {exc}")
+            pytest.skip(str(exc))
+        assert redis.port != 6379
+        assert await redis.command("SET", "guobiao:lease:T", "n1", "PX", 60_000) == "OK"
+        assert await redis.command("GET", "guobiao:lease:T") == "n1"
+        await redis.restart(down_seconds=0.1)
+        assert await redis.command("GET", "guobiao:lease:T") is None
+        assert redis.starts == 2
+    finally:
+        redis.close()
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_four_players_on_two_nodes_play_a_table_of_a_third(make_cluster: MakeCluster) -> None:
+    """Three nodes: the table is created through n3 (n3 owns it), its four players are
+    connected to n1 and n2 (their messages relayed to n3); every node's lobby lists the
+    tables of every node; a player who leaves mid-match and resumes on n1 is back at her
+    table; the match is the offline one of its seed."""
+    cluster = await make_cluster(3)
+    n1, n2, n3 = cluster["n1"], cluster["n2"], cluster["n3"]
+    host = await Player.register(n3, "host3")
+    table = (await host.client.create_table(turn_seconds=TURN_SECONDS, hands=HANDS)).table
+    assert await cluster.wait_owner(table) == "n3"
+    other_host = await Player.register(n1, "host1")
+    other = (await other_host.client.create_table(turn_seconds=TURN_SECONDS)).table
+    assert await cluster.wait_owner(other) == "n1"
+    for node in (n1, n2, n3):
+        await until(lambda node=node: listed(node, {table, other}), 10, f"{node.name}'s lobby")
+    for node in (n1, n2, n3):
+        body = await node.healthz()
+        assert body["node"] == node.name and body["cluster"]["redis"] == "ok"
+    assert await owned(n3) == 1 and await owned(n1) == 1 and await owned(n2) == 0
+
+    players = [await Player.register(node, f"player{i}") for i, node in enumerate((n1, n2, n1, n2))]
+    for seat, player in enumerate(players):
+        player.seat = await player.client.join_table(table, seat=seat)
+        assert player.seat == seat
+    tasks = [asyncio.create_task(p.play(cluster, table)) for p in players if p.name != "player1"]
+    p1 = players[1]
+    first = await hold_at(p1, table, 2)  # the table waits for her discard
+    try:
+        await until(lambda: seated_in_lobby(n1, table, p1.name), 10, "n1 sees her seated")
+        await p1.move_to(n1, table)  # resumes on another node: back at her table
+        assert await asyncio.wait_for(first, 10) is None
+        ends = await asyncio.gather(p1.play(cluster, table), *tasks)
+    finally:
+        for task in (first, *tasks):
+            task.cancel()
+        for player in (host, other_host, *players):
+            await player.close()
+    assert all(end == ends[0] for end in ends), "the players saw different match ends"
+    assert await cluster.owner(table) in (None, "n3")
+    await check_as_offline(cluster, ends[0])
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_resume_elsewhere_right_after_sitting(make_cluster: MakeCluster) -> None:
+    """She sits at a table of n1 (it starts, waiting for her discard), her connection drops,
+    and she resumes at once on n2 (a browser reloading its page through the proxy): she is
+    back at her table, as on one node, and plays the match to its end."""
+    cluster = await make_cluster(2)
+    n1, n2 = cluster["n1"], cluster["n2"]
+    alice, table = await solo_table(n1, "alice_quick")
+    try:
+        await alice.move_to(n2, table)
+        end = await alice.play(cluster, table)
+    finally:
+        await alice.close()
+    await check_as_offline(cluster, end)
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_owner_killed_mid_match_another_node_adopts(make_cluster: MakeCluster) -> None:
+    """kill -9 of the owner in hand 2: another node adopts the table within about
+    lease_seconds + 1 s, restored from the log; the players connected to the dead node
+    resume on the others, those elsewhere are re-attached; the match ends as offline."""
+    lease = 1.5
+    cluster = await make_cluster(3, lease_seconds=lease)
+    n1, n2, n3 = cluster["n1"], cluster["n2"], cluster["n3"]
+    host = await Player.register(n1, "host")
+    table = (await host.client.create_table(turn_seconds=TURN_SECONDS, hands=HANDS)).table
+    await host.close()
+    assert await cluster.wait_owner(table) == "n1"
+    players = [await Player.register(node, f"killed{i}") for i, node in enumerate((n1, n2, n3, n1))]
+    for seat, player in enumerate(players):
+        player.seat = await player.client.join_table(table, seat=seat)
+    tasks = [asyncio.create_task(p.play(cluster, table)) for p in players]
+    try:
+        await progressed(players[1], table, 2)
+        assert await n1.kill() == -signal.SIGKILL
+        killed = time.monotonic()
+        adopter = await cluster.wait_owner(table, timeout=lease + 10, not_in={"n1"})
+        took = time.monotonic() - killed
+        print(f"table {table} adopted by {adopter} {took:.2f} s after the kill")
+        assert adopter in ("n2", "n3")
+        ends = await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        for player in players:
+            await player.close()
+    assert all(end == ends[0] for end in ends)
+    assert players[0].reconnects and players[3].reconnects, "n1's players resumed elsewhere"
+    assert not players[1].reconnects and not players[2].reconnects, "re-attached in place"
+    await check_as_offline(cluster, ends[0])
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_owner_paused_past_its_lease_is_fenced(make_cluster: MakeCluster) -> None:
+    """SIGSTOP of the owner past its lease, just after its player went away (its timer to
+    play her seat is then overdue when it wakes): the other node adopts the table (its fence
+    goes up) and plays on; after SIGCONT the old owner writes nothing more (an append with
+    the old fence is refused, and it drops the table): the log stays 1..n without a gap or
+    a duplicate, the match ends as offline, and the old owner owns nothing."""
+    lease = 1.5
+    cluster = await make_cluster(2, lease_seconds=lease)
+    n1, n2 = cluster["n1"], cluster["n2"]
+    alice, table = await solo_table(n1, "alice_fence", player_node=n2)
+    assert await cluster.wait_owner(table) == "n1"
+    fence = await table_fence(cluster, table)
+    first = await hold_at(alice, table, 2)
+    try:
+        await alice.client.close()  # n2 tells n1 she is away: n1 will play her seat
+        assert await asyncio.wait_for(first, 10) is None
+        await asyncio.sleep(0.05)  # (only to let that reach n1: the outcome may not depend on it)
+        n1.pause()
+        assert await cluster.wait_owner(table, timeout=lease + 10, not_in={"n1"}) == "n2"
+        assert await table_fence(cluster, table) > fence
+        n1.resume()
+        await alice.move_to(n2, table)
+        end = await alice.play(cluster, table)
+    finally:
+        first.cancel()
+        if n1.paused:
+            n1.resume()
+        await alice.close()
+    await check_as_offline(cluster, end)
+    await until(lambda: ready(n1), 20, "n1 ready again after SIGCONT")
+    await until(lambda: owns_nothing(n1), 10, "n1 owns no table")
+
+
+async def owns_nothing(node: Node) -> bool:
+    return await owned(node) == 0
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_redis_restarted_mid_match(make_cluster: MakeCluster) -> None:
+    """Redis killed in hand 2 (it keeps nothing: every lease and presence is gone) and
+    started again a second later: the nodes say so meanwhile (/healthz "unreachable",
+    /readyz 503), play pauses and resumes, and the match ends as offline."""
+    cluster = await make_cluster(2)
+    n1, n2 = cluster["n1"], cluster["n2"]
+    alice, table = await solo_table(n1, "alice_redis", player_node=n2)
+    task = asyncio.create_task(alice.play(cluster, table))
+    try:
+        await progressed(alice, table, 2)
+        await cluster.redis.kill()
+
+        async def redis_down(node: Node) -> bool:
+            return bool((await node.healthz())["cluster"]["redis"] == "unreachable")
+
+        for node in (n1, n2):
+            await until(lambda node=node: redis_down(node), 10, f"{node.name} sees Redis down")
+            status, body = await node.readyz()
+            assert status == 503 and body["ready"] is False, body
+        updates = alice.state(table).updates
+        await asyncio.sleep(1)
+        await cluster.redis.start()
+        for node in (n1, n2):
+            await until(lambda node=node: ready(node), 20, f"{node.name} ready again")
+        # Her node re-attaches her to the owner, which sends her the table again: her
+        # decision is asked again (without it the table would wait for her, 120 s turns).
+        await until(
+            lambda: alice.state(table).updates > updates,
+            20,
+            f"an update of table {table} reaching her on n2 after Redis came back",
+        )
+        end = await task
+    finally:
+        task.cancel()
+        await alice.close()
+    await check_as_offline(cluster, end)
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_rolling_restart_during_matches(make_cluster: MakeCluster) -> None:
+    """Three matches on two nodes; each node in turn gets SIGTERM (it hands its tables to
+    the other, closes its connections as going away, 1001, and exits 0), is started again
+    and waited for (/readyz 200). Two matches play on throughout; the third waits for its
+    player's discard the whole time (so each node has a table to hand over), she following
+    it from node to node. Every match finishes, exactly as offline. (A seat away waits 5 s
+    before the server plays it: players back within that, the held table stays held.)"""
+    timers = {**TEST_TIMERS, "disconnected_seconds": 5, "restart_grace_seconds": 5}
+    cluster = await make_cluster(2, timers=timers)
+    n1, n2 = cluster["n1"], cluster["n2"]
+    seated = [
+        await solo_table(n1, "roll_a", player_node=n2),
+        await solo_table(n2, "roll_b", player_node=n1),
+    ]
+    waiting, held_table = await solo_table(n1, "roll_c")
+    holding = await hold_at(waiting, held_table, 1)
+    tasks = [asyncio.create_task(p.play(cluster, t, think=0.1)) for p, t in seated]
+    try:
+        await progressed(seated[0][0], seated[0][1], 1, discards=2)
+        for node, other in ((n1, n2), (n2, n1)):
+            assert await owned(node) >= 1
+            assert await node.stop() == 0, node.tail()
+            assert await cluster.owner(held_table) == other.name
+            for player, table in seated:  # handed over too, or finished meanwhile
+                if player.state(table).match_end is None:
+                    assert await cluster.owner(table) in (other.name, None)
+            assert await asyncio.wait_for(holding, 10) is None  # her node closed on her
+            assert waiting.client.close_code == 1001
+            await waiting.move_to(other, held_table)
+            holding = await hold_at(waiting, held_table, 1)
+            await node.start()
+        holding.cancel()
+        await waiting.client.sync(held_table)  # a full update: her turn, to answer now
+        ends = await asyncio.gather(*tasks, waiting.play(cluster, held_table))
+    finally:
+        for task in (holding, *tasks):
+            task.cancel()
+        for player in (waiting, *(p for p, _ in seated)):
+            await player.close()
+    assert len({end["match"] for end in ends}) == 3
+    for end in ends:
+        await check_as_offline(cluster, end)
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_admin_cli_nodes_move_drain(make_cluster: MakeCluster) -> None:
+    """``guobiao cluster nodes`` lists both nodes (their state, tables, the coordinator);
+    ``cluster tables n1`` lists n1's table; ``cluster move TABLE n2`` returns once n2 owns it;
+    ``cluster drain n2`` makes n2 hand its tables to n1 and stop being ready (it stays up).
+    The table waits for its player throughout; she resumes and the match ends as offline.
+    A non-default prefix, which the nodes and the CLI both read from
+    GUOBIAO_CLUSTER_PREFIX."""
+    cluster = await make_cluster(2, prefix="gbt")
+    n1, n2 = cluster["n1"], cluster["n2"]
+    alice, table = await solo_table(n1, "alice_cli", player_node=n2)
+    first = await hold_at(alice, table, 2)
+    try:
+        assert await cluster.wait_owner(table) == "n1"
+        assert await cluster.redis.command("EXISTS", f"guobiao:lease:{table}") == 0
+        nodes = await cluster.cli("nodes")
+        assert nodes.returncode == 0, nodes.stdout + nodes.stderr
+        lines = nodes.stdout.splitlines()
+        assert any("n1" in line for line in lines) and any("n2" in line for line in lines)
+        assert await cluster.coordinator() in ("n1", "n2")
+        assert "coordinator" in nodes.stdout.lower(), nodes.stdout
+
+        listing = await cluster.cli("tables", "n1")
+        assert listing.returncode == 0 and table in listing.stdout, listing
+
+        moved = await cluster.cli("move", table, "n2")
+        assert moved.returncode == 0, moved.stdout + moved.stderr
+        assert await cluster.owner(table) == "n2"
+        assert await owned(n2) == 1 and await owned(n1) == 0
+        record = await cluster.node_record("n2")
+        assert record is not None and record["node"] == "n2" and record["port"] == n2.port
+
+        drained = await cluster.cli("drain", "n2")
+        assert drained.returncode == 0, drained.stdout + drained.stderr
+        assert await cluster.wait_owner(table, timeout=10, not_in={"n2"}) == "n1"
+        status, body = await n2.readyz()
+        assert status == 503 and body["ready"] is False, body
+        health = await n2.healthz()
+        assert health["cluster"]["draining"] is True and health["cluster"]["tables_owned"] == 0
+        assert n2.alive
+        after = await cluster.cli("nodes")
+        n2_line = next(line for line in after.stdout.splitlines() if "n2" in line)
+        assert "draining" in n2_line.lower(), after.stdout
+
+        # A drained node keeps its connections (it relays them): she plays on from n2.
+        first.cancel()
+        await alice.client.sync(table)  # a full update: her turn, to answer now
+        end = await alice.play(cluster, table)
+    finally:
+        first.cancel()
+        await alice.close()
+    await check_as_offline(cluster, end)
+
+
+def running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_workers_share_the_port_and_stop_together(make_cluster: MakeCluster) -> None:
+    """``serve --workers 2``: two worker processes on one port, nodes ``NODE/w1`` and
+    ``NODE/w2`` of the cluster (each with its presence record); a table created through
+    the port is owned by one of them; SIGTERM to the parent stops both, and it exits 0."""
+    cluster = await make_cluster(0)
+    node = cluster.add("w", args=["--workers", "2"])
+    cluster.write_config()
+    await node.start()
+    names = ("w/w1", "w/w2")
+
+    async def both_present() -> list[dict[str, Any]] | None:
+        records = [await cluster.node_record(name) for name in names]
+        return None if None in records else [r for r in records if r is not None]
+
+    records = await until(both_present, 20, "both workers' presence in Redis")
+    pids = {int(r["pid"]) for r in records}
+    assert len(pids) == 2 and node.process is not None and node.process.pid not in pids
+    assert {int(r["port"]) for r in records} == {node.port}
+    alice = await Player.register(node, "alice_workers")
+    try:
+        table = (await alice.client.create_table(turn_seconds=TURN_SECONDS)).table
+        assert await cluster.wait_owner(table) in names
+    finally:
+        await alice.close()
+    listing = await cluster.cli("nodes")
+    assert all(name in listing.stdout for name in names), listing.stdout
+    assert await node.stop() == 0, node.tail()
+    await until(lambda: not any(running(pid) for pid in pids), 10, "both workers gone")
