@@ -344,11 +344,14 @@ class Connection:
             if table is not None:
                 self.tables[table.id] = None
                 await table.queue.put(BackInput(self, m.id))
-            elif app.cluster is not None:  # seated at another node's table?
+            elif app.cluster is not None and isinstance(m, (protocol.Login, protocol.Resume)):
+                # Seated at another node's table? (A new account sits nowhere.)
                 table_id = await app.cluster.seated_table(self.username)
                 if table_id is not None and await app.cluster.owner_of(table_id) is not None:
                     self.tables[table_id] = None
                     app.cluster.relay_input(self, table_id, "back")
+                elif table_id is None:
+                    app.cluster.find_seat(self)  # just seated? the owner answers
             return
         if isinstance(m, protocol.Logout):
             await self._detach()

@@ -249,6 +249,8 @@ class Lobby:
         if summary.state != "finished":
             for name in summary.players:
                 self.seated[name] = summary.table
+        if self.cluster is not None and (before is None or before.players != summary.players):
+            self.cluster.lobby_changed()
         if not summary.private:  # a private table is never listed
             self.feed.changed()
 

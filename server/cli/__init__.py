@@ -1,24 +1,14 @@
 """The ``guobiao`` command line: ``guobiao COMMAND [ARGS...]``, one module per command
-(``serve``, ``fan``, ``simulate``, ``replay``, ``db``, ``ladder``, ``tournament``, ``bot``,
-``loadtest``, ``verify``; ``args`` holds the argument types they share)."""
+(``serve``, ``fan``, ``simulate``, ``replay``, ``db``, ``ladder``, ``tournament``,
+``cluster``, ``bot``, ``loadtest``, ``verify``; ``args`` holds the argument types they
+share)."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from typing import Protocol
-
-from server.cli import bot as bot_cli
-from server.cli import cluster as cluster_cli
-from server.cli import db as db_cli
-from server.cli import fan as fan_cli
-from server.cli import ladder as ladder_cli
-from server.cli import loadtest as loadtest_cli
-from server.cli import replay as replay_cli
-from server.cli import serve as serve_cli
-from server.cli import simulate as simulate_cli
-from server.cli import tournament as tournament_cli
-from server.cli import verify as verify_cli
 
 
 class Command(Protocol):
@@ -35,40 +25,46 @@ class Command(Protocol):
         ...
 
 
-def _commands(*modules: Command) -> tuple[Command, ...]:
-    """The command modules, each checked (by mypy) to provide ``Command``."""
-    return modules
+# The commands, in the order ``--help`` lists them, and their modules: imported only when
+# needed (``guobiao fan`` need not load the server's database and websocket stack, which took
+# most of a short batch's time). Add a command by adding its module here.
+COMMAND_MODULES: dict[str, str] = {
+    "serve": "server.cli.serve",
+    "fan": "server.cli.fan",
+    "simulate": "server.cli.simulate",
+    "replay": "server.cli.replay",
+    "db": "server.cli.db",
+    "ladder": "server.cli.ladder",
+    "tournament": "server.cli.tournament",
+    "cluster": "server.cli.cluster",
+    "bot": "server.cli.bot",
+    "loadtest": "server.cli.loadtest",
+    "verify": "server.cli.verify",
+}
 
 
-# The commands, in the order ``--help`` lists them. Add a command by adding its module here.
-COMMANDS: tuple[Command, ...] = _commands(
-    serve_cli,
-    fan_cli,
-    simulate_cli,
-    replay_cli,
-    db_cli,
-    ladder_cli,
-    tournament_cli,
-    cluster_cli,
-    bot_cli,
-    loadtest_cli,
-    verify_cli,
-)
+def _command(name: str) -> Command:
+    module: Command = importlib.import_module(COMMAND_MODULES[name])
+    return module
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; ``only``: with just that command's sub-parser (what
+    ``main`` builds when the command is named, so only its module is imported)."""
     parser = argparse.ArgumentParser(
         prog="guobiao", description="Chinese Official Mahjong (MCR) server and tools."
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for command in COMMANDS:
+    for name in [only] if only in COMMAND_MODULES else COMMAND_MODULES:
+        command = _command(name)
         command.add_parser(subparsers).set_defaults(run=command.run)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the command, return its exit status."""
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    args = build_parser(words[0] if words else None).parse_args(words)
     try:
         status: int = args.run(args)
     except BrokenPipeError:  # the reader went away (``guobiao ... | head``): not an error

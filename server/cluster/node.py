@@ -92,6 +92,7 @@ end
 return lost
 """
 # Delete a lease only if it is ours.
+PUBLISH_SOON = 0.05  # seconds: a change of seats is published this soon
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -165,7 +166,8 @@ class RemotePeer:
     def attach(self, table_id: str) -> None:
         """A table of this node took the connection in (the queue, a tournament seated it)."""
         self.tables.add(table_id)
-        self._node.bus.send(self.home, {"k": "attach", "c": self.cid, "t": table_id})
+        message = {"k": "attach", "c": self.cid, "t": table_id, "o": self._node.name}
+        self._node.bus.send(self.home, message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +217,7 @@ class Node:
         self._release = self.redis.register_script(_RELEASE)
         self._background: set[asyncio.Task[Any]] = set()
         self._replies: dict[str, asyncio.Future[Any]] = {}  # request id -> its answer
+        self._publish_soon: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------ keys ---
 
@@ -372,6 +375,22 @@ class Node:
                 await self.redis.hdel(seat_key, *stale)
         self._published_listing = listing
         self._published_seated = seated
+
+    def lobby_changed(self) -> None:
+        """Who sits where changed here: publish it soon, not at the next beat (a player who
+        sits down and reloads the page at once on another node must find her table)."""
+        if self._publish_soon is not None:
+            return
+
+        def publish() -> None:
+            self._publish_soon = None
+            self._spawn(self._publish_quietly(), "publish-lobby")
+
+        self._publish_soon = asyncio.get_running_loop().call_later(PUBLISH_SOON, publish)
+
+    async def _publish_quietly(self) -> None:
+        with contextlib.suppress(RedisError, OSError):
+            await self._publish_lobby()
 
     async def _sweep(self) -> None:
         """What ``PREFIX:listing`` and ``PREFIX:seated`` say in our name of tables we do not
@@ -867,6 +886,25 @@ class Node:
         conn = self._conn(body)
         if conn is not None:
             conn.attach(body["t"])
+            owner = body.get("o")
+            if owner is not None and owner != self.name:
+                self.owners[body["t"]] = owner
+                conn.relayed.add(owner)
+
+    def find_seat(self, conn: Connection) -> None:
+        """``resume`` found no word of where ``conn``'s player sits (the owner publishes it
+        a moment after she sat down): ask every node; the owner seats her back."""
+        self.bus.broadcast(self._envelope(conn, "find_seat"))
+
+    async def _find_seat(self, body: dict[str, Any]) -> None:
+        lobby = self.app.lobby
+        if lobby is None or body["n"] == self.name:
+            return
+        table = lobby.table_of(body.get("u"))
+        if table is not None:
+            peer = self._peer(body)
+            peer.attach(table.id)
+            await table.queue.put(BackInput(peer, None))
 
     async def _moved(self, body: dict[str, Any]) -> None:
         table_id, owner = body["t"], body["o"]
@@ -956,7 +994,12 @@ class Node:
 
     async def _on_up(self) -> None:
         """Redis answers again (or for the first time): our leases and presence first, then
-        everyone re-attaches; adoption waits a lease so the others can re-assert theirs."""
+        everyone re-attaches; adoption waits a lease so the others can re-assert theirs.
+
+        Messages were lost while Redis was away, and the nodes come back in any order: each
+        tells everyone the tables it (still) owns (``moved``: the nodes already back send
+        their connections there again), and sends its own connections to their tables'
+        owners (those already back; a lease is re-taken only by a node subscribed again)."""
         self.scan_after = time.monotonic() + self.lease_seconds
         with contextlib.suppress(RedisError, OSError):
             await self._presence()
@@ -965,6 +1008,9 @@ class Node:
             self._published_seated.clear()
             await self._sweep()
             await self._publish_lobby()
+        lobby = self.app.lobby
+        for table_id in list(lobby.tables) if lobby is not None else []:
+            self.bus.broadcast({"k": "moved", "t": table_id, "o": self.name})
         for conn in list(self.app.connections):
             for table_id in list(conn.tables):
                 owner = await self.owner_of(table_id, fresh=True)
@@ -1015,5 +1061,6 @@ _HANDLERS: dict[str, Any] = {
     "coordinator": Node._coordinator_changed,
     "tfin": Node._tournament_table_finished,
     "replace": Node._replace,
+    "find_seat": Node._find_seat,
     "reply": Node._reply,
 }
