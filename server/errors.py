@@ -74,6 +74,8 @@ CODES: dict[str, str] = {
     "internal_error": "the server failed to handle the message (logged); nothing changed, "
     "try again",
     "server_shutdown": "the server is stopping (sent before the close)",
+    "server_busy": "cluster mode: the node that runs the queue and tournaments is changing "
+    "hands, or a table did not answer another node in time; try again",
 }
 
 # Codes raised deliberately that never reach the wire: the server catches, converts or logs

@@ -92,6 +92,7 @@ end
 return lost
 """
 # Delete a lease only if it is ours.
+ADOPTING_AT_ONCE = 8  # tables restored from their logs at the same time
 PUBLISH_SOON = 0.05  # seconds: a change of seats is published this soon
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -524,8 +525,15 @@ class Node:
             return
         random.shuffle(orphans)
         share = math.ceil(len(orphans) / max(1, len(self._ready_nodes())))
-        for table_id in orphans[:share]:
-            await self.adopt(table_id)
+        # Several at once: each is mostly waiting for the database (the table's rows and
+        # log), so a dead node's tables come back together rather than one after another.
+        room = asyncio.Semaphore(ADOPTING_AT_ONCE)
+
+        async def adopt(table_id: str) -> None:
+            async with room:
+                await self.adopt(table_id)
+
+        await asyncio.gather(*(adopt(t) for t in orphans[:share]))
 
     async def adopt(self, table_id: str) -> bool:
         """Take ``table_id`` over if its lease is free: lease, token, restore, tell."""
