@@ -527,13 +527,18 @@ class Node:
         share = math.ceil(len(orphans) / max(1, len(self._ready_nodes())))
         # Several at once: each is mostly waiting for the database (the table's rows and
         # log), so a dead node's tables come back together rather than one after another.
+        # Every orphan is tried (in our random order) until our share is adopted: another
+        # node may win some of them, and then we take others.
         room = asyncio.Semaphore(ADOPTING_AT_ONCE)
+        adopted = 0
 
         async def adopt(table_id: str) -> None:
+            nonlocal adopted
             async with room:
-                await self.adopt(table_id)
+                if adopted < share and await self.adopt(table_id):
+                    adopted += 1
 
-        await asyncio.gather(*(adopt(t) for t in orphans[:share]))
+        await asyncio.gather(*(adopt(t) for t in orphans))
 
     async def adopt(self, table_id: str) -> bool:
         """Take ``table_id`` over if its lease is free: lease, token, restore, tell."""
