@@ -122,7 +122,21 @@ async def serve(config: Config, ready: asyncio.Event | None = None) -> None:
         ready.set()
     await stop.wait()
     print("guobiao: stopping (finishing writes, telling clients)", flush=True)
-    await app.stop()
+    try:
+        await asyncio.wait_for(app.stop(), STOP_SECONDS)
+    except TimeoutError:
+        # Every action was stored before anyone saw it: nothing is lost by going now. What
+        # it was waiting for goes to the log, for the bug report.
+        print(
+            f"guobiao: the stop took over {STOP_SECONDS:g} s; exiting anyway (nothing stored "
+            "is lost); its tasks follow",
+            file=sys.stderr,
+            flush=True,
+        )
+        _dump_tasks()
+
+
+STOP_SECONDS = 60.0  # a graceful stop (tables handed over, clients told) takes at most this
 
 
 def _dump_tasks() -> None:

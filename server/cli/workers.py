@@ -21,6 +21,7 @@ from types import FrameType
 from server.config import Config
 
 RESTART_FIRST, RESTART_MAX = 1.0, 30.0  # seconds before a dead worker is started again
+KILL_AFTER = 75.0  # seconds after SIGTERM before a worker still running is killed
 
 
 def worker_args(argv: list[str]) -> list[str]:
@@ -50,6 +51,7 @@ def supervise(argv: list[str], count: int, config: Config) -> int:
     procs: dict[str, subprocess.Popen[bytes]] = {}
     waits = dict.fromkeys(names, RESTART_FIRST)
     stopping = False
+    killing_at = float("inf")  # when workers that ignored SIGTERM are killed
 
     def start(name: str) -> None:
         env = {**os.environ, "GUOBIAO_SERVER_NODE": name}
@@ -57,8 +59,11 @@ def supervise(argv: list[str], count: int, config: Config) -> int:
         procs[name] = subprocess.Popen(command, env=env)
 
     def stop(signum: int, frame: FrameType | None) -> None:
-        nonlocal stopping
+        nonlocal stopping, killing_at
+        if stopping:
+            return
         stopping = True
+        killing_at = time.monotonic() + KILL_AFTER
         for proc in procs.values():
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
@@ -71,6 +76,12 @@ def supervise(argv: list[str], count: int, config: Config) -> int:
     status = 0
     while procs:
         time.sleep(0.2)
+        if stopping and time.monotonic() > killing_at:
+            for name, proc in procs.items():
+                if proc.poll() is None:
+                    print(f"guobiao serve: worker {name} did not stop: killed", file=sys.stderr)
+                    proc.kill()
+            killing_at = float("inf")
         for name, proc in list(procs.items()):
             code = proc.poll()
             if code is None:
