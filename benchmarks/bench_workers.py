@@ -140,6 +140,10 @@ def main() -> None:
             if args.only:
                 runs = [runs[int(args.only) - 1]]
             for label, workers, environ in runs:
+                # A fresh database each run: what a run leaves unfinished would otherwise be
+                # adopted (and played by its server bots) by the next.
+                _psql(args.postgres, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                _psql(args.postgres, f'CREATE DATABASE "{name}"')
                 port = _free_port()
                 server = _serve(port, environ, workers)
                 try:
