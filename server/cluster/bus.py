@@ -99,15 +99,22 @@ class Bus:
             self._wake.clear()
             while self._queue:
                 batch, self._queue = self._queue, []
-                try:
-                    async with self.redis.pipeline(transaction=False) as pipe:
-                        for channel, data in batch:
-                            pipe.publish(channel, data)
-                        await pipe.execute()
-                except (RedisError, OSError) as exc:
-                    self.dropped += len(batch)
-                    log.warning("cluster: %s message(s) lost, Redis failed: %r", len(batch), exc)
-                    await asyncio.sleep(RETRY_FIRST)
+                # Tried twice: after a Redis restart the first use of a pooled connection
+                # fails (it was cut), the next reconnects; the order is kept either way.
+                for attempt in (1, 2):
+                    try:
+                        async with self.redis.pipeline(transaction=False) as pipe:
+                            for channel, data in batch:
+                                pipe.publish(channel, data)
+                            await pipe.execute()
+                        break
+                    except (RedisError, OSError) as exc:
+                        if attempt == 2:
+                            self.dropped += len(batch)
+                            log.warning(
+                                "cluster: %s message(s) lost, Redis failed: %r", len(batch), exc
+                            )
+                        await asyncio.sleep(RETRY_FIRST)
 
     # ---------------------------------------------------------- incoming ---
 
