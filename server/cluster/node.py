@@ -1024,20 +1024,11 @@ class Node:
         lobby = self.app.lobby
         for table_id in list(lobby.tables) if lobby is not None else []:
             self.bus.broadcast({"k": "moved", "t": table_id, "o": self.name})
-        for conn in list(self.app.connections):
-            for table_id in list(conn.tables):
-                owner = await self.owner_of(table_id, fresh=True)
-                if owner is not None:
-                    if owner == self.name:
-                        self._attach_here(
-                            self._local_table(table_id), conn, conn.username, conn.tables[table_id]
-                        )
-                    else:
-                        self.bus.send(
-                            owner,
-                            self._envelope(conn, "reattach", t=table_id, f=conn.tables[table_id]),
-                        )
-                        conn.relayed.add(owner)
+        attached = {t for conn in self.app.connections for t in conn.tables}
+        for table_id in attached:  # each table's owner asked once, its connections sent there
+            owner = await self.owner_of(table_id, fresh=True)
+            if owner is not None:
+                self._reattach(table_id, owner)
 
     def status(self) -> dict[str, Any]:
         return {
