@@ -51,8 +51,9 @@ log = logging.getLogger("guobiao.cluster")
 LOOP_SILENT_LEASES = 3.0
 
 # The presence key's expiry only (the loop writes its content at each beat: a key gone with a
-# Redis restart stays gone until then), then each lease as ``node._RENEW`` renews it: ours
-# renewed, a lapsed one that was ours taken back, another node's reported.
+# Redis restart stays gone until then), then each lease: ours renewed; a lapsed one that was
+# ours taken back (nobody took it, and the fencing token guards anyway); another node's
+# reported.
 _KEEP = """
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 local lost = {}
@@ -166,8 +167,9 @@ class LeaseKeeper:
             self._lost &= held  # a key let go and held again is a new lease: reported anew
 
     @property
-    def held(self) -> frozenset[str]:
-        return self._keys
+    def running(self) -> bool:
+        """Whether the thread runs (it ends only when stopped, or when the loop closed)."""
+        return self._thread is not None and self._thread.is_alive()
 
     async def settle(self) -> None:
         """Return once the round in flight (which may have read an older set) is over: a key
@@ -192,8 +194,7 @@ class LeaseKeeper:
         return waiting
 
     async def _until(self, waiting: asyncio.Future[None]) -> None:
-        thread = self._thread
-        if thread is None or not thread.is_alive():
+        if not self.running:
             return  # stopped: no round runs any more
         # Bounded: a round ends within its client's timeouts; a thread that somehow did not
         # answer must not hold the node's release up for ever.
