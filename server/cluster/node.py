@@ -1054,7 +1054,13 @@ class Node:
         their connections there again), and sends its own connections to their tables'
         owners. The keeper may take an owner's leases back before its subscription is: what
         we send that owner then is lost, but its own ``moved``, after its subscription and
-        its leases, reaches us (we are subscribed already) and sends our connections again."""
+        its leases, reaches us (we are subscribed already) and sends our connections again.
+
+        Under load both can miss: our ``moved`` sent before the other node's subscription is
+        back, and its question for the owner asked before our keeper re-took the lease. So
+        the announcing and the re-attaching are done once more a lease later, when every
+        live node has re-subscribed and re-taken its leases (a second re-attach of a seated
+        player only sends the table again)."""
         self.scan_after = time.monotonic() + self.lease_seconds
         with contextlib.suppress(RedisError, OSError):
             await self._presence()
@@ -1063,6 +1069,13 @@ class Node:
             self._published_seated.clear()
             await self._sweep()
             await self._publish_lobby()
+        await self._announce_and_reattach()
+        self._spawn(self._announce_and_reattach(after=self.lease_seconds), "reattach-again")
+
+    async def _announce_and_reattach(self, after: float = 0.0) -> None:
+        """Tell every node the tables we own; send our connections to their tables' owners."""
+        if after:
+            await asyncio.sleep(after)
         lobby = self.app.lobby
         for table_id in list(lobby.tables) if lobby is not None else []:
             self.bus.broadcast({"k": "moved", "t": table_id, "o": self.name})
