@@ -16,7 +16,6 @@ calculators agree. Figures only: no assertion, no exit status.
 from __future__ import annotations
 
 import argparse
-import gc
 import random
 import sys
 import time
@@ -25,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent.parent
+from benchkit import ROOT, paused_gc
+
 ROWS = ("mcr", "custom 0", "custom 1", "custom 2", "custom 4")
 SLICE = 50  # hands per timed slice
 
@@ -73,7 +73,7 @@ def _load(root: Path) -> Tree:
 
 def _hands(hands: int, seed: int) -> dict[str, list[tuple[str, dict[str, Any]]]]:
     """Each row's hands, as (notation, WinContext fields), from this tree's generator."""
-    sys.path[:0] = [str(HERE / "tests"), str(HERE)]
+    sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
     import handgen  # noqa: PLC0415 - this tree's generator
 
     from engine.hand import Hand  # noqa: PLC0415
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     rows = _hands(args.hands, args.seed)
-    trees = {"A": _load(HERE), "B": _load(args.other.resolve())}
+    trees = {"A": _load(ROOT), "B": _load(args.other.resolve())}
     print(f"A = {trees['A'].root}\nB = {trees['B'].root}")
     print(f"{args.hands} hands per row in slices of {SLICE}, each timed {args.repeats} times, ABBA")
     header = f"{'row':>9} {'A us/hand':>10} {'B us/hand':>10} {'B / A':>7}"
@@ -146,9 +146,7 @@ def main(argv: list[str] | None = None) -> None:
         for label, tree in trees.items():
             checks[label] += sum(tree.score(*job).total for job in jobs[label])
         spent = {"A": 0.0, "B": 0.0}
-        gc.collect()
-        gc.disable()
-        try:
+        with paused_gc():
             for repeat in range(args.repeats):
                 order = ("A", "B") if repeat % 2 == 0 else ("B", "A")
                 for start in range(0, len(rows[row]), SLICE):
@@ -157,8 +155,6 @@ def main(argv: list[str] | None = None) -> None:
                         spent[label] += _time_slice(
                             tree.score, tree.clear, jobs[label][start : start + SLICE]
                         )
-        finally:
-            gc.enable()
         n = len(rows[row]) * args.repeats
         a, b = spent["A"] / n * 1e6, spent["B"] / n * 1e6
         print(f"{row:>9} {a:>10.1f} {b:>10.1f} {b / a:>7.2f}")

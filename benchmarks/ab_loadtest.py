@@ -15,17 +15,14 @@ puts it first on the path). Figures only: no assertion.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import select
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-TICKS = os.sysconf("SC_CLK_TCK")
+from benchkit import ROOT, announced_port, cpu_seconds, loadtest
+
 SITE = """\
 [server]
 data_dir = "{data}"
@@ -36,13 +33,8 @@ guest_per_hour = 1000000
 """
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process so far (``/proc/PID/stat``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
-
 def one_run(tree: Path, args: argparse.Namespace) -> dict[str, float]:
+    """One server from ``tree`` under this tree's loadtest: its figures."""
     with tempfile.TemporaryDirectory() as folder:
         site = Path(folder) / "site.toml"
         site.write_text(SITE.format(data=Path(folder) / "data"))
@@ -55,35 +47,14 @@ def one_run(tree: Path, args: argparse.Namespace) -> dict[str, float]:
         )
         assert server.stdout is not None
         try:
-            ready, _, _ = select.select([server.stdout], [], [], 60)
-            line = server.stdout.readline() if ready else ""
-            port = int(line.split("127.0.0.1:")[1].split("/")[0])
+            port = announced_port(server)
             before = cpu_seconds(server.pid)
-            report = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "server",
-                    "loadtest",
-                    "--url",
-                    f"ws://127.0.0.1:{port}/ws",
-                    "--tables",
-                    str(args.tables),
-                    "--duration",
-                    str(args.duration),
-                    "--json",
-                ],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
+            figures = loadtest(f"ws://127.0.0.1:{port}/ws", args.tables, args.duration)
             used = cpu_seconds(server.pid) - before
         finally:
             server.terminate()
             server.wait(30)
             server.stdout.close()
-    figures = json.loads(report.stdout)
     actions = figures["actions"]["accepted"]
     return {
         "actions_per_s": figures["actions"]["per_second"],

@@ -37,13 +37,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
-from clusterkit import (  # noqa: E402 - needs the tests directory on sys.path
-    Cluster,
-    Node,
-    Unavailable,
-    drop_database,
-)
-from sqlalchemy import make_url  # noqa: E402
+import pgkit  # noqa: E402 - needs the tests directory on sys.path
+from clusterkit import Cluster, Node, Unavailable  # noqa: E402
 
 from engine.bots import make_bot  # noqa: E402
 from engine.rules import MCR  # noqa: E402
@@ -51,19 +46,6 @@ from engine.simulation import play_match  # noqa: E402
 from server.client import Client  # noqa: E402
 
 POLL = 0.05  # seconds between polls after the kill
-
-
-async def connect_db(url: str) -> Any:
-    import asyncpg  # type: ignore[import-untyped]  # noqa: PLC0415 (PostgreSQL only)
-
-    parsed = make_url(url)
-    return await asyncpg.connect(
-        host=parsed.host,
-        port=parsed.port,
-        user=parsed.username,
-        password=parsed.password,
-        database=parsed.database,
-    )
 
 
 async def matches(db: Any) -> dict[str, tuple[int, int, bool]]:
@@ -173,7 +155,7 @@ async def run(args: argparse.Namespace) -> int:
             "MGET", *(f"{cluster.prefix}:lease:{t}" for t in tables)
         )
         mine = [t for t, owner in zip(tables, leases, strict=True) if owner == victim.name]
-        db = await connect_db(cluster.database_url)
+        db = await pgkit.connect(cluster.database_url)
         print(f"tables owned: {counts}; killing {victim.name} ({len(mine)} tables)")
 
         await victim.kill()
@@ -265,7 +247,7 @@ async def run(args: argparse.Namespace) -> int:
         if db is not None:
             await db.close()
         cluster.close()
-        await drop_database(cluster.database_url)
+        await pgkit.drop_database(cluster.database_url)
 
 
 def main() -> int:

@@ -15,15 +15,14 @@ assertion, no exit status.
 from __future__ import annotations
 
 import argparse
-import gc
 import platform
 import sys
 import time
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchkit import ROOT, paused_gc
+
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
 import handgen  # noqa: E402 - needs the tests directory on sys.path
@@ -39,9 +38,7 @@ WARM_UP = 300
 def _time_ours(pairs: list[tuple[Hand, WinContext]]) -> tuple[float, int]:
     """Seconds to score ``pairs`` with guobiao, and how many raised (timed all the same)."""
     errors = 0
-    gc.collect()
-    gc.disable()
-    try:
+    with paused_gc():
         start = time.perf_counter()
         for hand, ctx in pairs:
             try:
@@ -49,21 +46,15 @@ def _time_ours(pairs: list[tuple[Hand, WinContext]]) -> tuple[float, int]:
             except Exception:
                 errors += 1
         return time.perf_counter() - start, errors
-    finally:
-        gc.enable()
 
 
 def _time_reference(calls: list[dict[str, Any]]) -> float:
     """Seconds to score the prepared ``reference_args`` with PyMahjongGB."""
-    gc.collect()
-    gc.disable()
-    try:
+    with paused_gc():
         start = time.perf_counter()
         for kwargs in calls:
             MahjongFanCalculator(**kwargs)
         return time.perf_counter() - start
-    finally:
-        gc.enable()
 
 
 def _rate(n: int, seconds: float) -> str:

@@ -18,22 +18,15 @@ import argparse
 import asyncio
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+from benchkit import ROOT, free_port
 from playwright.async_api import Page, async_playwright
 
-ROOT = Path(__file__).resolve().parent.parent
 COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/guobiao serve"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def first_discard(page: Page) -> None:

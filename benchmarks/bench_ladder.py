@@ -38,7 +38,6 @@ import io
 import json
 import os
 import pstats
-import secrets
 import statistics
 import sys
 import tempfile
@@ -50,10 +49,11 @@ from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))  # httpkit: the tests' plain HTTP GET
+sys.path.insert(0, str(ROOT / "tests"))  # httpkit, pgkit: the tests' HTTP GET, databases
 
 import httpkit  # noqa: E402
 import ladder_seed  # noqa: E402
+import pgkit  # noqa: E402
 from sqlalchemy import event, make_url, select  # noqa: E402
 
 from server.app import App  # noqa: E402
@@ -61,42 +61,18 @@ from server.config import Config, DatabaseSection, ServerSection  # noqa: E402
 from server.db.models import Player, Rating  # noqa: E402
 from server.db.store import Store, upgrade  # noqa: E402
 
-POSTGRES_URL = os.environ.get(
-    "GUOBIAO_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
-)
 MIDDLE = 50_000
-
-
-async def _postgres(url: Any, statement: str) -> None:
-    import asyncpg  # type: ignore[import-untyped]  # noqa: PLC0415
-
-    connection = await asyncpg.connect(
-        host=url.host or "127.0.0.1",
-        port=url.port or 5432,
-        user=url.username,
-        password=url.password,
-        database=url.database,
-        timeout=5,
-    )
-    try:
-        await connection.execute(statement)
-    finally:
-        await connection.close()
 
 
 @contextlib.asynccontextmanager
 async def _database(kind: str, folder: Path) -> AsyncIterator[str]:
-    """A fresh database: a SQLite file in ``folder``, or a PostgreSQL database of its own."""
+    """A fresh database: a SQLite file in ``folder``, or a PostgreSQL database of its own
+    (``pgkit``; ``pgkit.Unavailable`` when there is no server)."""
     if kind == "sqlite":
         yield f"sqlite+aiosqlite:///{folder / 'ladder.db'}"
         return
-    server = make_url(POSTGRES_URL).set(drivername="postgresql+asyncpg")
-    name = f"guobiao_bench_{os.getpid()}_{secrets.token_hex(4)}"
-    await _postgres(server, f'CREATE DATABASE "{name}"')
-    try:
-        yield server.set(database=name).render_as_string(hide_password=False)
-    finally:
-        await _postgres(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    async with pgkit.scratch_database("guobiao_bench") as url:
+        yield url
 
 
 def _ms(samples: list[float]) -> str:
@@ -341,7 +317,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.players, args.matches, args.runs = 2000, 2000, 5
-    asyncio.run(bench(args))
+    try:
+        asyncio.run(bench(args))
+    except pgkit.Unavailable as exc:
+        raise SystemExit(f"bench_ladder: {exc} (or give --database URL)") from None
 
 
 if __name__ == "__main__":

@@ -26,7 +26,6 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,11 +34,12 @@ from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchkit import ROOT, cpu_seconds, free_port
+
 sys.path.insert(0, str(ROOT))
 
-from server.cli.loadtest import Report, loadtest  # noqa: E402
-from server.client import Client, ClientError, ConnectionLost, ServerError  # noqa: E402
+from server.cli.loadtest import Report, loadtest
+from server.client import Client, ClientError, ConnectionLost, ServerError
 
 VICTIM = "victim"
 SERVER_SETTINGS = """
@@ -58,19 +58,13 @@ login_backoff_after = 1000
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _cpu_seconds(pid: int) -> float | None:
-    """User + system CPU seconds of process ``pid`` (None where /proc is missing)."""
+    """User + system CPU seconds of process ``pid`` (None where /proc is missing: the row
+    then says so instead of the benchmark failing)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return cpu_seconds(pid)
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @contextlib.asynccontextmanager
@@ -78,7 +72,7 @@ async def _server(folder: Path, extra: str) -> AsyncIterator[tuple[str, int]]:
     """``guobiao serve`` with ``extra`` settings; yields its URL and process id."""
     config = folder / "bench.toml"
     config.write_text(SERVER_SETTINGS + extra, encoding="utf-8")
-    port = _free_port()
+    port = free_port()
     data = folder / f"data-{port}"
     child = subprocess.Popen(
         [

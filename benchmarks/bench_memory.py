@@ -33,7 +33,6 @@ import argparse
 import asyncio
 import os
 import resource
-import select
 import signal
 import subprocess
 import sys
@@ -41,10 +40,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchkit import ROOT, announced_port
+
 sys.path.insert(0, str(ROOT))
 
-from server.client import Client, ServerError  # noqa: E402
+from server.client import Client, ServerError
 
 SITE = """\
 [server]
@@ -193,12 +193,11 @@ def one_run(tree: Path, n: int, tracing: bool) -> dict[str, float]:
         )
         assert server.stdout is not None
         try:
-            ready, _, _ = select.select([server.stdout], [], [], 60)
-            line = server.stdout.readline() if ready else ""
-            if "127.0.0.1:" not in line:
+            try:
+                port = announced_port(server)
+            except RuntimeError as exc:
                 said = (Path(folder) / "stderr.txt").read_text()
-                raise RuntimeError(f"the server did not start: {line!r} {said}")
-            port = int(line.split("127.0.0.1:")[1].split("/")[0])
+                raise RuntimeError(f"{exc} {said}") from None
             url = f"ws://127.0.0.1:{port}/ws"
             try:
                 return asyncio.run(measure(url, server.pid, n, trace))

@@ -18,17 +18,17 @@ assertion, no exit status.
 from __future__ import annotations
 
 import argparse
-import gc
 import platform
 import random
 import sys
 import time
 from collections.abc import Callable, Sequence
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchkit import ROOT, paused_gc
+
+sys.path.insert(0, str(ROOT))
 
 from engine import shanten as guobiao
 from engine.tiles import N_KINDS, counts_of
@@ -59,15 +59,11 @@ def _hands(n: int, size: int, rng: random.Random) -> list[list[int]]:
 
 
 def _seconds(call: Callable[[Any], object], inputs: Sequence[Any]) -> float:
-    gc.collect()
-    gc.disable()
-    try:
+    with paused_gc():
         start = time.perf_counter()
         for item in inputs:
             call(item)
         return time.perf_counter() - start
-    finally:
-        gc.enable()
 
 
 def _reference_shanten(hand: tuple[str, ...]) -> None:

@@ -15,14 +15,13 @@ once from scratch, in milliseconds. Figures only: no assertion, no exit status.
 from __future__ import annotations
 
 import argparse
-import gc
 import platform
 import random
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchkit import ROOT, paused_gc
+
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
 import handgen  # noqa: E402 - needs the tests directory on sys.path
@@ -61,15 +60,11 @@ WORST = (
 
 def _time(pairs: list[tuple[Hand, WinContext]]) -> float:
     scoring._score_wild_cached.cache_clear()
-    gc.collect()
-    gc.disable()
-    try:
+    with paused_gc():
         start = time.perf_counter()
         for hand, ctx in pairs:
             score(hand, ctx, CUSTOM)
         return time.perf_counter() - start
-    finally:
-        gc.enable()
 
 
 def main(argv: list[str] | None = None) -> None:

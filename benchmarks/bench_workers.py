@@ -1,8 +1,10 @@
 """One worker against two: the same load on ``guobiao serve`` and ``guobiao serve --workers 2``.
 
-Both on PostgreSQL (a fresh database of the benchmark's own, dropped at the end), the second
-in cluster mode on a Redis (``--redis-url``, default ``redis://127.0.0.1:6379/0``; every key
-under a prefix of the run's own). For each load in ``--tables`` the same client
+Both on PostgreSQL (a fresh database of the benchmark's own for every server run, dropped
+after it, by ``tests/pgkit.py``, on the server of ``--postgres``: by default
+``GUOBIAO_TEST_POSTGRES_URL``'s, else ``postgresql+asyncpg://postgres@127.0.0.1:5432/test``),
+the second in cluster mode on a Redis (``--redis-url``, default ``redis://127.0.0.1:6379/0``;
+every key under a prefix of the run's own). For each load in ``--tables`` the same client
 (``guobiao loadtest``, in a process of its own, seed fixed) runs ``--duration`` seconds of fast
 bots against each server in turn; prints actions/s and the action-to-update latency (p50,
 p99) of each, and the largest load at which each kept its p99 under 100 ms. The client runs on
@@ -16,39 +18,22 @@ can show (say so when quoting the figures).
 from __future__ import annotations
 
 import argparse
-import json
+import asyncio
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchkit import ROOT, free_port, loadtest
+
+sys.path.insert(0, str(ROOT / "tests"))  # pgkit: the tests' scratch PostgreSQL databases
+
+import pgkit
+
 BAR_MS = 100.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _psql(admin_url: str, statement: str) -> None:
-    import asyncio  # noqa: PLC0415
-
-    import asyncpg  # noqa: PLC0415
-
-    async def run() -> None:
-        connection = await asyncpg.connect(admin_url.replace("postgresql+asyncpg", "postgresql"))
-        try:
-            await connection.execute(statement)
-        finally:
-            await connection.close()
-
-    asyncio.run(run())
 
 
 def _wait_ready(port: int, seconds: float = 60) -> None:
@@ -71,35 +56,45 @@ def _serve(port: int, env: dict[str, str], workers: int) -> subprocess.Popen[byt
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
 
 
-def _load(port: int, tables: int, duration: float, think: str | None) -> dict[str, object]:
-    command = [
-        sys.executable,
-        "-m",
-        "server",
-        "loadtest",
-        "--url",
-        f"ws://127.0.0.1:{port}/ws",
-        "--tables",
-        str(tables),
-        "--duration",
-        str(duration),
-        "--seed",
-        "1",
-        "--json",
-        "--connect-concurrency",
-        "64",
-    ]
+def _load(port: int, tables: int, duration: float, think: str | None) -> dict[str, Any]:
+    """The same client for both servers: seed 1, connecting 64 at a time."""
+    options = ["--seed", "1", "--connect-concurrency", "64"]
     if think:
-        command += ["--think", think, "--turn-seconds", "30"]
-    out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)  # type: ignore[no-any-return]
+        options += ["--think", think, "--turn-seconds", "30"]
+    return loadtest(f"ws://127.0.0.1:{port}/ws", tables, duration, *options)
+
+
+def _run(
+    args: argparse.Namespace, tables: int, workers: int, env: dict[str, str]
+) -> dict[str, Any]:
+    """One server run (``workers`` processes) on a fresh database of its own: what a run
+    leaves unfinished would otherwise be adopted (and played by its server bots) by the
+    next. Its loadtest report."""
+    try:
+        url = asyncio.run(pgkit.create_database("guobiao_bench_workers", args.postgres))
+    except pgkit.Unavailable as exc:
+        raise SystemExit(f"bench_workers: {exc}") from None
+    try:
+        port = free_port()
+        server = _serve(port, {**env, "GUOBIAO_DATABASE_URL": url}, workers)
+        try:
+            _wait_ready(port)
+            time.sleep(1.0 if workers > 1 else 0.0)  # both workers up and leased
+            return _load(port, tables, args.duration, args.think)
+        finally:
+            server.terminate()
+            server.wait(60)
+    finally:
+        asyncio.run(pgkit.drop_database(url, args.postgres))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tables", default="10,30,60", help="loads, tables of 4 bots")
     parser.add_argument("--duration", type=float, default=20.0, help="seconds a load")
-    parser.add_argument("--postgres", default="postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+    parser.add_argument(
+        "--postgres", default=pgkit.POSTGRES_URL, help="the PostgreSQL server (its URL)"
+    )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
     parser.add_argument(
         "--think", help="human pace: loadtest's --think LOW-HIGH (e.g. 0.8-3); default none"
@@ -109,13 +104,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     loads = [int(n) for n in args.tables.split(",")]
-    name = f"bench_workers_{secrets.token_hex(3)}"
-    base, _, _ = args.postgres.rpartition("/")
-    url = f"{base}/{name}"
-    _psql(args.postgres, f'CREATE DATABASE "{name}"')
+    prefix = f"bench_workers_{secrets.token_hex(3)}"  # the run's own Redis keys
     env = {
         **os.environ,
-        "GUOBIAO_DATABASE_URL": url,
         "GUOBIAO_SERVER_LOG_LEVEL": "warning",
         "GUOBIAO_LIMITS_MAX_CONNECTIONS": "100000",
         "GUOBIAO_LIMITS_MAX_TABLES": "100000",
@@ -125,7 +116,7 @@ def main() -> None:
     clustered = {
         **env,
         "GUOBIAO_CLUSTER_REDIS_URL": args.redis_url,
-        "GUOBIAO_CLUSTER_PREFIX": name,
+        "GUOBIAO_CLUSTER_PREFIX": prefix,
     }
     pace = f"think {args.think} s" if args.think else "no think time"
     print(f"{os.cpu_count()} CPUs; fast bots, {pace}, {args.duration:g} s a load, seed 1")
@@ -134,41 +125,23 @@ def main() -> None:
         f"{'p99 ms':>8}  errors"
     )
     best: dict[str, int] = {}
-    try:
-        for tables in loads:
-            runs = [("1 process", 1, env), ("2 workers", 2, clustered)]
-            if args.only:
-                runs = [runs[int(args.only) - 1]]
-            for label, workers, environ in runs:
-                # A fresh database each run: what a run leaves unfinished would otherwise be
-                # adopted (and played by its server bots) by the next.
-                _psql(args.postgres, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-                _psql(args.postgres, f'CREATE DATABASE "{name}"')
-                port = _free_port()
-                server = _serve(port, environ, workers)
-                try:
-                    _wait_ready(port)
-                    time.sleep(1.0 if workers > 1 else 0.0)  # both workers up and leased
-                    report = _load(port, tables, args.duration, args.think)
-                finally:
-                    server.terminate()
-                    server.wait(60)
-                latency = report["latency_ms"]  # type: ignore[index]
-                actions = report["actions"]  # type: ignore[index]
-                p99 = latency["p99"]  # type: ignore[index]
-                kinds = report["errors"]
-                errors = sum(kinds.values())  # type: ignore[union-attr]
-                conns = report["connections"]["connected"]  # type: ignore[index]
-                print(
-                    f"{tables:>6} {conns:>6}  {label:12} "
-                    f"{actions['per_second']:>10} "  # type: ignore[index]
-                    f"{latency['p50']:>8} {p99:>8}  {errors} {kinds or ''}",  # type: ignore[index]
-                    flush=True,
-                )
-                if p99 is not None and p99 < BAR_MS and not errors and conns == 4 * tables:
-                    best[label] = max(best.get(label, 0), tables)
-    finally:
-        _psql(args.postgres, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    for tables in loads:
+        runs = [("1 process", 1, env), ("2 workers", 2, clustered)]
+        if args.only:
+            runs = [runs[int(args.only) - 1]]
+        for label, workers, environ in runs:
+            report = _run(args, tables, workers, environ)
+            latency, actions, kinds = report["latency_ms"], report["actions"], report["errors"]
+            p99 = latency["p99"]
+            errors = sum(kinds.values())
+            conns = report["connections"]["connected"]
+            print(
+                f"{tables:>6} {conns:>6}  {label:12} {actions['per_second']:>10} "
+                f"{latency['p50']:>8} {p99:>8}  {errors} {kinds or ''}",
+                flush=True,
+            )
+            if p99 is not None and p99 < BAR_MS and not errors and conns == 4 * tables:
+                best[label] = max(best.get(label, 0), tables)
     for label in ("1 process", "2 workers"):
         print(f"{label}: p99 under {BAR_MS:g} ms up to {best.get(label, 0)} tables of those run")
 

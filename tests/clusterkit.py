@@ -4,9 +4,10 @@
 - ``RedisServer``: a ``redis-server`` of the test's own on a free port (nothing saved to
   disk), so that a test may kill it and start it again without touching the machine's Redis;
   ``command`` speaks RESP to it directly (``GET``, ``KEYS``, ...).
-- ``fresh_database`` / ``drop_database``: a uniquely named PostgreSQL database on the server
-  of ``GUOBIAO_TEST_POSTGRES_URL`` (default ``postgresql+asyncpg://postgres@127.0.0.1:5432/
-  test``), migrated, and dropped at the end.
+- ``fresh_database``: a uniquely named PostgreSQL database on the server of
+  ``GUOBIAO_TEST_POSTGRES_URL`` (default ``postgresql+asyncpg://postgres@127.0.0.1:5432/
+  test``), migrated; ``pgkit.drop_database`` drops it at the end (tests/pgkit.py makes and
+  drops the scratch databases of the tests and benchmarks alike).
 - ``Node``: one ``python -m server serve --port P --node NAME`` process; its config comes
   from a TOML file shared by the cluster (timers, limits) and from the environment
   (``GUOBIAO_DATABASE_URL``, ``GUOBIAO_CLUSTER_*``). Its stdout and stderr go to one log file
@@ -17,7 +18,7 @@
   table's lease, ``cli(...)`` runs ``guobiao cluster ...`` against the cluster's Redis.
 
 Nothing here depends on pytest: a missing ``redis-server`` or PostgreSQL raises
-``Unavailable``, which the tests turn into a skip (a failure under ``CI=true``).
+``Unavailable`` (``pgkit``'s), which the tests turn into a skip (a failure under ``CI=true``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import asyncio
 import contextlib
 import json
 import os
-import secrets
 import shutil
 import signal
 import socket
@@ -39,19 +39,12 @@ from pathlib import Path
 from typing import Any
 
 from httpkit import http_request
-from sqlalchemy import URL, make_url
+from pgkit import POSTGRES_URL, Unavailable, create_database
 
 REPO = Path(__file__).resolve().parents[1]
-POSTGRES_URL = os.environ.get(
-    "GUOBIAO_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
-)
 REDIS_SERVER = os.environ.get("GUOBIAO_TEST_REDIS_SERVER") or shutil.which("redis-server")
 READY_TIMEOUT = 60.0  # seconds for a node to answer /readyz 200 (imports, migrations, restore)
 TAIL_LINES = 40
-
-
-class Unavailable(Exception):
-    """Something a cluster needs (redis-server, PostgreSQL) is not there."""
 
 
 def free_port() -> int:
@@ -199,46 +192,16 @@ class RedisServer:
 # -------------------------------------------------------------- PostgreSQL ---
 
 
-async def _postgres(url: URL, *statements: str) -> None:
-    import asyncpg  # type: ignore[import-untyped]  # noqa: PLC0415 (PostgreSQL only)
-
-    connection = await asyncpg.connect(
-        host=url.host or "127.0.0.1",
-        port=url.port or 5432,
-        user=url.username,
-        password=url.password,
-        database=url.database,
-        timeout=5,
-    )
-    try:
-        for statement in statements:
-            await connection.execute(statement)
-    finally:
-        await connection.close()
-
-
 async def fresh_database(server_url: str = POSTGRES_URL) -> str:
-    """Create a uniquely named database on the PostgreSQL server of ``server_url``, migrate
-    it to the newest revision (once, before any node starts: nodes starting together then
-    find it migrated) and return its URL. ``Unavailable`` when the server is unreachable."""
+    """A new database on the PostgreSQL server of ``server_url`` (``pgkit.create_database``),
+    migrated to the newest revision once, before any node starts (nodes starting together
+    then find it migrated); its URL. ``Unavailable`` when the server is unreachable; the
+    caller drops it (``pgkit.drop_database``)."""
     from server.db.store import upgrade  # noqa: PLC0415 (heavy; only when a cluster starts)
 
-    server = make_url(server_url).set(drivername="postgresql+asyncpg")
-    name = f"guobiao_cluster_{os.getpid()}_{secrets.token_hex(4)}"
-    try:
-        await _postgres(server, f'CREATE DATABASE "{name}"')
-    except Exception as exc:  # any failure: no usable server
-        where = server.render_as_string(hide_password=True)
-        raise Unavailable(f"PostgreSQL not reachable at {where}: {exc!r}") from None
-    url = server.set(database=name).render_as_string(hide_password=False)
+    url = await create_database("guobiao_cluster", server_url)
     await upgrade(url)
     return url
-
-
-async def drop_database(url: str) -> None:
-    parsed = make_url(url)
-    server = parsed.set(database=make_url(POSTGRES_URL).database)
-    await _postgres(server, f'DROP DATABASE IF EXISTS "{parsed.database}" WITH (FORCE)')
 
 
 # ------------------------------------------------------------------- nodes ---

@@ -7,7 +7,9 @@ Redis having kept anything: every table can be rebuilt from the database.
 
 Ownership. Each open table is owned by exactly one node, which runs its owner task as a single
 process does (``server.table``). The owner holds a lease, the Redis key ``PREFIX:lease:TABLE``
-(its name, expiring after ``lease_seconds``), renewed every third of that. Taking a table over
+(its name, expiring after ``lease_seconds``), renewed every third of that from a thread of its
+own (``server.cluster.keeper``: a busy event loop does not make a live node lose its tables;
+a stuck one does, the keeper's watchdog stopping). Taking a table over
 increments the table's fencing token in the database (``Store.take_table``); the owner's every
 append to the action log, save of the table's row and new match carries the token it took the
 table with (``FencedStore``) and the database refuses an older one (``Fenced``), in the same
@@ -29,8 +31,9 @@ seated players get their seat back with a full view, spectators watch again). Th
 queue and the tournaments' sessions run on one node, the coordinator (``PREFIX:coordinator``,
 leased the same way); the others relay their players' requests to it.
 
-Presence: ``PREFIX:node:NAME`` (JSON, renewed like a lease) lists the live nodes; a remote
-peer of a node that is gone is treated as a closed connection.
+Presence: ``PREFIX:node:NAME`` (JSON, written at each beat, its expiry renewed by the keeper
+like a lease) lists the live nodes; a remote peer of a node that is gone is treated as a
+closed connection.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from redis.exceptions import RedisError
 
 from server import protocol
 from server.cluster.bus import Bus
+from server.cluster.keeper import LeaseKeeper, keeper_client
 from server.db.errors import Fenced
 from server.db.store import TableRow
 from server.errors import ServerError
@@ -75,25 +79,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("guobiao.cluster")
 
-# Renew the leases held; take back any that lapsed while Redis was away (still ours: nobody
-# took it, and the fencing token guards anyway). Returns the keys another node holds now.
-_RENEW = """
-local lost = {}
-for _, key in ipairs(KEYS) do
-  local owner = redis.call('GET', key)
-  if owner == ARGV[1] then
-    redis.call('PEXPIRE', key, ARGV[2])
-  elseif not owner then
-    redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
-  else
-    table.insert(lost, key)
-  end
-end
-return lost
-"""
-# Delete a lease only if it is ours.
 ADOPTING_AT_ONCE = 8  # tables restored from their logs at the same time
 PUBLISH_SOON = 0.05  # seconds: a change of seats is published this soon
+CONNECT_TIMEOUT, REPLY_TIMEOUT = 1.0, 2.0  # seconds, of the node's Redis clients
+KEEPER_STOP_SECONDS = CONNECT_TIMEOUT + REPLY_TIMEOUT + 1.0  # the keeper's last round ends
+# A table's lease is taken (``claim_new``) before the lobby saves its row and lists it; the
+# lobby does not say when that save fails. A claimed table not in the lobby after this long
+# (far longer than one save) was never created: its lease is let go, not renewed for ever.
+CLAIM_SECONDS = 30.0
+# The leases are renewed by server.cluster.keeper (renew ours, take back a lapsed one that was
+# ours, report another node's). Delete a lease only if it is ours.
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -194,8 +189,21 @@ class Node:
         self.name = app.node
         self.incarnation = secrets.token_hex(4)  # this run: connection ids are unique
         self.redis = aioredis.from_url(
-            config.redis_url, socket_connect_timeout=1.0, socket_timeout=2.0
+            config.redis_url, socket_connect_timeout=CONNECT_TIMEOUT, socket_timeout=REPLY_TIMEOUT
         )
+        # Our presence and leases, renewed from a thread of their own while the loop runs.
+        self.keeper = LeaseKeeper(
+            keeper_client(
+                config.redis_url, connect_timeout=CONNECT_TIMEOUT, reply_timeout=REPLY_TIMEOUT
+            ),
+            owner=self.name,
+            presence_key=self.node_key,
+            lease_seconds=config.lease_seconds,
+            on_lost=self._leases_lost,
+            round_seconds=CONNECT_TIMEOUT + REPLY_TIMEOUT,
+        )
+        self._leases: set[str] = set()  # the lease keys we hold (the keeper renews them)
+        self._claimed: dict[str, float] = {}  # new table -> when its lease was taken
         self.bus = Bus(self.redis, self.prefix, self.name, self._on_message, self._on_up)
         self.started = datetime.now(UTC)
         self.owners: dict[str, str] = {}  # table -> its owner, as last heard
@@ -214,7 +222,6 @@ class Node:
         self.port: int | None = None
         self._counter = itertools.count(1)
         self._tick: asyncio.Task[None] | None = None
-        self._renew = self.redis.register_script(_RENEW)
         self._release = self.redis.register_script(_RELEASE)
         self._background: set[asyncio.Task[Any]] = set()
         self._replies: dict[str, asyncio.Future[Any]] = {}  # request id -> its answer
@@ -239,16 +246,18 @@ class Node:
     # ------------------------------------------------------- lifecycle ---
 
     async def start(self) -> None:
-        """Join: subscribe, say we are here, and start the beat that renews and adopts.
-        Redis being down is no error here: the node retries and is not ready meanwhile."""
+        """Join: start the lease keeper, subscribe, say we are here, and start the beat that
+        publishes and adopts. Redis being down is no error here: the node retries and is not
+        ready meanwhile."""
         self.port = self.app.port
+        self.keeper.start()  # first: the first beat may adopt tables, leases to renew
         self.bus.start()
         self.scan_after = time.monotonic()
         await self._beat()
         self._tick = asyncio.create_task(self._beat_forever(), name="cluster-beat")
 
     async def close(self) -> None:
-        """Leave: stop beating, say goodbye (our presence key goes)."""
+        """Leave: stop beating and renewing, say goodbye (our presence key goes)."""
         if self._tick is not None:
             self._tick.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -257,6 +266,7 @@ class Node:
             task.cancel()
         await self._give_up_coordinator()
         await self.bus.close()
+        await self.keeper.close(KEEPER_STOP_SECONDS)
         with contextlib.suppress(RedisError, OSError):
             await self.redis.delete(self.node_key)
         await self.redis.aclose()
@@ -279,9 +289,9 @@ class Node:
                 log.exception("cluster: the beat failed")
 
     async def _beat(self) -> None:
+        self._let_go_stray_claims()
         try:
             await self._presence()
-            await self._renew_leases()
             await self._publish_lobby()
             await self._read_cluster()
             await self._coordinate()
@@ -311,28 +321,57 @@ class Node:
         }
         await self.redis.set(self.node_key, orjson.dumps(info), px=self.lease_ms)
 
-    def _held(self) -> list[str]:
-        lobby = self.app.lobby
-        if lobby is None:
-            return []
-        return [*lobby.tables, *lobby.set_aside]
+    # ---------------------------------------------------------- leases ---
 
     @property
     def leases_held(self) -> int:
-        return len(self._held())
+        """Our tables' leases (created, adopted or being adopted, set aside)."""
+        return len(self._leases - {self.coordinator_key})
 
-    async def _renew_leases(self) -> None:
-        held = self._held()
-        if not held:
-            return
-        lost = await self._renew(
-            keys=[self.lease_key(t) for t in held], args=[self.name, self.lease_ms]
-        )
+    def _hold(self, key: str) -> None:
+        """A lease just taken (``SET NX``): the keeper renews it from its next round on."""
+        self._leases.add(key)
+        self.keeper.hold(self._leases)
+
+    def _forget_lease(self, key: str) -> None:
+        """No more renewing a lease another node holds now."""
+        self._leases.discard(key)
+        self.keeper.hold(self._leases)
+
+    async def _release_lease(self, key: str) -> None:
+        """Give a lease of ours up: out of the keeper's set, and only once no round that
+        may still renew it is in flight (it would take the lapsed lease back) is it
+        deleted, if it is still ours."""
+        self._forget_lease(key)
+        await self.keeper.settle()
+        with contextlib.suppress(RedisError, OSError):
+            await self._release(keys=[key], args=[self.name])
+
+    def _leases_lost(self, keys: tuple[str, ...]) -> None:
+        """The keeper found these leases held by another node (we were cut off or stuck
+        past them): the tables are dropped, the coordinator's services stopped."""
         cut = len(self.prefix) + len(":lease:")
-        for key in lost:
-            table_id = (key.decode() if isinstance(key, bytes) else key)[cut:]
+        for key in keys:
+            self._forget_lease(key)
+            if key == self.coordinator_key:
+                log.warning("cluster: no longer the coordinator (another node holds its lease)")
+                self._spawn(self._stop_services(), "coordinator-lost")
+                continue
+            table_id = key[cut:]
             log.warning("cluster: lost the lease on table %s (another node holds it)", table_id)
             self._spawn(self.drop(table_id), f"drop-{table_id}")
+
+    def _let_go_stray_claims(self) -> None:
+        """Claims (``claim_new``) whose table was created are done with; one whose table
+        never came (its creation failed) is let go after ``CLAIM_SECONDS``."""
+        lobby = self.app.lobby
+        now = time.monotonic()
+        for table_id, claimed in list(self._claimed.items()):
+            if lobby is not None and table_id in lobby.tables:
+                del self._claimed[table_id]
+            elif now - claimed > CLAIM_SECONDS:
+                log.warning("cluster: table %s was never created: its lease is let go", table_id)
+                self._spawn(self._let_go(table_id), f"release-{table_id}")
 
     async def _publish_lobby(self) -> None:
         """Our public tables into ``PREFIX:listing``, our seated players into
@@ -453,18 +492,15 @@ class Node:
 
     async def _coordinate(self) -> None:
         """Hold the coordinator's lease, or take it when it lapsed (not while draining)."""
-        if self.is_coordinator:
-            lost = await self._renew(keys=[self.coordinator_key], args=[self.name, self.lease_ms])
-            if lost:
-                log.warning("cluster: no longer the coordinator")
-                await self._stop_services()
-            elif self.app.matchmaker is not None:
+        if self.is_coordinator:  # (the keeper renews its lease, and tells when it is lost)
+            if self.app.matchmaker is not None:
                 snapshot = orjson.dumps(self.app.matchmaker.snapshot(), default=str)
                 await self.redis.set(self.queue_key, snapshot, px=self.lease_ms * 2)
             return
         if self.draining or self.coordinator is not None:
             return
         if await self.redis.set(self.coordinator_key, self.name, nx=True, px=self.lease_ms):
+            self._hold(self.coordinator_key)
             self.coordinator = self.name
             self.is_coordinator = True
             log.info("cluster: %s is the coordinator (ladder queue, tournaments)", self.name)
@@ -490,8 +526,7 @@ class Node:
         if not self.is_coordinator:
             return
         await self._stop_services()
-        with contextlib.suppress(RedisError, OSError):
-            await self._release(keys=[self.coordinator_key], args=[self.name])
+        await self._release_lease(self.coordinator_key)
 
     @property
     def queue_key(self) -> str:
@@ -549,6 +584,7 @@ class Node:
             return False
         if not await self.redis.set(self.lease_key(table_id), self.name, nx=True, px=self.lease_ms):
             return False
+        self._hold(self.lease_key(table_id))
         self.adopting.add(table_id)
         try:
             token = await self.app.store.take_table(table_id)
@@ -568,14 +604,16 @@ class Node:
         return True
 
     async def _let_go(self, table_id: str) -> None:
-        with contextlib.suppress(RedisError, OSError):
-            await self._release(keys=[self.lease_key(table_id)], args=[self.name])
+        self._claimed.pop(table_id, None)
+        await self._release_lease(self.lease_key(table_id))
 
     async def claim_new(self, table_id: str) -> FencedStore | None:
         """The lease on a table this node is creating, and its store; None if the id is
         taken (pick another)."""
         if not await self.redis.set(self.lease_key(table_id), self.name, nx=True, px=self.lease_ms):
             return None
+        self._hold(self.lease_key(table_id))
+        self._claimed[table_id] = time.monotonic()
         self.owners[table_id] = self.name
         return FencedStore(self.app.store, table_id, 0, self)
 
@@ -594,6 +632,8 @@ class Node:
     async def drop(self, table_id: str) -> None:
         """Stop our copy of a table another node owns now, writing nothing, and send our
         connections to the new owner."""
+        self._forget_lease(self.lease_key(table_id))
+        self._claimed.pop(table_id, None)
         lobby = self.app.lobby
         if lobby is None:
             return
@@ -1012,11 +1052,13 @@ class Node:
         Messages were lost while Redis was away, and the nodes come back in any order: each
         tells everyone the tables it (still) owns (``moved``: the nodes already back send
         their connections there again), and sends its own connections to their tables'
-        owners (those already back; a lease is re-taken only by a node subscribed again)."""
+        owners. The keeper may take an owner's leases back before its subscription is: what
+        we send that owner then is lost, but its own ``moved``, after its subscription and
+        its leases, reaches us (we are subscribed already) and sends our connections again."""
         self.scan_after = time.monotonic() + self.lease_seconds
         with contextlib.suppress(RedisError, OSError):
             await self._presence()
-            await self._renew_leases()
+            await self.keeper.renew_now()  # our leases, before we say we own the tables
             self._published_listing.clear()
             self._published_seated.clear()
             await self._sweep()

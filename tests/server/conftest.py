@@ -3,8 +3,9 @@
 - ``database_url``: the URL of an empty database, once a temporary SQLite file and once a
   PostgreSQL database (``postgres`` marker). PostgreSQL is at ``GUOBIAO_TEST_POSTGRES_URL``
   (default ``postgresql+asyncpg://postgres@127.0.0.1:5432/test``); each test session creates
-  its own uniquely named database there and drops it at the end, so parallel runs don't
-  clash, and each test starts from an empty ``public`` schema. Unreachable: skipped.
+  its own uniquely named database there and drops it at the end (tests/pgkit.py), so
+  parallel runs don't clash, and each test starts from an empty ``public`` schema.
+  Unreachable: skipped.
 - ``migrated_url``: the same, migrated to the newest revision.
 - ``store``: a ``Store`` open on ``migrated_url``, closed after the test.
 
@@ -23,13 +24,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
-import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpkit
+import pgkit
 import pytest
 import pytest_asyncio
 from serverkit import TEST_LIMITS, TEST_TIMERS, StartServer
@@ -47,44 +47,19 @@ from server.config import (
 )
 from server.db.store import Store, upgrade
 
-POSTGRES_URL = os.environ.get(
-    "GUOBIAO_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
-)
-
-
-async def _postgres(url: URL, *statements: str) -> None:
-    """Run ``statements`` on ``url`` with asyncpg, outside any transaction."""
-    import asyncpg  # type: ignore[import-untyped]  # noqa: PLC0415 (PostgreSQL tests only)
-
-    connection = await asyncpg.connect(
-        host=url.host or "127.0.0.1",
-        port=url.port or 5432,
-        user=url.username,
-        password=url.password,
-        database=url.database,
-        timeout=5,
-    )
-    try:
-        for statement in statements:
-            await connection.execute(statement)
-    finally:
-        await connection.close()
-
 
 @pytest.fixture(scope="session")
 def postgres_database() -> Iterator[URL]:
-    """A PostgreSQL database of this test session's own; skips when there is no server."""
-    server = make_url(POSTGRES_URL).set(drivername="postgresql+asyncpg")
-    name = f"guobiao_test_{os.getpid()}_{secrets.token_hex(4)}"
+    """A PostgreSQL database of this test session's own (``pgkit``); skips when there is no
+    server."""
     try:
-        asyncio.run(_postgres(server, f'CREATE DATABASE "{name}"'))
-    except Exception as exc:  # any failure: no usable server
-        where = server.render_as_string(hide_password=True)
-        pytest.skip(f"PostgreSQL not reachable at {where}: {exc!r}")
+        url = asyncio.run(pgkit.create_database("guobiao_test"))
+    except pgkit.Unavailable as exc:
+        pytest.skip(str(exc))
     try:
-        yield server.set(database=name)
+        yield make_url(url)
     finally:
-        asyncio.run(_postgres(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        asyncio.run(pgkit.drop_database(url))
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -101,7 +76,7 @@ def database_url(
     try:
         yield url.render_as_string(hide_password=False)
     finally:
-        asyncio.run(_postgres(url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public"))
+        asyncio.run(pgkit.execute(url, "DROP SCHEMA public CASCADE", "CREATE SCHEMA public"))
 
 
 @pytest_asyncio.fixture

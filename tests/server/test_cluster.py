@@ -39,9 +39,9 @@ from clusterkit import (
     Node,
     RedisServer,
     Unavailable,
-    drop_database,
     until,
 )
+from pgkit import drop_database
 
 from engine.bots import make_bot
 from engine.rules import MCR

@@ -1,0 +1,83 @@
+"""What several benchmarks do alike, written once (the PostgreSQL scratch databases are the
+tests' ``tests/pgkit.py``, shared with the benchmarks that need one).
+
+- ``ROOT``: this tree (the benchmarks run its commands from there).
+- ``paused_gc()``: the garbage collector collected, then off while a timed loop runs, so
+  that a collection does not land in one side's time and not in the other's.
+- ``free_port()``: a TCP port free on 127.0.0.1 now, for a server started with it.
+- ``announced_port(server)``: the port a ``guobiao serve --port 0`` child listens on, read
+  from the line it prints once it serves.
+- ``cpu_seconds(pid)``: a process's CPU time so far (Linux ``/proc``).
+- ``loadtest(url, tables, duration, ...)``: ``guobiao loadtest --json`` in a child process
+  (so that its bots do not share this process's event loop with anything), its report.
+
+Only the standard library here: ``ab.py`` imports two trees' ``engine`` one after the other
+and must not have either loaded by this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Collect, then keep the garbage collector off until the block ends."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (the kernel's choice)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def announced_port(server: subprocess.Popen[str], timeout: float = 60.0) -> int:
+    """The port of a ``guobiao serve --port 0`` started with ``stdout=PIPE, text=True``,
+    from its first line (``guobiao serving on ws://127.0.0.1:PORT/ws ...``).
+    ``RuntimeError`` quoting what it printed when that line does not come within
+    ``timeout`` seconds or says something else."""
+    assert server.stdout is not None, "start the server with stdout=subprocess.PIPE"
+    ready, _, _ = select.select([server.stdout], [], [], timeout)
+    line = server.stdout.readline() if ready else ""
+    if "127.0.0.1:" not in line:
+        raise RuntimeError(f"the server did not start within {timeout:g} s: {line!r}")
+    return int(line.split("127.0.0.1:")[1].split("/")[0])
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (``/proc/PID/stat``; ``OSError``
+    where there is none)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def loadtest(url: str, tables: int, duration: float, *options: str) -> dict[str, Any]:
+    """``guobiao loadtest --url URL --tables N --duration S --json OPTIONS...``, this tree's,
+    in a child process; its JSON report. ``CalledProcessError`` when it fails."""
+    command = [
+        *(sys.executable, "-m", "server", "loadtest", "--url", url),
+        *("--tables", str(tables), "--duration", str(duration), "--json", *options),
+    ]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report

@@ -1,0 +1,410 @@
+"""The lease keeper (server/cluster/keeper.py) against a real Redis.
+
+Redis is at ``GUOBIAO_TEST_REDIS_URL`` (default ``redis://127.0.0.1:6379/0``; skipped when
+nothing answers there); each test uses key names of its own. The restart scenario starts a
+private ``redis-server`` (tests/clusterkit.py; skipped when it is not installed).
+
+Leases here are short (0.3-0.5 s) and the event loop is blocked with ``time.sleep``, as a
+callback that hogs it does: the keeper's thread must renew meanwhile, stop once the loop has
+been silent past its watchdog bound, never take back a lease the loop let go, and report a
+lease another owner took exactly once, on the loop's thread. No assertion is on timing: the
+sleeps only give the keeper rounds to run (or, blocked, not to run) in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+import redis
+from clusterkit import RedisServer, Unavailable, until
+
+from server.cluster.keeper import LOOP_SILENT_LEASES, LeaseKeeper, keeper_client
+
+REDIS_URL = os.environ.get("GUOBIAO_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+OWNER = "node-a"
+CONNECT_TIMEOUT, REPLY_TIMEOUT = 1.0, 2.0  # as the node's clients
+
+
+@pytest.fixture
+def redis_url() -> str:
+    """The shared test Redis; the test is skipped if it does not answer."""
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1.0, socket_timeout=1.0)
+    try:
+        client.ping()
+    except (redis.RedisError, OSError) as exc:
+        pytest.skip(f"no Redis at {REDIS_URL} (GUOBIAO_TEST_REDIS_URL): {exc!r}")
+    finally:
+        client.close()
+    return REDIS_URL
+
+
+@pytest.fixture
+def prefix(redis_url: str) -> Iterator[str]:
+    """A key prefix of this test's own; its keys are deleted afterwards."""
+    name = f"gbtest-keeper-{secrets.token_hex(4)}"
+    yield name
+    client = redis.Redis.from_url(redis_url)
+    try:
+        keys = list(client.scan_iter(match=f"{name}:*"))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def other(redis_url: str) -> Iterator[redis.Redis]:
+    """A plain client: the other nodes, and the test's eyes."""
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    yield client
+    client.close()
+
+
+class Lost:
+    """The keeper's ``on_lost``: each call, with the thread it ran on."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[tuple[str, ...], int]] = []
+        self.event = asyncio.Event()
+
+    def __call__(self, keys: tuple[str, ...]) -> None:
+        self.calls.append((keys, threading.get_ident()))
+        self.event.set()
+
+    @property
+    def keys(self) -> list[tuple[str, ...]]:
+        return [keys for keys, _ in self.calls]
+
+
+MakeKeeper = Callable[..., Awaitable[tuple[LeaseKeeper, Lost]]]
+
+
+@pytest_asyncio.fixture
+async def make_keeper(prefix: str, redis_url: str) -> AsyncIterator[MakeKeeper]:
+    """``await make_keeper(lease_seconds, client=None, held=())``: a started keeper renewing
+    ``held`` in ``OWNER``'s name (and the presence key ``PREFIX:node:OWNER``), and its
+    ``Lost`` recorder. Every keeper is stopped afterwards, its thread gone."""
+    made: list[LeaseKeeper] = []
+
+    async def make(
+        lease_seconds: float, client: redis.Redis | None = None, held: tuple[str, ...] = ()
+    ) -> tuple[LeaseKeeper, Lost]:
+        lost = Lost()
+        keeper = LeaseKeeper(
+            client or new_client(redis_url),
+            owner=OWNER,
+            presence_key=f"{prefix}:node:{OWNER}",
+            lease_seconds=lease_seconds,
+            on_lost=lost,
+            round_seconds=CONNECT_TIMEOUT + REPLY_TIMEOUT,
+        )
+        keeper.hold(held)
+        keeper.start()
+        made.append(keeper)
+        return keeper, lost
+
+    yield make
+    for keeper in made:
+        await keeper.close(CONNECT_TIMEOUT + REPLY_TIMEOUT + 1.0)
+        assert not keeper.running, "the thread lives on"
+
+
+def new_client(url: str) -> redis.Redis:
+    return keeper_client(url, connect_timeout=CONNECT_TIMEOUT, reply_timeout=REPLY_TIMEOUT)
+
+
+def take(client: redis.Redis, key: str, owner: str, lease_seconds: float) -> None:
+    """``SET key owner NX PX lease``, as a node takes a lease; it must succeed."""
+    assert client.set(key, owner, nx=True, px=int(lease_seconds * 1000))
+
+
+def release(client: redis.Redis, key: str, owner: str) -> None:
+    """Delete a lease if it is ``owner``'s, as ``Node._release_lease`` does."""
+    if client.get(key) == owner:
+        client.delete(key)
+
+
+async def rounds(keeper: LeaseKeeper, count: int) -> None:
+    """Let the keeper run about ``count`` rounds, the loop free."""
+    await asyncio.sleep(count * keeper.interval)
+
+
+# ------------------------------------------------------------------ tests ---
+
+
+@pytest.mark.asyncio
+async def test_a_blocked_loop_keeps_its_leases_and_presence(
+    make_keeper: MakeKeeper, other: redis.Redis, prefix: str
+) -> None:
+    """The loop blocked for two leases (within the watchdog's bound): the leases, one held
+    from the start and one taken just before the block, and the presence key are still ours
+    afterwards, and nothing was reported lost."""
+    lease = 0.5
+    first, second = f"{prefix}:lease:T1", f"{prefix}:lease:T2"
+    presence = f"{prefix}:node:{OWNER}"
+    other.set(presence, '{"node": "node-a"}', px=int(lease * 1000))
+    take(other, first, OWNER, lease)
+    keeper, lost = await make_keeper(lease, held=(first,))
+    await keeper.renew_now()
+    take(other, second, OWNER, lease)  # a table created now: covered by the next round
+    keeper.hold({first, second})
+    assert 2 * lease < LOOP_SILENT_LEASES * lease
+
+    time.sleep(2 * lease)  # the loop is busy: no callback of it runs
+
+    assert other.get(first) == OWNER and other.get(second) == OWNER
+    assert other.pttl(first) > 0 and other.pttl(second) > 0
+    assert other.get(presence) == '{"node": "node-a"}'
+    await rounds(keeper, 2)
+    assert lost.calls == []
+
+
+@pytest.mark.asyncio
+async def test_a_loop_stuck_past_the_bound_loses_its_leases(
+    make_keeper: MakeKeeper,
+    other: redis.Redis,
+    prefix: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The loop blocked past the watchdog's bound plus three leases: the keeper stops renewing
+    (saying so once), the lease and the presence lapse and another node takes the lease
+    (``SET NX``) while the loop is still stuck. Once the loop runs again, the keeper renews
+    again and reports that lease lost, on the loop's thread."""
+    lease = 0.3
+    key, presence = f"{prefix}:lease:T1", f"{prefix}:node:{OWNER}"
+    other.set(presence, "{}", px=int(lease * 1000))
+    take(other, key, OWNER, lease)
+    keeper, lost = await make_keeper(lease, held=(key,))
+    await keeper.renew_now()
+    with caplog.at_level(logging.WARNING, logger="guobiao.cluster"):
+        time.sleep(keeper.silent_seconds + 3 * lease)  # stuck
+        assert other.set(key, "node-b", nx=True, px=60_000), "the lease should have lapsed"
+        assert other.exists(presence) == 0
+        loop_thread = threading.get_ident()
+
+        await asyncio.wait_for(lost.event.wait(), 5)
+    assert lost.calls == [((key,), loop_thread)]
+    assert other.get(key) == "node-b"
+    stopped = [r for r in caplog.records if "leases no longer renewed" in r.getMessage()]
+    assert len(stopped) == 1, caplog.text
+    assert any("renewing leases" in r.getMessage() for r in caplog.records), caplog.text
+
+
+class GatedRedis(redis.Redis):
+    """A real client whose next script call, once ``arm``-ed, waits until ``open``: a round
+    of the keeper held between reading its set and reaching Redis (Redis being slow)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.armed = False
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+
+    def arm(self) -> None:
+        self.gate.clear()
+        self.entered.clear()
+        self.armed = True
+
+    def open(self) -> None:
+        self.gate.set()
+
+    def evalsha(self, *args: Any, **kwargs: Any) -> Any:
+        if self.armed:
+            self.armed = False
+            self.entered.set()
+            assert self.gate.wait(10), "the test never opened the gate"
+        return super().evalsha(*args, **kwargs)
+
+
+def gated_client(url: str) -> GatedRedis:
+    client = keeper_client(url, connect_timeout=CONNECT_TIMEOUT, reply_timeout=REPLY_TIMEOUT)
+    return GatedRedis(connection_pool=client.connection_pool)
+
+
+async def held_mid_round(keeper: LeaseKeeper, client: GatedRedis) -> None:
+    """Until a round of ``keeper`` has read its set and waits at the gate."""
+    client.arm()
+    assert await asyncio.to_thread(client.entered.wait, 10), "no round reached the gate"
+
+
+@pytest.mark.asyncio
+async def test_a_released_lease_is_not_taken_back(
+    make_keeper: MakeKeeper, other: redis.Redis, prefix: str, redis_url: str
+) -> None:
+    """A round read the set with the table in it and is slow to reach Redis; the loop lets
+    the table go (out of the set), ``settle`` waits for that round, and only then is the
+    lease released: no round takes it back, and another node can take it."""
+    lease = 0.4
+    key = f"{prefix}:lease:T1"
+    take(other, key, OWNER, lease)
+    client = gated_client(redis_url)
+    keeper, lost = await make_keeper(lease, client=client, held=(key,))
+    await held_mid_round(keeper, client)
+
+    keeper.hold(frozenset())
+    settling = asyncio.ensure_future(keeper.settle())
+    try:
+        await asyncio.sleep(0)
+        assert not settling.done(), "settle returned with a round in flight"
+    finally:
+        client.open()
+    await settling
+    release(other, key, OWNER)
+
+    await rounds(keeper, 4)
+    assert other.get(key) is None
+    take(other, key, "node-b", 60)
+    await rounds(keeper, 3)
+    assert other.get(key) == "node-b" and lost.calls == []
+
+
+@pytest.mark.asyncio
+async def test_without_settle_the_round_in_flight_takes_the_lease_back(
+    make_keeper: MakeKeeper, other: redis.Redis, prefix: str, redis_url: str
+) -> None:
+    """The race ``settle`` is there for is real: the same slow round, the lease released
+    without waiting for it, and the round re-takes the lapsed lease in our name (which is
+    why ``Node._release_lease`` settles first)."""
+    lease = 0.4
+    key = f"{prefix}:lease:T1"
+    take(other, key, OWNER, lease)
+    client = gated_client(redis_url)
+    keeper, _ = await make_keeper(lease, client=client, held=(key,))
+    await held_mid_round(keeper, client)
+
+    keeper.hold(frozenset())
+    release(other, key, OWNER)
+    client.open()
+    await keeper.settle()
+    assert other.get(key) == OWNER
+    await until(lambda: other.get(key) is None, 10, "the stray lease to lapse")
+
+
+@pytest.mark.asyncio
+async def test_a_lease_held_elsewhere_is_reported_once_on_the_loop_thread(
+    make_keeper: MakeKeeper, other: redis.Redis, prefix: str
+) -> None:
+    """Of two leases, one another node holds: reported once (however many rounds follow),
+    on the loop's thread, and not touched; the other renewed. Let go and held again, it is
+    a new lease: reported once more."""
+    lease = 0.3
+    ours, theirs = f"{prefix}:lease:T1", f"{prefix}:lease:T2"
+    take(other, ours, OWNER, lease)
+    take(other, theirs, "node-b", 60)
+    keeper, lost = await make_keeper(lease, held=(ours, theirs))
+    await asyncio.wait_for(lost.event.wait(), 5)
+    await rounds(keeper, 6)
+    assert lost.calls == [((theirs,), threading.get_ident())]
+    assert other.get(theirs) == "node-b" and other.pttl(theirs) > 1000
+    assert other.get(ours) == OWNER
+
+    keeper.hold({ours})
+    keeper.hold({ours, theirs})
+    lost.event.clear()
+    await asyncio.wait_for(lost.event.wait(), 5)
+    await rounds(keeper, 6)
+    assert lost.keys == [(theirs,), (theirs,)]
+
+
+@pytest.mark.asyncio
+async def test_a_lapsed_lease_of_ours_is_taken_back(
+    make_keeper: MakeKeeper, other: redis.Redis, prefix: str
+) -> None:
+    """A held lease gone from Redis (it lapsed while Redis was unreachable, or Redis lost
+    it) is taken again in our name (the fencing token guards the rest)."""
+    lease = 0.3
+    key = f"{prefix}:lease:T1"
+    keeper, lost = await make_keeper(lease, held=(key,))
+    await keeper.renew_now()
+    assert other.get(key) == OWNER and lost.calls == []
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+@pytest.mark.asyncio
+async def test_redis_unreachable_is_logged_once_and_the_thread_lives(
+    make_keeper: MakeKeeper, prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Nothing listens where Redis should be: every round fails, one error says so, the
+    thread keeps trying, and ``renew_now`` still returns (its round ended, failed)."""
+    client = new_client(f"redis://127.0.0.1:{closed_port()}/0")
+    with caplog.at_level(logging.INFO, logger="guobiao.cluster"):
+        keeper, lost = await make_keeper(0.3, client=client, held=(f"{prefix}:lease:T1",))
+        for _ in range(4):
+            await keeper.renew_now()
+    assert keeper.running
+    errors = [r for r in caplog.records if "cannot reach Redis" in r.getMessage()]
+    assert len(errors) == 1, caplog.text
+    assert lost.calls == []
+
+
+@pytest.mark.asyncio
+async def test_after_a_redis_restart_the_leases_are_taken_again(
+    make_keeper: MakeKeeper, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A private Redis killed (it keeps nothing) and started again: the keeper logs the
+    outage once, and once Redis answers takes its lease again and says so."""
+    server = RedisServer(tmp_path / "redis")
+    try:
+        await server.start()
+    except Unavailable as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI needs redis-server: {exc}")
+        pytest.skip(str(exc))
+    try:
+        key = "guobiao:lease:T1"
+        with caplog.at_level(logging.INFO, logger="guobiao.cluster"):
+            keeper, lost = await make_keeper(0.3, client=new_client(server.url()), held=(key,))
+            await keeper.renew_now()
+            assert await server.command("GET", key) == OWNER
+            await server.kill()
+            for _ in range(3):
+                await keeper.renew_now()
+            await server.start()
+            assert await server.command("GET", key) is None  # it kept nothing
+            await until(lambda: _owner_is(server, key, OWNER), 10, "the lease taken again")
+        assert len([r for r in caplog.records if "cannot reach Redis" in r.getMessage()]) == 1
+        assert any("reaches Redis again" in r.getMessage() for r in caplog.records)
+        assert lost.calls == []
+    finally:
+        server.close()
+
+
+async def _owner_is(server: RedisServer, key: str, owner: str) -> bool:
+    return bool(await server.command("GET", key) == owner)
+
+
+@pytest.mark.asyncio
+async def test_stop_is_bounded_and_wakes_who_waits(redis_url: str, prefix: str) -> None:
+    """``close`` ends the thread within its bound, and a ``settle`` or ``renew_now`` after
+    it returns at once."""
+    keeper = LeaseKeeper(
+        new_client(redis_url),
+        owner=OWNER,
+        presence_key=f"{prefix}:node:{OWNER}",
+        lease_seconds=0.3,
+        on_lost=Lost(),
+        round_seconds=CONNECT_TIMEOUT + REPLY_TIMEOUT,
+    )
+    keeper.start()
+    await keeper.renew_now()
+    await keeper.close(CONNECT_TIMEOUT + REPLY_TIMEOUT + 1.0)
+    assert not keeper.running
+    await asyncio.wait_for(keeper.settle(), 1)
+    await asyncio.wait_for(keeper.renew_now(), 1)
