@@ -1,4 +1,5 @@
-"""The package list, which pyproject.toml cannot express (see the comment there).
+"""The package list, which pyproject.toml cannot express (see the comment there), and the
+engine modules compiled with mypyc when a wheel is built (``tools/build_backend.py``).
 
 Every package under ``engine/`` and ``server/`` (found by their ``__init__.py``), plus the
 folders mapped into ``server`` by ``[tool.setuptools.package-dir]``: ``config/``,
@@ -7,7 +8,14 @@ package it is, so its revisions ship as modules) and the web client, ``web/``. T
 the build is in pyproject.toml.
 """
 
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
 from setuptools import find_packages, setup
+from setuptools.command.build_ext import build_ext
 
 CODE = find_packages(include=["engine", "engine.*", "server", "server.*"])
 SHIPPED_FOLDERS = [
@@ -17,4 +25,82 @@ SHIPPED_FOLDERS = [
     "server.web",
 ]
 
-setup(packages=[*CODE, *SHIPPED_FOLDERS])
+# The engine's modules compiled by mypyc: the calculator, shanten, the bots and what they
+# call. Left as Python: the package files; enums (``fans``) and exceptions (``errors``, which
+# the server subclasses; mypyc refuses a Python subclass of a compiled class); ``wire`` (mypyc
+# takes a dataclass's ClassVar for a field, mypyc/mypyc#1122); ``table``, ``match``,
+# ``matchlog``, ``simulation`` (subclassed by tests, read with ``vars()``); ``bots.reading``
+# (subclasses ``list``); ``copyable`` (called back by copy and pickle).
+COMPILED = [
+    "engine/actions.py",
+    "engine/analysis.py",
+    "engine/bots/default.py",
+    "engine/bots/fast.py",
+    "engine/bots/parts.py",
+    "engine/bots/plan_play.py",
+    "engine/bots/plan_shanten.py",
+    "engine/bots/plans.py",
+    "engine/bots/speed_play.py",
+    "engine/forms.py",
+    "engine/hand.py",
+    "engine/notation.py",
+    "engine/payments.py",
+    "engine/rules.py",
+    "engine/scoring/context.py",
+    "engine/scoring/exclusions.py",
+    "engine/scoring/families.py",
+    "engine/scoring/ids.py",
+    "engine/scoring/prepare.py",
+    "engine/scoring/readings.py",
+    "engine/scoring/regular.py",
+    "engine/scoring/special.py",
+    "engine/scoring/wild.py",
+    "engine/shanten.py",
+    "engine/tiles.py",
+    "engine/wall.py",
+    "engine/wild_scoring.py",
+    "engine/wilds.py",
+]
+
+
+class OptionalBuildExt(build_ext):
+    """Compiling is a speed-up, never a requirement: without a C compiler or the Python
+    headers the build says so and the wheel carries the pure-Python engine."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as exc:  # setuptools raises several kinds, compiler's and its own
+            self._give_up(exc)
+
+    def _give_up(self, exc: BaseException) -> None:
+        print(
+            f"guobiao: compiling the engine failed ({exc}); installing the pure-Python engine "
+            "(it plays and scores the same, about half as fast)",
+            file=sys.stderr,
+        )
+        for ext in self.extensions:  # what was built before the failure would half-work
+            path = self.get_ext_fullpath(ext.name)
+            if os.path.exists(path):
+                os.remove(path)
+        self.extensions = []
+
+
+def compiled_extensions() -> dict[str, Any]:
+    """``ext_modules`` for a wheel build that compiles (``GUOBIAO_BUILD=wheel``), else none."""
+    if os.environ.get("GUOBIAO_BUILD") != "wheel":
+        return {}
+    try:
+        from mypyc.build import mypycify  # noqa: PLC0415 (only a compiling build has it)
+    except ImportError:
+        print("guobiao: mypy is not installed: the pure-Python engine", file=sys.stderr)
+        return {}
+    try:
+        modules = mypycify(COMPILED, opt_level="3", multi_file=True)
+    except BaseException as exc:  # mypy exits on a type error: fall back, say why
+        print(f"guobiao: mypyc failed ({exc!r}): the pure-Python engine", file=sys.stderr)
+        return {}
+    return {"ext_modules": modules, "cmdclass": {"build_ext": OptionalBuildExt}}
+
+
+setup(packages=[*CODE, *SHIPPED_FOLDERS], **compiled_extensions())

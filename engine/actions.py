@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from engine.copyable import copyable
 from engine.errors import IllegalAction
 from engine.tiles import FLOWERS_BY_NAME, N_KINDS, Tile, name
 
@@ -114,3 +115,6 @@ class Event:
         if self.to is not None:
             return seat == self.to
         return seat is None or seat != self.hide
+
+
+copyable(Action, Event)

@@ -38,6 +38,7 @@ from typing import Any
 from engine import shanten as plain
 from engine import wilds as wild
 from engine.actions import ActionKind
+from engine.copyable import copyable
 from engine.errors import MahjongError, NotWinning
 from engine.fans import Fan
 from engine.hand import Hand, Meld
@@ -358,3 +359,6 @@ def _discards(table: _Table, hand: _Holding, choices: set[Tile]) -> tuple[Discar
         )
         for shanten, _, tile, left, kinds in ranked
     )
+
+
+copyable(Outcome, Wait, DiscardChoice, Analysis)

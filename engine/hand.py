@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
+from engine.copyable import copyable
 from engine.errors import InvalidHand
 from engine.tiles import N_KINDS, WILD, Counts, Tile, counts_of, is_suited, name
 
@@ -133,3 +134,6 @@ class Hand:
     def is_concealed(self) -> bool:
         """No exposed meld (门清): concealed kongs do not break it."""
         return all(meld.concealed for meld in self.melds)
+
+
+copyable(Meld, Hand)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from engine.copyable import copyable
+
 
 class RulesError(ValueError):
     """A rule preset with a missing, unknown or out-of-range option."""
@@ -211,3 +213,6 @@ def rule_set_from_dict(data: Mapping[str, Any]) -> RuleSet:
         dealer_doubles=data["dealer_doubles"],
         repeat_cap=data["repeat_cap"],
     )
+
+
+copyable(RuleSet)

@@ -36,7 +36,7 @@ tiles, and play meets mostly the few thousand short ones.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import permutations
 from typing import Final
 
@@ -470,9 +470,9 @@ def waits(counts: Sequence[int], melds: int = 0) -> list[int]:
 # which the whole-hand functions above do not do. These are the same cached tables:
 # ``pattern_table(bytes(counts[lo:hi]), chows)`` is a part's table id, ``combine_tables(a, b)``
 # the id of two parts taken together, ``TABLE_SHANTEN[table][melds]`` the regular shanten.
-pattern_table = _pattern_id
-combine_tables = _sum
-TABLE_SHANTEN: Final = _shanten_by_melds
+pattern_table: Final[Callable[[bytes, bool], int]] = _pattern_id
+combine_tables: Final[Callable[[int, int], int]] = _sum
+TABLE_SHANTEN: Final[list[tuple[int, ...]]] = _shanten_by_melds
 
 
 def form_shanten(

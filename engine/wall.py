@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.copyable import copyable
 from engine.errors import MahjongError
 from engine.tiles import FIRST_FLOWER, N_FLOWERS, N_KINDS, Tile
 
@@ -178,3 +179,6 @@ class Wall:
     def peek_order(self) -> list[Tile]:
         """The tiles still to be drawn, head first (for tests, never for players)."""
         return [t for i, t in enumerate(self.tiles) if not self.taken[i]]
+
+
+copyable(Dice)

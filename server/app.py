@@ -26,6 +26,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+import engine
 from server import accounts, protocol, replay
 from server.config import Config
 from server.db.store import Store, upgrade
@@ -691,6 +692,7 @@ class App:
                 "database": "ok" if ok else "unreachable",
                 "tables": len(self.lobby.tables) if self.lobby else 0,
                 "connections": len(self.connections),
+                "engine": "compiled" if engine.compiled() else "python",
                 # Tables restore could not rebuild (their log does not replay), and why.
                 "set_aside": [t.to_dict() for t in self.lobby.set_aside.values()]
                 if self.lobby

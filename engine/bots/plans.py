@@ -27,6 +27,7 @@ from itertools import permutations
 from typing import Final
 
 from engine.bots.parts import ALL_GROUPS, GROUP_OF, tile_mask
+from engine.copyable import copyable
 from engine.forms import KNITTED
 from engine.hand import Meld, MeldKind
 from engine.tiles import EAST, RED, WHITE
@@ -187,3 +188,6 @@ def fits(plan: Plan, meld: Meld, melds: tuple[Meld, ...]) -> bool:
         # One of the plan's sets, or its one free set (a knitted straight's too).
         return key in plan.sets or not melds
     return False  # Seven Pairs and the special forms take no claim
+
+
+copyable(Plan)

@@ -24,6 +24,7 @@ from typing import Final
 
 from engine.actions import PASS, Action, ActionKind
 from engine.bots.reading import KONGS, Seat, discard, keep_score, own_seat, unseen_copies
+from engine.copyable import copyable
 from engine.table import Phase, View
 from engine.tiles import N_KINDS
 from engine.wilds import shanten_with_wilds, useful_tiles_with_wilds
@@ -200,3 +201,6 @@ class SpeedPlay:
             if key[0] < current and (best is None or key < best[0]):
                 best = (key, action)
         return best[1] if best is not None else PASS
+
+
+copyable(SpeedHand)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.copyable import copyable
 from engine.errors import InvalidHand
 from engine.fans import Fan
 from engine.tiles import (
@@ -75,3 +76,6 @@ class Score:
             "meets_minimum": self.meets_minimum,
             "fans": [fc.to_dict() for fc in self.fans],
         }
+
+
+copyable(WinContext, FanCount, Score)

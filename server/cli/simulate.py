@@ -18,6 +18,7 @@ from collections import Counter
 from contextlib import ExitStack
 from typing import IO
 
+import engine
 from engine.bots import BOTS, make_bot
 from engine.match import MATCH_HANDS, HandRecord, Match
 from engine.matchlog import log_lines
@@ -139,7 +140,8 @@ def summary(records: list[HandRecord], elapsed: float, cpu: float, args: argpars
         f"{args.matches} match(es), {hands} hands, seed {args.seed}, bot {args.bot}, "
         f"rules {args.rules}",
         f"speed     {hands / elapsed:,.1f} hands/s ({elapsed:.2f} s wall clock; "
-        f"{hands / cpu if cpu else 0:,.1f} hands per CPU second)",
+        f"{hands / cpu if cpu else 0:,.1f} hands per CPU second; "
+        f"engine {'compiled' if engine.compiled() else 'pure Python'})",
         f"wins      {len(wins)} ({_pct(len(wins), hands)}), self-drawn {self_drawn} "
         f"({_pct(self_drawn, len(wins))} of wins)",
         f"draws     {hands - len(wins)} ({_pct(hands - len(wins), hands)})",

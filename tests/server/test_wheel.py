@@ -1,4 +1,6 @@
-"""The wheel works on its own: built, installed into a fresh venv, migrated and served.
+"""The wheel works on its own: built, installed into a fresh venv, migrated and served; its
+compiled engine plays exactly as the pure-Python one, and a build that cannot compile falls
+back to the pure-Python engine.
 
 ``pip install .`` must give a working ``guobiao serve`` without the repository around it: the
 default configuration, the rule presets and the migrations ship inside the wheel (see
@@ -9,10 +11,16 @@ it into a new venv (its dependencies come from pip's cache or the package index)
 working directory outside the checkout, runs ``guobiao db upgrade`` and ``guobiao serve
 --port 0`` on a temporary SQLite file, reads ``/healthz`` and stops the server with SIGTERM.
 A user's own ``--config`` file with a ``[rules] file`` of its own is used on the way.
+
+The wheel compiles the engine's hot modules with mypyc (``tools/build_backend.py``,
+``setup.py``) when mypy is importable here (the dev install has it): then the engine's whole
+test suite runs again against the compiled modules, and a simulated match must write the very
+hands and log this process's pure-Python engine writes.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import select
@@ -22,6 +30,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -45,6 +54,10 @@ def not_source(folder: str, names: list[str]) -> set[str]:
 
 pytestmark = pytest.mark.slow
 
+# The wheel compiles only where mypyc can be imported by the build (no build isolation here).
+COMPILES = importlib.util.find_spec("mypyc") is not None
+needs_mypyc = pytest.mark.skipif(not COMPILES, reason="mypy (mypyc) is not installed here")
+
 
 def run(command: list[str | Path], cwd: Path, env: dict[str, str], timeout: float = 300) -> str:
     """Run ``command``; its stdout. A failure shows the command and everything it printed."""
@@ -65,14 +78,40 @@ def run(command: list[str | Path], cwd: Path, env: dict[str, str], timeout: floa
     return done.stdout
 
 
-@pytest.fixture
-def clean_env() -> dict[str, str]:
+def environment() -> dict[str, str]:
     """The environment without the server's variables or anything pointing at the checkout."""
     drop = ("GUOBIAO_", "PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
     return {k: v for k, v in os.environ.items() if not k.startswith(drop)} | {
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
         "PYTHONUNBUFFERED": "1",
     }
+
+
+@pytest.fixture
+def clean_env() -> dict[str, str]:
+    return environment()
+
+
+def build_wheel(tmp: Path, env: dict[str, str]) -> Path:
+    """The wheel of a copy of the checkout, built in ``tmp`` with this venv's setuptools."""
+    source = tmp / "source"
+    shutil.copytree(REPO, source, ignore=not_source)
+    dist = tmp / "dist"
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
+    run([*build, "--wheel-dir", dist, source], cwd=tmp, env=env)
+    (wheel,) = dist.glob("guobiao-*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel, built once for the module (compiled where mypyc is importable)."""
+    return build_wheel(tmp_path_factory.mktemp("wheel"), environment())
+
+
+def compiled_files(wheel: Path) -> list[str]:
+    with zipfile.ZipFile(wheel) as archive:
+        return [name for name in archive.namelist() if name.endswith((".so", ".pyd"))]
 
 
 @pytest.fixture
@@ -89,21 +128,13 @@ def served(tmp_path: Path) -> Iterator[list[subprocess.Popen[str]]]:
 
 
 def test_the_installed_wheel_migrates_and_serves(
-    tmp_path: Path, clean_env: dict[str, str], served: list[subprocess.Popen[str]]
+    tmp_path: Path, wheel: Path, clean_env: dict[str, str], served: list[subprocess.Popen[str]]
 ) -> None:
     started = time.monotonic()
     timings: list[str] = []
 
     def lap(what: str) -> None:
         timings.append(f"{what} {time.monotonic() - started:.1f} s")
-
-    source = tmp_path / "source"
-    shutil.copytree(REPO, source, ignore=not_source)
-    dist = tmp_path / "dist"
-    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
-    run([*build, "--wheel-dir", dist, source], cwd=tmp_path, env=clean_env)
-    (wheel,) = dist.glob("guobiao-*.whl")
-    lap("wheel built")
 
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", venv], cwd=tmp_path, env=clean_env)
@@ -168,6 +199,7 @@ def test_the_installed_wheel_migrates_and_serves(
     assert status == 200, health
     assert health["status"] == "ok", health
     assert health["database"] == "ok", health
+    assert health["engine"] == ("compiled" if COMPILES else "python"), health
     lap("served /healthz")
     # The web client ships in the wheel: its page and the modules it loads.
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as response:
@@ -183,3 +215,73 @@ def test_the_installed_wheel_migrates_and_serves(
     assert server.wait(30) == 0, log_path.read_text()
     lap("stopped")
     print(f"\nwheel test: {', '.join(timings)}")
+
+
+def engine_of(wheel: Path, into: Path) -> dict[str, str]:
+    """The wheel's ``engine`` (and mypyc's shared library) unpacked into ``into``: the
+    environment that imports it instead of the checkout's."""
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        archive.extractall(into, [n for n in names if n.startswith("engine/") or "__mypyc" in n])
+    return environment() | {"PYTHONPATH": str(into)}
+
+
+# ``guobiao`` in the process's own interpreter (the environment picks the engine).
+GUOBIAO = [sys.executable, "-c", "import sys; from server.cli import main; sys.exit(main())"]
+PROBE = "import engine, engine.scoring.regular as m; print(engine.compiled(), m.__file__)"
+
+
+@needs_mypyc
+def test_the_compiled_engine_passes_every_engine_test(tmp_path: Path, wheel: Path) -> None:
+    assert compiled_files(wheel), "the wheel carries no compiled module"
+    env = engine_of(wheel, tmp_path / "site")
+    is_compiled, where = run([sys.executable, "-c", PROBE], cwd=tmp_path, env=env).split()
+    assert is_compiled == "True", where
+    assert Path(where).is_relative_to(tmp_path / "site"), where
+    tests = REPO / "tests" / "engine"
+    run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", tests],
+        cwd=tmp_path,
+        env=env,
+        timeout=1800,
+    )
+
+
+@needs_mypyc
+@pytest.mark.parametrize("rules", ["mcr", "custom"])
+def test_the_compiled_and_the_pure_engine_play_the_same_matches(
+    tmp_path: Path, wheel: Path, rules: str
+) -> None:
+    """Same seed, same bots: the same hands and the same action log, byte for byte."""
+    compiled_env = engine_of(wheel, tmp_path / "site")
+    written = {}
+    for name, env in (("compiled", compiled_env), ("pure", environment())):
+        out, log = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.log"
+        simulate = [*GUOBIAO, "simulate", "--matches", "2"]
+        printed = run(
+            [*simulate, "--seed", "7", "--rules", rules, "--out", out, "--log", log, "--quiet"],
+            cwd=tmp_path,
+            env=env,
+        )
+        assert f"engine {'compiled' if name == 'compiled' else 'pure Python'}" in printed, printed
+        written[name] = (out.read_bytes(), log.read_bytes())
+    assert written["compiled"][0] and written["compiled"][1]
+    assert written["compiled"] == written["pure"]
+
+
+def test_a_build_that_cannot_compile_ships_the_pure_engine(tmp_path: Path) -> None:
+    """No C compiler (``CC=false``): the build says so and the wheel has no compiled module;
+    ``GUOBIAO_COMPILE=0``: not even tried, and the wheel is pure Python (``py3-none-any``)."""
+    no_compiler = build_wheel(tmp_path / "cc", environment() | {"CC": "false"})
+    assert not compiled_files(no_compiler)
+    env = engine_of(no_compiler, tmp_path / "site")
+    is_compiled, where = run([sys.executable, "-c", PROBE], cwd=tmp_path, env=env).split()
+    assert (is_compiled, Path(where).suffix) == ("False", ".py")
+    scored = run(
+        [*GUOBIAO, "fan", "123m456m789m123p55p"],
+        cwd=tmp_path,
+        env=env,
+    )
+    assert "Pure Straight" in scored, scored
+    off = build_wheel(tmp_path / "off", environment() | {"GUOBIAO_COMPILE": "0"})
+    assert off.name.endswith("-py3-none-any.whl"), off.name
