@@ -226,6 +226,7 @@ class Node:
         self._background: set[asyncio.Task[Any]] = set()
         self._replies: dict[str, asyncio.Future[Any]] = {}  # request id -> its answer
         self._publish_soon: asyncio.TimerHandle | None = None
+        self._publishing = asyncio.Lock()
 
     # ------------------------------------------------------------ keys ---
 
@@ -375,7 +376,12 @@ class Node:
 
     async def _publish_lobby(self) -> None:
         """Our public tables into ``PREFIX:listing``, our seated players into
-        ``PREFIX:seated``: what changed since the last beat."""
+        ``PREFIX:seated``: what changed since the last beat. One at a time: the beat's and a
+        soon publication (``lobby_changed``) each compare with what the other published."""
+        async with self._publishing:
+            await self._publish_lobby_now()
+
+    async def _publish_lobby_now(self) -> None:
         lobby = self.app.lobby
         if lobby is None:
             return

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ import httpkit
 import pgkit
 import pytest
 import pytest_asyncio
+import redis
 from serverkit import TEST_LIMITS, TEST_TIMERS, StartServer
 from sqlalchemy import URL, make_url
 
@@ -174,3 +177,35 @@ async def app_on_each_database(tmp_path: Path, database_url: str) -> AsyncIterat
         yield server
     finally:
         await server.stop()
+
+
+# ------------------------------------------------------------------ Redis ---
+
+REDIS_URL = os.environ.get("GUOBIAO_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+@pytest.fixture
+def redis_url() -> str:
+    """The shared test Redis; the test is skipped if it does not answer."""
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1.0, socket_timeout=1.0)
+    try:
+        client.ping()
+    except (redis.RedisError, OSError) as exc:
+        pytest.skip(f"no Redis at {REDIS_URL} (GUOBIAO_TEST_REDIS_URL): {exc!r}")
+    finally:
+        client.close()
+    return REDIS_URL
+
+
+@pytest.fixture
+def prefix(redis_url: str) -> Iterator[str]:
+    """A key prefix of this test's own; its keys are deleted afterwards."""
+    name = f"gbtest-{secrets.token_hex(4)}"
+    yield name
+    client = redis.Redis.from_url(redis_url)
+    try:
+        keys = list(client.scan_iter(match=f"{name}:*"))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import secrets
 import socket
 import threading
 import time
@@ -31,36 +30,8 @@ from clusterkit import RedisServer, Unavailable, until
 
 from server.cluster.keeper import LOOP_SILENT_LEASES, LeaseKeeper, keeper_client
 
-REDIS_URL = os.environ.get("GUOBIAO_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 OWNER = "node-a"
 CONNECT_TIMEOUT, REPLY_TIMEOUT = 1.0, 2.0  # as the node's clients
-
-
-@pytest.fixture
-def redis_url() -> str:
-    """The shared test Redis; the test is skipped if it does not answer."""
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1.0, socket_timeout=1.0)
-    try:
-        client.ping()
-    except (redis.RedisError, OSError) as exc:
-        pytest.skip(f"no Redis at {REDIS_URL} (GUOBIAO_TEST_REDIS_URL): {exc!r}")
-    finally:
-        client.close()
-    return REDIS_URL
-
-
-@pytest.fixture
-def prefix(redis_url: str) -> Iterator[str]:
-    """A key prefix of this test's own; its keys are deleted afterwards."""
-    name = f"gbtest-keeper-{secrets.token_hex(4)}"
-    yield name
-    client = redis.Redis.from_url(redis_url)
-    try:
-        keys = list(client.scan_iter(match=f"{name}:*"))
-        if keys:
-            client.delete(*keys)
-    finally:
-        client.close()
 
 
 @pytest.fixture

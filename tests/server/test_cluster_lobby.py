@@ -1,0 +1,136 @@
+"""What a cluster node publishes of its lobby (``Node._publish_lobby``): its public tables in
+``PREFIX:listing``, its seated players in ``PREFIX:seated``, each publication the changes since
+the last one. Against the real test Redis (``redis_url`` / ``prefix``, tests/server/conftest.py),
+with a node whose app is the little the publication reads: its name, its cluster settings and
+its lobby's summaries, tables and seats."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import orjson
+import pytest
+import redis.asyncio as aioredis
+
+from server.cluster.node import Node
+from server.config import ClusterSection
+
+
+@dataclass
+class Summary:
+    listing: dict[str, Any]
+    private: bool = False
+    state: str = "playing"
+
+
+@dataclass
+class Lobby:
+    summaries: dict[str, Summary] = field(default_factory=dict)
+    tables: dict[str, object] = field(default_factory=dict)
+    seated: dict[str, str] = field(default_factory=dict)
+
+    def sit(self, username: str, table_id: str) -> None:
+        if table_id not in self.tables:
+            self.tables[table_id] = object()
+            self.summaries[table_id] = Summary({"table": table_id})
+        self.seated[username] = table_id
+
+
+def node_for(redis_url: str, prefix: str, lobby: Lobby) -> Node:
+    config = ClusterSection(redis_url=redis_url, lease_seconds=3.0, prefix=prefix)
+    app = SimpleNamespace(config=SimpleNamespace(cluster=config), node="n1", lobby=lobby)
+    return Node(app)  # type: ignore[arg-type]
+
+
+async def read_hash(redis_url: str, key: str) -> dict[str, str]:
+    client = aioredis.from_url(redis_url, decode_responses=True)
+    try:
+        return dict(await client.hgetall(key))
+    finally:
+        await client.aclose()
+
+
+def slow_first_reply(node: Node, seconds: float) -> None:
+    """The first pipeline the node runs from now on gets its reply ``seconds`` late (a busy
+    Redis, a slow link): another publication can begin and end meanwhile."""
+    pipeline = node.redis.pipeline
+    slowed = False
+
+    def make(*args: Any, **kwargs: Any) -> Any:
+        nonlocal slowed
+        pipe = pipeline(*args, **kwargs)
+        if not slowed:
+            slowed = True
+            execute = pipe.execute
+
+            async def late(*a: Any, **k: Any) -> Any:
+                reply = await execute(*a, **k)
+                await asyncio.sleep(seconds)
+                return reply
+
+            pipe.execute = late  # type: ignore[method-assign]
+        return pipe
+
+    node.redis.pipeline = make  # type: ignore[method-assign]
+
+
+@pytest.mark.asyncio
+async def test_a_publication_overtaken_by_another_is_not_confused(
+    redis_url: str, prefix: str
+) -> None:
+    """A player left: the beat's publication asks Redis whether the hash still says our
+    table, and its reply is slow; a soon publication (``lobby_changed``) starts meanwhile.
+    Both end, the player is gone from the hash (before, the slow one read the other's
+    bookkeeping, which no longer had her: a KeyError in the beat)."""
+    lobby = Lobby()
+    lobby.sit("alice", "t1")
+    lobby.sit("bob", "t1")
+    node = node_for(redis_url, prefix, lobby)
+    try:
+        await node._publish_lobby()
+        del lobby.seated["alice"]
+        slow_first_reply(node, 0.2)
+        beat = asyncio.create_task(node._publish_lobby())
+        await asyncio.sleep(0.05)  # the beat waits for its reply
+        await node._publish_lobby()  # the soon one
+        await beat
+        assert await read_hash(redis_url, f"{prefix}:seated") == {"bob": "t1 n1"}
+    finally:
+        await node.keeper.close(1.0)
+        await node.redis.aclose()
+
+
+@pytest.mark.asyncio
+async def test_concurrent_publications_leave_exactly_who_sits_where(
+    redis_url: str, prefix: str
+) -> None:
+    """The beat's publication and a soon one (``lobby_changed``) overlap, players leaving and
+    sitting down between them: nothing fails (a publication read the other's bookkeeping
+    half-way before) and the hash ends as the lobby is."""
+    lobby = Lobby()
+    for n in range(40):
+        lobby.sit(f"p{n}", f"t{n // 4}")
+    node = node_for(redis_url, prefix, lobby)
+    try:
+        await node._publish_lobby()
+        for round_no in range(5):
+            for n in range(0, 40, 3):  # some leave, some come back at another table
+                lobby.seated.pop(f"p{n}", None)
+            publications = [asyncio.create_task(node._publish_lobby()) for _ in range(3)]
+            await asyncio.sleep(0)
+            for n in range(0, 40, 6):
+                lobby.sit(f"p{n}", f"t{10 + round_no}")
+            publications.append(asyncio.create_task(node._publish_lobby()))
+            await asyncio.gather(*publications)
+            await node._publish_lobby()
+            expected = {u: f"{t} n1" for u, t in lobby.seated.items()}
+            assert await read_hash(redis_url, f"{prefix}:seated") == expected
+        listing = await read_hash(redis_url, f"{prefix}:listing")
+        assert set(listing) == set(lobby.tables)
+        assert orjson.loads(listing["t0"]) == {"n": "n1", "l": {"table": "t0"}}
+    finally:
+        await node.keeper.close(1.0)
+        await node.redis.aclose()
