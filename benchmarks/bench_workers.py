@@ -7,7 +7,10 @@ the second in cluster mode on a Redis (``--redis-url``, default ``redis://127.0.
 every key under a prefix of the run's own). For each load in ``--tables`` the same client
 (``guobiao loadtest``, in a process of its own, seed fixed) runs ``--duration`` seconds of fast
 bots against each server in turn; prints actions/s and the action-to-update latency (p50,
-p99) of each, and the largest load at which each kept its p99 under 100 ms. The client runs on
+p99) of each, and the largest load at which each kept its p99 under 100 ms. At human pace
+(``--think``) the latency is the loadtest's server latency (from the last action a table
+waited for to its first update, once start-up is over): a connection's own latency then
+mostly measures the other players' think times. The client runs on
 the same machine and takes CPU from the servers: on a 2-core box that caps what two workers
 can show (say so when quoting the figures).
 
@@ -131,7 +134,8 @@ def main() -> None:
             runs = [runs[int(args.only) - 1]]
         for label, workers, environ in runs:
             report = _run(args, tables, workers, environ)
-            latency, actions, kinds = report["latency_ms"], report["actions"], report["errors"]
+            latency = report["server_latency_ms" if args.think else "latency_ms"]
+            actions, kinds = report["actions"], report["errors"]
             p99 = latency["p99"]
             errors = sum(kinds.values())
             conns = report["connections"]["connected"]

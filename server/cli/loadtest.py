@@ -14,6 +14,12 @@ JSON object):
 - action-to-update latency: from sending an action to the next ``update`` of that table on
   that connection (p50, p95, p99, max). When several players answer a discard, the update
   comes once the last has answered, so the latency includes the others' decisions;
+- the server's latency: from the last action the table waited for to the first ``update`` of
+  that table on any of its four connections (a discard is seen by the others at once; a pass
+  is answered when the last player asked has answered), counted once every connection is
+  seated (start-up, with its logins, left out: the connections held, not being opened). The
+  others' decisions are not in it, so at human pace this is the figure of the server's own
+  speed (the first is mostly the others' think times);
 - error messages received, by code; dropped connections (closed before the end, not by us);
 - matches started and completed.
 
@@ -251,6 +257,7 @@ class Report:
     actions_refused: int = 0
     updates: int = 0
     latencies: list[float] = field(default_factory=list)
+    server_latencies: list[float] = field(default_factory=list)  # to the table's first update
     errors: Counter[str] = field(default_factory=Counter)
     dropped: int = 0
     matches_started: int = 0
@@ -261,8 +268,8 @@ class Report:
     def accepted(self) -> int:
         return self.actions_sent - self.actions_refused
 
-    def percentiles(self) -> dict[str, float | None]:
-        data = sorted(self.latencies)
+    def percentiles(self, latencies: list[float] | None = None) -> dict[str, float | None]:
+        data = sorted(self.latencies if latencies is None else latencies)
         out: dict[str, float | None] = {}
         for name, q in (("p50", 50), ("p95", 95), ("p99", 99)):
             out[name] = _ms(percentile(data, q)) if data else None
@@ -299,6 +306,10 @@ class Report:
                 "per_second": round(self.updates / window, 1) if window else 0.0,
             },
             "latency_ms": {**self.percentiles(), "samples": len(self.latencies)},
+            "server_latency_ms": {
+                **self.percentiles(self.server_latencies),
+                "samples": len(self.server_latencies),
+            },
             "errors": dict(self.errors.most_common()),
             "matches": {"started": self.matches_started, "completed": self.matches_completed},
             "notes": self.notes,
@@ -307,6 +318,7 @@ class Report:
     def text(self) -> str:
         d = self.to_dict()
         c, a, u, lat = d["connections"], d["actions"], d["updates"], d["latency_ms"]
+        first = d["server_latency_ms"]
 
         def ms(value: float | None) -> str:
             return "-" if value is None else f"{value:.2f} ms"
@@ -323,6 +335,10 @@ class Report:
             f"updates      {u['received']} received, {u['per_second']:.1f}/s",
             f"latency      p50 {ms(lat['p50'])}, p95 {ms(lat['p95'])}, p99 {ms(lat['p99'])}, "
             f"max {ms(lat['max'])} ({lat['samples']} samples, action sent -> next update)",
+            f"server       p50 {ms(first['p50'])}, p95 {ms(first['p95'])}, "
+            f"p99 {ms(first['p99'])}, max {ms(first['max'])} ({first['samples']} samples, "
+            "the table's last awaited action -> its first update on any connection, "
+            "after start-up)",
             f"errors       {errors}",
             f"matches      {d['matches']['completed']} completed, "
             f"{d['matches']['started']} started",
@@ -353,26 +369,57 @@ class _Run:
         self.clients: list[Client] = []
         self.first_action: float | None = None  # when the first match started
         self.seated = 0
+        self.steady = False  # every connection is seated: start-up is over
+        self.groups: dict[str, list[Client]] = {}  # table -> its four bots' connections
+        self.served: dict[int, float] = {}  # connection -> its action the server answered
 
-    def on_message(self, message: Incoming) -> None:
+    def on_message(self, message: Incoming, receiver: Client | None = None) -> None:
         report = self.report
         if message.type == "update":
             report.updates += 1
             if message.latency is not None:
                 report.latencies.append(message.latency)
+            if message.table is not None:
+                self._server_latency(message, receiver)
         elif message.type == "error":
             report.errors[message.code or "?"] += 1
             if message.reply_to is not None and message.table is not None:
                 report.actions_refused += 1
 
+    def _server_latency(self, message: Incoming, receiver: Client | None) -> None:
+        """An update of a table reached ``receiver``, one of its connections: the actions of
+        the table's bots it answers are those sent and not answered yet; the server waited
+        for the last of them (a pass is answered only once every player asked has
+        answered), so the server's latency is from that one to now. Each action is counted
+        once. The receiver's own action, if this answers it, is in ``message.latency`` (its
+        client forgot when it was sent)."""
+        table, now = message.table, message.received_at
+        assert table is not None
+        pending: list[float] = []
+        for client in self.groups.get(table, ()):
+            if client is receiver:
+                sent = now - message.latency if message.latency is not None else None
+                served = self.served.pop(id(client), None)
+                if sent is not None and (served is None or abs(served - sent) > 1e-6):
+                    pending.append(sent)
+                continue
+            state = client.tables.get(table)
+            sent = state.action_sent_at if state is not None else None
+            if sent is not None and self.served.get(id(client)) != sent:
+                self.served[id(client)] = sent
+                pending.append(sent)
+        if pending and self.steady:
+            self.report.server_latencies.append(now - max(pending))
+
     async def open(self, gate: asyncio.Semaphore) -> Client | None:
         async with gate:
             if self.stop.is_set():
                 return None
+            opened: list[Client] = []  # the connection, once open: whose message it is
             try:
                 client = await Client.connect(
                     self.url,
-                    on_message=self.on_message,
+                    on_message=lambda m: self.on_message(m, opened[0] if opened else None),
                     rate=self.options["rate"],
                     burst=self.options["burst"],
                     timeout=self.options["timeout"],
@@ -381,6 +428,7 @@ class _Run:
                 self.report.connect_failures += 1
                 self.report.errors[f"connect: {type(exc).__name__}"] += 1
                 return None
+            opened.append(client)
             self.clients.append(client)
             self.report.connected += 1
             try:
@@ -419,6 +467,7 @@ class _Run:
                     )
                     for client in clients:
                         await client.join_table(created.table)
+                    self.groups[created.table] = clients
                 except ServerError as exc:
                     self.report.errors[f"{exc.code} (lobby)"] += 1
                     return
@@ -491,6 +540,7 @@ async def loadtest(
             run.seated + report.connect_failures >= 4 * tables or all(g.done() for g in groups)
         ):
             report.startup_seconds = now - started
+            run.steady = True
         if progress and now >= next_line:
             next_line += 5.0
             print(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import signal
 import sys
 from typing import Any
@@ -13,6 +14,15 @@ from server import logs
 from server.app import App
 from server.cli import workers
 from server.config import Config, ConfigError, load
+
+# The garbage collector's thresholds while serving (Python's default: 700, 10, 10). A server
+# holding many connections allocates fast (every update is dozens of objects), so with the
+# default the young collections, and the full ones they bring on, run several times a second
+# and land in the tail of the latency. Measured with 1,000 connections at human pace
+# (`guobiao loadtest --tables 250 --duration 60 --think 0.8-3`, its server latency, a fresh
+# server each, two rounds): p99 27 and 176 ms with the default, 11 and 16 ms with these.
+# Reference counting frees most objects at once; cycles are collected, only later.
+GC_THRESHOLDS = (100_000, 50, 1000)
 
 
 def add_config_options(parser: argparse.ArgumentParser) -> None:
@@ -87,9 +97,15 @@ def run(args: argparse.Namespace) -> int:
             return 2
         return workers.supervise(sys.argv[1:], args.workers, config)
     logs.setup(config.server.log_level, config.server.log_format)
+    tune_collector()
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(config))
     return 0
+
+
+def tune_collector() -> None:
+    """The garbage collector's thresholds for serving (``GC_THRESHOLDS``)."""
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 async def serve(config: Config, ready: asyncio.Event | None = None) -> None:

@@ -134,3 +134,9 @@ async def test_a_short_run_with_a_tiny_think_range_plays_and_reports(start_serve
     figures = report.to_dict()
     assert figures["think_s"] == [0.001, 0.004] and figures["seed"] == 3
     assert "think 0.001-0.004 s (seed 3)" in report.text()
+    # The server's latency: one sample per update that answered actions, never more than
+    # the actions, each from the last action the table waited for.
+    first = report.server_latencies
+    assert 0 < len(first) <= report.actions_sent and min(first) >= 0
+    assert figures["server_latency_ms"]["samples"] == len(first)
+    assert "the table's last awaited action -> its first update" in report.text()
