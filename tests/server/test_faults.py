@@ -56,7 +56,7 @@ from server.cli import main as guobiao
 from server.config import Config, DatabaseSection, ServerSection
 from server.db.store import Store, TableRow, upgrade
 from server.lobby import Lobby
-from server.table import JoinInput, PlayInput
+from server.table import JoinInput, PlayInput, Table
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 20261201
@@ -90,9 +90,11 @@ async def sqlite_store(tmp_path: Path) -> AsyncIterator[Store]:
         await store.close()
 
 
-async def play_out(lobby: Lobby, store: Store, table_id: str, match_id: int) -> Match:
-    """Wait for the match to finish; the match the table held at the end."""
-    table = lobby.tables[table_id]
+async def play_out(lobby: Lobby, store: Store, table: Table | str, match_id: int) -> Match:
+    """Wait for the match to finish; the match the table held at the end. ``table``: the
+    table, or its id in ``lobby`` (a table that finished already has left the lobby)."""
+    if isinstance(table, str):
+        table = lobby.tables[table]
     await faultkit.wait_for(
         lambda: table.state == "finished" and not table.unsaved, 90, "the end of the match"
     )
@@ -145,7 +147,7 @@ async def test_failing_appends_pause_the_table_and_change_nothing(
     lobby = Lobby(CONFIG, faulty)
     table = await bot_match(lobby)
     match_id = await faultkit.match_of(sqlite_store, table.id)
-    memory = await play_out(lobby, sqlite_store, table.id, match_id)
+    memory = await play_out(lobby, sqlite_store, table, match_id)
     assert faulty.faults == times
     TALLY.faults += faulty.faults
     await check_match(sqlite_store, match_id, SEED, "fast", memory)
@@ -170,7 +172,7 @@ async def test_every_kind_of_write_may_fail(sqlite_store: Store) -> None:
     lobby = Lobby(CONFIG, faulty)
     table = await bot_match(lobby)
     match_id = await faultkit.match_of(sqlite_store, table.id)
-    memory = await play_out(lobby, sqlite_store, table.id, match_id)
+    memory = await play_out(lobby, sqlite_store, table, match_id)
     assert faulty.faults == sum(len(f) for f in failing.values())
     TALLY.faults += faulty.faults
     assert await sqlite_store.unfinished_matches() == []  # one match, finished
@@ -395,7 +397,7 @@ async def test_postgres_connections_killed_mid_match(postgres_database: Any) -> 
                     )
                 )
                 kills += int(killed or 0)
-        memory = await play_out(lobby, store, table.id, match_id)
+        memory = await play_out(lobby, store, table, match_id)
         failed = [e for e in errors if "the database failed" in e]
         print(f"\n[faults] {kills} PostgreSQL connections terminated, {len(failed)} writes failed")
         assert kills >= 5
@@ -456,7 +458,7 @@ async def test_sqlite_read_only_or_locked_for_a_while(sqlite_store: Store, fault
                 assert table.log_seq <= before + 1
                 holder.execute("COMMIT")
                 holder.close()
-        memory = await play_out(lobby, sqlite_store, table.id, match_id)
+        memory = await play_out(lobby, sqlite_store, table, match_id)
     finally:
         server.table.log.removeHandler(handler)
     expected = "readonly database" if fault == "read-only" else "database is locked"

@@ -209,6 +209,21 @@ async def held_mid_round(keeper: LeaseKeeper, client: GatedRedis) -> None:
     assert await asyncio.to_thread(client.entered.wait, 10), "no round reached the gate"
 
 
+async def let_go_mid_round(
+    make_keeper: MakeKeeper, other: redis.Redis, prefix: str, redis_url: str
+) -> tuple[str, LeaseKeeper, Lost, GatedRedis]:
+    """A keeper holding one lease (0.4 s) whose round has read the set and waits at the
+    gate, and the loop letting the lease go (out of the set): the lease's key, the keeper,
+    its lost leases and its gated client."""
+    key = f"{prefix}:lease:T1"
+    take(other, key, OWNER, 0.4)
+    client = gated_client(redis_url)
+    keeper, lost = await make_keeper(0.4, client=client, held=(key,))
+    await held_mid_round(keeper, client)
+    keeper.hold(frozenset())
+    return key, keeper, lost, client
+
+
 @pytest.mark.asyncio
 async def test_a_released_lease_is_not_taken_back(
     make_keeper: MakeKeeper, other: redis.Redis, prefix: str, redis_url: str
@@ -216,14 +231,7 @@ async def test_a_released_lease_is_not_taken_back(
     """A round read the set with the table in it and is slow to reach Redis; the loop lets
     the table go (out of the set), ``settle`` waits for that round, and only then is the
     lease released: no round takes it back, and another node can take it."""
-    lease = 0.4
-    key = f"{prefix}:lease:T1"
-    take(other, key, OWNER, lease)
-    client = gated_client(redis_url)
-    keeper, lost = await make_keeper(lease, client=client, held=(key,))
-    await held_mid_round(keeper, client)
-
-    keeper.hold(frozenset())
+    key, keeper, lost, client = await let_go_mid_round(make_keeper, other, prefix, redis_url)
     settling = asyncio.ensure_future(keeper.settle())
     try:
         await asyncio.sleep(0)
@@ -247,14 +255,7 @@ async def test_without_settle_the_round_in_flight_takes_the_lease_back(
     """The race ``settle`` is there for is real: the same slow round, the lease released
     without waiting for it, and the round re-takes the lapsed lease in our name (which is
     why ``Node._release_lease`` settles first)."""
-    lease = 0.4
-    key = f"{prefix}:lease:T1"
-    take(other, key, OWNER, lease)
-    client = gated_client(redis_url)
-    keeper, _ = await make_keeper(lease, client=client, held=(key,))
-    await held_mid_round(keeper, client)
-
-    keeper.hold(frozenset())
+    key, keeper, _, client = await let_go_mid_round(make_keeper, other, prefix, redis_url)
     release(other, key, OWNER)
     client.open()
     await keeper.settle()
