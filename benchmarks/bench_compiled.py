@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -34,11 +33,12 @@ from pathlib import Path
 
 from benchkit import ROOT
 
+sys.path.insert(0, str(ROOT / "tests"))
+
+from wheelkit import WHEEL, copy_source
+
 GUOBIAO = [sys.executable, "-c", "import sys; from server.cli import main; sys.exit(main())"]
 SPEED = re.compile(r"speed\s+([\d.,]+) hands/s \(([\d.]+) s wall clock; ([\d.,]+) hands per CPU")
-IGNORED = shutil.ignore_patterns(
-    "__pycache__", "*.egg-info", ".*_cache", ".hypothesis", ".venv", "build", "dist", "data"
-)
 
 
 def build(into: Path, wheel: Path | None) -> None:
@@ -47,11 +47,9 @@ def build(into: Path, wheel: Path | None) -> None:
         if wheel is None:
             print("building the wheel (mypyc compiles the engine: a minute or two) ...", flush=True)
             began = time.monotonic()
-            source = Path(folder) / "source"
-            shutil.copytree(ROOT, source, ignore=IGNORED)
-            command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
+            source = copy_source(Path(folder) / "source")
             subprocess.run(
-                [*command, "--quiet", "--wheel-dir", folder, str(source)],
+                [*WHEEL, "--quiet", "--wheel-dir", folder, str(source)],
                 check=True,
                 env=os.environ | {"GUOBIAO_COMPILE": "1"},
             )

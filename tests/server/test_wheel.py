@@ -24,7 +24,6 @@ import importlib.util
 import json
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -36,21 +35,7 @@ from pathlib import Path
 
 import pytest
 from serverkit import served_port
-
-REPO = Path(__file__).resolve().parent.parent.parent
-
-# What never goes into the build: caches anywhere; at the top, the checkout's environment,
-# build output and the server's data folder.
-CACHES = shutil.ignore_patterns("__pycache__", "*.egg-info", ".*_cache", ".hypothesis")
-TOP_ONLY = {".git", ".venv", "build", "dist", "data"}
-
-
-def not_source(folder: str, names: list[str]) -> set[str]:
-    ignored = set(CACHES(folder, names))
-    if Path(folder) == REPO:
-        ignored |= TOP_ONLY.intersection(names)
-    return ignored
-
+from wheelkit import REPO, WHEEL, copy_source
 
 pytestmark = pytest.mark.slow
 
@@ -94,11 +79,9 @@ def clean_env() -> dict[str, str]:
 
 def build_wheel(tmp: Path, env: dict[str, str]) -> Path:
     """The wheel of a copy of the checkout, built in ``tmp`` with this venv's setuptools."""
-    source = tmp / "source"
-    shutil.copytree(REPO, source, ignore=not_source)
+    source = copy_source(tmp / "source")
     dist = tmp / "dist"
-    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
-    run([*build, "--wheel-dir", dist, source], cwd=tmp, env=env)
+    run([*WHEEL, "--wheel-dir", dist, source], cwd=tmp, env=env)
     (wheel,) = dist.glob("guobiao-*.whl")
     return wheel
 
