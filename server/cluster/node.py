@@ -26,8 +26,11 @@ to another node instead (the owner stops it first, so the adopter reads the whol
 Relaying. A connection may be on any node. Its node sends what the client says to a table to
 the table's owner (``in``: the frame as received, with who sent it); the owner acts for it
 through a ``RemotePeer`` whose ``send`` goes back to the connection's node (``out``), in order.
-When a table moves, every node re-attaches its connections to the new owner (``reattach``:
-seated players get their seat back with a full view, spectators watch again). The ladder
+When a table moves, its new owner says so (``moved``, with its fencing token: an older
+owner's word, sent before it learnt it lost the table, is ignored) and every node re-attaches
+its connections to it (``reattach``: seated players get their seat back with a full view,
+spectators watch again). The owner answers ``attached``; a re-attach not answered within a
+third of a lease (lost while Redis restarted, say) is sent again, to the lease's holder. The ladder
 queue and the tournaments' sessions run on one node, the coordinator (``PREFIX:coordinator``,
 leased the same way); the others relay their players' requests to it.
 
@@ -87,6 +90,7 @@ KEEPER_STOP_SECONDS = CONNECT_TIMEOUT + REPLY_TIMEOUT + 1.0  # the keeper's last
 # lobby does not say when that save fails. A claimed table not in the lobby after this long
 # (far longer than one save) was never created: its lease is let go, not renewed for ever.
 CLAIM_SECONDS = 30.0
+REATTACH_SECONDS = 60.0  # a re-attach no owner answered is sent again until this old
 # The leases are renewed by server.cluster.keeper (renew ours, take back a lapsed one that was
 # ours, report another node's). Delete a lease only if it is ours.
 _RELEASE = """
@@ -207,6 +211,13 @@ class Node:
         self.bus = Bus(self.redis, self.prefix, self.name, self._on_message, self._on_up)
         self.started = datetime.now(UTC)
         self.owners: dict[str, str] = {}  # table -> its owner, as last heard
+        self.tokens: dict[str, int] = {}  # table -> the fencing token its owner last announced
+        # Our connections sent to another node's table (``reattach``) that it has not said it
+        # took in (``attached``): (connection id, table) -> when last sent. Sent again from the
+        # beat until answered: a message between nodes may be lost (Redis restarting, a node
+        # not subscribed again yet), and a seated player left out would wait for her turn.
+        # The value: when first sent, when last sent.
+        self.reattaching: dict[tuple[str, str], tuple[float, float]] = {}
         self.peers: dict[tuple[str, str, str | None], RemotePeer] = {}
         self.live: dict[str, dict[str, Any]] = {}  # node name -> its presence
         self.listings: dict[str, dict[str, Any]] = {}  # other nodes' public tables
@@ -303,6 +314,8 @@ class Node:
             self.redis_ok = False
             return
         self._forget_dead_peers()
+        self._forget_owners()
+        await self._reattach_again()
         if not self.draining and time.monotonic() >= self.scan_after:
             await self._adopt_orphans()
 
@@ -605,9 +618,21 @@ class Node:
             await self._let_go(table_id)  # it had finished: nothing to own
             return False
         log.info("cluster: adopted table %s (fencing token %s)", table_id, token)
-        self.owners[table_id] = self.name
-        self.bus.broadcast({"k": "moved", "t": table_id, "o": self.name})
+        self._announce(table_id, token)
         return True
+
+    def _announce(self, table_id: str, token: int) -> None:
+        """Tell every node (ourselves too: our own connections re-attach through it) that
+        we own ``table_id`` with fencing token ``token``."""
+        self.owners[table_id] = self.name
+        self.tokens[table_id] = token
+        self.bus.broadcast({"k": "moved", "t": table_id, "o": self.name, "f": token})
+
+    def _token(self, table_id: str) -> int | None:
+        """The fencing token we hold ``table_id`` with, if we run it."""
+        table = self._local_table(table_id)
+        store = table.store if table is not None else None
+        return store.token if isinstance(store, FencedStore) else None
 
     async def _let_go(self, table_id: str) -> None:
         self._claimed.pop(table_id, None)
@@ -766,14 +791,55 @@ class Node:
     def _reattach(self, table_id: str, owner: str) -> None:
         """Our connections at ``table_id`` to its new owner ``owner``."""
         for conn in list(self.app.connections):
-            if table_id not in conn.tables:
-                continue
-            watch = conn.tables[table_id]
-            if owner == self.name:
-                self._attach_here(self._local_table(table_id), conn, conn.username, watch)
-            else:
-                self.bus.send(owner, self._envelope(conn, "reattach", t=table_id, f=watch))
-                conn.relayed.add(owner)
+            if table_id in conn.tables:
+                self._reattach_one(conn, table_id, owner)
+
+    def _reattach_one(self, conn: Connection, table_id: str, owner: str) -> None:
+        """``conn`` to ``owner``'s table ``table_id``: here at once; to another node until
+        it answers ``attached`` (``_reattach_again``)."""
+        watch = conn.tables[table_id]
+        if owner == self.name:
+            self.reattaching.pop((conn.cid, table_id), None)
+            self._attach_here(self._local_table(table_id), conn, conn.username, watch)
+            return
+        self.bus.send(owner, self._envelope(conn, "reattach", t=table_id, f=watch))
+        conn.relayed.add(owner)
+        now = time.monotonic()
+        first, _ = self.reattaching.get((conn.cid, table_id), (now, now))
+        self.reattaching[conn.cid, table_id] = (first, now)
+
+    def _forget_owners(self) -> None:
+        """What we heard of the owners of tables nobody here has to do with any more (not
+        ours, not listed, no connection of ours at them): asked again if ever needed."""
+        lobby = self.app.lobby
+        kept = set(self.listings) | {t for conn in self.app.connections for t in conn.tables}
+        if lobby is not None:
+            kept |= set(lobby.tables)
+        for table_id in [t for t in self.owners if t not in kept]:
+            del self.owners[table_id]
+        for table_id in [t for t in self.tokens if t not in kept]:
+            del self.tokens[table_id]
+
+    async def _reattach_again(self) -> None:
+        """Send again the re-attaches no owner has answered for a third of a lease, each to
+        its table's owner as the lease now says (none: the table is being adopted, and its
+        ``moved`` will send it). Given up after ``REATTACH_SECONDS``."""
+        now = time.monotonic()
+        due: dict[str, list[str]] = {}
+        for (cid, table_id), (first, last) in list(self.reattaching.items()):
+            conn = self.app.by_cid.get(cid)
+            if conn is None or table_id not in conn.tables or now - first > REATTACH_SECONDS:
+                if conn is not None and table_id in conn.tables:
+                    log.warning("cluster: no owner took connection %s back at %s", cid, table_id)
+                del self.reattaching[cid, table_id]
+            elif now - last >= self.lease_seconds / 3:
+                due.setdefault(table_id, []).append(cid)
+        for table_id, cids in due.items():
+            owner = await self.owner_of(table_id, fresh=True)
+            for cid in cids:
+                conn = self.app.by_cid.get(cid)
+                if owner is not None and conn is not None and table_id in conn.tables:
+                    self._reattach_one(conn, table_id, owner)
 
     def _local_table(self, table_id: str) -> Table | None:
         lobby = self.app.lobby
@@ -862,6 +928,11 @@ class Node:
             peer = self._peer(body)
             peer.tables.add(table.id)
             self._attach_here(table, peer, peer.username, body.get("f"))
+            self.bus.send(body["n"], {"k": "attached", "c": body["c"], "t": table.id})
+
+    async def _attached(self, body: dict[str, Any]) -> None:
+        """The owner took our connection in (``reattach``)."""
+        self.reattaching.pop((body["c"], body["t"]), None)
 
     async def _gone(self, body: dict[str, Any]) -> None:
         peer = self.peers.get((body["n"], body["c"], body.get("u")))
@@ -966,8 +1037,18 @@ class Node:
             await table.queue.put(BackInput(peer, None))
 
     async def _moved(self, body: dict[str, Any]) -> None:
-        table_id, owner = body["t"], body["o"]
+        """``owner`` runs ``table_id`` with fencing token ``f``. A word older than the last
+        one heard is ignored: a node that lost a table while Redis was away may announce it
+        before it learns so. If it is older than our own copy, we say again that it is ours."""
+        table_id, owner, token = body["t"], body["o"], body.get("f", 0)
+        if token < self.tokens.get(table_id, 0):
+            return
+        ours = self._token(table_id)
+        if owner != self.name and ours is not None and token < ours:
+            self._announce(table_id, ours)
+            return
         self.owners[table_id] = owner
+        self.tokens[table_id] = token
         lobby = self.app.lobby
         if owner != self.name and lobby is not None and table_id in lobby.tables:
             await self.drop(table_id)  # we were paused: our copy is stale (drop reattaches)
@@ -1084,7 +1165,9 @@ class Node:
             await asyncio.sleep(after)
         lobby = self.app.lobby
         for table_id in list(lobby.tables) if lobby is not None else []:
-            self.bus.broadcast({"k": "moved", "t": table_id, "o": self.name})
+            token = self._token(table_id)
+            if token is not None:
+                self._announce(table_id, token)
         attached = {t for conn in self.app.connections for t in conn.tables}
         for table_id in attached:  # each table's owner asked once, its connections sent there
             owner = await self.owner_of(table_id, fresh=True)
@@ -1112,6 +1195,7 @@ _HANDLERS: dict[str, Any] = {
     "in": Node._in,
     "back": Node._back,
     "reattach": Node._reattach_in,
+    "attached": Node._attached,
     "gone": Node._gone,
     "bye": Node._bye,
     "svc": Node._svc,
