@@ -2,10 +2,11 @@
 
 A ``Connection`` decodes each frame into a typed message (``server.protocol``),
 answers account and lobby requests, and hands table inputs to the table's
-owner task (``server.table``); it never touches a match itself. Outgoing
-messages go through a bounded queue per connection with its own writer task,
-so one slow client cannot hold up a table: when its queue is full it is
-disconnected.
+owner task (``server.table``); it never touches a match itself. What is sent to a
+connection during one turn of the event loop is written at the end of that turn, in one
+write to its socket while the socket takes it; while it does not (a slow client), messages
+wait in a bounded queue per connection that its own writer task empties, so one slow client
+cannot hold up a table: when its queue is full it is disconnected.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
+from websockets.protocol import State
 
 import engine
 from server import accounts, protocol, replay
@@ -68,7 +70,12 @@ class Connection:
         self.address = str(remote[0]) if isinstance(remote, tuple) and remote else "unknown"
         self.greeted = False
         limits = app.config.limits
-        self.outbox: asyncio.Queue[str | None] = asyncio.Queue(maxsize=limits.send_queue)
+        # Sent during this turn of the event loop, written at its end (``_flush``).
+        self.pending: list[bytes] = []
+        self.flushing: asyncio.Handle | None = None
+        # Waiting for the socket (a slow client): emptied by the writer task, in order.
+        self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=limits.send_queue)
+        self.writing = False  # the writer task is sending (its batch is out of the outbox)
         self.tokens = float(limits.message_burst)
         self.refilled = time.monotonic()
         self.strikes = 0
@@ -87,22 +94,52 @@ class Connection:
     # --------------------------------------------------------- outgoing ---
 
     def send(self, text: str) -> None:
+        """Send ``text`` (one text frame) at the end of this turn of the event loop."""
         if self.dropped:
             return
-        try:
-            self.outbox.put_nowait(text)
-        except asyncio.QueueFull:
-            self.dropped = True
-            log.warning("dropping slow client %s", self.username or self.ws.remote_address)
-            self.app.slow_drops += 1
-            asyncio.get_running_loop().create_task(self.ws.close(1013, "too slow"))
+        self.pending.append(self._bytes(text))
+        if self.flushing is None:
+            self.flushing = asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        """Write what was sent during this turn of the loop: straight to the socket, all in
+        one write, when nothing waits before it and the socket takes it (the client reads
+        what it is sent); else into the outbox, for the writer task to send as the socket
+        drains. An outbox full is a client too slow: it is disconnected."""
+        self.flushing = None
+        frames, self.pending = self.pending, []
+        if self.dropped or not frames:
+            return
+        ws = self.ws
+        if (
+            self.outbox.empty()
+            and not self.writing
+            and not ws.paused
+            and ws.protocol.state is State.OPEN
+        ):
+            # What ``ws.send`` does, without its coroutine and wait: the socket is not
+            # paused, so there is nothing to wait for. (A batch the protocol could not take
+            # would raise before anything is written.)
+            for data in frames:
+                ws.protocol.send_text(data)
+            ws.transport.write(b"".join(ws.protocol.data_to_send()))
+            return
+        for data in frames:
+            try:
+                self.outbox.put_nowait(data)
+            except asyncio.QueueFull:
+                self.dropped = True
+                log.warning("dropping slow client %s", self.username or self.ws.remote_address)
+                self.app.slow_drops += 1
+                asyncio.get_running_loop().create_task(self.ws.close(1013, "too slow"))
+                return
 
     async def _write(self) -> None:
         while True:
-            text = await self.outbox.get()
-            if text is None:
+            data = await self.outbox.get()
+            if data is None:
                 return
-            batch = [self._bytes(text)]
+            batch = [data]
             closing = False
             # What queued meanwhile goes out with it: one write to the socket for all of
             # them (each is still a frame of its own), not one system call per message.
@@ -111,7 +148,8 @@ class Connection:
                 if more is None:
                     closing = True
                     break
-                batch.append(self._bytes(more))
+                batch.append(more)
+            self.writing = True
             try:
                 if len(batch) == 1:
                     await self.ws.send(batch[0], text=True)
@@ -119,6 +157,8 @@ class Connection:
                     await self._send_batch(batch)
             except ConnectionClosed:
                 return
+            finally:
+                self.writing = False
             if closing:
                 return
 
@@ -145,6 +185,10 @@ class Connection:
                 ws.transport.write_eof()
 
     async def close_writer(self) -> None:
+        """Send what is pending, then stop the writer (within 2 s)."""
+        if self.flushing is not None:
+            self.flushing.cancel()
+            self._flush()
         with contextlib.suppress(asyncio.QueueFull):
             self.outbox.put_nowait(None)
         if not self.dropped:

@@ -636,7 +636,9 @@ class Table:
         if timeout is not None and timeout <= 0:
             return None
         try:
-            return await asyncio.wait_for(self.queue.get(), timeout)
+            # (``asyncio.timeout``, not ``wait_for``: that makes a task of every wait.)
+            async with asyncio.timeout(timeout):
+                return await self.queue.get()
         except TimeoutError:
             return None
 
