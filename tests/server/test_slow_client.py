@@ -17,12 +17,12 @@ import socket
 from typing import Any
 
 import pytest
+from serverkit import StartServer
 from websockets.asyncio.client import ClientConnection, connect
 
 from engine.bots import make_bot
 from server.app import App
 from server.client import Client, play
-from serverkit import StartServer
 
 SMALL_BUFFER = 4096  # bytes: each socket buffer of a connection under test
 
