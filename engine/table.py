@@ -935,6 +935,16 @@ class HandState:
         legal = tuple(self._legal.get(player, ())) if player is not None else ()
         return self._view(player, seats, drawn, legal)
 
+    def brief(self, player: int | None) -> dict[str, Any]:
+        """``view(player)``'s JSON form without the seats, and the players in position
+        order (``wire.encode_view``'s ``brief``: protocol version 2's updates; the client
+        follows the seats from the events). The public seats it is built on are the table's
+        own, kept from one view to the next: nothing of the seats is encoded."""
+        public = self._public_seats()
+        drawn = self.drawn if player == self.current and self.phase is Phase.TURN else None
+        legal = tuple(self._legal.get(player, ())) if player is not None else ()
+        return wire.encode_view(self._view(player, public, drawn, legal), self.plain, brief=True)
+
     def open_view(self) -> View:
         """The hand with nothing hidden: every seat's concealed tiles and concealed kongs,
         the drawn tile of the player to move; no viewer, nothing legal. Only for a finished

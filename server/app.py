@@ -69,6 +69,7 @@ class Connection:
         remote = ws.remote_address
         self.address = str(remote[0]) if isinstance(remote, tuple) and remote else "unknown"
         self.greeted = False
+        self.version = 1  # the protocol version spoken (``hello``)
         limits = app.config.limits
         # Sent during this turn of the event loop, written at its end (``_flush``).
         self.pending: list[bytes] = []
@@ -329,8 +330,9 @@ class Connection:
                 await self.ws.close(1002, "unsupported protocol version")
                 return
             self.greeted = True
+            self.version = common[-1]
             payload = {
-                "version": common[-1],
+                "version": self.version,
                 "server": f"guobiao {VERSION}",
                 "heartbeat_seconds": 20,
             }

@@ -31,6 +31,11 @@
   tournament names as ``you.seat``); ``play_tournament`` waits and then plays that table.
 - ``record=True`` keeps every received frame (``client.frames``), for tests that check what
   the server let a client see.
+- Protocol version 2 (the default; ``versions=(1,)`` asks for version 1): an update that is
+  not full has no seats in its view; the reader follows them from the last view and the
+  events (``engine.follow``), so ``TableState.view`` is always whole. An update it cannot
+  follow (one missed, a hand it did not see start) leaves ``view`` None and asks for a
+  full one (``sync``).
 
 Outgoing messages are paced by a token bucket (by default 20 a second, bursts of 20: within
 the server's default limit of 20 a second, bursts of 40), so that a client does not trip the
@@ -54,17 +59,19 @@ from urllib.parse import urlsplit, urlunsplit
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+from websockets.protocol import State
 
 from engine import wire
 from engine.actions import Action, ActionKind
 from engine.bots import Bot
 from engine.errors import InvalidWire
+from engine.follow import follow
 from engine.hand import Meld
 from engine.table import View
 
 log = logging.getLogger("guobiao.client")
 
-PROTOCOL_VERSIONS = (1,)
+PROTOCOL_VERSIONS = (1, 2)  # 2: the seats of an update that is not full are followed
 CLIENT_NAME = "guobiao-client/0.1"
 # Pacing: the server's default [limits] messages_per_second, and half its message_burst. The
 # slack matters: when the server stalls, frames sent at a steady pace reach it bunched up
@@ -264,6 +271,7 @@ class Client:
         self.frames: list[dict[str, Any]] = []  # every received frame when ``record``
         self.on_message = on_message
         self.welcome: dict[str, Any] = {}
+        self.version = 1  # the protocol version the server speaks to us (``welcome``)
         self.session: Session | None = None
         self.tables: dict[str, TableState] = {}
         # (tournament, session) -> our seat, from the ``tournament_session`` pushes
@@ -287,6 +295,7 @@ class Client:
         self.sent = 0  # frames sent
         self.received = 0  # frames received
         self.actions_sent = 0
+        self._background: set[asyncio.Task[Any]] = set()
         self._reader = asyncio.get_running_loop().create_task(self._read(), name="client-reader")
 
     # ------------------------------------------------------------ connect ---
@@ -299,13 +308,15 @@ class Client:
         client_name: str = CLIENT_NAME,
         open_timeout: float = 10.0,
         proxy: str | None = None,
+        versions: Iterable[int] = PROTOCOL_VERSIONS,
         **options: Any,
     ) -> Client:
         """Open a connection, say ``hello`` and check the ``welcome``.
 
         ``url`` is ``ws://HOST:PORT/ws``; without a path, ``/ws`` is added. ``options`` go to
         ``Client`` (``record``, ``on_message``, ``queue_messages``, ``rate``, ``burst``,
-        ``timeout``). No proxy unless ``proxy`` names one. Raises ``ConnectFailed`` when the
+        ``timeout``). No proxy unless ``proxy`` names one. ``versions``: the protocol
+        versions offered (the server speaks the highest it knows). Raises ``ConnectFailed`` when the
         server cannot be reached or refuses the connection, ``ServerError`` when it refuses
         the hello (``unsupported_version``).
         """
@@ -338,7 +349,7 @@ class Client:
         client = cls(ws, **options)
         try:
             reply = await client.request(
-                "hello", {"versions": list(PROTOCOL_VERSIONS), "client": client_name}
+                "hello", {"versions": list(versions), "client": client_name}
             )
         except BaseException:
             await client.close()
@@ -347,6 +358,7 @@ class Client:
             await client.close()
             raise ConnectFailed(f"{url}: expected 'welcome' in answer to hello, got {reply.type!r}")
         client.welcome = reply.payload
+        client.version = int(reply.payload.get("version", 1))
         return client
 
     async def __aenter__(self) -> Client:
@@ -953,7 +965,7 @@ class Client:
                 latency = now - state.action_sent_at
                 state.action_sent_at = None
             state.updates += 1
-            seq = payload.get("seq")
+            seq, last = payload.get("seq"), state.seq
             if isinstance(seq, int):
                 state.seq = seq
             hand_no = payload.get("hand_no")
@@ -969,7 +981,7 @@ class Client:
                 state.dealer_position = payload["dealer_position"]
             state.events.extend(e for e in events if isinstance(e, dict))
             if "view" in payload:
-                state.view = payload["view"]
+                state.view = self._whole_view(state, payload, last)
             if isinstance(payload.get("scores"), list):
                 state.scores = list(payload["scores"])
             state.deadline_ms = payload.get("deadline_ms")
@@ -988,6 +1000,40 @@ class Client:
             state.last_error = payload
             state.action_sent_at = None
         return None
+
+    def _whole_view(
+        self, state: TableState, payload: dict[str, Any], last: int | None
+    ) -> dict[str, Any] | None:
+        """The update's view with its seats: as sent, or followed from the last view
+        (protocol version 2); None, and a ``sync`` asked for, when it cannot be followed."""
+        view = payload["view"]
+        if not isinstance(view, dict) or "seats" in view:
+            return view
+        seq = payload.get("seq")
+        events = [e for e in payload.get("events") or [] if isinstance(e, dict)]
+        before = state.view if isinstance(seq, int) and last == seq - 1 else None
+        try:
+            whole = {**view, "seats": follow(before, events, view)}
+        except (InvalidWire, KeyError, TypeError, ValueError) as exc:
+            log.info(
+                "table %s: update %s not followed (%s): asking for a full one",
+                state.table,
+                seq,
+                exc,
+            )
+            self._resync(state.table)
+            return None
+        del whole["players"]
+        return whole
+
+    def _resync(self, table: str) -> None:
+        """Ask for a full update of ``table`` (its answer is routed as any update)."""
+        if self.ws.state is not State.OPEN:
+            return
+        message = {"type": "sync", "id": f"resync-{next(self._ids)}", "payload": {"table": table}}
+        task = asyncio.get_running_loop().create_task(self.ws.send(json.dumps(message)))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _seated(self, payload: dict[str, Any]) -> None:
         """A ``tournament_session`` push: record the seat; we sit at its table."""

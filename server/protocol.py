@@ -25,7 +25,7 @@ from engine.errors import IllegalAction
 from engine.match import MATCH_HANDS
 from server.errors import ServerError
 
-VERSIONS = (1,)
+VERSIONS = (1, 2)  # 2: updates not full carry no seats (docs/protocol.md)
 MAX_ID_LENGTH = 64
 MAX_CLAIM_WINDOW_MS = 10_000  # the most a table may wait after a discard (create_table)
 MAX_DEPTH = 32  # objects and arrays inside one another; real messages use 4

@@ -91,6 +91,7 @@ class Peer(Protocol):
     username: str | None
     guest: bool  # a guest account (it may not sit at a rated table)
     address: str  # the client's IP address (recorded with a rated match's players)
+    version: int  # the protocol version it speaks: 2 follows the seats from the events
 
     def send(self, text: str) -> None:
         """Queue ``text`` for the client (never blocks; a slow client is dropped)."""
@@ -193,6 +194,10 @@ class StoreDown(LobbyError):
 STORE_RETRY_FIRST = 0.05
 STORE_RETRY_MAX = 2.0
 
+
+# From this protocol version on, an update that is not full has no seats in its view: the
+# client follows them from the events (``engine.follow``).
+BRIEF_VERSION = 2
 
 # ``analyze`` requests each connection may make: ANALYSES_PER_SECOND sustained, bursts of
 # ANALYSIS_BURST (an analysis costs up to a few hundred milliseconds of a worker thread).
@@ -1468,16 +1473,18 @@ class Table:
         # Built once per change, not once per connection: each event's wire form, and the
         # spectators' update (the same text for every spectator).
         wired = _wired(events)
-        watched: str | None = None
+        watched: dict[bool, str] = {}  # the spectators' update, by whether it is brief
         for peer, player in list(self.peers.items()):
             if player is not None:
                 self._send_update(peer, player, events, wired=wired)
             elif not delayed:
-                if watched is None:
-                    payload = self._update_payload(None, events, wired=wired)
+                brief = peer.version >= BRIEF_VERSION
+                text = watched.get(brief)
+                if text is None:
+                    payload = self._update_payload(None, events, wired=wired, brief=brief)
                     assert payload is not None  # (an update is of a hand dealt)
-                    watched = encode("update", payload)
-                peer.send(watched)
+                    text = watched[brief] = encode("update", payload)
+                peer.send(text)
         if delayed:
             payload = self._update_payload(None, events, wired=wired)
             assert payload is not None  # (an update is of a hand dealt)
@@ -1489,10 +1496,12 @@ class Table:
         events: list[Event],
         full: bool = False,
         wired: list[tuple[Event, dict[str, Any]]] | None = None,
+        brief: bool = False,
     ) -> dict[str, Any] | None:
         """The ``update`` of ``events`` (``full``: of the whole hand; ``wired``: the events
         with their wire forms, ``_wired``, when the caller has them) as ``player`` (None: a
-        spectator) may see it, but its deadline; None before the first deal."""
+        spectator) may see it, but its deadline; None before the first deal. ``brief``
+        (protocol version 2, not ``full``): its view without the seats."""
         match = self.match
         if match is None or match.hand is None:
             return None  # nothing dealt yet: the first update is the deal itself
@@ -1506,7 +1515,11 @@ class Table:
             "seq": self.seq,
             "hand_no": match.hand_index + 1,
             "events": visible,
-            "view": match.hand.view(player).to_dict() if match.hand is not None else None,
+            "view": (
+                match.hand.brief(player)
+                if brief and not full
+                else match.hand.view(player).to_dict()
+            ),
             "scores": list(match.scores),
             "hands_total": match.hands_total,  # None until a match with dealer repeat ends
         }
@@ -1527,7 +1540,8 @@ class Table:
         reply_to: str | int | None = None,
         wired: list[tuple[Event, dict[str, Any]]] | None = None,
     ) -> None:
-        payload = self._update_payload(player, events, full, wired)
+        brief = peer.version >= BRIEF_VERSION
+        payload = self._update_payload(player, events, full, wired, brief)
         match = self.match
         if payload is None or match is None or match.hand is None:
             return

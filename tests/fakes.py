@@ -44,6 +44,7 @@ class FakePeer:
     guest: bool = False
     address: str = "192.0.2.1"
     prompts: list[tuple[str, int]] = field(default_factory=list)  # (table, seq) asked to act
+    version: int = 1  # the protocol version it speaks (2: updates not full carry no seats)
 
     def send(self, text: str) -> None:
         self.texts.append(text)

@@ -147,7 +147,15 @@ class RemotePeer:
     send it goes back to its node, in order."""
 
     def __init__(
-        self, node: Node, home: str, cid: str, *, username: str | None, guest: bool, address: str
+        self,
+        node: Node,
+        home: str,
+        cid: str,
+        *,
+        username: str | None,
+        guest: bool,
+        address: str,
+        version: int,
     ) -> None:
         self._node = node
         self.home = home  # the node the connection is on
@@ -155,6 +163,7 @@ class RemotePeer:
         self.username = username
         self.guest = guest
         self.address = address
+        self.version = version  # the protocol version it speaks
         self.tables: set[str] = set()  # this node's tables it was sent to
 
     def send(self, text: str) -> None:
@@ -741,6 +750,7 @@ class Node:
             "u": conn.username,
             "g": conn.guest,
             "a": conn.address,
+            "v": conn.version,
             **fields,
         }
 
@@ -873,6 +883,7 @@ class Node:
                 username=body.get("u"),
                 guest=bool(body.get("g")),
                 address=body.get("a", "unknown"),
+                version=body.get("v", 1),
             )
             self.peers[key] = peer
         return peer

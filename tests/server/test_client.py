@@ -421,7 +421,7 @@ async def test_unanswered_requests_time_out(fake: Any) -> None:
 
 @pytest.mark.asyncio
 async def test_connect_reports_refused_versions_and_unreachable_servers(fake: Any) -> None:
-    server = await fake({}, versions=(2,))
+    server = await fake({}, versions=(99,))
     with pytest.raises(ServerError) as caught:
         await Client.connect(f"ws://127.0.0.1:{server.port}")
     assert caught.value.code == "unsupported_version"

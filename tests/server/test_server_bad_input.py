@@ -43,11 +43,13 @@ class Wire:
         self.reader = asyncio.create_task(self._read())
 
     @classmethod
-    async def open(cls, url: str, *, hello: bool = True) -> Wire:
+    async def open(cls, url: str, *, hello: bool = True, version: int = 1) -> Wire:
         wire = cls(await connect(url, compression=None, max_size=2**22, open_timeout=TIMEOUT))
         if hello:
-            welcome = await wire.request("hello", {"versions": [1], "client": "bad-input-test"})
-            assert welcome["type"] == "welcome" and welcome["payload"]["version"] == 1, welcome
+            welcome = await wire.request(
+                "hello", {"versions": [version], "client": "bad-input-test"}
+            )
+            assert welcome["type"] == "welcome" and welcome["payload"]["version"] == version
         return wire
 
     async def _read(self) -> None:
@@ -372,7 +374,7 @@ async def test_messages_before_hello_get_hello_first(app: App) -> None:
     await wire.close()
 
 
-@pytest.mark.parametrize("versions", [[2], [0, 7], [99, 1000]])
+@pytest.mark.parametrize("versions", [[3], [0, 7], [99, 1000]])
 @pytest.mark.asyncio
 async def test_unsupported_versions_get_an_error_then_the_close(
     app: App, versions: list[int]
@@ -388,7 +390,7 @@ async def test_unsupported_versions_get_an_error_then_the_close(
 async def test_the_highest_common_version_is_chosen(app: App) -> None:
     wire = await Wire.open(url_of(app), hello=False)
     reply = await wire.answered("hello", {"versions": [3, 1, 2]}, "welcome")
-    assert reply["payload"]["version"] == 1
+    assert reply["payload"]["version"] == 2
     await wire.alive()
     await wire.close()
 

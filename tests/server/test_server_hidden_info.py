@@ -45,7 +45,7 @@ from engine.simulation import play_match
 from engine.tiles import name
 from engine.wall import SplitMix64, Wall
 from server.app import App
-from server.client import Client, play
+from server.client import Client, Incoming, play
 from server.db.store import ActionRow
 
 Frame = dict[str, Any]
@@ -176,6 +176,13 @@ def secret_paths(value: Any, path: str = "") -> list[str]:
     return found
 
 
+def brief(view: Frame) -> Frame:
+    """``view`` as protocol version 2 sends it in an update that is not full."""
+    out = {k: v for k, v in view.items() if k != "seats"}
+    out["players"] = [s["player"] for s in view["seats"]]
+    return out
+
+
 def is_concealed_kong(meld: str) -> bool:
     """``"[5555p]"``: four of a kind, no offer (an exposed kong is ``"[5555p,2]"``)."""
     return meld != HIDDEN_KONG and "," not in meld
@@ -197,9 +204,12 @@ def check_update(payload: Frame, me: int | None, truth: Truth, seen: Seen) -> No
     step = truth.steps[seq]
     full = bool(payload.get("full"))
     where = f"reader {me}, seq {seq}"
-    # Exactly the projection of the ground truth.
+    # Exactly the projection of the ground truth (protocol version 2, not full: the view
+    # without its seats, and the players in position order).
     assert payload["hand_no"] == step.hand_no, where
-    assert payload["view"] == step.views[me], where
+    assert payload["view"] == (
+        step.views[me] if "seats" in payload["view"] else brief(step.views[me])
+    ), where
     assert payload["events"] == visible(step.history if full else step.events, me), where
     assert payload["scores"] == step.scores, where
     assert ("deadline_ms" in payload) <= (me is not None), where
@@ -212,7 +222,7 @@ def check_update(payload: Frame, me: int | None, truth: Truth, seen: Seen) -> No
     if "drawn" in view:
         assert me is not None and view["current"] == me and view["phase"] == "turn", where
         seen.counts["own drawn tile"] += 1
-    for seat in view["seats"]:
+    for seat in view.get("seats", []):
         melds = seat["melds"]
         if seat["player"] == me or over:
             assert "concealed" in seat, where
@@ -259,7 +269,12 @@ def verify_wall(
     """Rebuild the hand's wall from its revealed seed as a client would, and check the dice,
     the deal, every draw the reader saw (its own tiles; the source of the others') and every
     flower shown (a tile the wall gave that player)."""
-    order = [s["player"] for s in first_view["seats"]]  # East, South, West, North
+    # East, South, West, North
+    order = (
+        [s["player"] for s in first_view["seats"]]
+        if "seats" in first_view
+        else first_view["players"]
+    )
     dealer = first_view["dealer"]
     wall = Wall.from_seed(seed, order.index(dealer))
     start = next(e for e in events if e["kind"] == "hand_start")
@@ -361,14 +376,32 @@ def first_update(frames: list[Frame]) -> Frame:
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("version", [1, 2])
 async def test_no_frame_of_a_whole_match_tells_its_reader_what_it_may_not_know(
-    app: App, http_get: HttpGet, pinned_seed: int
+    app: App, http_get: HttpGet, pinned_seed: int, version: int
 ) -> None:
+    """Protocol version 1 (a full view in every update) and 2 (seats followed by the client
+    from the events): each frame is the reader's projection of the ground truth, hides
+    what it must, and (version 2) the client's followed view is the full view, every time."""
     seed = pinned_seed
     url = f"ws://127.0.0.1:{app.port}/ws"
-    clients = [await Client.connect(url, record=True, rate=None) for _ in range(4)]
-    watcher = await Client.connect(url, record=True, rate=None)
-    late = await Client.connect(url, record=True, rate=None)
+    followed: dict[int, list[tuple[int, Frame | None]]] = {}  # reader -> (seq, view)
+
+    async def reader(key: int) -> Client:
+        def keep(message: Incoming) -> None:
+            if message.type == "update" and message.table is not None:
+                state = client.tables[message.table]
+                followed.setdefault(key, []).append((message.payload["seq"], state.view))
+
+        client = await Client.connect(
+            url, record=True, rate=None, versions=(version,), on_message=keep
+        )
+        assert client.version == version
+        return client
+
+    clients = [await reader(p) for p in range(4)]
+    watcher = await reader(4)
+    late = await reader(5)
     try:
         for client in (*clients, watcher, late):
             await client.guest()
@@ -437,12 +470,17 @@ async def test_no_frame_of_a_whole_match_tells_its_reader_what_it_may_not_know(
         assert len(own["tiles"]) in (13, 14)
         seen = check_frames(client.frames, player, truth, from_start=True)
         assert seen.updates == len(truth.steps) and seen.full == 0
-        for part in ("own concealed tiles", "own drawn tile", "own deal tile", "own draw tile"):
+        # (Version 2: no update but the full ones has seats, so none shows concealed tiles.)
+        parts = ("own drawn tile", "own deal tile", "own draw tile")
+        for part in (*parts, "own concealed tiles") if version == 1 else parts:
             assert seen.counts[part], (player, part, seen.counts)
         assert seen.counts["own deal verified"] == 16 and seen.counts["own draw verified"]
         total += seen.counts
-    # Someone saw their own face-down kong as the others saw "[????]".
-    assert total["own concealed kong shown"] and total["face-down kong hidden"]
+    # Someone saw their own face-down kong as the others saw "[????]" (version 2: its tile
+    # in its own event only).
+    if version == 1:
+        assert total["own concealed kong shown"] and total["face-down kong hidden"]
+    assert total["own concealed_kong tile"]
     assert total["event add_kong"] and total["event exhausted"]
     assert total["flower verified"] and total["event claim"]
 
@@ -450,11 +488,18 @@ async def test_no_frame_of_a_whole_match_tells_its_reader_what_it_may_not_know(
     assert first["hand_no"] == 1 and first["seq"] == 1 and "you" not in first["view"]
     seen = check_frames(watcher.frames, None, truth, from_start=True)
     assert seen.updates == len(truth.steps) and seen.full == 0
-    assert seen.counts["face-down kong hidden"] and seen.counts["flower verified"]
+    assert seen.counts["face-down kong hidden"] or version == 2
+    assert seen.counts["flower verified"]
     assert not seen.counts["own drawn tile"] and not seen.counts["own concealed tiles"]
     seen = check_frames(late.frames, None, truth, from_start=False)
     assert seen.full == 1 and first_update(late.frames)["full"]
     assert first_update(late.frames)["hand_no"] >= 3
+
+    # What each client made of its updates: the whole view, every time.
+    for key, me in enumerate((0, 1, 2, 3, None, None)):
+        assert followed[key], key
+        for seq, view in followed[key]:
+            assert view == truth.steps[seq].views[me], (key, seq)
 
     # Now that the match is over, the seed and the log are published.
     status, body = await http_get(app.port, f"/api/matches/{match_id}")
