@@ -68,7 +68,7 @@ from engine.notation import format_hand
 from engine.payments import win_deltas
 from engine.rules import MCR, RuleSet, Wilds
 from engine.scoring import Score, WinContext, score
-from engine.tiles import N_KINDS, WILD, Tile, Wind, is_flower, seat_flowers, tiles_of
+from engine.tiles import N_KINDS, WILD, Tile, Wind, is_flower, name, seat_flowers, tiles_of
 from engine.wall import Wall
 from engine.wilds import is_winning_with_wilds, wild_tiles
 
@@ -222,6 +222,7 @@ class HandState:
         self.events: list[Event] = []
         self.version = 0  # bumped by every change of state (start, apply)
         self._public: tuple[int, tuple[SeatView, ...]] | None = None
+        self._brief: tuple[int, dict[str, Any], dict[str, Any]] | None = None  # see ``brief``
         # The last view of each seat, public (False) and with its tiles (True), with what
         # it was made of (``_kept_seat``).
         self._seats: dict[tuple[int, bool], tuple[tuple[object, ...], SeatView]] = {}
@@ -936,14 +937,51 @@ class HandState:
         return self._view(player, seats, drawn, legal)
 
     def brief(self, player: int | None) -> dict[str, Any]:
-        """``view(player)``'s JSON form without the seats, and the players in position
-        order (``wire.encode_view``'s ``brief``: protocol version 2's updates; the client
-        follows the seats from the events). The public seats it is built on are the table's
-        own, kept from one view to the next: nothing of the seats is encoded."""
-        public = self._public_seats()
-        drawn = self.drawn if player == self.current and self.phase is Phase.TURN else None
-        legal = tuple(self._legal.get(player, ())) if player is not None else ()
-        return wire.encode_view(self._view(player, public, drawn, legal), self.plain, brief=True)
+        """``view(player)``'s JSON form (``wire.encode_view``) without the seats, and with
+        ``players``, the players in position order: protocol version 2's updates, whose
+        client follows the seats from the events (``engine.follow``). Built straight from
+        the state, no ``View`` made: what every viewer shares is made once per state."""
+        shared = self._brief
+        if shared is None or shared[0] != self.version:
+            shared = self._brief = (self.version, *self._brief_parts())
+        _, head, tail = shared
+        out = dict(head)
+        if player == self.current and self.phase is Phase.TURN and self.drawn is not None:
+            out["drawn"] = name(self.drawn)
+        if self.pending is not None:
+            out["claim"] = {
+                "tile": name(self.pending.tile),
+                "from": self.pending.source,
+                "kind": "discard" if self.phase is Phase.CLAIM else "add_kong",
+            }
+        if player is not None:
+            out["you"] = player
+            out["legal"] = [a.to_dict() for a in self._legal.get(player, ())]
+        if tail:
+            out.update(tail)
+        return out
+
+    def _brief_parts(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """What ``brief`` shares among viewers: the keys before ``drawn``, the rule keys."""
+        first, second = self.wall.dice.first, self.wall.dice.second
+        head = {
+            "phase": self.phase.value,
+            "round_wind": self.round_wind.letter,
+            "dealer": self.dealer,
+            "dice": [list(first), list(second)],
+            "wall_remaining": self.wall.remaining,
+            "current": self.current,
+            "players": list(self.player_at),
+        }
+        tail: dict[str, Any] = {}
+        if not self.plain:
+            tail = {
+                "rules": self.rules.to_dict(),
+                "indicator": name(self.indicator) if self.indicator is not None else None,
+                "dead_flowers": [name(t) for t in self.dead_flowers],
+                "wild_tiles": [name(t) for t in sorted(self.wilds)],
+            }
+        return head, tail
 
     def open_view(self) -> View:
         """The hand with nothing hidden: every seat's concealed tiles and concealed kongs,

@@ -285,12 +285,11 @@ def encode_seat(seat: SeatView) -> dict[str, Any]:
     return out
 
 
-def encode_view(view: View, plain: bool, *, brief: bool = False) -> dict[str, Any]:
+def encode_view(view: View, plain: bool) -> dict[str, Any]:
     """A view as the server sends it in ``update.payload.view`` (``plain``: the rules play
-    exactly as MCR, ``engine.table.is_plain_mcr``: no rule keys). ``brief``: as protocol
-    version 2 sends it in an update that is not full, ``players`` (the players in position
-    order) instead of ``seats``, which the client follows from the events
-    (``engine.follow``)."""
+    exactly as MCR, ``engine.table.is_plain_mcr``: no rule keys). (Protocol version 2's
+    updates that are not full carry it without ``seats``, with ``players``:
+    ``HandState.brief``.)"""
     out: dict[str, Any] = {
         "phase": view.phase.value,
         "round_wind": view.round_wind.letter,
@@ -298,11 +297,8 @@ def encode_view(view: View, plain: bool, *, brief: bool = False) -> dict[str, An
         "dice": [list(view.dice[0]), list(view.dice[1])],
         "wall_remaining": view.wall_remaining,
         "current": view.current,
+        "seats": [s.to_dict() for s in view.seats],
     }
-    if brief:
-        out["players"] = [s.player for s in view.seats]
-    else:
-        out["seats"] = [s.to_dict() for s in view.seats]
     if view.drawn is not None:
         out["drawn"] = name(view.drawn)
     if view.claim is not None:

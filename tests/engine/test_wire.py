@@ -230,7 +230,7 @@ def test_the_docs_examples_decode_and_encode_back_to_themselves() -> None:
     events, views = [], []
     for value in doc_values():
         for key, item in nested(elided(value)):
-            if key == "view" and "phase" in item:
+            if key == "view" and "seats" in item:  # (not version 2's, which has no seats)
                 views.append(item)
             elif key in (None, "events") and item.get("kind") in wire.EVENT_TYPES:
                 events.append(item)
