@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import insert, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import StatementError
 
 from engine.actions import ActionKind
@@ -207,6 +209,37 @@ async def test_an_append_stores_what_the_orm_stores(store: Store) -> None:
         ActionRow(1, 2, 3, action),
         ActionRow(2, 2, 3, action),
     ]
+
+
+@pytest.mark.asyncio
+async def test_on_sqlite_a_locked_log_waits_in_its_thread_not_in_the_loop(
+    store: Store, migrated_url: str
+) -> None:
+    """The log commits in the event loop while SQLite's write lock is free (server/db/
+    sqlite_log.py); while another connection holds it, the append waits for it in the
+    driver's thread: the loop goes on meanwhile, and the action is stored once the lock
+    is let go. Appends before and after commit in the loop."""
+    if not migrated_url.startswith("sqlite"):
+        pytest.skip("SQLite's own path")
+    match_id = await new_match(store)
+    await store.append_action(match_id, 1, 1, 0, {"type": "pass"})
+    path = make_url(migrated_url).database
+    assert path is not None
+    holder = sqlite3.connect(path, timeout=5, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # the write lock, held
+    try:
+        append = asyncio.create_task(store.append_action(match_id, 2, 1, 1, {"type": "pass"}))
+        ticks = 0
+        for _ in range(20):  # 0.2 s: the loop runs, the append waits
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert ticks == 20 and not append.done()
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    await asyncio.wait_for(append, 5)
+    await store.append_action(match_id, 3, 1, 2, {"type": "pass"})
+    assert [a.seq for a in await store.match_actions(match_id)] == [1, 2, 3]
 
 
 @pytest.mark.asyncio
