@@ -43,6 +43,7 @@ class Conn:
     username: str | None = "alice"
     guest: bool = False
     address: str = "127.0.0.1"
+    version: int = 2
     relayed: set[str] = field(default_factory=set)
 
 
