@@ -4,6 +4,8 @@
 Pages are driven only by what a person clicks or taps (``browserkit.play_until``): the Play
 now button, the lobby's form (the short match is one of its lengths), the own tiles (tap to
 raise, tap again to discard), the action buttons. Figures are printed, never asserted.
+The page speaks protocol version 2 (it follows the seats from the events): one test loses an
+update on the way (``page.route_web_socket``) to see it ask for a full one and mend.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 from browserkit import (
@@ -26,7 +28,7 @@ from browserkit import (
     play_until,
     record_frames,
 )
-from playwright.async_api import Page, expect
+from playwright.async_api import Browser, Page, WebSocketRoute, expect
 
 pytestmark = pytest.mark.asyncio
 
@@ -188,6 +190,17 @@ GREEDY_CLICKS = (
 )
 
 
+async def board_when_asked(page: Page) -> tuple[str, str, dict[str, Any]]:
+    """The round, the own name and the board (``BOARD``) as they stand when the hand waits
+    for this page's player to discard (no bot moves it on), passing any claim until then."""
+    await play_until(page, ".own-hand button.htile", clicks=(".actions button.act-pass",))
+    return (
+        await page.locator(".centre .round").inner_text(),
+        await page.locator(".seat-bottom .name").inner_text(),
+        await page.evaluate(BOARD),
+    )
+
+
 async def test_a_reload_mid_hand_resumes_the_same_seat_and_hand(open_page: OpenPage) -> None:
     """The page follows the seats from each update's events (protocol version 2); a reload
     gets them whole (a full update): the board it shows must be the same."""
@@ -210,28 +223,100 @@ async def test_a_reload_mid_hand_resumes_the_same_seat_and_hand(open_page: OpenP
         clicks=GREEDY_CLICKS,
     )
 
-    async def where() -> tuple[str, str, dict[str, Any]]:
-        await page.wait_for_selector(".own-hand .htile")
-        return (
-            await page.locator(".centre .round").inner_text(),
-            await page.locator(".seat-bottom .name").inner_text(),
-            await page.evaluate(BOARD),
-        )
-
-    async def settled() -> tuple[str, str, dict[str, Any]]:
-        # The hand as it stands when it waits for this player (no bot is moving it on).
-        await play_until(page, ".own-hand button.htile", clicks=(".actions button.act-pass",))
-        return await where()
-
-    before = await settled()
+    before = await board_when_asked(page)
     await page.reload()
     assert page.url.endswith(f"#/table/{table}")
-    after = await settled()
+    after = await board_when_asked(page)
     assert after == before, (before, after)
     assert "hand " in after[0]
     board = after[2]["seats"]
     assert len(board) == 4 and any(seat["melds"] for seat in board), board
     print(f"\nthe same board after a reload: {board}")
+
+
+class WebServer(Protocol):
+    """The ``web_server`` fixture (tests/web/conftest.py): where ``guobiao serve`` listens."""
+
+    @property
+    def url(self) -> str: ...
+
+
+class LoseOneUpdate:
+    """Between a page and the server (``page.route_web_socket``): once ``armed``, the first
+    update without seats that asks nothing of the page and does not end a hand is lost on
+    the way (its ``seq`` is ``lost``); from then on the ``sync`` requests the page sends
+    are counted."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.lost: int | None = None
+        self.syncs = 0
+
+    async def route(self, page_side: WebSocketRoute) -> None:
+        server_side = page_side.connect_to_server()
+
+        def to_page(message: str | bytes) -> None:
+            if self.armed and isinstance(message, str):
+                decoded = json.loads(message)
+                payload = decoded.get("payload") or {}
+                view = payload.get("view") or {}
+                brief = decoded["type"] == "update" and view and "seats" not in view
+                if brief and not view.get("legal") and view["phase"] != "over":
+                    self.armed = False
+                    self.lost = payload["seq"]
+                    return
+            page_side.send(message)
+
+        def to_server(message: str | bytes) -> None:
+            if self.lost is not None and isinstance(message, str):
+                self.syncs += json.loads(message).get("type") == "sync"
+            server_side.send(message)
+
+        server_side.on_message(to_page)
+        page_side.on_message(to_server)
+
+
+async def test_a_lost_update_is_asked_for_in_full_and_the_board_mended(
+    browser: Browser, web_server: WebServer
+) -> None:
+    """Protocol version 2: the update after a lost one cannot be followed (its ``seq`` is
+    not the next); the page asks for a full update, once, and then shows the same board as
+    a reload would."""
+    context = await browser.new_context(base_url=web_server.url)
+    page = await context.new_page()
+    errors: list[str] = []
+    warnings: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on(
+        "console",
+        lambda m: {"error": errors, "warning": warnings}.get(m.type, []).append(m.text),
+    )
+    lossy = LoseOneUpdate()
+    await page.route_web_socket(re.compile(r"/ws$"), lossy.route)
+    await page.goto("/")
+    table = await play_now(page)
+    await play_until(page, ".seat-bottom .river span:nth-child(2)")
+    lossy.armed = True
+    loop = asyncio.get_running_loop()
+    until = loop.time() + 60
+    while not lossy.syncs:
+        assert loop.time() < until, f"no sync asked for after update {lossy.lost} was lost"
+        if not await click_first(page, PLAY_CLICKS):
+            await asyncio.sleep(0.03)
+    mended = await board_when_asked(page)
+    assert lossy.syncs == 1, "one sync at a time"
+    assert lossy.lost is not None
+    assert any(
+        w.startswith(
+            f"table {table}: update {lossy.lost + 1} (after {lossy.lost - 1}) not followed"
+        )
+        for w in warnings
+    ), warnings
+    await page.reload()
+    assert await board_when_asked(page) == mended
+    assert not errors, errors
+    await context.close()
+    print(f"\nupdate {lossy.lost} lost; {len(warnings)} not followed until the full one came")
 
 
 async def test_four_pages_play_a_short_match_then_the_replay_shows_it(open_page: OpenPage) -> None:
