@@ -20,7 +20,7 @@
 // - match, indicator, add_kong, head_bump, win, exhausted: no seat changes.
 //
 // Concealed tiles are written as the server writes them: sorted, the view's `wild_tiles`
-// first. Pure: no I/O, no DOM (web/test/follow.test.js, tests/web/test_follow.py).
+// first. Pure: no I/O, no DOM (web/test/follow.test.js, tests/web/test_follow_js.py).
 import { TILE_NAMES, chowTiles, formatMeld, formatTiles, parseMeld, parseTiles, tileRank } from "./tiles.js";
 
 const HIDDEN_KONG = "[????]"; // a face-down kong the viewer may not see

@@ -1,5 +1,5 @@
 // follow.js: the seats followed from the events (protocol version 2), on small hand-made
-// tables; tests/web/test_follow.py checks it against the engine over thousands of changes.
+// tables; tests/web/test_follow_js.py checks it against the engine over thousands of changes.
 import { eq, ok, test } from "./harness.js";
 import { follow, wholeUpdate } from "../js/follow.js";
 
