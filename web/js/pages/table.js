@@ -21,7 +21,7 @@ function fresh(app, params) {
     summary: null, update: null, last: null, selected: null, answered: null,
     deadlineAt: null, commits: {}, reveals: {}, handNo: null, acc: null, result: null, resultOpen: false,
     matchEnd: null, grades: {}, error: null, off: [], timer: null,
-    analysis: null, analysing: null, analysed: null, syncing: null,
+    analysis: null, analysing: null, analysed: null, connecting: false, syncing: null,
   };
 }
 
@@ -62,6 +62,7 @@ export const tablePage = {
 async function connect() {
   const here = s;
   if (!here) return;
+  here.connecting = true; // a full update is on its way: what cannot be followed waits for it
   try {
     if (!here.app.session && here.mode === "watch") await here.app.guest(); // watching needs a session
     if (!here.app.session) return here.app.refresh();
@@ -71,18 +72,26 @@ async function connect() {
       if (s === here) onSummary(watching);
     }
     await sync(here);
-    if (s !== here) return;
-    // A seated player's page opened mid-match has the names from the seat's `table` messages
-    // (app.myTable) or, failing that, from the listing.
-    if (!here.summary) {
-      const listed = (await here.app.net.request("list_tables", {})).tables.find((x) => x.table === here.table);
-      if (listed && s === here && !here.summary) onSummary(listed);
-    }
   } catch (error) {
-    if (s !== here) return;
-    here.error = here.app.errorText(error);
-    here.app.refresh();
+    return failed(here, error);
+  } finally {
+    here.connecting = false;
   }
+  // A seated player's page opened mid-match has the names from the seat's `table` messages
+  // (app.myTable) or, failing that, from the listing.
+  if (s !== here || here.summary) return;
+  try {
+    const listed = (await here.app.net.request("list_tables", {})).tables.find((x) => x.table === here.table);
+    if (listed && s === here && !here.summary) onSummary(listed);
+  } catch (error) {
+    failed(here, error);
+  }
+}
+
+function failed(here, error) {
+  if (s !== here) return;
+  here.error = here.app.errorText(error);
+  here.app.refresh();
 }
 
 /** `sync`: a full update in play (it replaces whatever the page had), the table's summary
@@ -95,18 +104,15 @@ function sync(here) {
   return here.syncing;
 }
 
-/** An update that could not be followed is not shown: the page asks for a full one and
- * waits for it (or for the one already asked for). */
+/** An update that could not be followed is not shown. A full one is on its way while the
+ * page connects or has asked already (updates that came before it cannot be followed: that
+ * is expected); else the page says so and asks for one. */
 function resync(p, error) {
   const here = s;
+  if (here.connecting || here.syncing) return;
   const after = here.update ? `after ${here.update.seq}` : "first";
   console.warn(`table ${here.table}: update ${p.seq} (${after}) not followed (${error.message}): asking for a full one`);
-  if (here.syncing) return;
-  sync(here).catch((failed) => {
-    if (s !== here || failed.code === "disconnected") return; // the reconnection syncs
-    here.error = here.app.errorText(failed);
-    here.app.refresh();
-  });
+  sync(here).catch((problem) => problem.code !== "disconnected" && failed(here, problem)); // a reconnection syncs
 }
 
 function onSummary(summary) {
