@@ -1,7 +1,6 @@
 // Tiles in the protocol's notation: runs ("123m456pEE"), melds ("[123m,1]", "[5555p]",
 // "[????]"), read and written as the server writes them, the table's sort order, and the one
-// tile template (an <img> of /tiles/X.svg
-// with its name in the current language as alt text).
+// tile template (an <img> of /tiles/X.svg with its name in the current language as alt text).
 import { html } from "./vendor/lit-html.js";
 
 const SUITS = "mps";
