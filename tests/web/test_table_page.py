@@ -4,6 +4,8 @@
 Pages are driven only by what a person clicks or taps (``browserkit.play_until``): the Play
 now button, the lobby's form (the short match is one of its lengths), the own tiles (tap to
 raise, tap again to discard), the action buttons. Figures are printed, never asserted.
+The page speaks protocol version 2 (it follows the seats from the events): one test loses an
+update on the way (``page.route_web_socket``) to see it ask for a full one and mend.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 from browserkit import (
@@ -26,7 +28,7 @@ from browserkit import (
     play_until,
     record_frames,
 )
-from playwright.async_api import Page, expect
+from playwright.async_api import Browser, Page, WebSocketRoute, expect
 
 pytestmark = pytest.mark.asyncio
 
@@ -44,7 +46,7 @@ def concealed_leaks(message: dict[str, Any]) -> list[str]:
     view = payload["view"]
     leaks = [f"view.{key}" for key in ("drawn", "you", "legal") if key in view]
     over = view["phase"] == "over"
-    for seat in view["seats"]:
+    for seat in view.get("seats", []):  # (protocol version 2: most updates have none)
         if "concealed" in seat and not over:
             leaks.append(f"seat {seat['player']} concealed {seat['concealed']}")
     for event in payload["events"]:
@@ -116,7 +118,12 @@ async def test_a_guest_plays_a_whole_hand_by_clicks_and_a_spectator_sees_nothing
     leaks = [leak for message in received for leak in concealed_leaks(message)]
     assert not leaks, leaks[:5]
     assert any(u["payload"]["view"]["phase"] == "over" for u in updates)
-    print(f"the spectator received {len(updates)} updates, none with a concealed tile")
+    brief = sum("seats" not in u["payload"]["view"] for u in updates)
+    assert brief, "protocol version 2: the page follows the seats of most updates"
+    print(
+        f"the spectator received {len(updates)} updates ({brief} without seats),"
+        " none with a concealed tile"
+    )
 
 
 async def pass_by_keys_until_my_turn(page: Page) -> None:
@@ -154,7 +161,49 @@ async def test_the_playing_aids_say_what_a_raised_discard_leaves(open_page: Open
     await expect(panel).to_contain_text(re.compile(r"from ready|Ready|Complete"))
 
 
+# What the board shows, seat by seat, as a person sees it: each river's tiles by their alt
+# text (``*`` claimed), each meld by its name and tiles, the hand (its backs' count, or the
+# own tiles), the flowers; and the wall.
+BOARD = """() => ({
+  wall: document.querySelector(".centre .wall").textContent,
+  seats: [...document.querySelectorAll(".board .seat")].map((seat) => ({
+    player: seat.dataset.player,
+    river: [...seat.querySelectorAll(".river [role=listitem]")].map(
+      (item) => item.querySelector("img.tile").alt + (item.querySelector(".taken") ? "*" : "")),
+    melds: [...seat.querySelectorAll(".melds .meld")].map((meld) => meld.getAttribute("aria-label")
+      + ": " + [...meld.querySelectorAll("img.tile")].map((img) => img.alt).join(" ")),
+    hand: seat.querySelector(".hand.backs")?.getAttribute("aria-label")
+      ?? [...seat.querySelectorAll(".own-hand .htile")].map((x) => x.dataset.tile).sort().join(" "),
+    flowers: [...seat.querySelectorAll(".flowers img")].map((img) => img.alt),
+  })),
+})"""
+# Claim whatever is offered, kongs too, so that the board soon shows melds.
+GREEDY_CLICKS = (
+    ".result button.close-result",
+    ".actions button.act-win",
+    ".actions button.act-kong",
+    ".actions button.act-concealed_kong",
+    ".actions button.act-add_kong",
+    ".actions button.act-pung",
+    ".actions button.act-chow",
+    *PLAY_CLICKS[2:],
+)
+
+
+async def board_when_asked(page: Page) -> tuple[str, str, dict[str, Any]]:
+    """The round, the own name and the board (``BOARD``) as they stand when the hand waits
+    for this page's player to discard (no bot moves it on), passing any claim until then."""
+    await play_until(page, ".own-hand button.htile", clicks=(".actions button.act-pass",))
+    return (
+        await page.locator(".centre .round").inner_text(),
+        await page.locator(".seat-bottom .name").inner_text(),
+        await page.evaluate(BOARD),
+    )
+
+
 async def test_a_reload_mid_hand_resumes_the_same_seat_and_hand(open_page: OpenPage) -> None:
+    """The page follows the seats from each update's events (protocol version 2); a reload
+    gets them whole (a full update): the board it shows must be the same."""
     page = await open_page("/")
     table = await play_now(page)
     # Two turns by keyboard: Esc passes a claim, → picks a tile, Enter discards it (the own
@@ -167,30 +216,103 @@ async def test_a_reload_mid_hand_resumes_the_same_seat_and_hand(open_page: OpenP
         await page.wait_for_function(
             "(n) => document.querySelectorAll('.seat-bottom .river img').length > n", arg=river
         )
+    # Then on, claiming all it may, until a meld and a few discards of its own show.
+    await play_until(
+        page,
+        ".board:not(.phase-over):has(.melds .meld):has(.seat-bottom .river span:nth-child(3))",
+        clicks=GREEDY_CLICKS,
+    )
 
-    async def where() -> tuple[str, str, list[str]]:
-        await page.wait_for_selector(".own-hand .htile")
-        return (
-            await page.locator(".centre .round").inner_text(),
-            await page.locator(".seat-bottom .name").inner_text(),
-            sorted(
-                await page.eval_on_selector_all(
-                    ".own-hand .htile", "els => els.map(e => e.dataset.tile)"
-                )
-            ),
-        )
-
-    async def settled() -> tuple[str, str, list[str]]:
-        # The hand as it stands when it waits for this player (no bot is moving it on).
-        await play_until(page, ".own-hand button.htile", clicks=(".actions button.act-pass",))
-        return await where()
-
-    before = await settled()
+    before = await board_when_asked(page)
     await page.reload()
     assert page.url.endswith(f"#/table/{table}")
-    after = await settled()
+    after = await board_when_asked(page)
     assert after == before, (before, after)
-    assert "hand 1 of" in after[0]
+    assert "hand " in after[0]
+    board = after[2]["seats"]
+    assert len(board) == 4 and any(seat["melds"] for seat in board), board
+    print(f"\nthe same board after a reload: {board}")
+
+
+class WebServer(Protocol):
+    """The ``web_server`` fixture (tests/web/conftest.py): where ``guobiao serve`` listens."""
+
+    @property
+    def url(self) -> str: ...
+
+
+class LoseOneUpdate:
+    """Between a page and the server (``page.route_web_socket``): once ``armed``, the first
+    update without seats that asks nothing of the page and does not end a hand is lost on
+    the way (its ``seq`` is ``lost``); from then on the ``sync`` requests the page sends
+    are counted."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.lost: int | None = None
+        self.syncs = 0
+
+    async def route(self, page_side: WebSocketRoute) -> None:
+        server_side = page_side.connect_to_server()
+
+        def to_page(message: str | bytes) -> None:
+            if self.armed and isinstance(message, str):
+                decoded = json.loads(message)
+                payload = decoded.get("payload") or {}
+                view = payload.get("view") or {}
+                brief = decoded["type"] == "update" and view and "seats" not in view
+                if brief and not view.get("legal") and view["phase"] != "over":
+                    self.armed = False
+                    self.lost = payload["seq"]
+                    return
+            page_side.send(message)
+
+        def to_server(message: str | bytes) -> None:
+            if self.lost is not None and isinstance(message, str):
+                self.syncs += json.loads(message).get("type") == "sync"
+            server_side.send(message)
+
+        server_side.on_message(to_page)
+        page_side.on_message(to_server)
+
+
+async def test_a_lost_update_is_asked_for_in_full_and_the_board_mended(
+    browser: Browser, web_server: WebServer
+) -> None:
+    """Protocol version 2: the update after a lost one cannot be followed (its ``seq`` is
+    not the next); the page says so and asks for a full update, once (those that come
+    before it wait for it), and then shows the same board as a reload would."""
+    context = await browser.new_context(base_url=web_server.url)
+    page = await context.new_page()
+    errors: list[str] = []
+    warnings: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on(
+        "console",
+        lambda m: {"error": errors, "warning": warnings}.get(m.type, []).append(m.text),
+    )
+    lossy = LoseOneUpdate()
+    await page.route_web_socket(re.compile(r"/ws$"), lossy.route)
+    await page.goto("/")
+    table = await play_now(page)
+    await play_until(page, ".seat-bottom .river span:nth-child(2)")
+    lossy.armed = True
+    loop = asyncio.get_running_loop()
+    until = loop.time() + 60
+    while not lossy.syncs:
+        assert loop.time() < until, f"no sync asked for after update {lossy.lost} was lost"
+        if not await click_first(page, PLAY_CLICKS):
+            await asyncio.sleep(0.03)
+    mended = await board_when_asked(page)
+    assert lossy.syncs == 1, "one sync at a time"
+    assert lossy.lost is not None
+    said = f"table {table}: update {lossy.lost + 1} (after {lossy.lost - 1}) not followed"
+    assert len(warnings) == 1 and warnings[0].startswith(said), warnings
+    await page.reload()
+    assert await board_when_asked(page) == mended
+    assert not errors, errors
+    await context.close()
+    print(f"\nupdate {lossy.lost} lost: {warnings[0]}")
 
 
 async def test_four_pages_play_a_short_match_then_the_replay_shows_it(open_page: OpenPage) -> None:

@@ -1,12 +1,18 @@
 // Tiles in the protocol's notation: runs ("123m456pEE"), melds ("[123m,1]", "[5555p]",
-// "[????]"), the table's sort order, and the one tile template (an <img> of /tiles/X.svg
-// with its name in the current language as alt text).
+// "[????]"), read and written as the server writes them, the table's sort order, and the one
+// tile template (an <img> of /tiles/X.svg with its name in the current language as alt text).
 import { html } from "./vendor/lit-html.js";
 
 const SUITS = "mps";
 const HONOURS = "ESWNCFP";
 export const HIDDEN = "back"; // a tile nobody may see: its back
 export const ANY_WILD = "*"; // a wild tile standing for no kind in particular (a won hand's text)
+/** Every tile's name, in the server's order (engine.tiles.NAMES): suits, honours, flowers. */
+export const TILE_NAMES = [
+  ...[...SUITS].flatMap((suit) => [1, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => `${n}${suit}`)),
+  ...HONOURS,
+  ...[1, 2, 3, 4, 5, 6, 7, 8].map((n) => `f${n}`),
+];
 
 /** The tiles of a run: "123m45pEEf1" → ["1m","2m","3m","4p","5p","E","E","f1"] ("*" is
  * `ANY_WILD`, written first by the server). Throws on
@@ -43,6 +49,33 @@ export function parseMeld(text) {
   const kind = tiles.length === 4 ? "kong" : tiles[0] === tiles[1] ? "pung" : "chow";
   const offer = m[2] ? Number(m[2]) : null;
   return { tiles, offer, kind, hidden: false, concealed: offer === null };
+}
+
+/** A run as the server writes it (engine.notation.format_tiles): sorted, digits grouped
+ * before their suit letter. ["E","2m","1m","f1","5p"] → "12m5pEf1". */
+export function formatTiles(tiles) {
+  let out = "";
+  let run = "";
+  let suit = "";
+  for (const tile of [...tiles].sort((a, b) => tileRank(a) - tileRank(b))) {
+    const suited = tile.length === 2 && SUITS.includes(tile[1]);
+    if (run && (!suited || tile[1] !== suit)) {
+      out += run + suit;
+      run = "";
+    }
+    if (suited) {
+      run += tile[0];
+      suit = tile[1];
+    } else out += tile;
+  }
+  return out + (run ? run + suit : "");
+}
+
+/** A meld as the server writes it (engine.hand.Meld): `parseMeld`'s inverse, from its
+ * `tiles` and `offer` (null: a concealed kong). */
+export function formatMeld({ tiles, offer, hidden = false }) {
+  if (hidden) return "[????]";
+  return `[${formatTiles(tiles)}${offer ? `,${offer}` : ""}]`;
 }
 
 /** Which tile of a meld shows the claim: the claimed one of a chow; for a pung or kong the

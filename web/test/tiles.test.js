@@ -1,6 +1,6 @@
 // tiles.js: the notation of runs and melds, the sort order, the claimed tile of a meld.
 import { eq, ok, test } from "./harness.js";
-import { chowTiles, claimedIndex, parseMeld, parseTiles, sortTiles, withoutOne } from "../js/tiles.js";
+import { TILE_NAMES, chowTiles, claimedIndex, formatMeld, formatTiles, parseMeld, parseTiles, sortTiles, withoutOne } from "../js/tiles.js";
 
 test("parseTiles reads runs, honours and flowers", () => {
   eq(parseTiles("123m456p378899sEE"), ["1m", "2m", "3m", "4p", "5p", "6p", "3s", "7s", "8s", "8s", "9s", "9s", "E", "E"]);
@@ -27,6 +27,15 @@ test("parseMeld: chow, pung, kong, concealed and hidden kongs", () => {
   eq(parseMeld("[CCCC,3]").kind, "kong");
   eq(parseMeld("[5555p]"), { tiles: ["5p", "5p", "5p", "5p"], offer: null, kind: "kong", hidden: false, concealed: true });
   eq(parseMeld("[????]").hidden, true);
+});
+
+test("formatTiles and formatMeld write as the server writes", () => {
+  eq(formatTiles(["E", "2m", "1m", "f1", "5p", "9s", "3s", "1m"]), "112m5p39sEf1");
+  eq(formatTiles([]), "");
+  eq(formatTiles(parseTiles("123m456p378899sEE")), "123m456p378899sEE");
+  for (const meld of ["[123m,1]", "[EEE,2]", "[CCCC,3]", "[5555p]", "[????]"]) eq(formatMeld(parseMeld(meld)), meld, meld);
+  eq(TILE_NAMES.length, 42, "34 kinds and 8 flowers");
+  eq([TILE_NAMES[0], TILE_NAMES[27], TILE_NAMES[33], TILE_NAMES[41]], ["1m", "E", "P", "f8"]);
 });
 
 test("claimedIndex: a chow's claimed tile, a pung's side", () => {

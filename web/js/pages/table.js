@@ -1,9 +1,11 @@
 // The live table: `#/table/:id` for the seated player, `#/watch/:id` for a spectator (the
-// same page, mode "watch"). Keeps the latest update and what the hand's events taught
-// (last discard, hand result, commitments), sends actions, and hands the drawing to
-// render.js. Keyboard shortcuts: see `keys` below and docs/client.md.
+// same page, mode "watch"). Keeps the latest update, always with a whole view (protocol
+// version 2: the seats an update leaves out are followed here, follow.js), and what the
+// hand's events taught (last discard, hand result, commitments), sends actions, and hands
+// the drawing to render.js. Keyboard shortcuts: see `keys` below and docs/client.md.
 import { html, nothing } from "../vendor/lit-html.js";
 import { checkReveal, verifyCommand } from "../fairness.js";
+import { wholeUpdate } from "../follow.js";
 import { actionButtons, aidsView, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, secondsLeft, signed, tableView } from "../render.js";
 import { changeText, deltaClass, gradeText } from "../rating.js";
 import { beep } from "../sound.js";
@@ -19,7 +21,7 @@ function fresh(app, params) {
     summary: null, update: null, last: null, selected: null, answered: null,
     deadlineAt: null, commits: {}, reveals: {}, handNo: null, acc: null, result: null, resultOpen: false,
     matchEnd: null, grades: {}, error: null, off: [], timer: null,
-    analysis: null, analysing: null, analysed: null,
+    analysis: null, analysing: null, analysed: null, connecting: false, syncing: null,
   };
 }
 
@@ -60,6 +62,7 @@ export const tablePage = {
 async function connect() {
   const here = s;
   if (!here) return;
+  here.connecting = true; // a full update is on its way: what cannot be followed waits for it
   try {
     if (!here.app.session && here.mode === "watch") await here.app.guest(); // watching needs a session
     if (!here.app.session) return here.app.refresh();
@@ -68,21 +71,48 @@ async function connect() {
       const watching = await here.app.net.request("watch", { table: here.table, invite_code: here.app.invites?.[here.table] ?? null });
       if (s === here) onSummary(watching);
     }
-    const reply = await here.app.net.request("sync", { table: here.table });
-    if (s !== here) return;
-    if (reply.view) onUpdate(reply);
-    else onSummary(reply);
-    // A seated player's page opened mid-match has the names from the seat's `table` messages
-    // (app.myTable) or, failing that, from the listing.
-    if (!here.summary) {
-      const listed = (await here.app.net.request("list_tables", {})).tables.find((x) => x.table === here.table);
-      if (listed && s === here && !here.summary) onSummary(listed);
-    }
+    await sync(here);
   } catch (error) {
-    if (s !== here) return;
-    here.error = here.app.errorText(error);
-    here.app.refresh();
+    return failed(here, error);
+  } finally {
+    here.connecting = false;
   }
+  // A seated player's page opened mid-match has the names from the seat's `table` messages
+  // (app.myTable) or, failing that, from the listing.
+  if (s !== here || here.summary) return;
+  try {
+    const listed = (await here.app.net.request("list_tables", {})).tables.find((x) => x.table === here.table);
+    if (listed && s === here && !here.summary) onSummary(listed);
+  } catch (error) {
+    failed(here, error);
+  }
+}
+
+function failed(here, error) {
+  if (s !== here) return;
+  here.error = here.app.errorText(error);
+  here.app.refresh();
+}
+
+/** `sync`: a full update in play (it replaces whatever the page had), the table's summary
+ * before the first deal. One request at a time: who asks while one is out gets its answer. */
+function sync(here) {
+  here.syncing ??= here.app.net
+    .request("sync", { table: here.table })
+    .then((reply) => s === here && (reply.view ? onUpdate(reply) : onSummary(reply)))
+    .finally(() => (here.syncing = null));
+  return here.syncing;
+}
+
+/** An update that could not be followed is not shown. A full one is on its way while the
+ * page connects or has asked already (updates that came before it cannot be followed: that
+ * is expected); else the page says so and asks for one. */
+function resync(p, error) {
+  const here = s;
+  if (here.connecting || here.syncing) return;
+  const after = here.update ? `after ${here.update.seq}` : "first";
+  console.warn(`table ${here.table}: update ${p.seq} (${after}) not followed (${error.message}): asking for a full one`);
+  sync(here).catch((problem) => problem.code !== "disconnected" && failed(here, problem)); // a reconnection syncs
 }
 
 function onSummary(summary) {
@@ -90,9 +120,15 @@ function onSummary(summary) {
   s.app.refresh();
 }
 
-function onUpdate(p) {
+function onUpdate(sent) {
   const before = s.update;
-  if (before && !p.full && p.seq < before.seq) return; // an older update arrived late
+  if (before && !sent.full && sent.seq < before.seq) return; // an older update arrived late
+  let p;
+  try {
+    p = wholeUpdate(before, sent); // the seats followed when the view came without them
+  } catch (error) {
+    return resync(sent, error);
+  }
   if (p.full) s.last = null;
   s.last = lastDiscard(s.last, p.events);
   for (const e of p.events) learn(e, p);
