@@ -79,6 +79,7 @@ CLIENT_NAME = "guobiao-client/0.1"
 DEFAULT_RATE = 20.0
 DEFAULT_BURST = 20
 REQUEST_TIMEOUT = 10.0
+RESYNC_SECONDS = 5.0  # a ``sync`` for an update not followed, asked again if not answered
 MAX_TRACKED_ACTIONS = 256  # ids of recent actions, to tell which table an error is about
 HIDDEN_KONG = wire.HIDDEN_KONG  # a face-down kong in a view
 
@@ -228,6 +229,7 @@ class TableState:
     last_error: dict[str, Any] | None = None  # the last refusal of one of our actions
     updates: int = 0
     action_sent_at: float | None = None  # our last action without an update since
+    resync_sent_at: float | None = None  # a ``sync`` asked for, not answered yet (monotonic)
 
     @property
     def legal(self) -> list[dict[str, Any]]:
@@ -1008,6 +1010,7 @@ class Client:
         (protocol version 2); None, and a ``sync`` asked for, when it cannot be followed."""
         view = payload["view"]
         if not isinstance(view, dict) or "seats" in view:
+            state.resync_sent_at = None
             return view
         seq = payload.get("seq")
         events = [e for e in payload.get("events") or [] if isinstance(e, dict)]
@@ -1015,13 +1018,13 @@ class Client:
         try:
             whole = {**view, "seats": follow(before, events, view)}
         except (InvalidWire, KeyError, TypeError, ValueError) as exc:
-            log.info(
-                "table %s: update %s not followed (%s): asking for a full one",
-                state.table,
-                seq,
-                exc,
-            )
-            self._resync(state.table)
+            # Once (again after RESYNC_SECONDS if no answer came): the updates until the
+            # full one cannot be followed either.
+            now = time.monotonic()
+            if state.resync_sent_at is None or now - state.resync_sent_at > RESYNC_SECONDS:
+                log.info("table %s: update %s not followed (%s): syncing", state.table, seq, exc)
+                state.resync_sent_at = now
+                self._resync(state.table)
             return None
         del whole["players"]
         return whole

@@ -195,9 +195,11 @@ class FakeServer:
         self.handlers = handlers
         self.versions = versions
         self.received: list[dict[str, Any]] = []
+        self.links: list[ServerConnection] = []  # its connections, to send on
         self.port = 0
 
     async def handle(self, ws: ServerConnection) -> None:
+        self.links.append(ws)
         try:
             async for frame in ws:
                 data = json.loads(frame)
@@ -208,7 +210,10 @@ class FakeServer:
                         await ws.send(_msg("error", {"code": "unsupported_version"}, mid))
                         await ws.close(1002)
                         return
-                    await ws.send(_msg("welcome", {"version": 1, "heartbeat_seconds": 20}, mid))
+                    version = max(set(data["payload"]["versions"]) & set(self.versions))
+                    await ws.send(
+                        _msg("welcome", {"version": version, "heartbeat_seconds": 20}, mid)
+                    )
                 elif kind in self.handlers:
                     await self.handlers[kind](ws, data)
         except ConnectionClosed:
@@ -470,5 +475,68 @@ async def test_the_deal_position_of_custom_updates_is_kept(fake: Any) -> None:
         assert (state.hands_total, state.repeat, state.dealer_position) == (None, 2, 3)
         assert (await client.sync("t1")) is state
         assert (state.seq, state.hands_total, state.repeat) == (5, 16, 2)
+    finally:
+        await client.close()
+
+
+def _hand_updates(seed: int, viewer: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """One hand of fast bots, as ``viewer`` is sent it under protocol version 2: for each
+    change, (the update, not full: a view without seats; the whole view it stands for)."""
+    match = Match(seed, hold_claims=True)
+    events = match.start_hand()
+    hand = match.hand
+    assert hand is not None
+    bots = [make_bot("fast", seed=p) for p in range(4)]
+    out = []
+    while True:
+        sent = [{"kind": e.kind, **e.data} for e in events if e.visible_to(viewer)]
+        payload = {"table": "t1", "seq": len(out) + 1, "hand_no": 1, "events": sent}
+        payload |= {"view": hand.brief(viewer), "scores": [0] * 4}
+        out.append((payload, hand.view(viewer).to_dict()))
+        if hand.phase is Phase.OVER:
+            return out
+        waiting = hand.awaiting()
+        if not waiting:
+            events = match.close_claims()
+        else:
+            player = waiting[0]
+            events = match.apply(player, bots[player].choose(hand.view(player)))
+
+
+@pytest.mark.asyncio
+async def test_version_2_seats_are_followed_and_a_gap_asks_for_one_full_update(
+    fake: Any,
+) -> None:
+    """Protocol version 2: the client makes every update's view whole from the last one and
+    the events. One update lost on the way (a gap in ``seq``): the next ones cannot be
+    followed (``view`` None, nothing to act on), and one ``sync`` is asked for, not one per
+    update; its answer, a full update, is taken as it is and following goes on from it."""
+    updates = _hand_updates(5, viewer=0)
+    assert len(updates) > 40
+    lost, answered = 20, 25  # update 21 never comes; the sync is answered after update 25
+
+    async def sync(ws: ServerConnection, data: dict[str, Any]) -> None:
+        return None  # answered below, when the test says
+
+    server = await fake({"sync": sync}, versions=(1, 2))
+    client = await Client.connect(f"ws://127.0.0.1:{server.port}")
+    try:
+        assert client.version == 2
+        link = server.links[0]
+        for i, (payload, whole) in enumerate(updates):
+            if i == lost:
+                continue
+            if i == answered:
+                asked = [m for m in server.received if m["type"] == "sync"]
+                assert len(asked) == 1, asked  # once, however many were not followed
+                full = {**updates[i - 1][0], "view": updates[i - 1][1], "full": True}
+                await link.send(_msg("update", full, asked[0]["id"]))
+            await link.send(_msg("update", payload))
+            await client.wait_for(lambda m, i=i: m.type == "update" and m.payload["seq"] == i + 1)
+            state = client.tables["t1"]
+            if lost <= i < answered:
+                assert state.view is None, i
+            else:
+                assert state.view == whole, i
     finally:
         await client.close()
