@@ -291,10 +291,9 @@ async def register(
         guard.check_register(address)
     password_hash = await _hashing(guard, hash_password, password)
     try:
-        player_id = await store.create_player(username, password_hash, guest=False, now=now)
+        return await _new_account(store, username, password_hash, days, now)
     except UsernameTaken:
         raise AccountError("username_taken", f"the username {username!r} is taken") from None
-    return await _start_session(store, player_id, username, days, now)
 
 
 async def login(
@@ -328,7 +327,7 @@ async def login(
         raise AccountError("auth_failed", "wrong username or password")
     if guard is not None:
         guard.backoff.succeeded(key)
-    return await _start_session(store, player.id, player.username, days, now)
+    return await _start_session(store, player, days, now)
 
 
 async def guest(
@@ -344,12 +343,10 @@ async def guest(
     if guard is not None:
         guard.check_guest(address)
     for digits in GUEST_DIGITS:
-        name = guest_name(digits)
         try:
-            player_id = await store.create_player(name, None, guest=True, now=now)
+            return await _new_account(store, guest_name(digits), None, days, now)
         except UsernameTaken:
             continue
-        return await _start_session(store, player_id, name, days, now)
     raise AccountError("auth_failed", "no free guest name; try again")
 
 
@@ -371,14 +368,26 @@ async def logout(store: Store, token: str, *, now: datetime | None = None) -> No
 
 
 async def _start_session(
-    store: Store, player_id: int, username: str, days: int, now: datetime | None
+    store: Store, player: PlayerRow, days: int, now: datetime | None
 ) -> tuple[PlayerRow, str, datetime]:
     now = now or datetime.now(UTC)
     token = new_token()
     expires_at = now + timedelta(days=days)
-    await store.create_session(player_id, token_hash(token), expires_at, now=now)
-    player = await store.get_player(username)
-    assert player is not None, f"player {username!r} vanished"
+    await store.create_session(player.id, token_hash(token), expires_at, now=now)
+    return player, token, expires_at
+
+
+async def _new_account(
+    store: Store, username: str, password_hash: str | None, days: int, now: datetime | None
+) -> tuple[PlayerRow, str, datetime]:
+    """A new account (a guest without ``password_hash``) and its first session, in one
+    write. ``UsernameTaken`` if the name exists."""
+    now = now or datetime.now(UTC)
+    token = new_token()
+    expires_at = now + timedelta(days=days)
+    player = await store.create_account(
+        username, password_hash, password_hash is None, (token_hash(token), expires_at), now=now
+    )
     return player, token, expires_at
 
 

@@ -420,6 +420,51 @@ class Store:
         except IntegrityError:
             raise UsernameTaken(f"the username {username!r} is taken") from None
 
+    async def create_account(
+        self,
+        username: str,
+        password_hash: str | None,
+        guest: bool,
+        session: tuple[str, datetime],
+        *,
+        now: datetime | None = None,
+    ) -> PlayerRow:
+        """``create_player`` and its first login ``session`` (token hash, expiry) in one
+        transaction: the new player. (A guest's login is this one write: three before,
+        each through the driver's thread several times, made a thousand guests logging in
+        at once wait tens of seconds.) ``UsernameTaken`` if the name exists in any case."""
+        created = now or utcnow()
+        try:
+            async with self._write() as db:
+                player = Player(
+                    username=username,
+                    username_key=username.lower(),
+                    password_hash=password_hash,
+                    guest=guest,
+                    created_at=created,
+                    score=0,
+                    hands_won=0,
+                    hands_lost=0,
+                    hands_drawn=0,
+                    matches=0,
+                    grade=0.0,
+                )
+                db.add(player)
+                await db.flush()
+                token_hash, expires_at = session
+                db.add(
+                    PlayerSession(
+                        player_id=player.id,
+                        token_hash=token_hash,
+                        created_at=created,
+                        expires_at=expires_at,
+                    )
+                )
+                row = PlayerRow.of(player)
+        except IntegrityError:
+            raise UsernameTaken(f"the username {username!r} is taken") from None
+        return row
+
     async def get_player(self, username: str) -> PlayerRow | None:
         """The player called ``username`` (in any case), or None."""
         async with self._read() as session:

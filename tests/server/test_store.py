@@ -78,6 +78,22 @@ async def test_a_name_is_taken_in_any_case(store: Store) -> None:
 
 
 @pytest.mark.asyncio
+async def test_an_account_and_its_first_session_are_one_write(store: Store) -> None:
+    """``create_account`` (a guest's login, a registration): the player and its session
+    together; the player it returns is the one stored; a taken name stores neither."""
+    expires = T0 + timedelta(days=1)
+    player = await store.create_account("Mei", "scrypt$x", False, ("a" * 64, expires), now=T0)
+    assert player == await store.get_player("mei")
+    session = await store.find_session("a" * 64, T0)
+    assert session is not None and session.player == player and session.expires_at == expires
+    guest = await store.create_account("guest-0001", None, True, ("b" * 64, expires), now=T0)
+    assert guest.guest and guest.password_hash is None and guest.id != player.id
+    with pytest.raises(UsernameTaken):
+        await store.create_account("MEI", None, True, ("c" * 64, expires), now=T0)
+    assert await store.find_session("c" * 64, T0) is None
+
+
+@pytest.mark.asyncio
 async def test_sessions_expire_and_revoke(store: Store) -> None:
     player_id = await store.create_player("lin", "h", guest=False)
     await store.create_session(player_id, "a" * 64, T0 + timedelta(days=1), now=T0)
