@@ -17,7 +17,7 @@ gives the playable waits.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import TypeVar
 
 from engine.tiles import EAST, N_KINDS, Tile
@@ -41,19 +41,24 @@ THIRTEEN: tuple[Tile, ...] = (0, 8, 9, 17, 18, 26, *range(EAST, N_KINDS))
 HONORS: tuple[Tile, ...] = tuple(range(EAST, N_KINDS))
 
 
-# A group's counts as one int, 8 bits a tile: ``bytes`` does the packing in C,
-# and the recursions below subtract sets with one integer operation.
+# A group's counts as one int, 4 bits a tile (counts are at most 4, 5 when a tile is tried
+# beside four): a suit's nine tiles fit in 36 bits, a machine word when compiled (8 bits a
+# tile made every pattern a big int). The recursions below subtract sets with one integer
+# operation. The packing is done in C: ``bytes(...).hex()`` writes two hex digits a tile, the
+# count the second; every other digit, read backwards, is the pattern in hex.
 def pattern_of(counts: Sequence[int], lo: int, hi: int) -> int:
-    return int.from_bytes(bytes(counts[lo:hi]), "little")
-
-
-_GROUP_BITS = (1 << 72) - 1  # the 9 bytes of a suit
+    return int(bytes(counts[lo:hi]).hex()[::-2], 16)
 
 
 def group_patterns(counts: Sequence[int]) -> tuple[int, int, int, int]:
     """``pattern_of`` each of the ``GROUPS`` of a 34-slot count array, packed in one go."""
-    whole = int.from_bytes(bytes(counts), "little")
-    return whole & _GROUP_BITS, whole >> 72 & _GROUP_BITS, whole >> 144 & _GROUP_BITS, whole >> 216
+    digits = bytes(counts).hex()
+    return (
+        int(digits[17::-2], 16),
+        int(digits[35:17:-2], 16),
+        int(digits[53:35:-2], 16),
+        int(digits[:53:-2], 16),
+    )
 
 
 class Memo(dict[int, _V]):
@@ -79,21 +84,21 @@ class Memo(dict[int, _V]):
         self.clear()
 
 
-_CHOW_BITS = 0x010101
+_CHOW_BITS = 0x111
 
 
 def _lowest(pattern: int) -> tuple[int, int]:
     """Index and count of the lowest tile present in a non-empty pattern."""
-    i = ((pattern & -pattern).bit_length() - 1) >> 3
-    return i, (pattern >> (i << 3)) & 0xFF
+    i = ((pattern & -pattern).bit_length() - 1) >> 2
+    return i, (pattern >> (i << 2)) & 0xF
 
 
 def _has_chow(pattern: int, i: int, honors: bool) -> bool:
     return (
         not honors
         and i <= 6
-        and bool((pattern >> ((i + 1) << 3)) & 0xFF)
-        and bool((pattern >> ((i + 2) << 3)) & 0xFF)
+        and bool((pattern >> ((i + 1) << 2)) & 0xF)
+        and bool((pattern >> ((i + 2) << 2)) & 0xF)
     )
 
 
@@ -107,7 +112,7 @@ def suit_readings(pattern: int, base: int, honors: bool) -> tuple[Reading, ...]:
             out.append((tuple(sorted(sets)), pair))
             return
         i, n = _lowest(rest)
-        unit = 1 << (i << 3)
+        unit = 1 << (i << 2)
         tile = base + i
         if n >= 3:
             sets.append((PUNG, tile, True))
@@ -138,15 +143,21 @@ def _group_readings(pattern: int, base: int, honors: bool) -> tuple[Reading, ...
     )
 
 
+def _group_memo(lo: int, honors: bool) -> Memo[tuple[Reading, ...]]:
+    def read(pattern: int) -> tuple[Reading, ...]:
+        return _group_readings(pattern, lo, honors)
+
+    return Memo(read, 1 << 16)
+
+
 # The readings of each pattern with its tiles from 0, for suits and for honors; then those
-# of each group's patterns, one cache a group (``GROUPS`` order).
+# of each group's patterns, one cache a group (``GROUPS`` order). The caches call plain
+# functions of the pattern (a ``partial`` with keywords copies a dict at every call).
 _RELATIVE = (
-    Memo(partial(suit_readings, base=0, honors=False), 1 << 16),
-    Memo(partial(suit_readings, base=0, honors=True), 1 << 16),
+    Memo(lambda pattern: suit_readings(pattern, 0, False), 1 << 16),
+    Memo(lambda pattern: suit_readings(pattern, 0, True), 1 << 16),
 )
-_READINGS = tuple(
-    Memo(partial(_group_readings, base=lo, honors=honors), 1 << 16) for lo, _, honors in GROUPS
-)
+_READINGS = tuple(_group_memo(lo, honors) for lo, _, honors in GROUPS)
 
 
 def _kind(pattern: int, honors: bool) -> int:
@@ -158,13 +169,13 @@ def _find_kind(pattern: int, honors: bool) -> int:
     if not pattern:
         return 1
     kinds = _KINDS[honors]
-    shift = ((pattern & -pattern).bit_length() - 1) & ~7  # of the lowest tile (``_lowest``)
-    n = (pattern >> shift) & 0xFF
+    shift = ((pattern & -pattern).bit_length() - 1) & ~3  # of the lowest tile (``_lowest``)
+    n = (pattern >> shift) & 0xF
     unit = 1 << shift
     kind = 0
     if n >= 3:
         kind |= kinds[pattern - 3 * unit]
-    if not honors and shift <= 48 and pattern >> shift + 8 & 0xFF and pattern >> shift + 16 & 0xFF:
+    if not honors and shift <= 24 and pattern >> shift + 4 & 0xF and pattern >> shift + 8 & 0xF:
         kind |= kinds[pattern - _CHOW_BITS * unit]  # a chow (``_has_chow``)
     if n >= 2 and kinds[pattern - 2 * unit] & 1:
         kind |= 2
@@ -172,8 +183,8 @@ def _find_kind(pattern: int, honors: bool) -> int:
 
 
 _KINDS = (
-    Memo(partial(_find_kind, honors=False), 1 << 18),
-    Memo(partial(_find_kind, honors=True), 1 << 18),
+    Memo(lambda pattern: _find_kind(pattern, False), 1 << 18),
+    Memo(lambda pattern: _find_kind(pattern, True), 1 << 18),
 )  # suits, honors
 
 
@@ -190,12 +201,12 @@ def _shape(pattern: int, size: int, honors: bool) -> tuple[int, int, int]:
     kind = 1 if bits & 2 else 0 if bits & 1 else -1
     to_sets = to_pair = 0
     for i in range(size):
-        held = (pattern >> (i << 3)) & 0xFF
+        held = (pattern >> (i << 2)) & 0xF
         if held >= 5:
             continue
-        if not held and (honors or not pattern >> (max(i - 2, 0) << 3) & _NEAR[i]):
+        if not held and (honors or not pattern >> (max(i - 2, 0) << 2) & _NEAR[i]):
             continue  # a tile with no other within two ranks is in no set: nothing to look up
-        grown = kinds[pattern + (1 << (i << 3))]
+        grown = kinds[pattern + (1 << (i << 2))]
         if grown & 2:
             to_pair |= 1 << i
         elif grown & 1:
@@ -203,12 +214,12 @@ def _shape(pattern: int, size: int, honors: bool) -> tuple[int, int, int]:
     return kind, to_sets, to_pair
 
 
-# The bytes of the ranks within two of rank i (from rank max(i - 2, 0) up).
-_NEAR = tuple((1 << ((min(i + 2, 8) - max(i - 2, 0) + 1) << 3)) - 1 for i in range(9))
+# The nibbles of the ranks within two of rank i (from rank max(i - 2, 0) up).
+_NEAR = tuple((1 << ((min(i + 2, 8) - max(i - 2, 0) + 1) << 2)) - 1 for i in range(9))
 
 _SHAPES = (
-    Memo(partial(_shape, size=9, honors=False), 1 << 16),
-    Memo(partial(_shape, size=7, honors=True), 1 << 16),
+    Memo(lambda pattern: _shape(pattern, 9, False), 1 << 16),
+    Memo(lambda pattern: _shape(pattern, 7, True), 1 << 16),
 )  # suits, honors
 
 

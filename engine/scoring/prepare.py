@@ -329,7 +329,7 @@ def _is_unique_wait(h: _Hand) -> bool:
         counts = h.standing.copy()
         counts[win] -= 1
         patterns = list(_patterns(h))
-        patterns[win // 9] -= 1 << (win % 9 << 3)  # the group of the winning tile (9 * 3 = EAST)
+        patterns[win // 9] -= 1 << (win % 9 << 2)  # the group of the winning tile (9 * 3 = EAST)
         a, b, c, d = patterns
         h.unique_wait = formal_wait_mask(counts, len(h.hand.melds), (a, b, c, d)) == 1 << win
     return h.unique_wait

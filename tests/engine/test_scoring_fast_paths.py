@@ -85,7 +85,7 @@ def _uncached_kind(pattern: int, honors: bool) -> int:
     if not pattern:
         return 1
     i, n = forms._lowest(pattern)
-    unit = 1 << (i << 3)
+    unit = 1 << (i << 2)
     kind = 0
     if n >= 3:
         kind |= _uncached_kind(pattern - 3 * unit, honors)
@@ -129,9 +129,9 @@ def _unpruned_shape(pattern: int, size: int, honors: bool) -> tuple[int, int, in
     bits = _uncached_kind(pattern, honors)
     to_sets = to_pair = 0
     for i in range(size):
-        if (pattern >> (i << 3)) & 0xFF >= 5:
+        if (pattern >> (i << 2)) & 0xF >= 5:
             continue
-        grown = _uncached_kind(pattern + (1 << (i << 3)), honors)
+        grown = _uncached_kind(pattern + (1 << (i << 2)), honors)
         if grown & 2:
             to_pair |= 1 << i
         elif grown & 1:
@@ -147,7 +147,7 @@ def test_shape_skips_only_tiles_that_cannot_count() -> None:
             for _ in range(rng.randint(0, 13)):
                 t = rng.randrange(size)
                 counts[t] = min(counts[t] + 1, 4)
-            pattern = int.from_bytes(bytes(counts), "little")
+            pattern = forms.pattern_of(counts, 0, size)
             assert forms._shape(pattern, size, honors) == _unpruned_shape(pattern, size, honors)
 
 
