@@ -324,25 +324,26 @@ def is_honors_and_knitted(counts: list[int]) -> bool:
     return any(suited.issubset(seq) for seq in KNITTED)
 
 
-# Each knitted sequence as a mask over ``lanes``: one byte per tile kind.
-def lane_mask(tiles: Iterable[Tile]) -> int:
-    """The ``lanes`` mask of ``tiles``."""
-    return sum(1 << (8 * t) for t in tiles)
+def kind_mask(tiles: Iterable[Tile]) -> int:
+    """The ``kinds_present`` mask of ``tiles``: bit ``t`` for tile ``t``."""
+    return sum(1 << t for t in set(tiles))
 
 
-_KNITTED_MASKS = tuple(lane_mask(seq) for seq in KNITTED)
-_ONE = bytes([0] + [1] * 255)
+# Each knitted sequence as a ``kind_mask``.
+_KNITTED_MASKS = tuple(kind_mask(seq) for seq in KNITTED)
+_BINARY_DIGIT = bytes([48] + [49] * 255)  # a count as the digit "0" or "1"
 
 
-def lanes(counts: Sequence[int]) -> int:
-    """The tile kinds present as an int, one byte a kind (1 where the hand holds it); packed
-    in C, and tested against masks of the same shape (``lane_mask``)."""
-    return int.from_bytes(bytes(counts).translate(_ONE), "little")
+def kinds_present(counts: Sequence[int]) -> int:
+    """The tile kinds present as an int, bit ``t`` where the hand holds tile ``t`` (34 bits:
+    a machine word compiled); written as binary digits in C and read back, backwards, in base
+    2. Tested against masks of the same shape (``kind_mask``)."""
+    return int(bytes(counts).translate(_BINARY_DIGIT)[::-1], 2)
 
 
 def knitted_straight_rest(counts: Sequence[int]) -> tuple[tuple[Tile, ...], list[int]] | None:
     """The knitted straight in ``counts`` and the tiles beside it, if those read regular."""
-    present = lanes(counts)
+    present = kinds_present(counts)
     for seq, mask in zip(KNITTED, _KNITTED_MASKS, strict=True):
         if present & mask == mask:
             rest = list(counts)
@@ -419,7 +420,7 @@ def _honors_and_knitted_waits(counts: Sequence[int]) -> set[Tile]:
 
 def _knitted_straight_wait_mask(counts: Sequence[int]) -> int:
     waits = 0
-    present = lanes(counts)
+    present = kinds_present(counts)
     for seq, mask in zip(KNITTED, _KNITTED_MASKS, strict=True):
         if (present & mask).bit_count() < len(seq) - 1:
             continue  # more than one of its tiles missing

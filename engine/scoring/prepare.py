@@ -16,8 +16,8 @@ from engine.forms import (
     Set,
     formal_wait_mask,
     group_patterns,
-    lane_mask,
-    lanes,
+    kind_mask,
+    kinds_present,
     readings_of_patterns,
 )
 from engine.hand import Hand, MeldKind
@@ -119,7 +119,7 @@ class _Hand:
     kong: bool
     wall_last: bool
     traits: FanTable  # fans that depend only on the tiles present
-    present: int  # the tile kinds in the hand (``forms.lanes``)
+    present: int  # the tile kinds in the hand (``forms.kinds_present``)
     prevalent: Tile  # the prevalent wind's tile
     seat: Tile  # the seat wind's tile
     unique_wait: bool | None = None  # computed on demand
@@ -161,7 +161,7 @@ def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
                 fixed_win += n
             has_kong = has_kong or kind == KONG
         exposed += not hidden
-    present = lanes(merged)
+    present = kinds_present(merged)
     # Ruling 4: the situation flags are made consistent with the tiles.
     last_tile = ctx.last_of_kind
     if standing[win] != 1:
@@ -195,25 +195,25 @@ def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
     )
 
 
-_SUIT_MASKS = (lane_mask(range(9)), lane_mask(range(9, 18)), lane_mask(range(18, 27)))
-_HONOR_MASK = lane_mask(range(EAST, N_KINDS))
-_WIND_MASK = lane_mask(range(EAST, NORTH + 1))
-_DRAGON_MASK = lane_mask(range(RED, WHITE + 1))
-_TERMINAL_MASK = lane_mask((0, 8, 9, 17, 18, 26))
-_GREEN_MASK = lane_mask(_GREEN)
-_REVERSIBLE_MASK = lane_mask(_REVERSIBLE)
-# Ranks of the three suits folded onto the lanes of the first: lane r-1 for rank r.
-_RANKS = lane_mask(range(9))
+_SUIT_MASKS = (kind_mask(range(9)), kind_mask(range(9, 18)), kind_mask(range(18, 27)))
+_HONOR_MASK = kind_mask(range(EAST, N_KINDS))
+_WIND_MASK = kind_mask(range(EAST, NORTH + 1))
+_DRAGON_MASK = kind_mask(range(RED, WHITE + 1))
+_TERMINAL_MASK = kind_mask((0, 8, 9, 17, 18, 26))
+_GREEN_MASK = kind_mask(_GREEN)
+_REVERSIBLE_MASK = kind_mask(_REVERSIBLE)
+# Ranks of the three suits folded onto the bits of the first: bit r-1 for rank r.
+_RANKS = kind_mask(range(9))
 _RANKS_1_TO_4, _RANKS_6_TO_9, _RANKS_4_TO_6 = (
-    lane_mask(range(4)),
-    lane_mask(range(5, 9)),
-    lane_mask(range(3, 6)),
+    kind_mask(range(4)),
+    kind_mask(range(5, 9)),
+    kind_mask(range(3, 6)),
 )
-_RANK_4, _RANK_6 = lane_mask((3,)), lane_mask((5,))
+_RANK_4, _RANK_6 = kind_mask((3,)), kind_mask((5,))
 
 
 def _tile_traits(present: int) -> FanTable:
-    """Fans of the tiles present (``forms.lanes``): suits, terminals and honors, ranges.
+    """Fans of the tiles present (``forms.kinds_present``): suits, terminals and honors, ranges.
 
     No exclusions yet: ``_exclude`` applies them with the rest.
     """
@@ -247,7 +247,7 @@ def _tile_traits(present: int) -> FanTable:
         elif not present & ~(_TERMINAL_MASK | _HONOR_MASK):
             table[ALL_TERMINALS_AND_HONORS] = 1  # 混幺九
     if not honors:
-        ranks = (present | present >> 72 | present >> 144) & _RANKS
+        ranks = (present | present >> 9 | present >> 18) & _RANKS
         if not ranks & ~_RANKS_1_TO_4:
             table[LOWER_FOUR if ranks & _RANK_4 else LOWER_TILES] = 1  # 小于五 / 全小
         elif not ranks & ~_RANKS_6_TO_9:
