@@ -4,7 +4,6 @@ the tiles present (suits, terminals and honors, ranges) and of how the hand was 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 from engine.forms import (
@@ -17,7 +16,6 @@ from engine.forms import (
     formal_wait_mask,
     group_patterns,
     kind_mask,
-    kinds_present,
     readings_of_patterns,
 )
 from engine.hand import Hand, MeldKind
@@ -102,48 +100,91 @@ def _ordered_readings(h: _Hand) -> list[Reading]:
 # ------------------------------------------------------ hand-level context ---
 
 
-@dataclass(slots=True)
 class _Hand:
-    """What every reading of one hand shares."""
+    """What every reading of one hand shares.
 
-    hand: Hand
-    ctx: WinContext
-    win: Tile
-    fixed: tuple[Set, ...]  # the declared melds as sets
-    exposed: int  # how many of them are exposed
-    fours: int  # tile kinds held four times, kongs included
-    standing: list[int]  # concealed counts, winning tile included
-    merged: list[int]  # every tile of the hand
-    self_drawn: bool
-    last_tile: bool
-    kong: bool
-    wall_last: bool
-    traits: FanTable  # fans that depend only on the tiles present
-    present: int  # the tile kinds in the hand (``forms.kinds_present``)
-    prevalent: Tile  # the prevalent wind's tile
-    seat: Tile  # the seat wind's tile
-    unique_wait: bool | None = None  # computed on demand
-    custom: bool = False  # score the starred fans of document 000 (``RuleSet.extra_fans``)
-    situation: int = -1  # 天和 地和 人和 when one counts (``_situation_fan``)
-    patterns: tuple[int, int, int, int] | None = None  # of ``standing`` (``_patterns``)
+    A plain class, not a dataclass: compiled, its ``__init__`` is native (a dataclass's is
+    written by ``dataclasses`` and runs as Python), and one is made for every hand scored.
+    """
+
+    def __init__(  # noqa: PLR0917 (positional: a call of 20 keywords costs a microsecond)
+        self,
+        hand: Hand,
+        ctx: WinContext,
+        win: Tile,
+        fixed: tuple[Set, ...],
+        exposed: int,
+        fours: int,
+        standing: list[int],
+        merged: list[int],
+        self_drawn: bool,
+        last_tile: bool,
+        kong: bool,
+        wall_last: bool,
+        traits: FanTable,
+        present: int,
+        prevalent: Tile,
+        seat: Tile,
+        unique_wait: bool | None = None,
+        custom: bool = False,
+        situation: int = -1,
+        patterns: tuple[int, int, int, int] | None = None,
+    ) -> None:
+        self.hand = hand
+        self.ctx = ctx
+        self.win = win
+        self.fixed = fixed  # the declared melds as sets
+        self.melds = len(fixed)
+        self.exposed = exposed  # how many of them are exposed
+        self.fours = fours  # tile kinds held four times, kongs included
+        self.standing = standing  # concealed counts, winning tile included
+        self.merged = merged  # every tile of the hand
+        self.self_drawn = self_drawn
+        self.last_tile = last_tile
+        self.kong = kong
+        self.wall_last = wall_last
+        self.traits = traits  # fans that depend only on the tiles present
+        self.present = present  # the tile kinds in the hand (``forms.kinds_present``)
+        self.prevalent = prevalent  # the prevalent wind's tile
+        self.seat = seat  # the seat wind's tile
+        self.unique_wait = unique_wait  # computed on demand
+        self.custom = custom  # score the starred fans of document 000 (``RuleSet.extra_fans``)
+        self.situation = situation  # 天和 地和 人和 when one counts (``_situation_fan``)
+        self.patterns = patterns  # of ``standing`` (``_patterns``), when known
 
 
 def _patterns(h: _Hand) -> tuple[int, int, int, int]:
     """``forms.group_patterns`` of the standing tiles, computed once a hand."""
-    if h.patterns is None:
-        h.patterns = group_patterns(h.standing)
-    return h.patterns
+    patterns = h.patterns
+    if patterns is None:
+        patterns = h.patterns = group_patterns(h.standing)
+    return patterns
 
 
 _SET_KIND = {MeldKind.CHOW: CHOW, MeldKind.PUNG: PUNG, MeldKind.KONG: KONG}
+# A tile's count as it adds to its group's pattern (``forms.group_patterns``: 4 bits a tile,
+# the group ``tile // 9``, the honors 3).
+_NIBBLE = tuple(1 << (t % 9 << 2) for t in range(N_KINDS))
 
 
 def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
     win = hand.win_tile
+    # The counts, the group patterns and the kinds present of the standing tiles in one pass
+    # (cheaper than packing the counts afterwards, compiled or not).
     standing = [0] * N_KINDS
-    for tile in hand.standing:
+    a = b = c = d = present = 0
+    for tile in (*hand.standing, win):
         standing[tile] += 1
-    standing[win] += 1
+        present |= 1 << tile
+        group = tile // 9
+        if group == 0:
+            a += _NIBBLE[tile]
+        elif group == 1:
+            b += _NIBBLE[tile]
+        elif group == 2:
+            c += _NIBBLE[tile]
+        else:
+            d += _NIBBLE[tile]
     merged = standing.copy()
     fixed = tuple([(_SET_KIND[m.kind], m.tile, m.offer == 0) for m in hand.melds])
     fixed_win = exposed = 0  # copies of the winning tile in the melds; exposed melds
@@ -153,15 +194,16 @@ def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
             merged[tile] += 1
             merged[tile + 1] += 1
             merged[tile + 2] += 1
+            present |= 7 << tile
             fixed_win += tile <= win <= tile + 2
         else:
             n = 4 if kind == KONG else 3
             merged[tile] += n
+            present |= 1 << tile
             if tile == win:
                 fixed_win += n
             has_kong = has_kong or kind == KONG
         exposed += not hidden
-    present = kinds_present(merged)
     # Ruling 4: the situation flags are made consistent with the tiles.
     last_tile = ctx.last_of_kind
     if standing[win] != 1:
@@ -171,7 +213,6 @@ def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
     kong = ctx.kong
     if kong:
         kong = has_kong if ctx.self_drawn else fixed_win == 0 and standing[win] == 1
-    # positional: a call of 19 keywords costs a microsecond of matching them
     return _Hand(
         hand,
         ctx,
@@ -192,6 +233,7 @@ def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
         None,
         custom,
         _situation_fan(ctx, custom) if custom else -1,  # no call for MCR
+        (a, b, c, d),
     )
 
 
@@ -331,7 +373,7 @@ def _is_unique_wait(h: _Hand) -> bool:
         patterns = list(_patterns(h))
         patterns[win // 9] -= 1 << (win % 9 << 2)  # the group of the winning tile (9 * 3 = EAST)
         a, b, c, d = patterns
-        h.unique_wait = formal_wait_mask(counts, len(h.hand.melds), (a, b, c, d)) == 1 << win
+        h.unique_wait = formal_wait_mask(counts, h.melds, (a, b, c, d)) == 1 << win
     return h.unique_wait
 
 

@@ -71,7 +71,7 @@ def _best_table(
     best: FanTable | None = None
     best_total = 0
     seven_pairs = False
-    if not h.hand.melds:
+    if not h.melds:
         special: FanTable | None = None
         if is_seven_pairs(h.standing):
             special = _score_seven_pairs(h)
@@ -89,7 +89,7 @@ def _best_table(
                 return None
             if not seven_pairs:
                 return best
-    elif len(h.hand.melds) == 1 and h.standing.count(0) <= N_KINDS - 9:
+    elif h.melds == 1 and h.standing.count(0) <= N_KINDS - 9:
         special = _score_knitted_straight(h)
         if special is not None:
             if limit is not None and _total(special) > limit:

@@ -113,7 +113,7 @@ def _score_thirteen_orphans(h: _Hand) -> FanTable:
 def _score_nine_gates(h: _Hand) -> FanTable | None:
     """九莲宝灯: 1112345678999 of one suit standing, any tile of the suit to win."""
     win = h.win
-    if win >= EAST or h.hand.melds:
+    if win >= EAST or h.melds:
         return None
     base = win - win % 9
     held = h.standing[base : base + 9]
