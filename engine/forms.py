@@ -18,27 +18,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from engine.tiles import EAST, N_KINDS, Tile
 
 _V = TypeVar("_V")
 
 # A set is ``(kind, tile, concealed)``; ``tile`` is the lowest tile of a chow.
-CHOW, PUNG, KONG, PAIR = 0, 1, 2, 3
+CHOW: Final = 0
+PUNG: Final = 1
+KONG: Final = 2
+PAIR: Final = 3
 Set = tuple[int, int, bool]
 Reading = tuple[tuple[Set, ...], int]  # concealed sets, pair tile (-1: none)
 
 # The four groups of a hand: three suits and the honors.
-GROUPS = ((0, 9, False), (9, 18, False), (18, 27, False), (27, 34, True))
+GROUPS: Final = ((0, 9, False), (9, 18, False), (18, 27, False), (27, 34, True))
 
 # The six knitted sequences 147/258/369 over the three suits (组合龙).
-KNITTED: tuple[tuple[Tile, ...], ...] = tuple(
+KNITTED: Final[tuple[tuple[Tile, ...], ...]] = tuple(
     tuple(suit * 9 + r for suit, start in enumerate(starts) for r in (start, start + 3, start + 6))
     for starts in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
 )
-THIRTEEN: tuple[Tile, ...] = (0, 8, 9, 17, 18, 26, *range(EAST, N_KINDS))
-HONORS: tuple[Tile, ...] = tuple(range(EAST, N_KINDS))
+THIRTEEN: Final[tuple[Tile, ...]] = (0, 8, 9, 17, 18, 26, *range(EAST, N_KINDS))
+HONORS: Final[tuple[Tile, ...]] = tuple(range(EAST, N_KINDS))
 
 
 # A group's counts as one int, 4 bits a tile (counts are at most 4, 5 when a tile is tried
@@ -84,7 +87,7 @@ class Memo(dict[int, _V]):
         self.clear()
 
 
-_CHOW_BITS = 0x111
+_CHOW_BITS: Final = 0x111
 
 
 def _lowest(pattern: int) -> tuple[int, int]:
@@ -153,11 +156,11 @@ def _group_memo(lo: int, honors: bool) -> Memo[tuple[Reading, ...]]:
 # The readings of each pattern with its tiles from 0, for suits and for honors; then those
 # of each group's patterns, one cache a group (``GROUPS`` order). The caches call plain
 # functions of the pattern (a ``partial`` with keywords copies a dict at every call).
-_RELATIVE = (
+_RELATIVE: Final = (
     Memo(lambda pattern: suit_readings(pattern, 0, False), 1 << 16),
     Memo(lambda pattern: suit_readings(pattern, 0, True), 1 << 16),
 )
-_READINGS = tuple(_group_memo(lo, honors) for lo, _, honors in GROUPS)
+_READINGS: Final = tuple(_group_memo(lo, honors) for lo, _, honors in GROUPS)
 
 
 def _kind(pattern: int, honors: bool) -> int:
@@ -182,7 +185,7 @@ def _find_kind(pattern: int, honors: bool) -> int:
     return kind
 
 
-_KINDS = (
+_KINDS: Final = (
     Memo(lambda pattern: _find_kind(pattern, False), 1 << 18),
     Memo(lambda pattern: _find_kind(pattern, True), 1 << 18),
 )  # suits, honors
@@ -215,9 +218,9 @@ def _shape(pattern: int, size: int, honors: bool) -> tuple[int, int, int]:
 
 
 # The nibbles of the ranks within two of rank i (from rank max(i - 2, 0) up).
-_NEAR = tuple((1 << ((min(i + 2, 8) - max(i - 2, 0) + 1) << 2)) - 1 for i in range(9))
+_NEAR: Final = tuple((1 << ((min(i + 2, 8) - max(i - 2, 0) + 1) << 2)) - 1 for i in range(9))
 
-_SHAPES = (
+_SHAPES: Final = (
     Memo(lambda pattern: _shape(pattern, 9, False), 1 << 16),
     Memo(lambda pattern: _shape(pattern, 7, True), 1 << 16),
 )  # suits, honors
@@ -330,8 +333,8 @@ def kind_mask(tiles: Iterable[Tile]) -> int:
 
 
 # Each knitted sequence as a ``kind_mask``.
-_KNITTED_MASKS = tuple(kind_mask(seq) for seq in KNITTED)
-_BINARY_DIGIT = bytes([48] + [49] * 255)  # a count as the digit "0" or "1"
+_KNITTED_MASKS: Final = tuple(kind_mask(seq) for seq in KNITTED)
+_BINARY_DIGIT: Final = bytes([48] + [49] * 255)  # a count as the digit "0" or "1"
 
 
 def kinds_present(counts: Sequence[int]) -> int:

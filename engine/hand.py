@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Final
 
 from engine.copyable import copyable
 from engine.errors import InvalidHand
 from engine.tiles import N_KINDS, WILD, Counts, Tile, counts_of, is_suited, name
 
-MAX_WILDS = 8  # the eight flowers, when flowers are wild
-_HAND_TILES = frozenset((*range(N_KINDS), WILD))  # what a hand's standing tiles may be
+MAX_WILDS: Final = 8  # the eight flowers, when flowers are wild
+_HAND_TILES: Final = frozenset((*range(N_KINDS), WILD))  # what a hand's standing tiles may be
 
 
 class MeldKind(IntEnum):

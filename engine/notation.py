@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Final
 
 from engine.errors import InvalidHand, InvalidNotation
 from engine.hand import Hand, Meld, MeldKind
 from engine.tiles import EAST, HONOR_LETTERS, N_KINDS, SUIT_LETTERS, WILD, Tile, is_suited, name
 
-_SUIT_BASE = {"m": 0, "p": 9, "s": 18}
+_SUIT_BASE: Final = {"m": 0, "p": 9, "s": 18}
 
 
 def _scan_tiles(text: str, start: int, stop: str) -> tuple[list[tuple[Tile, int]], str, int]:
@@ -125,13 +126,13 @@ def parse_hand(text: str) -> Hand:
 # expression and a table and gives up (``None``) on anything else, a hand that cannot exist
 # included; ``_parse_hand`` then reads the text character by character and says what is wrong
 # and where. Both give the same hand for a text both read (``tests/engine/test_notation.py``).
-_PLAIN_RUNS = re.compile(r"(?:[1-9]+[mps]|[ESWNCFP*])+")
-_PLAIN_TOKEN = re.compile(r"([1-9]+)([mps])|([ESWNCFP*])")
-_SUIT_TILES = {
+_PLAIN_RUNS: Final = re.compile(r"(?:[1-9]+[mps]|[ESWNCFP*])+")
+_PLAIN_TOKEN: Final = re.compile(r"([1-9]+)([mps])|([ESWNCFP*])")
+_SUIT_TILES: Final = {
     letter: str.maketrans({str(r): chr(base + r - 1) for r in range(1, 10)})
     for letter, base in _SUIT_BASE.items()
 }
-_LETTER_TILE = {**{ch: EAST + i for i, ch in enumerate(HONOR_LETTERS)}, "*": WILD}
+_LETTER_TILE: Final = {**{ch: EAST + i for i, ch in enumerate(HONOR_LETTERS)}, "*": WILD}
 
 
 def _meld_bodies() -> dict[str, Meld]:
@@ -151,7 +152,7 @@ def _meld_bodies() -> dict[str, Meld]:
     return bodies
 
 
-_MELD_BODIES = _meld_bodies()
+_MELD_BODIES: Final = _meld_bodies()
 
 
 def _parse_written_plainly(text: str) -> Hand | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from engine.scoring.ids import (
     ALL_CHOWS,
@@ -117,7 +118,7 @@ class Exclusion:
 # list it (non-repetition: 缺一门 under 绿一色 and 字一色). Where the words list a fan the
 # row does not take away, another step of the calculator never sets it with that fan (the
 # families of three under those of four, ``_adjust_winds`` for 圈风刻 / 门风刻 under 大四喜).
-EXCLUSIONS: tuple[Exclusion, ...] = (
+EXCLUSIONS: Final[tuple[Exclusion, ...]] = (
     Exclusion(BIG_FOUR_WINDS, (ALL_PUNGS, PUNG_OF_TERMINALS_OR_HONORS),
               "大四喜：不计三风刻、碰碰和、圈风刻、门风刻、幺九刻"),
     Exclusion(BIG_THREE_DRAGONS, (DRAGON_PUNG,), "大三元：不计双箭刻、箭刻"),
@@ -203,5 +204,5 @@ def _compile(rows: tuple[Exclusion, ...]) -> Callable[[FanTable], None]:
     return exclude
 
 
-_exclude: Callable[[FanTable], None] = _compile(EXCLUSIONS)
+_exclude: Final[Callable[[FanTable], None]] = _compile(EXCLUSIONS)
 """Apply ``EXCLUSIONS`` to a reading's fan table, row by row in order."""

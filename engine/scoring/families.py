@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import compress
+from typing import Final
 
 from engine.scoring.ids import (
     BIG_FOUR_WINDS,
@@ -124,7 +125,7 @@ def _two_chows_fan(a: Tile, b: Tile) -> int:
     return -1
 
 
-_PAIR_FANS = (PURE_DOUBLE_CHOW, MIXED_DOUBLE_CHOW, SHORT_STRAIGHT, TWO_TERMINAL_CHOWS)
+_PAIR_FANS: Final = (PURE_DOUBLE_CHOW, MIXED_DOUBLE_CHOW, SHORT_STRAIGHT, TWO_TERMINAL_CHOWS)
 
 
 def _limit_pair_fans(found: Sequence[int], limit: int, table: FanTable) -> None:
@@ -320,7 +321,7 @@ def _value(entries: Sequence[tuple[int, int]]) -> int:
     return sum(POINTS[fan] * n for fan, n in entries)
 
 
-_TRIPLES = ((0, 1, 2, 3), (0, 1, 3, 2), (0, 2, 3, 1), (1, 2, 3, 0))
+_TRIPLES: Final = ((0, 1, 2, 3), (0, 1, 3, 2), (0, 2, 3, 1), (1, 2, 3, 0))
 
 
 def _best_of(
@@ -394,7 +395,7 @@ def _entries(table: FanTable) -> list[tuple[int, int]]:
     return [(i, table[i]) for i in compress(_FAN_IDS, table)]
 
 
-_FAN_IDS = range(N_FANS)
+_FAN_IDS: Final = range(N_FANS)
 
 
 @lru_cache(maxsize=1 << 15)

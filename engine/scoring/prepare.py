@@ -4,7 +4,7 @@ the tiles present (suits, terminals and honors, ranges) and of how the hand was 
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Final, Protocol
 
 from engine.forms import (
     CHOW,
@@ -67,18 +67,18 @@ from engine.tiles import (
 # Sort key of the reference calculators' tile order (characters, bamboo, dots,
 # honors). Readings are tried in this order, which decides between readings of
 # equal value (ruling 1) and which three of four sets form a family first.
-_REF_SUIT = (0, 2, 1, 3)
-REF_KEY: tuple[int, ...] = tuple(
+_REF_SUIT: Final = (0, 2, 1, 3)
+REF_KEY: Final[tuple[int, ...]] = tuple(
     (_REF_SUIT[t // 9] * 9 + t % 9) if t < EAST else 27 + t - EAST for t in range(N_KINDS)
 )
 
-_GREEN = frozenset((19, 20, 21, 23, 25, GREEN))  # 23468s and 发
-_REVERSIBLE = frozenset(
+_GREEN: Final = frozenset((19, 20, 21, 23, 25, GREEN))  # 23468s and 发
+_REVERSIBLE: Final = frozenset(
     (9, 10, 11, 12, 13, 16, 17, 19, 21, 22, 23, 25, 26, WHITE)
 )  # 1234589p 245689s 白
-_TERMINAL_OR_HONOR = frozenset((0, 8, 9, 17, 18, 26, *range(EAST, N_KINDS)))
-_WINDS = frozenset(range(EAST, NORTH + 1))
-_DRAGONS = frozenset(range(RED, WHITE + 1))
+_TERMINAL_OR_HONOR: Final = frozenset((0, 8, 9, 17, 18, 26, *range(EAST, N_KINDS)))
+_WINDS: Final = frozenset(range(EAST, NORTH + 1))
+_DRAGONS: Final = frozenset(range(RED, WHITE + 1))
 
 
 # ---------------------------------------------------------------- readings ---
@@ -161,10 +161,10 @@ def _patterns(h: _Hand) -> tuple[int, int, int, int]:
     return patterns
 
 
-_SET_KIND = {MeldKind.CHOW: CHOW, MeldKind.PUNG: PUNG, MeldKind.KONG: KONG}
+_SET_KIND: Final = {MeldKind.CHOW: CHOW, MeldKind.PUNG: PUNG, MeldKind.KONG: KONG}
 # A tile's count as it adds to its group's pattern (``forms.group_patterns``: 4 bits a tile,
 # the group ``tile // 9``, the honors 3).
-_NIBBLE = tuple(1 << (t % 9 << 2) for t in range(N_KINDS))
+_NIBBLE: Final = tuple(1 << (t % 9 << 2) for t in range(N_KINDS))
 
 
 def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
@@ -237,21 +237,20 @@ def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
     )
 
 
-_SUIT_MASKS = (kind_mask(range(9)), kind_mask(range(9, 18)), kind_mask(range(18, 27)))
-_HONOR_MASK = kind_mask(range(EAST, N_KINDS))
-_WIND_MASK = kind_mask(range(EAST, NORTH + 1))
-_DRAGON_MASK = kind_mask(range(RED, WHITE + 1))
-_TERMINAL_MASK = kind_mask((0, 8, 9, 17, 18, 26))
-_GREEN_MASK = kind_mask(_GREEN)
-_REVERSIBLE_MASK = kind_mask(_REVERSIBLE)
+_SUIT_MASKS: Final = (kind_mask(range(9)), kind_mask(range(9, 18)), kind_mask(range(18, 27)))
+_HONOR_MASK: Final = kind_mask(range(EAST, N_KINDS))
+_WIND_MASK: Final = kind_mask(range(EAST, NORTH + 1))
+_DRAGON_MASK: Final = kind_mask(range(RED, WHITE + 1))
+_TERMINAL_MASK: Final = kind_mask((0, 8, 9, 17, 18, 26))
+_GREEN_MASK: Final = kind_mask(_GREEN)
+_REVERSIBLE_MASK: Final = kind_mask(_REVERSIBLE)
 # Ranks of the three suits folded onto the bits of the first: bit r-1 for rank r.
-_RANKS = kind_mask(range(9))
-_RANKS_1_TO_4, _RANKS_6_TO_9, _RANKS_4_TO_6 = (
-    kind_mask(range(4)),
-    kind_mask(range(5, 9)),
-    kind_mask(range(3, 6)),
-)
-_RANK_4, _RANK_6 = kind_mask((3,)), kind_mask((5,))
+_RANKS: Final = kind_mask(range(9))
+_RANKS_1_TO_4: Final = kind_mask(range(4))
+_RANKS_6_TO_9: Final = kind_mask(range(5, 9))
+_RANKS_4_TO_6: Final = kind_mask(range(3, 6))
+_RANK_4: Final = kind_mask((3,))
+_RANK_6: Final = kind_mask((5,))
 
 
 def _tile_traits(present: int) -> FanTable:
@@ -300,7 +299,7 @@ def _tile_traits(present: int) -> FanTable:
 
 
 # ``_tile_traits`` of each ``present`` seen (its readers copy it, never change it).
-_TRAITS = Memo(_tile_traits, 1 << 14)
+_TRAITS: Final = Memo(_tile_traits, 1 << 14)
 
 
 def _situation_fan(ctx: WinContext, custom: bool) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from engine.forms import (
     CHOW,
@@ -56,11 +57,13 @@ from engine.tiles import (
 
 # How a set (or the pair) counts toward 全带幺 / 全带五 / 全双刻: 1 it holds a
 # terminal or honor, 2 a five, 3 it is an even pung (or pair), 0 none of these.
-_OUTSIDE, _FIVE, _EVEN = 1, 2, 3
-_CHOW_CLASS = tuple(  # by the chow's lowest tile: 123/789 outside, 345/456/567 five
+_OUTSIDE: Final = 1
+_FIVE: Final = 2
+_EVEN: Final = 3
+_CHOW_CLASS: Final = tuple(  # by the chow's lowest tile: 123/789 outside, 345/456/567 five
     _OUTSIDE if t % 9 in (0, 6) else _FIVE if t % 9 in (2, 3, 4) else 0 for t in range(EAST)
 )
-_PUNG_CLASS = tuple(
+_PUNG_CLASS: Final = tuple(
     _OUTSIDE
     if t >= EAST or t % 9 in (0, 8)
     else _FIVE

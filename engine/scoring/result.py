@@ -7,7 +7,7 @@ Apart from the package's ``__init__`` so that it is compiled with the rest (a pa
 
 from __future__ import annotations
 
-from itertools import compress
+from typing import Final
 
 from engine.errors import InvalidHand, NotWinning
 from engine.hand import Hand
@@ -19,10 +19,10 @@ from engine.scoring.ids import (
     FLOWER_TILES,
     FOUR_WILDS,
     HEAVENLY_HAND,
-    N_FANS,
     POINTS,
     SEAT_FLOWER,
     FanTable,
+    _counted,
 )
 from engine.scoring.prepare import _notation, _prepare
 from engine.scoring.readings import _best_table
@@ -38,7 +38,7 @@ def _hand_fans(hand: Hand, ctx: WinContext, table: FanTable) -> None:
         table[CHICKEN_HAND] = 0  # 无番和 only when no fan counts (季花 is a flower, ruling W12)
 
 
-_PLAIN_WIN = WinContext()  # on a discard, seat and round East, no flowers
+_PLAIN_WIN: Final = WinContext()  # on a discard, seat and round East, no flowers
 
 
 def score(hand: Hand, ctx: WinContext = _PLAIN_WIN, rules: RuleSet = MCR) -> Score:
@@ -63,7 +63,7 @@ def score(hand: Hand, ctx: WinContext = _PLAIN_WIN, rules: RuleSet = MCR) -> Sco
     if rules.extra_fans:
         _hand_fans(hand, ctx, table)
     table[FLOWER_TILES] = ctx.flowers
-    counted = list(compress(_FAN_IDS, table))
+    counted = _counted(table)
     fans = tuple(
         [
             _FAN_COUNTS[i][table[i]] if 0 < table[i] <= _COUNTS else FanCount(FANS[i], table[i])
@@ -75,7 +75,6 @@ def score(hand: Hand, ctx: WinContext = _PLAIN_WIN, rules: RuleSet = MCR) -> Sco
     return Score(fans, total, total - flowers >= rules.min_fan)
 
 
-_FAN_IDS = range(N_FANS)
-_COUNTS = 8  # the counts a fan is found with (flowers: up to 8)
+_COUNTS: Final = 8  # the counts a fan is found with (flowers: up to 8)
 # Each fan's ``FanCount`` with each count 1..8 (index 0 unused), made once.
-_FAN_COUNTS = tuple(tuple(FanCount(fan, n) for n in range(_COUNTS + 1)) for fan in FANS)
+_FAN_COUNTS: Final = tuple(tuple(FanCount(fan, n) for n in range(_COUNTS + 1)) for fan in FANS)

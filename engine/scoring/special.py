@@ -5,6 +5,7 @@ orphans, nine gates, knitted straight with a set and a pair.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from engine.forms import (
     CHOW,
@@ -64,7 +65,7 @@ def _seven_shifted_pairs(counts: Sequence[int], win: Tile) -> bool:
     return _SEVEN_TWOS in bytes(counts[base : base + 9])  # seven pairs in a row of the suit
 
 
-_SEVEN_TWOS = bytes([2] * 7)
+_SEVEN_TWOS: Final = bytes([2] * 7)
 
 
 def _score_seven_pairs(h: _Hand) -> FanTable:

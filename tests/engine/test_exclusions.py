@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from engine.fans import Fan
-from engine.scoring import FANS
+from engine.scoring import FANS, ids
 from engine.scoring.exclusions import EXCLUSIONS, _exclude
 
 
@@ -22,6 +22,14 @@ def _interpret(table: list[int]) -> None:
             table[row.instead] = 1
         for fan in row.excludes:
             table[fan] = 0
+
+
+def test_the_fan_ids_are_the_fans_in_order() -> None:
+    # ``ids`` writes each id out as a constant: each is its fan's place in ``Fan``.
+    assert tuple(Fan) == FANS
+    for number, fan in enumerate(Fan):
+        assert getattr(ids, fan.name) == number, fan
+    assert len(Fan) == ids.N_FANS
 
 
 def test_every_row_names_its_fan_and_excludes_others() -> None:
