@@ -168,21 +168,52 @@ def _kind(pattern: int, honors: bool) -> int:
     return _KINDS[honors][pattern]
 
 
+def _sets_only(pattern: int, honors: bool) -> bool:
+    """Whether a group's pattern reads as sets alone. From the lowest tile up, the copies of
+    it that a pung does not take (its count mod 3) must each start a chow: three chows from
+    one tile read as three pungs as well, so taking the pungs first loses no reading."""
+    while pattern:
+        shift = ((pattern & -pattern).bit_length() - 1) & ~3  # of the lowest tile (``_lowest``)
+        n = pattern >> shift & 0xF
+        extra = n % 3
+        if extra:
+            if (
+                honors
+                or shift > 24
+                or pattern >> shift + 4 & 0xF < extra
+                or pattern >> shift + 8 & 0xF < extra
+            ):
+                return False
+            pattern -= extra * (_CHOW_BITS << shift)
+        pattern -= (n - extra) << shift
+    return True
+
+
 def _find_kind(pattern: int, honors: bool) -> int:
-    if not pattern:
-        return 1
-    kinds = _KINDS[honors]
-    shift = ((pattern & -pattern).bit_length() - 1) & ~3  # of the lowest tile (``_lowest``)
-    n = (pattern >> shift) & 0xF
-    unit = 1 << shift
-    kind = 0
-    if n >= 3:
-        kind |= kinds[pattern - 3 * unit]
-    if not honors and shift <= 24 and pattern >> shift + 4 & 0xF and pattern >> shift + 8 & 0xF:
-        kind |= kinds[pattern - _CHOW_BITS * unit]  # a chow (``_has_chow``)
-    if n >= 2 and kinds[pattern - 2 * unit] & 1:
-        kind |= 2
-    return kind
+    # Sets take a multiple of 3 tiles, a pair 2: the tile count mod 3 (the sum of the 4-bit
+    # counts, kept by ``% 15`` as by ``% 3``, since 16 is 1 mod 15) says which can be.
+    tiles = pattern % 15 % 3
+    if tiles == 0:
+        return 1 if _sets_only(pattern, honors) else 0
+    if tiles == 2:
+        # The ranks of a suit's tiles summed, mod 3: a pung (3i) and a chow (3i + 3) add 0,
+        # the pair 2r, so the pair's rank r is that sum times 2, mod 3: a rank in three.
+        rest = pattern
+        if not honors:
+            ranks = (pattern & _RANKS_1_MOD_3) % 15 + 2 * ((pattern & _RANKS_2_MOD_3) % 15)
+            rest &= _RANKS_MOD_3[2 * ranks % 3]
+        while rest:
+            shift = ((rest & -rest).bit_length() - 1) & ~3
+            if rest >> shift & 0xF >= 2 and _sets_only(pattern - (2 << shift), honors):
+                return 2
+            rest &= ~(0xF << shift)
+    return 0
+
+
+# The 4-bit counts of the ranks i + 1 with i mod 3 = 0, 1 and 2 (1 4 7, 2 5 8, 3 6 9).
+_RANKS_MOD_3: Final = tuple(sum(0xF << (i << 2) for i in range(k, 9, 3)) for k in range(3))
+_RANKS_1_MOD_3: Final = _RANKS_MOD_3[1]
+_RANKS_2_MOD_3: Final = _RANKS_MOD_3[2]
 
 
 _KINDS: Final = (
@@ -203,6 +234,8 @@ def _shape(pattern: int, size: int, honors: bool) -> tuple[int, int, int]:
     bits = kinds[pattern]
     kind = 1 if bits & 2 else 0 if bits & 1 else -1
     to_sets = to_pair = 0
+    if pattern % 15 % 3 == 0:  # one tile more is 1 mod 3: neither sets nor sets and a pair
+        return kind, 0, 0
     for i in range(size):
         held = (pattern >> (i << 2)) & 0xF
         if held >= 5:
