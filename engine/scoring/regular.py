@@ -11,7 +11,12 @@ from engine.forms import (
     Set,
 )
 from engine.scoring.exclusions import _adjust_winds, _exclude
-from engine.scoring.families import _families, _kongs_and_concealed_pungs
+from engine.scoring.families import (
+    _chow_families,
+    _families,
+    _kongs_and_concealed_pungs,
+    _pung_families,
+)
 from engine.scoring.ids import (
     ALL_CHOWS,
     ALL_EVEN_PUNGS,
@@ -140,9 +145,13 @@ def _score_regular(
             t for i, (kind, t, _) in enumerate(concealed) if kind == CHOW and not skip >> i & 1
         ]
         family.sort(key=REF_KEY.__getitem__)
-    fans = _families(tuple(family), tuple(pungs), pair if len(family) == 4 else -1, h.custom)
-    for fan, count in fans:
-        table[fan] += count
+    if h.custom:
+        fans = _families(tuple(family), tuple(pungs), pair if len(family) == 4 else -1, True)
+        for fan, count in fans:
+            table[fan] += count
+    else:  # found afresh each time: no cache look-up costs less, compiled (their entries are 0)
+        _chow_families(family, pair, table)
+        _pung_families(pungs, table)
 
     _concealment_fans(table, h.exposed, h.self_drawn)
 
