@@ -21,6 +21,7 @@ from engine.scoring.ids import (
     BIG_THREE_DRAGONS,
     BIG_THREE_WINDS,
     CLOSED_WAIT,
+    COMPILED,
     CONCEALED_HAND,
     DOUBLE_PUNG,
     DRAGON_PUNG,
@@ -204,5 +205,28 @@ def _compile(rows: tuple[Exclusion, ...]) -> Callable[[FanTable], None]:
     return exclude
 
 
-_exclude: Final[Callable[[FanTable], None]] = _compile(EXCLUSIONS)
-"""Apply ``EXCLUSIONS`` to a reading's fan table, row by row in order."""
+def _apply_rows(table: FanTable) -> None:
+    """``EXCLUSIONS`` applied to ``table`` by a loop over the rows."""
+    for row in EXCLUSIONS:
+        if table[row.fan]:
+            first = row.excludes[0]
+            if row.deduct:
+                table[first] = max(0, table[first] - row.deduct)
+                continue
+            if row.instead >= 0 and table[first]:
+                table[row.instead] = 1
+            for fan in row.excludes:
+                table[fan] = 0
+
+
+_STRAIGHT_TESTS: Final[Callable[[FanTable], None]] = _compile(EXCLUSIONS)
+
+
+def _exclude(table: FanTable) -> None:
+    """Apply ``EXCLUSIONS`` to a reading's fan table, row by row in order: compiled, by the
+    loop over the rows (native code, quicker than calling the interpreted function of
+    ``_compile``); interpreted, by that function (three times as fast as the loop)."""
+    if COMPILED:
+        _apply_rows(table)
+    else:
+        _STRAIGHT_TESTS(table)

@@ -126,7 +126,7 @@ COMPILED: Final = __file__.endswith(tuple(EXTENSION_SUFFIXES))
 def _counted(table: FanTable) -> list[int]:
     """The ids of the fans ``table`` counts (its entries that are not 0), in order."""
     if COMPILED:
-        return [i for i in range(N_FANS) if table[i]]
+        return [i for i, n in enumerate(table) if n]
     return list(compress(_FAN_IDS, table))
 
 
@@ -134,8 +134,7 @@ def _total(table: FanTable) -> int:
     """The points of a fan table (the calculator totals every reading)."""
     if COMPILED:
         total = 0
-        for i in range(N_FANS):
-            n = table[i]
+        for i, n in enumerate(table):
             if n:
                 total += POINTS[i] * n
         return total
