@@ -102,31 +102,31 @@ class Hand:
         there may be one (False: ``_check`` then says which, in its order)."""
         counts = [0] * N_KINDS
         wilds = 0
-        for tile in self.standing:
+        for tile in (*self.standing, self.win_tile):
             if tile == WILD:
                 wilds += 1
-            elif 0 <= tile < N_KINDS:
-                counts[tile] += 1
-            else:
+                continue
+            if not 0 <= tile < N_KINDS:
                 return False
-        win = self.win_tile
-        if win == WILD:
-            wilds += 1
-        elif 0 <= win < N_KINDS:
-            counts[win] += 1
-        else:
-            return False
+            n = counts[tile] + 1
+            if n > 4:
+                return False
+            counts[tile] = n
         if wilds > MAX_WILDS:
             return False
         for meld in self.melds:
             tile = meld.tile
             if meld.kind is _CHOW:
-                counts[tile] += 1
-                counts[tile + 1] += 1
-                counts[tile + 2] += 1
+                a, b, c = counts[tile] + 1, counts[tile + 1] + 1, counts[tile + 2] + 1
+                if a > 4 or b > 4 or c > 4:
+                    return False
+                counts[tile], counts[tile + 1], counts[tile + 2] = a, b, c
             else:
-                counts[tile] += 4 if meld.kind is _KONG else 3
-        return max(counts) <= 4
+                n = counts[tile] + (4 if meld.kind is _KONG else 3)
+                if n > 4:
+                    return False
+                counts[tile] = n
+        return True
 
     def _check(self) -> None:
         """Raise ``InvalidHand`` saying what is wrong with the hand, the first thing found."""

@@ -174,7 +174,7 @@ def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
     standing = [0] * N_KINDS
     a = b = c = d = present = 0
     for tile in (*hand.standing, win):
-        standing[tile] += 1
+        standing[tile] = standing[tile] + 1  # (compiled, ``+=`` on an item is a generic add)
         present |= 1 << tile
         group = tile // 9
         if group == 0:
