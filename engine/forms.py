@@ -108,28 +108,31 @@ def _has_chow(pattern: int, i: int, honors: bool) -> bool:
 def suit_readings(pattern: int, base: int, honors: bool) -> tuple[Reading, ...]:
     """Every way to read one group's tiles as sets and at most one pair, each once."""
     out: list[Reading] = []
-    sets: list[Set] = []
-
-    def walk(rest: int, pair: int) -> None:
-        if not rest:
-            out.append((tuple(sorted(sets)), pair))
-            return
-        i, n = _lowest(rest)
-        unit = 1 << (i << 2)
-        tile = base + i
-        if n >= 3:
-            sets.append((PUNG, tile, True))
-            walk(rest - 3 * unit, pair)
-            sets.pop()
-        if _has_chow(rest, i, honors):
-            sets.append((CHOW, tile, True))
-            walk(rest - _CHOW_BITS * unit, pair)
-            sets.pop()
-        if pair < 0 and n >= 2:
-            walk(rest - 2 * unit, tile)
-
-    walk(pattern, -1)
+    _walk(pattern, -1, base, honors, sets=[], out=out)
     return tuple(dict.fromkeys(out))  # a pair and a chow at one tile are found in both orders
+
+
+def _walk(
+    rest: int, pair: int, base: int, honors: bool, *, sets: list[Set], out: list[Reading]
+) -> None:
+    """``suit_readings`` of the tiles ``rest`` beside ``sets`` and ``pair`` found so far (a
+    function, not a closure: a closure and its frame make a cycle, freed by the collector)."""
+    if not rest:
+        out.append((tuple(sorted(sets)), pair))
+        return
+    i, n = _lowest(rest)
+    unit = 1 << (i << 2)
+    tile = base + i
+    if n >= 3:
+        sets.append((PUNG, tile, True))
+        _walk(rest - 3 * unit, pair, base, honors, sets=sets, out=out)
+        sets.pop()
+    if _has_chow(rest, i, honors):
+        sets.append((CHOW, tile, True))
+        _walk(rest - _CHOW_BITS * unit, pair, base, honors, sets=sets, out=out)
+        sets.pop()
+    if pair < 0 and n >= 2:
+        _walk(rest - 2 * unit, tile, base, honors, sets=sets, out=out)
 
 
 def _group_readings(pattern: int, base: int, honors: bool) -> tuple[Reading, ...]:

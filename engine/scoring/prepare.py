@@ -121,7 +121,7 @@ class _Hand:
         last_tile: bool,
         kong: bool,
         wall_last: bool,
-        traits: FanTable,
+        traits: tuple[int, ...],
         present: int,
         prevalent: Tile,
         seat: Tile,
@@ -143,7 +143,7 @@ class _Hand:
         self.last_tile = last_tile
         self.kong = kong
         self.wall_last = wall_last
-        self.traits = traits  # fans that depend only on the tiles present
+        self.traits = traits  # fans that depend only on the tiles present (a table, as a tuple)
         self.present = present  # the tile kinds in the hand (``forms.kinds_present``)
         self.prevalent = prevalent  # the prevalent wind's tile
         self.seat = seat  # the seat wind's tile
@@ -299,7 +299,7 @@ def _tile_traits(present: int) -> FanTable:
 
 
 # ``_tile_traits`` of each ``present`` seen (its readers copy it, never change it).
-_TRAITS: Final = Memo(_tile_traits, 1 << 14)
+_TRAITS: Final = Memo(lambda present: tuple(_tile_traits(present)), 1 << 14)
 
 
 def _situation_fan(ctx: WinContext, custom: bool) -> int:

@@ -91,7 +91,7 @@ def _score_regular(
     (None: wherever a chow holds its kind; with wild copies of that kind, where
     the placement leaves a real one, ruling W1).
     """
-    table = h.traits.copy()
+    table = list(h.traits)
     win = h.win
     chows: list[Tile] = []
     pungs: list[Tile] = []

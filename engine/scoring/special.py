@@ -79,7 +79,7 @@ def _score_seven_pairs(h: _Hand) -> FanTable:
         _win_flags(h, table)
         _exclude(table)
         return table
-    table = h.traits.copy()
+    table = list(h.traits)
     table[SEVEN_PAIRS] = 1  # 七对：不计不求人、门前清、单钓将
     table[TILE_HOG] = h.standing.count(4)
     _win_flags(h, table)

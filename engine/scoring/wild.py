@@ -487,9 +487,9 @@ _KIND_BIT: tuple[int, ...] = tuple(kind_mask((t,)) for t in range(N_KINDS))
 
 
 @lru_cache(maxsize=1 << 14)
-def _wild_traits(present: int) -> FanTable:
-    """``_tile_traits`` shared by the substitutions (readers copy it, never change it)."""
-    return _tile_traits(present)
+def _wild_traits(present: int) -> tuple[int, ...]:
+    """``_tile_traits`` shared by the substitutions (readers copy it)."""
+    return tuple(_tile_traits(present))
 
 
 # What a substitution of ``special_substitutions`` scores at least. Its concrete hand has
