@@ -387,8 +387,18 @@ def run_batch(source: TextIO, sink: TextIO, rules: RuleSet = MCR) -> None:
         # The plain way of ``_score_line``, in line; a line it refuses, ``_score_line`` reads
         # again from the start and says what is wrong as it does.
         try:
-            hand, ctx = parse_request(loads(line))
-            result = score(hand, ctx, rules)
+            ctx = None
+            if line.startswith(_HAND_FIRST):  # a situation seen before: the hand read as text
+                end = line.find('"', _HAND_AT)
+                ctx = _BY_REST.get(line[end + 1 :]) if end > 0 else None
+            hand_text = line[_HAND_AT:end] if ctx is not None else ""
+            if ctx is not None and "\\" not in hand_text and hand_text.isprintable():
+                result = score(parse_hand(hand_text), ctx, rules)
+            else:
+                request = loads(line)
+                hand, ctx = parse_request(request)
+                result = score(hand, ctx, rules)
+                _remember_rest(line, request, ctx)
         except (ValueError, MahjongError):  # (RequestError, orjson's errors: ValueErrors)
             answer = _score_line(number, line, rules)
             if isinstance(answer, Score):
@@ -398,6 +408,34 @@ def run_batch(source: TextIO, sink: TextIO, rules: RuleSet = MCR) -> None:
         else:
             write(encode_score(result))
         flush()
+
+
+# A request as ``json.dumps`` writes it with the hand first: ``{"hand": "...", ...}``. What
+# follows the hand's closing quote, the rest of the line, says the situation, the same
+# whatever the hand. ``_BY_REST`` keeps the context of each rest of a line that was right, so
+# that a line with the same rest after ``{"hand": "HAND"`` is read from its text alone: it is
+# that line with HAND for the hand, when HAND is a JSON string's text as it is (no ``\``, no
+# control character: no escape, and it is one string; the ``"`` found ends it) and the rest
+# holds no other ``"hand"`` (without a ``\`` in it, no key can be an escaped "hand").
+_HAND_FIRST = '{"hand": "'
+_HAND_AT = len(_HAND_FIRST)
+_BY_REST: dict[str, WinContext] = {}
+
+
+def _remember_rest(line: str, request: object, ctx: WinContext) -> None:
+    """Keep ``ctx`` for the rest of ``line``, a right request whose hand was written first."""
+    if not line.startswith(_HAND_FIRST) or len(_BY_REST) >= 4096:
+        return
+    end = line.find('"', _HAND_AT)
+    rest = line[end + 1 :]
+    if (
+        end > 0
+        and type(request) is dict
+        and request.get("hand") == line[_HAND_AT:end]
+        and "\\" not in line
+        and '"hand"' not in rest
+    ):
+        _BY_REST[rest] = ctx
 
 
 def encode_score(result: Score) -> str:
