@@ -417,18 +417,38 @@ def formal_wait_mask(
 ) -> int:
     """``formal_waits`` as a mask, bit ``t`` for tile ``t``; ``patterns``: the
     ``group_patterns`` of ``counts``, when the caller has them."""
-    waits = _regular_wait_mask(group_patterns(counts) if patterns is None else patterns)
+    if patterns is None:
+        patterns = group_patterns(counts)
+    waits = _regular_wait_mask(patterns)
     if melds <= 1:
-        kinds = N_KINDS - counts.count(0)
-        if kinds >= 8:
-            waits |= _knitted_straight_wait_mask(counts)
-        if melds == 0:
-            if counts.count(1) + counts.count(3) == 1:  # seven pairs: the one odd count
-                waits |= 1 << (counts.index(1) if 1 in counts else counts.index(3))
-            if kinds >= 12:
-                for tile in _thirteen_orphans_waits(counts) | _honors_and_knitted_waits(counts):
-                    waits |= 1 << tile
+        waits |= special_wait_mask(counts, melds, patterns, kinds_present(counts))
     return waits
+
+
+def special_wait_mask(
+    counts: Sequence[int], melds: int, patterns: tuple[int, int, int, int], kinds: int
+) -> int:
+    """The formal waits of ``counts`` in the special forms (``melds`` 0 or 1) as a mask: knitted
+    straight, seven pairs, thirteen orphans, honors and knitted; ``patterns`` and ``kinds``:
+    its ``group_patterns`` and ``kinds_present``."""
+    waits = 0
+    n_kinds = kinds.bit_count()
+    if n_kinds >= 8:
+        waits |= _knitted_straight_wait_mask(counts, kinds)
+    if melds == 0:
+        a, b, c, d = patterns
+        odd = (a & _LOW_BITS, b & _LOW_BITS, c & _LOW_BITS, d & _LOW_BITS)  # 1 or 3 held
+        if sum([group.bit_count() for group in odd]) == 1:  # seven pairs: the one odd count
+            for g in range(4):
+                if odd[g]:
+                    waits |= 1 << (9 * g + ((odd[g].bit_length() - 1) >> 2))
+        if n_kinds >= 12:
+            for tile in _thirteen_orphans_waits(counts) | _honors_and_knitted_waits(counts):
+                waits |= 1 << tile
+    return waits
+
+
+_LOW_BITS: Final = 0x111111111  # the lowest bit of each count of a pattern
 
 
 @lru_cache(maxsize=1 << 12)
@@ -457,9 +477,9 @@ def _honors_and_knitted_waits(counts: Sequence[int]) -> set[Tile]:
     return waits
 
 
-def _knitted_straight_wait_mask(counts: Sequence[int]) -> int:
+def _knitted_straight_wait_mask(counts: Sequence[int], present: int) -> int:
+    """The knitted-straight waits of ``counts``, whose ``kinds_present`` is ``present``."""
     waits = 0
-    present = kinds_present(counts)
     for seq, mask in zip(KNITTED, _KNITTED_MASKS, strict=True):
         if (present & mask).bit_count() < len(seq) - 1:
             continue  # more than one of its tiles missing

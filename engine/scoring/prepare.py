@@ -13,10 +13,12 @@ from engine.forms import (
     Memo,
     Reading,
     Set,
-    formal_wait_mask,
+    _regular_wait_mask,
     group_patterns,
     kind_mask,
+    kinds_present,
     readings_of_patterns,
+    special_wait_mask,
 )
 from engine.hand import Hand, MeldKind
 from engine.scoring.context import WinContext
@@ -129,6 +131,7 @@ class _Hand:
         custom: bool = False,
         situation: int = -1,
         patterns: tuple[int, int, int, int] | None = None,
+        kinds: int = -1,
     ) -> None:
         self.hand = hand
         self.ctx = ctx
@@ -151,6 +154,7 @@ class _Hand:
         self.custom = custom  # score the starred fans of document 000 (``RuleSet.extra_fans``)
         self.situation = situation  # 天和 地和 人和 when one counts (``_situation_fan``)
         self.patterns = patterns  # of ``standing`` (``_patterns``), when known
+        self.kinds = kinds  # ``forms.kinds_present`` of ``standing`` (``_kinds``), -1 unknown
 
 
 def _patterns(h: _Hand) -> tuple[int, int, int, int]:
@@ -159,6 +163,14 @@ def _patterns(h: _Hand) -> tuple[int, int, int, int]:
     if patterns is None:
         patterns = h.patterns = group_patterns(h.standing)
     return patterns
+
+
+def _kinds(h: _Hand) -> int:
+    """``forms.kinds_present`` of the standing tiles, computed once a hand."""
+    kinds = h.kinds
+    if kinds < 0:
+        kinds = h.kinds = kinds_present(h.standing)
+    return kinds
 
 
 _SET_KIND: Final = {MeldKind.CHOW: CHOW, MeldKind.PUNG: PUNG, MeldKind.KONG: KONG}
@@ -172,9 +184,11 @@ def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
     # The counts, the group patterns and the kinds present of the standing tiles in one pass
     # (cheaper than packing the counts afterwards, compiled or not).
     standing = [0] * N_KINDS
-    a = b = c = d = present = 0
+    a = b = c = d = present = fours = 0
     for tile in (*hand.standing, win):
-        standing[tile] = standing[tile] + 1  # (compiled, ``+=`` on an item is a generic add)
+        n = standing[tile] + 1  # (compiled, ``+=`` on an item is a generic add)
+        standing[tile] = n
+        fours += n == 4
         present |= 1 << tile
         group = tile // 9
         if group == 0:
@@ -185,23 +199,27 @@ def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
             c += _NIBBLE[tile]
         else:
             d += _NIBBLE[tile]
+    kinds = present
     merged = standing.copy()
     fixed = tuple([(_SET_KIND[m.kind], m.tile, m.offer == 0) for m in hand.melds])
     fixed_win = exposed = 0  # copies of the winning tile in the melds; exposed melds
     has_kong = False
     for kind, tile, hidden in fixed:
         if kind == CHOW:
-            merged[tile] += 1
-            merged[tile + 1] += 1
-            merged[tile + 2] += 1
+            for t in range(tile, tile + 3):
+                n = merged[t] + 1
+                merged[t] = n
+                fours += n == 4
             present |= 7 << tile
             fixed_win += tile <= win <= tile + 2
         else:
-            n = 4 if kind == KONG else 3
-            merged[tile] += n
+            added = 4 if kind == KONG else 3
+            n = merged[tile] + added
+            merged[tile] = n
+            fours += n == 4
             present |= 1 << tile
             if tile == win:
-                fixed_win += n
+                fixed_win += added
             has_kong = has_kong or kind == KONG
         exposed += not hidden
     # Ruling 4: the situation flags are made consistent with the tiles.
@@ -219,7 +237,7 @@ def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
         win,
         fixed,
         exposed,
-        merged.count(4),
+        fours,
         standing,
         merged,
         ctx.self_drawn,
@@ -234,6 +252,7 @@ def _prepare(hand: Hand, ctx: WinContext, custom: bool = False) -> _Hand:
         custom,
         _situation_fan(ctx, custom) if custom else -1,  # no call for MCR
         (a, b, c, d),
+        kinds,
     )
 
 
@@ -365,15 +384,20 @@ def _concealment_fans(table: FanTable, exposed: int, self_drawn: bool) -> None:
 
 def _is_unique_wait(h: _Hand) -> bool:
     """Whether the hand, before the winning tile, waited on that tile alone (ruling 2)."""
-    if h.unique_wait is None:
+    unique = h.unique_wait
+    if unique is None:
         win = h.win
-        counts = h.standing.copy()
-        counts[win] -= 1
         patterns = list(_patterns(h))
-        patterns[win // 9] -= 1 << (win % 9 << 2)  # the group of the winning tile (9 * 3 = EAST)
+        patterns[win // 9] -= _NIBBLE[win]  # the group of the winning tile (9 * 3 = EAST)
         a, b, c, d = patterns
-        h.unique_wait = formal_wait_mask(counts, h.melds, (a, b, c, d)) == 1 << win
-    return h.unique_wait
+        waits = _regular_wait_mask((a, b, c, d))
+        if not waits & ~(1 << win) and h.melds <= 1:  # (another wait settles it)
+            counts = h.standing.copy()
+            counts[win] -= 1
+            kinds = _kinds(h) & ~(1 << win) if not counts[win] else _kinds(h)
+            waits |= special_wait_mask(counts, h.melds, (a, b, c, d), kinds)
+        unique = h.unique_wait = waits == 1 << win
+    return unique
 
 
 def _notation(hand: Hand) -> str:
