@@ -315,22 +315,31 @@ def regular_waits(counts: Sequence[int]) -> set[Tile]:
 
 def _regular_wait_mask(patterns: tuple[int, int, int, int]) -> int:
     """``regular_waits`` as a mask, bit ``t`` for tile ``t``, of the counts of ``patterns``."""
-    shapes = _shapes(patterns)
-    kinds = [shape[0] for shape in shapes]
-    broken = kinds.count(-1)
+    suits, honors = _SHAPES
+    a, b, c, d = patterns
+    m, p, s, z = suits[a], suits[b], suits[c], honors[d]
+    broken = (m[0] < 0) + (p[0] < 0) + (s[0] < 0) + (z[0] < 0)
     if broken > 1:
         return 0
-    pairs_total = kinds.count(1)
-    waits = 0
-    for g, (lo, _, _) in enumerate(GROUPS):
-        kind = kinds[g]
-        if broken and kind >= 0:
-            continue  # another group cannot be read: this one cannot be the one to fix
-        pairs = pairs_total - (kind == 1)
-        if pairs > 1:
-            continue
-        waits |= (shapes[g][2] if pairs == 0 else shapes[g][1]) << lo
-    return waits
+    pairs = (m[0] == 1) + (p[0] == 1) + (s[0] == 1) + (z[0] == 1)
+    return (
+        _group_waits(m, broken, pairs)
+        | _group_waits(p, broken, pairs) << 9
+        | _group_waits(s, broken, pairs) << 18
+        | _group_waits(z, broken, pairs) << 27
+    )
+
+
+def _group_waits(shape: tuple[int, int, int], broken: int, pairs: int) -> int:
+    """The waits one group's ``_shape`` adds to a hand of ``broken`` groups that cannot be
+    read and ``pairs`` that read with a pair."""
+    kind, to_sets, to_pair = shape
+    if broken and kind >= 0:
+        return 0  # another group cannot be read: this one cannot be the one to fix
+    others = pairs - (kind == 1)  # pairs in the other groups
+    if others > 1:
+        return 0
+    return to_pair if others == 0 else to_sets
 
 
 def _tiles_of_mask(mask: int) -> set[Tile]:
