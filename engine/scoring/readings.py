@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Final
 
 from engine.forms import (
+    _LOW_BITS,  # the lowest bit of each count of a group pattern
     KNITTED,
     THIRTEEN,
     Set,
@@ -62,7 +63,6 @@ def _score_placed(
     return best
 
 
-_LOW_BITS: Final = 0x111111111  # the lowest bit of each count of a group pattern
 _THIRTEEN_MASK: Final = kind_mask(THIRTEEN)
 _SUITED_MASK: Final = kind_mask(range(EAST))
 _KNITTED: Final = tuple(kind_mask(seq) for seq in KNITTED)
