@@ -53,6 +53,7 @@ COMPILED = [
     "engine/scoring/prepare.py",
     "engine/scoring/readings.py",
     "engine/scoring/regular.py",
+    "engine/scoring/result.py",
     "engine/scoring/special.py",
     "engine/scoring/wild.py",
     "engine/shanten.py",

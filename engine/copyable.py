@@ -6,7 +6,7 @@ which sets each field with ``object.__setattr__``. Compiled by mypyc (``docs/per
 the class is a native one whose frozen fields refuse that. ``copyable`` registers, for each
 class given, a reduction (``copyreg``, which both ``copy`` and ``pickle`` consult first) that
 rebuilds it through its own ``__init__`` from its init fields: the same object either way,
-and checked by ``__post_init__`` as any new one is.
+and checked (by ``__post_init__``, or an ``__init__`` written out) as any new one is.
 """
 
 from __future__ import annotations

@@ -17,43 +17,51 @@ gives the playable waits.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from functools import lru_cache, partial
-from typing import TypeVar
+from functools import lru_cache
+from typing import Final, TypeVar
 
 from engine.tiles import EAST, N_KINDS, Tile
 
 _V = TypeVar("_V")
 
 # A set is ``(kind, tile, concealed)``; ``tile`` is the lowest tile of a chow.
-CHOW, PUNG, KONG, PAIR = 0, 1, 2, 3
+CHOW: Final = 0
+PUNG: Final = 1
+KONG: Final = 2
+PAIR: Final = 3
 Set = tuple[int, int, bool]
 Reading = tuple[tuple[Set, ...], int]  # concealed sets, pair tile (-1: none)
 
 # The four groups of a hand: three suits and the honors.
-GROUPS = ((0, 9, False), (9, 18, False), (18, 27, False), (27, 34, True))
+GROUPS: Final = ((0, 9, False), (9, 18, False), (18, 27, False), (27, 34, True))
 
 # The six knitted sequences 147/258/369 over the three suits (组合龙).
-KNITTED: tuple[tuple[Tile, ...], ...] = tuple(
+KNITTED: Final[tuple[tuple[Tile, ...], ...]] = tuple(
     tuple(suit * 9 + r for suit, start in enumerate(starts) for r in (start, start + 3, start + 6))
     for starts in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
 )
-THIRTEEN: tuple[Tile, ...] = (0, 8, 9, 17, 18, 26, *range(EAST, N_KINDS))
-HONORS: tuple[Tile, ...] = tuple(range(EAST, N_KINDS))
+THIRTEEN: Final[tuple[Tile, ...]] = (0, 8, 9, 17, 18, 26, *range(EAST, N_KINDS))
+HONORS: Final[tuple[Tile, ...]] = tuple(range(EAST, N_KINDS))
 
 
-# A group's counts as one int, 8 bits a tile: ``bytes`` does the packing in C,
-# and the recursions below subtract sets with one integer operation.
+# A group's counts as one int, 4 bits a tile (counts are at most 4, 5 when a tile is tried
+# beside four): a suit's nine tiles fit in 36 bits, a machine word when compiled (8 bits a
+# tile made every pattern a big int). The recursions below subtract sets with one integer
+# operation. The packing is done in C: ``bytes(...).hex()`` writes two hex digits a tile, the
+# count the second; every other digit, read backwards, is the pattern in hex.
 def pattern_of(counts: Sequence[int], lo: int, hi: int) -> int:
-    return int.from_bytes(bytes(counts[lo:hi]), "little")
-
-
-_GROUP_BITS = (1 << 72) - 1  # the 9 bytes of a suit
+    return int(bytes(counts[lo:hi]).hex()[::-2], 16)
 
 
 def group_patterns(counts: Sequence[int]) -> tuple[int, int, int, int]:
     """``pattern_of`` each of the ``GROUPS`` of a 34-slot count array, packed in one go."""
-    whole = int.from_bytes(bytes(counts), "little")
-    return whole & _GROUP_BITS, whole >> 72 & _GROUP_BITS, whole >> 144 & _GROUP_BITS, whole >> 216
+    digits = bytes(counts).hex()
+    return (
+        int(digits[17::-2], 16),
+        int(digits[35:17:-2], 16),
+        int(digits[53:35:-2], 16),
+        int(digits[:53:-2], 16),
+    )
 
 
 class Memo(dict[int, _V]):
@@ -79,49 +87,52 @@ class Memo(dict[int, _V]):
         self.clear()
 
 
-_CHOW_BITS = 0x010101
+_CHOW_BITS: Final = 0x111
 
 
 def _lowest(pattern: int) -> tuple[int, int]:
     """Index and count of the lowest tile present in a non-empty pattern."""
-    i = ((pattern & -pattern).bit_length() - 1) >> 3
-    return i, (pattern >> (i << 3)) & 0xFF
+    i = ((pattern & -pattern).bit_length() - 1) >> 2
+    return i, (pattern >> (i << 2)) & 0xF
 
 
 def _has_chow(pattern: int, i: int, honors: bool) -> bool:
     return (
         not honors
         and i <= 6
-        and bool((pattern >> ((i + 1) << 3)) & 0xFF)
-        and bool((pattern >> ((i + 2) << 3)) & 0xFF)
+        and bool((pattern >> ((i + 1) << 2)) & 0xF)
+        and bool((pattern >> ((i + 2) << 2)) & 0xF)
     )
 
 
 def suit_readings(pattern: int, base: int, honors: bool) -> tuple[Reading, ...]:
     """Every way to read one group's tiles as sets and at most one pair, each once."""
     out: list[Reading] = []
-    sets: list[Set] = []
-
-    def walk(rest: int, pair: int) -> None:
-        if not rest:
-            out.append((tuple(sorted(sets)), pair))
-            return
-        i, n = _lowest(rest)
-        unit = 1 << (i << 3)
-        tile = base + i
-        if n >= 3:
-            sets.append((PUNG, tile, True))
-            walk(rest - 3 * unit, pair)
-            sets.pop()
-        if _has_chow(rest, i, honors):
-            sets.append((CHOW, tile, True))
-            walk(rest - _CHOW_BITS * unit, pair)
-            sets.pop()
-        if pair < 0 and n >= 2:
-            walk(rest - 2 * unit, tile)
-
-    walk(pattern, -1)
+    _walk(pattern, -1, base, honors, sets=[], out=out)
     return tuple(dict.fromkeys(out))  # a pair and a chow at one tile are found in both orders
+
+
+def _walk(
+    rest: int, pair: int, base: int, honors: bool, *, sets: list[Set], out: list[Reading]
+) -> None:
+    """``suit_readings`` of the tiles ``rest`` beside ``sets`` and ``pair`` found so far (a
+    function, not a closure: a closure and its frame make a cycle, freed by the collector)."""
+    if not rest:
+        out.append((tuple(sorted(sets)), pair))
+        return
+    i, n = _lowest(rest)
+    unit = 1 << (i << 2)
+    tile = base + i
+    if n >= 3:
+        sets.append((PUNG, tile, True))
+        _walk(rest - 3 * unit, pair, base, honors, sets=sets, out=out)
+        sets.pop()
+    if _has_chow(rest, i, honors):
+        sets.append((CHOW, tile, True))
+        _walk(rest - _CHOW_BITS * unit, pair, base, honors, sets=sets, out=out)
+        sets.pop()
+    if pair < 0 and n >= 2:
+        _walk(rest - 2 * unit, tile, base, honors, sets=sets, out=out)
 
 
 def _group_readings(pattern: int, base: int, honors: bool) -> tuple[Reading, ...]:
@@ -138,15 +149,21 @@ def _group_readings(pattern: int, base: int, honors: bool) -> tuple[Reading, ...
     )
 
 
+def _group_memo(lo: int, honors: bool) -> Memo[tuple[Reading, ...]]:
+    def read(pattern: int) -> tuple[Reading, ...]:
+        return _group_readings(pattern, lo, honors)
+
+    return Memo(read, 1 << 16)
+
+
 # The readings of each pattern with its tiles from 0, for suits and for honors; then those
-# of each group's patterns, one cache a group (``GROUPS`` order).
-_RELATIVE = (
-    Memo(partial(suit_readings, base=0, honors=False), 1 << 16),
-    Memo(partial(suit_readings, base=0, honors=True), 1 << 16),
+# of each group's patterns, one cache a group (``GROUPS`` order). The caches call plain
+# functions of the pattern (a ``partial`` with keywords copies a dict at every call).
+_RELATIVE: Final = (
+    Memo(lambda pattern: suit_readings(pattern, 0, False), 1 << 16),
+    Memo(lambda pattern: suit_readings(pattern, 0, True), 1 << 16),
 )
-_READINGS = tuple(
-    Memo(partial(_group_readings, base=lo, honors=honors), 1 << 16) for lo, _, honors in GROUPS
-)
+_READINGS: Final = tuple(_group_memo(lo, honors) for lo, _, honors in GROUPS)
 
 
 def _kind(pattern: int, honors: bool) -> int:
@@ -154,26 +171,57 @@ def _kind(pattern: int, honors: bool) -> int:
     return _KINDS[honors][pattern]
 
 
+def _sets_only(pattern: int, honors: bool) -> bool:
+    """Whether a group's pattern reads as sets alone. From the lowest tile up, the copies of
+    it that a pung does not take (its count mod 3) must each start a chow: three chows from
+    one tile read as three pungs as well, so taking the pungs first loses no reading."""
+    while pattern:
+        shift = ((pattern & -pattern).bit_length() - 1) & ~3  # of the lowest tile (``_lowest``)
+        n = pattern >> shift & 0xF
+        extra = n % 3
+        if extra:
+            if (
+                honors
+                or shift > 24
+                or pattern >> shift + 4 & 0xF < extra
+                or pattern >> shift + 8 & 0xF < extra
+            ):
+                return False
+            pattern -= extra * (_CHOW_BITS << shift)
+        pattern -= (n - extra) << shift
+    return True
+
+
 def _find_kind(pattern: int, honors: bool) -> int:
-    if not pattern:
-        return 1
-    kinds = _KINDS[honors]
-    shift = ((pattern & -pattern).bit_length() - 1) & ~7  # of the lowest tile (``_lowest``)
-    n = (pattern >> shift) & 0xFF
-    unit = 1 << shift
-    kind = 0
-    if n >= 3:
-        kind |= kinds[pattern - 3 * unit]
-    if not honors and shift <= 48 and pattern >> shift + 8 & 0xFF and pattern >> shift + 16 & 0xFF:
-        kind |= kinds[pattern - _CHOW_BITS * unit]  # a chow (``_has_chow``)
-    if n >= 2 and kinds[pattern - 2 * unit] & 1:
-        kind |= 2
-    return kind
+    # Sets take a multiple of 3 tiles, a pair 2: the tile count mod 3 (the sum of the 4-bit
+    # counts, kept by ``% 15`` as by ``% 3``, since 16 is 1 mod 15) says which can be.
+    tiles = pattern % 15 % 3
+    if tiles == 0:
+        return 1 if _sets_only(pattern, honors) else 0
+    if tiles == 2:
+        # The ranks of a suit's tiles summed, mod 3: a pung (3i) and a chow (3i + 3) add 0,
+        # the pair 2r, so the pair's rank r is that sum times 2, mod 3: a rank in three.
+        rest = pattern
+        if not honors:
+            ranks = (pattern & _RANKS_1_MOD_3) % 15 + 2 * ((pattern & _RANKS_2_MOD_3) % 15)
+            rest &= _RANKS_MOD_3[2 * ranks % 3]
+        while rest:
+            shift = ((rest & -rest).bit_length() - 1) & ~3
+            if rest >> shift & 0xF >= 2 and _sets_only(pattern - (2 << shift), honors):
+                return 2
+            rest &= ~(0xF << shift)
+    return 0
 
 
-_KINDS = (
-    Memo(partial(_find_kind, honors=False), 1 << 18),
-    Memo(partial(_find_kind, honors=True), 1 << 18),
+# The 4-bit counts of the ranks i + 1 with i mod 3 = 0, 1 and 2 (1 4 7, 2 5 8, 3 6 9).
+_RANKS_MOD_3: Final = tuple(sum(0xF << (i << 2) for i in range(k, 9, 3)) for k in range(3))
+_RANKS_1_MOD_3: Final = _RANKS_MOD_3[1]
+_RANKS_2_MOD_3: Final = _RANKS_MOD_3[2]
+
+
+_KINDS: Final = (
+    Memo(lambda pattern: _find_kind(pattern, False), 1 << 18),
+    Memo(lambda pattern: _find_kind(pattern, True), 1 << 18),
 )  # suits, honors
 
 
@@ -189,13 +237,15 @@ def _shape(pattern: int, size: int, honors: bool) -> tuple[int, int, int]:
     bits = kinds[pattern]
     kind = 1 if bits & 2 else 0 if bits & 1 else -1
     to_sets = to_pair = 0
+    if pattern % 15 % 3 == 0:  # one tile more is 1 mod 3: neither sets nor sets and a pair
+        return kind, 0, 0
     for i in range(size):
-        held = (pattern >> (i << 3)) & 0xFF
+        held = (pattern >> (i << 2)) & 0xF
         if held >= 5:
             continue
-        if not held and (honors or not pattern >> (max(i - 2, 0) << 3) & _NEAR[i]):
+        if not held and (honors or not pattern >> (max(i - 2, 0) << 2) & _NEAR[i]):
             continue  # a tile with no other within two ranks is in no set: nothing to look up
-        grown = kinds[pattern + (1 << (i << 3))]
+        grown = kinds[pattern + (1 << (i << 2))]
         if grown & 2:
             to_pair |= 1 << i
         elif grown & 1:
@@ -203,12 +253,12 @@ def _shape(pattern: int, size: int, honors: bool) -> tuple[int, int, int]:
     return kind, to_sets, to_pair
 
 
-# The bytes of the ranks within two of rank i (from rank max(i - 2, 0) up).
-_NEAR = tuple((1 << ((min(i + 2, 8) - max(i - 2, 0) + 1) << 3)) - 1 for i in range(9))
+# The nibbles of the ranks within two of rank i (from rank max(i - 2, 0) up).
+_NEAR: Final = tuple((1 << ((min(i + 2, 8) - max(i - 2, 0) + 1) << 2)) - 1 for i in range(9))
 
-_SHAPES = (
-    Memo(partial(_shape, size=9, honors=False), 1 << 16),
-    Memo(partial(_shape, size=7, honors=True), 1 << 16),
+_SHAPES: Final = (
+    Memo(lambda pattern: _shape(pattern, 9, False), 1 << 16),
+    Memo(lambda pattern: _shape(pattern, 7, True), 1 << 16),
 )  # suits, honors
 
 
@@ -265,22 +315,31 @@ def regular_waits(counts: Sequence[int]) -> set[Tile]:
 
 def _regular_wait_mask(patterns: tuple[int, int, int, int]) -> int:
     """``regular_waits`` as a mask, bit ``t`` for tile ``t``, of the counts of ``patterns``."""
-    shapes = _shapes(patterns)
-    kinds = [shape[0] for shape in shapes]
-    broken = kinds.count(-1)
+    suits, honors = _SHAPES
+    a, b, c, d = patterns
+    m, p, s, z = suits[a], suits[b], suits[c], honors[d]
+    broken = (m[0] < 0) + (p[0] < 0) + (s[0] < 0) + (z[0] < 0)
     if broken > 1:
         return 0
-    pairs_total = kinds.count(1)
-    waits = 0
-    for g, (lo, _, _) in enumerate(GROUPS):
-        kind = kinds[g]
-        if broken and kind >= 0:
-            continue  # another group cannot be read: this one cannot be the one to fix
-        pairs = pairs_total - (kind == 1)
-        if pairs > 1:
-            continue
-        waits |= (shapes[g][2] if pairs == 0 else shapes[g][1]) << lo
-    return waits
+    pairs = (m[0] == 1) + (p[0] == 1) + (s[0] == 1) + (z[0] == 1)
+    return (
+        _group_waits(m, broken, pairs)
+        | _group_waits(p, broken, pairs) << 9
+        | _group_waits(s, broken, pairs) << 18
+        | _group_waits(z, broken, pairs) << 27
+    )
+
+
+def _group_waits(shape: tuple[int, int, int], broken: int, pairs: int) -> int:
+    """The waits one group's ``_shape`` adds to a hand of ``broken`` groups that cannot be
+    read and ``pairs`` that read with a pair."""
+    kind, to_sets, to_pair = shape
+    if broken and kind >= 0:
+        return 0  # another group cannot be read: this one cannot be the one to fix
+    others = pairs - (kind == 1)  # pairs in the other groups
+    if others > 1:
+        return 0
+    return to_pair if others == 0 else to_sets
 
 
 def _tiles_of_mask(mask: int) -> set[Tile]:
@@ -313,25 +372,26 @@ def is_honors_and_knitted(counts: list[int]) -> bool:
     return any(suited.issubset(seq) for seq in KNITTED)
 
 
-# Each knitted sequence as a mask over ``lanes``: one byte per tile kind.
-def lane_mask(tiles: Iterable[Tile]) -> int:
-    """The ``lanes`` mask of ``tiles``."""
-    return sum(1 << (8 * t) for t in tiles)
+def kind_mask(tiles: Iterable[Tile]) -> int:
+    """The ``kinds_present`` mask of ``tiles``: bit ``t`` for tile ``t``."""
+    return sum(1 << t for t in set(tiles))
 
 
-_KNITTED_MASKS = tuple(lane_mask(seq) for seq in KNITTED)
-_ONE = bytes([0] + [1] * 255)
+# Each knitted sequence as a ``kind_mask``.
+_KNITTED_MASKS: Final = tuple(kind_mask(seq) for seq in KNITTED)
+_BINARY_DIGIT: Final = bytes([48] + [49] * 255)  # a count as the digit "0" or "1"
 
 
-def lanes(counts: Sequence[int]) -> int:
-    """The tile kinds present as an int, one byte a kind (1 where the hand holds it); packed
-    in C, and tested against masks of the same shape (``lane_mask``)."""
-    return int.from_bytes(bytes(counts).translate(_ONE), "little")
+def kinds_present(counts: Sequence[int]) -> int:
+    """The tile kinds present as an int, bit ``t`` where the hand holds tile ``t`` (34 bits:
+    a machine word compiled); written as binary digits in C and read back, backwards, in base
+    2. Tested against masks of the same shape (``kind_mask``)."""
+    return int(bytes(counts).translate(_BINARY_DIGIT)[::-1], 2)
 
 
 def knitted_straight_rest(counts: Sequence[int]) -> tuple[tuple[Tile, ...], list[int]] | None:
     """The knitted straight in ``counts`` and the tiles beside it, if those read regular."""
-    present = lanes(counts)
+    present = kinds_present(counts)
     for seq, mask in zip(KNITTED, _KNITTED_MASKS, strict=True):
         if present & mask == mask:
             rest = list(counts)
@@ -366,18 +426,38 @@ def formal_wait_mask(
 ) -> int:
     """``formal_waits`` as a mask, bit ``t`` for tile ``t``; ``patterns``: the
     ``group_patterns`` of ``counts``, when the caller has them."""
-    waits = _regular_wait_mask(group_patterns(counts) if patterns is None else patterns)
+    if patterns is None:
+        patterns = group_patterns(counts)
+    waits = _regular_wait_mask(patterns)
     if melds <= 1:
-        kinds = N_KINDS - counts.count(0)
-        if kinds >= 8:
-            waits |= _knitted_straight_wait_mask(counts)
-        if melds == 0:
-            if counts.count(1) + counts.count(3) == 1:  # seven pairs: the one odd count
-                waits |= 1 << (counts.index(1) if 1 in counts else counts.index(3))
-            if kinds >= 12:
-                for tile in _thirteen_orphans_waits(counts) | _honors_and_knitted_waits(counts):
-                    waits |= 1 << tile
+        waits |= special_wait_mask(counts, melds, patterns, kinds_present(counts))
     return waits
+
+
+def special_wait_mask(
+    counts: Sequence[int], melds: int, patterns: tuple[int, int, int, int], kinds: int
+) -> int:
+    """The formal waits of ``counts`` in the special forms (``melds`` 0 or 1) as a mask: knitted
+    straight, seven pairs, thirteen orphans, honors and knitted; ``patterns`` and ``kinds``:
+    its ``group_patterns`` and ``kinds_present``."""
+    waits = 0
+    n_kinds = kinds.bit_count()
+    if n_kinds >= 8:
+        waits |= _knitted_straight_wait_mask(counts, kinds)
+    if melds == 0:
+        a, b, c, d = patterns
+        odd = (a & _LOW_BITS, b & _LOW_BITS, c & _LOW_BITS, d & _LOW_BITS)  # 1 or 3 held
+        if sum([group.bit_count() for group in odd]) == 1:  # seven pairs: the one odd count
+            for g in range(4):
+                if odd[g]:
+                    waits |= 1 << (9 * g + ((odd[g].bit_length() - 1) >> 2))
+        if n_kinds >= 12:
+            for tile in _thirteen_orphans_waits(counts) | _honors_and_knitted_waits(counts):
+                waits |= 1 << tile
+    return waits
+
+
+_LOW_BITS: Final = 0x111111111  # the lowest bit of each count of a pattern
 
 
 @lru_cache(maxsize=1 << 12)
@@ -406,9 +486,9 @@ def _honors_and_knitted_waits(counts: Sequence[int]) -> set[Tile]:
     return waits
 
 
-def _knitted_straight_wait_mask(counts: Sequence[int]) -> int:
+def _knitted_straight_wait_mask(counts: Sequence[int], present: int) -> int:
+    """The knitted-straight waits of ``counts``, whose ``kinds_present`` is ``present``."""
     waits = 0
-    present = lanes(counts)
     for seq, mask in zip(KNITTED, _KNITTED_MASKS, strict=True):
         if (present & mask).bit_count() < len(seq) - 1:
             continue  # more than one of its tiles missing

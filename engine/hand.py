@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Final
 
 from engine.copyable import copyable
 from engine.errors import InvalidHand
 from engine.tiles import N_KINDS, WILD, Counts, Tile, counts_of, is_suited, name
 
-MAX_WILDS = 8  # the eight flowers, when flowers are wild
-_HAND_TILES = frozenset((*range(N_KINDS), WILD))  # what a hand's standing tiles may be
+MAX_WILDS: Final = 8  # the eight flowers, when flowers are wild
+_HAND_TILES: Final = frozenset((*range(N_KINDS), WILD))  # what a hand's standing tiles may be
 
 
 class MeldKind(IntEnum):
@@ -70,7 +71,11 @@ class Meld:
         return f"[{body}]" if self.concealed else f"[{body},{self.offer}]"
 
 
-@dataclass(frozen=True, slots=True)
+_CHOW: Final = MeldKind.CHOW
+_KONG: Final = MeldKind.KONG
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Hand:
     """A complete hand: melds, standing tiles (sorted, without the winning tile), winning tile."""
 
@@ -78,7 +83,53 @@ class Hand:
     standing: tuple[Tile, ...]
     win_tile: Tile
 
-    def __post_init__(self) -> None:
+    def __init__(self, melds: tuple[Meld, ...], standing: tuple[Tile, ...], win_tile: Tile) -> None:
+        # Written out (``init=False``): compiled, it is native code, where the ``__init__``
+        # that ``dataclasses`` writes runs as Python (and the parser makes a hand a line).
+        object.__setattr__(self, "melds", melds)
+        object.__setattr__(self, "standing", standing)
+        object.__setattr__(self, "win_tile", win_tile)
+        try:
+            plain = len(melds) <= 4 and len(standing) == 13 - 3 * len(melds)
+            plain = plain and self._plainly_valid()
+        except TypeError:  # something other than tiles: ``_check`` says what
+            plain = False
+        if not plain:
+            self._check()
+
+    def _plainly_valid(self) -> bool:
+        """The checks of ``_check`` in one pass over the tiles, saying no error (True) or that
+        there may be one (False: ``_check`` then says which, in its order)."""
+        counts = [0] * N_KINDS
+        wilds = 0
+        for tile in (*self.standing, self.win_tile):
+            if tile == WILD:
+                wilds += 1
+                continue
+            if not 0 <= tile < N_KINDS:
+                return False
+            n = counts[tile] + 1
+            if n > 4:
+                return False
+            counts[tile] = n
+        if wilds > MAX_WILDS:
+            return False
+        for meld in self.melds:
+            tile = meld.tile
+            if meld.kind is _CHOW:
+                a, b, c = counts[tile] + 1, counts[tile + 1] + 1, counts[tile + 2] + 1
+                if a > 4 or b > 4 or c > 4:
+                    return False
+                counts[tile], counts[tile + 1], counts[tile + 2] = a, b, c
+            else:
+                n = counts[tile] + (4 if meld.kind is _KONG else 3)
+                if n > 4:
+                    return False
+                counts[tile] = n
+        return True
+
+    def _check(self) -> None:
+        """Raise ``InvalidHand`` saying what is wrong with the hand, the first thing found."""
         melds, standing, win = self.melds, self.standing, self.win_tile
         if len(melds) > 4:
             raise InvalidHand(f"a hand has at most 4 melds, got {len(melds)}")

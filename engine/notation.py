@@ -13,14 +13,14 @@ wild tiles (财神) a ``*`` is a wild tile standing for any tile: ``**23m456p...
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
+from typing import Final
 
 from engine.errors import InvalidHand, InvalidNotation
 from engine.hand import Hand, Meld, MeldKind
 from engine.tiles import EAST, HONOR_LETTERS, N_KINDS, SUIT_LETTERS, WILD, Tile, is_suited, name
 
-_SUIT_BASE = {"m": 0, "p": 9, "s": 18}
+_SUIT_BASE: Final = {"m": 0, "p": 9, "s": 18}
 
 
 def _scan_tiles(text: str, start: int, stop: str) -> tuple[list[tuple[Tile, int]], str, int]:
@@ -121,17 +121,28 @@ def parse_hand(text: str) -> Hand:
 
 # The fast path. Most hands are written plainly: melds in one of the forms of
 # ``_MELD_BODIES`` first, then runs of ``1-9`` digits before ``m p s`` and honor letters (or
-# ``*``), no spaces, no ``z``. ``_parse_written_plainly`` reads those with a regular
-# expression and a table and gives up (``None``) on anything else, a hand that cannot exist
-# included; ``_parse_hand`` then reads the text character by character and says what is wrong
-# and where. Both give the same hand for a text both read (``tests/engine/test_notation.py``).
-_PLAIN_RUNS = re.compile(r"(?:[1-9]+[mps]|[ESWNCFP*])+")
-_PLAIN_TOKEN = re.compile(r"([1-9]+)([mps])|([ESWNCFP*])")
-_SUIT_TILES = {
-    letter: str.maketrans({str(r): chr(base + r - 1) for r in range(1, 10)})
-    for letter, base in _SUIT_BASE.items()
-}
-_LETTER_TILE = {**{ch: EAST + i for i, ch in enumerate(HONOR_LETTERS)}, "*": WILD}
+# ``*``), no spaces, no ``z``. ``_parse_written_plainly`` reads those byte by byte with a
+# table and gives up (``None``) on anything else, a hand that cannot exist included;
+# ``_parse_hand`` then reads the text character by character and says what is wrong and
+# where. Both give the same hand for a text both read (``tests/engine/test_notation.py``).
+
+
+def _plain_codes() -> tuple[int, ...]:
+    """What each byte is in plainly written standing tiles: a digit its rank (1..9), a suit
+    letter 100 + its suit's first tile, an honor letter or ``*`` 200 + its tile; 0 anything
+    else."""
+    codes = [0] * 256
+    for rank in range(1, 10):
+        codes[ord(str(rank))] = rank
+    for letter, base in _SUIT_BASE.items():
+        codes[ord(letter)] = 100 + base
+    for i, letter in enumerate(HONOR_LETTERS):
+        codes[ord(letter)] = 200 + EAST + i
+    codes[ord("*")] = 200 + WILD
+    return tuple(codes)
+
+
+_PLAIN_CODES: Final = _plain_codes()
 
 
 def _meld_bodies() -> dict[str, Meld]:
@@ -151,7 +162,7 @@ def _meld_bodies() -> dict[str, Meld]:
     return bodies
 
 
-_MELD_BODIES = _meld_bodies()
+_MELD_BODIES: Final = _meld_bodies()
 
 
 def _parse_written_plainly(text: str) -> Hand | None:
@@ -167,15 +178,31 @@ def _parse_written_plainly(text: str) -> Hand | None:
                 return None
             found.append(meld)
         melds = tuple(found)
-    if not _PLAIN_RUNS.fullmatch(rest):
+    try:
+        data = rest.encode("ascii")
+    except UnicodeEncodeError:
         return None
     tiles: list[Tile] = []
-    for digits, letter, honor in _PLAIN_TOKEN.findall(rest):
-        if honor:
-            tiles.append(_LETTER_TILE[honor])
-        else:  # each digit becomes the character whose code is its tile, then that byte
-            tiles += digits.translate(_SUIT_TILES[letter]).encode("latin-1")
-    if len(tiles) != 14 - 3 * len(melds):
+    digits = -1  # where the run of digits waiting for its suit letter starts
+    for i, byte in enumerate(data):
+        code = _PLAIN_CODES[byte]
+        if code < 100:
+            if not code:
+                return None
+            if digits < 0:
+                digits = i
+        elif code < 200:
+            if digits < 0:
+                return None
+            base = code - 101  # a rank's tile is base + rank
+            for j in range(digits, i):
+                tiles.append(base + _PLAIN_CODES[data[j]])
+            digits = -1
+        else:
+            if digits >= 0:
+                return None
+            tiles.append(code - 200)
+    if digits >= 0 or len(tiles) != 14 - 3 * len(melds):
         return None
     win = tiles.pop()
     tiles.sort()

@@ -63,11 +63,18 @@ class FanCount:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Score:
     fans: tuple[FanCount, ...]  # in rule-book order
     total: int  # flowers included
     meets_minimum: bool  # the rule set's minimum, flowers not counted
+
+    def __init__(self, fans: tuple[FanCount, ...], total: int, meets_minimum: bool) -> None:
+        # Written out (``init=False``): compiled, it is native code, where the ``__init__``
+        # that ``dataclasses`` writes runs as Python (a score is made for every hand).
+        object.__setattr__(self, "fans", fans)
+        object.__setattr__(self, "total", total)
+        object.__setattr__(self, "meets_minimum", meets_minimum)
 
     def to_dict(self) -> dict[str, object]:
         """The JSON form of ``guobiao fan --jsonl`` (``points`` is per fan, times ``count``)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from engine.scoring.ids import (
     ALL_CHOWS,
@@ -20,6 +21,7 @@ from engine.scoring.ids import (
     BIG_THREE_DRAGONS,
     BIG_THREE_WINDS,
     CLOSED_WAIT,
+    COMPILED,
     CONCEALED_HAND,
     DOUBLE_PUNG,
     DRAGON_PUNG,
@@ -117,7 +119,7 @@ class Exclusion:
 # list it (non-repetition: 缺一门 under 绿一色 and 字一色). Where the words list a fan the
 # row does not take away, another step of the calculator never sets it with that fan (the
 # families of three under those of four, ``_adjust_winds`` for 圈风刻 / 门风刻 under 大四喜).
-EXCLUSIONS: tuple[Exclusion, ...] = (
+EXCLUSIONS: Final[tuple[Exclusion, ...]] = (
     Exclusion(BIG_FOUR_WINDS, (ALL_PUNGS, PUNG_OF_TERMINALS_OR_HONORS),
               "大四喜：不计三风刻、碰碰和、圈风刻、门风刻、幺九刻"),
     Exclusion(BIG_THREE_DRAGONS, (DRAGON_PUNG,), "大三元：不计双箭刻、箭刻"),
@@ -203,5 +205,28 @@ def _compile(rows: tuple[Exclusion, ...]) -> Callable[[FanTable], None]:
     return exclude
 
 
-_exclude: Callable[[FanTable], None] = _compile(EXCLUSIONS)
-"""Apply ``EXCLUSIONS`` to a reading's fan table, row by row in order."""
+def _apply_rows(table: FanTable) -> None:
+    """``EXCLUSIONS`` applied to ``table`` by a loop over the rows."""
+    for row in EXCLUSIONS:
+        if table[row.fan]:
+            first = row.excludes[0]
+            if row.deduct:
+                table[first] = max(0, table[first] - row.deduct)
+                continue
+            if row.instead >= 0 and table[first]:
+                table[row.instead] = 1
+            for fan in row.excludes:
+                table[fan] = 0
+
+
+_STRAIGHT_TESTS: Final[Callable[[FanTable], None]] = _compile(EXCLUSIONS)
+
+
+def _exclude(table: FanTable) -> None:
+    """Apply ``EXCLUSIONS`` to a reading's fan table, row by row in order: compiled, by the
+    loop over the rows (native code, quicker than calling the interpreted function of
+    ``_compile``); interpreted, by that function (three times as fast as the loop)."""
+    if COMPILED:
+        _apply_rows(table)
+    else:
+        _STRAIGHT_TESTS(table)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import compress
+from typing import Final
 
 from engine.scoring.ids import (
     BIG_FOUR_WINDS,
@@ -52,40 +53,47 @@ from engine.scoring.ids import (
     TWO_TERMINAL_CHOWS,
     FanTable,
 )
-from engine.scoring.prepare import _DRAGONS, _WINDS
 from engine.tiles import (
     EAST,
     NORTH,
+    RED,
     Tile,
 )
 
 # ------------------------------------------------------- families of sets ---
+# Written with plain comparisons of small ints (no sets, sorted lists, generators or
+# ``*args``), which compile to native code: every regular reading runs them.
 
 
 def _same_suit(a: Tile, b: Tile) -> bool:
     return a < EAST and b < EAST and a // 9 == b // 9
 
 
-def _shifted(step: int, *tiles: Tile) -> bool:
+def _shifted(step: int, a: Tile, b: Tile, c: Tile) -> bool:
     """Ranks increasing by ``step`` in the given order (suits not checked)."""
-    return all(tiles[i] % 9 + step == tiles[i + 1] % 9 for i in range(len(tiles) - 1))
+    return a % 9 + step == b % 9 and b % 9 + step == c % 9
 
 
 def _three_suits(a: Tile, b: Tile, c: Tile) -> bool:
-    return len({a // 9, b // 9, c // 9}) == 3
+    sa, sb, sc = a // 9, b // 9, c // 9
+    return sa not in (sb, sc) and sb != sc
 
 
 def _shifted_1_unordered(a: Tile, b: Tile, c: Tile) -> bool:
-    ranks = sorted((a % 9, b % 9, c % 9))
-    return ranks[0] + 1 == ranks[1] and ranks[1] + 1 == ranks[2]
+    """Three ranks one apart in some order: all different, the highest two above the lowest."""
+    ra, rb, rc = a % 9, b % 9, c % 9
+    return ra not in (rb, rc) and rb != rc and max(ra, rb, rc) - min(ra, rb, rc) == 2
 
 
 def _four_chows_fan(t: Sequence[Tile]) -> int:
     """一色四步高 / 一色四同顺 of four chows (lowest tiles, sorted)."""
-    if all(_same_suit(t[0], x) for x in t):
-        if _shifted(2, *t) or _shifted(1, *t):
+    a, b, c, d = t[0], t[1], t[2], t[3]
+    if _same_suit(a, b) and _same_suit(a, c) and _same_suit(a, d):
+        if (_shifted(2, a, b, c) and _shifted(2, b, c, d)) or (
+            _shifted(1, a, b, c) and _shifted(1, b, c, d)
+        ):
             return FOUR_PURE_SHIFTED_CHOWS
-        if t[0] == t[1] == t[2] == t[3]:
+        if a == b == c == d:
             return QUADRUPLE_CHOW
     return -1
 
@@ -95,10 +103,11 @@ def _three_chows_fan(a: Tile, b: Tile, c: Tile) -> int:
     if _three_suits(a, b, c):
         if _shifted_1_unordered(a, b, c):
             return MIXED_SHIFTED_CHOWS  # 三色三步高
-        if a % 9 == b % 9 == c % 9:
+        ra, rb, rc = a % 9, b % 9, c % 9
+        if ra == rb == rc:
             return MIXED_TRIPLE_CHOW  # 三色三同顺
-        if sorted((a % 9, b % 9, c % 9)) == [0, 3, 6]:
-            return MIXED_STRAIGHT  # 花龙
+        if ra % 3 == rb % 3 == rc % 3 == 0 and ra not in (rb, rc) and rb != rc:
+            return MIXED_STRAIGHT  # 花龙: 123 456 789 (chows start at ranks 1 to 7)
     elif _same_suit(a, b) and _same_suit(a, c):
         if a % 9 == 0 and b % 9 == 3 and c % 9 == 6:
             return PURE_STRAIGHT  # 清龙
@@ -115,16 +124,26 @@ def _two_chows_fan(a: Tile, b: Tile) -> int:
         if a % 9 == b % 9:
             return MIXED_DOUBLE_CHOW  # 喜相逢
     else:
-        if abs(a - b) == 3:
+        if a - b == 3 or b - a == 3:
             return SHORT_STRAIGHT  # 连六
-        if {a % 9, b % 9} == {0, 6}:
+        ra, rb = a % 9, b % 9
+        if (ra == 0 and rb == 6) or (ra == 6 and rb == 0):
             return TWO_TERMINAL_CHOWS  # 老少副
         if a == b:
             return PURE_DOUBLE_CHOW  # 一般高
     return -1
 
 
-_PAIR_FANS = (PURE_DOUBLE_CHOW, MIXED_DOUBLE_CHOW, SHORT_STRAIGHT, TWO_TERMINAL_CHOWS)
+_PAIR_FANS: Final = (PURE_DOUBLE_CHOW, MIXED_DOUBLE_CHOW, SHORT_STRAIGHT, TWO_TERMINAL_CHOWS)
+assert tuple(range(PURE_DOUBLE_CHOW, PURE_DOUBLE_CHOW + 4)) == _PAIR_FANS  # ``_limit_pair_fans``
+
+
+def _first_pair_fan(f: int, g: int, h: int) -> int:
+    """The first of ``_PAIR_FANS`` among three, or -1."""
+    for candidate in _PAIR_FANS:
+        if candidate in (f, g, h):
+            return candidate
+    return -1
 
 
 def _limit_pair_fans(found: Sequence[int], limit: int, table: FanTable) -> None:
@@ -133,8 +152,11 @@ def _limit_pair_fans(found: Sequence[int], limit: int, table: FanTable) -> None:
     When more pairs are found than the chows allow, repeated fans are dropped
     first (不得相同), from 老少副 back to 一般高.
     """
-    tally = [sum(1 for f in found if f == fan) for fan in _PAIR_FANS]
-    count = sum(tally)
+    tally = [0, 0, 0, 0]  # of each of ``_PAIR_FANS``, in their order (consecutive ids)
+    for fan in found:
+        if fan >= 0:
+            tally[fan - PURE_DOUBLE_CHOW] += 1
+    count = tally[0] + tally[1] + tally[2] + tally[3]
     keep = 1
     while count > limit and keep >= 0:
         for i in (3, 2, 1, 0):
@@ -142,8 +164,11 @@ def _limit_pair_fans(found: Sequence[int], limit: int, table: FanTable) -> None:
                 tally[i] -= 1
                 count -= 1
         keep -= 1
-    for fan, n in zip(_PAIR_FANS, tally, strict=True):
-        table[fan] = n
+    for i in range(4):
+        table[PURE_DOUBLE_CHOW + i] = tally[i]
+
+
+_TRIPLES: Final = ((0, 1, 2, 3), (0, 1, 3, 2), (0, 2, 3, 1), (1, 2, 3, 0))
 
 
 def _four_chows(t: Sequence[Tile], table: FanTable) -> None:
@@ -151,25 +176,31 @@ def _four_chows(t: Sequence[Tile], table: FanTable) -> None:
     if fan >= 0:
         table[fan] = 1
         return
-    for i, j, k, extra in ((0, 1, 2, 3), (0, 1, 3, 2), (0, 2, 3, 1), (1, 2, 3, 0)):
+    for i, j, k, extra in _TRIPLES:
         fan = _three_chows_fan(t[i], t[j], t[k])
         if fan >= 0:
             table[fan] = 1
             # 套算一次: the fourth chow combines once with one of the three.
-            pair_fans = {_two_chows_fan(t[x], t[extra]) for x in (i, j, k)}
-            for candidate in _PAIR_FANS:
-                if candidate in pair_fans:
-                    table[candidate] = 1
-                    break
+            x = t[extra]
+            pair = _first_pair_fan(
+                _two_chows_fan(t[i], x), _two_chows_fan(t[j], x), _two_chows_fan(t[k], x)
+            )
+            if pair >= 0:
+                table[pair] = 1
             return
     pairs = [
-        _two_chows_fan(t[a], t[b]) for a, b in ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
+        _two_chows_fan(t[0], t[1]),
+        _two_chows_fan(t[0], t[2]),
+        _two_chows_fan(t[0], t[3]),
+        _two_chows_fan(t[1], t[2]),
+        _two_chows_fan(t[1], t[3]),
+        _two_chows_fan(t[2], t[3]),
     ]
     # Four chows make at most three 1-fan pairs, one fewer for each chow that
     # combines with none of the others.
     limit = 3
-    for mine in ((0, 1, 2), (0, 3, 4), (1, 3, 5), (2, 4, 5)):
-        if all(pairs[x] < 0 for x in mine):
+    for x, y, z in ((0, 1, 2), (0, 3, 4), (1, 3, 5), (2, 4, 5)):
+        if pairs[x] < 0 and pairs[y] < 0 and pairs[z] < 0:
             limit -= 1
     if limit > 0:
         _limit_pair_fans(pairs, limit, table)
@@ -185,11 +216,27 @@ def _three_chows(t: Sequence[Tile], table: FanTable) -> None:
 
 
 def _four_pungs_fan(t: Sequence[Tile]) -> int:
-    if t[0] < EAST and all(_same_suit(t[0], x) for x in t) and _shifted(1, *t):
+    a, b, c, d = t[0], t[1], t[2], t[3]
+    if (
+        a < EAST
+        and _same_suit(a, b)
+        and _same_suit(a, c)
+        and _same_suit(a, d)
+        and _shifted(1, a, b, c)
+        and _shifted(1, b, c, d)
+    ):
         return FOUR_PURE_SHIFTED_PUNGS  # 一色四节高
-    if list(t) == [EAST, EAST + 1, EAST + 2, NORTH]:
+    if a == EAST and b == EAST + 1 and c == EAST + 2 and d == NORTH:
         return BIG_FOUR_WINDS  # 大四喜
     return -1
+
+
+def _is_wind(t: Tile) -> bool:
+    return EAST <= t <= NORTH
+
+
+def _is_dragon(t: Tile) -> bool:
+    return t >= RED  # (tiles end with the dragons)
 
 
 def _three_pungs_fan(a: Tile, b: Tile, c: Tile) -> int:
@@ -202,9 +249,9 @@ def _three_pungs_fan(a: Tile, b: Tile, c: Tile) -> int:
         elif _same_suit(a, b) and _same_suit(a, c) and _shifted(1, a, b, c):
             return PURE_SHIFTED_PUNGS  # 一色三节高
     else:
-        if a in _WINDS and b in _WINDS and c in _WINDS:
+        if _is_wind(a) and _is_wind(b) and _is_wind(c):
             return BIG_THREE_WINDS  # 三风刻
-        if a in _DRAGONS and b in _DRAGONS and c in _DRAGONS:
+        if _is_dragon(a) and _is_dragon(b) and _is_dragon(c):
             return BIG_THREE_DRAGONS  # 大三元
     return -1
 
@@ -213,14 +260,15 @@ def _two_pungs_fan(a: Tile, b: Tile) -> int:
     if a < EAST and b < EAST:
         if a % 9 == b % 9:
             return DOUBLE_PUNG  # 双同刻
-    elif a in _DRAGONS and b in _DRAGONS:
+    elif _is_dragon(a) and _is_dragon(b):
         return TWO_DRAGONS_PUNGS  # 双箭刻
     return -1
 
 
 def _count_pairs_of_pungs(t: Sequence[Tile], table: FanTable) -> None:
-    for a in range(len(t)):
-        for b in range(a + 1, len(t)):
+    n = len(t)
+    for a in range(n):
+        for b in range(a + 1, n):
             fan = _two_pungs_fan(t[a], t[b])
             if fan >= 0:
                 table[fan] += 1
@@ -231,7 +279,7 @@ def _four_pungs(t: Sequence[Tile], table: FanTable) -> None:
     if fan >= 0:
         table[fan] = 1
         return
-    for i, j, k, free in ((0, 1, 2, 3), (0, 1, 3, 2), (0, 2, 3, 1), (1, 2, 3, 0)):
+    for i, j, k, free in _TRIPLES:
         fan = _three_pungs_fan(t[i], t[j], t[k])
         if fan >= 0:
             table[fan] = 1
@@ -251,6 +299,38 @@ def _three_pungs(t: Sequence[Tile], table: FanTable) -> None:
         table[fan] = 1
         return
     _count_pairs_of_pungs(t, table)
+
+
+def _chow_families(chows: Sequence[Tile], pair: Tile, table: FanTable) -> None:
+    """The chow families (MCR) of ``chows`` (lowest tiles, in reference order) into
+    ``table``, whose chow family entries are 0; ``pair`` matters with four chows (双龙会)."""
+    n = len(chows)
+    if n == 4:
+        family = _is_terminal_chows(chows, pair)
+        if family >= 0:
+            table[family] = 1
+        else:
+            _four_chows(chows, table)
+    elif n == 3:
+        _three_chows(chows, table)
+    elif n == 2:
+        fan = _two_chows_fan(chows[0], chows[1])
+        if fan >= 0:
+            table[fan] += 1
+
+
+def _pung_families(pungs: Sequence[Tile], table: FanTable) -> None:
+    """The pung families (MCR) of ``pungs`` (in reference order) into ``table``, whose pung
+    family entries are 0."""
+    n = len(pungs)
+    if n == 4:
+        _four_pungs(pungs, table)
+    elif n == 3:
+        _three_pungs(pungs, table)
+    elif n == 2:
+        fan = _two_pungs_fan(pungs[0], pungs[1])
+        if fan >= 0:
+            table[fan] += 1
 
 
 def _kongs_and_concealed_pungs(
@@ -290,17 +370,24 @@ def _is_terminal_chows(chows: Sequence[Tile], pair: Tile) -> int:
     """一色双龙会 / 三色双龙会 (chows are lowest tiles), or -1."""
     if pair >= EAST or pair % 9 != 4:
         return -1
-    if any(c % 9 not in (0, 6) for c in chows):
-        return -1
     suit = pair // 9
-    suits = [c // 9 for c in chows]
-    if all(s == suit for s in suits):
-        lows = sum(1 for c in chows if c % 9 == 0)
+    lows = in_suit = 0
+    others = 0  # a bit for each chow of 123 or 789 in another suit: 2 * suit + (789)
+    for c in chows:
+        rank = c % 9
+        if rank not in (0, 6):
+            return -1
+        if c // 9 == suit:
+            in_suit += 1
+            lows += rank == 0
+        else:
+            others |= 1 << (2 * (c // 9) + (rank == 6))
+    if in_suit == len(chows):
         return PURE_TERMINAL_CHOWS if lows == 2 else -1
-    others = {0, 1, 2} - {suit}
-    if suit in suits:
+    if in_suit:
         return -1
-    if all((s * 9) in chows and (s * 9 + 6) in chows for s in others):
+    # the 123 and 789 of both other suits (their two bits each; the pair's suit has none)
+    if others == 0b111111 & ~(0b11 << (2 * suit)):
         return THREE_SUITED_TERMINAL_CHOWS
     return -1
 
@@ -318,9 +405,6 @@ def _mixed_suit_shifted(tiles: Sequence[Tile]) -> bool:
 
 def _value(entries: Sequence[tuple[int, int]]) -> int:
     return sum(POINTS[fan] * n for fan, n in entries)
-
-
-_TRIPLES = ((0, 1, 2, 3), (0, 1, 3, 2), (0, 2, 3, 1), (1, 2, 3, 0))
 
 
 def _best_of(
@@ -394,7 +478,7 @@ def _entries(table: FanTable) -> list[tuple[int, int]]:
     return [(i, table[i]) for i in compress(_FAN_IDS, table)]
 
 
-_FAN_IDS = range(N_FANS)
+_FAN_IDS: Final = range(N_FANS)
 
 
 @lru_cache(maxsize=1 << 15)
@@ -411,32 +495,12 @@ def _families(
     (the ``custom`` rule set).
     """
     table = [0] * N_FANS  # chow and pung families are different fans: one table holds both
-    n_chows = len(chows)
-    if n_chows == 4:
-        family = _is_terminal_chows(chows, pair)
-        if family >= 0:
-            table[family] = 1
-        else:
-            _four_chows(chows, table)
-    elif n_chows == 3:
-        _three_chows(chows, table)
-    elif n_chows == 2:
-        fan = _two_chows_fan(chows[0], chows[1])
-        if fan >= 0:
-            table[fan] += 1
+    _chow_families(chows, pair, table)
     chow_fans: list[tuple[int, int]] = []
     if custom:  # the chow families alone, to weigh 混三步 / 混四步 against them
         chow_fans = _custom_chows(chows, _entries(table))
         table = [0] * N_FANS
-    n_pungs = len(pungs)
-    if n_pungs == 4:
-        _four_pungs(pungs, table)
-    elif n_pungs == 3:
-        _three_pungs(pungs, table)
-    elif n_pungs == 2:
-        fan = _two_pungs_fan(pungs[0], pungs[1])
-        if fan >= 0:
-            table[fan] += 1
+    _pung_families(pungs, table)
     if not custom:
         return tuple(_entries(table))
     merged = [0] * N_FANS

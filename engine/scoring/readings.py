@@ -4,11 +4,14 @@ the highest total kept; with wild copies, each reading places them to score low.
 
 from __future__ import annotations
 
+from typing import Final
+
 from engine.forms import (
+    _LOW_BITS,  # the lowest bit of each count of a group pattern
+    KNITTED,
+    THIRTEEN,
     Set,
-    is_honors_and_knitted,
-    is_seven_pairs,
-    is_thirteen_orphans,
+    kind_mask,
 )
 from engine.scoring.ids import (
     PURE_TRIPLE_CHOW,
@@ -17,7 +20,7 @@ from engine.scoring.ids import (
     FanTable,
     _total,
 )
-from engine.scoring.prepare import _Hand, _ordered_readings
+from engine.scoring.prepare import _Hand, _kinds, _ordered_readings, _patterns
 from engine.scoring.regular import _score_regular
 from engine.scoring.special import (
     _score_honors_and_knitted,
@@ -27,6 +30,7 @@ from engine.scoring.special import (
     _score_thirteen_orphans,
 )
 from engine.tiles import (
+    EAST,
     N_KINDS,
     Tile,
 )
@@ -59,6 +63,22 @@ def _score_placed(
     return best
 
 
+_THIRTEEN_MASK: Final = kind_mask(THIRTEEN)
+_SUITED_MASK: Final = kind_mask(range(EAST))
+_KNITTED: Final = tuple(kind_mask(seq) for seq in KNITTED)
+
+
+def _knitted_suits(kinds: int) -> bool:
+    """Whether the suited kinds all lie in one knitted sequence (``is_honors_and_knitted``)."""
+    suited = kinds & _SUITED_MASK
+    return any(not suited & ~mask for mask in _KNITTED)
+
+
+def _knitted_straight_held(kinds: int) -> bool:
+    """Whether the kinds include a whole knitted sequence (``knitted_straight_rest``)."""
+    return any(kinds & mask == mask for mask in _KNITTED)
+
+
 def _best_table(
     h: _Hand, wild: tuple[tuple[Tile, int], ...] = (), limit: int | None = None
 ) -> FanTable | None:
@@ -71,25 +91,29 @@ def _best_table(
     best: FanTable | None = None
     best_total = 0
     seven_pairs = False
-    if not h.hand.melds:
+    # The special forms told apart by the tile kinds held and the counts' parities (the
+    # ``forms.is_...`` tests of a concealed hand's fourteen tiles, without their list scans).
+    if not h.melds:
         special: FanTable | None = None
-        if is_seven_pairs(h.standing):
+        a, b, c, d = _patterns(h)
+        kinds = _kinds(h)
+        if not (a | b | c | d) & _LOW_BITS:  # every count even: seven pairs
             special = _score_seven_pairs(h)
             seven_pairs = bool(special[SEVEN_PAIRS])
-        elif is_honors_and_knitted(h.standing):
+        elif kinds.bit_count() == 14 and _knitted_suits(kinds):  # each tile once: 全不靠
             special = _score_honors_and_knitted(h)
-        elif is_thirteen_orphans(h.standing):
+        elif kinds == _THIRTEEN_MASK:
             special = _score_thirteen_orphans(h)
         else:
-            nine_kinds = h.standing.count(0) <= N_KINDS - 9  # a knitted straight needs nine
-            special = (_score_knitted_straight(h) if nine_kinds else None) or _score_nine_gates(h)
+            knitted = _knitted_straight_held(kinds)
+            special = (_score_knitted_straight(h) if knitted else None) or _score_nine_gates(h)
         if special is not None:
             best, best_total = special, _total(special)
             if limit is not None and best_total > limit:
                 return None
             if not seven_pairs:
                 return best
-    elif len(h.hand.melds) == 1 and h.standing.count(0) <= N_KINDS - 9:
+    elif h.melds == 1 and _knitted_straight_held(_kinds(h)):
         special = _score_knitted_straight(h)
         if special is not None:
             if limit is not None and _total(special) > limit:

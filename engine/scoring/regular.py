@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from engine.forms import (
     CHOW,
     PUNG,
     Set,
+    kind_mask,
 )
 from engine.scoring.exclusions import _adjust_winds, _exclude
-from engine.scoring.families import _families, _kongs_and_concealed_pungs
+from engine.scoring.families import (
+    _chow_families,
+    _families,
+    _kongs_and_concealed_pungs,
+    _pung_families,
+)
 from engine.scoring.ids import (
     ALL_CHOWS,
     ALL_EVEN_PUNGS,
@@ -21,6 +28,7 @@ from engine.scoring.ids import (
     BIG_THREE_WINDS,
     CHICKEN_HAND,
     CLOSED_WAIT,
+    COMPILED,
     DRAGON_PUNG,
     EDGE_WAIT,
     FOUR_KONGS,
@@ -35,6 +43,7 @@ from engine.scoring.ids import (
     TILE_HOG,
     TWO_DRAGONS_PUNGS,
     FanTable,
+    _blank,
 )
 from engine.scoring.prepare import (
     _TERMINAL_OR_HONOR,
@@ -55,21 +64,30 @@ from engine.tiles import (
 )
 
 # How a set (or the pair) counts toward 全带幺 / 全带五 / 全双刻: 1 it holds a
-# terminal or honor, 2 a five, 3 it is an even pung (or pair), 0 none of these.
-_OUTSIDE, _FIVE, _EVEN = 1, 2, 3
-_CHOW_CLASS = tuple(  # by the chow's lowest tile: 123/789 outside, 345/456/567 five
-    _OUTSIDE if t % 9 in (0, 6) else _FIVE if t % 9 in (2, 3, 4) else 0 for t in range(EAST)
+# terminal or honor, 2 a five, 3 it is an even pung (or pair), 0 none of these. The classes
+# are counted 4 bits each in one int: a set adds ``1 << 4 * class`` (``_CLASS_UNIT``).
+_OUTSIDE: Final = 1
+_FIVE: Final = 2
+_EVEN: Final = 3
+_CHOW_CLASS: Final = tuple(  # by the chow's lowest tile: 123/789 outside, 345/456/567 five
+    1 << 4 * (_OUTSIDE if t % 9 in (0, 6) else _FIVE if t % 9 in (2, 3, 4) else 0)
+    for t in range(EAST)
 )
-_PUNG_CLASS = tuple(
-    _OUTSIDE
-    if t >= EAST or t % 9 in (0, 8)
-    else _FIVE
-    if t % 9 == 4
-    else _EVEN
-    if t % 9 in (1, 3, 5, 7)
-    else 0
+_PUNG_CLASS: Final = tuple(
+    1
+    << 4
+    * (
+        _OUTSIDE
+        if t >= EAST or t % 9 in (0, 8)
+        else _FIVE
+        if t % 9 == 4
+        else _EVEN
+        if t % 9 in (1, 3, 5, 7)
+        else 0
+    )
     for t in range(N_KINDS)
 )
+_TERMINAL_OR_HONOR_BITS: Final = kind_mask(_TERMINAL_OR_HONOR)
 
 
 def _score_regular(
@@ -83,20 +101,19 @@ def _score_regular(
     (None: wherever a chow holds its kind; with wild copies of that kind, where
     the placement leaves a real one, ruling W1).
     """
-    table = h.traits.copy()
+    table = list(h.traits)
     win = h.win
     chows: list[Tile] = []
     pungs: list[Tile] = []
     concealed_pungs = melded_kongs = concealed_kongs = 0
-    classes = [0, 0, 0, 0]
-    classes[_PUNG_CLASS[pair]] += 1
+    classes = _PUNG_CLASS[pair]  # (4 bits a class)
     for kind, tile, hidden in h.fixed + concealed:
         if kind == CHOW:
             chows.append(tile)
-            classes[_CHOW_CLASS[tile]] += 1
+            classes += _CHOW_CLASS[tile]
             continue
         pungs.append(tile)
-        classes[_PUNG_CLASS[tile]] += 1
+        classes += _PUNG_CLASS[tile]
         if kind == PUNG:
             concealed_pungs += hidden
         elif hidden:
@@ -122,12 +139,12 @@ def _score_regular(
         for tile in pungs:
             if tile >= RED:
                 table[DRAGON_PUNG] += 1  # 箭刻
-            elif tile in _TERMINAL_OR_HONOR:
+            elif _TERMINAL_OR_HONOR_BITS >> tile & 1:
                 table[PUNG_OF_TERMINALS_OR_HONORS] += 1  # 幺九刻 (winds adjusted below)
         if len(pungs) > 1:
-            pungs.sort(key=REF_KEY.__getitem__)
+            _reference_order(pungs)
     if len(chows) > 1:
-        chows.sort(key=REF_KEY.__getitem__)
+        _reference_order(chows)
 
     n_chows = len(chows)
     family = chows
@@ -136,10 +153,14 @@ def _score_regular(
         family += [
             t for i, (kind, t, _) in enumerate(concealed) if kind == CHOW and not skip >> i & 1
         ]
-        family.sort(key=REF_KEY.__getitem__)
-    fans = _families(tuple(family), tuple(pungs), pair if len(family) == 4 else -1, h.custom)
-    for fan, count in fans:
-        table[fan] += count
+        _reference_order(family)
+    if h.custom:
+        fans = _families(tuple(family), tuple(pungs), pair if len(family) == 4 else -1, True)
+        for fan, count in fans:
+            table[fan] += count
+    else:  # found afresh each time: no cache look-up costs less, compiled (their entries are 0)
+        _chow_families(family, pair, table)
+        _pung_families(pungs, table)
 
     _concealment_fans(table, h.exposed, h.self_drawn)
 
@@ -154,11 +175,11 @@ def _score_regular(
         table[LITTLE_FOUR_WINDS] = 1
 
     # Every set and the pair: 全带幺, 全带五, 全双刻.
-    if classes[_OUTSIDE] == 5:
+    if classes >> 4 * _OUTSIDE & 0xF == 5:
         table[OUTSIDE_HAND] = 1
-    elif classes[_FIVE] == 5:
+    elif classes >> 4 * _FIVE & 0xF == 5:
         table[ALL_FIVE] = 1
-    elif classes[_EVEN] == 5:
+    elif classes >> 4 * _EVEN & 0xF == 5:
         table[ALL_EVEN_PUNGS] = 1
 
     # 四归一: four of a tile not declared as a kong.
@@ -172,9 +193,30 @@ def _score_regular(
     _exclude(table)
     if h.present & _WIND_MASK:
         _adjust_winds(h.prevalent, h.seat, [t for t in pungs if EAST <= t <= NORTH], table)
-    if not any(table):
+    if _blank(table):
         table[CHICKEN_HAND] = 1  # 无番和
     return table
+
+
+def _reference_order(tiles: list[Tile]) -> None:
+    """Sort ``tiles`` (a reading's chows or pungs, at most four) in the reference
+    calculators' order (``REF_KEY``): compiled, by insertion, native code; interpreted, by
+    ``list.sort`` with the key (a Python call a tile, compiled)."""
+    if COMPILED:
+        _insertion_order(tiles)
+    else:
+        tiles.sort(key=REF_KEY.__getitem__)
+
+
+def _insertion_order(tiles: list[Tile]) -> None:
+    for i in range(1, len(tiles)):
+        tile = tiles[i]
+        key = REF_KEY[tile]
+        j = i - 1
+        while j >= 0 and REF_KEY[tiles[j]] > key:
+            tiles[j + 1] = tiles[j]
+            j -= 1
+        tiles[j + 1] = tile
 
 
 def _custom_pair_fans(pair: Tile, table: FanTable) -> None:

@@ -5,6 +5,7 @@ orphans, nine gates, knitted straight with a set and a pair.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from engine.forms import (
     CHOW,
@@ -64,7 +65,7 @@ def _seven_shifted_pairs(counts: Sequence[int], win: Tile) -> bool:
     return _SEVEN_TWOS in bytes(counts[base : base + 9])  # seven pairs in a row of the suit
 
 
-_SEVEN_TWOS = bytes([2] * 7)
+_SEVEN_TWOS: Final = bytes([2] * 7)
 
 
 def _score_seven_pairs(h: _Hand) -> FanTable:
@@ -78,7 +79,7 @@ def _score_seven_pairs(h: _Hand) -> FanTable:
         _win_flags(h, table)
         _exclude(table)
         return table
-    table = h.traits.copy()
+    table = list(h.traits)
     table[SEVEN_PAIRS] = 1  # 七对：不计不求人、门前清、单钓将
     table[TILE_HOG] = h.standing.count(4)
     _win_flags(h, table)
@@ -113,7 +114,7 @@ def _score_thirteen_orphans(h: _Hand) -> FanTable:
 def _score_nine_gates(h: _Hand) -> FanTable | None:
     """九莲宝灯: 1112345678999 of one suit standing, any tile of the suit to win."""
     win = h.win
-    if win >= EAST or h.hand.melds:
+    if win >= EAST or h.melds:
         return None
     base = win - win % 9
     held = h.standing[base : base + 9]

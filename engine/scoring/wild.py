@@ -17,8 +17,8 @@ from engine.forms import (
     GROUPS,
     Set,
     is_seven_pairs,
-    lane_mask,
-    lanes,
+    kind_mask,
+    kinds_present,
 )
 from engine.hand import Hand, MeldKind
 from engine.scoring.context import WinContext
@@ -215,7 +215,7 @@ def _score_concrete(
     previous = -1
     for t in sub:
         all_tiles[t] += 1
-        present |= _LANE[t]
+        present |= _KIND_BIT[t]
         if t != previous:
             previous = t
             fours += merged[t] + sub.count(t) == 4
@@ -241,7 +241,7 @@ def _wild_order(
 ) -> list[tuple[int, Substitution, int, int]]:
     """``(bound, substitution, present, fours)`` of each substitution, sorted: ``bound`` as
     ``_WildSearch.sub_bound`` (the tests check it against every concrete hand); ``present``
-    (``forms.lanes``) and ``fours`` (kinds held four times) of the whole concrete hand."""
+    (``forms.kinds_present``) and ``fours`` (kinds held four times) of the whole concrete hand."""
     caps = caps_of([a - b for a, b in zip(merged, concrete, strict=True)])
     search = _WildSearch(hand, ctx, concrete, merged, caps)
     search.set_flags(ctx, last_tile, kong)
@@ -270,7 +270,7 @@ class _WildSearch:
     bounded: ``wild_scoring.regular_parts`` gives them as products of per-group parts, the
     parts of a group are bucketed by what they imply (``key``), and one bound is computed
     per product of buckets; equal to ``sub_bound`` of each substitution of the product (the
-    same function of the same present lanes, fours and honor pungs, summed group by group).
+    same function of the same kinds present, fours and honor pungs, summed group by group).
     Products are expanded one level of bound at a time, merged into sorted order, and only
     while the level can still beat the best (``found``): a product whose bound exceeds the
     best total is never expanded, since each of its substitutions scores at least its bound.
@@ -307,7 +307,7 @@ class _WildSearch:
         self.caps = caps
         self.wilds = hand.wilds
         self.melds = len(hand.melds)
-        self.base_present = lanes(merged)
+        self.base_present = kinds_present(merged)
         self.base_fours = merged.count(4)
         self.base_honor_pungs = tuple(t for t in range(EAST, N_KINDS) if concrete[t] == 3)
         # Sets every regular reading holds: the melds' kongs and honor pungs, and a pung of
@@ -350,7 +350,7 @@ class _WildSearch:
         ) and not any(t != tile for sub in chain(self.specials, self._seven_pairs()) for t in sub)
 
     def key(self, part: Substitution, honors: bool, group: int = -1) -> _Key:
-        """What the kinds ``part`` (of one group, or a whole substitution) imply: their lanes,
+        """What the kinds ``part`` (of one group, or a whole substitution) imply: the kinds present,
         the kinds they bring to four copies, the honor pungs of the hand (``honors``: the
         part holds every honor the substitution adds), how many of those are concealed, and
         the reading fans of ``group`` (``GROUPS`` index; -1: ``part`` is the whole
@@ -360,7 +360,7 @@ class _WildSearch:
         pungs: list[Tile] = []
         previous = -1
         for t in part:
-            present |= _LANE[t]
+            present |= _KIND_BIT[t]
             if t != previous:
                 previous = t
                 n = part.count(t)
@@ -483,13 +483,13 @@ def _concat(parts: tuple[Substitution, ...]) -> Substitution:
     return tuple(chain.from_iterable(parts))
 
 
-_LANE: tuple[int, ...] = tuple(lane_mask((t,)) for t in range(N_KINDS))
+_KIND_BIT: tuple[int, ...] = tuple(kind_mask((t,)) for t in range(N_KINDS))
 
 
 @lru_cache(maxsize=1 << 14)
-def _wild_traits(present: int) -> FanTable:
-    """``_tile_traits`` shared by the substitutions (readers copy it, never change it)."""
-    return _tile_traits(present)
+def _wild_traits(present: int) -> tuple[int, ...]:
+    """``_tile_traits`` shared by the substitutions (readers copy it)."""
+    return tuple(_tile_traits(present))
 
 
 # What a substitution of ``special_substitutions`` scores at least. Its concrete hand has

@@ -239,6 +239,21 @@ def parse_request(request: object) -> tuple[Hand, WinContext]:
 
     Raises ``RequestError`` or ``MahjongError`` saying what is wrong.
     """
+    # A request whose situation fields were all seen before, in a request that was right: its
+    # hand is the only thing left to check. Anything else takes ``_checked_request``.
+    if type(request) is dict and _FIELDS.issuperset(request):
+        hand_text = request.get("hand")
+        if type(hand_text) is str:
+            situation = tuple(map(request.get, _SITUATION, _SITUATION_DEFAULTS))
+            if tuple(map(type, situation)) == _SITUATION_TYPES:  # then hashable, and 1 != True
+                ctx = _CONTEXTS.get(situation)
+                if ctx is not None:
+                    return parse_hand(hand_text), ctx
+    return _checked_request(request)
+
+
+def _checked_request(request: object) -> tuple[Hand, WinContext]:
+    """``parse_request`` checking every field, in order."""
     if type(request) is not dict and not isinstance(request, Mapping):  # (an ABC is slow)
         raise RequestError(f"a request must be a JSON object, got {type(request).__name__}")
     if not _FIELDS.issuperset(request):
@@ -267,7 +282,7 @@ def parse_request(request: object) -> tuple[Hand, WinContext]:
     if isinstance(seat_flowers, bool) or seat_flowers not in (0, 1, 2):
         raise RequestError(f"'seat_flowers' must be 0, 1 or 2, got {seat_flowers!r}")
     key = (*flags, seat_wind, round_wind, flowers, seat_flowers)
-    ctx = _CONTEXTS.get(key)
+    ctx = _BY_VALUES.get(key)
     if ctx is None:
         self_drawn, last_of_kind, kong, wall_last, heavenly, earthly, human = flags
         ctx = WinContext(
@@ -283,16 +298,26 @@ def parse_request(request: object) -> tuple[Hand, WinContext]:
             human=human,
             seat_flowers=seat_flowers,
         )
-        if len(_CONTEXTS) < 4096:
-            _CONTEXTS[key] = ctx
+        if len(_BY_VALUES) < 4096:
+            _BY_VALUES[key] = ctx
+    situation = tuple(map(get, _SITUATION, _SITUATION_DEFAULTS))
+    if tuple(map(type, situation)) == _SITUATION_TYPES and len(_CONTEXTS) < 4096:
+        _CONTEXTS[situation] = ctx
     return parse_hand(hand_text), ctx
 
 
 _FIELDS = frozenset(("hand", *_DEFAULTS))
 _ALL_BOOL = [bool] * len(_FLAGS)
 _WIND_LETTERS = {wind.letter: wind for wind in Wind}
-# The WinContext of each situation seen, by its checked fields (of fixed types by position, so
-# that True and 1 never share an entry): frozen, so the requests of one situation share it.
+# The WinContext of each situation checked, by its fields (of fixed types by position, so that
+# True and 1 never share an entry): frozen, so the requests of one situation share it.
+_BY_VALUES: dict[tuple[object, ...], WinContext] = {}
+# The same by the situation fields as written (``_SITUATION``, defaults filled in), all of the
+# types ``_SITUATION_TYPES`` (a field of another type, or equal but of another type, as 1 to
+# True, is checked again): ``parse_request`` finds a request's context here without checking.
+_SITUATION = (*_FLAGS, "seat_wind", "round_wind", "flowers", "seat_flowers")
+_SITUATION_DEFAULTS = tuple(_DEFAULTS[field] for field in _SITUATION)
+_SITUATION_TYPES = tuple(map(type, _SITUATION_DEFAULTS))
 _CONTEXTS: dict[tuple[object, ...], WinContext] = {}
 
 
@@ -329,22 +354,25 @@ def _decode(line: str) -> object:
 def _score_each(lines: Iterable[str], rules: RuleSet) -> Iterator[Score | dict[str, object]]:
     """Score each JSON request line: its ``Score``, or ``{"error": ...}`` for a bad line."""
     for number, line in enumerate(lines, 1):
-        if not line or line.isspace():  # (``strip`` would copy every line)
-            yield {"error": f"line {number}: empty line; expected a JSON request"}
-            continue
+        yield _score_line(number, line, rules)
+
+
+def _score_line(number: int, line: str, rules: RuleSet) -> Score | dict[str, object]:
+    """Score line ``number``: its ``Score``, or ``{"error": ...}`` for a bad line."""
+    if not line or line.isspace():  # (``strip`` would copy every line)
+        return {"error": f"line {number}: empty line; expected a JSON request"}
+    try:
+        request = _decode(line)
+    except ValueError as exc:
+        return {"error": f"line {number}: not valid JSON: {exc}"}
+    try:
         try:
-            request = _decode(line)
-        except ValueError as exc:
-            yield {"error": f"line {number}: not valid JSON: {exc}"}
-            continue
-        try:
-            try:
-                hand, ctx = parse_request(request)
-            except RequestError:
-                hand, ctx = parse_request(json.loads(line))  # raises, quoting json's values
-            yield score(hand, ctx, rules)
-        except (RequestError, MahjongError) as exc:
-            yield {"error": f"line {number}: {exc}"}
+            hand, ctx = parse_request(request)
+        except RequestError:
+            hand, ctx = parse_request(json.loads(line))  # raises, quoting json's values
+        return score(hand, ctx, rules)
+    except (RequestError, MahjongError) as exc:
+        return {"error": f"line {number}: {exc}"}
 
 
 def score_lines(lines: Iterable[str], rules: RuleSet = MCR) -> Iterator[dict[str, object]]:
@@ -354,23 +382,83 @@ def score_lines(lines: Iterable[str], rules: RuleSet = MCR) -> Iterator[dict[str
 
 
 def run_batch(source: TextIO, sink: TextIO, rules: RuleSet = MCR) -> None:
-    write, flush = sink.write, sink.flush
-    for result in _score_each(source, rules):
-        if isinstance(result, Score):
-            write(encode_score(result))
+    write, flush, loads = sink.write, sink.flush, orjson.loads
+    for number, line in enumerate(source, 1):
+        # The plain way of ``_score_line``, in line; a line it refuses, ``_score_line`` reads
+        # again from the start and says what is wrong as it does.
+        try:
+            ctx = None
+            if line.startswith(_HAND_FIRST):  # a situation seen before: the hand read as text
+                end = line.find('"', _HAND_AT)
+                ctx = _BY_REST.get(line[end + 1 :]) if end > 0 else None
+            hand_text = line[_HAND_AT:end] if ctx is not None else ""
+            if ctx is not None and "\\" not in hand_text and hand_text.isprintable():
+                result = score(parse_hand(hand_text), ctx, rules)
+            else:
+                request = loads(line)
+                hand, ctx = parse_request(request)
+                result = score(hand, ctx, rules)
+                _remember_rest(line, request, ctx)
+        except (ValueError, MahjongError):  # (RequestError, orjson's errors: ValueErrors)
+            answer = _score_line(number, line, rules)
+            if isinstance(answer, Score):
+                write(encode_score(answer))
+            else:
+                write(json.dumps(answer, ensure_ascii=False) + "\n")
         else:
-            write(json.dumps(result, ensure_ascii=False) + "\n")
+            write(encode_score(result))
         flush()
+
+
+# A request as ``json.dumps`` writes it with the hand first: ``{"hand": "...", ...}``. What
+# follows the hand's closing quote, the rest of the line, says the situation, the same
+# whatever the hand. ``_BY_REST`` keeps the context of each rest of a line that was right, so
+# that a line with the same rest after ``{"hand": "HAND"`` is read from its text alone: it is
+# that line with HAND for the hand, when HAND is a JSON string's text as it is (no ``\``, no
+# control character: no escape, and it is one string; the ``"`` found ends it) and the rest
+# holds no other ``"hand"`` (without a ``\`` in it, no key can be an escaped "hand").
+_HAND_FIRST = '{"hand": "'
+_HAND_AT = len(_HAND_FIRST)
+_BY_REST: dict[str, WinContext] = {}
+
+
+def _remember_rest(line: str, request: object, ctx: WinContext) -> None:
+    """Keep ``ctx`` for the rest of ``line``, a right request whose hand was written first."""
+    if not line.startswith(_HAND_FIRST) or len(_BY_REST) >= 4096:
+        return
+    end = line.find('"', _HAND_AT)
+    rest = line[end + 1 :]
+    if (
+        end > 0
+        and type(request) is dict
+        and request.get("hand") == line[_HAND_AT:end]
+        and "\\" not in line
+        and '"hand"' not in rest
+    ):
+        _BY_REST[rest] = ctx
 
 
 def encode_score(result: Score) -> str:
     """``json.dumps(result.to_dict(), ensure_ascii=False) + "\\n"``, the same text, from
     each fan's JSON written once (``tests/server/test_fan_batch.py`` compares the two)."""
-    fans = ", ".join([_fan_json(fc) for fc in result.fans])
+    fans = result.fans
+    # By the fan entries themselves: the engine's are shared, one a fan and count. The ids of
+    # a remembered tuple's entries are its own: the tuple kept beside the text keeps them
+    # alive, so no other entry can have them meanwhile.
+    key = tuple(map(id, fans))
+    known = _FANS_JSON.get(key)
+    if known is None:
+        text = ", ".join([_fan_json(fc) for fc in fans])
+        if len(_FANS_JSON) < 4096:
+            _FANS_JSON[key] = (fans, text)
+    else:
+        text = known[1]
     minimum = "true" if result.meets_minimum else "false"
-    return f'{{"total": {result.total}, "meets_minimum": {minimum}, "fans": [{fans}]}}\n'
+    return f'{{"total": {result.total}, "meets_minimum": {minimum}, "fans": [{text}]}}\n'
 
 
+# The JSON of each tuple of fan entries written, by their ids, with the tuple (see above).
+_FANS_JSON: dict[tuple[int, ...], tuple[tuple[FanCount, ...], str]] = {}
 # Each fan entry's JSON by (English name, count): a ``FanCount`` hashes in Python (a dataclass
 # of an Enum), a name and a count in C.
 _FAN_JSON: dict[tuple[str, int], str] = {}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 from engine.fans import Fan
-from engine.scoring import FANS
-from engine.scoring.exclusions import EXCLUSIONS, _exclude
+from engine.scoring import FANS, ids
+from engine.scoring.exclusions import _STRAIGHT_TESTS, EXCLUSIONS, _apply_rows, _exclude
 
 
 def _interpret(table: list[int]) -> None:
@@ -24,6 +24,14 @@ def _interpret(table: list[int]) -> None:
             table[fan] = 0
 
 
+def test_the_fan_ids_are_the_fans_in_order() -> None:
+    # ``ids`` writes each id out as a constant: each is its fan's place in ``Fan``.
+    assert tuple(Fan) == FANS
+    for number, fan in enumerate(Fan):
+        assert getattr(ids, fan.name) == number, fan
+    assert len(Fan) == ids.N_FANS
+
+
 def test_every_row_names_its_fan_and_excludes_others() -> None:
     seen = set()
     for row in EXCLUSIONS:
@@ -35,6 +43,8 @@ def test_every_row_names_its_fan_and_excludes_others() -> None:
 
 
 def test_the_compiled_table_applies_the_rows_in_order() -> None:
+    # ``_exclude`` runs the rows as straight tests, or as a loop over them when compiled:
+    # both ways, here whichever this engine is.
     rng = random.Random("exclusions")
     fans = [FANS.index(fan) for fan in Fan]
     for _ in range(3000):
@@ -43,8 +53,10 @@ def test_the_compiled_table_applies_the_rows_in_order() -> None:
             table[fan] = rng.randrange(1, 4)
         expected = table.copy()
         _interpret(expected)
-        _exclude(table)
-        assert table == expected
+        for exclude in (_exclude, _apply_rows, _STRAIGHT_TESTS):
+            applied = table.copy()
+            exclude(applied)
+            assert applied == expected
 
 
 def test_a_few_rows_as_the_rule_book_says() -> None:

@@ -4,6 +4,8 @@
   before and after they fill up and start afresh; ``formal_wait_mask`` is, tile by tile,
   "adding this tile makes a complete hand" (``is_winning``), on seeded hands one tile short
   of a win and on random tiles.
+- ``engine.scoring``: the loops the compiled engine runs where the interpreted one calls into
+  C (``ids.COMPILED``) give what those calls give.
 - ``engine.notation``: the fast path for plainly written hands (``_parse_written_plainly``,
   its table of meld bodies) reads every hand as the careful parser does, and leaves to it
   everything else.
@@ -25,6 +27,8 @@ from engine.notation import (
     format_hand,
     parse_hand,
 )
+from engine.scoring import REF_KEY, ids
+from engine.scoring.regular import _insertion_order
 from engine.tiles import EAST, N_KINDS, WILD, counts_of, name
 
 # --- engine.forms ----------------------------------------------------------------------------
@@ -85,7 +89,7 @@ def _uncached_kind(pattern: int, honors: bool) -> int:
     if not pattern:
         return 1
     i, n = forms._lowest(pattern)
-    unit = 1 << (i << 3)
+    unit = 1 << (i << 2)
     kind = 0
     if n >= 3:
         kind |= _uncached_kind(pattern - 3 * unit, honors)
@@ -129,9 +133,9 @@ def _unpruned_shape(pattern: int, size: int, honors: bool) -> tuple[int, int, in
     bits = _uncached_kind(pattern, honors)
     to_sets = to_pair = 0
     for i in range(size):
-        if (pattern >> (i << 3)) & 0xFF >= 5:
+        if (pattern >> (i << 2)) & 0xF >= 5:
             continue
-        grown = _uncached_kind(pattern + (1 << (i << 3)), honors)
+        grown = _uncached_kind(pattern + (1 << (i << 2)), honors)
         if grown & 2:
             to_pair |= 1 << i
         elif grown & 1:
@@ -147,7 +151,7 @@ def test_shape_skips_only_tiles_that_cannot_count() -> None:
             for _ in range(rng.randint(0, 13)):
                 t = rng.randrange(size)
                 counts[t] = min(counts[t] + 1, 4)
-            pattern = int.from_bytes(bytes(counts), "little")
+            pattern = forms.pattern_of(counts, 0, size)
             assert forms._shape(pattern, size, honors) == _unpruned_shape(pattern, size, honors)
 
 
@@ -163,6 +167,25 @@ def test_a_full_memo_starts_afresh_and_still_answers() -> None:
     assert computed == [1, 2, 3]
     assert memo[4] == 16 and len(memo) == 1  # full: emptied, then the new entry
     assert memo[1] == 1 and computed == [1, 2, 3, 4, 1]
+
+
+# --- engine.scoring: the loops of the compiled engine --------------------------------------------
+# Where a native loop beats a call into C only once compiled (``ids.COMPILED``), the engine
+# has both; here the loops, which the interpreted engine does not run, against the others.
+
+
+def test_compiled_loops_agree_with_the_interpreted_ways() -> None:
+    rng = random.Random("loops")
+    for _ in range(3000):
+        table = [0] * ids.N_FANS
+        for fan in rng.sample(range(ids.N_FANS), rng.choice((0, 1, 2, 5, 12))):
+            table[fan] = rng.choice((1, 1, 2, 3, -1))
+        assert ids._counted_by_loop(table) == [i for i in range(ids.N_FANS) if table[i]]
+        assert ids._total_by_loop(table) == sum(ids.POINTS[i] * n for i, n in enumerate(table))
+        tiles = [rng.randrange(N_KINDS) for _ in range(rng.randrange(5))]
+        expected = sorted(tiles, key=REF_KEY.__getitem__)
+        _insertion_order(tiles)
+        assert tiles == expected
 
 
 # --- engine.notation -------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from engine.notation import format_hand
 from engine.rules import CUSTOM, MCR, RuleSet
 from engine.scoring import score
 from engine.tiles import WILD
+from server.cli import fan
 from server.cli.fan import RequestError, encode_score, parse_request, run_batch
 
 
@@ -126,3 +127,41 @@ ODD_LINES = [
 def test_odd_lines_are_answered_as_before() -> None:
     assert _batch(ODD_LINES, MCR) == _plainly(ODD_LINES, MCR)
     assert _batch(ODD_LINES, CUSTOM) == _plainly(ODD_LINES, CUSTOM)
+
+
+# ``run_batch`` reads the hand of a line as text when the rest of the line (after the hand's
+# closing quote) is that of a right request seen before. Each rest below is first seen with a
+# plain hand, then with hands that must not be read as text, or whose line is another request.
+_REST = ', "self_drawn": true, "seat_wind": "S"}'
+TEXT_LINES = [
+    '{"hand": "555666777p5556s7s"' + _REST,
+    '{"hand": "555666777p5556s\\u0037s"' + _REST,  # an escape: the same hand
+    '{"hand": "555666777p5556s\\"7s"' + _REST,  # an escaped quote: not the end of the hand
+    '{"hand": "555666777p5556s\t7s"' + _REST,  # a raw tab: not JSON
+    '{"hand": "555666777p5556s\x7f7s"' + _REST,  # DEL: JSON, left to the parser
+    '{"hand": "555666777p5556s7s\u3000"' + _REST,  # a wide space, written as it is
+    '{"hand": "123m"' + _REST,  # not a hand
+    '{"hand": "[555p][666p][777p]5556s7s"' + _REST,
+    '{"hand": 5' + _REST,
+    '{"hand": "555666777p5556s7s", "kong": true, "hand": "123m"}',  # the last hand counts
+    '{"hand": "123m", "kong": true, "hand": "123m"}',
+    '{"hand": "555666777p5556s7s", "kong": true, "hand": "123m"}',
+    '{"hand": "555666777p5556s7s", "kong": true, "h\\u0061nd": "123m"}',
+    '{"hand": "555666777p5556s7s", "kong": true, "h\\u0061nd": "123m"}',
+    '{"hand": "555666777p5556s7s", "flowers": 1}',
+    '{"hand": "555666777p5556s7s", "flowers": 1.0}',
+    '{"hand": "555666777p5556s7s", "flowers": true}',
+    '{"hand": "555666777p5556s7s", "flowers": 1}',
+    '{"hand": "555666777p5556s7s"}',
+    '{"hand": "555666777p5556s7s"} ',
+    '{"hand": "555666777p5556s7s" }',
+    '{"hand": ""}',
+    '{"hand": "", "seat_wind": "S"}',
+]
+
+
+def test_lines_read_as_text_are_answered_as_before() -> None:
+    for lines in (TEXT_LINES, TEXT_LINES[::-1], TEXT_LINES + TEXT_LINES):
+        assert _batch(lines, MCR) == _plainly(lines, MCR)
+        assert _batch(lines, CUSTOM) == _plainly(lines, CUSTOM)
+    assert _REST + "\n" in fan._BY_REST  # the text was read
