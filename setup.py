@@ -77,8 +77,8 @@ class OptionalBuildExt(build_ext):
     def _give_up(self, exc: BaseException) -> None:
         print(
             f"guobiao: compiling the engine failed ({exc}); installing the pure-Python engine "
-            "(it plays and scores the same; the bots and the calculator are about 1.4 times "
-            "slower)",
+            "(it plays and scores the same; the bots are about 1.4 times slower, the "
+            "calculator about 3 times)",
             file=sys.stderr,
         )
         for ext in self.extensions:  # what was built before the failure would half-work

@@ -2,7 +2,7 @@
 
 ``pip install .`` (a wheel) compiles the modules listed in ``setup.py`` with mypyc, which
 turns the strictly typed engine into C extensions (docs/performance.md says what that buys:
-the bots and the calculator about 1.4 times as fast). It needs a C compiler and the Python
+the bots about 1.4 times as fast, the calculator about 3 times). It needs a C compiler and the Python
 headers; without them, or with ``GUOBIAO_COMPILE=0``, the same wheel carries the pure-Python
 engine, which plays and scores exactly alike. mypy (mypyc is part of it) is asked for only
 when a wheel is to be compiled, so an editable install or an sdist never downloads it.
