@@ -2,10 +2,11 @@
 
 ``pip install .`` (a wheel) compiles the modules listed in ``setup.py`` with mypyc, which
 turns the strictly typed engine into C extensions (docs/performance.md says what that buys:
-the bots about 1.4 times as fast, the calculator about 3 times). It needs a C compiler and the Python
-headers; without them, or with ``GUOBIAO_COMPILE=0``, the same wheel carries the pure-Python
-engine, which plays and scores exactly alike. mypy (mypyc is part of it) is asked for only
-when a wheel is to be compiled, so an editable install or an sdist never downloads it.
+the bots about 1.4 times as fast, the calculator about 3 times). It needs a C compiler and
+the Python headers; without them, or with ``GUOBIAO_COMPILE=0``, the same wheel carries the
+pure-Python engine, which plays and scores exactly alike. mypy (mypyc is part of it) is
+asked for only when a wheel is to be compiled, so an editable install or an sdist never
+downloads it.
 
 ``pip install -e .`` (the developers' install, ``make venv``) is never compiled: a compiled
 module would shadow its ``.py`` file, and an edit would not take effect until a rebuild.
