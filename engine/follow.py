@@ -110,43 +110,60 @@ def follow(
     view, with its seats; None: none yet) changed by ``events`` (the update's events, as
     the viewer got them). ``InvalidWire`` when they cannot be followed: no seats before and
     no hand starting, or an event that does not fit them (the client then asks for a full
-    update, ``sync``)."""
+    update, ``sync``). A seat no event changed is ``before``'s own dict, not a copy (an
+    update changes one or two seats: the others are neither read nor written again)."""
     you = view.get("you")
-    seats: list[_Seat] | None = None
+    kept: list[dict[str, Any]] = []  # ``before``'s seats, in position order
+    changed: dict[int, _Seat] = {}  # the seats events changed, by player
+    known = False  # whether there are seats to follow
     if before is not None and before.get("seats") is not None:
-        seats = [_Seat.read(s) for s in before["seats"]]
+        kept, known = list(before["seats"]), True
     adding: tuple[int, Tile] | None = None  # an added kong being answered: (player, tile)
     claim = before.get("claim") if before is not None else None
     if claim is not None and claim.get("kind") == "add_kong":
         adding = (claim["from"], _TILE[claim["tile"]])
+
+    def seat_of(player: Any) -> _Seat:
+        seat = changed.get(player)
+        if seat is None:
+            found = [s for s in kept if s["player"] == player]
+            if not found:
+                raise InvalidWire(f"no player {player!r} at the table")
+            seat = changed[player] = _Seat.read(found[0])
+        return seat
+
     for event in events:
         kind = event["kind"]
         if kind == "hand_start":
             winds = event["seat_winds"]
-            seats = [
-                _Seat(p, winds[p], 0, [], 0, [], [], [] if p == you else None)
+            kept = [{"player": p} for p in view["players"]]
+            changed = {
+                p: _Seat(p, winds[p], 0, [], 0, [], [], [] if p == you else None)
                 for p in view["players"]
-            ]
-            adding = None
+            }
+            known, adding = True, None
             continue
         if kind in _UNCHANGED:
             continue
-        if seats is None:
+        if not known:
             raise InvalidWire(f"a {kind!r} event, and no seats to follow (sync first)")
-        by_player = {s.player: s for s in seats}
-        seat = by_player.get(event.get("player", -1))
         if kind == "add_kong":
             adding = (event["player"], _TILE[event["tile"]])
-        elif kind == "hand_end":
-            for s, hand in zip(sorted(seats, key=lambda s: s.player), event["hands"], strict=True):
+            continue
+        if kind == "hand_end":
+            players = sorted(s["player"] for s in kept)
+            for player, hand in zip(players, event["hands"], strict=True):
+                s = seat_of(player)
                 s.concealed = _parse(hand["concealed"])
                 s.count = len(s.concealed)
                 s.melds = list(hand["melds"])
                 s.hidden = 0
             adding = None
-        elif seat is None:
-            raise InvalidWire(f"event {dict(event)!r}: no such player at the table")
-        elif kind == "deal":
+            continue
+        if kind not in _SEAT_EVENTS:
+            raise InvalidWire(f"an event of unknown kind {kind!r}")
+        seat = seat_of(event.get("player"))
+        if kind == "deal":
             if "tiles" in event:
                 tiles = [_TILE[t] for t in event["tiles"]]
                 seat.count = len(tiles)
@@ -169,7 +186,7 @@ def follow(
             seat.take([_TILE[event["tile"]]])
         elif kind == "claim":
             meld = decode_meld(event["meld"], "claim.meld")
-            given = by_player[event["from"]].river
+            given = seat_of(event["from"]).river
             if not given:
                 raise InvalidWire(f"player {event['from']} has no discard to be claimed")
             given[-1] += CLAIMED_MARK
@@ -185,15 +202,14 @@ def follow(
             else:
                 seat.hidden += 1
                 seat.count -= 4
-        else:
-            raise InvalidWire(f"an event of unknown kind {kind!r}")
-    if seats is None:
+    if not known:
         raise InvalidWire("no seats to follow (sync first)")
     wild = frozenset(_TILE[t] for t in view.get("wild_tiles") or ())
-    return [s.write(wild) for s in seats]
+    return [changed[s["player"]].write(wild) if s["player"] in changed else s for s in kept]
 
 
 _UNCHANGED = frozenset({"match", "indicator", "head_bump", "win", "exhausted"})
+_SEAT_EVENTS = frozenset({"deal", "flower", "draw", "discard", "claim", "concealed_kong"})
 
 
 def _complete_kong(seat: _Seat, tile: Tile) -> None:

@@ -133,6 +133,12 @@ def add_parser(
 
 
 def run(args: argparse.Namespace) -> int:
+    # Thousands of bots keep millions of objects: with Python's default thresholds the
+    # garbage collector's full collections stall the client for tenths of a second, and the
+    # latencies it measures grow by as much. The server's thresholds, for the same reason.
+    from server.cli.serve import tune_collector  # noqa: PLC0415 (only this command needs it)
+
+    tune_collector()
     try:
         report = asyncio.run(
             loadtest(
