@@ -29,6 +29,7 @@ from server.db.store import (
     Store,
     TableRow,
     UsernameTaken,
+    upgrade,
 )
 from server.grades import grade
 
@@ -229,14 +230,22 @@ async def test_an_append_stores_what_the_orm_stores(store: Store) -> None:
 
 @pytest.mark.asyncio
 async def test_on_sqlite_a_locked_log_waits_in_its_thread_not_in_the_loop(
-    store: Store, migrated_url: str
+    tmp_path: Path,
 ) -> None:
     """The log commits in the event loop while SQLite's write lock is free (server/db/
     sqlite_log.py); while another connection holds it, the append waits for it in the
     driver's thread: the loop goes on meanwhile, and the action is stored once the lock
-    is let go. Appends before and after commit in the loop."""
-    if not migrated_url.startswith("sqlite"):
-        pytest.skip("SQLite's own path")
+    is let go. Appends before and after commit in the loop. (SQLite's own path.)"""
+    migrated_url = f"sqlite+aiosqlite:///{tmp_path / 'guobiao.db'}"
+    await upgrade(migrated_url)
+    store = await Store.open(migrated_url)
+    try:
+        await locked_log_waits(store, migrated_url)
+    finally:
+        await store.close()
+
+
+async def locked_log_waits(store: Store, migrated_url: str) -> None:
     match_id = await new_match(store)
     await store.append_action(match_id, 1, 1, 0, {"type": "pass"})
     path = make_url(migrated_url).database
