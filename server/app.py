@@ -555,6 +555,7 @@ class App:
 
     async def start(self) -> None:
         self.config.check_cluster_database()
+        self.metrics.start()
         url = self.config.database_url
         await upgrade(url)
         self.store = await Store.open(url)
@@ -629,6 +630,7 @@ class App:
             await self.cluster.close()
         if self.store is not None:
             await self.store.close()
+        await self.metrics.stop()
 
     def _peers(self) -> list[Any]:
         """Every connection the tournaments may tell something: ours, and in cluster mode

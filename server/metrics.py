@@ -20,6 +20,10 @@ What is counted where, and what it costs:
   shows, in the table's task), ``guobiao_store_commit_seconds{what}`` (once per database
   transaction of actions, of a finished hand, of a finished match) and
   ``guobiao_rate_limited_total{limit}`` (once per refusal);
+- sampled: ``guobiao_event_loop_lag_seconds`` (how late a timer set ``LAG_EVERY`` seconds
+  ahead fired: everything the server does waits that long behind whatever held the loop)
+  and ``guobiao_gc_pause_seconds{generation}`` (every garbage collection of the process,
+  timed by a ``gc.callbacks`` hook: ``start``/``stop`` around one collection);
 - the standard ``process_*`` series (CPU seconds, memory, open files), read from ``/proc``
   at scrape time: CPU per action is ``rate(process_cpu_seconds_total[1m]) /
   rate(guobiao_actions_total[1m])``.
@@ -27,7 +31,10 @@ What is counted where, and what it costs:
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import logging
+import time
 from collections import Counter as Tally
 from collections.abc import Callable, Iterable, Sequence, Sized
 from typing import TYPE_CHECKING, Protocol
@@ -50,6 +57,10 @@ RATE_LIMITS = ("messages", "accounts")
 
 # Seconds. The load bar is a p99 under 100 ms: finer below it, coarser above.
 UPDATE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+# The loop's lag and the collector's pauses: from a tenth of a millisecond (a young
+# collection) to the seconds a full one of a big heap can take.
+PAUSE_BUCKETS = (0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
+LAG_EVERY = 0.25  # seconds between two samples of the loop's lag
 COMMIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
 
 
@@ -123,10 +134,57 @@ class Metrics:
             registry=own,
         )
         self.rate_limited = {limit: limited.labels(limit) for limit in RATE_LIMITS}
+        self.loop_lag = Histogram(
+            "guobiao_event_loop_lag_seconds",
+            f"How late a timer set {LAG_EVERY:g} s ahead fired (sampled every {LAG_EVERY:g} s): "
+            "how long the server's event loop was held by one thing (a burst of messages, "
+            "a garbage collection) while everything else waited.",
+            buckets=PAUSE_BUCKETS,
+            registry=own,
+        )
+        pauses = Histogram(
+            "guobiao_gc_pause_seconds",
+            "Seconds each garbage collection of the process took, by generation (0, 1: the "
+            "young ones; 2: a full one). The server stands still meanwhile.",
+            ["generation"],
+            buckets=PAUSE_BUCKETS,
+            registry=own,
+        )
+        self._pauses = [pauses.labels(str(generation)) for generation in range(3)]
+        self._collecting = 0.0  # perf_counter at the start of the collection under way
+        self._watcher: asyncio.Task[None] | None = None
         own.register(_Scraped(self))
         ProcessCollector(registry=own)
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(_Node(own, lambda: self.server.node))
+
+    def start(self) -> None:
+        """Start sampling the loop's lag and timing the collector (``stop`` undoes it)."""
+        gc.callbacks.append(self._collected)
+        self._watcher = asyncio.create_task(self._watch_loop(), name="loop lag")
+
+    async def stop(self) -> None:
+        if self._collected in gc.callbacks:
+            gc.callbacks.remove(self._collected)
+        if self._watcher is not None:
+            self._watcher.cancel()
+            await asyncio.gather(self._watcher, return_exceptions=True)
+            self._watcher = None
+
+    async def _watch_loop(self) -> None:
+        clock = asyncio.get_running_loop().time
+        while True:
+            due = clock() + LAG_EVERY
+            await asyncio.sleep(LAG_EVERY)
+            self.loop_lag.observe(max(0.0, clock() - due))
+
+    def _collected(self, phase: str, info: dict[str, int]) -> None:
+        """``gc.callbacks``: around every collection, in whichever thread runs it."""
+        if phase == "start":
+            self._collecting = time.perf_counter()
+        elif self._collecting:
+            self._pauses[info["generation"]].observe(time.perf_counter() - self._collecting)
+            self._collecting = 0.0
 
     def commit_seconds(self, what: str, seconds: float) -> None:
         """A database write of ``what`` (``STORE_WRITES``) committed in ``seconds``

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import json
 import socket
+import time
 from typing import Any
 
 import pytest
@@ -167,3 +169,32 @@ async def test_a_named_node_and_openmetrics_on_request(start_server: StartServer
     assert b'guobiao_connections{node="east-1"} 0' in answer.body
     head = await http_request(app.port, "/metrics", method="HEAD")
     assert head.status == 200 and head.body == b""
+
+
+@pytest.mark.asyncio
+async def test_a_held_loop_and_every_collection_are_timed(start_server: StartServer) -> None:
+    app = await start_server()
+    before = await scrape(app)
+    await asyncio.sleep(0.3)  # the lag is sampled every 0.25 s: one sample at least
+    time.sleep(0.3)  # the point: hold the server's loop, as a long task would
+    gc.collect(0)
+    gc.collect(2)
+    await asyncio.sleep(0.3)
+    after = await scrape(app)
+
+    def count(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    # The held loop: a timer due while it was held (they are 0.25 s apart) fired at least
+    # 0.05 s late.
+    assert count("guobiao_event_loop_lag_seconds_count") >= 2
+    late = count("guobiao_event_loop_lag_seconds_count") - count(
+        "guobiao_event_loop_lag_seconds_bucket", le="0.025"
+    )
+    assert late >= 1
+    assert count("guobiao_gc_pause_seconds_count", generation="0") >= 1
+    assert count("guobiao_gc_pause_seconds_count", generation="2") >= 1
+    assert count("guobiao_gc_pause_seconds_sum", generation="2") > 0
+    callback = app.metrics._collected
+    await app.stop()
+    assert callback not in gc.callbacks  # a stopped server times nothing more
