@@ -12,10 +12,13 @@ p99) of each, and the largest load at which each kept its p99 under 100 ms. At h
 waited for to its first update, once start-up is over): a connection's own latency then
 mostly measures the other players' think times. The client runs on
 the same machine and takes CPU from the servers: on a 2-core box that caps what two workers
-can show (say so when quoting the figures).
+can show (say so when quoting the figures). It runs as ``--client-processes`` processes
+(``guobiao loadtest --processes``, default 2): one process reading 4,000 connections
+measures its own delays as much as the server's.
 
     .venv/bin/python benchmarks/bench_workers.py [--tables 10,30,60] [--duration 20] [--think 0.8-3]
-        [--postgres postgresql+asyncpg://postgres@127.0.0.1:5432/test] [--redis-url URL]
+        [--client-processes 2] [--postgres postgresql+asyncpg://postgres@127.0.0.1:5432/test]
+        [--redis-url URL]
 """
 
 from __future__ import annotations
@@ -59,9 +62,11 @@ def _serve(port: int, env: dict[str, str], workers: int) -> subprocess.Popen[byt
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
 
 
-def _load(port: int, tables: int, duration: float, think: str | None) -> dict[str, Any]:
+def _load(
+    port: int, tables: int, duration: float, think: str | None, processes: int
+) -> dict[str, Any]:
     """The same client for both servers: seed 1, connecting 64 at a time."""
-    options = ["--seed", "1", "--connect-concurrency", "64"]
+    options = ["--seed", "1", "--connect-concurrency", "64", "--processes", str(processes)]
     if think:
         options += ["--think", think, "--turn-seconds", "30"]
     return loadtest(f"ws://127.0.0.1:{port}/ws", tables, duration, *options)
@@ -83,7 +88,7 @@ def _run(
         try:
             _wait_ready(port)
             time.sleep(1.0 if workers > 1 else 0.0)  # both workers up and leased
-            return _load(port, tables, args.duration, args.think)
+            return _load(port, tables, args.duration, args.think, args.client_processes)
         finally:
             server.terminate()
             server.wait(60)
@@ -101,6 +106,9 @@ def main() -> None:
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
     parser.add_argument(
         "--think", help="human pace: loadtest's --think LOW-HIGH (e.g. 0.8-3); default none"
+    )
+    parser.add_argument(
+        "--client-processes", type=int, default=2, help="the client's processes (default 2)"
     )
     parser.add_argument(
         "--only", choices=("1", "2"), help="only one process (1) or only two workers (2)"
@@ -122,7 +130,10 @@ def main() -> None:
         "GUOBIAO_CLUSTER_PREFIX": prefix,
     }
     pace = f"think {args.think} s" if args.think else "no think time"
-    print(f"{os.cpu_count()} CPUs; fast bots, {pace}, {args.duration:g} s a load, seed 1")
+    print(
+        f"{os.cpu_count()} CPUs; fast bots, {pace}, {args.duration:g} s a load, seed 1, "
+        f"{args.client_processes} client process(es)"
+    )
     print(
         f"{'tables':>6} {'conns':>6}  {'server':12} {'actions/s':>10} {'p50 ms':>8} "
         f"{'p99 ms':>8}  errors"

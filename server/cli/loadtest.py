@@ -32,6 +32,13 @@ its bots' seeds) are the same for the same seed. ``--think-ms X`` is a fixed pau
 milliseconds before every action (``--think`` with LOW = HIGH, in seconds); without either
 the bots answer at once.
 
+One Python process holding thousands of connections is itself slow to read what arrives: its
+latencies then measure the client as much as the server (one process with 4,000 bots
+reported a server p99 twice what two processes of 2,000 did, same server, same load).
+``--processes N`` spreads the tables over N client processes (``guobiao loadtest`` run N
+times, each with its share of the tables, the connections keeping the random streams they
+would have in one process) and merges their reports: the percentiles are of every sample.
+
 Start-up is staggered: at most ``--connect-concurrency`` connections are being opened at once.
 Outgoing messages are paced per connection (``--rate``, the server's default limit) so the
 bots do not trip the server's rate limit; raise it for a server configured higher. Only the
@@ -46,10 +53,12 @@ import contextlib
 import json
 import math
 import random
+import subprocess
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from engine.actions import Action, ActionKind
@@ -128,11 +137,24 @@ def add_parser(
         default=16,
         help="connections being opened at once (default 16)",
     )
+    parser.add_argument(
+        "--processes",
+        type=positive_int,
+        default=1,
+        help="client processes the tables are spread over (default 1); a few thousand "
+        "connections are more than one process reads without delays of its own",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    # One process of a ``--processes`` run: its tables start at index FIRST (the random
+    # streams of its connections are those of one process), it prints its raw figures.
+    parser.add_argument("--part", metavar="K/N", help=argparse.SUPPRESS)
+    parser.add_argument("--first-table", type=int, default=0, help=argparse.SUPPRESS)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.processes > 1 and args.part is None:
+        return run_processes(args)
     # Thousands of bots keep millions of objects: with Python's default thresholds the
     # garbage collector's full collections stall the client for tenths of a second, and the
     # latencies it measures grow by as much. The server's thresholds, for the same reason.
@@ -153,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 connect_concurrency=args.connect_concurrency,
                 progress=not args.json,
+                first_table=args.first_table,
+                part=args.part,
             )
         )
     except KeyboardInterrupt:
@@ -164,8 +188,73 @@ def run(args: argparse.Namespace) -> int:
     except ServerError as exc:
         print(f"guobiao loadtest: the server refused: {exc}", file=sys.stderr)
         return 1
+    if args.part is not None:
+        print(json.dumps(report.raw()))
+    else:
+        print(json.dumps(report.to_dict(), indent=2) if args.json else report.text())
+    return 0 if report.connected else 1
+
+
+def run_processes(args: argparse.Namespace) -> int:
+    """``--processes N``: the tables shared among N ``guobiao loadtest`` processes run at
+    once; their reports merged into one."""
+    try:
+        asyncio.run(_probe(args.url))  # one clear message, not one per process
+    except ConnectFailed as exc:
+        print(f"guobiao loadtest: {exc} (is `guobiao serve` running there?)", file=sys.stderr)
+        return 1
+    count = min(args.processes, args.tables)
+    shares = [args.tables // count + (k < args.tables % count) for k in range(count)]
+    common = [
+        *("--url", args.url, "--duration", f"{args.duration:g}", "--bot", args.bot),
+        *("--rate", f"{args.rate:g}", "--burst", str(args.burst), "--seed", str(args.seed)),
+        *("--connect-concurrency", str(max(1, -(-args.connect_concurrency // count)))),
+    ]
+    if args.turn_seconds is not None:
+        common += ["--turn-seconds", str(args.turn_seconds)]
+    think = args.think or args.think_ms
+    if think is not None:
+        common += ["--think", f"{think.low!r}-{think.high!r}"]
+    if args.json:
+        common.append("--json")  # (the parts' progress lines: only without --json)
+    children: list[subprocess.Popen[str]] = []
+    first = 0
+    for k, share in enumerate(shares):
+        part = ["--tables", str(share), "--first-table", str(first), "--part", f"{k + 1}/{count}"]
+        children.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "server", "loadtest", *common, *part],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+        )
+        first += share
+    try:
+        outputs = [child.communicate()[0] for child in children]
+    except KeyboardInterrupt:
+        for child in children:
+            child.terminate()
+        print("guobiao loadtest: interrupted", file=sys.stderr)
+        return 130
+    parts: list[Report] = []
+    for k, (child, output) in enumerate(zip(children, outputs, strict=True)):
+        if child.returncode != 0 or not output.strip():
+            print(
+                f"guobiao loadtest: client process {k + 1} of {count} failed "
+                f"(exit status {child.returncode}; its message is above)",
+                file=sys.stderr,
+            )
+            return 1
+        parts.append(Report.from_raw(json.loads(output)))
+    report = Report.merge(parts)
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.text())
     return 0 if report.connected else 1
+
+
+async def _probe(url: str, timeout: float = 10.0) -> None:
+    """Connect to ``url`` and leave: ``ConnectFailed`` if the server cannot be reached."""
+    probe = await Client.connect(url, timeout=timeout)
+    await probe.close()
 
 
 # ------------------------------------------------------------------ pacing ---
@@ -269,6 +358,48 @@ class Report:
     matches_started: int = 0
     matches_completed: int = 0
     notes: list[str] = field(default_factory=list)
+    processes: int = 1  # client processes whose figures these are (``merge``)
+
+    def raw(self) -> dict[str, Any]:
+        """Every field, samples included, as JSON values (``from_raw`` reads it back)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["think"] = [self.think.low, self.think.high]
+        out["errors"] = dict(self.errors)
+        return out
+
+    @classmethod
+    def from_raw(cls, data: dict[str, Any]) -> Report:
+        low, high = data["think"]
+        return cls(**{**data, "think": Think(low, high), "errors": Counter(data["errors"])})
+
+    @classmethod
+    def merge(cls, parts: Sequence[Report]) -> Report:
+        """One report of the parts run at once (each with its own tables): counts added,
+        samples pooled, times the longest part's."""
+        first = parts[0]
+        out = cls(first.url, 0, first.bot, first.duration, first.think, first.seed)
+        for name in (
+            "tables",
+            "connections",
+            "connected",
+            "connect_failures",
+            "actions_sent",
+            "actions_refused",
+            "updates",
+            "dropped",
+            "matches_started",
+            "matches_completed",
+            "processes",
+        ):
+            setattr(out, name, sum(getattr(part, name) for part in parts))
+        for name in ("startup_seconds", "elapsed", "active_seconds"):
+            setattr(out, name, max(getattr(part, name) for part in parts))
+        for part in parts:
+            out.latencies += part.latencies
+            out.server_latencies += part.server_latencies
+            out.errors += part.errors
+            out.notes += [note for note in part.notes if note not in out.notes]
+        return out
 
     @property
     def accepted(self) -> int:
@@ -292,6 +423,7 @@ class Report:
             "duration_s": self.duration,
             "think_s": [self.think.low, self.think.high],
             "seed": self.seed,
+            "processes": self.processes,
             "elapsed_s": round(self.elapsed, 3),
             "startup_s": round(self.startup_seconds, 3),
             "active_s": round(window, 3),
@@ -331,9 +463,10 @@ class Report:
 
         errors = ", ".join(f"{k} {v}" for k, v in d["errors"].items()) or "none"
         pace = f", think {self.think.text()} (seed {self.seed})" if self.think.high else ""
+        spread = f", {self.processes} client processes" if self.processes > 1 else ""
         lines = [
             f"loadtest {self.url}: {self.tables} table(s) x 4 {self.bot} bots, "
-            f"{self.duration:g} s{pace}",
+            f"{self.duration:g} s{pace}{spread}",
             f"connections  {c['connected']}/{c['wanted']} connected, {c['failed']} failed, "
             f"{c['dropped']} dropped; start-up {d['startup_s']:.2f} s",
             f"actions      {a['sent']} sent, {a['accepted']} accepted, {a['refused']} refused; "
@@ -513,16 +646,20 @@ async def loadtest(
     connect_concurrency: int = 16,
     timeout: float = 10.0,
     progress: bool = False,
+    first_table: int = 0,
+    part: str | None = None,
 ) -> Report:
     """Run the load test; raise ``ConnectFailed`` when the server cannot be reached at all.
 
     ``think``: the bots' think times (a ``Think`` range, drawn per decision by each
-    connection's ``Pacer`` from ``seed``), or one fixed pause in seconds."""
+    connection's ``Pacer`` from ``seed``), or one fixed pause in seconds. ``first_table``:
+    the index of this run's first table among those of a run spread over processes (its
+    connections' random streams are those they would have in one process); ``part``
+    (``K/N``) names this process in the progress lines."""
     if not isinstance(think, Think):
         think = Think(think, think)
     report = Report(url, tables, bot, duration, think, seed, connections=4 * tables)
-    probe = await Client.connect(url, timeout=timeout)  # fail early and clearly
-    await probe.close()
+    await _probe(url, timeout)  # fail early and clearly
     run = _Run(
         report,
         url,
@@ -538,7 +675,8 @@ async def loadtest(
     )
     started = time.perf_counter()
     gate = asyncio.Semaphore(connect_concurrency)
-    groups = [asyncio.create_task(run.table_group(i, gate)) for i in range(tables)]
+    groups = [asyncio.create_task(run.table_group(first_table + i, gate)) for i in range(tables)]
+    name = f"loadtest [{part}]" if part else "loadtest"
     deadline = started + duration
     next_line = started + 5.0
     while (now := time.perf_counter()) < deadline:
@@ -550,7 +688,7 @@ async def loadtest(
         if progress and now >= next_line:
             next_line += 5.0
             print(
-                f"loadtest: {now - started:.0f} s, {run.seated}/{4 * tables} bots seated, "
+                f"{name}: {now - started:.0f} s, {run.seated}/{4 * tables} bots seated, "
                 f"{sum(c.actions_sent for c in run.clients)} actions, "
                 f"{report.matches_completed} matches completed",
                 file=sys.stderr,

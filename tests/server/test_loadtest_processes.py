@@ -1,0 +1,110 @@
+"""``guobiao loadtest --processes N``: the tables spread over N client processes, whose
+reports merge into one (counts added, samples pooled, the percentiles of them all); a real
+run against a server; an unreachable server said once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from server.cli import main
+from server.cli.loadtest import Report, Think
+
+
+def part(latencies: list[float], **counts: Any) -> Report:
+    report = Report("ws://h/ws", 0, "fast", 10.0, Think(0.8, 3.0), 1)
+    report.latencies = latencies
+    report.server_latencies = [x / 2 for x in latencies]
+    for name, value in counts.items():
+        setattr(report, name, value)
+    return report
+
+
+def test_a_report_survives_its_raw_form() -> None:
+    report = part([0.001, 0.002], tables=3, connected=12, errors=Counter({"stale": 2}), notes=["n"])
+    again = Report.from_raw(json.loads(json.dumps(report.raw())))
+    assert again == report
+
+
+def test_parts_merge_into_one_report_of_every_sample() -> None:
+    # One part's samples are all fast, the other's all slow: the merged p50 lies between
+    # (neither part's own), the p99 is the slow part's.
+    fast = part(
+        [0.001] * 60,
+        tables=2,
+        connections=8,
+        connected=8,
+        actions_sent=60,
+        actions_refused=1,
+        updates=300,
+        startup_seconds=1.5,
+        elapsed=10.0,
+        active_seconds=9.0,
+        errors=Counter({"stale": 1}),
+        matches_started=2,
+        notes=["only 7 of 8 bots were seated in time"],
+    )
+    slow = part(
+        [0.2] * 40,
+        tables=1,
+        connections=4,
+        connected=3,
+        connect_failures=1,
+        actions_sent=40,
+        updates=200,
+        startup_seconds=2.5,
+        elapsed=10.5,
+        active_seconds=8.0,
+        errors=Counter({"stale": 2, "hand_over": 1}),
+        dropped=1,
+        matches_started=1,
+        matches_completed=1,
+        notes=["only 7 of 8 bots were seated in time", "every table group stopped"],
+    )
+    merged = Report.merge([fast, slow])
+    figures = merged.to_dict()
+    assert figures["processes"] == 2 and figures["tables"] == 3
+    assert figures["connections"] == {"wanted": 12, "connected": 11, "failed": 1, "dropped": 1}
+    assert figures["actions"]["sent"] == 100 and figures["actions"]["refused"] == 1
+    assert figures["actions"]["per_second"] == round(99 / 9.0, 1)  # over the longest window
+    assert (figures["startup_s"], figures["elapsed_s"]) == (2.5, 10.5)
+    assert figures["latency_ms"]["samples"] == 100
+    assert figures["latency_ms"]["p50"] == 1.0 and figures["latency_ms"]["p99"] == 200.0
+    assert figures["server_latency_ms"]["p99"] == 100.0
+    assert figures["errors"] == {"stale": 3, "hand_over": 1}
+    assert figures["matches"] == {"started": 3, "completed": 1}
+    assert merged.notes == ["only 7 of 8 bots were seated in time", "every table group stopped"]
+    assert "2 client processes" in merged.text()
+
+
+@pytest.mark.asyncio
+async def test_a_run_over_two_processes_plays_every_table_and_reports_once(
+    start_server: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = await start_server()
+    url = f"ws://127.0.0.1:{app.port}/ws"
+    args = ["loadtest", "--url", url, "--tables", "3", "--duration", "3", "--processes", "2"]
+    # The command waits for its processes: in a thread, so this loop goes on serving.
+    status = await asyncio.to_thread(main, [*args, "--think", "0.001-0.004", "--json"])
+    assert status == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["processes"] == 2 and report["tables"] == 3
+    assert report["connections"] == {"wanted": 12, "connected": 12, "failed": 0, "dropped": 0}
+    assert report["think_s"] == [0.001, 0.004]
+    assert report["actions"]["accepted"] > 0 and report["errors"] == {}
+    assert report["latency_ms"]["samples"] > 0 and report["matches"]["started"] >= 3
+    # The three groups of four each made a table here (and one more for each match after).
+    assert app.lobby is not None and len(app.lobby.summaries) >= 3
+
+
+@pytest.mark.asyncio
+async def test_an_unreachable_server_is_said_once(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--url", "ws://127.0.0.1:1/ws", "--tables", "4", "--processes", "3"]
+    status = await asyncio.to_thread(main, ["loadtest", *args])
+    assert status == 1
+    err = capsys.readouterr().err
+    assert err.count("cannot connect to ws://127.0.0.1:1/ws") == 1
