@@ -150,11 +150,14 @@ def main() -> None:
             p99 = latency["p99"]
             errors = sum(kinds.values())
             conns = report["connections"]["connected"]
+            p50 = "-" if latency["p50"] is None else latency["p50"]
             print(
                 f"{tables:>6} {conns:>6}  {label:12} {actions['per_second']:>10} "
-                f"{latency['p50']:>8} {p99:>8}  {errors} {kinds or ''}",
+                f"{p50:>8} {'-' if p99 is None else p99:>8}  {errors} {kinds or ''}",
                 flush=True,
             )
+            for note in report["notes"]:
+                print(f"{'':>6} {'':>6}  {label:12} note: {note}", flush=True)
             if p99 is not None and p99 < BAR_MS and not errors and conns == 4 * tables:
                 best[label] = max(best.get(label, 0), tables)
     for label in ("1 process", "2 workers"):

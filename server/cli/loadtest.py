@@ -508,6 +508,7 @@ class _Run:
         self.clients: list[Client] = []
         self.first_action: float | None = None  # when the first match started
         self.seated = 0
+        self.unseated = 0  # bots of groups that gave up (a connection or a login failed)
         self.steady = False  # every connection is seated: start-up is over
         self.groups: dict[str, list[Client]] = {}  # table -> its four bots' connections
         self.served: dict[int, float] = {}  # connection -> its action the server answered
@@ -592,6 +593,7 @@ class _Run:
             for _ in range(4):
                 client = await self.open(gate)
                 if client is None:
+                    self.unseated += 4  # the group will not play: start-up is over without it
                     return
                 clients.append(client)
             self.seated += 4
@@ -681,7 +683,7 @@ async def loadtest(
     next_line = started + 5.0
     while (now := time.perf_counter()) < deadline:
         if not report.startup_seconds and (
-            run.seated + report.connect_failures >= 4 * tables or all(g.done() for g in groups)
+            run.seated + run.unseated >= 4 * tables or all(g.done() for g in groups)
         ):
             report.startup_seconds = now - started
             run.steady = True

@@ -1,6 +1,7 @@
 """``guobiao loadtest --processes N``: the tables spread over N client processes, whose
 reports merge into one (counts added, samples pooled, the percentiles of them all); a real
-run against a server; an unreachable server said once."""
+run against a server; an unreachable server said once; a table whose bots could not all
+log in does not keep the others' start-up from ending."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from server.cli import main
-from server.cli.loadtest import Report, Think
+from server.cli.loadtest import Report, Think, loadtest
 
 
 def part(latencies: list[float], **counts: Any) -> Report:
@@ -108,3 +109,17 @@ async def test_an_unreachable_server_is_said_once(capsys: pytest.CaptureFixture[
     assert status == 1
     err = capsys.readouterr().err
     assert err.count("cannot connect to ws://127.0.0.1:1/ws") == 1
+
+
+@pytest.mark.asyncio
+async def test_a_group_that_cannot_log_in_does_not_hold_the_start_up_open(
+    start_server: Any,
+) -> None:
+    # Six guest accounts at once: the first table's four bots and two of the second's.
+    app = await start_server(accounts={"guest_burst": 6})
+    report = await loadtest(f"ws://127.0.0.1:{app.port}/ws", tables=2, duration=3.0, rate=None)
+    assert report.errors["guest: rate_limited"] >= 1
+    assert report.matches_started == 1
+    # Start-up ended when the second group gave up: the first table's latencies count.
+    assert report.startup_seconds < 3.0
+    assert report.server_latencies
