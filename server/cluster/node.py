@@ -227,6 +227,7 @@ class Node:
         # not subscribed again yet), and a seated player left out would wait for her turn.
         # The value: when first sent, when last sent.
         self.reattaching: dict[tuple[str, str], tuple[float, float]] = {}
+        self.subscribed_before = False  # Redis was up before: ``_on_up`` is a reconnection
         self.peers: dict[tuple[str, str, str | None], RemotePeer] = {}
         self.live: dict[str, dict[str, Any]] = {}  # node name -> its presence
         self.listings: dict[str, dict[str, Any]] = {}  # other nodes' public tables
@@ -237,8 +238,11 @@ class Node:
         self.is_coordinator = False
         self.draining = False
         self.adopting: set[str] = set()
-        self.scan_after = 0.0  # monotonic: no adoption before (after Redis came back)
+        # Monotonic: no adoption, and no node taken for dead, before (a lease after Redis
+        # came back: every presence may have been lost, and each node writes its own again).
+        self.scan_after = 0.0
         self.redis_ok = False
+        self.redis_seen = False  # the beat reached Redis once: a later reach is a return
         self.port: int | None = None
         self._counter = itertools.count(1)
         self._tick: asyncio.Task[None] | None = None
@@ -316,13 +320,19 @@ class Node:
             await self._publish_lobby()
             await self._read_cluster()
             await self._coordinate()
-            self.redis_ok = True
         except (RedisError, OSError) as exc:
             if self.redis_ok:
                 log.error("cluster: Redis unreachable (%r): play goes on, relays pause", exc)
             self.redis_ok = False
             return
-        self._forget_dead_peers()
+        if not self.redis_ok and self.redis_seen:  # back: the others' presence may be too late
+            self.scan_after = max(self.scan_after, time.monotonic() + self.lease_seconds)
+        self.redis_ok = self.redis_seen = True
+        if time.monotonic() >= self.scan_after:
+            # A node whose presence is gone died: its players' seats are theirs no more
+            # until they come back. Not right after Redis came back: a node that had not
+            # written its presence again yet would lose every player it relays.
+            self._forget_dead_peers()
         self._forget_owners()
         await self._reattach_again()
         if not self.draining and time.monotonic() >= self.scan_after:
@@ -1158,7 +1168,10 @@ class Node:
         back, and its question for the owner asked before our keeper re-took the lease. So
         the announcing and the re-attaching are done once more a lease later, when every
         live node has re-subscribed and re-taken its leases (a second re-attach of a seated
-        player only sends the table again)."""
+        player only sends the table again). Not after the first subscription: nothing was
+        lost then, and a seated player given the table again re-sends its last answer (its
+        client cannot know whether it arrived), refused as ``stale``: two workers at bot
+        speed showed dozens of those, every one a lease after start."""
         self.scan_after = time.monotonic() + self.lease_seconds
         with contextlib.suppress(RedisError, OSError):
             await self._presence()
@@ -1168,7 +1181,9 @@ class Node:
             await self._sweep()
             await self._publish_lobby()
         await self._announce_and_reattach()
-        self._spawn(self._announce_and_reattach(after=self.lease_seconds), "reattach-again")
+        if self.subscribed_before:
+            self._spawn(self._announce_and_reattach(after=self.lease_seconds), "reattach-again")
+        self.subscribed_before = True
 
     async def _announce_and_reattach(self, after: float = 0.0) -> None:
         """Tell every node the tables we own; send our connections to their tables' owners."""

@@ -13,7 +13,14 @@ test failed so, now and then, in full CI runs):
 - a node that lost a table while Redis was away announced it as its own (``moved``)
   before it learnt so, and the real owner, believing it, dropped its copy: now ``moved``
   carries the fencing token, an older word is ignored, and the owner says again that it
-  owns the table.
+  owns the table;
+- a node that reached Redis again before another had written its presence again took that
+  one for dead and dropped the players it relays: now no node is taken for dead in the
+  lease after Redis came back.
+
+And one way a player was bothered for nothing: a second re-attach a lease after a node's
+first subscription (nothing had been lost) gave every relayed seated player the table again,
+and each re-sent its last answer, refused as ``stale``.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import redis.asyncio as aioredis
 from server.cluster import node as node_module
 from server.cluster.node import FencedStore, Node
 from server.config import ClusterSection
-from server.table import BackInput
+from server.table import BackInput, GoneInput
 
 
 @dataclass
@@ -234,3 +241,65 @@ async def test_an_older_owners_word_does_not_unseat_the_owner(rig: Rig) -> None:
     assert table.stopped and "t1" not in rig.lobby.tables
     assert node.owners["t1"] == "n1"
     assert [(to, m["c"]) for to, m in sent.kinds("reattach")] == [("n1", conn.cid)]
+
+
+@pytest.mark.asyncio
+async def test_only_a_reconnection_to_redis_re_attaches_a_second_time(rig: Rig) -> None:
+    """At its first subscription a node sends its connections to their tables once; after
+    a reconnection, once more a lease later (messages were lost, nodes come back in any
+    order). A second time at start-up only made seated players re-send their last answer,
+    refused as ``stale``."""
+    node, sent = rig.node, rig.sent
+    node.lease_seconds = 0.3
+
+    async def nothing() -> None:
+        return None
+
+    # What else ``_on_up`` does (presence, leases, listings) is not under test here.
+    node._presence = node.keeper.renew_now = node._sweep = node._publish_lobby = nothing  # type: ignore[method-assign]
+    rig.connect(Conn("c.1", {"t1": None}))
+    await rig.lease("t1", "n1")
+
+    await node._on_up()  # the first subscription
+    assert [(to, m["c"]) for to, m in sent.kinds("reattach")] == [("n1", "c.1")]
+    await node._attached({"k": "attached", "c": "c.1", "t": "t1"})
+    await asyncio.sleep(2 * node.lease_seconds)
+    assert len(sent.kinds("reattach")) == 1
+
+    await node._on_up()  # Redis came back
+    await node._attached({"k": "attached", "c": "c.1", "t": "t1"})
+    assert len(sent.kinds("reattach")) == 2
+    await asyncio.sleep(2 * node.lease_seconds)
+    assert len(sent.kinds("reattach")) == 3
+
+
+@pytest.mark.asyncio
+async def test_no_node_is_taken_for_dead_in_the_lease_after_redis_came_back(rig: Rig) -> None:
+    """Redis restarted keeps no presence: each node writes its own again at its next beat.
+    A node whose beat came first took the others for dead and dropped every player they
+    relay (her seat then played by the server, the match over without her). Now it waits a
+    lease after Redis came back; then a node still absent is dead."""
+    node = rig.node
+    node.lease_seconds = 0.3
+
+    async def nothing() -> None:
+        return None
+
+    # The beat's writes and adoption are not under test: only what it reads of presence.
+    node._presence = node._publish_lobby = node._coordinate = node._adopt_orphans = nothing  # type: ignore[method-assign]
+    table = StandInTable("t1", node, token=1, seated="alice")
+    rig.lobby.tables["t1"] = table
+    peer = node._peer({"n": "n1", "c": "c.1", "u": "alice"})
+    peer.tables.add("t1")  # n1 relays her to our table t1; n1 has no presence (yet)
+
+    node.redis_seen, node.redis_ok = True, False  # the beat had lost Redis
+    await node._beat()
+    assert node.redis_ok and ("n1", "c.1", "alice") in node.peers
+    assert table.queue.empty()  # her seat is still hers
+
+    await asyncio.sleep(node.lease_seconds)
+    await node._beat()  # a lease later n1 is still absent: dead
+    assert ("n1", "c.1", "alice") not in node.peers
+    await asyncio.sleep(0.05)  # (the drop runs as a task of its own)
+    gone = await asyncio.wait_for(table.queue.get(), 1)
+    assert isinstance(gone, GoneInput) and gone.peer is peer
