@@ -17,7 +17,7 @@ can show (say so when quoting the figures). It runs as ``--client-processes`` pr
 measures its own delays as much as the server's.
 
     .venv/bin/python benchmarks/bench_workers.py [--tables 10,30,60] [--duration 20] [--think 0.8-3]
-        [--client-processes 2] [--postgres postgresql+asyncpg://postgres@127.0.0.1:5432/test]
+        [--client-processes 2] [--connect-concurrency 64] [--postgres postgresql+asyncpg://postgres@127.0.0.1:5432/test]
         [--redis-url URL]
 """
 
@@ -62,11 +62,11 @@ def _serve(port: int, env: dict[str, str], workers: int) -> subprocess.Popen[byt
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
 
 
-def _load(
-    port: int, tables: int, duration: float, think: str | None, processes: int
-) -> dict[str, Any]:
-    """The same client for both servers: seed 1, connecting 64 at a time."""
-    options = ["--seed", "1", "--connect-concurrency", "64", "--processes", str(processes)]
+def _load(port: int, tables: int, args: argparse.Namespace) -> dict[str, Any]:
+    """The same client for both servers: seed 1, ``--connect-concurrency`` (64) at a time."""
+    options = ["--seed", "1", "--processes", str(args.client_processes)]
+    options += ["--connect-concurrency", str(args.connect_concurrency)]
+    think, duration = args.think, args.duration
     if think:
         options += ["--think", think, "--turn-seconds", "30"]
     return loadtest(f"ws://127.0.0.1:{port}/ws", tables, duration, *options)
@@ -88,7 +88,7 @@ def _run(
         try:
             _wait_ready(port)
             time.sleep(1.0 if workers > 1 else 0.0)  # both workers up and leased
-            return _load(port, tables, args.duration, args.think, args.client_processes)
+            return _load(port, tables, args)
         finally:
             server.terminate()
             server.wait(60)
@@ -109,6 +109,12 @@ def main() -> None:
     )
     parser.add_argument(
         "--client-processes", type=int, default=2, help="the client's processes (default 2)"
+    )
+    parser.add_argument(
+        "--connect-concurrency",
+        type=int,
+        default=64,
+        help="connections the client opens at once (default 64)",
     )
     parser.add_argument(
         "--only", choices=("1", "2"), help="only one process (1) or only two workers (2)"
