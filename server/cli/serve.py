@@ -20,9 +20,17 @@ from server.config import Config, ConfigError, load
 # default the young collections, and the full ones they bring on, run several times a second
 # and land in the tail of the latency. Measured with 1,000 connections at human pace
 # (`guobiao loadtest --tables 250 --duration 60 --think 0.8-3`, its server latency, a fresh
-# server each, two rounds): p99 27 and 176 ms with the default, 11 and 16 ms with these.
+# server each, two rounds): p99 27 and 176 ms with the default, 11 and 16 ms with the first
+# serving thresholds, (100,000, 50, 1000).
 # Reference counting frees most objects at once; cycles are collected, only later.
-GC_THRESHOLDS = (100_000, 50, 1000)
+# Not higher: a young collection's pause grows with what it holds, and the next generation's
+# with what the young ones passed on. With (100,000, 50, 1000), in 10 minutes of 4,000
+# connections at human pace (two workers, `guobiao_gc_pause_seconds`), young collections took
+# up to 0.5 s (14 over 100 ms) and the first of the next generation, 50 young ones in
+# (about 20 minutes), would hold all they passed on; with these, young ones under 100 ms,
+# the next 25 times in 10 minutes, 12 of them over 100 ms (one over 250), and a third as
+# many actions over 250 ms (server p99 about 80 ms either way).
+GC_THRESHOLDS = (20_000, 10, 1000)
 
 
 def add_config_options(parser: argparse.ArgumentParser) -> None:
