@@ -6,6 +6,7 @@ log in does not keep the others' start-up from ending."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 from collections import Counter
 from typing import Any
@@ -13,7 +14,8 @@ from typing import Any
 import pytest
 
 from server.cli import main
-from server.cli.loadtest import Report, Think, loadtest
+from server.cli.loadtest import Report, Think, _Run, loadtest
+from server.client import Client
 
 
 def part(latencies: list[float], **counts: Any) -> Report:
@@ -113,13 +115,29 @@ async def test_an_unreachable_server_is_said_once(capsys: pytest.CaptureFixture[
 
 @pytest.mark.asyncio
 async def test_a_group_that_cannot_log_in_does_not_hold_the_start_up_open(
-    start_server: Any,
+    start_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Six guest accounts at once: the first table's four bots and two of the second's.
-    app = await start_server(accounts={"guest_burst": 6})
+    # The second table's bots are refused as a login refused would refuse them (a limit on
+    # guest accounts cannot pick which group it stops: they connect in turns).
+    app = await start_server()
+    refused: contextvars.ContextVar[bool] = contextvars.ContextVar("refused", default=False)
+    real_group, real_open = _Run.table_group, _Run.open
+
+    async def table_group(run: _Run, index: int, gate: asyncio.Semaphore) -> None:
+        refused.set(index == 1)  # (the group's own task: its opens see it)
+        await real_group(run, index, gate)
+
+    async def open_(run: _Run, gate: asyncio.Semaphore) -> Client | None:
+        if refused.get():
+            run.report.errors["guest: rate_limited"] += 1
+            return None
+        return await real_open(run, gate)
+
+    monkeypatch.setattr(_Run, "table_group", table_group)
+    monkeypatch.setattr(_Run, "open", open_)
     report = await loadtest(f"ws://127.0.0.1:{app.port}/ws", tables=2, duration=3.0, rate=None)
-    assert report.errors["guest: rate_limited"] >= 1
-    assert report.matches_started == 1
+    assert report.errors["guest: rate_limited"] == 1
+    assert report.matches_started >= 1 and report.connected == 4
     # Start-up ended when the second group gave up: the first table's latencies count.
     assert report.startup_seconds < 3.0
     assert report.server_latencies
