@@ -206,8 +206,8 @@ def run_processes(args: argparse.Namespace) -> int:
     count = min(args.processes, args.tables)
     shares = [args.tables // count + (k < args.tables % count) for k in range(count)]
     common = [
-        *("--url", args.url, "--duration", f"{args.duration:g}", "--bot", args.bot),
-        *("--rate", f"{args.rate:g}", "--burst", str(args.burst), "--seed", str(args.seed)),
+        *("--url", args.url, "--duration", repr(args.duration), "--bot", args.bot),
+        *("--rate", repr(args.rate), "--burst", str(args.burst), "--seed", str(args.seed)),
         *("--connect-concurrency", str(max(1, -(-args.connect_concurrency // count)))),
     ]
     if args.turn_seconds is not None:
