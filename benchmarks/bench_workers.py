@@ -66,10 +66,9 @@ def _load(port: int, tables: int, args: argparse.Namespace) -> dict[str, Any]:
     """The same client for both servers: seed 1, ``--connect-concurrency`` (64) at a time."""
     options = ["--seed", "1", "--processes", str(args.client_processes)]
     options += ["--connect-concurrency", str(args.connect_concurrency)]
-    think, duration = args.think, args.duration
-    if think:
-        options += ["--think", think, "--turn-seconds", "30"]
-    return loadtest(f"ws://127.0.0.1:{port}/ws", tables, duration, *options)
+    if args.think:
+        options += ["--think", args.think, "--turn-seconds", "30"]
+    return loadtest(f"ws://127.0.0.1:{port}/ws", tables, args.duration, *options)
 
 
 def _run(
