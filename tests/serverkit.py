@@ -1,11 +1,13 @@
 """The servers the tests start: their settings (tests/server/conftest.py and the tests that
 build a ``Config`` of their own: short timers, no rate limit for bots that answer at once),
-and the first line ``guobiao serve`` prints, for the tests that run it as a process."""
+and the first line ``guobiao serve`` prints, for the tests that run it as a process; a decoy
+``server`` package for a working directory its child processes must not import."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from server.app import App
 from server.config import LimitsSection, TimersSection
@@ -34,3 +36,13 @@ def served_port(line: str) -> int | None:
     other line (the server died, or printed something else)."""
     found = SERVING.match(line)
     return int(found[1]) if found else None
+
+
+def decoy_checkout(folder: Path) -> Path:
+    """A ``server`` package in ``folder`` that fails when imported, as a source checkout
+    without its built parts (``server.config_files``) did."""
+    (folder / "server").mkdir()
+    (folder / "server" / "__init__.py").write_text(
+        'raise ImportError("the server package of the working directory was imported")\n'
+    )
+    return folder

@@ -61,6 +61,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def child_command(*args: str) -> list[str]:
+    """The command line of a ``guobiao ARGS...`` child process (``serve --workers``' workers,
+    ``loadtest --processes``' parts): this Python, ``-m server``, with ``-P`` so that the
+    working directory is not put on the child's path. Without it a source checkout there
+    (where the README's install is run) shadowed the installed package, which has what the
+    checkout lacks (``server.config_files``), and every child failed to start."""
+    return [sys.executable, "-P", "-m", "server", *args]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the command, return its exit status."""
     words = sys.argv[1:] if argv is None else argv

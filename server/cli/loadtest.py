@@ -63,6 +63,7 @@ from typing import Any
 
 from engine.actions import Action, ActionKind
 from engine.bots import BOTS, make_bot
+from server.cli import child_command
 from server.cli.args import positive_int, positive_seconds
 from server.client import (
     DEFAULT_BURST,
@@ -223,7 +224,7 @@ def run_processes(args: argparse.Namespace) -> int:
         part = ["--tables", str(share), "--first-table", str(first), "--part", f"{k + 1}/{count}"]
         children.append(
             subprocess.Popen(
-                [sys.executable, "-m", "server", "loadtest", *common, *part],
+                child_command("loadtest", *common, *part),
                 stdout=subprocess.PIPE,
                 text=True,
             )

@@ -18,6 +18,7 @@ import sys
 import time
 from types import FrameType
 
+from server.cli import child_command
 from server.config import Config
 
 RESTART_FIRST, RESTART_MAX = 1.0, 30.0  # seconds before a dead worker is started again
@@ -55,7 +56,7 @@ def supervise(argv: list[str], count: int, config: Config) -> int:
 
     def start(name: str) -> None:
         env = {**os.environ, "GUOBIAO_SERVER_NODE": name}
-        command = [sys.executable, "-m", "server", *args, "--node", name]
+        command = child_command(*args, "--node", name)
         procs[name] = subprocess.Popen(command, env=env)
 
     def stop(signum: int, frame: FrameType | None) -> None:

@@ -9,9 +9,11 @@ import asyncio
 import contextvars
 import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
+from serverkit import decoy_checkout
 
 from server.cli import main
 from server.cli.loadtest import Report, Think, _Run, loadtest
@@ -141,3 +143,18 @@ async def test_a_group_that_cannot_log_in_does_not_hold_the_start_up_open(
     # Start-up ended when the second group gave up: the first table's latencies count.
     assert report.startup_seconds < 3.0
     assert report.server_latencies
+
+
+@pytest.mark.asyncio
+async def test_the_parts_run_this_loadtest_whatever_the_working_directory_holds(
+    start_server: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(decoy_checkout(tmp_path))
+    app = await start_server()
+    args = ["--url", f"ws://127.0.0.1:{app.port}/ws", "--tables", "2", "--duration", "2"]
+    status = await asyncio.to_thread(main, ["loadtest", *args, "--processes", "2", "--json"])
+    assert status == 0, capsys.readouterr().err
+    assert json.loads(capsys.readouterr().out)["connections"]["connected"] == 8
