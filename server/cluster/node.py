@@ -227,7 +227,6 @@ class Node:
         # not subscribed again yet), and a seated player left out would wait for her turn.
         # The value: when first sent, when last sent.
         self.reattaching: dict[tuple[str, str], tuple[float, float]] = {}
-        self.subscribed_before = False  # Redis was up before: ``_on_up`` is a reconnection
         self.peers: dict[tuple[str, str, str | None], RemotePeer] = {}
         self.live: dict[str, dict[str, Any]] = {}  # node name -> its presence
         self.listings: dict[str, dict[str, Any]] = {}  # other nodes' public tables
@@ -1168,10 +1167,7 @@ class Node:
         back, and its question for the owner asked before our keeper re-took the lease. So
         the announcing and the re-attaching are done once more a lease later, when every
         live node has re-subscribed and re-taken its leases (a second re-attach of a seated
-        player only sends the table again). Not after the first subscription: nothing was
-        lost then, and a seated player given the table again re-sends its last answer (its
-        client cannot know whether it arrived), refused as ``stale``: two workers at bot
-        speed showed dozens of those, every one a lease after start."""
+        player only sends the table again)."""
         self.scan_after = time.monotonic() + self.lease_seconds
         with contextlib.suppress(RedisError, OSError):
             await self._presence()
@@ -1181,9 +1177,7 @@ class Node:
             await self._sweep()
             await self._publish_lobby()
         await self._announce_and_reattach()
-        if self.subscribed_before:
-            self._spawn(self._announce_and_reattach(after=self.lease_seconds), "reattach-again")
-        self.subscribed_before = True
+        self._spawn(self._announce_and_reattach(after=self.lease_seconds), "reattach-again")
 
     async def _announce_and_reattach(self, after: float = 0.0) -> None:
         """Tell every node the tables we own; send our connections to their tables' owners."""

@@ -17,10 +17,6 @@ test failed so, now and then, in full CI runs):
 - a node that reached Redis again before another had written its presence again took that
   one for dead and dropped the players it relays: now no node is taken for dead in the
   lease after Redis came back.
-
-And one way a player was bothered for nothing: a second re-attach a lease after a node's
-first subscription (nothing had been lost) gave every relayed seated player the table again,
-and each re-sent its last answer, refused as ``stale``.
 """
 
 from __future__ import annotations
@@ -241,36 +237,6 @@ async def test_an_older_owners_word_does_not_unseat_the_owner(rig: Rig) -> None:
     assert table.stopped and "t1" not in rig.lobby.tables
     assert node.owners["t1"] == "n1"
     assert [(to, m["c"]) for to, m in sent.kinds("reattach")] == [("n1", conn.cid)]
-
-
-@pytest.mark.asyncio
-async def test_only_a_reconnection_to_redis_re_attaches_a_second_time(rig: Rig) -> None:
-    """At its first subscription a node sends its connections to their tables once; after
-    a reconnection, once more a lease later (messages were lost, nodes come back in any
-    order). A second time at start-up only made seated players re-send their last answer,
-    refused as ``stale``."""
-    node, sent = rig.node, rig.sent
-    node.lease_seconds = 0.3
-
-    async def nothing() -> None:
-        return None
-
-    # What else ``_on_up`` does (presence, leases, listings) is not under test here.
-    node._presence = node.keeper.renew_now = node._sweep = node._publish_lobby = nothing  # type: ignore[method-assign]
-    rig.connect(Conn("c.1", {"t1": None}))
-    await rig.lease("t1", "n1")
-
-    await node._on_up()  # the first subscription
-    assert [(to, m["c"]) for to, m in sent.kinds("reattach")] == [("n1", "c.1")]
-    await node._attached({"k": "attached", "c": "c.1", "t": "t1"})
-    await asyncio.sleep(2 * node.lease_seconds)
-    assert len(sent.kinds("reattach")) == 1
-
-    await node._on_up()  # Redis came back
-    await node._attached({"k": "attached", "c": "c.1", "t": "t1"})
-    assert len(sent.kinds("reattach")) == 2
-    await asyncio.sleep(2 * node.lease_seconds)
-    assert len(sent.kinds("reattach")) == 3
 
 
 @pytest.mark.asyncio
