@@ -261,8 +261,15 @@ async def test_a_duplicate_session_plays_the_same_walls_at_every_table(
         await ask(director, "tournament_add_players", tournament=tid, players=names)
         await ask(director, "tournament_seat", tournament=tid)
         await ask(director, "tournament_start_session", tournament=tid)
-        live = await get_json(http_get, app, f"/api/tournaments/{tid}/sessions/1")
-        table = live["tables"][0]
+        # A table's match exists once its four players have sat down (the agents do so
+        # as they are told): until then the listing has no match to ask for.
+        async with asyncio.timeout(30):
+            while True:
+                live = await get_json(http_get, app, f"/api/tournaments/{tid}/sessions/1")
+                table = live["tables"][0]
+                if table["match"] is not None:
+                    break
+                await asyncio.sleep(0.02)
         assert not table["watchable"]
         with pytest.raises(ServerError) as refused:
             await director.request("watch", {"table": table["table_id"]})
