@@ -44,6 +44,11 @@ from engine.table import HandResult, HandState, Phase, is_plain_mcr
 from engine.tiles import Tile, Wind, name
 from engine.wall import Wall
 
+# The events that close a hand (``Match.last_hand_end``).
+CLOSING_KINDS = frozenset(
+    {wire.HeadBump.KIND, wire.Win.KIND, wire.Exhausted.KIND, wire.HandEnd.KIND}
+)
+
 # The player at each position (E, S, W, N) in each round.
 SEATING: tuple[tuple[int, int, int, int], ...] = (
     (0, 1, 2, 3),
@@ -167,6 +172,9 @@ class Match:
         self.hands_total: int | None = None if rules.dealer_repeat else hands
         self.hand_index = -1  # 0-based; -1 before the first hand
         self.hand: HandState | None = None
+        # The events that closed the hand before ``hand`` (its head bump, win or exhausted
+        # wall, and every hand shown): what a client that missed them is given again.
+        self.last_hand_end: list[Event] = []
         self.scores = [0, 0, 0, 0]
         self.records: list[HandRecord] = []
         self.log: list[tuple[int, int, Action]] = []  # (hand index, player, action)
@@ -322,6 +330,7 @@ class Match:
         if self.hand is not None and self.hand.phase is not Phase.OVER:
             raise IllegalAction("hand_in_play", "the current hand is not over")
         if self.hand is not None:
+            self.last_hand_end = [e for e in self.hand.events if e.kind in CLOSING_KINDS]
             self.round_index, self.dealer_position, self.repeat = self._following()
         self.hand_index += 1
         seating = SEATING[self.round_index]

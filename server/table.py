@@ -1528,6 +1528,15 @@ class Table:
             payload["dealer_position"] = match.dealer_position
         if full:
             payload["full"] = True
+            if match.last_hand_end and match.hand.phase is not Phase.OVER:
+                # How the hand before ended, for a client that missed it (a reconnection
+                # between hands); once this hand is over its own result is in ``events``.
+                payload["last_hand"] = {
+                    "hand_no": match.hand_index,
+                    "events": [
+                        form for e, form in _wired(match.last_hand_end) if e.visible_to(player)
+                    ],
+                }
         return payload
 
     def _send_update(

@@ -39,7 +39,7 @@ from fakes import QUICK, FakePeer, pin_tables, table_for, until
 import server.table
 from engine.actions import Action, Event
 from engine.bots import make_bot
-from engine.match import Match, hand_seeds
+from engine.match import CLOSING_KINDS, Match, hand_seeds
 from engine.notation import parse_tiles
 from engine.simulation import play_match
 from engine.tiles import name
@@ -111,6 +111,7 @@ class Step:
     hand_no: int
     events: list[Event]  # published at this seq
     history: list[Event]  # of the hand, up to and with these
+    last_hand: list[Event]  # the events that closed the hand before
     views: dict[int | None, Frame]  # each viewer's wire view
     scores: list[int]
 
@@ -129,6 +130,7 @@ def ground_truth(seed: int, actions: list[ActionRow]) -> Truth:
     match = Match(seed, hold_claims=True)
     truth = Truth(hand_seeds=list(match.seeds))
     history: list[Event] = []
+    last_hand: list[Event] = []
 
     def publish(events: list[Event]) -> None:
         assert match.hand is not None
@@ -137,6 +139,7 @@ def ground_truth(seed: int, actions: list[ActionRow]) -> Truth:
             hand_no=match.hand_index + 1,
             events=list(events),
             history=list(history),
+            last_hand=last_hand,
             views={v: wire(match.hand.view(v).to_dict()) for v in (0, 1, 2, 3, None)},
             scores=list(match.scores),
         )
@@ -148,6 +151,7 @@ def ground_truth(seed: int, actions: list[ActionRow]) -> Truth:
     for _, hand_no, player, action in actions:
         close_window()
         while match.hand_index + 1 < hand_no:
+            last_hand = [e for e in history if e.kind in CLOSING_KINDS]
             history.clear()
             publish(match.start_hand())
         events = match.apply(player, Action.from_dict(action))
@@ -213,6 +217,14 @@ def check_update(payload: Frame, me: int | None, truth: Truth, seen: Seen) -> No
     assert payload["events"] == visible(step.history if full else step.events, me), where
     assert payload["scores"] == step.scores, where
     assert ("deadline_ms" in payload) <= (me is not None), where
+    # A full update in play after the first hand says again how the hand before ended.
+    if full and step.last_hand and step.views[me]["phase"] != "over":
+        last = {"hand_no": step.hand_no - 1, "events": visible(step.last_hand, me)}
+        assert payload["last_hand"] == last, where
+        assert [e["kind"] for e in last["events"]][-1] == "hand_end", where
+        seen.counts["last hand again"] += 1
+    else:
+        assert "last_hand" not in payload, where
 
     # And, on the frame alone, nothing hidden.
     view, events = payload["view"], payload["events"]
@@ -494,6 +506,7 @@ async def test_no_frame_of_a_whole_match_tells_its_reader_what_it_may_not_know(
     seen = check_frames(late.frames, None, truth, from_start=False)
     assert seen.full == 1 and first_update(late.frames)["full"]
     assert first_update(late.frames)["hand_no"] >= 3
+    assert seen.counts["last hand again"] == (first_update(late.frames)["view"]["phase"] != "over")
 
     # What each client made of its updates: the whole view, every time.
     for key, me in enumerate((0, 1, 2, 3, None, None)):

@@ -315,6 +315,94 @@ async def test_a_lost_update_is_asked_for_in_full_and_the_board_mended(
     print(f"\nupdate {lossy.lost} lost: {warnings[0]}")
 
 
+class CutAtHandEnd:
+    """Between a page and the server: once ``armed``, the update that ends a hand is not
+    carried and the connection is cut there, at both ends, as a network failure would. The
+    page reconnects after its backoff (about a second), when the next hand has been dealt;
+    ``full`` gets the full updates it is sent from then on."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.ended: int | None = None  # the hand whose end was lost
+        self.connections = 0
+        self.full: list[dict[str, Any]] = []
+        self.cuts: set[asyncio.Task[None]] = set()
+
+    def route(self, page_end: WebSocketRoute) -> None:
+        server_end = page_end.connect_to_server()
+        self.connections += 1
+
+        async def cut() -> None:
+            await server_end.close(code=1001)
+            await page_end.close(code=1006)
+
+        def to_page(message: str | bytes) -> None:
+            if isinstance(message, str):
+                decoded = json.loads(message)
+                payload = decoded.get("payload") or {}
+                if decoded["type"] == "update" and self.ended is not None and payload.get("full"):
+                    self.full.append(payload)
+                ends = any(e["kind"] == "hand_end" for e in payload.get("events", []))
+                if decoded["type"] == "update" and self.armed and ends:
+                    self.armed = False
+                    self.ended = payload["hand_no"]
+                    task = asyncio.get_running_loop().create_task(cut())
+                    self.cuts.add(task)
+                    task.add_done_callback(self.cuts.discard)
+                    return
+            page_end.send(message)
+
+        server_end.on_message(to_page)
+        page_end.on_message(server_end.send)
+
+
+async def test_a_hand_that_ended_while_the_page_was_away_is_shown_when_it_is_back(
+    browser: Browser, web_server: WebServer
+) -> None:
+    """The connection drops as a hand ends and comes back once the next one is dealt: the
+    page never got the hand's end, and its full update on return is of the next hand. Its
+    ``last_hand`` brings the result dialog up as if seen live; a reload, which had shown it,
+    only offers it again ("Last hand's result")."""
+    context = await browser.new_context(base_url=web_server.url)
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    lost = CutAtHandEnd()
+    await page.route_web_socket(re.compile(r"/ws$"), lost.route)
+    await page.goto("/")
+    await play_now(page)
+    lost.armed = True
+    loop = asyncio.get_running_loop()
+    until = loop.time() + 240
+    while lost.ended is None:  # the page plays on (the first hand ends within the turns)
+        assert loop.time() < until, "no hand ended"
+        if not await click_first(page, PLAY_CLICKS):
+            await asyncio.sleep(0.03)
+    ended = lost.ended
+    dialog = page.locator(".result[role=dialog]")
+    await expect(dialog.locator("h2")).to_contain_text(f"Hand {ended}:", timeout=20_000)
+    assert lost.connections == 2
+    back = lost.full[0]
+    assert back["hand_no"] == ended + 1 and back["last_hand"]["hand_no"] == ended, back
+    closed = [e["kind"] for e in back["last_hand"]["events"]]
+    assert closed[-1] == "hand_end" and ("win" in closed or "exhausted" in closed), closed
+
+    # Closed by the player; then, on its turn in the next hand (the table waits), a reload.
+    await page.locator(".result .close-result").click()
+    await board_when_asked(page)
+    round_text = await page.locator(".centre .round").inner_text()
+    assert re.search(rf"\bhand {ended + 1}\b", round_text, re.IGNORECASE), round_text
+    await page.reload()
+    await board_when_asked(page)
+    assert await dialog.count() == 0
+    await page.locator(".reopen-result").click()
+    await expect(dialog.locator("h2")).to_contain_text(f"Hand {ended}:")
+    assert not errors, errors
+    await context.close()
+    print(f"\nhand {ended}'s end lost with the connection: shown on return, offered after a reload")
+
+
 async def test_four_pages_play_a_short_match_then_the_replay_shows_it(open_page: OpenPage) -> None:
     pages = [await open_page("/#/lobby") for _ in range(4)]
     for page in pages:

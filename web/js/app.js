@@ -8,8 +8,10 @@ import { attachQueue } from "./queue.js";
 const SESSION_KEY = "guobiao.session";
 const SETTINGS_KEY = "guobiao.settings";
 const INVITES_KEY = "guobiao.invites";
+const RESULTS_KEY = "guobiao.results"; // the hand results this device has shown
 const TOAST_MS = 6000;
 const INVITES_KEPT = 20; // the invite codes remembered, the latest ones
+const RESULTS_KEPT = 20; // the hand results remembered as shown, the latest ones
 
 // No auto-flower setting: the server sets aside and replaces every flower itself (the rules
 // leave the player no choice), so the client never has a flower to play.
@@ -140,6 +142,15 @@ export function createApp({ onRender, env = {} }) {
     /** The invite link of a private table, as a full address to paste anywhere. */
     inviteLink(table, code) {
       return `${location.origin}${location.pathname}#/join/${encodeURIComponent(table)}/${encodeURIComponent(code)}`;
+    },
+    /** Whether this device has shown the hand result `key` (a reload must not show it again). */
+    resultShown(key) {
+      return readJson(storage, RESULTS_KEY, []).includes(key);
+    },
+    rememberResult(key) {
+      const kept = readJson(storage, RESULTS_KEY, []);
+      if (!Array.isArray(kept) || kept.includes(key)) return;
+      writeJson(storage, RESULTS_KEY, [...kept, key].slice(-RESULTS_KEPT));
     },
     rememberInvite(table, code) {
       const kept = Object.entries(app.invites).filter(([id]) => id !== table).slice(1 - INVITES_KEPT);

@@ -131,6 +131,7 @@ function onUpdate(sent) {
   }
   if (p.full) s.last = null;
   s.last = lastDiscard(s.last, p.events);
+  if (p.full && p.last_hand) learnMissed(p, Boolean(before));
   for (const e of p.events) learn(e, p);
   const asked = (p.view.legal || []).length > 0;
   const kept = before && s.selected !== null ? shownTiles(before)[s.selected] : null;
@@ -183,8 +184,29 @@ function learn(e, p) {
   s.acc.fairness = fresh ? null : s.result.fairness;
   s.result = s.acc;
   if (fresh) s.resultOpen = true;
+  if (s.result.hands) s.app.rememberResult(resultKey(s.result));
   attachFairness();
 }
+
+/** A full update in a hand after the first says how the hand before ended (`last_hand`):
+ * after a reconnection that came once that hand was over, its result is shown as if it had
+ * been seen live; after a reload that had shown it already, or to a spectator who just came,
+ * it is only offered ("Last hand's result"). */
+function learnMissed(p, following) {
+  const last = p.last_hand;
+  if (s.result?.hand_no === last.hand_no) return; // shown, or being shown
+  let result = null;
+  for (const e of last.events || []) result = foldResult(result, e, last.hand_no, p.scores);
+  if (!result || !result.hands) return;
+  const key = resultKey(result);
+  s.result = result; // no fairness line: the reveal went by with the hand
+  s.resultOpen = !s.app.resultShown(key) && (s.mode === "play" || following);
+  if (s.resultOpen) s.app.rememberResult(key);
+  attachFairness();
+}
+
+/** A hand's result among those this device has shown: its table, hand and the scores after. */
+const resultKey = (r) => `${s.table}|${r.hand_no}|${(r.scores || []).join(",")}`;
 
 function onReveal(p) {
   s.reveals[p.hand_no] = p;
