@@ -421,8 +421,14 @@ class Lobby:
         if seated is not None:
             grace = timers.restart_grace_seconds  # time to attach before the seat is played
             table.seats = [Seat.from_label(name, grace) for name in seated]
-        # First: if the database fails, no table was created.
-        await self.store.save_table(table.row())
+        # First: if the database fails, no table was created (and, in cluster mode, the
+        # lease taken for it goes at once, not when the keeper finds it unused).
+        try:
+            await self.store.save_table(table.row())
+        except BaseException:
+            if self.cluster is not None:
+                self.cluster.table_done(table.id)
+            raise
         self.tables[table.id] = table
         table.start()
         return table
