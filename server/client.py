@@ -426,6 +426,9 @@ class Client:
         try:
             await self.ws.send(text)
         except ConnectionClosed as exc:
+            # Closed now, even if the reader has yet to see it: whoever gets this error
+            # and asks ``is_open`` must hear the same.
+            self.closed.set()
             raise self._lost(exc) from None
         self.sent += 1
 

@@ -14,6 +14,7 @@ import pytest
 import pytest_asyncio
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import Close
 
 from engine import wire
 from engine.actions import Action, ActionKind
@@ -404,6 +405,45 @@ async def test_a_closed_connection_fails_pending_requests_and_ends_messages(fake
         assert caught.value.code == 1011
         assert [m async for m in client.messages()] == []
         assert not client.is_open
+        with pytest.raises(ConnectionLost):
+            await client.list_tables()
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_a_connection_lost_while_acting_is_not_open_when_play_returns(fake: Any) -> None:
+    """The server asks for an action and hangs up: the answer can meet the closed connection
+    before the client's reader has seen the close (the one step of the event loop between
+    the two; here the send is made to fail so, every time). ``play`` then returns None, and
+    the client must already say it is not open: a caller tells a lost connection from a
+    table that finished without it so (the cluster's rolling-restart test once took one for
+    the other)."""
+    hang_up = asyncio.Event()
+
+    async def join(ws: ServerConnection, data: dict[str, Any]) -> None:
+        await ws.send(_msg("joined", {"table": "t1", "seat": 0}, data["id"]))
+        update = _update("t1", 1, [])
+        update["view"]["legal"] = [{"type": "discard", "tile": update["view"]["drawn"]}]
+        await ws.send(_msg("update", update))
+        await hang_up.wait()
+        await ws.close(1001, "going away")
+
+    server = await fake({"join_table": join})
+    client = await Client.connect(f"ws://127.0.0.1:{server.port}")
+    sent = client.ws.send
+
+    async def send_on_a_closed_connection(message: str) -> None:
+        if json.loads(message)["type"] != "action":
+            return await sent(message)
+        hang_up.set()
+        raise ConnectionClosed(Close(1001, "going away"), None)
+
+    client.ws.send = send_on_a_closed_connection  # type: ignore[method-assign]
+    try:
+        await client.join_table("t1")
+        assert await asyncio.wait_for(play(client, "t1", make_bot("fast")), 5) is None
+        assert not client.is_open and client.close_code == 1001
         with pytest.raises(ConnectionLost):
             await client.list_tables()
     finally:
