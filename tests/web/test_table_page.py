@@ -403,6 +403,55 @@ async def test_a_hand_that_ended_while_the_page_was_away_is_shown_when_it_is_bac
     print(f"\nhand {ended}'s end lost with the connection: shown on return, offered after a reload")
 
 
+async def test_a_spectator_back_after_a_hand_ended_sees_it_and_a_newcomer_is_only_offered_it(
+    open_page: OpenPage, browser: Browser, web_server: WebServer
+) -> None:
+    """The same for a spectator whose connection drops as a hand ends: back, it sees the
+    result it missed. One who comes to watch in the next hand is not shown the hand before
+    (it was not there), only offered it ("Last hand's result")."""
+    page = await open_page("/")
+    table = await play_now(page)
+    context = await browser.new_context(base_url=web_server.url)
+    watcher = await context.new_page()
+    errors: list[str] = []
+    watcher.on("pageerror", lambda exc: errors.append(str(exc)))
+    watcher.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    lost = CutAtHandEnd()
+    await watcher.route_web_socket(re.compile(r"/ws$"), lost.route)
+    await watcher.goto(f"/#/watch/{table}")
+    await watcher.wait_for_selector(".board", timeout=15_000)
+    lost.armed = True
+    loop = asyncio.get_running_loop()
+    until = loop.time() + 240
+    while lost.ended is None:  # the player plays until a hand ends
+        assert loop.time() < until, "no hand ended"
+        if not await click_first(page, PLAY_CLICKS):
+            await asyncio.sleep(0.03)
+    # Then the table waits for her at her first turn of the next hand (bots that win
+    # before it are rare): the spectator comes back to that hand in play.
+    while not lost.full:
+        assert loop.time() < until, f"the spectator did not come back after hand {lost.ended}"
+        await asyncio.sleep(0.05)
+    ended = lost.ended
+    assert lost.connections == 2
+    back = lost.full[0]
+    assert back["hand_no"] == ended + 1 and back["last_hand"]["hand_no"] == ended, back
+    dialog = watcher.locator(".result[role=dialog]")
+    await expect(dialog.locator("h2")).to_contain_text(f"Hand {ended}:", timeout=20_000)
+
+    # The player on its turn (the table waits), a newcomer comes to watch.
+    await board_when_asked(page)
+    newcomer = await open_page(f"/#/watch/{table}")
+    await newcomer.wait_for_selector(".board", timeout=15_000)
+    round_text = await newcomer.locator(".centre .round").inner_text()
+    assert re.search(rf"\bhand {ended + 1}\b", round_text, re.IGNORECASE), round_text
+    assert await newcomer.locator(".result[role=dialog]").count() == 0
+    await newcomer.locator(".reopen-result").click()
+    await expect(newcomer.locator(".result[role=dialog] h2")).to_contain_text(f"Hand {ended}:")
+    assert not errors, errors
+    await context.close()
+
+
 async def test_four_pages_play_a_short_match_then_the_replay_shows_it(open_page: OpenPage) -> None:
     pages = [await open_page("/#/lobby") for _ in range(4)]
     for page in pages:
