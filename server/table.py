@@ -425,7 +425,7 @@ class Table:
     seq: int = 0  # numbers the table's visible state changes
     log_seq: int = 0  # numbers the stored actions of the match
     peers: dict[Peer, int | None] = field(default_factory=dict)  # connection -> player or None
-    history: list[tuple[int, Event]] = field(default_factory=list)  # events of the current hand
+    history: list[Event] = field(default_factory=list)  # events of the current hand
     deadline: float | None = None  # when the server plays for those still deciding
     deadline_seq: int = -1  # the update the deadline belongs to
     pause_until: float = 0.0
@@ -559,7 +559,7 @@ class Table:
         # start above that, so a client's seq never goes backwards.
         self.seq = 2 * self.log_seq + match.hand_index + 2
         if match.hand is not None:
-            self.history = [(self.seq, e) for e in match.hand.events]
+            self.history = list(match.hand.events)
 
     @property
     def holds_claims(self) -> bool:
@@ -1468,7 +1468,7 @@ class Table:
 
     def _publish(self, events: list[Event]) -> None:
         self.seq += 1
-        self.history.extend((self.seq, e) for e in events)
+        self.history.extend(events)
         delayed = self.spectator_delay_seconds > 0
         # Built once per change, not once per connection: each event's wire form, and the
         # spectators' update (the same text for every spectator).
@@ -1506,7 +1506,7 @@ class Table:
         if match is None or match.hand is None:
             return None  # nothing dealt yet: the first update is the deal itself
         if full:
-            wired = _wired([e for _, e in self.history])
+            wired = _wired(self.history)
         elif wired is None:
             wired = _wired(events)
         visible = [form for e, form in wired if e.visible_to(player)]
