@@ -289,10 +289,12 @@ def _final(client: Client, table: str, end: dict[str, Any]) -> str:
 
 
 class _Say:
-    """Progress lines on stderr."""
+    """Progress lines on stderr: a hand's end once, also one the bot was away for (told by
+    the full update it gets back, ``last_hand``)."""
 
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
+        self.told: set[object] = set()  # the hands whose end was said
 
     def __call__(self, text: str) -> None:
         if not self.quiet:
@@ -306,14 +308,25 @@ class _Say:
             return
         if message.type != "update":
             return
-        hand = message.payload.get("hand_no")
-        for event in message.payload.get("events", []):
-            if event.get("kind") == "win":
+        payload = message.payload
+        scores = payload.get("scores")
+        missed = payload.get("last_hand")
+        if isinstance(missed, dict):
+            self._hand_end(missed.get("hand_no"), missed.get("events"), scores, " (while away)")
+        self._hand_end(payload.get("hand_no"), payload.get("events"), scores)
+
+    def _hand_end(self, hand: object, events: object, scores: object, away: str = "") -> None:
+        """Say how hand ``hand`` ended if ``events`` do and it was not said yet."""
+        for event in events if isinstance(events, list) else []:
+            kind = event.get("kind") if isinstance(event, dict) else None
+            if kind not in ("win", "exhausted") or hand in self.told:
+                continue
+            self.told.add(hand)
+            if kind == "win":
                 how = "self-drawn" if event.get("discarder") is None else "on a discard"
                 self(
                     f"hand {hand}: player {event.get('winner')} wins {how} with "
-                    f"{event.get('hand')} for {event.get('total')} fan; "
-                    f"scores {message.payload.get('scores')}"
+                    f"{event.get('hand')} for {event.get('total')} fan; scores {scores}{away}"
                 )
-            elif event.get("kind") == "exhausted":
-                self(f"hand {hand}: drawn (wall exhausted)")
+            else:
+                self(f"hand {hand}: drawn (wall exhausted){away}")

@@ -11,6 +11,8 @@ import pytest
 
 from server.app import App
 from server.cli import main
+from server.cli.bot import _Say
+from server.client import Incoming
 from server.table import Table
 
 
@@ -50,3 +52,47 @@ def test_rules_go_with_create(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bot", "--url", "ws://127.0.0.1:1/ws", "--rules", "custom"]) == 2
     assert "go with --create" in capsys.readouterr().err
     assert main(["bot", "--url", "ws://127.0.0.1:1/ws", "--claim-window-ms", "0"]) == 2
+
+
+def test_progress_says_each_hands_end_once_and_one_missed_while_away(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A full update repeats the hand's events (after a refusal, a reconnection): its end
+    is said once. One that comes back after a reconnection in the next hand carries the
+    hand before (``last_hand``): said then, marked as missed, and only once."""
+    win = {"kind": "win", "winner": 2, "discarder": None, "hand": "123m456p789s11zW", "total": 9}
+    scores = [-8, -8, 24, -8]
+    messages = [
+        Incoming("update", {"hand_no": 1, "events": [win, {"kind": "hand_end"}], "scores": scores}),
+        Incoming("update", {"hand_no": 1, "events": [win], "scores": scores, "full": True}),
+        Incoming(
+            "update",
+            {
+                "hand_no": 3,
+                "events": [],
+                "scores": scores,
+                "full": True,
+                "last_hand": {"hand_no": 2, "events": [{"kind": "exhausted"}]},
+            },
+        ),
+        Incoming(
+            "update",
+            {
+                "hand_no": 3,
+                "events": [],
+                "scores": scores,
+                "full": True,
+                "last_hand": {"hand_no": 2, "events": [{"kind": "exhausted"}]},
+            },
+        ),
+        Incoming("error", {"code": "stale", "reason": "an older update"}),
+    ]
+    say = _Say(quiet=False)
+    for message in messages:
+        say.progress(message)
+    assert capsys.readouterr().err.splitlines() == [
+        "bot: hand 1: player 2 wins self-drawn with 123m456p789s11zW for 9 fan; "
+        "scores [-8, -8, 24, -8]",
+        "bot: hand 2: drawn (wall exhausted) (while away)",
+        "bot: server: stale: an older update",
+    ]
