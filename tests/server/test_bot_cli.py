@@ -62,29 +62,21 @@ def test_progress_says_each_hands_end_once_and_one_missed_while_away(
     hand before (``last_hand``): said then, marked as missed, and only once."""
     win = {"kind": "win", "winner": 2, "discarder": None, "hand": "123m456p789s11zW", "total": 9}
     scores = [-8, -8, 24, -8]
+    back = Incoming(
+        "update",
+        {
+            "hand_no": 3,
+            "events": [],
+            "scores": scores,
+            "full": True,
+            "last_hand": {"hand_no": 2, "events": [{"kind": "exhausted"}]},
+        },
+    )
     messages = [
         Incoming("update", {"hand_no": 1, "events": [win, {"kind": "hand_end"}], "scores": scores}),
         Incoming("update", {"hand_no": 1, "events": [win], "scores": scores, "full": True}),
-        Incoming(
-            "update",
-            {
-                "hand_no": 3,
-                "events": [],
-                "scores": scores,
-                "full": True,
-                "last_hand": {"hand_no": 2, "events": [{"kind": "exhausted"}]},
-            },
-        ),
-        Incoming(
-            "update",
-            {
-                "hand_no": 3,
-                "events": [],
-                "scores": scores,
-                "full": True,
-                "last_hand": {"hand_no": 2, "events": [{"kind": "exhausted"}]},
-            },
-        ),
+        back,
+        back,  # given again (a refusal): the missed hand is not said twice
         Incoming("error", {"code": "stale", "reason": "an older update"}),
     ]
     say = _Say(quiet=False)

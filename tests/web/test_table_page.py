@@ -28,7 +28,7 @@ from browserkit import (
     play_until,
     record_frames,
 )
-from playwright.async_api import Browser, Page, WebSocketRoute, expect
+from playwright.async_api import Browser, BrowserContext, Page, WebSocketRoute, expect
 
 pytestmark = pytest.mark.asyncio
 
@@ -355,6 +355,42 @@ class CutAtHandEnd:
         server_end.on_message(to_page)
         page_end.on_message(server_end.send)
 
+    def back(self) -> dict[str, Any]:
+        """The first full update after the page came back: of the next hand, with the hand
+        whose end was lost as ``last_hand``."""
+        assert self.ended is not None and self.connections == 2
+        back = self.full[0]
+        assert back["hand_no"] == self.ended + 1, back
+        assert back["last_hand"]["hand_no"] == self.ended, back
+        return back
+
+
+async def page_cut_at_hand_end(
+    browser: Browser, web_server: WebServer
+) -> tuple[BrowserContext, Page, list[str], CutAtHandEnd]:
+    """A page in a context of its own, its websocket led through a ``CutAtHandEnd``, its
+    script errors collected."""
+    context = await browser.new_context(base_url=web_server.url)
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    lost = CutAtHandEnd()
+    await page.route_web_socket(re.compile(r"/ws$"), lost.route)
+    return context, page, errors, lost
+
+
+async def play_until_a_hand_ends(page: Page, lost: CutAtHandEnd) -> int:
+    """Play at ``page`` by clicks until ``lost`` has cut a connection at a hand's end; that
+    hand's number."""
+    loop = asyncio.get_running_loop()
+    until = loop.time() + 240
+    while lost.ended is None:
+        assert loop.time() < until, "no hand ended"
+        if not await click_first(page, PLAY_CLICKS):
+            await asyncio.sleep(0.03)
+    return lost.ended
+
 
 async def test_a_hand_that_ended_while_the_page_was_away_is_shown_when_it_is_back(
     browser: Browser, web_server: WebServer
@@ -363,28 +399,14 @@ async def test_a_hand_that_ended_while_the_page_was_away_is_shown_when_it_is_bac
     page never got the hand's end, and its full update on return is of the next hand. Its
     ``last_hand`` brings the result dialog up as if seen live; a reload, which had shown it,
     only offers it again ("Last hand's result")."""
-    context = await browser.new_context(base_url=web_server.url)
-    page = await context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
-    lost = CutAtHandEnd()
-    await page.route_web_socket(re.compile(r"/ws$"), lost.route)
+    context, page, errors, lost = await page_cut_at_hand_end(browser, web_server)
     await page.goto("/")
     await play_now(page)
     lost.armed = True
-    loop = asyncio.get_running_loop()
-    until = loop.time() + 240
-    while lost.ended is None:  # the page plays on (the first hand ends within the turns)
-        assert loop.time() < until, "no hand ended"
-        if not await click_first(page, PLAY_CLICKS):
-            await asyncio.sleep(0.03)
-    ended = lost.ended
+    ended = await play_until_a_hand_ends(page, lost)
     dialog = page.locator(".result[role=dialog]")
     await expect(dialog.locator("h2")).to_contain_text(f"Hand {ended}:", timeout=20_000)
-    assert lost.connections == 2
-    back = lost.full[0]
-    assert back["hand_no"] == ended + 1 and back["last_hand"]["hand_no"] == ended, back
+    back = lost.back()
     closed = [e["kind"] for e in back["last_hand"]["events"]]
     assert closed[-1] == "hand_end" and ("win" in closed or "exhausted" in closed), closed
 
@@ -411,31 +433,19 @@ async def test_a_spectator_back_after_a_hand_ended_sees_it_and_a_newcomer_is_onl
     (it was not there), only offered it ("Last hand's result")."""
     page = await open_page("/")
     table = await play_now(page)
-    context = await browser.new_context(base_url=web_server.url)
-    watcher = await context.new_page()
-    errors: list[str] = []
-    watcher.on("pageerror", lambda exc: errors.append(str(exc)))
-    watcher.on("console", lambda m: m.type == "error" and errors.append(m.text))
-    lost = CutAtHandEnd()
-    await watcher.route_web_socket(re.compile(r"/ws$"), lost.route)
+    context, watcher, errors, lost = await page_cut_at_hand_end(browser, web_server)
     await watcher.goto(f"/#/watch/{table}")
     await watcher.wait_for_selector(".board", timeout=15_000)
     lost.armed = True
-    loop = asyncio.get_running_loop()
-    until = loop.time() + 240
-    while lost.ended is None:  # the player plays until a hand ends
-        assert loop.time() < until, "no hand ended"
-        if not await click_first(page, PLAY_CLICKS):
-            await asyncio.sleep(0.03)
+    ended = await play_until_a_hand_ends(page, lost)  # the player plays
     # Then the table waits for her at her first turn of the next hand (bots that win
     # before it are rare): the spectator comes back to that hand in play.
+    loop = asyncio.get_running_loop()
+    until = loop.time() + 60
     while not lost.full:
-        assert loop.time() < until, f"the spectator did not come back after hand {lost.ended}"
+        assert loop.time() < until, f"the spectator did not come back after hand {ended}"
         await asyncio.sleep(0.05)
-    ended = lost.ended
-    assert lost.connections == 2
-    back = lost.full[0]
-    assert back["hand_no"] == ended + 1 and back["last_hand"]["hand_no"] == ended, back
+    lost.back()
     dialog = watcher.locator(".result[role=dialog]")
     await expect(dialog.locator("h2")).to_contain_text(f"Hand {ended}:", timeout=20_000)
 
