@@ -175,6 +175,9 @@ class Match:
         # The events that closed the hand before ``hand`` (its head bump, win or exhausted
         # wall, and every hand shown): what a client that missed them is given again.
         self.last_hand_end: list[Event] = []
+        # The event that opened ``hand`` (``wire.MatchStart``: its number, the scores before
+        # it): the first of the hand's events a client is given whole.
+        self.hand_start: Event | None = None
         self.scores = [0, 0, 0, 0]
         self.records: list[HandRecord] = []
         self.log: list[tuple[int, int, Action]] = []  # (hand index, player, action)
@@ -346,7 +349,8 @@ class Match:
         start = wire.MatchStart(
             self.hand_index + 1, tuple(self.scores), self.repeat if self.extended else None
         )
-        events = [wire.event(start)]
+        self.hand_start = wire.event(start)
+        events = [self.hand_start]
         events.extend(self.hand.start())
         self._record_if_over()
         return events

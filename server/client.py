@@ -979,6 +979,14 @@ class Client:
                 state.events = []
             if isinstance(hand_no, int):
                 state.hand_no = hand_no
+                # The hand's commitment comes with its deal and every full update, the hand
+                # before's reveal with a full update after it (``last_hand``): the first
+                # one kept counts.
+                if isinstance(payload.get("commitment"), str):
+                    state.commits.setdefault(hand_no, payload["commitment"])
+                reveal = (payload.get("last_hand") or {}).get("reveal")
+                if isinstance(reveal, dict) and isinstance(reveal.get("hand_no"), int):
+                    state.reveals.setdefault(reveal["hand_no"], reveal)
             state.hands_total = payload.get("hands_total")
             if isinstance(payload.get("repeat"), int):
                 state.repeat = payload["repeat"]

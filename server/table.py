@@ -68,6 +68,7 @@ from engine.errors import IllegalAction
 from engine.match import MATCH_HANDS, HandRecord, Match, hand_seed
 from engine.rules import RuleSet
 from engine.table import Phase, View
+from engine.wire import MatchStart
 from server import protocol
 from server.accounts import RateLimited
 from server.config import TimersSection
@@ -559,7 +560,8 @@ class Table:
         # start above that, so a client's seq never goes backwards.
         self.seq = 2 * self.log_seq + match.hand_index + 2
         if match.hand is not None:
-            self.history = list(match.hand.events)
+            assert match.hand_start is not None  # (a dealt hand was started)
+            self.history = [match.hand_start, *match.hand.events]
 
     @property
     def holds_claims(self) -> bool:
@@ -1348,16 +1350,20 @@ class Table:
             bot = self.bots[player] = make_bot(name, seed=player)
         return bot.choose(view)
 
+    def hand_commitment(self, hand_no: int) -> str:
+        """The commitment to hand ``hand_no``'s wall (``commit``), as every viewer gets it."""
+        match = self.match
+        assert match is not None
+        return commitment(match.hand_seed(hand_no), hand_salt(self.salt, hand_no))
+
     def _start_hand(self) -> None:
         match = self.match
         assert match is not None
         hand_no = match.hand_index + 2
-        seed = match.hand_seed(hand_no)
-        salt = hand_salt(self.salt, hand_no)
         self._broadcast_text(
             encode(
                 "commit",
-                {"table": self.id, "hand_no": hand_no, "commitment": commitment(seed, salt)},
+                {"table": self.id, "hand_no": hand_no, "commitment": self.hand_commitment(hand_no)},
             )
         )
         self.history = []
@@ -1371,19 +1377,21 @@ class Table:
         match = self.match
         assert match is not None
         if self.reveals:  # (else the tournament publishes them: ``hand_reveals``)
-            revealed = hand_reveal(match.seed, self.salt, match.hand_index + 1)
-            self._broadcast_text(
-                encode(
-                    "reveal",
-                    {
-                        "table": self.id,
-                        **revealed,
-                        "dealer_position": match.dealer_position,
-                    },
-                )
-            )
+            self._broadcast_text(encode("reveal", self._reveal(match.hand_index + 1)))
         self.deadline = None
         self.pause_until = time.monotonic() + self.timers.hand_pause_seconds
+
+    def _reveal(self, hand_no: int) -> dict[str, Any]:
+        """The ``reveal`` of finished hand ``hand_no``: its seed and salt, the commitment sent
+        before it, and the position of its dealer (what ``guobiao verify`` rebuilds from)."""
+        match = self.match
+        assert match is not None
+        record = match.records[hand_no - 1]
+        return {
+            "table": self.id,
+            **hand_reveal(match.seed, self.salt, hand_no),
+            "dealer_position": record.dealer_position,
+        }
 
     async def _start_match(self) -> None:
         """Create the match in the database, then start it. If the database fails, the
@@ -1526,17 +1534,26 @@ class Table:
         if match.extended:
             payload["repeat"] = match.repeat
             payload["dealer_position"] = match.dealer_position
+        if full or (wired and wired[0][0].kind == MatchStart.KIND):
+            # The hand's commitment with every update that gives a viewer the hand (its
+            # deal, or the whole of it): one who was not there for ``commit`` (a player whose
+            # tournament table dealt before he sat down, a spectator who came mid-hand, a
+            # reconnection) can check its ``reveal`` all the same.
+            payload["commitment"] = self.hand_commitment(match.hand_index + 1)
         if full:
             payload["full"] = True
             if match.last_hand_end and match.hand.phase is not Phase.OVER:
                 # How the hand before ended, for a client that missed it (a reconnection
                 # between hands); once this hand is over its own result is in ``events``.
-                payload["last_hand"] = {
+                last_hand: dict[str, Any] = {
                     "hand_no": match.hand_index,
                     "events": [
                         form for e, form in _wired(match.last_hand_end) if e.visible_to(player)
                     ],
                 }
+                if self.reveals:  # its ``reveal`` too, which went by with it
+                    last_hand["reveal"] = self._reveal(match.hand_index)
+                payload["last_hand"] = last_hand
         return payload
 
     def _send_update(

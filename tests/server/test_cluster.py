@@ -166,6 +166,11 @@ class Player:
             if full is not None:
                 update = await full
                 assert update.payload["view"]["you"] == self.seat
+                # Relayed or not, the hand comes with its commitment (its reveal checks).
+                assert (
+                    update.payload["commitment"]
+                    == client.tables[table].commits[update.payload["hand_no"]]
+                )
         except BaseException:
             await client.close()
             raise

@@ -43,7 +43,7 @@ from server.config import Config
 from server.db.store import ActionRow, MatchRow
 from server.replay import accepts_gzip, hand_frames
 
-LIVE_ONLY = {"table", "deadline_ms", "full"}  # keys of a live update that a frame has not
+LIVE_ONLY = {"table", "deadline_ms", "full", "commitment"}  # keys of a live update a frame has not
 PRIVATE_EVENTS = {"deal", "draw", "concealed_kong"}  # in full to their player only
 
 

@@ -12,8 +12,10 @@ second one comes in mid-hand. Every frame each of them received is then checked:
   dealt or drawn tile before the hand is over; a spectator sees no concealed tile at all;
   ``seed`` and ``salt`` only in a ``reveal`` of a hand that has ended; and the positive side:
   each player does see its own tiles and its own drawn tile;
-- fairness, as a client can check it: each ``reveal`` matches the hand's ``commit``, and the
-  wall rebuilt from the revealed seed gives the dice, the deal and every draw seen.
+- fairness, as a client can check it: each reader holds every hand's commitment before its
+  ``reveal`` (from ``commit``, or with the hand for one who came mid-hand), the reveal
+  matches it, and the wall rebuilt from the revealed seed gives the dice, the deal and every
+  draw seen.
 
 The match seed is pinned (``secrets.randbits`` of ``server.table``) to one whose match, with
 four default bots, has a concealed kong, an added kong, claims and a drawn hand.
@@ -220,7 +222,9 @@ def check_update(payload: Frame, me: int | None, truth: Truth, seen: Seen) -> No
     # A full update in play after the first hand says again how the hand before ended.
     if full and step.last_hand and step.views[me]["phase"] != "over":
         last = {"hand_no": step.hand_no - 1, "events": visible(step.last_hand, me)}
-        assert payload["last_hand"] == last, where
+        shown = dict(payload["last_hand"])
+        assert shown.pop("reveal")["hand_no"] == step.hand_no - 1, where  # (checked below)
+        assert shown == last, where
         assert [e["kind"] for e in last["events"]][-1] == "hand_end", where
         seen.counts["last hand again"] += 1
     else:
@@ -336,8 +340,16 @@ def check_frames(frames: list[Frame], me: int | None, truth: Truth, *, from_star
         secrets_in = secret_paths(frame)
         if kind == "reveal":
             assert secrets_in == [".payload.seed", ".payload.salt"], frame
-        else:
-            assert not secrets_in, (me, frame)
+        elif secrets_in:  # only the reveal of the hand before, with a full update after it
+            assert secrets_in == [
+                ".payload.last_hand.reveal.seed",
+                ".payload.last_hand.reveal.salt",
+            ]
+            last = payload["last_hand"]["reveal"]
+            assert payload["full"] and last["hand_no"] == payload["hand_no"] - 1, (me, frame)
+            assert last["seed"] == truth.hand_seeds[last["hand_no"] - 1], (me, frame)
+            digest = hashlib.sha256(bytes.fromhex(last["salt"]) + last["seed"].to_bytes(8, "big"))
+            assert commits.get(last["hand_no"], last["commitment"]) == digest.hexdigest()
         if kind == "commit":
             h = payload["hand_no"]
             assert h == hand_no + 1 and (hand_no == 0 or ended), (me, frame)
@@ -351,17 +363,20 @@ def check_frames(frames: list[Frame], me: int | None, truth: Truth, *, from_star
             assert len(salt) == 32
             digest = hashlib.sha256(salt + seed.to_bytes(8, "big")).hexdigest()
             assert digest == payload["commitment"], (me, frame)
-            # A reader who came in mid-hand has no commit for that first hand.
-            assert commits.get(h, digest) == digest, (me, frame)
-            assert h in commits or (not from_start and h == min(first_view)), (me, frame)
+            # Every reader holds the hand's commitment before its reveal: from ``commit``,
+            # or (one who came in mid-hand) from the first update it got of the hand.
+            assert commits.get(h) == digest, (me, frame)
             assert seed == truth.hand_seeds[h - 1]
             verify_wall(me, seed, first_view[h], hand_events[h], seen.counts)
         elif kind == "update":
             assert payload["view"] is not None, (me, frame)  # no empty update, ever
             h = payload["hand_no"]
+            if "commitment" in payload:
+                assert commits.setdefault(h, payload["commitment"]) == payload["commitment"]
             if h != hand_no:
                 if from_start or hand_no:
-                    assert h == hand_no + 1 and h in commits, (me, frame)  # committed first
+                    assert h == hand_no + 1, (me, frame)
+                assert h in commits, (me, frame)  # committed first, or with the hand
                 hand_no, ended = h, False
                 first_view[h] = payload["view"]
                 assert not payload["events"] or payload["events"][0]["kind"] == "match"

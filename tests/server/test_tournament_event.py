@@ -147,6 +147,18 @@ async def test_a_whole_tournament(
         for c in (director, *clients.values()):
             await c.close()
 
+    # Every player could check every hand it played: it held the hand's commitment (the
+    # tables are dealt before their players sit down, so hand 1's came with the hand).
+    checked = 0
+    for name, client in clients.items():
+        for table_id in played[name]:
+            state = client.tables[table_id]
+            assert state.reveals and set(state.reveals) <= set(state.commits), (name, table_id)
+            for hand_no, reveal in state.reveals.items():
+                assert state.commits[hand_no] == reveal["commitment"], (name, table_id)
+                checked += 1
+    assert checked
+
     # The seating: every player at most once a session, the withdrawn one not after, the
     # repeats exactly those reported, and the winds as even as four sessions allow.
     pairs: Counter[frozenset[str]] = Counter()
@@ -312,13 +324,19 @@ async def test_a_duplicate_session_plays_the_same_walls_at_every_table(
     assert [w["seed_hex"] for w in session["walls"]] == [
         hand_seed(rows[0].seed, n).to_bytes(8, "big").hex() for n in range(1, len(walls[0]) + 1)
     ]
-    # No reveal was sent during the session; each table's commitments check with the seeds.
+    # No reveal was sent during the session; each table's commitments check with the seeds,
+    # and each player held the commitment of every hand played (hand 1's with the hand: the
+    # table dealt it before they sat down).
     assert not any(m.type == "reveal" for m in seen)
     for t in session["tables"]:
+        published = {c["hand_no"]: c["commitment"] for c in t["commitments"]}
         for c in t["commitments"]:
             salt = bytes.fromhex(c["salt"])
             seed = hand_seed(rows[0].seed, c["hand_no"])
             assert server.table.commitment(seed, salt) == c["commitment"]
+        for seat in t["seats"]:
+            held = clients[seat["player"]].tables[t["table_id"]].commits
+            assert held == published, (seat["player"], t["table_id"])
     # Each player compared with the two others who held the same seat on each deal.
     assert {d["player"] for d in detail["duplicate"]} == set(names)
     assert all(d["deals"] == len(walls[0]) for d in detail["duplicate"])
