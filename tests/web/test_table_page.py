@@ -92,6 +92,10 @@ async def test_a_guest_plays_a_whole_hand_by_clicks_and_a_spectator_sees_nothing
     clicks = await play_until(page, RESULT)
     await asyncio.wait_for(spying, 15)
     print(f"\na whole hand by {clicks} clicks in {time.monotonic() - started:.1f} s")
+    # The spectator came after the deal (its `commit` went by): the hand brought its
+    # commitment, and its page checks the reveal as the player's does.
+    await expect(watcher.locator(RESULT)).to_be_visible(timeout=10_000)
+    assert await watcher.locator(".fairness.bad, .fairness.unseen").count() == 0
 
     result = page.locator(".result")
     assert await result.locator(".payments tbody tr").count() == 4
@@ -232,6 +236,10 @@ async def test_a_reload_mid_hand_resumes_the_same_seat_and_hand(open_page: OpenP
     board = after[2]["seats"]
     assert len(board) == 4 and any(seat["melds"] for seat in board), board
     print(f"\nthe same board after a reload: {board}")
+    # The reloaded page never saw the hand's `commit`: its commitment came with the hand,
+    # and the hand's end checks (✓, not ✗ nor "never received").
+    await play_until(page, RESULT, clicks=GREEDY_CLICKS)
+    assert await page.locator(".fairness.bad, .fairness.unseen").count() == 0
 
 
 class WebServer(Protocol):
@@ -409,6 +417,9 @@ async def test_a_hand_that_ended_while_the_page_was_away_is_shown_when_it_is_bac
     back = lost.back()
     closed = [e["kind"] for e in back["last_hand"]["events"]]
     assert closed[-1] == "hand_end" and ("win" in closed or "exhausted" in closed), closed
+    # Its reveal, lost with it, came back too: checked against the commitment of its deal.
+    assert back["last_hand"]["reveal"]["hand_no"] == ended
+    await expect(dialog.locator(".fairness.ok")).to_be_visible()
 
     # Closed by the player; then, on its turn in the next hand (the table waits), a reload.
     await page.locator(".result .close-result").click()

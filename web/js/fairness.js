@@ -34,3 +34,13 @@ export function verifyCommand(reveal, preset) {
     `--commitment ${reveal.commitment} --dealer-position ${reveal.dealer_position}${rules}`
   );
 }
+
+/** What the page says of a revealed hand: `status` "ok" when the revealed seed and salt hash to
+ * the commitment this page was given before the reveal (`committed`), "bad" when they do
+ * not, "unseen" when no commitment of that hand reached this page (nothing to hold the
+ * reveal against: said neutrally, never as a mismatch); and the `command` that checks it. */
+export function fairnessOf(reveal, committed, preset) {
+  const command = verifyCommand(reveal, preset);
+  if (committed === undefined) return { status: "unseen", command };
+  return { status: checkReveal(reveal, committed).ok ? "ok" : "bad", command };
+}

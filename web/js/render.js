@@ -268,8 +268,9 @@ export function handLine(t, concealed, melds, wild = []) {
 
 /** The end of a hand: the winner's hand and fans (in the current language) or the drawn
  * hand, the payments by player, every hand revealed, and the fairness check. `result`:
- * {hand_no, win, head_bump, hands, scores, fairness}: `fairness` {ok, command}, null while
- * the reveal is awaited, absent where there is none to check (a replay). */
+ * {hand_no, win, head_bump, hands, scores, fairness}: `fairness` {status, command} (status
+ * "ok", "bad" or "unseen"), null while the reveal is awaited, absent where there is none to
+ * check (a replay). */
 export function resultView(t, lang, names, result, wild = []) {
   const win = result.win;
   const name = (p) => playerName(t, names, p);
@@ -292,12 +293,16 @@ export function resultView(t, lang, names, result, wild = []) {
   </div>`;
 }
 
+const FAIR_MARKS = { ok: "✓", bad: "✗", unseen: "?" };
+
 /** The fairness line: ✓ when the revealed seed and salt hash to the commitment sent before
- * the hand, ✗ when not, and the command that also rebuilds the wall. */
+ * the hand, ✗ when not, a neutral ? when this page never got that hand's commitment, and
+ * the command that also rebuilds the wall. */
 export function fairnessView(t, fairness) {
   if (!fairness) return html`<p class="fairness pending">${t("table.fair.waiting")}</p>`;
-  return html`<div class="fairness ${fairness.ok ? "ok" : "bad"}">
-    <p>${fairness.ok ? html`<span class="fair-mark" aria-hidden="true">✓</span> ${t("table.fair.ok")}` : html`<span class="fair-mark" aria-hidden="true">✗</span> ${t("table.fair.bad")}`}</p>
+  const status = fairness.status;
+  return html`<div class="fairness ${status}">
+    <p><span class="fair-mark" aria-hidden="true">${FAIR_MARKS[status]}</span> ${t(`table.fair.${status}`)}</p>
     <details><summary>${t("table.fair.command")}</summary><code class="verify">${fairness.command}</code></details>
   </div>`;
 }

@@ -1,7 +1,8 @@
 // sha256.js against the standard vectors and the server's commitment of a seed above 2^53.
 import { eq, ok, test } from "./harness.js";
 import { hexBytes, sha256, textBytes } from "../js/sha256.js";
-import { checkReveal, seedDecimal, verifyCommand } from "../js/fairness.js";
+import { checkReveal, fairnessOf, seedDecimal, verifyCommand } from "../js/fairness.js";
+import { translate } from "../js/i18n.js";
 
 test("sha256: FIPS 180-4 vectors", () => {
   eq(sha256(textBytes("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "empty");
@@ -29,6 +30,30 @@ test("fairness: seed_hex is used, exact above 2^53, and a wrong commitment fails
   eq(verifyCommand(reveal, "custom"),
     `guobiao verify --seed 9223372036854788153 --salt ${SALT} --commitment ${COMMITMENT} --dealer-position 2 --rules custom`);
   ok(!verifyCommand(reveal, "mcr").includes("--rules"), "plain MCR needs no --rules");
+});
+
+test("fairness: a commitment never seen is 'unseen', told neutrally, never a mismatch", async () => {
+  const reveal = { seed: 9223372036854788153, seed_hex: "8000000000003039", salt: SALT, commitment: COMMITMENT, dealer_position: 2 };
+  eq(fairnessOf(reveal, COMMITMENT, "mcr").status, "ok");
+  eq(fairnessOf(reveal, "00".repeat(32), "mcr").status, "bad", "another commitment seen before");
+  eq(fairnessOf({ ...reveal, commitment: "00".repeat(32) }, COMMITMENT, "mcr").status, "bad", "a reveal that contradicts itself");
+  const unseen = fairnessOf(reveal, undefined, "mcr");
+  eq(unseen.status, "unseen");
+  eq(unseen.command, verifyCommand(reveal, "mcr"), "the command to check it elsewhere");
+  // Drawn: the neutral line, in both languages, with no cross and no accusation.
+  const { render } = await import("../js/vendor/lit-html.js");
+  const { fairnessView } = await import("../js/render.js");
+  for (const lang of ["en", "zh"]) {
+    const node = document.createElement("div");
+    render(fairnessView((key, p) => translate(lang, key, p), unseen), node);
+    const line = node.querySelector(".fairness");
+    ok(line.classList.contains("unseen") && !line.classList.contains("bad"), `${lang}: unseen, not bad`);
+    ok(!line.textContent.includes("✗"), `${lang}: no cross`);
+    eq(line.querySelector("p").textContent.trim().slice(2), translate(lang, "table.fair.unseen"));
+    const bad = document.createElement("div");
+    render(fairnessView((key, p) => translate(lang, key, p), { status: "bad", command: "x" }), bad);
+    ok(bad.textContent.includes("✗") && bad.querySelector(".fairness.bad"), `${lang}: a mismatch is still said`);
+  }
 });
 
 test("hexBytes refuses what is not hex", () => {

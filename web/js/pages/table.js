@@ -4,7 +4,7 @@
 // hand's events taught (last discard, hand result, commitments), sends actions, and hands
 // the drawing to render.js. Keyboard shortcuts: see `keys` below and docs/client.md.
 import { html, nothing } from "../vendor/lit-html.js";
-import { checkReveal, verifyCommand } from "../fairness.js";
+import { fairnessOf } from "../fairness.js";
 import { wholeUpdate } from "../follow.js";
 import { actionButtons, aidsView, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, secondsLeft, signed, tableView } from "../render.js";
 import { changeText, deltaClass, gradeText } from "../rating.js";
@@ -129,6 +129,9 @@ function onUpdate(sent) {
   } catch (error) {
     return resync(sent, error);
   }
+  // The hand's commitment comes with its deal and with every full update (a page that came
+  // after `commit` went by gets it so); the first one seen counts.
+  if (p.commitment && s.commits[p.hand_no] === undefined) s.commits[p.hand_no] = p.commitment;
   if (p.full) s.last = null;
   s.last = lastDiscard(s.last, p.events);
   if (p.full && p.last_hand) learnMissed(p, Boolean(before));
@@ -195,6 +198,7 @@ function learn(e, p) {
 function learnMissed(p, following) {
   const last = p.last_hand;
   if (s.result?.hand_no === last.hand_no) return; // shown, or being shown
+  if (last.reveal) s.reveals[last.hand_no] = last.reveal; // the reveal that went by with it
   let result = null;
   for (const e of last.events || []) result = foldResult(result, e, last.hand_no, p.scores);
   if (!result || !result.hands) return;
@@ -214,13 +218,11 @@ function onReveal(p) {
   s.app.refresh();
 }
 
-/** The fairness check of the shown result, once both its commit and reveal are in. */
+/** The fairness check of the shown result, once its reveal is in (fairness.js). */
 function attachFairness() {
   const r = s.result;
   const reveal = r && s.reveals[r.hand_no];
-  if (!reveal) return;
-  const { ok } = checkReveal(reveal, s.commits[r.hand_no] ?? reveal.commitment);
-  r.fairness = { ok: ok && s.commits[r.hand_no] !== undefined, command: verifyCommand(reveal, s.summary?.rules) };
+  if (reveal) r.fairness = fairnessOf(reveal, s.commits[r.hand_no], s.summary?.rules);
 }
 
 async function onMatchEnd(p) {
