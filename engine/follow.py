@@ -15,16 +15,16 @@ Each event, as the viewer sees it (docs/protocol.md, "Protocol version 2"):
   ``seat_winds``; the viewer's own seat has (no) concealed tiles;
 - ``deal``: the player's tiles (its own: the tiles; the others': a count);
 - ``flower``: set aside (one concealed tile fewer);
-- ``draw``: one concealed tile more (its own: the tile); a kong's replacement draw first
-  completes an added kong still standing (the view before was answering it: ``claim``
-  ``kind`` ``add_kong``): the pung becomes a kong, the tile leaves the hand;
+- ``add_kong``: the pung becomes a kong, the added tile leaves the hand (at once, while
+  others may still rob it); a ``win`` that robs it makes it a pung again;
+- ``draw``: one concealed tile more (its own: the tile);
 - ``discard``: into the river, out of the hand;
 - ``claim``: the meld is added; its tiles but the claimed one leave the hand; the claimed
   discard is marked ``*`` in the discarder's river;
 - ``concealed_kong``: four tiles leave the hand; the meld shows to its owner (``tile``)
   and is ``"[????]"`` to the others (listed after the melds they can see);
 - ``hand_end``: every hand shown: concealed tiles and melds as the event has them;
-- the others (``match``, ``indicator``, ``add_kong``, ``head_bump``, ``win``,
+- the others (``match``, ``indicator``, ``head_bump``, ``win`` but a robbing one,
   ``exhausted``) change no seat.
 
 Concealed tiles are written sorted, the wild tiles first (``view.wild_tiles``).
@@ -143,12 +143,19 @@ def follow(
             }
             known, adding = True, None
             continue
+        if kind == "win" and adding is not None and event.get("discarder") == adding[0]:
+            if not known:
+                raise InvalidWire("a robbing 'win' event, and no seats to follow (sync first)")
+            _set_kong(seat_of(adding[0]), adding[1], False)  # robbed: a pung again
+            adding = None
+            continue
         if kind in _UNCHANGED:
             continue
         if not known:
             raise InvalidWire(f"a {kind!r} event, and no seats to follow (sync first)")
         if kind == "add_kong":
             adding = (event["player"], _TILE[event["tile"]])
+            _set_kong(seat_of(event["player"]), adding[1], True)
             continue
         if kind == "hand_end":
             players = sorted(s["player"] for s in kept)
@@ -175,9 +182,7 @@ def follow(
             seat.flowers.append(event["flower"])
             seat.take([_TILE[event["flower"]]])
         elif kind == "draw":
-            if adding is not None and adding[0] == seat.player and event["source"] == "kong":
-                _complete_kong(seat, adding[1])
-                adding = None
+            adding = None  # (the kong stood: its replacement)
             seat.count += 1
             if seat.concealed is not None and "tile" in event:
                 seat.concealed.append(_TILE[event["tile"]])
@@ -212,15 +217,18 @@ _UNCHANGED = frozenset({"match", "indicator", "head_bump", "win", "exhausted"})
 _SEAT_EVENTS = frozenset({"deal", "flower", "draw", "discard", "claim", "concealed_kong"})
 
 
-def _complete_kong(seat: _Seat, tile: Tile) -> None:
-    """The pung of ``tile`` becomes a kong; the added tile leaves the hand."""
+def _set_kong(seat: _Seat, tile: Tile, standing: bool) -> None:
+    """``standing``: the exposed pung of ``tile`` becomes a kong, the added tile leaving the
+    hand; else that kong, robbed, is a pung again (the tile gone to the robber)."""
+    was, becomes = (MeldKind.PUNG, MeldKind.KONG) if standing else (MeldKind.KONG, MeldKind.PUNG)
     for i, text in enumerate(seat.melds):
         meld = decode_meld(text, "melds")
-        if meld.kind is MeldKind.PUNG and meld.tile == tile:
-            seat.melds[i] = str(Meld(MeldKind.KONG, tile, meld.offer))
-            seat.take([tile])
+        if meld.kind is was and meld.tile == tile and not meld.concealed:
+            seat.melds[i] = str(Meld(becomes, tile, meld.offer))
+            if standing:
+                seat.take([tile])
             return
-    raise InvalidWire(f"player {seat.player} has no pung of {NAMES[tile]} to add to")
+    raise InvalidWire(f"player {seat.player} has no {was.name.lower()} of {NAMES[tile]}")
 
 
 def _parse(text: str) -> list[Tile]:

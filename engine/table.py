@@ -446,7 +446,12 @@ class HandState:
             assert action.tile is not None
             tile = action.tile
             out.append(wire.event(wire.AddKong(player, tile)))
+            # Who may rob it, seen as the table was when the tile was added (the pung's three
+            # copies showing, the fourth the one robbed).
             robbers = self._robbers(player, tile)
+            # The kong stands at once, as on a real table and as the event says: the tile
+            # leaves the hand for the meld; a robbery takes it back off (``_resolve_rob``).
+            self._set_added_kong(player, tile, True)
             if robbers or self.hold_claims:
                 self.phase = Phase.ROB
                 self.pending = _Pending(tile, player, {p: [WIN, PASS] for p in robbers})
@@ -455,7 +460,7 @@ class HandState:
                 if robbers:  # held open for nobody, the hand stays as it would have gone on
                     self.drawn = None
                 return
-            self._complete_added_kong(player, tile, out)
+            self._replacement_draw(player, out)
 
     def _discard(self, player: int, tile: Tile, out: list[Event]) -> None:
         if is_flower(tile):  # a wild flower, when nothing else is left to discard
@@ -579,12 +584,12 @@ class HandState:
         self.pending = None
         self._legal = {}
         if winner is not None:
-            # 抢杠和: the added tile is the winner's winning tile; the kong never stands, so
-            # the declarer keeps its pung and no longer holds the tile.
-            self.concealed[pending.source][pending.tile] -= 1
+            # 抢杠和: the added tile is the winner's winning tile; the kong does not stand,
+            # so the declarer keeps its pung and no longer holds the tile.
+            self._set_added_kong(pending.source, pending.tile, False)
             self._finish_win(winner, pending.source, pending.wins[winner], out)
             return
-        self._complete_added_kong(pending.source, pending.tile, out)
+        self._replacement_draw(pending.source, out)
 
     def _head_bump(self, pending: _Pending, out: list[Event]) -> int | None:
         """Who wins among the players who declared a win on ``pending``'s tile, if any.
@@ -603,15 +608,19 @@ class HandState:
             out.append(wire.event(wire.HeadBump(winners[0], tuple(winners[1:]))))
         return winners[0]
 
-    def _complete_added_kong(self, player: int, tile: Tile, out: list[Event]) -> None:
+    def _set_added_kong(self, player: int, tile: Tile, standing: bool) -> None:
+        """``standing``: ``player``'s exposed pung of ``tile`` becomes a kong, the added tile
+        leaving the hand; else that kong (robbed) is a pung again, the tile gone."""
         melds = self.melds[player]
+        was, becomes = (
+            (MeldKind.PUNG, MeldKind.KONG) if standing else (MeldKind.KONG, MeldKind.PUNG)
+        )
         for i, meld in enumerate(melds):
-            if meld.kind is MeldKind.PUNG and meld.tile == tile:
-                melds[i] = Meld(MeldKind.KONG, tile, meld.offer)
+            if meld.kind is was and meld.tile == tile and not meld.concealed:
+                melds[i] = Meld(becomes, tile, meld.offer)
                 break
-        self.concealed[player][tile] -= 1
-        self.current = player
-        self._replacement_draw(player, out)
+        if standing:
+            self.concealed[player][tile] -= 1
 
     # -------------------------------------------------------------- draws ---
 

@@ -202,9 +202,9 @@ def check_conservation(state: HandState) -> None:
     for p in state.player_at:
         assert all(0 <= n <= 4 for n in state.concealed[p])
         size = sum(state.concealed[p]) + len(state.held[p]) + 3 * len(state.melds[p])
+        # (While robbers answer an added kong, its owner holds 13: the added tile is in the
+        # kong, whose replacement is not drawn yet.)
         moving = p == state.current and state.phase in (Phase.TURN, Phase.CLAIMED)
-        if state.phase is Phase.ROB and p == state.current:
-            moving = True  # the added tile is still in the hand while robbers answer
         if state.phase is Phase.OVER:
             # 13 tiles (melds counted as 3); a self-drawn winner holds its winning tile too,
             # which on a discard or a robbed kong is counted once, where it came from.

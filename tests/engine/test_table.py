@@ -289,6 +289,15 @@ def test_added_kong_replacement_from_the_tail() -> None:
     events = state.apply(1, add)
     assert events[0].kind == "add_kong" and events[0].to is None
     assert state.phase is Phase.ROB
+    # The kong stands at once, as the event says: while robbers answer, the tile is on the
+    # meld, not in the hand, for its owner and for everyone else.
+    assert state.melds[1] == [Meld(MeldKind.KONG, tile("7p"), 1)]
+    assert tile("7p") not in concealed(state, 1)
+    for viewer in (1, 2, None):
+        (seat,) = [s for s in state.view(viewer).to_dict()["seats"] if s["player"] == 1]
+        assert seat["melds"] == ["[7777p,1]"], viewer
+        assert "7p" not in seat.get("concealed", ""), viewer
+    tablekit.check_conservation(state)
     assert state.legal_actions(2) == [WIN, PASS]
     assert state.awaiting() == [2]
     assert state.legal_actions(1) == []

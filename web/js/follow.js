@@ -8,16 +8,16 @@
 //   viewer's own seat has (no) concealed tiles;
 // - deal: the player's tiles (its own: the tiles; the others': a count);
 // - flower: set aside (one concealed tile fewer);
-// - draw: one concealed tile more (its own: the tile); a kong's replacement draw first
-//   completes an added kong still standing (the view before was answering it: `claim.kind`
-//   "add_kong"): the pung becomes a kong, the tile leaves the hand;
+// - add_kong: the pung becomes a kong, the added tile leaves the hand (at once, while others
+//   may still rob it); a win that robs it makes it a pung again;
+// - draw: one concealed tile more (its own: the tile);
 // - discard: into the river, out of the hand;
 // - claim: the meld is added; its tiles but the claimed one leave the hand; the claimed
 //   discard gets its `*` in the discarder's river;
 // - concealed_kong: four tiles leave the hand; the meld shows to its owner (`tile`) and is
 //   "[????]" to the others (listed after the melds they can see);
 // - hand_end: every hand shown, concealed tiles and melds as the event has them;
-// - match, indicator, add_kong, head_bump, win, exhausted: no seat changes.
+// - match, indicator, head_bump, win (but a robbing one), exhausted: no seat changes.
 //
 // Concealed tiles are written as the server writes them: sorted, the view's `wild_tiles`
 // first. Pure: no I/O, no DOM (web/test/follow.test.js, tests/web/test_follow_js.py).
@@ -46,12 +46,18 @@ export function follow(before, events, view) {
       adding = null;
       continue;
     }
-    if (UNCHANGED.has(kind)) continue;
+    const robbed = kind === "win" && adding !== null && event.discarder === adding.player;
+    if (UNCHANGED.has(kind) && !robbed) continue;
     if (seats === null) throw new Error(`a ${JSON.stringify(kind)} event, and no seats to follow (sync first)`);
     const byPlayer = new Map(seats.map((x) => [x.player, x]));
     const seat = byPlayer.get(event.player ?? -1);
-    if (kind === "add_kong") {
+    if (robbed) {
+      setKong(byPlayer.get(adding.player), adding.tile, false); // a pung again
+      adding = null;
+    } else if (kind === "add_kong") {
+      if (!seat) throw new Error(`event ${JSON.stringify(event)}: no such player at the table`);
       adding = { player: event.player, tile: tileName(event.tile, "add_kong.tile") };
+      setKong(seat, adding.tile, true);
     } else if (kind === "hand_end") {
       const hands = event.hands;
       if (!Array.isArray(hands) || hands.length !== seats.length) {
@@ -76,10 +82,7 @@ export function follow(before, events, view) {
       seat.flowers.push(tileName(event.flower, "flower.flower"));
       take(seat, [event.flower]);
     } else if (kind === "draw") {
-      if (adding && adding.player === seat.player && event.source === "kong") {
-        completeKong(seat, adding.tile);
-        adding = null;
-      }
+      adding = null; // (the kong stood: its replacement)
       seat.count += 1;
       if (seat.concealed !== null && "tile" in event) seat.concealed.push(tileName(event.tile, "draw.tile"));
     } else if (kind === "discard") {
@@ -179,16 +182,19 @@ function take(seat, tiles) {
 }
 
 /** The pung of `tile` becomes a kong; the added tile leaves the hand. */
-function completeKong(seat, tile) {
+/** `standing`: the exposed pung of `tile` becomes a kong, the added tile leaving the hand;
+ * else that kong, robbed, is a pung again (the tile gone to the robber). */
+function setKong(seat, tile, standing) {
+  const [was, size] = standing ? ["pung", 4] : ["kong", 3];
   for (const [i, text] of seat.melds.entries()) {
     const meld = readMeld(text, "melds");
-    if (meld.kind === "pung" && meld.tiles[0] === tile) {
-      seat.melds[i] = formatMeld({ tiles: Array(4).fill(tile), offer: meld.offer });
-      take(seat, [tile]);
+    if (meld.kind === was && meld.offer !== null && meld.tiles[0] === tile) {
+      seat.melds[i] = formatMeld({ tiles: Array(size).fill(tile), offer: meld.offer });
+      if (standing) take(seat, [tile]);
       return;
     }
   }
-  throw new Error(`player ${seat.player} has no pung of ${tile} to add to`);
+  throw new Error(`player ${seat.player} has no ${was} of ${tile}`);
 }
 
 // ------------------------------------------------------------- the notation ---

@@ -93,25 +93,28 @@ test("follow: a concealed kong shows to its owner and is [????] to others, after
   eq(claimed[3].concealed_count, 6);
 });
 
-test("follow: an added kong is completed by its replacement draw, not before", () => {
-  const answered = view(0, [
+test("follow: an added kong stands at once; a robbing win makes it a pung again", () => {
+  const before = view(0, [
     seat(0, { concealed: "123m456p789sSSNN" }),
     seat(1, { count: 11, melds: ["[CCC,2]"] }),
     seat(2),
     seat(3),
-  ], { phase: "rob", claim: { tile: "C", from: 1, kind: "add_kong" } });
-  // While the others may rob it, the pung still stands.
-  const open = follow(view(0, answered.seats), [{ kind: "add_kong", player: 1, tile: "C" }], brief(0));
-  eq(open[1].melds, ["[CCC,2]"]);
-  eq(open[1].concealed_count, 11);
+  ]);
+  // While the others may rob it, the kong stands: the tile is on the meld, not in the hand.
+  const open = follow(before, [{ kind: "add_kong", player: 1, tile: "C" }], brief(0));
+  eq(open[1], seat(1, { count: 10, melds: ["[CCCC,2]"] }));
+  const answered = view(0, open, { phase: "rob", claim: { tile: "C", from: 1, kind: "add_kong" } });
   const done = follow(answered, [{ kind: "draw", player: 1, source: "kong" }], brief(0));
-  eq(done[1], seat(1, { count: 11, melds: ["[CCCC,2]"] }), "one tile left the hand, one came");
+  eq(done[1], seat(1, { count: 11, melds: ["[CCCC,2]"] }), "its replacement: one tile more, nothing else");
+  // Robbed: a pung again, the tile gone to the robber.
+  const robbed = follow(answered, [{ kind: "win", winner: 0, discarder: 1, tile: "C" }], brief(0));
+  eq(robbed[1], seat(1, { count: 10, melds: ["[CCC,2]"] }));
   // Without a claim window: the added kong and its draw in one update; the owner's view.
   const own = view(1, [seat(0), seat(1, { count: 8, melds: ["[123m,1]", "[555p,3]"], concealed: "5p789sEEEN" }), seat(2), seat(3)]);
   const events = [{ kind: "add_kong", player: 1, tile: "5p" }, { kind: "draw", player: 1, tile: "W", source: "kong" }];
   eq(follow(own, events, brief(1))[1], seat(1, { count: 8, melds: ["[123m,1]", "[5555p,3]"], concealed: "789sEEEWN" }));
-  // A draw from the wall completes nothing.
-  const plain = follow(answered, [{ kind: "draw", player: 1, source: "wall" }], brief(0));
+  // A win on a discard by someone else while no kong is added changes no seat.
+  const plain = follow(before, [{ kind: "win", winner: 2, discarder: 1, tile: "C" }], brief(0));
   eq(plain[1].melds, ["[CCC,2]"]);
 });
 
