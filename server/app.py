@@ -38,6 +38,7 @@ from server.ladder.queue import Matchmaker
 from server.lobby import Lobby
 from server.metrics import Metrics
 from server.protocol import ProtocolError, encode, error
+from server.query import BadRequest, parse_query, whole_number
 from server.static import WebFiles
 from server.table import BackInput, GoneInput, input_for
 from server.tournaments import api as tournament_api
@@ -52,7 +53,6 @@ VERSION = "0.1.0"
 WRITE_BATCH = 64  # messages joined into one socket write at most
 RATE_STRIKES = 20  # rate-limited messages before the connection is closed as abusive
 REFUSAL_PAUSE = 1.0  # seconds an account request refused by a limit waits for its answer
-MAX_MATCH_ID = 2**31 - 1  # matches.id is an Integer column (32-bit signed on PostgreSQL)
 
 
 class Connection:
@@ -757,6 +757,11 @@ class App:
                 return _json(connection, http.HTTPStatus.OK, snapshot)
             return _json(connection, http.HTTPStatus.OK, self.matchmaker.snapshot())
         parts = path.strip("/").split("/")
+        if parts[0] == "api":
+            try:  # one reading of every API request's query (each endpoint takes its own)
+                parse_query(request.path.partition("?")[2])
+            except BadRequest as exc:
+                return _json(connection, http.HTTPStatus.BAD_REQUEST, {"error": str(exc)})
         if self.tournaments is not None:
             found = await tournament_api.route(self.tournaments, parts)
             if found is not None:
@@ -773,20 +778,10 @@ class App:
             summary["ratings"] = await self.store.ladder.player_ratings(parts[2])
             return _json(connection, http.HTTPStatus.OK, summary)
         if len(parts) in (3, 4) and parts[:2] == ["api", "matches"]:
-            text = parts[2]
-            if not (text.isascii() and text.isdigit()):
-                return _json(
-                    connection,
-                    http.HTTPStatus.BAD_REQUEST,
-                    {"error": f"a match id is a number (0-9), got {text!r}"},
-                )
-            match_id = int(text) if len(text) <= len(str(MAX_MATCH_ID)) else MAX_MATCH_ID + 1
-            if not 1 <= match_id <= MAX_MATCH_ID:
-                return _json(
-                    connection,
-                    http.HTTPStatus.NOT_FOUND,
-                    {"error": f"no match {text} (match ids are 1..{MAX_MATCH_ID})"},
-                )
+            try:
+                match_id = whole_number(parts[2], "a match id")
+            except BadRequest as exc:
+                return _json(connection, http.HTTPStatus.BAD_REQUEST, {"error": str(exc)})
             held = await self.tournaments.held_match(match_id) if self.tournaments else None
             if held is not None:
                 return _json(connection, http.HTTPStatus.FORBIDDEN, {"error": held})

@@ -19,7 +19,6 @@ import logging
 import re
 from collections.abc import Sequence
 from typing import Any, Protocol
-from urllib.parse import parse_qs
 
 from websockets.http11 import Request, Response
 
@@ -28,6 +27,7 @@ from engine.errors import MahjongError
 from engine.match import Match
 from engine.rules import RuleSet
 from server.db.store import ActionRow, MatchRow
+from server.query import BadRequest, parse_query, whole_number
 from server.lobby import replay_log, stored_rules
 from server.table import LobbyError
 
@@ -58,17 +58,13 @@ class Refused(Exception):
 def hand_number(query: str) -> int:
     """The ``hand`` of a query string (``hand=3``), 1 when it has none; ``Refused`` (400)
     for anything but one whole number."""
-    values = parse_qs(query, keep_blank_values=True).get("hand", [])
-    if not values:
-        return 1
-    text = values[0]
-    if len(values) > 1 or not (text.isascii() and text.isdigit()) or len(text) > MAX_HAND_DIGITS:
-        given = values if len(values) > 1 else text
-        raise Refused(
-            http.HTTPStatus.BAD_REQUEST,
-            f"'hand' is one whole number (1 for the first hand), got {given!r}",
-        )
-    return int(text)
+    try:
+        text = parse_query(query).get("hand")
+        if text is None:
+            return 1
+        return whole_number(text, "'hand' (1 for the first hand)", 0, 10**MAX_HAND_DIGITS - 1)
+    except BadRequest as exc:
+        raise Refused(http.HTTPStatus.BAD_REQUEST, str(exc)) from None
 
 
 async def hand_replay(

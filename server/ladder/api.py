@@ -14,25 +14,13 @@ from __future__ import annotations
 
 import http
 from typing import Any
-from urllib.parse import parse_qs
 
 from server.ladder.store import PAGE_LIMIT, PROVISIONAL_FILTERS, LadderError, LadderStore
+from server.query import BadRequest, parse_query, quoted, whole_number
 
 Answer = tuple[http.HTTPStatus, dict[str, Any]]
 
 MAX_NUMBER = 10**9
-
-
-class BadQuery(ValueError):
-    """A query parameter that is not what the API takes."""
-
-
-def _query(text: str) -> dict[str, str]:
-    try:
-        pairs = parse_qs(text, keep_blank_values=True, strict_parsing=False, max_num_fields=16)
-    except ValueError as exc:
-        raise BadQuery(f"bad query string: {exc}") from None
-    return {k: v[-1] for k, v in pairs.items()}
 
 
 def _number(
@@ -41,20 +29,18 @@ def _number(
     text = query.get(key)
     if text is None or text == "":
         return default
-    if not (text.isascii() and text.isdigit()) or not low <= int(text[:12]) <= high:
-        raise BadQuery(f"{key} must be a whole number {low}..{high}, got {text!r}")
-    return int(text)
+    return whole_number(text, key, low, high)
 
 
 def _page(query: dict[str, str]) -> dict[str, Any]:
     provisional = query.get("provisional", "false") or "false"
     if provisional not in PROVISIONAL_FILTERS:
-        raise BadQuery(
-            f"provisional must be one of {', '.join(PROVISIONAL_FILTERS)}, got {provisional!r}"
+        raise BadRequest(
+            f"provisional must be one of {', '.join(PROVISIONAL_FILTERS)}, got {quoted(provisional)}"
         )
     search = query.get("q", "").strip()
     if len(search) > 32:
-        raise BadQuery("q (a name prefix) has at most 32 characters")
+        raise BadRequest("q (a name prefix) has at most 32 characters")
     return {
         "offset": _number(query, "offset", 0, 0, MAX_NUMBER),
         "limit": _number(query, "limit", 50, 1, PAGE_LIMIT),
@@ -73,11 +59,11 @@ async def route(ladder: LadderStore, parts: list[str], query_text: str) -> Answe
     if len(parts) < 2 or parts[0] != "api" or parts[1] not in ("ladders", "seasons"):
         return None
     try:
-        query = _query(query_text)
+        query = parse_query(query_text)
         if parts[1] == "ladders":
             return await _ladders(ladder, parts[2:], query)
         return await _seasons(ladder, parts[2:], query)
-    except BadQuery as exc:
+    except BadRequest as exc:
         return http.HTTPStatus.BAD_REQUEST, {"error": str(exc)}
     except LadderError as exc:
         return _not_found(str(exc))
@@ -121,14 +107,10 @@ async def _seasons(ladder: LadderStore, rest: list[str], query: dict[str, str]) 
         return http.HTTPStatus.OK, {"seasons": await ladder.seasons(name)}
     if len(rest) != 1:
         return None
-    text = rest[0]
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text[:12]) <= MAX_NUMBER:
-        return http.HTTPStatus.BAD_REQUEST, {
-            "error": f"a season id is a number 1..{MAX_NUMBER}, got {text!r}"
-        }
-    found = await ladder.season_by_id(int(text))
+    season_id = whole_number(rest[0], "a season id")
+    found = await ladder.season_by_id(season_id)
     if found is None:
-        return _not_found(f"no season {text}")
+        return _not_found(f"no season {season_id}")
     board = await ladder.leaderboard(found["ladder"], season_id=found["id"], **_page(query))
     assert board is not None
     return http.HTTPStatus.OK, board

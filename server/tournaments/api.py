@@ -19,9 +19,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from server.query import ID_MAX as MAX_ID
+from server.query import BadRequest, whole_number
 from server.tournaments.host import TournamentError, Tournaments
-
-MAX_ID = 2**31 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,12 +37,10 @@ class Answer:
 
 
 def _id(text: str, what: str) -> int | Answer:
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text[:12]) <= MAX_ID:
-        return Answer(
-            http.HTTPStatus.BAD_REQUEST,
-            {"error": f"a {what} is a number 1..{MAX_ID}, got {text!r}"},
-        )
-    return int(text)
+    try:
+        return whole_number(text, f"a {what}", 1, MAX_ID)
+    except BadRequest as exc:
+        return Answer(http.HTTPStatus.BAD_REQUEST, {"error": str(exc)})
 
 
 async def route(tournaments: Tournaments, parts: list[str]) -> Answer | None:

@@ -231,15 +231,15 @@ async def test_every_hand_replays_as_the_seated_player_saw_it(app: App) -> None:
     for path, code, words in [
         (f"/api/matches/{match_id}/replay?hand=0", 404, "has hands 1..16, not hand 0"),
         (f"/api/matches/{match_id}/replay?hand=17", 404, "not hand 17"),
-        (f"/api/matches/{match_id}/replay?hand=x", 400, "'hand' is one whole number"),
+        (f"/api/matches/{match_id}/replay?hand=x", 400, "'hand' (1 for the first hand) must"),
         (f"/api/matches/{match_id}/replay?hand=-1", 400, "got '-1'"),
         (f"/api/matches/{match_id}/replay?hand=1.0", 400, "got '1.0'"),
         (f"/api/matches/{match_id}/replay?hand=", 400, "got ''"),
-        (f"/api/matches/{match_id}/replay?hand=1&hand=2", 400, "['1', '2']"),
-        (f"/api/matches/{match_id}/replay?hand=" + "9" * 5000, 400, "whole number"),
+        (f"/api/matches/{match_id}/replay?hand=1&hand=2", 400, "'hand' is given more than once"),
+        (f"/api/matches/{match_id}/replay?hand=" + "9" * 5000, 400, "(5000 characters)"),
         (f"/api/matches/{match_id + 1}/replay", 404, f"no finished match {match_id + 1}"),
-        ("/api/matches/2147483648/replay", 404, "match ids are 1..2147483647"),
-        ("/api/matches/abc/replay", 400, "a match id is a number"),
+        ("/api/matches/2147483648/replay", 400, "must be a whole number 1..2147483647"),
+        ("/api/matches/abc/replay", 400, "a match id must be a whole number"),
     ]:
         status, body = await http_json(app, path)
         assert status == code and words in body["error"], (path, status, body)

@@ -884,12 +884,14 @@ def assert_json_error(status: int, headers: list[tuple[str, str]], body: bytes) 
 @pytest.mark.parametrize(
     ("path", "status"),
     [
-        ("/api/matches/2147483648", 404),  # one above the database's Integer range
-        ("/api/matches/9223372036854775807", 404),
-        ("/api/matches/9223372036854775808/log", 404),
-        ("/api/matches/" + "9" * 400, 404),
-        ("/api/matches/" + "9" * 5000 + "/log", 404),  # more digits than int() would take
-        ("/api/matches/0", 404),
+        # An id outside 1..2147483647 (the database's Integer range) is malformed: 400, as
+        # the docs say, never "no such match".
+        ("/api/matches/2147483648", 400),
+        ("/api/matches/9223372036854775807", 400),
+        ("/api/matches/9223372036854775808/log", 400),
+        ("/api/matches/" + "9" * 400, 400),
+        ("/api/matches/" + "9" * 5000 + "/log", 400),  # more digits than int() would take
+        ("/api/matches/0", 400),
         ("/api/matches/00000000000000000000001", 404),  # match 1 has not been played
         ("/api/matches/2147483647/log", 404),
         ("/api/matches/-1", 400),
@@ -902,6 +904,12 @@ def assert_json_error(status: int, headers: list[tuple[str, str]], body: bytes) 
         ("/api/players/" + "x" * 3000, 404),
         ("/api/players/%00%ff", 404),
         ("/api/nothing/here", 404),
+        # A query string: UTF-8 text without control characters, each name once.
+        ("/api/ladders/mcr?q=%00", 400),
+        ("/api/ladders/mcr?q=%FF%FE", 400),
+        ("/api/ladders/mcr?offset=1&offset=2", 400),
+        ("/api/players/nobody?x=%01", 400),
+        ("/api/tournaments?" + "&".join(f"k{i}=1" for i in range(17)), 400),
         ("/nothing", 404),
         ("/ws", 426),  # the websocket endpoint, asked without the upgrade
     ],
