@@ -27,8 +27,8 @@ from engine.errors import MahjongError
 from engine.match import Match
 from engine.rules import RuleSet
 from server.db.store import ActionRow, MatchRow
-from server.query import BadRequest, parse_query, whole_number
 from server.lobby import replay_log, stored_rules
+from server.query import BadRequest, parse_query, whole_number
 from server.table import LobbyError
 
 log = logging.getLogger("guobiao.replay")

@@ -36,7 +36,8 @@ def _page(query: dict[str, str]) -> dict[str, Any]:
     provisional = query.get("provisional", "false") or "false"
     if provisional not in PROVISIONAL_FILTERS:
         raise BadRequest(
-            f"provisional must be one of {', '.join(PROVISIONAL_FILTERS)}, got {quoted(provisional)}"
+            f"provisional must be one of {', '.join(PROVISIONAL_FILTERS)}, "
+            f"got {quoted(provisional)}"
         )
     search = query.get("q", "").strip()
     if len(search) > 32:
