@@ -355,8 +355,9 @@ class Tournaments:
             return
         tournament_id = tag[0]
         async with self._lock(tournament_id):
-            await self._settle(await self._state(tournament_id))
-        self._push(tournament_id, "table_finished")
+            settled = await self._settle(await self._state(tournament_id))
+        if not settled:  # (else its session_finished or closed says more, and stays the latest)
+            self._push(tournament_id, "table_finished")
 
     async def _settle(self, state: _State) -> bool:
         """Finish every playing session of ``state`` whose tables all have finished matches,
