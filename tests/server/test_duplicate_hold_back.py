@@ -388,7 +388,7 @@ async def test_nothing_of_a_finished_table_shows_until_its_duplicate_session_is_
         assert during["export.csv"].strip().count("\n") == 0  # the header alone
         assert during["cli export csv"] == during["export.csv"]
         assert during["cli standings --json"] == []
-        assert "no standings yet" in during["cli standings"]
+        assert "results are held" in during["cli standings"]
         live = during[f"/api/tournaments/{tid}/sessions/1"]
         assert live["walls"] is None
         for t in live["tables"]:
