@@ -1028,7 +1028,14 @@ def _print_show(data: dict[str, Any]) -> None:
 def _print_standings(data: dict[str, Any]) -> None:
     rows = data.get("standings") or []
     if not rows:
-        print("no standings yet: no table has finished its match")
+        held = [s["number"] for s in data.get("sessions", []) if s.get("state") == "playing"]
+        if held and (data.get("settings") or {}).get("duplicate"):
+            print(
+                f"no standings yet: duplicate session {held[-1]}'s results are held until "
+                "its last table finishes"
+            )
+        else:
+            print("no standings yet: no table has finished its match")
         return
     numbers = sorted({ln["session"] for row in rows for ln in row.get("sessions", [])})
     grid = []

@@ -51,7 +51,7 @@ from server.db.models import (
 )
 from server.grades import grade, match_counts
 from server.ladder.store import LadderStore, SeasonPolicy, foursome_key, rate_match
-from server.tournaments.store import TournamentStore
+from server.tournaments.store import TournamentStore, held
 
 __all__ = [
     "ActionRow",
@@ -853,7 +853,9 @@ class Store:
         - ``match_players``: per player index, the final score and the hands won, lost and
           drawn (counted from the stored hand records, see ``server.grades``);
         - each human player's cached counts: ``score`` += final score, hands, ``matches``
-          += 1, and the grade recomputed. Bots (``"bot:..."`` seats) have no player row;
+          += 1, and the grade recomputed. Bots (``"bot:..."`` seats) have no player row.
+          Not for a match whose outcome is held (``server.tournaments.store.held``: a
+          duplicate session in play): its session's end counts it;
         - a rated match: the four ratings (``server.ladder.store.rate_match``).
 
         ``addresses``: where each player index was connected from (kept for operators).
@@ -873,6 +875,7 @@ class Store:
                 select(Hand.record).where(Hand.match_id == match_id).order_by(Hand.hand_no)
             )
             counts = match_counts(list(records))
+            hidden = await session.scalar(select(held()).where(Match.id == match_id))
             keys = {s.lower() for s in match.seats if s is not None and not is_bot(s)}
             players = {
                 p.username_key: p
@@ -899,7 +902,7 @@ class Store:
                         address=addresses[index] if addresses else None,
                     )
                 )
-                if player is not None:
+                if player is not None and not hidden:
                     _add_match(player, score, c.won, c.lost, c.drawn)
             match.ended_at = ended_at
             match.final_scores = [int(s) for s in final_scores]
@@ -991,7 +994,9 @@ class Store:
     async def player_summary(
         self, username: str, recent: int = RECENT_MATCHES
     ) -> dict[str, Any] | None:
-        """Grade, counts and the most recent finished matches of a player; None if unknown."""
+        """Grade, counts and the most recent finished matches of a player; None if unknown.
+        A match whose outcome is held (``server.tournaments.store.held``) is not listed, nor
+        counted (``finish_match``) until its session is over."""
         async with self._read() as session:
             player = await session.scalar(
                 select(Player).where(Player.username_key == username.lower())
@@ -1001,7 +1006,7 @@ class Store:
             rows = await session.execute(
                 select(MatchPlayer, Match)
                 .join(Match, Match.id == MatchPlayer.match_id)
-                .where(MatchPlayer.player_id == player.id)
+                .where(MatchPlayer.player_id == player.id, ~held())
                 .order_by(Match.ended_at.desc(), Match.id.desc())
                 .limit(recent)
             )

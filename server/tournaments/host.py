@@ -199,12 +199,6 @@ class _State:
         key = username.lower()
         return key == self.row.created_by.lower() or key in {d.lower() for d in self.directors}
 
-    def held(self, number: int) -> bool:
-        """Whether session ``number``'s results are held back: a duplicate session in play
-        (a table's result would tell those still playing about the same walls)."""
-        s = self.session(number)
-        return self.settings.duplicate and (s is None or s.state != "finished")
-
     def history(self, before: int) -> list[seating.Seating]:
         return [_seating(s) for s in self.sessions if s.number < before]
 
@@ -259,9 +253,11 @@ class _State:
         return scoring.standings(results, applies, self.settings.tie_breaks)
 
     def results(self) -> list[scoring.SessionResult]:
+        """Each session's finished tables whose results may be shown (a duplicate session's
+        are held until it is over: ``server.tournaments.store.held``)."""
         out = []
         for s in self.sessions:
-            if s.state == "seated" or self.held(s.number):
+            if s.state == "seated":
                 continue
             seats = self.scored_seats(s)
             done = []
@@ -359,8 +355,9 @@ class Tournaments:
             return
         tournament_id = tag[0]
         async with self._lock(tournament_id):
-            await self._settle(await self._state(tournament_id))
-        self._push(tournament_id, "table_finished")
+            settled = await self._settle(await self._state(tournament_id))
+        if not settled:  # (else its session_finished or closed says more, and stays the latest)
+            self._push(tournament_id, "table_finished")
 
     async def _settle(self, state: _State) -> bool:
         """Finish every playing session of ``state`` whose tables all have finished matches,
@@ -372,9 +369,7 @@ class Tournaments:
             if s.state != "playing":
                 continue
             tables = [t for t in state.tables if t.session == s.number]
-            done = len(tables) == len(s.seating["tables"]) and all(
-                t.scores is not None for t in tables
-            )
+            done = len(tables) == len(s.seating["tables"]) and all(t.finished for t in tables)
             if done and await self.store.finish_session(tournament_id, s.number, now):
                 settled = True
                 log.info("tournament %s: session %s finished", tournament_id, s.number)
@@ -559,7 +554,6 @@ class Tournaments:
         s = state.session(number)
         if s is None:
             return None
-        held = state.held(number)
         labels = state.seat_labels(s)
         made = {t.number: t for t in state.tables if t.session == number}
         tables = []
@@ -568,11 +562,11 @@ class Tournaments:
             live = self.lobby.summaries.get(t.table_id) if t is not None else None
             if t is None:
                 table_state = "seated"
-            elif t.scores is not None:
+            elif t.finished:
                 table_state = "finished"
             else:
                 table_state = live.state if live is not None else "playing"
-            scores = t.scores if t is not None and not held else None
+            scores = t.scores if t is not None else None  # None while held
             tables.append(
                 {
                     "table": i,
@@ -580,7 +574,8 @@ class Tournaments:
                     "match": t.match_id if t is not None else None,
                     "state": table_state,
                     "hand_no": live.listing.get("hand_no", 0) if live is not None else None,
-                    "watchable": table_state in ("waiting", "playing") and not held,
+                    "watchable": table_state in ("waiting", "playing")
+                    and not state.settings.duplicate,
                     "seats": [
                         {
                             "wind": seating.WINDS[k],
@@ -642,18 +637,13 @@ class Tournaments:
         return scoring.export_json(rows, duplicate)
 
     async def held_match(self, match_id: int) -> str | None:
-        """Why a match's record may not be shown yet (a duplicate session in play), else
-        None: its hands are the walls other tables of the session are still playing."""
-        found = await self.store.match_session(match_id)
+        """Why a match's record may not be shown yet (``server.tournaments.store.held``: a
+        duplicate session in play), else None: its hands are the walls other tables of the
+        session are still playing."""
+        found = await self.store.held_session(match_id)
         if found is None:
             return None
         tournament_id, number = found
-        row = await self.store.get(tournament_id)
-        if row is None or not Settings.from_dict(row.settings).duplicate:
-            return None
-        sessions = {s.number: s for s in await self.store.sessions(tournament_id)}
-        if number in sessions and sessions[number].state == "finished":
-            return None
         return (
             f"match {match_id} was played in duplicate session {number} of tournament "
             f"{tournament_id}: its record is shown once every table of the session has finished"
@@ -1074,7 +1064,7 @@ class Tournaments:
             made = state.table(s.number, i)
             live = self.lobby.tables.get(made.table_id) if made is not None else None
             cluster = self.lobby.cluster
-            if live is None and made is not None and cluster is not None and made.scores is None:
+            if live is None and made is not None and cluster is not None and not made.finished:
                 # Cluster mode: the table is owned by another node (it moved there).
                 await cluster.replace_seat(
                     made.table_id, table.index(player), label, REPLACE_SECONDS

@@ -4,6 +4,13 @@ Each method is one unit of work. Results are never copied here: a session table'
 its lobby table's match (``tournament_tables.table_id`` → ``matches``), finished in the
 match's own transaction, so standings recomputed from the matches and the corrections log
 can neither count a table twice nor miss one, whatever crashes in between.
+
+``held`` is the one rule of whether anything of a match's outcome may be shown yet: not
+while the duplicate session it was played in goes on (docs/tournaments.md, "Duplicate
+MCR"). Every read of an outcome applies it in its query (the player pages, the match
+records, the standings, the session pages), and a held match's players' counts and grades
+wait for the session's end (``finish_session`` recounts them in the transaction that ends
+it), so no page can show them early and none shows them twice.
 """
 
 from __future__ import annotations
@@ -14,12 +21,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import JSON, ColumnElement, and_, delete, func, select, type_coerce, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from server.db.models import (
+    GameTable,
     Hand,
     Match,
+    MatchPlayer,
     Player,
     Tournament,
     TournamentCheckin,
@@ -30,10 +40,83 @@ from server.db.models import (
     TournamentSubstitution,
     TournamentTable,
 )
+from server.grades import grade
 
 DIRECTOR = "director"
 
 Sessions = Callable[[], AbstractAsyncContextManager[AsyncSession]]
+
+
+def held() -> ColumnElement[bool]:
+    """True for a match (``Match``, correlated with the query it is used in) whose outcome
+    may not be shown yet: one played at a table of a duplicate tournament session that has
+    not finished. Its tables play the same walls, so any of its results (scores, hands,
+    counts, a grade, standings) would tell the tables still playing what their walls hold.
+
+    The session's table is known from the lobby table's own tag (``tables.tournament_id``,
+    ``tournament_session``), written before its match is created. (Its own names for the
+    tables it reads, so that a query reading them too, ``Match`` aside, is not confused.)"""
+    table = aliased(GameTable, name="held_table")
+    session = aliased(TournamentSession, name="held_session")
+    tournament = aliased(Tournament, name="held_tournament")
+    duplicate = type_coerce(tournament.settings, JSON)["duplicate"].as_boolean()
+    return (
+        select(table.id)
+        .join(
+            session,
+            and_(
+                session.tournament_id == table.tournament_id,
+                session.number == table.tournament_session,
+            ),
+        )
+        .join(tournament, tournament.id == table.tournament_id)
+        .where(table.id == Match.table_id, session.state != "finished", duplicate.is_(True))
+        .exists()
+    )
+
+
+async def recount(session: AsyncSession, player_ids: Sequence[int]) -> None:
+    """Set each player's cached counts and grade (``players``: score, hands won, lost and
+    drawn, matches, grade) to the sum of its recorded matches (``match_players``) that may
+    be shown (``held``): the counts of a duplicate session's matches, held until it ends,
+    are taken in by the transaction that ends it. Exact whatever came before (a restart, a
+    repeated call): a sum, not an increment. The rows are locked first, in id order, as
+    ``Store.finish_match`` locks them, so a match finishing meanwhile is counted once."""
+    if not player_ids:
+        return
+    ids = sorted(set(player_ids))
+    players = {
+        p.id: p
+        for p in await session.scalars(
+            select(Player).where(Player.id.in_(ids)).order_by(Player.id).with_for_update()
+        )
+    }
+    totals = {
+        row.player_id: row
+        for row in await session.execute(
+            select(
+                MatchPlayer.player_id,
+                func.coalesce(func.sum(MatchPlayer.score), 0).label("score"),
+                func.coalesce(func.sum(MatchPlayer.won), 0).label("won"),
+                func.coalesce(func.sum(MatchPlayer.lost), 0).label("lost"),
+                func.coalesce(func.sum(MatchPlayer.drawn), 0).label("drawn"),
+                func.count().label("matches"),
+            )
+            .join(Match, Match.id == MatchPlayer.match_id)
+            .where(MatchPlayer.player_id.in_(ids), ~held())
+            .group_by(MatchPlayer.player_id)
+        )
+    }
+    for player_id, player in players.items():
+        row = totals.get(player_id)
+        score, won, lost, drawn, matches = (
+            (int(row.score), int(row.won), int(row.lost), int(row.drawn), int(row.matches))
+            if row is not None
+            else (0, 0, 0, 0, 0)
+        )
+        player.score, player.hands_won, player.hands_lost = score, won, lost
+        player.hands_drawn, player.matches = drawn, matches
+        player.grade = grade(score, won, lost, drawn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,10 +165,11 @@ class TableMatch:
     table_id: str
     match_id: int | None
     seats: tuple[str | None, ...]
-    scores: tuple[int, ...] | None  # the final scores, once finished
+    scores: tuple[int, ...] | None  # the final scores, once finished and shown (``held``)
     seed: int | None
     salt: str | None
     hands_played: int
+    finished: bool = False  # its match is over (its scores may still be held)
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,8 +504,22 @@ class TournamentStore:
             return bool(getattr(done, "rowcount", 0))
 
     async def finish_session(self, tournament_id: int, number: int, now: datetime) -> bool:
-        """Mark the playing session finished; False if it was not playing."""
+        """Mark the playing session finished; False if it was not playing. Its matches that
+        were ``held`` (a duplicate session's) may be shown from then on, and their players'
+        counts and grades take them in (``recount``), in the same transaction."""
         async with self._write() as session:
+            waiting = await session.scalars(
+                select(MatchPlayer.player_id)
+                .join(Match, Match.id == MatchPlayer.match_id)
+                .join(GameTable, GameTable.id == Match.table_id)
+                .where(
+                    GameTable.tournament_id == tournament_id,
+                    GameTable.tournament_session == number,
+                    MatchPlayer.player_id.is_not(None),
+                    held(),
+                )
+            )
+            players = [p for p in waiting if p is not None]
             done = await session.execute(
                 update(TournamentSession)
                 .where(
@@ -430,8 +528,12 @@ class TournamentStore:
                     TournamentSession.state == "playing",
                 )
                 .values(state="finished", finished_at=now)
+                .execution_options(synchronize_session=False)
             )
-            return bool(getattr(done, "rowcount", 0))
+            if not getattr(done, "rowcount", 0):
+                return False
+            await recount(session, players)
+            return True
 
     async def add_table(self, tournament_id: int, number: int, table: int, table_id: str) -> None:
         async with self._write() as session:
@@ -454,13 +556,13 @@ class TournamentStore:
             tables = list(rows)
             ids = [t.table_id for t in tables]
             matches: dict[str, Match] = {}
+            hidden: dict[int, bool] = {}
             if ids:
-                for m in (
-                    await session.execute(
-                        select(Match).where(Match.table_id.in_(ids)).order_by(Match.id)
-                    )
-                ).scalars():
+                for m, is_held in await session.execute(
+                    select(Match, held()).where(Match.table_id.in_(ids)).order_by(Match.id)
+                ):
                     matches[m.table_id] = m
+                    hidden[m.id] = bool(is_held)
             played: dict[int, int] = {}
             match_ids = [m.id for m in matches.values()]
             if match_ids:
@@ -489,37 +591,45 @@ class TournamentStore:
                     table_id=t.table_id,
                     match_id=found.id,
                     seats=tuple(found.seats),
-                    scores=tuple(found.final_scores or ()) if ended else None,
+                    scores=tuple(found.final_scores or ())
+                    if ended and not hidden[found.id]
+                    else None,
                     seed=found.seed,
                     salt=found.salt,
                     hands_played=played.get(found.id, 0),
+                    finished=ended,
                 )
             )
         return out
 
     async def hand_deltas(self, match_ids: Sequence[int]) -> list[tuple[int, int, list[int]]]:
-        """(match, hand number, deltas by player index) of every finished hand."""
+        """(match, hand number, deltas by player index) of every finished hand that may be
+        shown (``held``)."""
         if not match_ids:
             return []
         async with self._read() as session:
             rows = await session.execute(
                 select(Hand.match_id, Hand.hand_no, Hand.deltas)
-                .where(Hand.match_id.in_(list(match_ids)))
+                .join(Match, Match.id == Hand.match_id)
+                .where(Hand.match_id.in_(list(match_ids)), ~held())
                 .order_by(Hand.match_id, Hand.hand_no)
             )
             return [(m, n, list(d)) for m, n, d in rows.all()]
 
-    async def match_session(self, match_id: int) -> tuple[int, int] | None:
-        """(tournament, session) a match was played in, or None."""
+    async def held_session(self, match_id: int) -> tuple[int, int] | None:
+        """(tournament, session) of a match whose outcome is ``held``; None if it may be
+        shown (or there is no such match)."""
         async with self._read() as session:
             row = (
                 await session.execute(
-                    select(TournamentTable.tournament_id, TournamentTable.session)
-                    .join(Match, Match.table_id == TournamentTable.table_id)
-                    .where(Match.id == match_id)
+                    select(GameTable.tournament_id, GameTable.tournament_session)
+                    .join(Match, Match.table_id == GameTable.id)
+                    .where(Match.id == match_id, held())
                 )
             ).first()
-        return (row[0], row[1]) if row is not None else None
+        if row is None or row[0] is None or row[1] is None:  # (held: both are set)
+            return None
+        return row[0], row[1]
 
     # ------------------------------------------------ substitutes and log ---
 
