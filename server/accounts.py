@@ -42,7 +42,7 @@ from typing import TypeVar
 
 from server.config import AccountsSection
 from server.db.store import PlayerRow, Store, UsernameTaken
-from server.errors import ServerError
+from server.errors import ServerError, shown
 from server.limits import Backoff, Buckets, Clock
 
 _T = TypeVar("_T")
@@ -119,7 +119,7 @@ def check_username(username: object) -> str:
     if not isinstance(username, str) or not USERNAME.fullmatch(username):
         raise AccountError(
             "bad_username",
-            f"a username is 3-20 letters, digits, _ or -, got {username!r}",
+            f"a username is 3-20 letters, digits, _ or -, got {shown(username)}",
         )
     if username.lower().startswith(GUEST_PREFIX):
         raise AccountError("bad_username", f"names starting with {GUEST_PREFIX!r} are for guests")
@@ -293,7 +293,7 @@ async def register(
     try:
         return await _new_account(store, username, password_hash, days, now)
     except UsernameTaken:
-        raise AccountError("username_taken", f"the username {username!r} is taken") from None
+        raise AccountError("username_taken", f"the username {shown(username)} is taken") from None
 
 
 async def login(

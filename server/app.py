@@ -32,7 +32,7 @@ import engine
 from server import accounts, protocol, replay
 from server.config import Config
 from server.db.store import Store, upgrade
-from server.errors import ServerError
+from server.errors import ServerError, shown
 from server.ladder import api as ladder_api
 from server.ladder.queue import Matchmaker
 from server.lobby import Lobby
@@ -768,7 +768,7 @@ class App:
             summary = await self.store.player_summary(parts[2])
             if summary is None:
                 return _json(
-                    connection, http.HTTPStatus.NOT_FOUND, {"error": f"no player {parts[2]!r}"}
+                    connection, http.HTTPStatus.NOT_FOUND, {"error": f"no player {shown(parts[2])}"}
                 )
             summary["ratings"] = await self.store.ladder.player_ratings(parts[2])
             return _json(connection, http.HTTPStatus.OK, summary)
@@ -778,14 +778,14 @@ class App:
                 return _json(
                     connection,
                     http.HTTPStatus.BAD_REQUEST,
-                    {"error": f"a match id is a number (0-9), got {text!r}"},
+                    {"error": f"a match id is a number (0-9), got {shown(text)}"},
                 )
             match_id = int(text) if len(text) <= len(str(MAX_MATCH_ID)) else MAX_MATCH_ID + 1
             if not 1 <= match_id <= MAX_MATCH_ID:
                 return _json(
                     connection,
                     http.HTTPStatus.NOT_FOUND,
-                    {"error": f"no match {text} (match ids are 1..{MAX_MATCH_ID})"},
+                    {"error": f"no match {shown(text)} (match ids are 1..{MAX_MATCH_ID})"},
                 )
             held = await self.tournaments.held_match(match_id) if self.tournaments else None
             if held is not None:
@@ -822,7 +822,7 @@ class App:
                     f'attachment; filename="match-{match_id}.jsonl"'
                 )
                 return response
-        return _json(connection, http.HTTPStatus.NOT_FOUND, {"error": f"nothing at {path!r}"})
+        return _json(connection, http.HTTPStatus.NOT_FOUND, {"error": f"nothing at {shown(path)}"})
 
 
 def _json_errors(

@@ -28,6 +28,7 @@ from engine.errors import MahjongError
 from engine.match import Match
 from engine.rules import RuleSet
 from server.db.store import ActionRow, MatchRow
+from server.errors import shown
 from server.lobby import replay_log, stored_rules
 from server.table import LobbyError
 
@@ -66,7 +67,7 @@ def hand_number(query: str) -> int:
         given = values if len(values) > 1 else text
         raise Refused(
             http.HTTPStatus.BAD_REQUEST,
-            f"'hand' is one whole number (1 for the first hand), got {given!r}",
+            f"'hand' is one whole number (1 for the first hand), got {shown(given)}",
         )
     return int(text)
 

@@ -16,6 +16,7 @@ import http
 from typing import Any
 from urllib.parse import parse_qs
 
+from server.errors import shown
 from server.ladder.store import PAGE_LIMIT, PROVISIONAL_FILTERS, LadderError, LadderStore
 
 Answer = tuple[http.HTTPStatus, dict[str, Any]]
@@ -42,7 +43,7 @@ def _number(
     if text is None or text == "":
         return default
     if not (text.isascii() and text.isdigit()) or not low <= int(text[:12]) <= high:
-        raise BadQuery(f"{key} must be a whole number {low}..{high}, got {text!r}")
+        raise BadQuery(f"{key} must be a whole number {low}..{high}, got {shown(text)}")
     return int(text)
 
 
@@ -50,7 +51,7 @@ def _page(query: dict[str, str]) -> dict[str, Any]:
     provisional = query.get("provisional", "false") or "false"
     if provisional not in PROVISIONAL_FILTERS:
         raise BadQuery(
-            f"provisional must be one of {', '.join(PROVISIONAL_FILTERS)}, got {provisional!r}"
+            f"provisional must be one of {', '.join(PROVISIONAL_FILTERS)}, got {shown(provisional)}"
         )
     search = query.get("q", "").strip()
     if len(search) > 32:
@@ -101,14 +102,14 @@ async def _ladders(ladder: LadderStore, rest: list[str], query: dict[str, str]) 
                     "players": [],
                     **page,
                 }
-            return _not_found(f"ladder {name!r} has no season {season}")
+            return _not_found(f"ladder {shown(name)} has no season {season}")
         return http.HTTPStatus.OK, board
     if len(rest) == 3 and rest[1] == "players":
         found = await ladder.player(name, rest[2], season=season)
         if found is None:
-            return _not_found(f"no player {rest[2]!r}")
+            return _not_found(f"no player {shown(rest[2])}")
         if season is not None and found["season"] is None:
-            return _not_found(f"ladder {name!r} has no season {season}")
+            return _not_found(f"ladder {shown(name)} has no season {season}")
         return http.HTTPStatus.OK, found
     return None
 
@@ -124,7 +125,7 @@ async def _seasons(ladder: LadderStore, rest: list[str], query: dict[str, str]) 
     text = rest[0]
     if not (text.isascii() and text.isdigit()) or not 1 <= int(text[:12]) <= MAX_NUMBER:
         return http.HTTPStatus.BAD_REQUEST, {
-            "error": f"a season id is a number 1..{MAX_NUMBER}, got {text!r}"
+            "error": f"a season id is a number 1..{MAX_NUMBER}, got {shown(text)}"
         }
     found = await ladder.season_by_id(int(text))
     if found is None:

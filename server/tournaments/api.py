@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from server.errors import shown
 from server.tournaments.host import TournamentError, Tournaments
 
 MAX_ID = 2**31 - 1
@@ -40,7 +41,7 @@ def _id(text: str, what: str) -> int | Answer:
     if not (text.isascii() and text.isdigit()) or not 1 <= int(text[:12]) <= MAX_ID:
         return Answer(
             http.HTTPStatus.BAD_REQUEST,
-            {"error": f"a {what} is a number 1..{MAX_ID}, got {text!r}"},
+            {"error": f"a {what} is a number 1..{MAX_ID}, got {shown(text)}"},
         )
     return int(text)
 
@@ -83,4 +84,6 @@ async def route(tournaments: Tournaments, parts: list[str]) -> Answer | None:
         if exc.code == "no_such_tournament":
             return Answer(http.HTTPStatus.NOT_FOUND, {"error": f"no tournament {tournament_id}"})
         raise
-    return Answer(http.HTTPStatus.NOT_FOUND, {"error": f"nothing at /{'/'.join(parts)}"})
+    return Answer(
+        http.HTTPStatus.NOT_FOUND, {"error": f"nothing at {shown('/' + '/'.join(parts))}"}
+    )
