@@ -44,6 +44,7 @@ from server.config import AccountsSection
 from server.db.store import PlayerRow, Store, UsernameTaken
 from server.errors import ServerError, shown
 from server.limits import Backoff, Buckets, Clock
+from server.text import BadText, clean
 
 _T = TypeVar("_T")
 
@@ -116,6 +117,11 @@ DUMMY_HASH = (
 
 def check_username(username: object) -> str:
     """The username if valid; ``AccountError("bad_username")`` otherwise."""
+    if isinstance(username, str):
+        try:  # the check of every name shown to others (the pattern below is stricter)
+            clean(username, "a username", limit=len(username), required=False)
+        except BadText as exc:
+            raise AccountError("bad_username", str(exc)) from None
     if not isinstance(username, str) or not USERNAME.fullmatch(username):
         raise AccountError(
             "bad_username",

@@ -24,6 +24,7 @@ from engine.actions import Action
 from engine.errors import IllegalAction
 from engine.match import MATCH_HANDS
 from server.errors import QUOTED, ServerError, shown
+from server.text import BadText, clean
 
 VERSIONS = (1, 2)  # 2: updates not full carry no seats (docs/protocol.md)
 MAX_ID_LENGTH = 64
@@ -242,12 +243,15 @@ def _play(m: _Payload, mid: Any) -> Message:
 
 
 # A tournament request's payload fields beside ``tournament``: field -> its kind.
-# "text": a string (<= 80), "name": an account name (<= 32), "names": a list of 1..256 names,
-# "int": a whole number (ranges in _RANGES), "flag": true/false, "methods": a seating method
-# or a list of them (one per session), "keys": a list of tie-break keys, "amount": a whole
-# number or an exact fraction as text ("1/2", "-3/2"). A trailing "?" marks it optional.
+# "title": a name shown to others (1..80 characters once cleaned by ``server.text.clean``),
+# "text": free text shown to others (0..80, the same check), "name": an account name (<= 32),
+# "names": a list of 1..256 names, "int": a whole number (ranges in _RANGES), "flag":
+# true/false, "methods": a seating method or a list of them (one per session), "keys": a list
+# of tie-break keys, "amount": a whole number or an exact fraction as text ("1/2", "-3/2").
+# A trailing "?" marks it optional.
+MAX_TEXT = 80  # a tournament's name, a correction's reason (after NFC and trimming)
 SETTINGS_FIELDS = {
-    "name": "text?",
+    "name": "title?",
     "rules": "name?",
     "sessions": "int?",
     "hands": "int?",
@@ -305,8 +309,14 @@ def _field(m: _Payload, key: str, kind: str) -> Any:
     value = m.data.get(key)
     if value is None and optional:
         return None
-    if kind in ("text", "name"):
-        return m.text(key, limit=80 if kind == "text" else 32)
+    if kind in ("title", "text"):
+        raw = m.text(key, limit=4 * MAX_TEXT)  # room for spaces to trim, decomposed letters
+        try:
+            return clean(raw, key, limit=MAX_TEXT, required=kind == "title")
+        except BadText as exc:
+            raise ProtocolError("bad_message", f"{m.kind}: {exc}") from None
+    if kind == "name":
+        return m.text(key, limit=32)
     if kind == "int":
         low, high = _RANGES[key]
         return m.number(key, low=low, high=high)
@@ -343,7 +353,7 @@ def _tournament(kind: str) -> Any:
             if value is not None:
                 fields.append((key, value))
         if kind == "tournament_create" and "name" not in dict(fields):
-            raise m._bad("name", "a string of at most 80 characters")
+            raise m._bad("name", f"a name of 1 to {MAX_TEXT} characters")
         return TournamentRequest(mid, kind, tournament, tuple(fields))
 
     return decode

@@ -724,7 +724,7 @@ class Tournaments:
             settings = replace(settings, seating=_default_methods(settings.sessions))
         assert name is not None  # the protocol requires it
         tournament_id = await self.store.create(
-            name.strip() or "Tournament",
+            name,  # cleaned by the protocol: 1..80 characters, nothing invisible
             rules or self.config.rules.preset,
             settings.to_dict(),
             secrets.randbits(63),
@@ -790,7 +790,7 @@ class Tournaments:
             settings, name, rules = _settings(m, state.settings, self.config, self.lobby.presets)
             values: dict[str, Any] = {"settings": settings.to_dict()}
             if name is not None:
-                values["name"] = name.strip() or state.row.name
+                values["name"] = name  # cleaned by the protocol: 1..80 characters
             if rules is not None:
                 values["rules"] = rules
             await self.store.update(tid, **values)

@@ -345,6 +345,8 @@ NOWHERE = ["--server", "ws://127.0.0.1:1/ws", "--user", "rita"]
         (["create", "--name", "x", "--sessions", "0"], "argument --sessions: expected a whole"),
         (["create", "--name", "x", "--hands", "17"], "argument --hands: expected a whole"),
         (["create", "--name", "  "], "argument --name: expected a name of 1..80"),
+        (["create", "--name", "Club\u202enight"], "U+202E RIGHT-TO-LEFT OVERRIDE (character 5)"),
+        (["undo", "1", "2", "--reason", "a\u200bb"], "U+200B ZERO WIDTH SPACE (character 2)"),
         (["create", "--name", "x", "--seating", "random,snake"], "unknown seating method 'snake'"),
         (["create", "--name", "x", "--tie-breaks", "luck"], "unknown tie-break 'luck'"),
         (["seat", "1", "--method", "alphabetical"], "unknown seating method 'alphabetical'"),
