@@ -4,12 +4,16 @@
   ``scrypt$n$r$p$salt_hex$hash_hex`` so the parameters can be raised later without breaking
   old hashes. Hashing runs in a worker thread: it takes tens of milliseconds and 16 MiB.
 - Usernames are 3-20 ASCII letters, digits, ``_`` or ``-`` (ASCII only: no look-alike
-  names); unique in any case. ``guest-`` names are kept for guests.
+  letters of other scripts); unique in any case, and names that look alike are one name:
+  a new name whose skeleton (``server.text.skeleton``: case, ``I``/``l``/``1``,
+  ``O``/``0``, ``m``/``rn``) is an existing account's is refused (``username_confusable``).
+  ``guest-`` names are kept for guests.
 - A session token is ``secrets.token_urlsafe(32)``; the database keeps only its SHA-256.
 
 The service functions return ``(PlayerRow, token, expires_at)`` and raise ``AccountError``
 with the wire protocol's codes: ``bad_username``, ``weak_password``, ``username_taken``,
-``auth_failed``, and ``rate_limited`` (a ``RateLimited``, with ``retry_after``).
+``username_confusable``, ``auth_failed``, and ``rate_limited`` (a ``RateLimited``, with
+``retry_after``).
 
 Under attack (a server passes its ``Guard``; without one nothing is limited):
 
@@ -41,7 +45,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 from server.config import AccountsSection
-from server.db.store import PlayerRow, Store, UsernameTaken
+from server.db.store import PlayerRow, Store, UsernameLookalike, UsernameTaken
 from server.errors import ServerError, shown
 from server.limits import Backoff, Buckets, Clock
 from server.text import BadText, clean
@@ -298,6 +302,13 @@ async def register(
     password_hash = await _hashing(guard, hash_password, password)
     try:
         return await _new_account(store, username, password_hash, days, now)
+    except UsernameLookalike as exc:
+        raise AccountError(
+            "username_confusable",
+            f"the username {shown(username)} looks like {exc.existing!r}, an existing "
+            "account's name (names are compared in any case, with I, l and 1 alike, O and 0 "
+            "alike, m and rn alike): choose another",
+        ) from None
     except UsernameTaken:
         raise AccountError("username_taken", f"the username {shown(username)} is taken") from None
 

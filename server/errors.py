@@ -37,6 +37,8 @@ CODES: dict[str, str] = {
     # Accounts (server.accounts)
     "auth_failed": "wrong username or password, or an unknown, expired or revoked token",
     "username_taken": "registration refused: the name is taken",
+    "username_confusable": "registration refused: the name looks like an existing account's "
+    "(compared in any case, with I, l and 1 alike, O and 0 alike, m and rn alike)",
     "bad_username": "registration refused: not 3-20 letters, digits, `_` or `-`, or `guest-...`",
     "weak_password": "registration refused: a password needs at least 8 characters",
     # Lobby and tables (server.lobby, server.table)
