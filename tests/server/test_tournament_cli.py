@@ -199,7 +199,7 @@ async def test_a_director_runs_a_session_from_the_command_line(
     assert exported.status == 200
     assert csv_file.read_bytes() == exported.body
     header, *rows = csv_file.read_text(encoding="utf-8").splitlines()
-    assert header.startswith("place,player,table_points,score,session_1_table_points")
+    assert header.startswith("place,player,table_points,score,session_1_table,session_1_seat,")
     assert [r.split(",")[1] for r in rows] == [row["player"] for row in standings]
 
     # A penalty moves the player's score; its undo puts it back.
