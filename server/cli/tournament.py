@@ -396,8 +396,9 @@ def add_parser(
         "--kind",
         choices=KINDS,
         default="penalty",
-        help="penalty: added to the score, the table not re-ranked (default); score: a "
-        "recorded score corrected (needs --session); points: added to the table points",
+        help="penalty: added to the score, the table not re-ranked (default); score: added "
+        "to the recorded score, the table re-ranked (needs --session); points: added to the "
+        "table points",
     )
     penalty.add_argument("--session", type=positive_int, help="the session (default: overall)")
     undo = _subparser(

@@ -12,8 +12,10 @@ director's penalties and corrections are an append-only log of ``Correction`` an
 entries; standings are always recomputed from the results plus the corrections in force, so
 any figure can be audited (``audit``). Kinds of correction (amounts are signed, added):
 
-- ``"score"``: corrects a recorded final score of ``player`` in ``session`` (required); the
-  table's points are recomputed from the corrected scores (so it may move tablemates too);
+- ``"score"``: corrects a recorded final score of ``player`` in ``session`` (required) by
+  adding to it (a ruling on a hand states each player's change, and two rulings on two hands
+  both count); the table's points are recomputed from the corrected scores (so it may move
+  tablemates too);
 - ``"penalty"``: added to ``player``'s score (in ``session``, or overall when None) *without*
   re-ranking the table (usually negative);
 - ``"points"``: added to ``player``'s table points (in ``session``, or overall when None).
