@@ -310,9 +310,12 @@ def _field(m: _Payload, key: str, kind: str) -> Any:
     if value is None and optional:
         return None
     if kind in ("title", "text"):
-        raw = m.text(key, limit=4 * MAX_TEXT)  # room for spaces to trim, decomposed letters
+        if not isinstance(value, str):
+            raise m._bad(key, f"a string of at most {MAX_TEXT} characters")
         try:
-            return clean(raw, key, limit=MAX_TEXT, required=kind == "title")
+            if len(value) > 4 * MAX_TEXT:  # room for spaces to trim and letters to compose
+                raise BadText(f"{key} has {len(value)} characters; at most {MAX_TEXT}")
+            return clean(value, key, limit=MAX_TEXT, required=kind == "title")
         except BadText as exc:
             raise ProtocolError("bad_message", f"{m.kind}: {exc}") from None
     if kind == "name":

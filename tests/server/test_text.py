@@ -89,6 +89,8 @@ def decode(kind: str, payload: dict[str, object]) -> protocol.Message:
         ("tournament_create", {"name": "Club\u202enight"}, "U+202E RIGHT-TO-LEFT OVERRIDE"),
         ("tournament_create", {"name": "\u200b"}, "U+200B ZERO WIDTH SPACE"),
         ("tournament_create", {"name": "x" * 81}, "name has 81 characters; at most 80"),
+        ("tournament_create", {"name": "x" * 3000}, "name has 3000 characters; at most 80"),
+        ("tournament_create", {"name": 5}, "'name' must be a string of at most 80 characters"),
         ("tournament_configure", {"tournament": 1, "name": ""}, "name must not be empty"),
         ("tournament_configure", {"tournament": 1, "name": "a\u2066b"}, "U+2066"),
         (
