@@ -4,12 +4,16 @@
   ``scrypt$n$r$p$salt_hex$hash_hex`` so the parameters can be raised later without breaking
   old hashes. Hashing runs in a worker thread: it takes tens of milliseconds and 16 MiB.
 - Usernames are 3-20 ASCII letters, digits, ``_`` or ``-`` (ASCII only: no look-alike
-  names); unique in any case. ``guest-`` names are kept for guests.
+  letters of other scripts); unique in any case, and names that look alike are one name:
+  a new name whose skeleton (``server.text.skeleton``: case, ``I``/``l``/``1``,
+  ``O``/``0``, ``m``/``rn``) is an existing account's is refused (``username_confusable``).
+  ``guest-`` names are kept for guests.
 - A session token is ``secrets.token_urlsafe(32)``; the database keeps only its SHA-256.
 
 The service functions return ``(PlayerRow, token, expires_at)`` and raise ``AccountError``
 with the wire protocol's codes: ``bad_username``, ``weak_password``, ``username_taken``,
-``auth_failed``, and ``rate_limited`` (a ``RateLimited``, with ``retry_after``).
+``username_confusable``, ``auth_failed``, and ``rate_limited`` (a ``RateLimited``, with
+``retry_after``).
 
 Under attack (a server passes its ``Guard``; without one nothing is limited):
 
@@ -41,9 +45,10 @@ from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 from server.config import AccountsSection
-from server.db.store import PlayerRow, Store, UsernameTaken
-from server.errors import ServerError
+from server.db.store import PlayerRow, Store, UsernameLookalike, UsernameTaken
+from server.errors import ServerError, shown
 from server.limits import Backoff, Buckets, Clock
+from server.text import BadText, clean
 
 _T = TypeVar("_T")
 
@@ -116,10 +121,15 @@ DUMMY_HASH = (
 
 def check_username(username: object) -> str:
     """The username if valid; ``AccountError("bad_username")`` otherwise."""
+    if isinstance(username, str):
+        try:  # the check of every name shown to others (the pattern below is stricter)
+            clean(username, "a username", limit=len(username), required=False)
+        except BadText as exc:
+            raise AccountError("bad_username", str(exc)) from None
     if not isinstance(username, str) or not USERNAME.fullmatch(username):
         raise AccountError(
             "bad_username",
-            f"a username is 3-20 letters, digits, _ or -, got {username!r}",
+            f"a username is 3-20 letters, digits, _ or -, got {shown(username)}",
         )
     if username.lower().startswith(GUEST_PREFIX):
         raise AccountError("bad_username", f"names starting with {GUEST_PREFIX!r} are for guests")
@@ -292,8 +302,15 @@ async def register(
     password_hash = await _hashing(guard, hash_password, password)
     try:
         return await _new_account(store, username, password_hash, days, now)
+    except UsernameLookalike as exc:
+        raise AccountError(
+            "username_confusable",
+            f"the username {shown(username)} looks like {exc.existing!r}, an existing "
+            "account's name (names are compared in any case, with I, l and 1 alike, O and 0 "
+            "alike, m and rn alike): choose another",
+        ) from None
     except UsernameTaken:
-        raise AccountError("username_taken", f"the username {username!r} is taken") from None
+        raise AccountError("username_taken", f"the username {shown(username)} is taken") from None
 
 
 async def login(

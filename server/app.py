@@ -32,7 +32,7 @@ import engine
 from server import accounts, protocol, replay
 from server.config import Config
 from server.db.store import Store, upgrade
-from server.errors import ServerError
+from server.errors import ServerError, shown
 from server.ladder import api as ladder_api
 from server.ladder.queue import Matchmaker
 from server.lobby import Lobby
@@ -773,7 +773,7 @@ class App:
             summary = await self.store.player_summary(parts[2])
             if summary is None:
                 return _json(
-                    connection, http.HTTPStatus.NOT_FOUND, {"error": f"no player {parts[2]!r}"}
+                    connection, http.HTTPStatus.NOT_FOUND, {"error": f"no player {shown(parts[2])}"}
                 )
             summary["ratings"] = await self.store.ladder.player_ratings(parts[2])
             return _json(connection, http.HTTPStatus.OK, summary)
@@ -817,7 +817,7 @@ class App:
                     f'attachment; filename="match-{match_id}.jsonl"'
                 )
                 return response
-        return _json(connection, http.HTTPStatus.NOT_FOUND, {"error": f"nothing at {path!r}"})
+        return _json(connection, http.HTTPStatus.NOT_FOUND, {"error": f"nothing at {shown(path)}"})
 
 
 def _json_errors(

@@ -15,6 +15,10 @@ server), but its codes go on the wire as they are, so they are registered here t
 ``docs/protocol.md`` has the same table (a test checks that they agree, and that every code
 the server's source raises or sends is in it). Raising a ``ServerError`` with a code not in
 the registry is a bug, caught at once.
+
+``shown`` is how every error quotes what a client sent (a name, an id, a path): a client's
+input may be as long as a frame, and an error echoes at most the first ``QUOTED`` characters
+of it, with its length.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ CODES: dict[str, str] = {
     # Accounts (server.accounts)
     "auth_failed": "wrong username or password, or an unknown, expired or revoked token",
     "username_taken": "registration refused: the name is taken",
+    "username_confusable": "registration refused: the name looks like an existing account's "
+    "(compared in any case, with I, l and 1 alike, O and 0 alike, m and rn alike)",
     "bad_username": "registration refused: not 3-20 letters, digits, `_` or `-`, or `guest-...`",
     "weak_password": "registration refused: a password needs at least 8 characters",
     # Lobby and tables (server.lobby, server.table)
@@ -91,6 +97,26 @@ NOT_SENT: dict[str, str] = {
     "claims_unanswered": "engine: a claim window closed before every answer (never asked)",
     "no_claim_window": "engine: a claim window closed when none is open (never asked)",
 }
+
+
+QUOTED = 40  # characters of a client's input that an error quotes at most
+
+
+def shown(value: object, limit: int = QUOTED) -> str:
+    """``value`` as an error quotes it: its ``repr`` (so control and format characters show
+    as escapes), but of a longer string only its first ``limit`` characters, an ellipsis and
+    its length (``'aaaa…' (3000 characters)``), and of any other value whose ``repr`` is
+    longer than ``limit``, that much of it and an ellipsis (a list or object: its size)."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        cut = repr(value[:limit])
+        return f"{cut[:-1]}…{cut[-1]} ({len(value)} characters)"
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = f" ({len(value)} items)" if isinstance(value, (list, tuple, dict)) else ""
+    return f"{text[:limit]}…{size}"
 
 
 class ServerError(Exception):

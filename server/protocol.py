@@ -23,12 +23,14 @@ import orjson
 from engine.actions import Action
 from engine.errors import IllegalAction
 from engine.match import MATCH_HANDS
-from server.errors import ServerError
+from server.errors import QUOTED, ServerError, shown
+from server.text import BadText, clean
 
 VERSIONS = (1, 2)  # 2: updates not full carry no seats (docs/protocol.md)
 MAX_ID_LENGTH = 64
 MAX_CLAIM_WINDOW_MS = 10_000  # the most a table may wait after a discard (create_table)
 MAX_DEPTH = 32  # objects and arrays inside one another; real messages use 4
+ACTION_TEXT = 16  # the longest field name or string an action object may hold ("concealed_kong")
 
 
 class ProtocolError(ServerError):
@@ -184,7 +186,8 @@ class _Payload:
 
     def _bad(self, key: str, expected: str) -> ProtocolError:
         return ProtocolError(
-            "bad_message", f"{self.kind}: '{key}' must be {expected}, got {self.data.get(key)!r}"
+            "bad_message",
+            f"{self.kind}: '{key}' must be {expected}, got {shown(self.data.get(key))}",
         )
 
     def text(self, key: str, *, optional: bool = False, limit: int = 200) -> Any:
@@ -225,20 +228,30 @@ def _hello(m: _Payload, mid: Any) -> Message:
 def _play(m: _Payload, mid: Any) -> Message:
     table = m.text("table", limit=32)
     seq = m.number("seq")
+    raw = m.data.get("action")
+    # The engine's messages quote what they refuse in full: hand it nothing long to quote.
+    if not isinstance(raw, dict) or any(
+        len(key) > ACTION_TEXT or (isinstance(value, str) and len(value) > ACTION_TEXT)
+        for key, value in raw.items()
+    ):
+        raise m._bad("action", 'an action object such as {"type": "discard", "tile": "5m"}')
     try:
-        action = Action.from_dict(m.data.get("action"))
+        action = Action.from_dict(raw)
     except IllegalAction as exc:
         raise ProtocolError("bad_message", f"action: {exc}") from None
     return Play(mid, table, seq, action)
 
 
 # A tournament request's payload fields beside ``tournament``: field -> its kind.
-# "text": a string (<= 80), "name": an account name (<= 32), "names": a list of 1..256 names,
-# "int": a whole number (ranges in _RANGES), "flag": true/false, "methods": a seating method
-# or a list of them (one per session), "keys": a list of tie-break keys, "amount": a whole
-# number or an exact fraction as text ("1/2", "-3/2"). A trailing "?" marks it optional.
+# "title": a name shown to others (1..80 characters once cleaned by ``server.text.clean``),
+# "text": free text shown to others (0..80, the same check), "name": an account name (<= 32),
+# "names": a list of 1..256 names, "int": a whole number (ranges in _RANGES), "flag":
+# true/false, "methods": a seating method or a list of them (one per session), "keys": a list
+# of tie-break keys, "amount": a whole number or an exact fraction as text ("1/2", "-3/2").
+# A trailing "?" marks it optional.
+MAX_TEXT = 80  # a tournament's name, a correction's reason (after NFC and trimming)
 SETTINGS_FIELDS = {
-    "name": "text?",
+    "name": "title?",
     "rules": "name?",
     "sessions": "int?",
     "hands": "int?",
@@ -296,8 +309,17 @@ def _field(m: _Payload, key: str, kind: str) -> Any:
     value = m.data.get(key)
     if value is None and optional:
         return None
-    if kind in ("text", "name"):
-        return m.text(key, limit=80 if kind == "text" else 32)
+    if kind in ("title", "text"):
+        if not isinstance(value, str):
+            raise m._bad(key, f"a string of at most {MAX_TEXT} characters")
+        try:
+            if len(value) > 4 * MAX_TEXT:  # room for spaces to trim and letters to compose
+                raise BadText(f"{key} has {len(value)} characters; at most {MAX_TEXT}")
+            return clean(value, key, limit=MAX_TEXT, required=kind == "title")
+        except BadText as exc:
+            raise ProtocolError("bad_message", f"{m.kind}: {exc}") from None
+    if kind == "name":
+        return m.text(key, limit=32)
     if kind == "int":
         low, high = _RANGES[key]
         return m.number(key, low=low, high=high)
@@ -334,7 +356,7 @@ def _tournament(kind: str) -> Any:
             if value is not None:
                 fields.append((key, value))
         if kind == "tournament_create" and "name" not in dict(fields):
-            raise m._bad("name", "a string of at most 80 characters")
+            raise m._bad("name", f"a name of 1 to {MAX_TEXT} characters")
         return TournamentRequest(mid, kind, tournament, tuple(fields))
 
     return decode
@@ -437,7 +459,8 @@ def _bad_string(value: Any, where: str) -> str | None:
         for key, item in value.items():
             if not _is_unicode(key):
                 return f"a key of {where}" if where else "a key"
-            found = _bad_string(item, f"{where}.{key}" if where else key)
+            name = key if len(key) <= QUOTED else f"{key[:QUOTED]}…"
+            found = _bad_string(item, f"{where}.{name}" if where else name)
             if found is not None:
                 return found
     elif isinstance(value, list):
@@ -478,11 +501,11 @@ def decode(text: str | bytes) -> Message:
         or not isinstance(mid, (str, int))
         or (isinstance(mid, str) and len(mid) > MAX_ID_LENGTH)
     ):
-        raise ProtocolError("bad_message", f"'id' must be a string or number, got {mid!r}")
+        raise ProtocolError("bad_message", f"'id' must be a string or number, got {shown(mid)}")
     decoder = _DECODERS.get(kind)
     if decoder is None:
         known = ", ".join(sorted(_DECODERS))
-        raise ProtocolError("unknown_type", f"unknown message type {kind!r}; known: {known}")
+        raise ProtocolError("unknown_type", f"unknown message type {shown(kind)}; known: {known}")
     payload = data.get("payload", {})
     if not isinstance(payload, dict):
         raise ProtocolError("bad_message", f"{kind}: 'payload' must be an object")

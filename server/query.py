@@ -15,20 +15,14 @@ from __future__ import annotations
 import unicodedata
 from urllib.parse import unquote_to_bytes
 
+from server.errors import shown
+
 ID_MAX = 2**31 - 1
 MAX_FIELDS = 16
-_QUOTED = 60  # characters of a bad value quoted back
 
 
 class BadRequest(ValueError):
     """A request parameter that is not what the endpoint takes (HTTP 400)."""
-
-
-def quoted(text: str) -> str:
-    """``text`` as an error quotes it: ``repr``, cut to ``_QUOTED`` characters."""
-    if len(text) <= _QUOTED:
-        return repr(text)
-    return f"{text[:_QUOTED]!r}... ({len(text)} characters)"
 
 
 def whole_number(text: str, what: str, low: int = 1, high: int = ID_MAX) -> int:
@@ -40,7 +34,7 @@ def whole_number(text: str, what: str, low: int = 1, high: int = ID_MAX) -> int:
         or len(digits) > len(str(high))
         or not low <= int(digits) <= high
     ):
-        raise BadRequest(f"{what} must be a whole number {low}..{high}, got {quoted(text)}")
+        raise BadRequest(f"{what} must be a whole number {low}..{high}, got {shown(text)}")
     return int(digits)
 
 
@@ -56,9 +50,9 @@ def parse_query(text: str) -> dict[str, str]:
     for field in fields:
         raw_name, _, raw_value = field.partition("=")
         name = _decoded(raw_name, "a parameter's name")
-        value = _decoded(raw_value, f"parameter {quoted(name)}")
+        value = _decoded(raw_value, f"parameter {shown(name)}")
         if name in out:
-            raise BadRequest(f"parameter {quoted(name)} is given more than once")
+            raise BadRequest(f"parameter {shown(name)} is given more than once")
         out[name] = value
     return out
 

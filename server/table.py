@@ -74,7 +74,7 @@ from server.accounts import RateLimited
 from server.config import TimersSection
 from server.db.models import iso
 from server.db.store import ActionRow, Conflict, MatchRow, TableRow
-from server.errors import ServerError
+from server.errors import ServerError, shown
 from server.limits import Buckets
 from server.protocol import encode, error
 
@@ -792,7 +792,7 @@ class Table:
             raise LobbyError("not_seated", f"only a player seated at table {self.id} may add bots")
         if item.bot not in BOTS:
             raise LobbyError(
-                "bad_message", f"unknown bot {item.bot!r}; known: {', '.join(sorted(BOTS))}"
+                "bad_message", f"unknown bot {shown(item.bot)}; known: {', '.join(sorted(BOTS))}"
             )
         if self.rated:
             raise LobbyError(
@@ -861,13 +861,13 @@ class Table:
         """``ReplaceInput``: another occupant for a seat (see there)."""
         index, label = item.seat, item.label
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= 3:
-            raise LobbyError("bad_message", f"a seat is 0..3, got {index!r}")
+            raise LobbyError("bad_message", f"a seat is 0..3, got {shown(index)}")
         if self.state == "finished":
             raise LobbyError("hand_over", f"table {self.id}'s match is over: its seats stay")
         if label.startswith("bot:"):
             if label[4:] not in BOTS:
                 raise LobbyError(
-                    "bad_message", f"unknown bot {label!r}; known: {', '.join(sorted(BOTS))}"
+                    "bad_message", f"unknown bot {shown(label)}; known: {', '.join(sorted(BOTS))}"
                 )
             if self.rated:
                 raise LobbyError(
@@ -876,7 +876,9 @@ class Table:
             seat = Seat(BOT, label[4:])
         else:
             if not label or label != label.strip():
-                raise LobbyError("bad_message", f"a seat's player is a username, got {label!r}")
+                raise LobbyError(
+                    "bad_message", f"a seat's player is a username, got {shown(label)}"
+                )
             elsewhere = self.host.seated_at(label)
             if elsewhere is not None and elsewhere != self.id:
                 raise LobbyError("already_seated", f"{label} already sits at table {elsewhere}")

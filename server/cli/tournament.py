@@ -61,6 +61,7 @@ from server.db import migrate
 from server.db.engine import display
 from server.db.errors import BadDatabaseURL
 from server.db.store import Store
+from server.text import BadText, clean
 from server.tournaments.scoring import TIE_BREAKS
 from server.tournaments.seating import METHODS, WINDS
 
@@ -138,13 +139,22 @@ def _ranged(low: int, high: int) -> Callable[[str], int]:
 
 
 def tournament_name(text: str) -> str:
-    """A tournament's name: 1..80 characters, not only spaces."""
-    name = text.strip()
-    if not 1 <= len(name) <= MAX_NAME:
+    """A tournament's name: 1..80 characters once trimmed, nothing invisible (the server's
+    own check, ``server.text.clean``)."""
+    try:
+        return clean(text, "the name", limit=MAX_NAME)
+    except BadText as exc:
         raise argparse.ArgumentTypeError(
-            f"expected a name of 1..{MAX_NAME} characters, got {text!r}"
-        )
-    return name
+            f"expected a name of 1..{MAX_NAME} characters: {exc}"
+        ) from None
+
+
+def reason(text: str) -> str:
+    """A correction's reason, shown in the log: at most 80 characters, nothing invisible."""
+    try:
+        return clean(text, "the reason", limit=MAX_NAME, required=False)
+    except BadText as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def seating_methods(text: str) -> list[str]:
@@ -381,13 +391,14 @@ def add_parser(
     )
     penalty.add_argument("player", metavar="PLAYER")
     penalty.add_argument("amount", type=amount, metavar="AMOUNT", help="signed: -10, 1/2")
-    penalty.add_argument("--reason", required=True, help="why (shown in the log)")
+    penalty.add_argument("--reason", required=True, type=reason, help="why (shown in the log)")
     penalty.add_argument(
         "--kind",
         choices=KINDS,
         default="penalty",
-        help="penalty: added to the score, the table not re-ranked (default); score: a "
-        "recorded score corrected (needs --session); points: added to the table points",
+        help="penalty: added to the score, the table not re-ranked (default); score: added "
+        "to the recorded score, the table re-ranked (needs --session); points: added to the "
+        "table points",
     )
     penalty.add_argument("--session", type=positive_int, help="the session (default: overall)")
     undo = _subparser(
@@ -398,7 +409,7 @@ def add_parser(
         net,
     )
     undo.add_argument("entry", type=positive_int, metavar="ENTRY", help="the log entry's id")
-    undo.add_argument("--reason", required=True, help="why (shown in the log)")
+    undo.add_argument("--reason", required=True, type=reason, help="why (shown in the log)")
     _subparser(
         actions,
         "close",

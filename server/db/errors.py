@@ -5,6 +5,7 @@
     StoreError
     ├── BadDatabaseURL (also ValueError)   the URL does not parse or names no async driver
     ├── UsernameTaken                      a player with that name (in any case) exists
+    │   └── UsernameLookalike              ... or with a name that looks alike (``existing``)
     ├── Conflict                           a unique row exists already (action seq, hand) or
     │                                      a row refers to a missing one (unknown match)
     └── Fenced                             a write by a node whose lease on the table moved
@@ -24,6 +25,15 @@ class BadDatabaseURL(StoreError, ValueError):
 
 class UsernameTaken(StoreError):
     """``create_player`` with a name that exists already (names are case-insensitive)."""
+
+
+class UsernameLookalike(UsernameTaken):
+    """``create_player`` with a name that looks like the existing player ``existing``'s
+    (the same ``server.text.skeleton``)."""
+
+    def __init__(self, username: str, existing: str) -> None:
+        super().__init__(f"the username {username!r} looks like {existing!r}")
+        self.existing = existing
 
 
 class Conflict(StoreError):

@@ -125,7 +125,11 @@ metadata = Base.metadata
 
 class Player(Base):
     """An account. ``username`` keeps the spelling chosen; ``username_key`` (lowercase) is
-    unique, so names differing only in case cannot both exist."""
+    unique, so names differing only in case cannot both exist, and is how a name is looked
+    up (a login, a page). ``username_skeleton`` (``server.text.skeleton``: case, ``I``/``l``/
+    ``1``, ``O``/``0``, ``m``/``rn`` alike) is unique too, so names that look alike cannot
+    both be registered; it is null only for an account that already looked like an older
+    one when revision 0009 came (both kept, each logging in by its own name)."""
 
     __tablename__ = "players"
     # The leaderboard's name search (``LIKE 'prefix%'``): PostgreSQL uses an index for it
@@ -142,6 +146,7 @@ class Player(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     username: Mapped[str] = mapped_column(String(32))
     username_key: Mapped[str] = mapped_column(String(32), unique=True)
+    username_skeleton: Mapped[str | None] = mapped_column(String(64), index=True, unique=True)
     password_hash: Mapped[str | None] = mapped_column(String(255))
     guest: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime]

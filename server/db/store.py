@@ -36,7 +36,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, a
 from engine.match import MATCH_HANDS, check_match_hands
 from server.db import sqlite_log
 from server.db.engine import WRITE_OPTION, make_engine
-from server.db.errors import BadDatabaseURL, Conflict, Fenced, StoreError, UsernameTaken
+from server.db.errors import (
+    BadDatabaseURL,
+    Conflict,
+    Fenced,
+    StoreError,
+    UsernameLookalike,
+    UsernameTaken,
+)
 from server.db.migrate import current, downgrade, head, upgrade
 from server.db.models import (
     TABLE_STATES,
@@ -51,6 +58,7 @@ from server.db.models import (
 )
 from server.grades import grade, match_counts
 from server.ladder.store import LadderStore, SeasonPolicy, foursome_key, rate_match
+from server.text import skeleton
 from server.tournaments.store import TournamentStore, held
 
 __all__ = [
@@ -65,6 +73,7 @@ __all__ = [
     "Store",
     "StoreError",
     "TableRow",
+    "UsernameLookalike",
     "UsernameTaken",
     "current",
     "downgrade",
@@ -320,6 +329,24 @@ async def _fenced_rows(connection: Any, rows: list[dict[str, Any]]) -> dict[int,
 _ACTION_COLUMNS = ("match_id", "seq", "hand_no", "player", "action", "created_at")
 
 
+def _new_player(username: str, password_hash: str | None, guest: bool, now: datetime) -> Player:
+    """A new account's row: its name's lookup key and skeleton, no matches yet."""
+    return Player(
+        username=username,
+        username_key=username.lower(),
+        username_skeleton=skeleton(username),
+        password_hash=password_hash,
+        guest=guest,
+        created_at=now,
+        score=0,
+        hands_won=0,
+        hands_lost=0,
+        hands_drawn=0,
+        matches=0,
+        grade=0.0,
+    )
+
+
 class Store:
     """Async access to the database; see the module docstring."""
 
@@ -398,27 +425,16 @@ class Store:
         *,
         now: datetime | None = None,
     ) -> int:
-        """Add a player; its id. ``UsernameTaken`` if the name exists in any case."""
+        """Add a player; its id. ``UsernameTaken`` if the name exists in any case,
+        ``UsernameLookalike`` if an existing one looks like it."""
         try:
             async with self._write() as session:
-                player = Player(
-                    username=username,
-                    username_key=username.lower(),
-                    password_hash=password_hash,
-                    guest=guest,
-                    created_at=now or utcnow(),
-                    score=0,
-                    hands_won=0,
-                    hands_lost=0,
-                    hands_drawn=0,
-                    matches=0,
-                    grade=0.0,
-                )
+                player = _new_player(username, password_hash, guest, now or utcnow())
                 session.add(player)
                 await session.flush()
                 return player.id
         except IntegrityError:
-            raise UsernameTaken(f"the username {username!r} is taken") from None
+            raise await self._taken(username) from None
 
     async def create_account(
         self,
@@ -432,23 +448,12 @@ class Store:
         """``create_player`` and its first login ``session`` (token hash, expiry) in one
         transaction: the new player. (A guest's login is this one write: three before,
         each through the driver's thread several times, made a thousand guests logging in
-        at once wait tens of seconds.) ``UsernameTaken`` if the name exists in any case."""
+        at once wait tens of seconds.) ``UsernameTaken`` if the name exists in any case,
+        ``UsernameLookalike`` if an existing one looks like it."""
         created = now or utcnow()
         try:
             async with self._write() as db:
-                player = Player(
-                    username=username,
-                    username_key=username.lower(),
-                    password_hash=password_hash,
-                    guest=guest,
-                    created_at=created,
-                    score=0,
-                    hands_won=0,
-                    hands_lost=0,
-                    hands_drawn=0,
-                    matches=0,
-                    grade=0.0,
-                )
+                player = _new_player(username, password_hash, guest, created)
                 db.add(player)
                 await db.flush()
                 token_hash, expires_at = session
@@ -462,8 +467,21 @@ class Store:
                 )
                 row = PlayerRow.of(player)
         except IntegrityError:
-            raise UsernameTaken(f"the username {username!r} is taken") from None
+            raise await self._taken(username) from None
         return row
+
+    async def _taken(self, username: str) -> UsernameTaken:
+        """Why ``username`` could not be added: its name is taken, or one like it (read
+        after the refused insert: the unique indexes decided, this only says which)."""
+        async with self._read() as session:
+            existing = await session.scalar(
+                select(Player.username)
+                .where(Player.username_key != username.lower())
+                .where(Player.username_skeleton == skeleton(username))
+            )
+        if existing is not None:
+            return UsernameLookalike(username, existing)
+        return UsernameTaken(f"the username {username!r} is taken")
 
     async def get_player(self, username: str) -> PlayerRow | None:
         """The player called ``username`` (in any case), or None."""

@@ -15,8 +15,9 @@ from __future__ import annotations
 import http
 from typing import Any
 
+from server.errors import shown
 from server.ladder.store import PAGE_LIMIT, PROVISIONAL_FILTERS, LadderError, LadderStore
-from server.query import BadRequest, parse_query, quoted, whole_number
+from server.query import BadRequest, parse_query, whole_number
 
 Answer = tuple[http.HTTPStatus, dict[str, Any]]
 
@@ -36,8 +37,7 @@ def _page(query: dict[str, str]) -> dict[str, Any]:
     provisional = query.get("provisional", "false") or "false"
     if provisional not in PROVISIONAL_FILTERS:
         raise BadRequest(
-            f"provisional must be one of {', '.join(PROVISIONAL_FILTERS)}, "
-            f"got {quoted(provisional)}"
+            f"provisional must be one of {', '.join(PROVISIONAL_FILTERS)}, got {shown(provisional)}"
         )
     search = query.get("q", "").strip()
     if len(search) > 32:
@@ -88,14 +88,14 @@ async def _ladders(ladder: LadderStore, rest: list[str], query: dict[str, str]) 
                     "players": [],
                     **page,
                 }
-            return _not_found(f"ladder {name!r} has no season {season}")
+            return _not_found(f"ladder {shown(name)} has no season {season}")
         return http.HTTPStatus.OK, board
     if len(rest) == 3 and rest[1] == "players":
         found = await ladder.player(name, rest[2], season=season)
         if found is None:
-            return _not_found(f"no player {rest[2]!r}")
+            return _not_found(f"no player {shown(rest[2])}")
         if season is not None and found["season"] is None:
-            return _not_found(f"ladder {name!r} has no season {season}")
+            return _not_found(f"ladder {shown(name)} has no season {season}")
         return http.HTTPStatus.OK, found
     return None
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from server.config import Config
+from server.errors import shown
 from server.ladder.matchmaking import Entry, GapSchedule, form_tables
 from server.ladder.store import LadderStore
 from server.lobby import Lobby
@@ -128,7 +129,8 @@ class Matchmaker:
         if key not in self.queues:
             ladders = ", ".join(self.config.ladder_names) or "none"
             raise LobbyError(
-                "no_such_ladder", f"there is no ladder {ladder!r} to queue for; ladders: {ladders}"
+                "no_such_ladder",
+                f"there is no ladder {shown(ladder)} to queue for; ladders: {ladders}",
             )
         if not casual and peer.guest:
             raise LobbyError(

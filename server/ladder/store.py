@@ -24,6 +24,7 @@ from sqlalchemy import and_, func, literal, or_, select, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.db.models import Match, MatchPlayer, Player, Rating, RatingChange, Season, iso
+from server.errors import shown
 from server.ladder.rating import Rating as Skill
 from server.ladder.rating import (
     RatingParams,
@@ -351,7 +352,7 @@ class LadderStore:
     def check_ladder(self, ladder: str) -> None:
         if ladder not in self.policy.ladders:
             known = ", ".join(self.policy.ladders) or "none"
-            raise LadderError(f"there is no ladder {ladder!r}; ladders: {known}")
+            raise LadderError(f"there is no ladder {shown(ladder)}; ladders: {known}")
 
     async def _season(
         self, session: AsyncSession, ladder: str, number: int | None

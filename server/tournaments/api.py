@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from server.errors import shown
 from server.query import ID_MAX as MAX_ID
 from server.query import BadRequest, whole_number
 from server.tournaments.host import TournamentError, Tournaments
@@ -81,4 +82,6 @@ async def route(tournaments: Tournaments, parts: list[str]) -> Answer | None:
         if exc.code == "no_such_tournament":
             return Answer(http.HTTPStatus.NOT_FOUND, {"error": f"no tournament {tournament_id}"})
         raise
-    return Answer(http.HTTPStatus.NOT_FOUND, {"error": f"nothing at /{'/'.join(parts)}"})
+    return Answer(
+        http.HTTPStatus.NOT_FOUND, {"error": f"nothing at {shown('/' + '/'.join(parts))}"}
+    )

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 from engine.match import hand_seed
 from server.config import Config
 from server.db.models import iso
-from server.errors import ServerError
+from server.errors import ServerError, shown
 from server.lobby import Lobby
 from server.protocol import TournamentRequest, encode
 from server.table import JoinInput, LobbyError, ReplaceInput, Table, commitment, hand_salt
@@ -110,7 +110,7 @@ def _settings(
     rules = request.get("rules")
     if rules is not None and rules not in set(presets):
         raise TournamentError(
-            "bad_message", f"rules: unknown preset {rules!r}; known: {', '.join(presets)}"
+            "bad_message", f"rules: unknown preset {shown(rules)}; known: {', '.join(presets)}"
         )
     timers = config.timers
     seconds = given.get("turn_seconds")
@@ -123,19 +123,19 @@ def _settings(
     for key, allowed in (("registration", ("open", "director")), ("fill", ("byes", "substitutes"))):
         if key in given and given[key] not in allowed:
             raise TournamentError(
-                "bad_message", f"{key} must be {' or '.join(allowed)}, got {given[key]!r}"
+                "bad_message", f"{key} must be {' or '.join(allowed)}, got {shown(given[key])}"
             )
     for key in given.get("tie_breaks", ()):
         if key not in scoring.TIE_BREAKS:
             raise TournamentError(
                 "bad_message",
-                f"tie_breaks: unknown key {key!r}; known: {', '.join(scoring.TIE_BREAKS)}",
+                f"tie_breaks: unknown key {shown(key)}; known: {', '.join(scoring.TIE_BREAKS)}",
             )
     for method in given.get("seating", ()):
         if method not in seating.METHODS:
             raise TournamentError(
                 "bad_message",
-                f"seating: unknown method {method!r}; known: {', '.join(seating.METHODS)}",
+                f"seating: unknown method {shown(method)}; known: {', '.join(seating.METHODS)}",
             )
     settings = replace(base, **given)
     methods = settings.seating
@@ -714,7 +714,7 @@ class Tournaments:
             settings = replace(settings, seating=_default_methods(settings.sessions))
         assert name is not None  # the protocol requires it
         tournament_id = await self.store.create(
-            name.strip() or "Tournament",
+            name,  # cleaned by the protocol: 1..80 characters, nothing invisible
             rules or self.config.rules.preset,
             settings.to_dict(),
             secrets.randbits(63),
@@ -780,7 +780,7 @@ class Tournaments:
             settings, name, rules = _settings(m, state.settings, self.config, self.lobby.presets)
             values: dict[str, Any] = {"settings": settings.to_dict()}
             if name is not None:
-                values["name"] = name.strip() or state.row.name
+                values["name"] = name  # cleaned by the protocol: 1..80 characters
             if rules is not None:
                 values["rules"] = rules
             await self.store.update(tid, **values)
@@ -793,7 +793,7 @@ class Tournaments:
                 if account is None or account[1]:
                     raise TournamentError(
                         "bad_message",
-                        f"players: {name!r} is not a registered account (nobody was added)",
+                        f"players: {shown(name)} is not a registered account (nobody was added)",
                     )
                 names.append(account[0])
             for name in names:
@@ -803,7 +803,8 @@ class Tournaments:
             player = m.get("player")
             if not await self.store.withdraw(tid, player, now):
                 raise TournamentError(
-                    "not_a_player", f"{player!r} is not a registered player of tournament {tid}"
+                    "not_a_player",
+                    f"{shown(player)} is not a registered player of tournament {tid}",
                 )
             return "players"
         if kind == "tournament_registration":
@@ -847,7 +848,7 @@ class Tournaments:
             self._not_finished(state)
             await self.store.update(tid, state="finished", finished_at=now)
             return "closed"
-        raise TournamentError("bad_message", f"unknown tournament request {kind!r}")
+        raise TournamentError("bad_message", f"unknown tournament request {shown(kind)}")
 
     async def _check_in(self, state: _State, username: str, now: datetime) -> str:
         self._not_finished(state)
@@ -882,7 +883,8 @@ class Tournaments:
         if method not in seating.METHODS:
             raise TournamentError(
                 "bad_message",
-                f"method: unknown seating method {method!r}; known: {', '.join(seating.METHODS)}",
+                f"method: unknown seating method {shown(method)}; "
+                f"known: {', '.join(seating.METHODS)}",
             )
         players = [p for p, status in state.entrants.items() if status == "registered"]
         if settings.check_in:
@@ -1026,7 +1028,7 @@ class Tournaments:
         seats = [p for table in s.seating["tables"] for p in table]
         if player not in seats:
             raise TournamentError(
-                "bad_message", f"player: {player!r} has no seat in session {s.number}"
+                "bad_message", f"player: {shown(player)} has no seat in session {s.number}"
             )
         if substitute.lower() in ("bot", BOT):
             label = BOT
@@ -1034,7 +1036,7 @@ class Tournaments:
             account = await self.store.account(substitute)
             if account is None or account[1]:
                 raise TournamentError(
-                    "bad_message", f"substitute: {substitute!r} is not a registered account"
+                    "bad_message", f"substitute: {shown(substitute)} is not a registered account"
                 )
             label = account[0]
             taken = {x for table in state.seat_labels(s) for x in table}
@@ -1097,11 +1099,12 @@ class Tournaments:
         number = m.get("session")
         if player not in state.entrants:
             raise TournamentError(
-                "not_a_player", f"player: {player!r} is not a player of tournament {state.row.id}"
+                "not_a_player",
+                f"player: {shown(player)} is not a player of tournament {state.row.id}",
             )
         if kind not in ("penalty", "score", "points"):
             raise TournamentError(
-                "bad_message", f"kind must be penalty, score or points, got {kind!r}"
+                "bad_message", f"kind must be penalty, score or points, got {shown(kind)}"
             )
         if kind != "points" and amount.denominator != 1:
             raise TournamentError("bad_message", f"amount: a {kind} is a whole number")

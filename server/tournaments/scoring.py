@@ -12,8 +12,10 @@ director's penalties and corrections are an append-only log of ``Correction`` an
 entries; standings are always recomputed from the results plus the corrections in force, so
 any figure can be audited (``audit``). Kinds of correction (amounts are signed, added):
 
-- ``"score"``: corrects a recorded final score of ``player`` in ``session`` (required); the
-  table's points are recomputed from the corrected scores (so it may move tablemates too);
+- ``"score"``: corrects a recorded final score of ``player`` in ``session`` (required) by
+  adding to it (a ruling on a hand states each player's change, and two rulings on two hands
+  both count); the table's points are recomputed from the corrected scores (so it may move
+  tablemates too);
 - ``"penalty"``: added to ``player``'s score (in ``session``, or overall when None) *without*
   re-ranking the table (usually negative);
 - ``"points"``: added to ``player``'s table points (in ``session``, or overall when None).
@@ -506,6 +508,30 @@ def _number(value: Fraction) -> str:
     return str(value)
 
 
+DECIMAL_PLACES = 4  # table points as decimals: halves and quarters exact, thirds rounded
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet cell a formula
+
+
+def decimal(value: Fraction | int) -> str:
+    """``value`` as a decimal that a spreadsheet reads as a number, rounded half to even to
+    ``DECIMAL_PLACES`` places, no trailing zeros.
+
+    >>> [decimal(Fraction(n, d)) for n, d in [(7, 4), (7, 3), (4, 1), (-1, 2), (1, 300000)]]
+    ['1.75', '2.3333', '4', '-0.5', '0']
+    """
+    scaled = round(Fraction(value) * 10**DECIMAL_PLACES)  # an int, ties to even
+    whole, part = divmod(abs(scaled), 10**DECIMAL_PLACES)
+    text = f"{whole}.{part:0{DECIMAL_PLACES}d}".rstrip("0").rstrip(".")
+    return f"-{text}" if scaled < 0 else text
+
+
+def text_cell(value: str) -> str:
+    """A text cell a spreadsheet shows as text: one that would start a formula (``=``,
+    ``+``, ``-``, ``@``, a tab or a carriage return: OWASP's rule against CSV injection)
+    gets a single quote before it. ``-1-1`` is written ``'-1-1``."""
+    return f"'{value}" if value.startswith(FORMULA_START) else value
+
+
 def _session_numbers(rows: Sequence[Standing]) -> list[int]:
     return sorted({ln.session for row in rows for ln in row.sessions})
 
@@ -523,7 +549,7 @@ def export_json(
                 "place": row.place,
                 "player": row.player,
                 "table_points": _number(row.table_points),
-                "table_points_decimal": round(float(row.table_points), 4),
+                "table_points_decimal": float(decimal(row.table_points)),
                 "score": row.score,
                 "sessions": [
                     {
@@ -553,21 +579,33 @@ def export_json(
 
 
 def export_csv(rows: Sequence[Standing]) -> str:
-    """The standings as CSV: a header row, then one row per player: place, player, table
-    points (exact text), score, then table points and score of each session (empty when
-    the player did not play it)."""
+    """The standings as CSV (RFC 4180: CRLF line ends, a cell with a comma, a quote or a
+    line break quoted), to be opened in a spreadsheet: a header row, then one row per
+    player: place, player, table points, score, then for each session the player's table,
+    seat (0 East .. 3 North), table points and score (empty when the player did not play
+    it). Numbers are written as numbers (a negative score stays a number), table points as
+    decimals (``decimal``: ``7/4`` would open as a date); the one text cell, the player,
+    is neutralised if it would start a formula (``text_cell``)."""
     numbers = _session_numbers(rows)
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180; a CR in a cell is quoted too
     header = ["place", "player", "table_points", "score"]
     for n in numbers:
-        header += [f"session_{n}_table_points", f"session_{n}_score"]
+        header += [f"session_{n}_{column}" for column in ("table", "seat", "table_points", "score")]
     writer.writerow(header)
     for row in rows:
         by_session = {ln.session: ln for ln in row.sessions}
-        cells: list[str | int] = [row.place, row.player, _number(row.table_points), row.score]
+        cells: list[str | int] = [
+            row.place,
+            text_cell(row.player),
+            decimal(row.table_points),
+            row.score,
+        ]
         for n in numbers:
             ln = by_session.get(n)
-            cells += ["", ""] if ln is None else [_number(ln.table_points), ln.score]
+            if ln is None:
+                cells += ["", "", "", ""]
+            else:
+                cells += [ln.table, ln.seat, decimal(ln.table_points), ln.score]
         writer.writerow(cells)
     return out.getvalue()

@@ -135,6 +135,25 @@ async def test_register_refusals(store: Store) -> None:
 
 
 @pytest.mark.asyncio
+async def test_a_name_that_looks_like_an_account_is_refused_naming_it(store: Store) -> None:
+    await accounts.register(store, "lin", "correct horse", 30)
+    await accounts.register(store, "Bob", "correct horse", 30)
+    for username, existing in [("Iin", "lin"), ("1IN", "lin"), ("b0b", "Bob"), ("BO8", None)]:
+        if existing is None:  # 8 and B do not look alike to UTS #39
+            await accounts.register(store, username, "correct horse", 30)
+            continue
+        with pytest.raises(AccountError) as refused:
+            await accounts.register(store, username, "correct horse", 30)
+        assert refused.value.code == "username_confusable"
+        assert f"{username!r} looks like {existing!r}" in refused.value.reason
+    player, _, _ = await accounts.login(store, "LIN", "correct horse", 7)
+    assert player.username == "lin"  # a login finds the account by its own name, in any case
+    with pytest.raises(AccountError) as refused:
+        await accounts.login(store, "Iin", "correct horse", 7)
+    assert refused.value.code == "auth_failed"  # and by no other
+
+
+@pytest.mark.asyncio
 async def test_login(store: Store) -> None:
     registered, first, _ = await accounts.register(store, "Lin", "correct horse", 30)
     player, token, expires = await accounts.login(store, "lin", "correct horse", 7, now=T0)

@@ -16,7 +16,8 @@ from server.cli import main
 from server.db.engine import make_engine
 from server.db.migrate import alembic_config
 from server.db.models import metadata, schema_filter
-from server.db.store import current, downgrade, head, upgrade
+from server.db.store import Store, UsernameLookalike, current, downgrade, head, upgrade
+from server.text import skeleton
 
 TABLES = {
     "players",
@@ -69,7 +70,7 @@ async def schema_differences(url: str) -> list[object]:
 async def test_upgrade_downgrade_upgrade(database_url: str) -> None:
     assert await current(database_url) is None
     await upgrade(database_url)
-    assert await current(database_url) == head() == "0008"
+    assert await current(database_url) == head() == "0009"
     assert await table_names(database_url) == TABLES
 
     await downgrade(database_url, "base")
@@ -138,9 +139,9 @@ def test_db_command_upgrades_downgrades_and_tells(
     assert main(["db", "current", "--database-url", database_url]) == 0
     assert "no revision" in capsys.readouterr().out
     assert main(["db", "upgrade", "--database-url", database_url]) == 0
-    assert "upgraded to 0008 (head)" in capsys.readouterr().out
+    assert "upgraded to 0009 (head)" in capsys.readouterr().out
     assert main(["db", "current", "--database-url", database_url]) == 0
-    assert capsys.readouterr().out.strip().endswith(": 0008 (head)")
+    assert capsys.readouterr().out.strip().endswith(": 0009 (head)")
     assert main(["db", "downgrade", "base", "--database-url", database_url]) == 0
     assert "downgraded to no revision" in capsys.readouterr().out
 
@@ -157,7 +158,7 @@ def test_db_command_reads_the_environment_and_the_config(
     site.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
     assert main(["db", "upgrade", "0001", "--config", str(site)]) == 0
     assert (tmp_path / "data" / "guobiao.db").exists()
-    assert "upgraded to 0001 (head is 0008)" in capsys.readouterr().out
+    assert "upgraded to 0001 (head is 0009)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -341,5 +342,56 @@ async def test_0008_gives_the_tables_stored_before_it_fencing_token_0(database_u
         async with engine.connect() as connection:
             ids = (await connection.execute(text("SELECT id FROM tables"))).scalars().all()
         assert ids == ["t1"]
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.asyncio
+async def test_0009_gives_each_account_its_skeleton_and_keeps_those_that_look_alike(
+    database_url: str,
+) -> None:
+    """Accounts stored under 0008 get their username skeleton (server.text.skeleton); of
+    names that already look alike the oldest keeps it and the others get none, and all still
+    log in by their own names; a new look-alike is refused; the downgrade keeps them all."""
+    names = ["lin", "Iin", "mei", "Bob", "b0b", "1in", "rnei", "guest-0427", "kai"]
+    await upgrade(database_url, "0008")
+    engine = make_engine(database_url, store=False)
+    try:
+        async with engine.begin() as connection:
+            for name in names:
+                await connection.execute(
+                    text(
+                        "INSERT INTO players (username, username_key, password_hash, guest, "
+                        "created_at, score, hands_won, hands_lost, hands_drawn, matches, grade) "
+                        "VALUES (:name, :key, NULL, :guest, '2026-11-29 10:00:00+00:00', "
+                        "0, 0, 0, 0, 0, 0.0)"
+                    ),
+                    {"name": name, "key": name.lower(), "guest": name.startswith("guest-")},
+                )
+        await upgrade(database_url)
+        async with engine.connect() as connection:
+            rows = await connection.execute(
+                text("SELECT username, username_skeleton FROM players ORDER BY id")
+            )
+            stored = dict(rows.all())
+        kept = {"lin", "mei", "Bob", "guest-0427", "kai"}  # the oldest of each look-alike group
+        assert stored == {n: skeleton(n) if n in kept else None for n in names}
+        store = await Store.open(database_url)
+        try:
+            for name in names:  # each logs in by its own name, as before
+                found = await store.get_player(name.upper())
+                assert found is not None and found.username == name
+            with pytest.raises(UsernameLookalike) as caught:
+                await store.create_player("LlN", None, False)
+            assert caught.value.existing == "lin"
+            with pytest.raises(UsernameLookalike):
+                await store.create_player("RNEI", None, False)  # like mei, not rnei: its is null
+            await store.create_player("lan", None, False)
+        finally:
+            await store.close()
+        await downgrade(database_url, "0008")
+        async with engine.connect() as connection:
+            count = (await connection.execute(text("SELECT COUNT(*) FROM players"))).scalar_one()
+        assert count == len(names) + 1
     finally:
         await engine.dispose()

@@ -8,6 +8,7 @@ import pytest
 
 from engine.actions import Action, ActionKind
 from server import protocol
+from server.errors import QUOTED, shown
 from server.protocol import ProtocolError, decode
 
 
@@ -252,3 +253,18 @@ def test_an_echoed_id_is_always_encodable() -> None:
     for text in (f'{{"type": "teleport", "id": "{LONE}"}}', f'{{"type": "ping", "id": "x{LONE}"}}'):
         assert protocol.request_id(text) is None
     assert protocol.request_id(f'{{"type": "teleport", "id": "ok", "payload": "{LONE}"}}') == "ok"
+
+
+def test_an_error_quotes_a_long_input_by_its_start_and_its_length() -> None:
+    assert shown("lin") == "'lin'"
+    assert shown("n" * QUOTED) == repr("n" * QUOTED)
+    assert shown("n" * 3000) == f"'{'n' * QUOTED}…' (3000 characters)"
+    assert shown("\u202e" * 50).startswith("'\\u202e")  # format characters as escapes
+    assert shown(list(range(1000))).endswith("… (1000 items)")
+    assert len(shown(list(range(1000)))) < QUOTED + 20
+    assert shown(7) == "7"
+    with pytest.raises(ProtocolError) as caught:
+        decode(frame("join_table", {"table": "t" * 3000}))
+    assert caught.value.reason == (
+        f"join_table: 'table' must be a string of at most 32 characters, got {shown('t' * 3000)}"
+    )

@@ -542,6 +542,41 @@ def test_every_client_example_decodes(doc_examples: list[Example]) -> None:
         assert type(message).__name__ == expected, (example.line, kind, message)
 
 
+def with_each_string_long(value: Any, long: str) -> list[Any]:
+    """``value`` once for each string in it (keys too, at any depth), that string replaced
+    by ``long``."""
+    if isinstance(value, str):
+        return [long]
+    out: list[Any] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out.append({(long if k == key else k): v for k, v in value.items()})
+            out += [{**value, key: changed} for changed in with_each_string_long(item, long)]
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            out += [
+                [*value[:i], changed, *value[i + 1 :]]
+                for changed in with_each_string_long(item, long)
+            ]
+    return out
+
+
+def test_no_error_quotes_a_long_input_in_full(doc_examples: list[Example]) -> None:
+    """Every documented client message with any one of its strings 3,000 characters long:
+    if refused, the reason quotes at most the string's start (and says its length)."""
+    long = "n" * 3000
+    refused = 0
+    for example in (e for e in doc_examples if is_client_message(e)):
+        for changed in with_each_string_long(example.value, long):
+            try:
+                protocol.decode(json.dumps(changed))
+            except errors.ServerError as exc:
+                refused += 1
+                assert "n" * (errors.QUOTED + 1) not in exc.reason, (example.line, changed.keys())
+                assert len(exc.reason) < 1500, (example.line, exc.reason[:200])
+    assert refused > 100  # nearly every one is refused: no field takes 3,000 characters
+
+
 MATCH_SEED = 20261201  # every match of the session is dealt from it: the session replays
 
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.query import ID_MAX, MAX_FIELDS, BadRequest, parse_query, quoted, whole_number
+from server.errors import shown
+from server.query import ID_MAX, MAX_FIELDS, BadRequest, parse_query, whole_number
 
 
 def test_whole_numbers_in_range_and_nothing_else() -> None:
@@ -25,7 +26,7 @@ def test_a_long_bad_value_is_quoted_short() -> None:
     with pytest.raises(BadRequest) as refused:
         whole_number("x" * 3000, "an id")
     assert len(str(refused.value)) < 150 and "(3000 characters)" in str(refused.value)
-    assert quoted("abc") == "'abc'"
+    assert shown("abc") == "'abc'"
 
 
 def test_a_query_string_is_read_strictly() -> None:

@@ -27,6 +27,7 @@ from server.app import RATE_STRIKES, App
 from server.cli.replay import read_log
 from server.client import fallback_action, view_from_dict
 from server.config import LimitsSection
+from server.errors import QUOTED
 
 Frame = dict[str, Any]
 TIMEOUT = 10.0
@@ -912,6 +913,14 @@ def assert_json_error(status: int, headers: list[tuple[str, str]], body: bytes) 
         ("/api/tournaments?" + "&".join(f"k{i}=1" for i in range(17)), 400),
         ("/nothing", 404),
         ("/ws", 426),  # the websocket endpoint, asked without the upgrade
+        ("/api/tournaments/" + "x" * 3000, 400),
+        ("/api/tournaments/1/" + "x" * 3000, 404),
+        ("/api/ladders/" + "x" * 3000, 404),
+        ("/api/ladders/mcr/players/" + "x" * 3000, 404),
+        ("/api/seasons/" + "x" * 3000, 400),
+        ("/api/ladders/mcr?limit=" + "9" * 3000, 400),
+        ("/api/matches/1/replay?hand=" + "9" * 3000, 400),
+        ("/" + "x" * 3000, 404),
     ],
 )
 @pytest.mark.asyncio
@@ -920,7 +929,9 @@ async def test_every_bad_http_request_gets_a_clean_json_4xx(
 ) -> None:
     got, headers, body = await raw_http(app.port, get(path))
     assert got == status, (path, got, body)
-    assert_json_error(got, headers, body)
+    reason = assert_json_error(got, headers, body)
+    # A long input is quoted by its start (and its length), never in full.
+    assert "x" * (QUOTED + 1) not in reason and "9" * (QUOTED + 1) not in reason, reason
     await (await Wire.open(url_of(app))).close()  # the server still serves
 
 

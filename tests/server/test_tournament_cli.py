@@ -199,7 +199,7 @@ async def test_a_director_runs_a_session_from_the_command_line(
     assert exported.status == 200
     assert csv_file.read_bytes() == exported.body
     header, *rows = csv_file.read_text(encoding="utf-8").splitlines()
-    assert header.startswith("place,player,table_points,score,session_1_table_points")
+    assert header.startswith("place,player,table_points,score,session_1_table,session_1_seat,")
     assert [r.split(",")[1] for r in rows] == [row["player"] for row in standings]
 
     # A penalty moves the player's score; its undo puts it back.
@@ -345,6 +345,8 @@ NOWHERE = ["--server", "ws://127.0.0.1:1/ws", "--user", "rita"]
         (["create", "--name", "x", "--sessions", "0"], "argument --sessions: expected a whole"),
         (["create", "--name", "x", "--hands", "17"], "argument --hands: expected a whole"),
         (["create", "--name", "  "], "argument --name: expected a name of 1..80"),
+        (["create", "--name", "Club\u202enight"], "U+202E RIGHT-TO-LEFT OVERRIDE (character 5)"),
+        (["undo", "1", "2", "--reason", "a\u200bb"], "U+200B ZERO WIDTH SPACE (character 2)"),
         (["create", "--name", "x", "--seating", "random,snake"], "unknown seating method 'snake'"),
         (["create", "--name", "x", "--tie-breaks", "luck"], "unknown tie-break 'luck'"),
         (["seat", "1", "--method", "alphabetical"], "unknown seating method 'alphabetical'"),

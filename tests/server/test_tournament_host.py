@@ -265,6 +265,46 @@ async def test_a_session_is_seated_swapped_started_played_and_scored(
             ("penalty", False),
             ("undo", True),
         ]
+
+        # A score correction's amount is added to the recorded score (docs/tournaments.md,
+        # "Penalties and corrections"), and the table is ranked again from the corrected
+        # scores; its undo puts the recorded one back.
+        line = next(
+            ln
+            for r in undone["standings"]
+            if r["player"] == victim
+            for ln in r["sessions"]
+            if ln["session"] == 2
+        )
+        _, played = await get_json(http_get, app, f"/api/tournaments/{tid}/sessions/2")
+        table = played["tables"][line["table"] - 1]
+        corrected = await ask(
+            director,
+            "tournament_penalty",
+            tournament=tid,
+            player=victim,
+            kind="score",
+            amount=40,
+            reason="a fan missed",
+            session=2,
+        )
+        scores = list(table["scores"])
+        scores[line["seat"]] += 40
+        lines = {
+            r["player"]: ln
+            for r in corrected["standings"]
+            for ln in r["sessions"]
+            if ln["session"] == 2
+        }
+        assert lines[victim]["score"] == table["scores"][line["seat"]] + 40 == scores[line["seat"]]
+        for seat, points in zip(table["seats"], table_points(scores), strict=True):
+            if seat["player"] is not None and seat["substitute"] is None:
+                assert Fraction(lines[seat["player"]]["table_points"]) == points
+        assert corrected["log"][-1]["amount"] == "40"
+        restored = await ask(
+            director, "tournament_undo", tournament=tid, entry=corrected["entry"], reason="no"
+        )
+        assert restored["standings"] == undone["standings"]
         body = (await get_json(http_get, app, f"/api/tournaments/{tid}"))[1]
         assert body["state"] == "finished"  # its last session played
         check_standings(body, ends, await seats_of(http_get, app, tid, 2))

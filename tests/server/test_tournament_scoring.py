@@ -10,6 +10,7 @@ import doctest
 import io
 import itertools
 import json
+import re
 from collections import defaultdict
 from fractions import Fraction
 
@@ -322,6 +323,7 @@ def test_the_audit_lists_each_entry_and_its_effect_in_order() -> None:
 # --- Hypothesis: random tournaments and logs ----------------------------------------------
 
 NAMES = [f"p{i}" for i in range(10)] + ['Zoë, "the" wall']
+NAMES += ["-1-1", "=1+1", "+33", "@SUM(A1)", "\tx", "\r=y"]  # formulas to a spreadsheet
 
 
 @st.composite
@@ -529,28 +531,74 @@ def test_duplicate_matches_a_pairwise_recomputation(deals: list[DealResult]) -> 
 # --- exports -----------------------------------------------------------------------------
 
 
+NUMBER = re.compile(r"-?\d+(\.\d+)?")
+DATE = re.compile(r"\d{1,4}[/.-]\d{1,2}([/.-]\d{1,4})?")
+FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def as_a_spreadsheet_reads(cell: str) -> float | str:
+    """What a spreadsheet makes of a CSV cell: a number, or text; a cell it would evaluate
+    as a formula, or turn into a date, fails the test."""
+    if NUMBER.fullmatch(cell):
+        return float(cell)
+    assert not cell.startswith(FORMULA), f"{cell!r} would be evaluated as a formula"
+    assert not DATE.fullmatch(cell), f"{cell!r} would open as a date"
+    return cell
+
+
+def read_as_a_spreadsheet(text: str) -> list[list[float | str]]:
+    return [[as_a_spreadsheet_reads(c) for c in line] for line in csv.reader(io.StringIO(text))]
+
+
+def close(got: float | str, exact: Fraction) -> bool:
+    """A decimal cell holds the exact value rounded to 4 places."""
+    return isinstance(got, float) and abs(F(got) - exact) <= F(1, 20000)
+
+
 @settings(max_examples=50)
 @given(st.data())
-def test_csv_reads_back_with_csv_reader(data: st.DataObject) -> None:
+def test_csv_reads_back_in_a_spreadsheet_as_numbers_and_plain_text(data: st.DataObject) -> None:
     results = data.draw(tournaments())
     rows = standings(results, data.draw(corrections(results)))
-    table = list(csv.reader(io.StringIO(export_csv(rows))))
+    table = read_as_a_spreadsheet(export_csv(rows))
     sessions = sorted(r.session for r in results)  # every session seats a player
     header = ["place", "player", "table_points", "score"]
     for n in sessions:
+        header += [f"session_{n}_table", f"session_{n}_seat"]
         header += [f"session_{n}_table_points", f"session_{n}_score"]
     assert table[0] == header
     assert len(table) == len(rows) + 1
     for line, row in zip(table[1:], rows, strict=True):
-        assert int(line[0]) == row.place and line[1] == row.player
-        assert F(line[2]) == row.table_points and int(line[3]) == row.score
+        shown = f"'{row.player}" if row.player.startswith(FORMULA) else row.player
+        assert line[0] == row.place and line[1] == shown
+        assert close(line[2], row.table_points) and line[3] == row.score
         lines = {ln.session: ln for ln in row.sessions}
         for i, n in enumerate(sessions):
-            cells = line[4 + 2 * i : 6 + 2 * i]
+            cells = line[4 + 4 * i : 8 + 4 * i]
             if n in lines:
-                assert (F(cells[0]), int(cells[1])) == (lines[n].table_points, lines[n].score)
+                ln = lines[n]
+                assert cells[:2] == [ln.table, ln.seat] and cells[3] == ln.score
+                assert close(cells[2], ln.table_points)
             else:
-                assert cells == ["", ""]
+                assert cells == ["", "", "", ""]
+
+
+def test_csv_neutralises_what_would_be_a_formula_and_keeps_numbers_numbers() -> None:
+    """The player ``-1-1`` was written raw (a spreadsheet computes -9323-1 = ... from it),
+    and table points as ``7/4`` (a date): now the name is text, the points decimals, and a
+    negative score or table points a number."""
+    seats = ("-1-1", '=HYPERLINK("http://x")', "@SUM(A1)", "+33")
+    results = [SessionResult(1, (t(2, seats, (-12, -12, -12, 36)),))]
+    fix = Correction("c1", "points", "+33", None, F(-9, 2), "a ruling")
+    text = export_csv(standings(results, [fix]))
+    table = list(csv.reader(io.StringIO(text)))
+    assert table[1] == ["1", "'-1-1", "1", "-12", "2", "0", "1", "-12"]
+    assert table[2] == ["1", '\'=HYPERLINK("http://x")', "1", "-12", "2", "1", "1", "-12"]
+    assert table[3] == ["1", "'@SUM(A1)", "1", "-12", "2", "2", "1", "-12"]
+    assert table[4] == ["4", "'+33", "-0.5", "36", "2", "3", "4", "36"]
+    read_as_a_spreadsheet(text)  # no formula, no date anywhere
+    quarters = export_csv(standings([SessionResult(1, (t(1, ("a", "b", "c", "d"), (0,) * 4),))]))
+    assert read_as_a_spreadsheet(quarters)[1][2:] == [1.75, 0, 1, 0, 1.75, 0]  # not 7/4, a date
 
 
 def test_csv_escapes_names_and_json_carries_the_same() -> None:
@@ -559,8 +607,8 @@ def test_csv_escapes_names_and_json_carries_the_same() -> None:
     text = export_csv(rows)
     assert '"Zoë, ""the"" wall"' in text
     table = list(csv.reader(io.StringIO(text)))
-    assert table[1] == ["1", 'Zoë, "the" wall', "7/3", "5", "7/3", "5"]  # "Z" < "b"
-    assert table[2] == ["1", "b", "7/3", "5", "7/3", "5"]
+    assert table[1] == ["1", 'Zoë, "the" wall', "2.3333", "5", "1", "0", "2.3333", "5"]  # Z < b
+    assert table[2] == ["1", "b", "2.3333", "5", "1", "1", "2.3333", "5"]
     deals = [DealResult(1, 1, 0, 1, "b", 32), DealResult(1, 1, 0, 2, "c", -16)]
     data = json.loads(export_json(rows, duplicate_results(deals)))
     assert data["sessions"] == [1]

@@ -47,6 +47,7 @@ export function defaultLang(languages = globalThis.navigator ? navigator.languag
 const KNOWN_ERRORS = new Set([
   "auth_failed",
   "username_taken",
+  "username_confusable",
   "weak_password",
   "bad_username",
   "rate_limited",

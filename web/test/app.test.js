@@ -64,7 +64,7 @@ test("server errors are shown in words, with the wait of a rate limit", () => {
   eq(errorText("en", refused({ code: "rate_limited", reason: "r", retry_after: 4 })), "Too many attempts: try again in 4 s.");
   eq(errorText("zh", refused({ code: "rate_limited", reason: "r", retry_after: 4 })), "尝试次数过多，请 4 秒后再试。");
   eq(errorText("en", refused({ code: "rate_limited", reason: "r" })), "Too many attempts: wait a moment and try again.");
-  for (const code of ["weak_password", "bad_username", "table_full", "seat_taken", "wrong_invite", "table_started"]) {
+  for (const code of ["weak_password", "bad_username", "username_confusable", "table_full", "seat_taken", "wrong_invite", "table_started"]) {
     const text = errorText("en", refused({ code, reason: "the server's words" }));
     ok(text !== "the server's words" && !text.startsWith("app."), `${code} has its own text`);
   }

@@ -133,6 +133,7 @@ export default {
 
     "app.error.auth_failed": "Wrong username or password.",
     "app.error.username_taken": "That username is taken: choose another.",
+    "app.error.username_confusable": "That username looks too much like a player's name (I, l and 1 or O and 0 look alike): choose another.",
     "app.error.weak_password": "The password is too short: use at least 8 characters.",
     "app.error.bad_username": "A username has 3–20 letters, digits, _ or - and may not start with “guest-”.",
     "app.error.rate_limited": "Too many attempts: wait a moment and try again.",
@@ -326,6 +327,7 @@ export default {
     "app.tournament.kind_points": "table points correction",
     "app.tournament.kind_undo": "undo",
     "app.tournament.amount": "Amount",
+    "app.tournament.amount_hint": "added: +8 or -8",
     "app.tournament.reason": "Reason",
     "app.tournament.session_optional": "Session (optional)",
     "app.tournament.correction_do": "Enter it",
@@ -524,6 +526,7 @@ export default {
 
     "app.error.auth_failed": "用户名或密码错误。",
     "app.error.username_taken": "该用户名已被使用，请换一个。",
+    "app.error.username_confusable": "该用户名与已有玩家的名字太像（I、l、1 或 O、0 容易混淆），请换一个。",
     "app.error.weak_password": "密码太短，至少需要 8 个字符。",
     "app.error.bad_username": "用户名须为 3–20 个字母、数字、_ 或 -，且不能以“guest-”开头。",
     "app.error.rate_limited": "尝试次数过多，请稍后再试。",
@@ -717,6 +720,7 @@ export default {
     "app.tournament.kind_points": "更正标准分",
     "app.tournament.kind_undo": "撤销",
     "app.tournament.amount": "数值",
+    "app.tournament.amount_hint": "增减：+8 或 -8",
     "app.tournament.reason": "理由",
     "app.tournament.session_optional": "轮次（可不填）",
     "app.tournament.correction_do": "记入",

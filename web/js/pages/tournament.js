@@ -463,7 +463,7 @@ function directorConsole(app, t) {
         <label class="field"><span>${tr("app.tournament.kind")}</span>
           <select name="kind">${KINDS.map((k) => html`<option value=${k}>${tr(`app.tournament.kind_${k}`)}</option>`)}</select></label>
         <label class="field"><span>${tr("app.tournament.amount")}</span>
-          <input name="amount" type="text" inputmode="decimal" autocomplete="off" required></label>
+          <input name="amount" type="text" inputmode="decimal" autocomplete="off" required placeholder=${tr("app.tournament.amount_hint")}></label>
         <label class="field"><span>${tr("app.tournament.reason")}</span>
           <input name="reason" type="text" maxlength="80" autocomplete="off" required></label>
         <label class="field"><span>${tr("app.tournament.session_optional")}</span>
