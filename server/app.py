@@ -35,7 +35,7 @@ from server.db.store import Store, upgrade
 from server.errors import ServerError
 from server.ladder import api as ladder_api
 from server.ladder.queue import Matchmaker
-from server.lobby import Lobby
+from server.lobby import Creator, Lobby
 from server.metrics import Metrics
 from server.protocol import ProtocolError, encode, error
 from server.static import WebFiles
@@ -64,8 +64,8 @@ class Connection:
         self.username: str | None = None
         self.guest = False
         self.token: str | None = None
-        # The client's IP address: the account limits count per address (behind a proxy,
-        # the proxy's).
+        # The client's IP address: the account limits and the tables waiting for players
+        # count per address (behind a proxy, the proxy's).
         remote = ws.remote_address
         self.address = str(remote[0]) if isinstance(remote, tuple) and remote else "unknown"
         self.greeted = False
@@ -433,6 +433,7 @@ class Connection:
                 hands=m.hands,
                 aids=m.aids,
                 rated=m.rated,
+                creator=Creator(self.username, self.address),
             )
             self.send(
                 encode("table_created", {"table": table.id, "invite_code": table.invite_code}, m.id)

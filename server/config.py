@@ -6,6 +6,7 @@ Every value is checked on load; a bad one is reported with where it came from
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, fields, replace
@@ -51,6 +52,8 @@ class TimersSection:
     # After every discard and added kong a table with a person seated waits at least this long
     # before it goes on, whether or not anyone may claim (docs/protocol.md, "The claim window").
     claim_window_ms: int = 1000
+    # A table a player created that waits this long with no person at it is closed (0: never).
+    empty_table_seconds: float = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,18 @@ class LimitsSection:
     send_queue: int = 256
     max_tables: int = 1000
     max_connections: int = 5000
+    # Of max_tables, the share only the ladder queue and tournament sessions may fill.
+    reserved_share: float = 0.1
+    # Tables waiting for players (not started) that one account, one client address, may
+    # have created at once (0: no limit).
+    waiting_tables_per_account: int = 2
+    waiting_tables_per_address: int = 8
+
+    @property
+    def casual_tables(self) -> int:
+        """How many tables the server holds before ``create_table`` is refused: ``max_tables``
+        less the reserve of the queue's and tournaments' tables."""
+        return self.max_tables - math.floor(self.max_tables * self.reserved_share)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,12 +252,16 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("timers", "unattended_move_seconds"): (0, 60),
     ("timers", "restart_grace_seconds"): (0, 3600),
     ("timers", "claim_window_ms"): (0, 10000),
+    ("timers", "empty_table_seconds"): (0, 86400),
     ("limits", "max_message_bytes"): (256, 1 << 20),
     ("limits", "messages_per_second"): (1, 10000),
     ("limits", "message_burst"): (1, 100000),
     ("limits", "send_queue"): (8, 100000),
     ("limits", "max_tables"): (1, 1000000),
     ("limits", "max_connections"): (1, 1000000),
+    ("limits", "reserved_share"): (0, 0.9),
+    ("limits", "waiting_tables_per_account"): (0, 1000000),
+    ("limits", "waiting_tables_per_address"): (0, 1000000),
     ("accounts", "session_days"): (1, 3650),
     ("accounts", "guest_session_days"): (1, 3650),
     ("accounts", "login_per_minute"): (0.01, 100000),

@@ -2,7 +2,7 @@
 
 - ``web_server`` (one per test session): ``guobiao serve`` started as a process of its own on
   a free port and a fresh SQLite file, with test timers (no claim window, short pauses),
-  account limits a test run cannot reach and a ladder that ranks a player after 2 rated
+  account and table limits a test run cannot reach and a ladder that ranks a player after 2 rated
   matches, and four tournament directors (``tdirector1`` to ``4``, accounts the tournament
   tests register). ``web_server.url`` is the page to open.
 - ``browser``: Debian's Chromium driven by Playwright's async API. Found at
@@ -62,6 +62,10 @@ register_burst = 1000
 register_per_hour = 100000
 login_burst = 1000
 login_per_minute = 100000
+
+[limits]
+waiting_tables_per_account = 0  # every test's page is at 127.0.0.1, some make many tables
+waiting_tables_per_address = 0
 
 [ladder]
 provisional_matches = 2  # the ladder tests rank a player after two rated matches
