@@ -37,6 +37,7 @@ from server.ladder import api as ladder_api
 from server.ladder.queue import Matchmaker
 from server.lobby import Creator, Lobby
 from server.metrics import Metrics
+from server.origins import origin_allowed, parse_allowed
 from server.protocol import ProtocolError, encode, error
 from server.static import WebFiles
 from server.table import BackInput, GoneInput, input_for
@@ -526,6 +527,7 @@ class App:
         self.guard = accounts.Guard(config.accounts)
         self.purger: asyncio.Task[None] | None = None
         self.web = WebFiles()
+        self.origins = parse_allowed(config.server.allowed_origins)  # besides own, loopback
         self.metrics = Metrics(self)  # GET /metrics; a registry of this server's own
         self.cluster: Node | None = None  # cluster mode: this process as a node
         self.by_cid: dict[str, Connection] = {}  # connections by their cluster-wide id
@@ -716,10 +718,26 @@ class App:
                 {"error": "the server failed to answer (logged); try again"},
             )
 
+    def _origin_refusal(self, connection: ServerConnection, request: Request) -> Response | None:
+        """403 for a websocket a page of another origin opens (server/origins.py); None: go
+        on with the handshake."""
+        origins, hosts = request.headers.get_all("Origin"), request.headers.get_all("Host")
+        origin = origins[0] if len(origins) == 1 else None
+        host = hosts[0] if len(hosts) == 1 else None
+        if len(origins) <= 1 and origin_allowed(origin, host, self.origins):
+            return None
+        shown = ", ".join(origins)
+        shown = shown if len(shown) <= 100 else shown[:100] + "..."
+        reason = (
+            f"a page of {shown!r} may not open a websocket here: only the server's own pages, "
+            "loopback's and those of [server] allowed_origins"
+        )
+        return _json(connection, http.HTTPStatus.FORBIDDEN, {"error": reason})
+
     async def _route(self, connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0].rstrip("/") or "/"
         if path == "/ws":
-            return None
+            return self._origin_refusal(connection, request)
         if path == "/metrics":
             exposition, content_type = await self.metrics.scrape(
                 request.headers.get("Accept"), self.store.tournaments

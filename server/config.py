@@ -33,6 +33,9 @@ class ServerSection:
     log_level: str = "info"
     log_format: str = "json"
     node: str = ""  # this server's name in its metrics; "": hostname:port
+    # Origins (a browser's ``Origin`` header) that may open a websocket, besides the server's
+    # own and loopback's (server/origins.py), comma-separated; "*": any.
+    allowed_origins: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,6 +411,7 @@ def load(
         raise ConfigError(
             f"[cluster] prefix must be letters, digits, - and _, got {cluster.prefix!r}"
         )
+    check_origins(config.server.allowed_origins)
     presets = config.rule_presets()
     making = config.matchmaking
     if making.gap_max < making.gap_start:
@@ -427,3 +431,19 @@ def load(
                 f"{', '.join(presets)}"
             )
     return config
+
+
+def check_origins(text: str) -> None:
+    """``ConfigError`` unless ``text`` (``[server] allowed_origins``) is a comma-separated list
+    of origins as browsers send them, ``scheme://host[:port]`` (http or https, no path), or
+    ``*``."""
+    for item in (part.strip() for part in text.split(",")):
+        if not item or item == "*":
+            continue
+        scheme, _, rest = item.partition("://")
+        if scheme.lower() not in ("http", "https") or not rest or any(c in rest for c in "/?#@"):
+            raise ConfigError(
+                f"[server] allowed_origins: {item!r} is not an origin like "
+                f"'https://mahjong.example.org' or 'http://10.0.0.5:8765' (scheme, host and "
+                f"port only), nor '*'"
+            )
