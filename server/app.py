@@ -526,7 +526,9 @@ class App:
         self.slow_drops = 0
         self.guard = accounts.Guard(config.accounts)
         self.purger: asyncio.Task[None] | None = None
-        self.web = WebFiles()
+        self.web = WebFiles(tests=config.server.test_pages)
+        if config.server.test_pages and self.web.get("/test/") is None:
+            log.warning("[server] test_pages is on, but this install has no in-page tests")
         self.origins = parse_allowed(config.server.allowed_origins)  # besides own, loopback
         self.metrics = Metrics(self)  # GET /metrics; a registry of this server's own
         self.cluster: Node | None = None  # cluster mode: this process as a node

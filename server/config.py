@@ -36,6 +36,7 @@ class ServerSection:
     # Origins (a browser's ``Origin`` header) that may open a websocket, besides the server's
     # own and loopback's (server/origins.py), comma-separated; "*": any.
     allowed_origins: str = ""
+    test_pages: bool = False  # serve the web client's in-page tests (/test/, web/test/)
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,12 +307,21 @@ _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
-_KIND = {int: "a whole number", float: "a number", str: "a string"}
+_KIND = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
+# A boolean in the environment (a TOML file has true and false).
+_BOOLS = {"true": True, "yes": True, "on": True, "1": True}
+_BOOLS |= {"false": False, "no": False, "off": False, "0": False}
 
 
 def _coerce(section: str, key: str, value: Any, expected: type, where: str) -> Any:
     label = f"{where}: [{section}] {key}"
     wrong = f"{label} must be {_KIND[expected]}, got {value!r}"
+    if expected is bool:
+        if isinstance(value, str) and value.strip().lower() in _BOOLS:
+            return _BOOLS[value.strip().lower()]
+        if not isinstance(value, bool):
+            raise ConfigError(wrong)
+        return value
     if isinstance(value, bool):
         raise ConfigError(wrong)
     if isinstance(value, str) and expected is not str:
