@@ -167,6 +167,22 @@ class ClusterSection:
 
 
 @dataclass(frozen=True, slots=True)
+class MetricsSection:
+    """Where ``GET /metrics`` is served (docs/deployment.md, "Metrics")."""
+
+    listen: str = ""  # "HOST:PORT": also served there; "": only on the game port
+    game_port: bool = True  # served on the game port too
+
+    @property
+    def address(self) -> tuple[str, int] | None:
+        """``listen`` as (host, port), None when empty; checked at load (``load``)."""
+        if not self.listen:
+            return None
+        host, _, port = self.listen.rpartition(":")
+        return host.removeprefix("[").removesuffix("]"), int(port)
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     server: ServerSection = ServerSection()
     database: DatabaseSection = DatabaseSection()
@@ -178,6 +194,7 @@ class Config:
     matchmaking: MatchmakingSection = MatchmakingSection()
     tournaments: TournamentsSection = TournamentsSection()
     cluster: ClusterSection = ClusterSection()
+    metrics: MetricsSection = MetricsSection()
 
     @property
     def clustered(self) -> bool:
@@ -422,6 +439,7 @@ def load(
             f"[cluster] prefix must be letters, digits, - and _, got {cluster.prefix!r}"
         )
     check_origins(config.server.allowed_origins)
+    check_listen(config.metrics.listen)
     presets = config.rule_presets()
     making = config.matchmaking
     if making.gap_max < making.gap_start:
@@ -457,3 +475,21 @@ def check_origins(text: str) -> None:
                 f"'https://mahjong.example.org' or 'http://10.0.0.5:8765' (scheme, host and "
                 f"port only), nor '*'"
             )
+
+
+def check_listen(text: str) -> None:
+    """``ConfigError`` unless ``text`` (``[metrics] listen``) is empty or ``HOST:PORT``
+    (``[::1]:9100`` for an IPv6 address), the port 0..65535."""
+    if not text:
+        return
+    host, colon, port = text.rpartition(":")
+    if (
+        not colon
+        or not host
+        or not (port.isascii() and port.isdigit() and int(port) <= 65535)
+        or (":" in host and not (host.startswith("[") and host.endswith("]")))
+    ):
+        raise ConfigError(
+            f"[metrics] listen must be HOST:PORT (e.g. 127.0.0.1:9100, [::1]:9100; port "
+            f"0..65535), got {text!r}"
+        )

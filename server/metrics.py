@@ -1,4 +1,4 @@
-"""The server's Prometheus metrics: ``GET /metrics`` on its own port (docs/protocol.md).
+"""The server's Prometheus metrics: ``GET /metrics`` (docs/protocol.md, docs/deployment.md).
 
 One ``Metrics`` per ``server.app.App``, with a ``CollectorRegistry`` of its own (never
 ``prometheus_client``'s global default one: tests run several servers in one process, and

@@ -45,6 +45,7 @@ from server.config import (
     DatabaseSection,
     LadderSection,
     MatchmakingSection,
+    MetricsSection,
     ServerSection,
     TournamentsSection,
 )
@@ -115,13 +116,14 @@ async def start_server(tmp_path: Path) -> AsyncIterator[StartServer]:
         tournaments: dict[str, Any] | None = None,
         accounts: dict[str, Any] | None = None,
         server: dict[str, Any] | None = None,
+        metrics: dict[str, Any] | None = None,
     ) -> App:
         """Start a server; ``timers`` and ``limits`` replace fields of the test settings
         (``limits=dataclasses.asdict(LimitsSection())``: the production limits);
         ``database`` names its SQLite file under the test's folder, so that servers started
         one after the other with the same name restart on one database (default: a file
-        of its own). ``ladder``, ``matchmaking``, ``tournaments``, ``accounts`` and
-        ``server`` replace fields of those sections."""
+        of its own). ``ladder``, ``matchmaking``, ``tournaments``, ``accounts``, ``server``
+        and ``metrics`` replace fields of those sections."""
         name = database or f"server{len(started)}.db"
         local = ServerSection(host="127.0.0.1", port=0, data_dir=str(tmp_path))
         config = Config(
@@ -133,6 +135,7 @@ async def start_server(tmp_path: Path) -> AsyncIterator[StartServer]:
             matchmaking=dataclasses.replace(MatchmakingSection(), **(matchmaking or {})),
             tournaments=dataclasses.replace(TournamentsSection(), **(tournaments or {})),
             accounts=dataclasses.replace(AccountsSection(), **(accounts or {})),
+            metrics=dataclasses.replace(MetricsSection(), **(metrics or {})),
         )
         app = App(config)
         await app.start()
