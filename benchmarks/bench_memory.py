@@ -52,6 +52,7 @@ data_dir = "{data}"
 log_level = "warning"
 [limits]
 max_connections = {max_connections}
+waiting_tables_per_address = 0
 [accounts]
 guest_burst = 100000
 guest_per_hour = 1000000

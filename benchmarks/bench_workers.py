@@ -128,6 +128,7 @@ def main() -> None:
         "GUOBIAO_LIMITS_MAX_TABLES": "100000",
         "GUOBIAO_ACCOUNTS_GUEST_PER_HOUR": "1000000",
         "GUOBIAO_ACCOUNTS_GUEST_BURST": "100000",
+        "GUOBIAO_LIMITS_WAITING_TABLES_PER_ADDRESS": "0",
     }
     clustered = {
         **env,

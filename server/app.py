@@ -35,8 +35,9 @@ from server.db.store import Store, upgrade
 from server.errors import ServerError, shown
 from server.ladder import api as ladder_api
 from server.ladder.queue import Matchmaker
-from server.lobby import Lobby
+from server.lobby import Creator, Lobby
 from server.metrics import Metrics
+from server.origins import origin_allowed, parse_allowed
 from server.protocol import ProtocolError, encode, error
 from server.query import BadRequest, parse_query, whole_number
 from server.static import WebFiles
@@ -64,8 +65,8 @@ class Connection:
         self.username: str | None = None
         self.guest = False
         self.token: str | None = None
-        # The client's IP address: the account limits count per address (behind a proxy,
-        # the proxy's).
+        # The client's IP address: the account limits and the tables waiting for players
+        # count per address (behind a proxy, the proxy's).
         remote = ws.remote_address
         self.address = str(remote[0]) if isinstance(remote, tuple) and remote else "unknown"
         self.greeted = False
@@ -433,6 +434,7 @@ class Connection:
                 hands=m.hands,
                 aids=m.aids,
                 rated=m.rated,
+                creator=Creator(self.username, self.address),
             )
             self.send(
                 encode("table_created", {"table": table.id, "invite_code": table.invite_code}, m.id)
@@ -524,8 +526,12 @@ class App:
         self.slow_drops = 0
         self.guard = accounts.Guard(config.accounts)
         self.purger: asyncio.Task[None] | None = None
-        self.web = WebFiles()
+        self.web = WebFiles(tests=config.server.test_pages)
+        if config.server.test_pages and self.web.get("/test/") is None:
+            log.warning("[server] test_pages is on, but this install has no in-page tests")
+        self.origins = parse_allowed(config.server.allowed_origins)  # besides own, loopback
         self.metrics = Metrics(self)  # GET /metrics; a registry of this server's own
+        self.metrics_server: WsServer | None = None  # [metrics] listen, when set
         self.cluster: Node | None = None  # cluster mode: this process as a node
         self.by_cid: dict[str, Connection] = {}  # connections by their cluster-wide id
         self._cids = itertools.count(1)
@@ -598,8 +604,27 @@ class App:
             # spreads the connections among them).
             reuse_port=self.config.clustered,
         )
+        listen = self.config.metrics.address
+        if listen is not None:
+            try:
+                self.metrics_server = await serve(
+                    _no_websocket,
+                    *listen,
+                    process_request=self._metrics_http,
+                    server_header=f"guobiao/{VERSION}",
+                    compression=None,
+                )
+            except OSError as exc:  # (``guobiao serve`` says where it could not listen)
+                raise OSError(exc.errno, exc.strerror, self.config.metrics.listen) from exc
         if self.cluster is not None:
             await self.cluster.start()
+
+    @property
+    def metrics_port(self) -> int | None:
+        """The port of ``[metrics] listen`` (None: not set)."""
+        if self.metrics_server is None:
+            return None
+        return int(next(iter(self.metrics_server.sockets)).getsockname()[1])
 
     async def stop(self) -> None:
         """Stop accepting, tell clients, let tables finish writing, close the database."""
@@ -630,6 +655,10 @@ class App:
             await self.cluster.close()
         if self.store is not None:
             await self.store.close()
+        if self.metrics_server is not None:
+            self.metrics_server.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.metrics_server.wait_closed(), 5)
         await self.metrics.stop()
 
     def _peers(self) -> list[Any]:
@@ -715,18 +744,58 @@ class App:
                 {"error": "the server failed to answer (logged); try again"},
             )
 
+    def _origin_refusal(self, connection: ServerConnection, request: Request) -> Response | None:
+        """403 for a websocket a page of another origin opens (server/origins.py); None: go
+        on with the handshake."""
+        origins, hosts = request.headers.get_all("Origin"), request.headers.get_all("Host")
+        origin = origins[0] if len(origins) == 1 else None
+        host = hosts[0] if len(hosts) == 1 else None
+        if len(origins) <= 1 and origin_allowed(origin, host, self.origins):
+            return None
+        shown = ", ".join(origins)
+        shown = shown if len(shown) <= 100 else shown[:100] + "..."
+        reason = (
+            f"a page of {shown!r} may not open a websocket here: only the server's own pages, "
+            "loopback's and those of [server] allowed_origins"
+        )
+        return _json(connection, http.HTTPStatus.FORBIDDEN, {"error": reason})
+
+    async def _metrics(self, connection: ServerConnection, request: Request) -> Response:
+        """``GET /metrics``: the exposition in the format the request accepts."""
+        exposition, content_type = await self.metrics.scrape(
+            request.headers.get("Accept"), self.store.tournaments
+        )
+        response = connection.respond(http.HTTPStatus.OK, exposition.decode("utf-8"))
+        del response.headers["Content-Type"]
+        response.headers["Content-Type"] = content_type
+        return response
+
+    async def _metrics_http(self, connection: ServerConnection, request: Request) -> Response:
+        """What ``[metrics] listen`` answers: ``GET /metrics`` (and ``HEAD``), nothing else."""
+        path = request.path.split("?", 1)[0]
+        if path != "/metrics" or request.method not in ("GET", "HEAD"):
+            return _json(
+                connection,
+                http.HTTPStatus.NOT_FOUND,
+                {"error": f"only GET /metrics is served here, not {request.method} {path[:100]!r}"},
+            )
+        try:
+            response = await self._metrics(connection, request)
+        except Exception:
+            log.exception("a scrape of the metrics failed")
+            return _json(
+                connection,
+                http.HTTPStatus.INTERNAL_SERVER_ERROR,
+                {"error": "the server failed to answer (logged); try again"},
+            )
+        return dataclasses.replace(response, body=b"") if request.method == "HEAD" else response
+
     async def _route(self, connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0].rstrip("/") or "/"
         if path == "/ws":
-            return None
-        if path == "/metrics":
-            exposition, content_type = await self.metrics.scrape(
-                request.headers.get("Accept"), self.store.tournaments
-            )
-            response = connection.respond(http.HTTPStatus.OK, exposition.decode("utf-8"))
-            del response.headers["Content-Type"]
-            response.headers["Content-Type"] = content_type
-            return response
+            return self._origin_refusal(connection, request)
+        if path == "/metrics" and self.config.metrics.game_port:
+            return await self._metrics(connection, request)
         asset = self.web.get(path)
         if asset is not None:
             return self.web.respond(connection, asset, request)
@@ -818,6 +887,11 @@ class App:
                 )
                 return response
         return _json(connection, http.HTTPStatus.NOT_FOUND, {"error": f"nothing at {shown(path)}"})
+
+
+async def _no_websocket(ws: ServerConnection) -> None:
+    """The metrics' address opens no websocket (every request is answered before)."""
+    await ws.close(1008, "no websocket here")
 
 
 def _json_errors(

@@ -6,6 +6,7 @@ Every value is checked on load; a bad one is reported with where it came from
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, fields, replace
@@ -32,6 +33,10 @@ class ServerSection:
     log_level: str = "info"
     log_format: str = "json"
     node: str = ""  # this server's name in its metrics; "": hostname:port
+    # Origins (a browser's ``Origin`` header) that may open a websocket, besides the server's
+    # own and loopback's (server/origins.py), comma-separated; "*": any.
+    allowed_origins: str = ""
+    test_pages: bool = False  # serve the web client's in-page tests (/test/, web/test/)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +56,8 @@ class TimersSection:
     # After every discard and added kong a table with a person seated waits at least this long
     # before it goes on, whether or not anyone may claim (docs/protocol.md, "The claim window").
     claim_window_ms: int = 1000
+    # A table a player created that waits this long with no person at it is closed (0: never).
+    empty_table_seconds: float = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +68,18 @@ class LimitsSection:
     send_queue: int = 256
     max_tables: int = 1000
     max_connections: int = 5000
+    # Of max_tables, the share only the ladder queue and tournament sessions may fill.
+    reserved_share: float = 0.1
+    # Tables waiting for players (not started) that one account, one client address, may
+    # have created at once (0: no limit).
+    waiting_tables_per_account: int = 2
+    waiting_tables_per_address: int = 8
+
+    @property
+    def casual_tables(self) -> int:
+        """How many tables the server holds before ``create_table`` is refused: ``max_tables``
+        less the reserve of the queue's and tournaments' tables."""
+        return self.max_tables - math.floor(self.max_tables * self.reserved_share)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +167,22 @@ class ClusterSection:
 
 
 @dataclass(frozen=True, slots=True)
+class MetricsSection:
+    """Where ``GET /metrics`` is served (docs/deployment.md, "Metrics")."""
+
+    listen: str = ""  # "HOST:PORT": also served there; "": only on the game port
+    game_port: bool = True  # served on the game port too
+
+    @property
+    def address(self) -> tuple[str, int] | None:
+        """``listen`` as (host, port), None when empty; checked at load (``load``)."""
+        if not self.listen:
+            return None
+        host, _, port = self.listen.rpartition(":")
+        return host.removeprefix("[").removesuffix("]"), int(port)
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     server: ServerSection = ServerSection()
     database: DatabaseSection = DatabaseSection()
@@ -159,6 +194,7 @@ class Config:
     matchmaking: MatchmakingSection = MatchmakingSection()
     tournaments: TournamentsSection = TournamentsSection()
     cluster: ClusterSection = ClusterSection()
+    metrics: MetricsSection = MetricsSection()
 
     @property
     def clustered(self) -> bool:
@@ -237,12 +273,16 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("timers", "unattended_move_seconds"): (0, 60),
     ("timers", "restart_grace_seconds"): (0, 3600),
     ("timers", "claim_window_ms"): (0, 10000),
+    ("timers", "empty_table_seconds"): (0, 86400),
     ("limits", "max_message_bytes"): (256, 1 << 20),
     ("limits", "messages_per_second"): (1, 10000),
     ("limits", "message_burst"): (1, 100000),
     ("limits", "send_queue"): (8, 100000),
     ("limits", "max_tables"): (1, 1000000),
     ("limits", "max_connections"): (1, 1000000),
+    ("limits", "reserved_share"): (0, 0.9),
+    ("limits", "waiting_tables_per_account"): (0, 1000000),
+    ("limits", "waiting_tables_per_address"): (0, 1000000),
     ("accounts", "session_days"): (1, 3650),
     ("accounts", "guest_session_days"): (1, 3650),
     ("accounts", "login_per_minute"): (0.01, 100000),
@@ -284,12 +324,21 @@ _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
-_KIND = {int: "a whole number", float: "a number", str: "a string"}
+_KIND = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
+# A boolean in the environment (a TOML file has true and false).
+_BOOLS = {"true": True, "yes": True, "on": True, "1": True}
+_BOOLS |= {"false": False, "no": False, "off": False, "0": False}
 
 
 def _coerce(section: str, key: str, value: Any, expected: type, where: str) -> Any:
     label = f"{where}: [{section}] {key}"
     wrong = f"{label} must be {_KIND[expected]}, got {value!r}"
+    if expected is bool:
+        if isinstance(value, str) and value.strip().lower() in _BOOLS:
+            return _BOOLS[value.strip().lower()]
+        if not isinstance(value, bool):
+            raise ConfigError(wrong)
+        return value
     if isinstance(value, bool):
         raise ConfigError(wrong)
     if isinstance(value, str) and expected is not str:
@@ -389,6 +438,8 @@ def load(
         raise ConfigError(
             f"[cluster] prefix must be letters, digits, - and _, got {cluster.prefix!r}"
         )
+    check_origins(config.server.allowed_origins)
+    check_listen(config.metrics.listen)
     presets = config.rule_presets()
     making = config.matchmaking
     if making.gap_max < making.gap_start:
@@ -408,3 +459,37 @@ def load(
                 f"{', '.join(presets)}"
             )
     return config
+
+
+def check_origins(text: str) -> None:
+    """``ConfigError`` unless ``text`` (``[server] allowed_origins``) is a comma-separated list
+    of origins as browsers send them, ``scheme://host[:port]`` (http or https, no path), or
+    ``*``."""
+    for item in (part.strip() for part in text.split(",")):
+        if not item or item == "*":
+            continue
+        scheme, _, rest = item.partition("://")
+        if scheme.lower() not in ("http", "https") or not rest or any(c in rest for c in "/?#@"):
+            raise ConfigError(
+                f"[server] allowed_origins: {item!r} is not an origin like "
+                f"'https://mahjong.example.org' or 'http://10.0.0.5:8765' (scheme, host and "
+                f"port only), nor '*'"
+            )
+
+
+def check_listen(text: str) -> None:
+    """``ConfigError`` unless ``text`` (``[metrics] listen``) is empty or ``HOST:PORT``
+    (``[::1]:9100`` for an IPv6 address), the port 0..65535."""
+    if not text:
+        return
+    host, colon, port = text.rpartition(":")
+    if (
+        not colon
+        or not host
+        or not (port.isascii() and port.isdigit() and int(port) <= 65535)
+        or (":" in host and not (host.startswith("[") and host.endswith("]")))
+    ):
+        raise ConfigError(
+            f"[metrics] listen must be HOST:PORT (e.g. 127.0.0.1:9100, [::1]:9100; port "
+            f"0..65535), got {text!r}"
+        )

@@ -44,6 +44,9 @@ CODES: dict[str, str] = {
     # Lobby and tables (server.lobby, server.table)
     "no_such_table": "there is no table of that id",
     "table_full": "the table has no free seat, or the server holds as many tables as it may",
+    "too_many_tables": "this account, or this client address, has as many tables waiting for "
+    "players as the server allows (`[limits] waiting_tables_per_account`, "
+    "`waiting_tables_per_address`): sit at one, or wait until one starts or closes",
     "seat_taken": "that seat is taken",
     "wrong_invite": "a private table needs its invite code",
     "already_seated": "the player already sits at another table",

@@ -10,6 +10,16 @@ not replay is set aside (``set_aside``, shown by ``/healthz``) and the others re
 ``LobbyFeed`` sends the listing to the connections that subscribed to it
 (``subscribe_lobby``) whenever it changes, at most once a second.
 
+A player's ``create_table`` names its ``Creator`` (account and client address): the lobby
+keeps who created each table still waiting for players, and refuses a new one
+(``too_many_tables``) past ``[limits] waiting_tables_per_account`` or
+``waiting_tables_per_address`` (in cluster mode counting the other nodes' waiting tables too, as
+they last published them). Players' tables may fill ``max_tables`` only up to its reserve
+(``LimitsSection.casual_tables``): the rest is for the tables the ladder queue and the
+tournaments create (no creator), so those are made whatever players did. A table made
+without its four seated closes itself once it has waited ``[timers] empty_table_seconds`` with
+no person at it (``server.table``).
+
 A tournament creates its tables here too, with their own settings (``create``'s ``ends_at``,
 ``seed``, ``reveals``, ``watchable``, ``spectator_delay_seconds``, ``tournament``: stored
 with the table and restored with it), and hears of each table whose match finished
@@ -204,6 +214,15 @@ class LobbyFeed:
 # ------------------------------------------------------------------- lobby ---
 
 
+@dataclass(frozen=True, slots=True)
+class Creator:
+    """Who asked for a table (``create_table``): the account, and the client's IP address as
+    the server sees it (behind a reverse proxy, the proxy's)."""
+
+    username: str
+    address: str
+
+
 class Lobby:
     """All live tables of the server, and the host of each (``server.table.TableHost``)."""
 
@@ -214,6 +233,8 @@ class Lobby:
         self.tables: dict[str, Table] = {}  # where to put a table's inputs
         self.summaries: dict[str, TableSummary] = {}  # as the tables last pushed them
         self.seated: dict[str, str] = {}  # username -> the unfinished table she sits at
+        self.creators: dict[str, Creator] = {}  # a player's table still waiting -> its creator
+        self.creating: list[Creator | None] = []  # the tables being made (``create``)
         self.presets: dict[str, RuleSet] = config.rule_presets()
         self.claim_windows: dict[str, int] = config.claim_windows()  # presets' own windows
         self.set_aside: dict[str, SetAside] = {}  # tables restore could not rebuild
@@ -245,11 +266,15 @@ class Lobby:
             for name in before.players:
                 if self.seated.get(name) == summary.table:
                     del self.seated[name]
+        # A player's table no longer waiting: its creator may make another.
+        started = summary.state != "waiting" and self.creators.pop(summary.table, None) is not None
         self.summaries[summary.table] = summary
         if summary.state != "finished":
             for name in summary.players:
                 self.seated[name] = summary.table
-        if self.cluster is not None and (before is None or before.players != summary.players):
+        if self.cluster is not None and (
+            before is None or before.players != summary.players or started
+        ):
             self.cluster.lobby_changed()
         if not summary.private:  # a private table is never listed
             self.feed.changed()
@@ -337,9 +362,13 @@ class Lobby:
         watchable: bool = True,
         spectator_delay_seconds: int = 0,
         tournament: tuple[int, int, int] | None = None,
+        creator: Creator | None = None,
     ) -> Table:
         """A new table, started; ``LobbyError`` (``bad_message``) naming a setting outside
-        its limits. ``hands``: its match's length in deals (None: a whole match, 16).
+        its limits; ``too_many_tables`` or ``table_full`` when there is no room for it
+        (``_check_room``). ``creator``: the player whose ``create_table`` it is (None: the
+        queue's and tournaments' tables, made with their players seated).
+        ``hands``: its match's length in deals (None: a whole match, 16).
         ``rated``: a table of the ladder of its preset (``no_such_ladder`` if it has none).
         ``seated``: four usernames (or ``"bot:NAME"``) already seated (the queue's tables, a
         tournament's): its match starts at once, and each player's connection attaches with
@@ -385,26 +414,20 @@ class Lobby:
         if not 1 <= length <= MATCH_HANDS:
             raise LobbyError("bad_message", f"hands must be 1..{MATCH_HANDS}, got {length}")
         check_tournament_settings(ends_at, seed, spectator_delay_seconds, tournament)
-        if len(self.tables) >= self.config.limits.max_tables:
-            raise LobbyError("table_full", "the server has as many tables as it may hold")
-        table_id, store = self._new_id(), self.store
-        if self.cluster is not None:
-            if self.cluster.draining:
-                raise LobbyError(
-                    "server_shutdown", "this node is handing its tables over; reconnect soon"
-                )
-            while (fenced := await self.cluster.claim_new(table_id)) is None:
-                table_id = self._new_id()
-            store = fenced
+        self._check_room(creator)
+        if self.cluster is not None and self.cluster.draining:
+            raise LobbyError(
+                "server_shutdown", "this node is handing its tables over; reconnect soon"
+            )
         table = Table(
-            id=table_id,
+            id=self._new_id(),
             rules=rules,
             preset=self.presets[rules],
             turn_seconds=seconds,
             private=private,
             invite_code=secrets.token_urlsafe(6) if private else None,
             timers=timers,
-            store=store,
+            store=self.store,
             host=self,
             metrics=self.metrics,
             claim_window_ms=window,
@@ -417,21 +440,92 @@ class Lobby:
             watchable=watchable,
             spectator_delay_seconds=spectator_delay_seconds,
             tournament=tournament,
+            # Made to wait for players: closed if none sits at it (the queue's and
+            # tournaments' tables are made with their four seated).
+            close_when_empty=timers.empty_table_seconds if seated is None else 0.0,
         )
         if seated is not None:
             grace = timers.restart_grace_seconds  # time to attach before the seat is played
             table.seats = [Seat.from_label(name, grace) for name in seated]
-        # First: if the database fails, no table was created (and, in cluster mode, the
-        # lease taken for it goes at once, not when the keeper finds it unused).
+        self.creating.append(creator)  # counted by ``_check_room`` until it is made, or not
+        try:
+            await self._store_new(table)
+        finally:
+            self.creating.remove(creator)
+        if creator is not None:
+            self.creators[table.id] = creator
+        self.tables[table.id] = table
+        table.start()
+        return table
+
+    async def _store_new(self, table: Table) -> None:
+        """Store the new ``table``'s row; in cluster mode first take its lease (under
+        another id if its own is taken) and give it the fenced store."""
+        if self.cluster is not None:
+            while (fenced := await self.cluster.claim_new(table.id)) is None:
+                table.id = self._new_id()
+            table.store = fenced
+        # If the database fails, no table was created (and, in cluster mode, the lease
+        # taken for it goes at once, not when the keeper finds it unused).
         try:
             await self.store.save_table(table.row())
         except BaseException:
             if self.cluster is not None:
                 self.cluster.table_done(table.id)
             raise
-        self.tables[table.id] = table
-        table.start()
-        return table
+
+    def _check_room(self, creator: Creator | None) -> None:
+        """``LobbyError`` if no table may be made now: ``too_many_tables`` if ``creator`` (a
+        player's ``create_table``) has as many tables waiting for players as ``[limits]``
+        allows one account, or their address has as many as it allows one address (in
+        cluster mode the other nodes' waiting tables count too, as last published);
+        ``table_full`` if the server holds its share of players' tables
+        (``LimitsSection.casual_tables``) or, for the queue's and tournaments' tables,
+        ``max_tables``. Each refusal is counted (``Metrics.table_refusals``)."""
+        limits = self.config.limits
+        holding = len(self.tables) + len(self.creating)
+        if creator is None:
+            if holding >= limits.max_tables:
+                self._refused("reserve")
+                raise LobbyError(
+                    "table_full",
+                    f"the server holds {limits.max_tables} tables, the most it may",
+                )
+            return
+        waiting = [*self.creators.values(), *(c for c in self.creating if c is not None)]
+        if self.cluster is not None:
+            waiting.extend(self.cluster.remote_creators(self.tables))
+        account = limits.waiting_tables_per_account
+        mine = sum(c.username == creator.username for c in waiting)
+        if account and mine >= account:
+            self._refused("account")
+            raise LobbyError(
+                "too_many_tables",
+                f"you have created {mine} tables that wait for players, the most one account "
+                "may: sit at one, or wait until one starts or closes",
+            )
+        address = limits.waiting_tables_per_address
+        near = sum(c.address == creator.address for c in waiting)
+        if address and near >= address:
+            self._refused("address")
+            raise LobbyError(
+                "too_many_tables",
+                f"{near} tables created from your address ({creator.address}) wait for "
+                "players, the most one address may: sit at one, or wait until one starts "
+                "or closes",
+            )
+        if holding >= limits.casual_tables:
+            self._refused("server")
+            raise LobbyError(
+                "table_full",
+                f"the server holds {holding} tables, as many as players may create "
+                f"({limits.casual_tables}; the rest of its {limits.max_tables} are kept for "
+                "the ladder queue and tournaments): try again later, or join a table",
+            )
+
+    def _refused(self, reason: str) -> None:
+        if self.metrics is not None:
+            self.metrics.table_refusals[reason].inc()
 
     def forget(self, table: Table, *, moved: bool = False) -> None:
         """Drop ``table``, its summary and its seats (it finished, or it is set aside; in
@@ -439,6 +533,7 @@ class Lobby:
         if self.cluster is not None and not moved and table.id in self.tables:
             self.cluster.table_done(table.id)
         self.tables.pop(table.id, None)
+        self.creators.pop(table.id, None)
         summary = self.summaries.pop(table.id, None)
         for name in summary.players if summary is not None else ():
             if self.seated.get(name) == table.id:
@@ -540,6 +635,8 @@ class Lobby:
             watchable=row.watchable,
             spectator_delay_seconds=row.spectator_delay_seconds,
             tournament=row.tournament,
+            # A player's table still waiting: closed if nobody comes back to it.
+            close_when_empty=timers.empty_table_seconds if row.tournament is None else 0.0,
         )
         grace = timers.restart_grace_seconds
         table.seats = [Seat.from_label(label, grace) if label else None for label in row.seats]

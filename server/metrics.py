@@ -1,4 +1,4 @@
-"""The server's Prometheus metrics: ``GET /metrics`` on its own port (docs/protocol.md).
+"""The server's Prometheus metrics: ``GET /metrics`` (docs/protocol.md, docs/deployment.md).
 
 One ``Metrics`` per ``server.app.App``, with a ``CollectorRegistry`` of its own (never
 ``prometheus_client``'s global default one: tests run several servers in one process, and
@@ -18,8 +18,10 @@ What is counted where, and what it costs:
   unfinished tournaments, made by ``scrape`` before the registry is read);
 - observed as they happen: ``guobiao_action_update_seconds`` (once per player action that
   shows, in the table's task), ``guobiao_store_commit_seconds{what}`` (once per database
-  transaction of actions, of a finished hand, of a finished match) and
-  ``guobiao_rate_limited_total{limit}`` (once per refusal);
+  transaction of actions, of a finished hand, of a finished match),
+  ``guobiao_rate_limited_total{limit}`` (once per refusal),
+  ``guobiao_table_refusals_total{reason}`` (once per new table refused) and
+  ``guobiao_empty_tables_closed_total`` (once per table closed with nobody at it);
 - sampled: ``guobiao_event_loop_lag_seconds`` (how late a timer set ``LAG_EVERY`` seconds
   ahead fired: everything the server does waits that long behind whatever held the loop)
   and ``guobiao_gc_pause_seconds{generation}`` (every garbage collection of the process,
@@ -54,6 +56,10 @@ TABLE_STATES = ("waiting", "playing", "finished")
 TOURNAMENT_STATES = ("registering", "running")  # finished ones only grow: not a gauge
 STORE_WRITES = ("actions", "hand", "match")
 RATE_LIMITS = ("messages", "accounts")
+# Why a new table was refused (``server.lobby.Lobby._check_room``): a player's account or
+# address has as many waiting tables as allowed, the players' share of the server is full,
+# the whole server is full (a table of the queue or a tournament).
+TABLE_REFUSALS = ("account", "address", "server", "reserve")
 
 # Seconds. The load bar is a p99 under 100 ms: finer below it, coarser above.
 UPDATE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
@@ -134,6 +140,22 @@ class Metrics:
             registry=own,
         )
         self.rate_limited = {limit: limited.labels(limit) for limit in RATE_LIMITS}
+        refused = Counter(
+            "guobiao_table_refusals",
+            "New tables refused, by reason: account and address (too_many_tables: that many "
+            "tables a player created wait for players), server (table_full: the players' "
+            "share of max_tables is taken), reserve (a table of the ladder queue or a "
+            "tournament refused: max_tables is reached).",
+            ["reason"],
+            registry=own,
+        )
+        self.table_refusals = {reason: refused.labels(reason) for reason in TABLE_REFUSALS}
+        self.empty_tables_closed = Counter(
+            "guobiao_empty_tables_closed",
+            "Tables closed because they waited [timers] empty_table_seconds for players "
+            "with no person at them.",
+            registry=own,
+        )
         self.loop_lag = Histogram(
             "guobiao_event_loop_lag_seconds",
             f"How late a timer set {LAG_EVERY:g} s ahead fired (sampled every {LAG_EVERY:g} s): "

@@ -7,6 +7,10 @@ symlink: all simply absent). Every answer carries its content type, ``nosniff`` 
 ``ETag`` (a hash of the bytes) with ``Cache-Control: no-cache``: browsers keep the files and
 revalidate them, and an unchanged file costs a ``304 Not Modified`` with no body. The file
 names are not hashed, so a new release is picked up on the next load without any build step.
+
+The client's in-page tests (``web/test/``, the page ``/test/`` that runs them) are served
+only when asked (``[server] test_pages``, for the browser tests of a checkout): a production
+server has no use for them, and the wheel does not ship them.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ CONTENT_TYPES = {
 }
 # Not part of the client: the tile generator and the package's own Python files.
 SKIPPED_FOLDERS = {"tools", "__pycache__"}
+TESTS = "test"  # the in-page tests' folder, served only when asked
 
 # The page loads its own scripts, styles and images and talks to its own server only.
 # lit-html writes no inline script; `style-src 'unsafe-inline'` allows style attributes.
@@ -57,16 +62,19 @@ class Asset:
 
 
 class WebFiles:
-    """The client's files by URL path (``/`` is ``/index.html``)."""
+    """The client's files by URL path (``/`` is ``/index.html``); the in-page tests
+    (``/test/``) too with ``tests``, where the install has them."""
 
-    def __init__(self, root: Traversable | None = None) -> None:
+    def __init__(self, root: Traversable | None = None, *, tests: bool = False) -> None:
         self.assets: dict[str, Asset] = {}
+        self.tests = tests
         self._add(root if root is not None else resources.files("server.web"), "")
 
     def _add(self, folder: Traversable, prefix: str) -> None:
         for entry in folder.iterdir():
             if entry.is_dir():
-                if entry.name not in SKIPPED_FOLDERS:
+                tests = not prefix and entry.name == TESTS
+                if entry.name not in SKIPPED_FOLDERS and (self.tests or not tests):
                     self._add(entry, f"{prefix}/{entry.name}")
                 continue
             suffix = entry.name[entry.name.rfind(".") :] if "." in entry.name else ""

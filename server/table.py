@@ -43,6 +43,12 @@ they would get is kept, time-stamped, in ``Table.shown`` and sent once it is tha
 (``Table._release``), and a new spectator starts from the table as it was then. Seated
 players are never delayed. ``ReplaceInput`` puts another player (or a bot) in a seat
 mid-match (a substitute); the match and its log do not change.
+
+A table made to wait for players (``close_when_empty`` seconds, ``[timers]
+empty_table_seconds``) closes itself once it has waited that long with no person at it: its
+creator never sat down, or left (``leave_table``, or a lost connection: a waiting table frees
+a disconnected player's seat at once; sitting down again is coming back), and nobody else sat
+down. It ends as a finished table that played no match (``hand_no`` 0), its spectators told.
 """
 
 from __future__ import annotations
@@ -472,6 +478,10 @@ class Table:
     unsaved: bool = False
     new_match: tuple[int, bytes, bool] | None = None  # seed, salt, tried before
     metrics: Metrics | None = None  # the server's (server/metrics.py): actions, latency
+    # A table waiting for players closes after this many seconds with no person at it (0:
+    # never), counted from ``empty_since`` (monotonic; None: someone is there, or it started).
+    close_when_empty: float = 0.0
+    empty_since: float | None = None
 
     # ----------------------------------------------------------- summary ---
 
@@ -536,6 +546,7 @@ class Table:
         Called at once after every change of seats, state, hand or rules (the host's
         listing and seating must never lag: a join elsewhere asks it), and after each
         input and drive as a safety net."""
+        self._note_empty()
         summary = TableSummary(
             table=self.id,
             private=self.private,
@@ -546,6 +557,31 @@ class Table:
         if summary != self.told_host:
             self.told_host = summary
             self.host.table_changed(summary)
+
+    def _note_empty(self) -> None:
+        """Keep ``empty_since``: since when the table has waited for players with no person
+        at it (a seat a person left or lost while it waits is freed; one restored after a
+        restart counts once its player is back)."""
+        present = any(s is not None and s.kind == HUMAN and s.connected for s in self.seats)
+        if self.state != "waiting" or not self.close_when_empty or present:
+            self.empty_since = None
+        elif self.empty_since is None:
+            self.empty_since = time.monotonic()
+
+    async def _close_empty(self) -> None:
+        """Close the table: it waited ``close_when_empty`` seconds with no person at it. It
+        is stored as finished (no match), its spectators get its summary saying so, and the
+        host forgets it."""
+        log.info("table %s closed: nobody sat at it for %g s", self.id, self.close_when_empty)
+        self.state = "finished"
+        self._changed()
+        await self._save()
+        text = encode("table", self.summary())
+        for peer in self.peers:  # spectators: nobody sits at it
+            peer.send(text)
+        self.peers.clear()
+        if self.metrics is not None:
+            self.metrics.empty_tables_closed.inc()
 
     def resume(self, match: Match, match_id: int, salt: bytes) -> None:
         """Take up ``match``, rebuilt from its stored log (``server.lobby``), where it was."""
@@ -628,6 +664,9 @@ class Table:
         saved and left by everyone (the host is told to forget it)."""
         await self._drive()
         self._changed()
+        empty = self.empty_since
+        if empty is not None and time.monotonic() >= empty + self.close_when_empty:
+            await self._close_empty()
         if self.watch_next:
             self._release()
         if self.state == "finished" and not self.peers and not self.unsaved:
@@ -659,6 +698,8 @@ class Table:
             retry = self.store_retry_at if release is None else min(release, self.store_retry_at)
             return max(0.0, retry - now)
         times = [t for t in (self.deadline, release) if t is not None]
+        if self.empty_since is not None:
+            times.append(self.empty_since + self.close_when_empty)
         if self.state == "playing" and self.match is not None:
             if self.pause_until > now:
                 times.append(self.pause_until)

@@ -398,7 +398,13 @@ TEST_TIMERS: dict[str, Any] = {
     "restart_grace_seconds": 0.5,
     "claim_window_ms": 0,
 }
-TEST_LIMITS: dict[str, Any] = {"messages_per_second": 10_000, "message_burst": 10_000}
+# Every node's clients come from 127.0.0.1: no limit on the tables waiting for players either.
+TEST_LIMITS: dict[str, Any] = {
+    "messages_per_second": 10_000,
+    "message_burst": 10_000,
+    "waiting_tables_per_account": 0,
+    "waiting_tables_per_address": 0,
+}
 
 
 @dataclass

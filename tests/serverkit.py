@@ -22,7 +22,14 @@ TEST_TIMERS = TimersSection(
     claim_window_ms=0,  # windows are still held; tests that time them set their own
 )
 # The bots answer at once: let them (tests that check the rate limit ask for the defaults).
-TEST_LIMITS = LimitsSection(messages_per_second=10_000, message_burst=10_000)
+# Every test client comes from 127.0.0.1, and some make many tables: no limit on the tables
+# waiting for players (the tests of those limits set their own).
+TEST_LIMITS = LimitsSection(
+    messages_per_second=10_000,
+    message_burst=10_000,
+    waiting_tables_per_account=0,
+    waiting_tables_per_address=0,
+)
 
 # The ``start_server`` fixture (tests/server/conftest.py): ``await start_server(...)``.
 StartServer = Callable[..., Awaitable[App]]

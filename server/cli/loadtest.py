@@ -612,6 +612,12 @@ class _Run:
                     self.groups[created.table] = clients
                 except ServerError as exc:
                     self.report.errors[f"{exc.code} (lobby)"] += 1
+                    hint = (
+                        "the server limits the tables waiting for players per address: raise "
+                        "its [limits] waiting_tables_per_address (or 0) for a load test"
+                    )
+                    if exc.code == "too_many_tables" and hint not in self.report.notes:
+                        self.report.notes.append(hint)
                     return
                 self.report.matches_started += 1
                 if self.first_action is None:

@@ -103,6 +103,14 @@ def run(args: argparse.Namespace) -> int:
         if not config.server.port:
             print("guobiao serve: --workers needs a fixed --port (not 0)", file=sys.stderr)
             return 2
+        address = config.metrics.address
+        if address is not None and address[1] and address[1] + args.workers - 1 > 65535:
+            print(
+                f"guobiao serve: [metrics] listen {config.metrics.listen}: worker {args.workers} "
+                f"would listen on port {address[1] + args.workers - 1}, past 65535",
+                file=sys.stderr,
+            )
+            return 2
         return workers.supervise(sys.argv[1:], args.workers, config)
     logs.setup(config.server.log_level, config.server.log_format)
     tune_collector()
@@ -121,17 +129,20 @@ async def serve(config: Config, ready: asyncio.Event | None = None) -> None:
     try:
         await app.start()
     except OSError as exc:
-        print(
-            f"guobiao serve: cannot listen on {config.server.host}:{config.server.port}: "
-            f"{exc.strerror}",
-            file=sys.stderr,
-        )
+        where = exc.filename or f"{config.server.host}:{config.server.port}"  # the metrics'
+        print(f"guobiao serve: cannot listen on {where}: {exc.strerror}", file=sys.stderr)
         await app.stop()
         raise SystemExit(1) from None
     host = config.server.host
+    metrics = ""
+    if app.metrics_port is not None:
+        listen = config.metrics.listen.rpartition(":")[0]
+        metrics = f", metrics: http://{listen}:{app.metrics_port}/metrics"
+    elif config.metrics.game_port:
+        metrics = f", metrics: http://{host}:{app.port}/metrics"
     print(
         f"guobiao serving on ws://{host}:{app.port}/ws (play in a browser: "
-        f"http://{host}:{app.port}/, health: http://{host}:{app.port}/healthz, "
+        f"http://{host}:{app.port}/, health: http://{host}:{app.port}/healthz{metrics}, "
         f"database: {_safe(config.database_url)})",
         flush=True,
     )

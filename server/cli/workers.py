@@ -6,6 +6,11 @@ the same port with ``SO_REUSEPORT``, so the kernel spreads new connections among
 share the tables as any nodes of a cluster do (server/cluster/node.py). This process only
 supervises: a worker that dies is started again (after a pause that grows if it keeps dying);
 SIGTERM or Ctrl-C stops them all, each handing its tables to the others as it goes.
+
+Each worker counts its own metrics (a registry per process, its ``node`` label its name):
+with ``[metrics] listen`` set, worker I serves them on that port plus I - 1 (``worker_metrics``),
+so that a scraper reaches each; on the shared game port a scrape would get one worker at
+random.
 """
 
 from __future__ import annotations
@@ -43,6 +48,16 @@ def worker_args(argv: list[str]) -> list[str]:
     return out
 
 
+def worker_metrics(listen: str, index: int) -> str:
+    """Worker ``index``'s (1..N) ``[metrics] listen``: ``listen`` (``HOST:PORT``) with its port
+    plus ``index - 1``; port 0 stays 0 (each worker a free port of its own); "" stays ""."""
+    if not listen:
+        return ""
+    host, _, port = listen.rpartition(":")
+    first = int(port)
+    return f"{host}:{first + index - 1 if first else 0}"
+
+
 def supervise(argv: list[str], count: int, config: Config) -> int:
     """Run ``count`` workers until SIGTERM/SIGINT; the exit status is 0 if all stopped
     cleanly."""
@@ -56,6 +71,10 @@ def supervise(argv: list[str], count: int, config: Config) -> int:
 
     def start(name: str) -> None:
         env = {**os.environ, "GUOBIAO_SERVER_NODE": name}
+        if config.metrics.listen:
+            env["GUOBIAO_METRICS_LISTEN"] = worker_metrics(
+                config.metrics.listen, names.index(name) + 1
+            )
         command = child_command(*args, "--node", name)
         procs[name] = subprocess.Popen(command, env=env)
 
@@ -71,7 +90,17 @@ def supervise(argv: list[str], count: int, config: Config) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    print(f"guobiao serve: {count} workers on port {config.server.port}: {', '.join(names)}")
+    metrics = ""
+    address = config.metrics.address
+    if address is not None and address[1]:
+        metrics = f"; metrics at {worker_metrics(config.metrics.listen, 1)} to "
+        metrics += worker_metrics(config.metrics.listen, count)
+    elif address is not None:
+        metrics = "; metrics: each worker on a free port (its first line says which)"
+    print(
+        f"guobiao serve: {count} workers on port {config.server.port}: {', '.join(names)}{metrics}",
+        flush=True,
+    )
     for name in names:
         start(name)
     status = 0

@@ -34,6 +34,11 @@ third of a lease (lost while Redis restarted, say) is sent again, to the lease's
 queue and the tournaments' sessions run on one node, the coordinator (``PREFIX:coordinator``,
 leased the same way); the others relay their players' requests to it.
 
+Who created each of a node's tables still waiting for players (its account and address,
+``Lobby.creators``) is published in ``PREFIX:waiting`` with its lobby, so that every node
+counts them all against the waiting-table limits (``Lobby._check_room``): each node's as it
+published them (soon after a change, and at each beat), read at the reader's beat.
+
 Presence: ``PREFIX:node:NAME`` (JSON, written at each beat, its expiry renewed by the keeper
 like a lease) lists the live nodes; a remote peer of a node that is gone is treated as a
 closed connection.
@@ -66,6 +71,7 @@ from server.cluster.keeper import LeaseKeeper, keeper_client
 from server.db.errors import Fenced
 from server.db.store import TableRow
 from server.errors import ServerError
+from server.lobby import Creator
 from server.protocol import ProtocolError, error
 from server.table import (
     BackInput,
@@ -232,6 +238,8 @@ class Node:
         self.listings: dict[str, dict[str, Any]] = {}  # other nodes' public tables
         self.seated: dict[str, str] = {}  # username -> table, all nodes
         self._published_seated: dict[str, str] = {}
+        self.waiting: dict[str, Creator] = {}  # other nodes' waiting tables -> their creator
+        self._published_waiting: dict[str, bytes] = {}
         self._published_listing: dict[str, bytes] = {}
         self.coordinator: str | None = None
         self.is_coordinator = False
@@ -407,7 +415,8 @@ class Node:
 
     async def _publish_lobby(self) -> None:
         """Our public tables into ``PREFIX:listing``, our seated players into
-        ``PREFIX:seated``: what changed since the last beat. One at a time: the beat's and a
+        ``PREFIX:seated``, the creators of our tables waiting for players into
+        ``PREFIX:waiting``: what changed since the last beat. One at a time: the beat's and a
         soon publication (``lobby_changed``) each compare with what the other published."""
         async with self._publishing:
             await self._publish_lobby_now()
@@ -436,11 +445,23 @@ class Node:
         left = [u for u, t in self._published_seated.items() if u not in seated]
         if moved:
             pipe.hset(seat_key, mapping=cast(Any, moved))
+        # table -> its creator: a table's id is ours alone while we hold it.
+        waiting = {
+            t: orjson.dumps({"n": self.name, "u": c.username, "a": c.address})
+            for t, c in lobby.creators.items()
+        }
+        made = {t: v for t, v in waiting.items() if self._published_waiting.get(t) != v}
+        started = [t for t in self._published_waiting if t not in waiting]
+        if made:
+            pipe.hset(f"{self.prefix}:waiting", mapping=cast(Any, made))
+        if started:
+            pipe.hdel(f"{self.prefix}:waiting", *started)
         if left:
             # Only if it still says our table (the player may sit elsewhere by now).
             for u in left:
                 pipe.hget(seat_key, u)
-        results = await pipe.execute() if (changed or gone or moved or left) else []
+        busy = changed or gone or moved or left or made or started
+        results = await pipe.execute() if busy else []
         if left:
             current = results[-len(left) :]
             stale = [
@@ -452,6 +473,7 @@ class Node:
                 await self.redis.hdel(seat_key, *stale)
         self._published_listing = listing
         self._published_seated = seated
+        self._published_waiting = waiting
 
     def lobby_changed(self) -> None:
         """Who sits where changed here: publish it soon, not at the next beat (a player who
@@ -477,10 +499,16 @@ class Node:
         pipe = self.redis.pipeline(transaction=False)
         pipe.hgetall(f"{self.prefix}:listing")
         pipe.hgetall(f"{self.prefix}:seated")
-        listing_raw, seated_raw = await pipe.execute()
+        pipe.hgetall(f"{self.prefix}:waiting")
+        listing_raw, seated_raw, waiting_raw = await pipe.execute()
         stale_tables = [
             t
             for t, raw in listing_raw.items()
+            if orjson.loads(raw)["n"] == self.name and _text(t) not in held
+        ]
+        stale_waiting = [
+            t
+            for t, raw in waiting_raw.items()
             if orjson.loads(raw)["n"] == self.name and _text(t) not in held
         ]
         stale_seats = []
@@ -492,13 +520,16 @@ class Node:
             await self.redis.hdel(f"{self.prefix}:listing", *stale_tables)
         if stale_seats:
             await self.redis.hdel(f"{self.prefix}:seated", *stale_seats)
+        if stale_waiting:
+            await self.redis.hdel(f"{self.prefix}:waiting", *stale_waiting)
 
     async def _read_cluster(self) -> None:
         pipe = self.redis.pipeline(transaction=False)
         pipe.hgetall(f"{self.prefix}:listing")
         pipe.hgetall(f"{self.prefix}:seated")
+        pipe.hgetall(f"{self.prefix}:waiting")
         pipe.get(self.coordinator_key)
-        listing_raw, seated_raw, coordinator = await pipe.execute()
+        listing_raw, seated_raw, waiting_raw, coordinator = await pipe.execute()
         live: dict[str, dict[str, Any]] = {}
         keys = [k async for k in self.redis.scan_iter(match=f"{self.prefix}:node:*", count=500)]
         if keys:
@@ -523,6 +554,12 @@ class Node:
             if node in live:
                 seated[_text(user)] = table_id
         self.seated = seated
+        waiting: dict[str, Creator] = {}
+        for table_id, raw in waiting_raw.items():
+            entry = orjson.loads(raw)
+            if entry["n"] != self.name and entry["n"] in live:
+                waiting[_text(table_id)] = Creator(entry["u"], entry["a"])
+        self.waiting = waiting
         self.coordinator = coordinator.decode() if coordinator is not None else None
 
     # ----------------------------------------------------- coordinator ---
@@ -1174,6 +1211,7 @@ class Node:
             await self.keeper.renew_now()  # our leases, before we say we own the tables
             self._published_listing.clear()
             self._published_seated.clear()
+            self._published_waiting.clear()
             await self._sweep()
             await self._publish_lobby()
         await self._announce_and_reattach()
@@ -1205,6 +1243,11 @@ class Node:
 
     def remote_listing(self, local: Sequence[str]) -> list[dict[str, Any]]:
         return [entry for t, entry in self.listings.items() if t not in local]
+
+    def remote_creators(self, local: Iterable[str]) -> list[Creator]:
+        """The creators of the other nodes' tables waiting for players (as they last
+        published them), but those of the tables ``local`` (ours now: we know better)."""
+        return [c for t, c in self.waiting.items() if t not in local]
 
 
 def _text(value: bytes | str) -> str:

@@ -45,6 +45,7 @@ from server.config import (
     DatabaseSection,
     LadderSection,
     MatchmakingSection,
+    MetricsSection,
     ServerSection,
     TournamentsSection,
 )
@@ -114,16 +115,19 @@ async def start_server(tmp_path: Path) -> AsyncIterator[StartServer]:
         matchmaking: dict[str, Any] | None = None,
         tournaments: dict[str, Any] | None = None,
         accounts: dict[str, Any] | None = None,
+        server: dict[str, Any] | None = None,
+        metrics: dict[str, Any] | None = None,
     ) -> App:
         """Start a server; ``timers`` and ``limits`` replace fields of the test settings
         (``limits=dataclasses.asdict(LimitsSection())``: the production limits);
         ``database`` names its SQLite file under the test's folder, so that servers started
         one after the other with the same name restart on one database (default: a file
-        of its own). ``ladder``, ``matchmaking``, ``tournaments`` and ``accounts`` replace
-        fields of those sections."""
+        of its own). ``ladder``, ``matchmaking``, ``tournaments``, ``accounts``, ``server``
+        and ``metrics`` replace fields of those sections."""
         name = database or f"server{len(started)}.db"
+        local = ServerSection(host="127.0.0.1", port=0, data_dir=str(tmp_path))
         config = Config(
-            server=ServerSection(host="127.0.0.1", port=0, data_dir=str(tmp_path)),
+            server=dataclasses.replace(local, **(server or {})),
             database=DatabaseSection(url=f"sqlite+aiosqlite:///{tmp_path / name}"),
             timers=dataclasses.replace(TEST_TIMERS, **(timers or {})),
             limits=dataclasses.replace(TEST_LIMITS, **(limits or {})),
@@ -131,11 +135,12 @@ async def start_server(tmp_path: Path) -> AsyncIterator[StartServer]:
             matchmaking=dataclasses.replace(MatchmakingSection(), **(matchmaking or {})),
             tournaments=dataclasses.replace(TournamentsSection(), **(tournaments or {})),
             accounts=dataclasses.replace(AccountsSection(), **(accounts or {})),
+            metrics=dataclasses.replace(MetricsSection(), **(metrics or {})),
         )
-        server = App(config)
-        await server.start()
-        started.append(server)
-        return server
+        app = App(config)
+        await app.start()
+        started.append(app)
+        return app
 
     try:
         yield start

@@ -25,6 +25,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -39,8 +40,10 @@ from clusterkit import (
     Node,
     RedisServer,
     Unavailable,
+    free_port,
     until,
 )
+from httpkit import http_request
 from pgkit import drop_database
 
 from engine.bots import make_bot
@@ -645,6 +648,21 @@ async def test_admin_cli_nodes_move_drain(make_cluster: MakeCluster) -> None:
     await check_as_offline(cluster, end)
 
 
+def free_ports(count: int) -> int:
+    """The first of ``count`` consecutive TCP ports free on 127.0.0.1 now."""
+    for _ in range(100):
+        first = free_port()
+        with contextlib.ExitStack() as probes:
+            try:
+                for port in range(first, first + count):
+                    probe = probes.enter_context(socket.socket())
+                    probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return first
+    raise RuntimeError(f"no {count} consecutive free ports found")
+
+
 def running(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -658,9 +676,13 @@ def running(pid: int) -> bool:
 async def test_workers_share_the_port_and_stop_together(make_cluster: MakeCluster) -> None:
     """``serve --workers 2``: two worker processes on one port, nodes ``NODE/w1`` and
     ``NODE/w2`` of the cluster (each with its presence record); a table created through
-    the port is owned by one of them; SIGTERM to the parent stops both, and it exits 0."""
+    the port is owned by one of them; each serves its own metrics on its own port
+    (``[metrics] listen``'s, and the next), none on the game port (``game_port = false``);
+    SIGTERM to the parent stops both, and it exits 0."""
     cluster = await make_cluster(0)
     node = cluster.add("w", args=["--workers", "2"])
+    metrics = free_ports(2)
+    cluster.sections["metrics"] = {"listen": f"127.0.0.1:{metrics}", "game_port": False}
     cluster.write_config()
     await node.start()
     names = ("w/w1", "w/w2")
@@ -681,5 +703,10 @@ async def test_workers_share_the_port_and_stop_together(make_cluster: MakeCluste
         await alice.close()
     listing = await cluster.cli("nodes")
     assert all(name in listing.stdout for name in names), listing.stdout
+    for port, name in zip((metrics, metrics + 1), names, strict=True):
+        scrape = await http_request(port, "/metrics")
+        assert scrape.status == 200, (port, scrape.body)
+        assert f'guobiao_connections{{node="{name}"}}'.encode() in scrape.body, scrape.body[:300]
+    assert (await http_request(node.port, "/metrics")).status == 404
     assert await node.stop() == 0, node.tail()
     await until(lambda: not any(running(pid) for pid in pids), 10, "both workers gone")

@@ -1,16 +1,18 @@
-"""Cluster mode's settings and the ``--workers`` command line: what is refused, and how.
+"""Cluster mode's settings and the ``--workers`` command line (each worker's metrics address
+too): what is refused, and how.
 
 (The cluster itself is tested with real nodes in ``test_cluster.py``.)"""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from server.cli.workers import worker_args
+from server.cli.workers import worker_args, worker_metrics
 from server.config import ConfigError, load
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,7 +73,7 @@ def test_worker_args_leave_out_workers_and_the_node_name() -> None:
     assert worker_args(["serve", "--node=a", "--port", "1"]) == ["serve", "--port", "1"]
 
 
-def _serve(*args: str) -> subprocess.CompletedProcess[str]:
+def _serve(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "server", "serve", *args],
         check=False,
@@ -79,7 +81,7 @@ def _serve(*args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=60,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(REPO)},
+        env={"PATH": "/usr/bin:/bin", "HOME": str(REPO), **(env or {})},
     )
 
 
@@ -102,3 +104,40 @@ def test_workers_must_be_positive_and_need_a_port() -> None:
         "postgresql+asyncpg://u@127.0.0.1:1/db",
     )
     assert done.returncode == 2 and "needs a fixed --port" in done.stderr
+
+
+def test_each_worker_serves_its_metrics_on_a_port_of_its_own() -> None:
+    assert [worker_metrics("127.0.0.1:9100", i) for i in (1, 2, 3)] == [
+        "127.0.0.1:9100",
+        "127.0.0.1:9101",
+        "127.0.0.1:9102",
+    ]
+    assert worker_metrics("[::1]:9100", 2) == "[::1]:9101"
+    assert worker_metrics("127.0.0.1:0", 3) == "127.0.0.1:0"  # each a free port
+    assert worker_metrics("", 2) == ""
+    done = _serve(
+        "--workers",
+        "3",
+        "--port",
+        "9999",
+        "--redis-url",
+        "redis://127.0.0.1:1/0",
+        "--database-url",
+        "postgresql+asyncpg://u@127.0.0.1:1/db",
+        env={"GUOBIAO_METRICS_LISTEN": "127.0.0.1:65534"},
+    )
+    assert done.returncode == 2 and "past 65535" in done.stderr, done.stderr
+
+
+def test_a_metrics_address_taken_stops_the_server_saying_which(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        listen = f"127.0.0.1:{taken.getsockname()[1]}"
+        done = _serve(
+            "--port",
+            "0",
+            env={"GUOBIAO_METRICS_LISTEN": listen, "GUOBIAO_SERVER_DATA_DIR": str(tmp_path)},
+        )
+    assert done.returncode == 1, done.stderr
+    assert f"guobiao serve: cannot listen on {listen}: " in done.stderr, done.stderr

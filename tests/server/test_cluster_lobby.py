@@ -1,8 +1,10 @@
 """What a cluster node publishes of its lobby (``Node._publish_lobby``): its public tables in
-``PREFIX:listing``, its seated players in ``PREFIX:seated``, each publication the changes since
-the last one. Against the real test Redis (``redis_url`` / ``prefix``, tests/server/conftest.py),
-with a node whose app is the little the publication reads: its name, its cluster settings and
-its lobby's summaries, tables and seats."""
+``PREFIX:listing``, its seated players in ``PREFIX:seated``, the creators of its tables waiting
+for players in ``PREFIX:waiting``, each publication the changes since the last one; and what
+another node reads of them (``Node._read_cluster``). Against the real test Redis
+(``redis_url`` / ``prefix``, tests/server/conftest.py), with a node whose app is the little the
+publication reads: its name, its cluster settings and its lobby's summaries, tables, seats
+and creators."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import redis.asyncio as aioredis
 
 from server.cluster.node import Node
 from server.config import ClusterSection
+from server.lobby import Creator
 
 
 @dataclass
@@ -31,6 +34,7 @@ class Lobby:
     summaries: dict[str, Summary] = field(default_factory=dict)
     tables: dict[str, object] = field(default_factory=dict)
     seated: dict[str, str] = field(default_factory=dict)
+    creators: dict[str, Creator] = field(default_factory=dict)
 
     def sit(self, username: str, table_id: str) -> None:
         if table_id not in self.tables:
@@ -39,9 +43,11 @@ class Lobby:
         self.seated[username] = table_id
 
 
-def node_for(redis_url: str, prefix: str, lobby: Lobby) -> Node:
+def node_for(redis_url: str, prefix: str, lobby: Lobby, name: str = "n1") -> Node:
     config = ClusterSection(redis_url=redis_url, lease_seconds=3.0, prefix=prefix)
-    app = SimpleNamespace(config=SimpleNamespace(cluster=config), node="n1", lobby=lobby)
+    app = SimpleNamespace(
+        config=SimpleNamespace(cluster=config), node=name, lobby=lobby, connections=[]
+    )
     return Node(app)  # type: ignore[arg-type]
 
 
@@ -134,3 +140,38 @@ async def test_concurrent_publications_leave_exactly_who_sits_where(
     finally:
         await node.keeper.close(1.0)
         await node.redis.aclose()
+
+
+@pytest.mark.asyncio
+async def test_every_node_counts_the_others_waiting_tables_by_creator(
+    redis_url: str, prefix: str
+) -> None:
+    """Node n1's tables waiting for players, with who created them, reach node n2, which
+    counts them against its own limits (``Lobby._check_room``); a table that starts leaves
+    the count at n1's next publication; a dead node's count nowhere."""
+    ours, theirs = Lobby(), Lobby()
+    ours.creators = {"t1": Creator("alice", "192.0.2.1"), "t2": Creator("bob", "192.0.2.1")}
+    n1, n2 = node_for(redis_url, prefix, ours), node_for(redis_url, prefix, theirs, "n2")
+    try:
+        await n1._presence()
+        await n2._presence()
+        await n1._publish_lobby()
+        await n2._read_cluster()
+        assert sorted(n2.remote_creators(theirs.tables), key=lambda c: c.username) == [
+            Creator("alice", "192.0.2.1"),
+            Creator("bob", "192.0.2.1"),
+        ]
+        assert n2.remote_creators({"t2"}) == [Creator("alice", "192.0.2.1")]  # ours now
+        await n1._read_cluster()
+        assert n1.remote_creators(ours.tables) == []  # its own are counted from its lobby
+        del ours.creators["t1"]  # started
+        await n1._publish_lobby()
+        await n2._read_cluster()
+        assert n2.remote_creators(theirs.tables) == [Creator("bob", "192.0.2.1")]
+        await n1.redis.delete(n1.node_key)  # n1 died: its word is no more
+        await n2._read_cluster()
+        assert n2.remote_creators(theirs.tables) == []
+    finally:
+        for node in (n1, n2):
+            await node.keeper.close(1.0)
+            await node.redis.aclose()

@@ -22,7 +22,7 @@ from websockets.asyncio.client import connect
 from engine.bots import make_bot
 from server.app import App
 from server.client import Client, play
-from server.config import load
+from server.config import ConfigError, load
 
 # A scrape: (sample name, labels without ``node`` as sorted pairs) -> value.
 Scrape = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -198,3 +198,38 @@ async def test_a_held_loop_and_every_collection_are_timed(start_server: StartSer
     callback = app.metrics._collected
     await app.stop()
     assert callback not in gc.callbacks  # a stopped server times nothing more
+
+
+@pytest.mark.asyncio
+async def test_metrics_at_an_address_of_their_own_and_off_the_game_port(
+    start_server: StartServer,
+) -> None:
+    """``[metrics] listen`` serves ``GET /metrics`` there (and nothing else), ``game_port =
+    false`` no longer on the game port: a scraper on a private address, the players' port
+    without the live counters that time every move."""
+    app = await start_server(metrics={"listen": "127.0.0.1:0", "game_port": False})
+    port = app.metrics_port
+    assert port is not None and port != app.port
+    assert (await http_request(app.port, "/metrics")).status == 404
+    answer = await http_request(port, "/metrics")
+    assert answer.status == 200
+    assert answer.headers["content-type"].startswith("text/plain; version=0.0.4")
+    families = {f.name for f in text_string_to_metric_families(answer.body.decode())}
+    assert {"guobiao_connections", "guobiao_actions", "guobiao_tables"} <= families
+    assert f'node="{app.node}"'.encode() in answer.body
+    head = await http_request(port, "/metrics", method="HEAD")
+    assert head.status == 200 and head.body == b""
+    for path in ("/", "/healthz", "/ws", "/api/players/nobody"):
+        assert (await http_request(port, path)).status == 404, path
+    assert (await http_request(app.port, "/healthz")).status == 200  # the game port as ever
+    both = await start_server(metrics={"listen": "127.0.0.1:0"})  # game_port stays true
+    assert both.metrics_port is not None
+    assert (await http_request(both.port, "/metrics")).status == 200
+    assert (await http_request(both.metrics_port, "/metrics")).status == 200
+
+
+@pytest.mark.parametrize("listen", ["9100", "localhost", ":9100", "::1:9100", "h:70000", "h:x"])
+def test_a_metrics_address_that_is_not_one_stops_the_server(listen: str) -> None:
+    with pytest.raises(ConfigError, match=r"\[metrics\] listen must be HOST:PORT"):
+        load(environ={"GUOBIAO_METRICS_LISTEN": listen})
+    assert load(environ={"GUOBIAO_METRICS_LISTEN": "[::1]:9100"}).metrics.address == ("::1", 9100)

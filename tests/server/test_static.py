@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 from httpkit import http_request
+from serverkit import StartServer
 
 from server.app import App
+from server.config import ConfigError, load
+from server.static import WebFiles
 
 pytestmark = pytest.mark.asyncio
 
@@ -88,3 +91,35 @@ async def test_other_methods_are_refused(app: App) -> None:
         assert answer.status == 405, method
         assert answer.headers["allow"] == "GET, HEAD"
         assert b"only GET and HEAD" in answer.body
+
+
+async def test_the_in_page_tests_are_left_out_unless_asked_for() -> None:
+    served = WebFiles()
+    assert served.get("/") is not None and served.get("/js/main.js") is not None
+    assert not [path for path in served.assets if path.startswith("/test/")]
+    for path in ("/test/", "/test/index.html", "/test/harness.js", "/test/suites.js"):
+        assert served.get(path) is None, path
+    asked = WebFiles(tests=True)
+    page = asked.get("/test/")
+    assert page is not None and page.body == (WEB / "test" / "index.html").read_bytes()
+    assert asked.get("/test/harness.js") is not None
+    assert set(asked.assets) - set(served.assets) == {
+        f"/{path.relative_to(WEB).as_posix()}" for path in (WEB / "test").iterdir()
+    }
+
+
+async def test_the_server_serves_its_in_page_tests_only_when_configured_to(
+    start_server: StartServer,
+) -> None:
+    default = await start_server()
+    assert (await http_request(default.port, "/test/")).status == 404
+    assert (await http_request(default.port, "/test/index.html")).status == 404
+    testing = await start_server(server={"test_pages": True})
+    page = await http_request(testing.port, "/test/")
+    assert page.status == 200
+    assert page.body == (WEB / "test" / "index.html").read_bytes()
+    assert not load(environ={}).server.test_pages
+    for word, on in (("true", True), ("1", True), ("off", False), (" No ", False)):
+        assert load(environ={"GUOBIAO_SERVER_TEST_PAGES": word}).server.test_pages is on
+    with pytest.raises(ConfigError, match=r"\[server\] test_pages must be true or false"):
+        load(environ={"GUOBIAO_SERVER_TEST_PAGES": "maybe"})

@@ -117,6 +117,16 @@ def test_the_wheel_ships_every_module_of_the_tree(wheel: Path) -> None:
     assert [module for module in modules if module not in shipped] == []
 
 
+def test_the_wheel_ships_the_web_client_without_its_in_page_tests(wheel: Path) -> None:
+    """The client's page and modules are in the wheel; its in-page tests (``web/test/``,
+    served by a checkout with ``[server] test_pages``) are not: an installed server has no
+    use for them."""
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    assert {"server/web/index.html", "server/web/js/main.js"} <= names
+    assert [name for name in names if name.startswith("server/web/test/")] == []
+
+
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[list[subprocess.Popen[str]]]:
     """Server processes started by the test; killed at the end if still running."""

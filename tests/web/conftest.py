@@ -2,9 +2,10 @@
 
 - ``web_server`` (one per test session): ``guobiao serve`` started as a process of its own on
   a free port and a fresh SQLite file, with test timers (no claim window, short pauses),
-  account limits a test run cannot reach and a ladder that ranks a player after 2 rated
-  matches, and four tournament directors (``tdirector1`` to ``4``, accounts the tournament
-  tests register). ``web_server.url`` is the page to open.
+  account and table limits a test run cannot reach, its in-page tests served (``/test/``),
+  a ladder that ranks a player after 2 rated matches, and four tournament directors
+  (``tdirector1`` to ``4``, accounts the tournament tests register). ``web_server.url`` is
+  the page to open.
 - ``browser``: Debian's Chromium driven by Playwright's async API. Found at
   ``GUOBIAO_CHROMIUM`` or as ``chromium`` on the PATH; without one the browser tests skip,
   except under ``CI=true``, where a skip would hide them: there it is a failure (``.ci/run``
@@ -46,6 +47,7 @@ host = "127.0.0.1"
 data_dir = "{data}"
 log_format = "text"
 log_level = "warning"
+test_pages = true  # /test/: the in-page suites of web/test/ (test_units.py)
 
 [timers]
 turn_seconds = 20
@@ -62,6 +64,10 @@ register_burst = 1000
 register_per_hour = 100000
 login_burst = 1000
 login_per_minute = 100000
+
+[limits]
+waiting_tables_per_account = 0  # every test's page is at 127.0.0.1, some make many tables
+waiting_tables_per_address = 0
 
 [ladder]
 provisional_matches = 2  # the ladder tests rank a player after two rated matches

@@ -52,6 +52,7 @@ const KNOWN_ERRORS = new Set([
   "bad_username",
   "rate_limited",
   "table_full",
+  "too_many_tables",
   "seat_taken",
   "wrong_invite",
   "table_started",
