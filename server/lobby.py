@@ -34,7 +34,7 @@ from server.db.store import ActionRow, Conflict, MatchRow, TableRow
 from server.ladder.store import LadderStore
 from server.metrics import Metrics
 from server.protocol import MAX_CLAIM_WINDOW_MS, encode
-from server.table import LobbyError, Seat, Table, TableStore, TableSummary
+from server.table import Lease, LobbyError, Seat, Table, TableStore, TableSummary
 
 log = logging.getLogger("guobiao.lobby")
 
@@ -387,7 +387,7 @@ class Lobby:
         check_tournament_settings(ends_at, seed, spectator_delay_seconds, tournament)
         if len(self.tables) >= self.config.limits.max_tables:
             raise LobbyError("table_full", "the server has as many tables as it may hold")
-        table_id, store = self._new_id(), self.store
+        table_id, store, lease = self._new_id(), self.store, None
         if self.cluster is not None:
             if self.cluster.draining:
                 raise LobbyError(
@@ -395,7 +395,7 @@ class Lobby:
                 )
             while (fenced := await self.cluster.claim_new(table_id)) is None:
                 table_id = self._new_id()
-            store = fenced
+            store = lease = fenced
         table = Table(
             id=table_id,
             rules=rules,
@@ -407,6 +407,7 @@ class Lobby:
             store=store,
             host=self,
             metrics=self.metrics,
+            lease=lease,
             claim_window_ms=window,
             hands=length,
             aids=aids,
@@ -479,18 +480,21 @@ class Lobby:
             restored += 1
         return restored
 
-    async def adopt(self, table_id: str, store: TableStore) -> Table | None:
+    async def adopt(
+        self, table_id: str, store: TableStore, lease: Lease | None = None
+    ) -> Table | None:
         """Take over the stored table ``table_id`` (cluster mode: its lease and fencing
-        token are ours, ``store`` writes with that token): rebuilt as ``restore`` rebuilds
-        it, and started. None if it has finished (a match that ended just before its owner
-        died is stored so here) or it cannot be rebuilt (set aside, as ``restore`` does)."""
+        token are ours, ``store`` writes with that token, ``lease`` says whether this node
+        still holds the table): rebuilt as ``restore`` rebuilds it, and started. None if it
+        has finished (a match that ended just before its owner died is stored so here) or
+        it cannot be rebuilt (set aside, as ``restore`` does)."""
         row = await self.store.get_table(table_id)
         if row is None or row.state == "finished":
             return None
         played = await self.store.table_matches(table_id)
         stored = played[-1] if played and played[-1].ended_at is None else None
         try:
-            table = await self._restore_table(row, stored, store)
+            table = await self._restore_table(row, stored, store, lease)
             if table.state == "finished":
                 await store.save_table(table.row())
                 self._table_finished(table)
@@ -506,7 +510,11 @@ class Lobby:
         return table
 
     async def _restore_table(
-        self, row: TableRow, stored: MatchRow | None, store: TableStore | None = None
+        self,
+        row: TableRow,
+        stored: MatchRow | None,
+        store: TableStore | None = None,
+        lease: Lease | None = None,
     ) -> Table:
         if stored is not None:
             preset = stored_rules(stored, self.presets)  # the rules its match is played with
@@ -526,6 +534,7 @@ class Lobby:
             store=self.store if store is None else store,
             host=self,
             metrics=self.metrics,
+            lease=lease,
             created_at=row.created_at,
             # Its own window (stored since revision 0008), else its preset's, else the server's.
             claim_window_ms=row.claim_window_ms
