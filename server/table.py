@@ -660,15 +660,7 @@ class Table:
                 item = await self._next_input()
                 if isinstance(item, StopInput):
                     return
-                try:
-                    owned = await self._owned()
-                except asyncio.CancelledError:  # (stopped while it waited)
-                    owned = False
-                    raise
-                finally:
-                    if not owned and item is not None:
-                        self.left.append(item)  # for its node to pass on (``unhandled``)
-                if not owned:
+                if not await self._owned(item):
                     return
                 if item is not None:
                     await self._handle(item)
@@ -683,30 +675,32 @@ class Table:
                 log.exception("table %s: error #%s while driving it", self.id, failures)
                 await asyncio.sleep(min(0.1 * 2**failures, 10.0))
 
-    async def _owned(self) -> bool:
+    async def _owned(self, item: _Input | None = None) -> bool:
         """Whether this node may go on running the table (always, but in cluster mode).
 
         A node that may have lost the table's lease (not renewed for a lease: its process
         was paused, it cannot reach Redis) does nothing and sends nothing until it knows: the
         table pauses, its clocks stopped, and goes on once the lease is renewed. False once
         it is known lost (another node runs the table: this copy is being dropped) or the
-        table is stopping."""
+        table is stopping; ``item``, the input taken meanwhile, is then left for the node
+        (``unhandled``)."""
         lease = self.lease
         if lease is None or lease.held():
             return True
-        if self.stopping:
-            return False
+        owned = False
         since = time.monotonic()
         self.lease_waiting = True
         try:
-            owned = await lease.regained()
+            owned = not self.stopping and await lease.regained()
         finally:
             self.lease_waiting = False
+            if not owned and item is not None:
+                self.left.append(item)
         if owned:
             paused = time.monotonic() - since
             self._move_clocks(since, paused)
             log.info("table %s: its lease is renewed; resuming after %.2f s", self.id, paused)
-        return owned and not self.stopping
+        return owned
 
     async def _drove_to_the_end(self) -> bool:
         """Drive the table, tell the host what changed; True once the table is finished,
