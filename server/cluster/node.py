@@ -974,7 +974,7 @@ class Node:
             else:
                 await self._local_input(conn, table_id, text)
 
-        self._park(table_id, deliver)
+        await self._park(table_id, deliver)
 
     async def _open(self, table_id: str) -> bool:
         """Whether ``table_id`` is a table still to be played (being adopted here, or open
@@ -987,10 +987,17 @@ class Node:
             return True
         return row is not None and row.state != "finished"
 
-    def _park(self, table_id: str, deliver: Any) -> None:
-        """``deliver(owner)`` once the table's new owner says it runs it (``moved``); with
-        None if none does within ``UNOWNED_SECONDS``."""
-        self.unowned.setdefault(table_id, []).append((time.monotonic(), deliver))
+    async def _park(self, table_id: str, deliver: Any) -> None:
+        """``deliver(owner)`` once the table's new owner says it runs it (``moved``), at
+        once if it did while we asked (we run it now, or heard of another owner); with None
+        if none does within ``UNOWNED_SECONDS``."""
+        owner = self.owners.get(table_id)
+        if self._local_table(table_id) is not None:
+            await deliver(self.name)
+        elif owner is not None and owner != self.name:
+            await deliver(owner)
+        else:
+            self.unowned.setdefault(table_id, []).append((time.monotonic(), deliver))
 
     async def _owned_again(self, table_id: str, owner: str | None) -> None:
         """``table_id``'s new owner is known (None: none came): what waited for it goes."""
@@ -1205,7 +1212,7 @@ class Node:
                     if owner == self.name:
                         await self._reattach_in(body)
 
-                self._park(body["t"], deliver)
+                await self._park(body["t"], deliver)
             return
         peer = self._peer(body)
         peer.tables.add(table.id)
@@ -1235,7 +1242,7 @@ class Node:
                 elif kind == "in":
                     self._sender(body).send(_moving(table_id, protocol.request_id(body["f"])))
 
-            self._park(table_id, deliver)
+            await self._park(table_id, deliver)
         elif kind == "in":
             frame = body["f"]
             reply_to = protocol.request_id(frame)

@@ -107,8 +107,11 @@ class Database:
     table's fencing token (``table_fences``)."""
 
     fences: dict[str, int] = field(default_factory=dict)  # the open tables
+    meanwhile: Any = None  # awaited while asked for a table (another message comes)
 
     async def get_table(self, table_id: str) -> Any:
+        if self.meanwhile is not None:
+            await self.meanwhile()
         return SimpleNamespace(state="playing") if table_id in self.fences else None
 
     async def table_fences(self, table_ids: list[str]) -> dict[str, int]:
@@ -385,15 +388,16 @@ async def test_a_tables_word_to_another_node_carries_its_fencing_token(rig: Rig)
 async def test_a_word_of_an_older_owner_is_dropped(rig: Rig) -> None:
     """n3 adopted t1 (token 2) while n1, paused, still ran it (token 1): once a word of
     token 2 is heard, n1's (sent before it learnt it lost the table, or queued before its
-    pause) reach her no more."""
+    pause) reach her no more; nor, once a newer owner announced itself, n3's."""
     node = rig.node
     conn = rig.connect(Conn("c.1", {"t1": None}))
     await node._out(out(conn, "a", "t1", 1))
     await node._out(out(conn, "b", "t1", 2))
     await node._out(out(conn, "c", "t1", 1))
     await node._out(out(conn, "d"))  # (not a table's word)
-    await node._moved({"k": "moved", "t": "t1", "o": "n3", "f": 2})
-    await node._out(out(conn, "e", "t1", 1))
+    assert conn.texts == ["a", "b", "d"] and node.stale_words == 1
+    await node._moved({"k": "moved", "t": "t1", "o": "n3", "f": 3})  # heard of token 3
+    await node._out(out(conn, update(9, full=True), "t1", 2))
     assert conn.texts == ["a", "b", "d"] and node.stale_words == 2
 
 
@@ -443,6 +447,31 @@ async def test_a_message_for_a_table_between_two_owners_waits_for_the_new_one(ri
     with pytest.raises(ServerError) as refused:
         await node.relay(conn, "t9", frame.replace("t1", "t9"))  # type: ignore[arg-type]
     assert refused.value.code == "no_such_table"
+
+
+@pytest.mark.asyncio
+async def test_a_message_is_not_left_waiting_for_a_word_that_came_while_it_asked(
+    rig: Rig,
+) -> None:
+    """No node held t1's lease when her ``sync`` was relayed; while the node asked the
+    database whether t1 is still open, n3's word came (it runs t1 now): the ``sync`` goes
+    to n3 at once, not to wait for a word already heard."""
+    node, sent = rig.node, rig.sent
+    database = rig.node.app.store
+    database.fences["t1"] = 1
+    conn = rig.connect(Conn("c.1", {"t1": None}))
+    await rig.lease("t1", None)
+
+    async def n3_adopts() -> None:
+        database.meanwhile = None
+        await rig.lease("t1", "n3")
+        await node._moved({"k": "moved", "t": "t1", "o": "n3", "f": 2})
+
+    database.meanwhile = n3_adopts
+    frame = json.dumps({"type": "sync", "id": 3, "payload": {"table": "t1"}})
+    await node.relay(conn, "t1", frame)  # type: ignore[arg-type]
+    assert [(to, m["f"]) for to, m in sent.kinds("in")] == [("n3", frame)]
+    assert not node.unowned
 
 
 @pytest.mark.asyncio
