@@ -38,8 +38,8 @@ Frame = dict[str, Any]
 
 
 def wire(events: list[Event], seat: int | None) -> list[Frame]:
-    """What ``seat`` (None: a spectator) is shown of ``events``, but the ``match`` header (a
-    full update of a table restored from its log has none: docs/protocol.md)."""
+    """What ``seat`` (None: a spectator) is shown of ``events``, but the ``match`` header
+    (the full update of a table restored from its log lacks it: not what is checked here)."""
     return [{"kind": e.kind, **e.data} for e in events if e.visible_to(seat) and e.kind != "match"]
 
 
