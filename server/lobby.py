@@ -44,7 +44,7 @@ from server.db.store import ActionRow, Conflict, MatchRow, TableRow
 from server.ladder.store import LadderStore
 from server.metrics import Metrics
 from server.protocol import MAX_CLAIM_WINDOW_MS, encode
-from server.table import LobbyError, Seat, Table, TableStore, TableSummary
+from server.table import Lease, LobbyError, Seat, Table, TableStore, TableSummary
 
 log = logging.getLogger("guobiao.lobby")
 
@@ -460,11 +460,11 @@ class Lobby:
 
     async def _store_new(self, table: Table) -> None:
         """Store the new ``table``'s row; in cluster mode first take its lease (under
-        another id if its own is taken) and give it the fenced store."""
+        another id if its own is taken) and give it the fenced store (its ``lease`` too)."""
         if self.cluster is not None:
             while (fenced := await self.cluster.claim_new(table.id)) is None:
                 table.id = self._new_id()
-            table.store = fenced
+            table.store = table.lease = fenced
         # If the database fails, no table was created (and, in cluster mode, the lease
         # taken for it goes at once, not when the keeper finds it unused).
         try:
@@ -574,18 +574,21 @@ class Lobby:
             restored += 1
         return restored
 
-    async def adopt(self, table_id: str, store: TableStore) -> Table | None:
+    async def adopt(
+        self, table_id: str, store: TableStore, lease: Lease | None = None
+    ) -> Table | None:
         """Take over the stored table ``table_id`` (cluster mode: its lease and fencing
-        token are ours, ``store`` writes with that token): rebuilt as ``restore`` rebuilds
-        it, and started. None if it has finished (a match that ended just before its owner
-        died is stored so here) or it cannot be rebuilt (set aside, as ``restore`` does)."""
+        token are ours, ``store`` writes with that token, ``lease`` says whether this node
+        still holds the table): rebuilt as ``restore`` rebuilds it, and started. None if it
+        has finished (a match that ended just before its owner died is stored so here) or
+        it cannot be rebuilt (set aside, as ``restore`` does)."""
         row = await self.store.get_table(table_id)
         if row is None or row.state == "finished":
             return None
         played = await self.store.table_matches(table_id)
         stored = played[-1] if played and played[-1].ended_at is None else None
         try:
-            table = await self._restore_table(row, stored, store)
+            table = await self._restore_table(row, stored, store, lease)
             if table.state == "finished":
                 await store.save_table(table.row())
                 self._table_finished(table)
@@ -601,7 +604,11 @@ class Lobby:
         return table
 
     async def _restore_table(
-        self, row: TableRow, stored: MatchRow | None, store: TableStore | None = None
+        self,
+        row: TableRow,
+        stored: MatchRow | None,
+        store: TableStore | None = None,
+        lease: Lease | None = None,
     ) -> Table:
         if stored is not None:
             preset = stored_rules(stored, self.presets)  # the rules its match is played with
@@ -621,6 +628,7 @@ class Lobby:
             store=self.store if store is None else store,
             host=self,
             metrics=self.metrics,
+            lease=lease,
             created_at=row.created_at,
             # Its own window (stored since revision 0008), else its preset's, else the server's.
             claim_window_ms=row.claim_window_ms

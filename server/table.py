@@ -28,6 +28,14 @@ is in and at least ``claim_window_ms`` have passed, whether or not anyone could 
 update, ``seq`` or ``deadline_ms`` tells a seat without an option, or a spectator, whether
 another seat had one (docs/protocol.md, "The claim window").
 
+In cluster mode (``server.cluster.node``) a table has a ``Lease``: whether its node still
+runs it. Before each input and each automatic move the table asks it; while its node may
+have lost the table (its lease not renewed for a lease: the process was paused, Redis cannot
+be reached), the table does nothing and sends nothing, its clocks stopped, until the node
+knows: it then goes on, or ends (another node runs the table). What the table's task sends a
+connection of another node carries the table's fencing token (``speaking``), so that node
+drops the words of an owner older than one it has heard.
+
 A seated player may ``analyze`` its hand when the table's ``aids`` allow it: the table
 hands that player's own view (nothing else) to ``engine.analysis`` in a worker thread and
 sends the answer with the ``seq`` it was taken at (docs/protocol.md, "Playing aids").
@@ -63,6 +71,7 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -90,6 +99,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("guobiao.table")
 
 HUMAN, BOT = "human", "bot"
+
+# The table whose task is running (each table's task says so): in cluster mode what it sends
+# a connection of another node carries its fencing token (``server.cluster.node``).
+speaking: ContextVar[Table | None] = ContextVar("speaking", default=None)
 
 
 class Peer(Protocol):
@@ -154,6 +167,22 @@ class TableStore(Protocol):
     ) -> bool: ...
 
     async def rating_changes(self, match_id: int) -> list[dict[str, Any]]: ...
+
+
+class Lease(Protocol):
+    """Cluster mode: the table's lease, which says whether this node still runs the table
+    (``server.cluster.node.FencedStore``)."""
+
+    token: int  # the fencing token the node runs the table with
+
+    def held(self) -> bool:
+        """Whether the node surely holds the table's lease now (cheap: asked often)."""
+        ...
+
+    async def regained(self) -> bool:
+        """Wait until the node surely holds it again (True), or knows it lost it (False:
+        another node runs the table, this one is being dropped)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -482,6 +511,12 @@ class Table:
     # never), counted from ``empty_since`` (monotonic; None: someone is there, or it started).
     close_when_empty: float = 0.0
     empty_since: float | None = None
+    # Cluster mode: whether this node still runs the table (``_owned``); whether the task
+    # waits for its node to know; whether ``stop`` was called.
+    lease: Lease | None = None
+    lease_waiting: bool = False
+    stopping: bool = False
+    left: list[_Input] = field(default_factory=list)  # taken, never handled (``unhandled``)
 
     # ----------------------------------------------------------- summary ---
 
@@ -627,24 +662,43 @@ class Table:
         self.task = asyncio.create_task(self._run(), name=f"table-{self.id}")
 
     async def stop(self) -> None:
+        self.stopping = True
         if self.task is not None and not self.task.done():
             await self.queue.put(StopInput(None, None))
+            if self.lease_waiting:  # (it waits for its node, not for inputs)
+                self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self.task
         for task in list(self.analysing.values()):  # nobody waits for them any more
             task.cancel()
 
+    def unhandled(self) -> list[_Input]:
+        """The inputs a stopped table never handled (cluster mode: its node hands them to
+        the table's next owner, or tells their senders), taken off its queue."""
+        left, self.left = self.left, []
+        while not self.queue.empty():
+            item = self.queue.get_nowait()
+            if not isinstance(item, StopInput):
+                left.append(item)
+        return left
+
     # -------------------------------------------------------------- loop ---
 
     async def _run(self) -> None:
+        speaking.set(self)
         failures = 0
         while True:
             try:
                 # (Also before the first input: a restored match may play to its end alone.)
-                if failures == 0 and await self._drove_to_the_end():
-                    return
+                if failures == 0:
+                    if not await self._owned():
+                        return
+                    if await self._drove_to_the_end():
+                        return
                 item = await self._next_input()
                 if isinstance(item, StopInput):
+                    return
+                if not await self._owned(item):
                     return
                 if item is not None:
                     await self._handle(item)
@@ -658,6 +712,33 @@ class Table:
                 failures += 1
                 log.exception("table %s: error #%s while driving it", self.id, failures)
                 await asyncio.sleep(min(0.1 * 2**failures, 10.0))
+
+    async def _owned(self, item: _Input | None = None) -> bool:
+        """Whether this node may go on running the table (always, but in cluster mode).
+
+        A node that may have lost the table's lease (not renewed for a lease: its process
+        was paused, it cannot reach Redis) does nothing and sends nothing until it knows: the
+        table pauses, its clocks stopped, and goes on once the lease is renewed. False once
+        it is known lost (another node runs the table: this copy is being dropped) or the
+        table is stopping; ``item``, the input taken meanwhile, is then left for the node
+        (``unhandled``)."""
+        lease = self.lease
+        if lease is None or lease.held():
+            return True
+        owned = False
+        since = time.monotonic()
+        self.lease_waiting = True
+        try:
+            owned = not self.stopping and await lease.regained()
+        finally:
+            self.lease_waiting = False
+            if not owned and item is not None:
+                self.left.append(item)
+        if owned:
+            paused = time.monotonic() - since
+            self._move_clocks(since, paused)
+            log.info("table %s: its lease is renewed; resuming after %.2f s", self.id, paused)
+        return owned
 
     async def _drove_to_the_end(self) -> bool:
         """Drive the table, tell the host what changed; True once the table is finished,
@@ -727,6 +808,7 @@ class Table:
             elif isinstance(item, WatchInput):
                 self._watch(item)
             elif isinstance(item, SyncInput):
+                self._attach_seated(peer)
                 if peer is None or peer not in self.peers:
                     raise LobbyError("not_seated", f"you neither sit at nor watch table {self.id}")
                 if self.spectator_delay_seconds and self.peers[peer] is None:
@@ -736,6 +818,7 @@ class Table:
                 else:
                     self._send_update(peer, self.peers[peer], [], full=True, reply_to=item.reply_to)
             elif isinstance(item, PlayInput):
+                self._attach_seated(peer)
                 await self._play(item)
             elif isinstance(item, AnalyzeInput):
                 self._analyze(item)
@@ -890,13 +973,28 @@ class Table:
         mine = self.seat_of(peer.username)
         if mine is None:
             return
+        self._sit(peer, mine)
+        peer.send(encode("table", self.summary()))
+        if self.state == "playing":
+            self._send_update(peer, mine, [], full=True)
+
+    def _sit(self, peer: Peer, mine: int) -> None:
+        """``peer``, a connection of the player of seat ``mine``, plays the seat from now."""
         seat = self.seats[mine]
         assert seat is not None
         seat.connected, seat.away_since, seat.address = True, None, peer.address
         self.peers[peer] = mine
-        peer.send(encode("table", self.summary()))
-        if self.state == "playing":
-            self._send_update(peer, mine, [], full=True)
+
+    def _attach_seated(self, peer: Peer | None) -> None:
+        """A connection of a seated player that the table does not know yet (cluster mode:
+        a message of hers reached the table's new owner before her re-attach did) plays
+        her seat from its first message, as a ``resume`` would have made it: a ``sync`` is
+        answered with her view, not ``not_seated``."""
+        if peer is None or peer in self.peers:
+            return
+        mine = self.seat_of(peer.username)
+        if mine is not None:
+            self._sit(peer, mine)
 
     async def _replace(self, item: ReplaceInput) -> None:
         """``ReplaceInput``: another occupant for a seat (see there)."""
@@ -1192,6 +1290,12 @@ class Table:
             return
         paused = time.monotonic() - since
         self.store_down_since = None
+        self._move_clocks(since, paused)
+        log.info("table %s: the database works again; resuming after %.2f s", self.id, paused)
+
+    def _move_clocks(self, since: float, paused: float) -> None:
+        """The table was paused ``paused`` seconds from ``since``: its clocks move on by
+        that much (no one's time ran out meanwhile)."""
         if self.deadline is not None:
             self.deadline += paused
         if self.pause_until > since:
@@ -1199,7 +1303,6 @@ class Table:
         for seat in self.seats:
             if seat is not None and seat.away_since is not None:
                 seat.away_since += paused
-        log.info("table %s: the database works again; resuming after %.2f s", self.id, paused)
 
     async def _catch_up(self, now: bool = False) -> bool:
         """While paused: when the next try is due (at once if ``now``), settle the append
@@ -1270,6 +1373,8 @@ class Table:
         while True:
             if self.store_down_since is not None:
                 return  # paused: _wakeup knows when to try again
+            if self.lease is not None and not self.lease.held():
+                return  # its node may have lost it: _run waits until it knows (_owned)
             now = time.monotonic()
             hand = match.hand
             if hand is not None and hand.phase is Phase.OVER and match.over:

@@ -25,6 +25,12 @@ thread reads it at the start of each round). Two orders matter:
 
 A lease another node holds now is reported to the loop once (``on_lost``, called on the loop's
 thread with the keys), and left out of the rounds until the loop's set no longer has it.
+
+Each round that reached Redis is reported too (``on_round``, on the loop's thread): when it
+began, the leases it renewed (ours until at least a lease after that), and those it took back
+(they had lapsed: another node may have taken the table meanwhile, and let it go). A node
+trusts a lease only that long after a round renewed it (``server.cluster.node``): past that,
+it may have lost it, and its tables wait.
 """
 
 from __future__ import annotations
@@ -56,7 +62,7 @@ LOOP_SILENT_LEASES = 3.0
 # reported.
 _KEEP = """
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-local lost = {}
+local lost, retaken = {}, {}
 for i = 2, #KEYS do
   local key = KEYS[i]
   local owner = redis.call('GET', key)
@@ -64,14 +70,17 @@ for i = 2, #KEYS do
     redis.call('PEXPIRE', key, ARGV[2])
   elseif not owner then
     redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
+    table.insert(retaken, key)
   else
     table.insert(lost, key)
   end
 end
-return lost
+return {lost, retaken}
 """
 
 OnLost = Callable[[tuple[str, ...]], None]
+# (when the round began, monotonic; the keys it renewed; those it took back)
+OnRound = Callable[[float, tuple[str, ...], tuple[str, ...]], None]
 
 
 def keeper_client(url: str, *, connect_timeout: float, reply_timeout: float) -> redis.Redis:
@@ -101,6 +110,7 @@ class LeaseKeeper:
         on_lost: OnLost,
         round_seconds: float,
         silent_seconds: float | None = None,
+        on_round: OnRound | None = None,
     ) -> None:
         self._client = client
         self._script = client.register_script(_KEEP)
@@ -115,6 +125,7 @@ class LeaseKeeper:
             LOOP_SILENT_LEASES * lease_seconds if silent_seconds is None else silent_seconds
         )
         self._on_lost = on_lost
+        self._on_round = on_round
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
@@ -228,9 +239,18 @@ class LeaseKeeper:
                 return
             if self._loop_silent():
                 return
-            lost = self._still_held(self._renew(keys), version)
+            began = time.monotonic()  # (Redis renews at this time or later)
+            answer = self._renew(keys)
+            if answer is None:
+                return
+            taken_by_others, retaken = answer
+            lost = self._still_held(taken_by_others, version)
             if lost:
                 self._post(self._on_lost, lost)
+            if self._on_round is not None:
+                others = set(taken_by_others) | set(retaken)
+                renewed = tuple(k for k in keys if k not in others)
+                self._post(self._on_round, began, renewed, tuple(retaken))
         finally:
             self._release_waiters()
 
@@ -251,20 +271,22 @@ class LeaseKeeper:
         self._silent = False
         return False
 
-    def _renew(self, keys: list[str]) -> list[str]:
-        """One round trip: presence and leases; the keys another node holds. A Redis error is
-        logged once per outage and the round given up (the next one tries again)."""
+    def _renew(self, keys: list[str]) -> tuple[list[str], list[str]] | None:
+        """One round trip: presence and leases; the keys another node holds, and those that
+        had lapsed and were taken back. None when Redis failed: logged once per outage, the
+        round given up (the next one tries again)."""
         try:
             raw = self._script(keys=[self.presence_key, *keys], args=[self.owner, self.lease_ms])
         except (RedisError, OSError) as exc:
             if not self._failing:
                 log.error("cluster: the lease keeper cannot reach Redis (%r): retrying", exc)
             self._failing = True
-            return []
+            return None
         if self._failing:
             log.info("cluster: the lease keeper reaches Redis again")
         self._failing = False
-        return [key.decode() if isinstance(key, bytes) else str(key) for key in raw]
+        lost, retaken = raw
+        return _texts(lost), _texts(retaken)
 
     def _still_held(self, lost: list[str], version: int) -> tuple[str, ...]:
         """Of the keys this round found another node holding, those the loop still holds
@@ -293,6 +315,10 @@ class LeaseKeeper:
             self._waiters = [(r, f) for r, f in self._waiters if not (everyone or r <= done)]
         for waiting in ready:
             self._post(_resolve, waiting)
+
+
+def _texts(keys: list[bytes | str]) -> list[str]:
+    return [key.decode() if isinstance(key, bytes) else str(key) for key in keys]
 
 
 def _resolve(waiting: asyncio.Future[None]) -> None:

@@ -9,13 +9,19 @@ Ownership. Each open table is owned by exactly one node, which runs its owner ta
 process does (``server.table``). The owner holds a lease, the Redis key ``PREFIX:lease:TABLE``
 (its name, expiring after ``lease_seconds``), renewed every third of that from a thread of its
 own (``server.cluster.keeper``: a busy event loop does not make a live node lose its tables;
-a stuck one does, the keeper's watchdog stopping). Taking a table over
-increments the table's fencing token in the database (``Store.take_table``); the owner's every
+a stuck one does, the keeper's watchdog stopping). Taking a table over increments the
+table's fencing token in the database (``Store.take_table``); the owner's every
 append to the action log, save of the table's row and new match carries the token it took the
 table with (``FencedStore``) and the database refuses an older one (``Fenced``), in the same
 transaction, holding the table's row. So a node that was paused (SIGSTOP, a long GC, a VM
 migration) or cut off, and comes back after its lease moved, cannot write one more action:
-its write is refused and it drops the table.
+its write is refused and it drops the table. Nor does it send anything first: a node trusts
+a lease only for a lease after the keeper last renewed it (a lapsed lease the keeper took
+back, only once the database says no other node took the table meanwhile), and only while
+its messages reach the others (``Bus.up``); a table whose lease it does not trust waits, doing
+and sending nothing, its clocks stopped (``server.table.Table._owned``), until the node knows
+(a renewal: it goes on; another node holds the lease: it is dropped). So while Redis cannot be
+reached every table pauses, its relayed players missing nothing.
 
 Failover. Every node scans, every third of a lease, the open tables in the database whose
 lease has lapsed (their owner died or stopped renewing) and adopts its share of them: lease
@@ -25,14 +31,20 @@ to another node instead (the owner stops it first, so the adopter reads the whol
 
 Relaying. A connection may be on any node. Its node sends what the client says to a table to
 the table's owner (``in``: the frame as received, with who sent it); the owner acts for it
-through a ``RemotePeer`` whose ``send`` goes back to the connection's node (``out``), in order.
-When a table moves, its new owner says so (``moved``, with its fencing token: an older
-owner's word, sent before it learnt it lost the table, is ignored) and every node re-attaches
-its connections to it (``reattach``: seated players get their seat back with a full view,
-spectators watch again). The owner answers ``attached``; a re-attach not answered within a
-third of a lease (lost while Redis restarted, say) is sent again, to the lease's holder. The ladder
-queue and the tournaments' sessions run on one node, the coordinator (``PREFIX:coordinator``,
-leased the same way); the others relay their players' requests to it.
+through a ``RemotePeer`` whose ``send`` goes back to the connection's node (``out``), in order,
+with the table and its fencing token: a word of an owner older than the newest one the
+receiving node has heard of (sent before it learnt it lost the table, or queued before it was
+paused) is dropped. When a table moves, its new owner says so (``moved``, with its fencing
+token, an older owner's word being ignored, and its seated players) and every node re-attaches
+its connections at the table, and those of its seated players (one who came back while no
+node ran the table found her seat nowhere), to it (``reattach``: seated players get their seat
+back with a full view, spectators watch again). The owner answers ``attached``; a re-attach
+not answered within a third of a lease (lost while Redis restarted, say) is sent again, to the
+lease's holder. A message for a table between two owners (let go by one, being restored by
+the next) waits for the new owner's word and goes on to it (``unowned``): a connection never
+loses its table meanwhile. The ladder queue and the tournaments' sessions run on one node,
+the coordinator (``PREFIX:coordinator``, leased the same way); the others relay their
+players' requests to it.
 
 Who created each of a node's tables still waiting for players (its account and address,
 ``Lobby.creators``) is published in ``PREFIX:waiting`` with its lobby, so that every node
@@ -78,9 +90,11 @@ from server.table import (
     GoneInput,
     LobbyError,
     ReplaceInput,
+    SyncInput,
     Table,
     WatchInput,
     input_for,
+    speaking,
 )
 
 if TYPE_CHECKING:
@@ -97,6 +111,10 @@ KEEPER_STOP_SECONDS = CONNECT_TIMEOUT + REPLY_TIMEOUT + 1.0  # the keeper's last
 # (far longer than one save) was never created: its lease is let go, not renewed for ever.
 CLAIM_SECONDS = 30.0
 REATTACH_SECONDS = 60.0  # a re-attach no owner answered is sent again until this old
+# A lease is trusted for this part of it after the round that renewed it began (Redis renews
+# at that time or later; a margin for the clocks): past that the node may have lost it.
+LEASE_TRUST = 0.9
+UNOWNED_SECONDS = 30.0  # a message for a table no node runs waits this long for an owner
 # The leases are renewed by server.cluster.keeper (renew ours, take back a lapsed one that was
 # ours, report another node's). Delete a lease only if it is ours.
 _RELEASE = """
@@ -111,13 +129,23 @@ return 0
 class FencedStore:
     """A table's store in cluster mode: the database's, with the table's fencing token on
     every write that must be the owner's (``append_action``, ``save_table``,
-    ``create_match``). A refused write (``Fenced``) tells the node, which drops the table."""
+    ``create_match``). A refused write (``Fenced``) tells the node, which drops the table.
+    It is also the table's lease (``held``, ``regained``: ``server.table.Lease``)."""
 
     def __init__(self, store: Any, table_id: str, token: int, node: Node) -> None:
         self._store = store
         self.table_id = table_id
         self.token = token
         self._node = node
+        self.key = node.lease_key(table_id)
+
+    # The table's lease (``server.table.Lease``): whether this node still runs it.
+
+    def held(self) -> bool:
+        return self._node.lease_held(self.key)
+
+    async def regained(self) -> bool:
+        return await self._node.until_held(self.key)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
@@ -173,16 +201,27 @@ class RemotePeer:
         self.tables: set[str] = set()  # this node's tables it was sent to
 
     def send(self, text: str) -> None:
-        self._node.bus.send(self.home, {"k": "out", "c": self.cid, "x": text})
+        self._node.bus.send(self.home, _stamped({"k": "out", "c": self.cid, "x": text}))
 
     def prompted(self, table: str, seq: int) -> None:
-        self._node.bus.send(self.home, {"k": "prompt", "c": self.cid, "t": table, "s": seq})
+        message = {"k": "prompt", "c": self.cid, "t": table, "s": seq}
+        self._node.bus.send(self.home, _stamped(message))
 
     def attach(self, table_id: str) -> None:
         """A table of this node took the connection in (the queue, a tournament seated it)."""
         self.tables.add(table_id)
         message = {"k": "attach", "c": self.cid, "t": table_id, "o": self._node.name}
         self._node.bus.send(self.home, message)
+
+
+def _stamped(message: dict[str, Any]) -> dict[str, Any]:
+    """A table's word (sent from its task, ``server.table.speaking``) with the table and the
+    fencing token it runs with: a node that has heard of a newer owner drops it."""
+    table = speaking.get()
+    lease = table.lease if table is not None else None
+    if table is not None and lease is not None:
+        message["t"], message["f"] = table.id, lease.token
+    return message
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,8 +259,27 @@ class Node:
             lease_seconds=config.lease_seconds,
             on_lost=self._leases_lost,
             round_seconds=CONNECT_TIMEOUT + REPLY_TIMEOUT,
+            on_round=self._renewed,
         )
         self._leases: set[str] = set()  # the lease keys we hold (the keeper renews them)
+        # Until when (monotonic) each lease is surely ours: a lease after it was last taken
+        # or renewed (``LEASE_TRUST``). A lease that lapsed and was taken back is not trusted
+        # until the database says its table's fencing token is still ours (``_suspect``).
+        self._held_until: dict[str, float] = {}
+        self._suspect: set[str] = set()
+        self._renewed_at: dict[str, float] = {}  # when a round last renewed each lease
+        self._checking = False  # a check of suspect leases is running
+        self._lease_news: list[asyncio.Future[None]] = []  # tables waiting to know (_owned)
+        # Messages for tables no node runs right now (one let it go, the next restores it),
+        # each waiting for the new owner's word (``moved``): table -> (since, deliver(owner)).
+        self.unowned: dict[str, list[tuple[float, Any]]] = {}
+        self.stale_words = 0  # words of an owner older than one heard of, dropped
+        # Since Redis came back, everyone has been told what we own (``_on_up``).
+        self.caught_up = False
+        # Our connections sent again to another node's table (``reattach``): (connection id,
+        # table). Messages may have been lost before: until the table's full view comes, its
+        # updates are dropped (one after a gap would show a move without what came before).
+        self.resyncing: set[tuple[str, str]] = set()
         self._claimed: dict[str, float] = {}  # new table -> when its lease was taken
         self.bus = Bus(self.redis, self.prefix, self.name, self._on_message, self._on_up)
         self.started = datetime.now(UTC)
@@ -342,6 +400,7 @@ class Node:
             self._forget_dead_peers()
         self._forget_owners()
         await self._reattach_again()
+        await self._unowned_too_long()
         if not self.draining and time.monotonic() >= self.scan_after:
             await self._adopt_orphans()
 
@@ -368,15 +427,102 @@ class Node:
         """Our tables' leases (created, adopted or being adopted, set aside)."""
         return len(self._leases - {self.coordinator_key})
 
-    def _hold(self, key: str) -> None:
-        """A lease just taken (``SET NX``): the keeper renews it from its next round on."""
+    def _hold(self, key: str, taken: float) -> None:
+        """A lease just taken (``SET NX``, asked at ``taken``): ours for a lease from then;
+        the keeper renews it from its next round on."""
         self._leases.add(key)
         self.keeper.hold(self._leases)
+        self._trust(key, taken)
 
     def _forget_lease(self, key: str) -> None:
-        """No more renewing a lease another node holds now."""
+        """No more renewing a lease another node holds now (a table waiting to know whether
+        it is ours hears it is not)."""
         self._leases.discard(key)
         self.keeper.hold(self._leases)
+        self._held_until.pop(key, None)
+        self._renewed_at.pop(key, None)
+        self._suspect.discard(key)
+        self._tell_lease_news()
+
+    def _trust(self, key: str, since: float) -> None:
+        until = since + self.lease_seconds * LEASE_TRUST
+        if until > self._held_until.get(key, 0.0):
+            self._held_until[key] = until
+
+    def _trusted(self, key: str) -> bool:
+        """Whether the lease ``key`` was taken or renewed less than a lease ago (and not
+        merely taken back after it lapsed): it is surely ours."""
+        return time.monotonic() < self._held_until.get(key, 0.0)
+
+    def lease_held(self, key: str) -> bool:
+        """Whether this node may run the table of lease ``key`` now: the lease surely ours,
+        and Redis reachable with everyone told, since it came back, what we own (a table
+        whose relayed players cannot be reached, or have not been sent it again, must not
+        play on without them)."""
+        return self.bus.up and self.caught_up and self._trusted(key)
+
+    async def until_held(self, key: str) -> bool:
+        """Wait until the lease ``key`` is surely ours again (True), or is ours no more
+        (False: lost or let go; its table is being dropped)."""
+        while key in self._leases:
+            if self.lease_held(key):
+                return True
+            news = asyncio.get_running_loop().create_future()
+            self._lease_news.append(news)
+            await news
+        return False
+
+    def _tell_lease_news(self) -> None:
+        """Something changed what is known of our leases: those waiting look again."""
+        waiting, self._lease_news = self._lease_news, []
+        for news in waiting:
+            if not news.done():
+                news.set_result(None)
+
+    def _renewed(self, began: float, renewed: tuple[str, ...], retaken: tuple[str, ...]) -> None:
+        """A keeper round that began at ``began`` renewed ``renewed`` and took ``retaken``
+        back (they had lapsed: another node may have taken their tables meanwhile and let
+        them go; ours again only once the database says so, ``_check_suspects``)."""
+        for key in renewed:
+            if key in self._leases:
+                self._renewed_at[key] = began
+                if key not in self._suspect:
+                    self._trust(key, began)
+        for key in retaken:
+            if key == self.coordinator_key:
+                self._trust(key, began)  # (no fencing token: the services are not fenced)
+            elif key in self._leases:
+                self._renewed_at[key] = began
+                self._suspect.add(key)
+        if self._suspect and not self._checking:
+            self._checking = True
+            self._spawn(self._check_suspects(), "check-leases")
+        self._tell_lease_news()
+
+    async def _check_suspects(self) -> None:
+        """The leases that lapsed and were taken back: each table's fencing token in the
+        database still ours, the lease is trusted again; another's, the table is dropped (a
+        node took it over while our lease had lapsed). Asked again at the next round if the
+        database fails or a table is still being adopted."""
+        try:
+            cut = len(self.prefix) + len(":lease:")
+            tables = {key[cut:]: key for key in self._suspect}
+            fences = await self.app.store.table_fences(sorted(tables))
+            for table_id, key in tables.items():
+                token = self._token(table_id)
+                if key not in self._suspect or token is None:
+                    continue  # let go meanwhile, or still being adopted
+                if fences.get(table_id) == token:
+                    self._suspect.discard(key)
+                    self._trust(key, self._renewed_at.get(key, 0.0))
+                    self._announce(table_id, token)  # (nodes that heard nothing since)
+                else:
+                    self.fenced(table_id, token)
+        except Exception:
+            log.exception("cluster: checking the fencing tokens of lapsed leases failed")
+        finally:
+            self._checking = False
+            self._tell_lease_news()
 
     async def _release_lease(self, key: str) -> None:
         """Give a lease of ours up: out of the keeper's set, and only once no round that
@@ -573,8 +719,9 @@ class Node:
             return
         if self.draining or self.coordinator is not None:
             return
+        taken = time.monotonic()
         if await self.redis.set(self.coordinator_key, self.name, nx=True, px=self.lease_ms):
-            self._hold(self.coordinator_key)
+            self._hold(self.coordinator_key, taken)
             self.coordinator = self.name
             self.is_coordinator = True
             log.info("cluster: %s is the coordinator (ladder queue, tournaments)", self.name)
@@ -656,13 +803,15 @@ class Node:
             return False
         if self.draining:
             return False
+        taken = time.monotonic()
         if not await self.redis.set(self.lease_key(table_id), self.name, nx=True, px=self.lease_ms):
             return False
-        self._hold(self.lease_key(table_id))
+        self._hold(self.lease_key(table_id), taken)
         self.adopting.add(table_id)
         try:
             token = await self.app.store.take_table(table_id)
-            table = await lobby.adopt(table_id, FencedStore(self.app.store, table_id, token, self))
+            fenced = FencedStore(self.app.store, table_id, token, self)
+            table = await lobby.adopt(table_id, fenced, fenced)
         except Exception:
             log.exception("cluster: adopting table %s failed; its lease is let go", table_id)
             await self._let_go(table_id)
@@ -678,10 +827,15 @@ class Node:
 
     def _announce(self, table_id: str, token: int) -> None:
         """Tell every node (ourselves too: our own connections re-attach through it) that
-        we own ``table_id`` with fencing token ``token``."""
+        we own ``table_id`` with fencing token ``token``, and who sits there (a player who
+        came back while no node ran it found it nowhere: her node sends her now)."""
         self.owners[table_id] = self.name
         self.tokens[table_id] = token
-        self.bus.broadcast({"k": "moved", "t": table_id, "o": self.name, "f": token})
+        lobby = self.app.lobby
+        summary = lobby.summaries.get(table_id) if lobby is not None else None
+        players = list(summary.players) if summary is not None else []
+        message = {"k": "moved", "t": table_id, "o": self.name, "f": token, "p": players}
+        self.bus.broadcast(message)
 
     def _token(self, table_id: str) -> int | None:
         """The fencing token we hold ``table_id`` with, if we run it."""
@@ -696,9 +850,10 @@ class Node:
     async def claim_new(self, table_id: str) -> FencedStore | None:
         """The lease on a table this node is creating, and its store; None if the id is
         taken (pick another)."""
+        taken = time.monotonic()
         if not await self.redis.set(self.lease_key(table_id), self.name, nx=True, px=self.lease_ms):
             return None
-        self._hold(self.lease_key(table_id))
+        self._hold(self.lease_key(table_id), taken)
         self._claimed[table_id] = time.monotonic()
         self.owners[table_id] = self.name
         return FencedStore(self.app.store, table_id, 0, self)
@@ -715,22 +870,46 @@ class Node:
         )
         self._spawn(self.drop(table_id), f"drop-{table_id}")
 
-    async def drop(self, table_id: str) -> None:
+    async def drop(self, table_id: str, players: Sequence[str] = ()) -> None:
         """Stop our copy of a table another node owns now, writing nothing, and send our
-        connections to the new owner."""
+        connections to the new owner (those of ``players`` too: ``_reattach``)."""
         self._forget_lease(self.lease_key(table_id))
         self._claimed.pop(table_id, None)
         lobby = self.app.lobby
         if lobby is None:
             return
         table = lobby.tables.get(table_id)
+        left: list[Any] = []
         if table is not None:
             await table.stop()
             lobby.forget(table, moved=True)
+            left = table.unhandled()
         lobby.set_aside.pop(table_id, None)
         owner = await self.owner_of(table_id, fresh=True)
         if owner is not None and owner != self.name:
-            self._reattach(table_id, owner)
+            self._reattach(table_id, owner, players)
+        await self._pass_on(table_id, left)
+
+    async def _pass_on(self, table_id: str, left: list[Any]) -> None:
+        """What a table we gave up had not handled yet: a ``sync`` goes on to its owner
+        (its sender waits for the answer); another request is told the table moved (its
+        connection is re-attached: its player gets the table again, and acts again)."""
+        for item in left:
+            peer, reply_to = item.peer, item.reply_to
+            if peer is None:
+                continue
+            if isinstance(item, SyncInput):
+                sync = {"type": "sync", "payload": {"table": table_id}}
+                frame = orjson.dumps(sync if reply_to is None else {**sync, "id": reply_to})
+                if isinstance(peer, RemotePeer):
+                    fields = {"u": peer.username, "g": peer.guest, "a": peer.address}
+                    body = {"k": "in", "n": peer.home, "c": peer.cid, "v": peer.version}
+                    await self._in({**body, **fields, "t": table_id, "f": frame.decode()})
+                else:
+                    with contextlib.suppress(ServerError):
+                        await self.relay(peer, table_id, frame)
+            elif reply_to is not None and not isinstance(item, BackInput | GoneInput):
+                peer.send(_moving(table_id, reply_to))
 
     async def hand_off(self, table_id: str, to: str | None = None) -> bool:
         """Give a table of ours to another node (``to``, else the least loaded ready one):
@@ -751,9 +930,13 @@ class Node:
         await self._let_go(table_id)
         self.owners.pop(table_id, None)
         self.bus.send(to, {"k": "take", "t": table_id})
+        # Nobody relays to us any more: messages for it wait for its new owner (``relay``).
+        self.bus.broadcast({"k": "released", "t": table_id, "o": self.name})
+        self.lobby_changed()
         if to in self.live:
             self.live[to]["tables"] = self.live[to].get("tables", 0) + 1
         log.info("cluster: handed table %s to %s", table_id, to)
+        await self._pass_on(table_id, table.unhandled())
         return True
 
     async def drain(self) -> int:
@@ -769,6 +952,8 @@ class Node:
             for table_id in list(lobby.tables):
                 if await self.hand_off(table_id):
                     moved += 1
+        with contextlib.suppress(RedisError, OSError):
+            await self._publish_lobby()  # (nobody is to find those tables or players here)
         await self.bus.flush()
         return moved
 
@@ -801,13 +986,89 @@ class Node:
         }
 
     async def relay(self, conn: Connection, table_id: str, frame: str | bytes) -> None:
-        """Send a client's table message to the table's owner."""
-        owner = await self.owner_of(table_id)
-        if owner is None or owner == self.name:
-            raise ServerError("no_such_table", f"there is no table {table_id!r}")
+        """Send a client's message for a table this node does not run to the table's owner.
+        While no node runs it (one let it go, the next is restoring it) the message waits
+        for the new owner (``_park``); ``no_such_table`` only if no such table is open."""
         text = frame.decode() if isinstance(frame, bytes) else frame
-        self.bus.send(owner, self._envelope(conn, "in", t=table_id, f=text))
-        conn.relayed.add(owner)
+        owner = await self.owner_of(table_id)
+        if owner is None or owner == self.name:  # (we do not run it: ask the lease)
+            owner = await self.owner_of(table_id, fresh=True)
+        if owner is not None and owner != self.name:
+            self.bus.send(owner, self._envelope(conn, "in", t=table_id, f=text))
+            conn.relayed.add(owner)
+            return
+        if not await self._open(table_id):
+            raise ServerError("no_such_table", f"there is no table {table_id!r}")
+
+        async def deliver(owner: str | None) -> None:
+            if self.app.by_cid.get(conn.cid) is not conn:
+                return  # (the connection is gone)
+            if owner is None:
+                conn.send(_moving(table_id, protocol.request_id(text)))
+            elif owner != self.name:
+                self.bus.send(owner, self._envelope(conn, "in", t=table_id, f=text))
+                conn.relayed.add(owner)
+            else:
+                await self._local_input(conn, table_id, text)
+
+        await self._park(table_id, deliver)
+
+    async def _open(self, table_id: str) -> bool:
+        """Whether ``table_id`` is a table still to be played (being adopted here, or open
+        in the database: its new owner is restoring it); True if the database fails."""
+        if table_id in self.adopting:
+            return True
+        try:
+            row = await self.app.store.get_table(table_id)
+        except Exception:
+            return True
+        return row is not None and row.state != "finished"
+
+    async def _park(self, table_id: str, deliver: Any) -> None:
+        """``deliver(owner)`` once the table's new owner says it runs it (``moved``), at
+        once if it did while we asked (we run it now, or heard of another owner); with None
+        if none does within ``UNOWNED_SECONDS``."""
+        owner = self.owners.get(table_id)
+        if self._local_table(table_id) is not None:
+            await deliver(self.name)
+        elif owner is not None and owner != self.name:
+            await deliver(owner)
+        else:
+            self.unowned.setdefault(table_id, []).append((time.monotonic(), deliver))
+
+    async def _owned_again(self, table_id: str, owner: str | None) -> None:
+        """``table_id``'s new owner is known (None: none came): what waited for it goes."""
+        for _, deliver in self.unowned.pop(table_id, []):
+            try:
+                await deliver(owner)
+            except Exception:
+                log.exception("cluster: a message for table %s could not be delivered", table_id)
+
+    async def _unowned_too_long(self) -> None:
+        """Messages that waited ``UNOWNED_SECONDS`` for an owner: given up (the sender
+        hears the table is moving: ``server_busy``)."""
+        now = time.monotonic()
+        for table_id, waiting in list(self.unowned.items()):
+            if waiting and now - waiting[0][0] > UNOWNED_SECONDS:
+                log.warning("cluster: no node took table %s in %g s", table_id, UNOWNED_SECONDS)
+                await self._owned_again(table_id, None)
+
+    async def _local_input(self, peer: Any, table_id: str, text: str) -> None:
+        """A frame of ``peer`` (a connection of ours or another node's) for our table."""
+        table = self._local_table(table_id)
+        if table is None:  # (let go again meanwhile)
+            peer.send(_moving(table_id, protocol.request_id(text)))
+            return
+        try:
+            message = protocol.decode(text)
+        except ProtocolError as exc:  # it was decoded once already: only a bug gets here
+            peer.send(error(exc.code, exc.reason, protocol.request_id(text)))
+            return
+        found = input_for(peer, message)
+        if found is not None and found[0] == table_id:
+            if isinstance(peer, RemotePeer):
+                peer.tables.add(table_id)
+            await table.queue.put(found[1])
 
     def relay_input(self, conn: Connection, table_id: str, kind: str, **fields: Any) -> None:
         """``back``, ``gone`` or ``reattach`` for ``conn`` to the owner of ``table_id``."""
@@ -835,6 +1096,8 @@ class Node:
         for node in conn.relayed:
             self.bus.send(node, {"k": "bye", "n": self.name, "c": conn.cid})
         conn.relayed.clear()
+        for key in [k for k in self.resyncing if k[0] == conn.cid]:
+            self.resyncing.discard(key)
 
     async def seated_table(self, username: str) -> str | None:
         """The table (on any node) where ``username`` sits, as the owners last said."""
@@ -844,9 +1107,14 @@ class Node:
             return self.seated.get(username)
         return _text(raw).partition(" ")[0] if raw is not None else None
 
-    def _reattach(self, table_id: str, owner: str) -> None:
-        """Our connections at ``table_id`` to its new owner ``owner``."""
+    def _reattach(self, table_id: str, owner: str, players: Iterable[str] = ()) -> None:
+        """Our connections at ``table_id`` to its new owner ``owner``, and those of its
+        seated ``players`` (one who came back, ``resume``, while no node ran the table found
+        her seat nowhere: it is hers again now)."""
+        seated = set(players)
         for conn in list(self.app.connections):
+            if table_id not in conn.tables and conn.username in seated:
+                conn.tables[table_id] = None
             if table_id in conn.tables:
                 self._reattach_one(conn, table_id, owner)
 
@@ -860,6 +1128,7 @@ class Node:
             return
         self.bus.send(owner, self._envelope(conn, "reattach", t=table_id, f=watch))
         conn.relayed.add(owner)
+        self.resyncing.add((conn.cid, table_id))
         now = time.monotonic()
         first, _ = self.reattaching.get((conn.cid, table_id), (now, now))
         self.reattaching[conn.cid, table_id] = (first, now)
@@ -888,6 +1157,7 @@ class Node:
                 if conn is not None and table_id in conn.tables:
                     log.warning("cluster: no owner took connection %s back at %s", cid, table_id)
                 del self.reattaching[cid, table_id]
+                self.resyncing.discard((cid, table_id))
             elif now - last >= self.lease_seconds / 3:
                 due.setdefault(table_id, []).append(cid)
         for table_id, cids in due.items():
@@ -946,46 +1216,77 @@ class Node:
         await handler(self, body)
 
     async def _in(self, body: dict[str, Any]) -> None:
-        table_id = body["t"]
-        frame = body["f"]
-        peer = self._peer(body)
-        table = self._local_table(table_id)
-        if table is None:
-            owner = await self.owner_of(table_id, fresh=True)
-            if owner is not None and owner != self.name and not body.get("hop"):
-                self.bus.send(owner, {**body, "hop": 1})  # it moved: on to the owner
-                return
-            peer.send(
-                error(
-                    "no_such_table", f"there is no table {table_id!r}", protocol.request_id(frame)
-                )
-            )
+        if await self._elsewhere(body, "in"):
             return
-        try:
-            message = protocol.decode(frame)
-        except ProtocolError as exc:  # it was decoded once already: only a bug gets here
-            peer.send(error(exc.code, exc.reason, protocol.request_id(frame)))
-            return
-        found = input_for(peer, message)
-        if found is None or found[0] != table_id:
-            return
-        peer.tables.add(table_id)
-        await table.queue.put(found[1])
+        await self._local_input(self._sender(body), body["t"], body["f"])
 
     async def _back(self, body: dict[str, Any]) -> None:
+        if await self._elsewhere(body, "back"):
+            return
         table = self._local_table(body["t"])
         if table is not None:
-            peer = self._peer(body)
-            peer.tables.add(table.id)
+            peer = self._sender(body)
+            if isinstance(peer, RemotePeer):
+                peer.tables.add(table.id)
             await table.queue.put(BackInput(peer, None))
+
+    def _sender(self, body: Mapping[str, Any]) -> Any:
+        """Who sent a relayed message: another node's connection (its ``RemotePeer``), or
+        one of ours whose message came back to us (the table moved here on its way): that
+        connection itself, not a second peer for it (she would get everything twice)."""
+        if body["n"] == self.name:
+            conn = self.app.by_cid.get(body["c"])
+            if conn is not None:
+                return conn
+        return self._peer(body)
 
     async def _reattach_in(self, body: dict[str, Any]) -> None:
         table = self._local_table(body["t"])
-        if table is not None:
-            peer = self._peer(body)
-            peer.tables.add(table.id)
-            self._attach_here(table, peer, peer.username, body.get("f"))
-            self.bus.send(body["n"], {"k": "attached", "c": body["c"], "t": table.id})
+        if table is None:  # (being adopted here: answered once it is; else sent again)
+            if body["t"] in self.adopting:
+
+                async def deliver(owner: str | None) -> None:
+                    if owner == self.name:
+                        await self._reattach_in(body)
+
+                await self._park(body["t"], deliver)
+            return
+        peer = self._peer(body)
+        peer.tables.add(table.id)
+        self._attach_here(table, peer, peer.username, body.get("f"))
+        self.bus.send(body["n"], {"k": "attached", "c": body["c"], "t": table.id})
+
+    async def _elsewhere(self, body: dict[str, Any], kind: str) -> bool:
+        """A message of another node's connection for a table we do not run: on to its
+        owner (once), or, while no node runs it, kept until one does (``_park``); True
+        unless the table is ours."""
+        table_id = body["t"]
+        if self._local_table(table_id) is not None:
+            return False
+        owner = await self.owner_of(table_id, fresh=True)
+        if owner is not None and owner != self.name:
+            if not body.get("hop"):
+                self.bus.send(owner, {**body, "hop": 1})  # it moved: on to the owner
+            elif kind == "in":  # (it moved twice meanwhile)
+                self._sender(body).send(_moving(table_id, protocol.request_id(body["f"])))
+        elif await self._open(table_id):
+
+            async def deliver(owner: str | None) -> None:
+                if owner == self.name:
+                    await self._on_message(body)
+                elif owner is not None and not body.get("hop"):
+                    self.bus.send(owner, {**body, "hop": 1})
+                elif kind == "in":
+                    self._sender(body).send(_moving(table_id, protocol.request_id(body["f"])))
+
+            await self._park(table_id, deliver)
+        elif kind == "in":
+            frame = body["f"]
+            reply_to = protocol.request_id(frame)
+            self._sender(body).send(
+                error("no_such_table", f"there is no table {table_id!r}", reply_to)
+            )
+        return True
 
     async def _attached(self, body: dict[str, Any]) -> None:
         """The owner took our connection in (``reattach``)."""
@@ -1061,13 +1362,44 @@ class Node:
 
     async def _out(self, body: dict[str, Any]) -> None:
         conn = self._conn(body)
-        if conn is not None:
+        if conn is not None and self._current(body) and self._in_step(body):
             conn.send(body["x"])
+
+    def _in_step(self, body: Mapping[str, Any]) -> bool:
+        """Whether a table's word may go to our connection: always, but while she waits to
+        be sent the table whole again (``resyncing``), when an update is dropped until the
+        full one (or a summary saying no hand is in play: none is coming)."""
+        key = (body["c"], body.get("t"))
+        if key not in self.resyncing:
+            return True
+        message = orjson.loads(body["x"])
+        kind, payload = message.get("type"), message.get("payload") or {}
+        if kind == "update" and not payload.get("full"):
+            return False  # (it may follow a gap)
+        no_hand = kind in ("table", "watching") and payload.get("state") != "playing"
+        if kind == "update" or no_hand:
+            self.resyncing.discard(key)
+        return True
 
     async def _prompt(self, body: dict[str, Any]) -> None:
         conn = self._conn(body)
-        if conn is not None:
+        if conn is not None and self._current(body):
             conn.prompted(body["t"], body["s"])
+
+    def _current(self, body: Mapping[str, Any]) -> bool:
+        """Whether a table's word (``out``, ``prompt``) is from the newest owner of the
+        table we know of: one with an older fencing token (sent by a node before it learnt
+        it lost the table, or queued before it was paused) is dropped."""
+        token = body.get("f")
+        if token is None:
+            return True  # (not a table's: the queue's, a tournament's)
+        table_id = body["t"]
+        newest = self.tokens.get(table_id, 0)
+        if token < newest:
+            self.stale_words += 1
+            return False
+        self.tokens[table_id] = token
+        return True
 
     async def _attach(self, body: dict[str, Any]) -> None:
         conn = self._conn(body)
@@ -1094,26 +1426,36 @@ class Node:
             await table.queue.put(BackInput(peer, None))
 
     async def _moved(self, body: dict[str, Any]) -> None:
-        """``owner`` runs ``table_id`` with fencing token ``f``. A word older than the last
-        one heard is ignored: a node that lost a table while Redis was away may announce it
-        before it learns so. If it is older than our own copy, we say again that it is ours."""
+        """``owner`` runs ``table_id`` with fencing token ``f``, its players ``p`` seated. A
+        word older than the last one heard is ignored: a node that lost a table while Redis
+        was away may announce it before it learns so. If it is older than our own copy, we
+        say again that it is ours. Our connections at the table, and those of its players,
+        go to the owner; then what waited for an owner."""
         table_id, owner, token = body["t"], body["o"], body.get("f", 0)
         if token < self.tokens.get(table_id, 0):
             return
         ours = self._token(table_id)
         if owner != self.name and ours is not None and token < ours:
-            self._announce(table_id, ours)
+            if self._trusted(self.lease_key(table_id)):  # (else we may have lost it)
+                self._announce(table_id, ours)
             return
         self.owners[table_id] = owner
         self.tokens[table_id] = token
         lobby = self.app.lobby
         if owner != self.name and lobby is not None and table_id in lobby.tables:
-            await self.drop(table_id)  # we were paused: our copy is stale (drop reattaches)
-            return
-        self._reattach(table_id, owner)
+            await self.drop(table_id, body.get("p", ()))  # we were paused: our copy is stale
+        else:
+            self._reattach(table_id, owner, body.get("p", ()))
+        await self._owned_again(table_id, owner)
+
+    async def _released(self, body: dict[str, Any]) -> None:
+        """Node ``o`` handed ``t`` to another: it is no longer where to send its messages."""
+        if self.owners.get(body["t"]) == body["o"]:
+            del self.owners[body["t"]]
 
     async def _take(self, body: dict[str, Any]) -> None:
-        await self.adopt(body["t"])
+        # In a task of its own: the messages for other tables are not held up meanwhile.
+        self._spawn(self.adopt(body["t"]), f"adopt-{body['t']}")
 
     async def _move(self, body: dict[str, Any]) -> None:
         await self.hand_off(body["t"], body.get("to"))
@@ -1206,25 +1548,34 @@ class Node:
         live node has re-subscribed and re-taken its leases (a second re-attach of a seated
         player only sends the table again)."""
         self.scan_after = time.monotonic() + self.lease_seconds
-        with contextlib.suppress(RedisError, OSError):
-            await self._presence()
-            await self.keeper.renew_now()  # our leases, before we say we own the tables
-            self._published_listing.clear()
-            self._published_seated.clear()
-            self._published_waiting.clear()
-            await self._sweep()
-            await self._publish_lobby()
-        await self._announce_and_reattach()
+        self.caught_up = False  # (our tables wait until everyone is told)
+        try:
+            with contextlib.suppress(RedisError, OSError):
+                await self._presence()
+                await self.keeper.renew_now()  # our leases, before we say we own the tables
+                self._published_listing.clear()
+                self._published_seated.clear()
+                self._published_waiting.clear()
+                await self._sweep()
+                await self._publish_lobby()
+            await self._announce_and_reattach()
+        finally:
+            # Our tables play on: what they send now comes after what we announced, and our
+            # connections take it only once their tables sent them whole again (``_out``).
+            self.caught_up = True
+            self._tell_lease_news()
         self._spawn(self._announce_and_reattach(after=self.lease_seconds), "reattach-again")
 
     async def _announce_and_reattach(self, after: float = 0.0) -> None:
-        """Tell every node the tables we own; send our connections to their tables' owners."""
+        """Tell every node the tables we surely own (one whose lease lapsed and was taken
+        back is told once the database says it is still ours: ``_check_suspects``); send our
+        connections to their tables' owners."""
         if after:
             await asyncio.sleep(after)
         lobby = self.app.lobby
         for table_id in list(lobby.tables) if lobby is not None else []:
             token = self._token(table_id)
-            if token is not None:
+            if token is not None and self._trusted(self.lease_key(table_id)):
                 self._announce(table_id, token)
         attached = {t for conn in self.app.connections for t in conn.tables}
         for table_id in attached:  # each table's owner asked once, its connections sent there
@@ -1254,6 +1605,13 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
+def _moving(table_id: str, reply_to: str | int | None) -> str:
+    """The answer to a request for a table that moved before it was handled, or that no
+    node took over in time."""
+    reason = f"table {table_id} is moving to another node; try again in a moment"
+    return error("server_busy", reason, reply_to)
+
+
 _HANDLERS: dict[str, Any] = {
     "in": Node._in,
     "back": Node._back,
@@ -1268,6 +1626,7 @@ _HANDLERS: dict[str, Any] = {
     "attach": Node._attach,
     "moved": Node._moved,
     "take": Node._take,
+    "released": Node._released,
     "move": Node._move,
     "drain": Node._drain,
     "coordinator": Node._coordinator_changed,

@@ -616,6 +616,15 @@ class Store:
                 raise LookupError(f"no table {table_id!r}")
             return int(fence)
 
+    async def table_fences(self, table_ids: Sequence[str]) -> dict[str, int]:
+        """Each table's fencing token (cluster mode: whether another node took a table over
+        while this one's lease had lapsed); a table that does not exist is left out."""
+        async with self._read() as session:
+            rows = await session.execute(
+                select(GameTable.id, GameTable.fence).where(GameTable.id.in_(list(table_ids)))
+            )
+            return {row.id: int(row.fence) for row in rows}
+
     async def open_table_ids(self) -> list[str]:
         """The ids of the tables waiting or playing (cluster mode: those a node must own)."""
         async with self._read() as session:

@@ -122,7 +122,8 @@ async def ready(node: Node) -> bool:
 
 
 async def connect(node: Node) -> Client:
-    return await Client.connect(node.url, rate=None)
+    """A connection to ``node`` that keeps every frame it receives (``Client.frames``)."""
+    return await Client.connect(node.url, rate=None, record=True)
 
 
 @dataclass
@@ -134,6 +135,7 @@ class Player:
     client: Client
     seat: int | None = None
     reconnects: list[str] = field(default_factory=list)  # the nodes she moved to
+    earlier: list[dict[str, Any]] = field(default_factory=list)  # her closed connections' frames
 
     @classmethod
     async def register(cls, node: Node, name: str) -> Player:
@@ -148,6 +150,11 @@ class Player:
 
     def state(self, table: str) -> TableState:
         return self.client._table(table)
+
+    @property
+    def frames(self) -> list[dict[str, Any]]:
+        """Every frame she received, on all her connections, in order."""
+        return [*self.earlier, *self.client.frames]
 
     async def move_to(self, node: Node, table: str | None = None) -> None:
         """Close this connection, connect to ``node`` and ``resume``; with ``table``, wait for
@@ -177,6 +184,7 @@ class Player:
         except BaseException:
             await client.close()
             raise
+        self.earlier.extend(self.client.frames)
         self.client, self.node = client, node
         self.reconnects.append(node.name)
 

@@ -17,11 +17,22 @@ test failed so, now and then, in full CI runs):
 - a node that reached Redis again before another had written its presence again took that
   one for dead and dropped the players it relays: now no node is taken for dead in the
   lease after Redis came back.
+
+And how a handover loses no player and shows her nothing twice (tests/server/
+test_cluster_handover.py plays them with processes): a lease is trusted only for a lease
+after it was renewed (one taken back after it lapsed, only once the database says the table
+is still ours); a table's word to another node carries its fencing token and an older
+owner's is dropped; after a re-attach a table's updates wait for its full one; a message for
+a table between two owners waits for the new one, and its connection keeps the table; the
+new owner's word brings back every connection of its seated players; a message of ours that
+comes back to us is our connection's; what a dropped table had not handled goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -30,11 +41,14 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import redis.asyncio as aioredis
+from fakes import until
 
+from engine.actions import Action, ActionKind
 from server.cluster import node as node_module
 from server.cluster.node import FencedStore, Node
 from server.config import ClusterSection
-from server.table import BackInput, GoneInput
+from server.errors import ServerError
+from server.table import BackInput, GoneInput, PlayInput, SyncInput, speaking
 
 
 @dataclass
@@ -48,6 +62,10 @@ class Conn:
     address: str = "127.0.0.1"
     version: int = 2
     relayed: set[str] = field(default_factory=set)
+    texts: list[str] = field(default_factory=list)  # what it was sent
+
+    def send(self, text: str) -> None:
+        self.texts.append(text)
 
 
 class StandInTable:
@@ -55,7 +73,7 @@ class StandInTable:
 
     def __init__(self, table_id: str, node: Node, token: int, seated: str = "alice") -> None:
         self.id = table_id
-        self.store = FencedStore(None, table_id, token, node)
+        self.store = self.lease = FencedStore(None, table_id, token, node)
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.seated = seated
         self.stopped = False
@@ -66,14 +84,38 @@ class StandInTable:
     async def stop(self) -> None:
         self.stopped = True
 
+    def unhandled(self) -> list[Any]:
+        left = []
+        while not self.queue.empty():
+            left.append(self.queue.get_nowait())
+        return left
+
 
 @dataclass
 class Lobby:
     tables: dict[str, StandInTable] = field(default_factory=dict)
     set_aside: dict[str, Any] = field(default_factory=dict)
+    summaries: dict[str, Any] = field(default_factory=dict)  # (of its tables: who sits there)
 
     def forget(self, table: StandInTable, moved: bool = False) -> None:
         del self.tables[table.id]
+
+
+@dataclass
+class Database:
+    """What the node reads of the database: the open tables (``get_table``) and each
+    table's fencing token (``table_fences``)."""
+
+    fences: dict[str, int] = field(default_factory=dict)  # the open tables
+    meanwhile: Any = None  # awaited while asked for a table (another message comes)
+
+    async def get_table(self, table_id: str) -> Any:
+        if self.meanwhile is not None:
+            await self.meanwhile()
+        return SimpleNamespace(state="playing") if table_id in self.fences else None
+
+    async def table_fences(self, table_ids: list[str]) -> dict[str, int]:
+        return {t: self.fences[t] for t in table_ids if t in self.fences}
 
 
 @dataclass
@@ -118,6 +160,7 @@ async def rig(redis_url: str, prefix: str) -> AsyncIterator[Rig]:
         lobby=lobby,
         connections=connections,
         by_cid={},
+        store=Database(),
     )
     node = Node(app)  # type: ignore[arg-type]
     sent = Sent()
@@ -221,11 +264,14 @@ async def test_an_older_owners_word_does_not_unseat_the_owner(rig: Rig) -> None:
     node, sent = rig.node, rig.sent
     table = StandInTable("t1", node, token=5)
     rig.lobby.tables["t1"] = table
+    rig.lobby.summaries["t1"] = SimpleNamespace(players=("alice",))
+    node._hold(node.lease_key("t1"), time.monotonic())  # (it took t1's lease: it is ours)
     conn = rig.connect(Conn("c.1", {"t1": None}))
 
     await node._moved({"k": "moved", "t": "t1", "o": "n1", "f": 4})
     assert "t1" in rig.lobby.tables and not table.stopped
-    assert sent.kinds("moved") == [(None, {"k": "moved", "t": "t1", "o": "n2", "f": 5})]
+    said = {"k": "moved", "t": "t1", "o": "n2", "f": 5, "p": ["alice"]}
+    assert sent.kinds("moved") == [(None, said)]
     await node._moved(sent.kinds("moved")[0][1])  # its own word comes back: she is here
     assert isinstance(table.queue.get_nowait(), BackInput)
     assert node.owners["t1"] == "n2" and node.tokens["t1"] == 5
@@ -269,3 +315,213 @@ async def test_no_node_is_taken_for_dead_in_the_lease_after_redis_came_back(rig:
     await asyncio.sleep(0.05)  # (the drop runs as a task of its own)
     gone = await asyncio.wait_for(table.queue.get(), 1)
     assert isinstance(gone, GoneInput) and gone.peer is peer
+
+
+# --------------------------------------------------- a handover loses no one ---
+
+
+def out(
+    conn: Conn, text: str, table: str | None = None, token: int | None = None
+) -> dict[str, Any]:
+    """A table's word for ``conn`` as its owner sends it (stamped: with its fencing token)."""
+    body: dict[str, Any] = {"k": "out", "c": conn.cid, "x": text}
+    return body if token is None else {**body, "t": table, "f": token}
+
+
+def update(seq: int, full: bool = False) -> str:
+    payload: dict[str, Any] = {"table": "t1", "seq": seq, "events": []}
+    return json.dumps({"type": "update", "payload": {**payload, "full": True} if full else payload})
+
+
+@pytest.mark.asyncio
+async def test_a_lease_is_trusted_for_a_lease_after_it_was_renewed(rig: Rig) -> None:
+    """Taken or renewed less than a lease ago: ours. Taken back by the keeper after it
+    lapsed: ours only once the database says the table's fencing token is still ours (else
+    another node took the table meanwhile, and ours is dropped), and then said so."""
+    node, lease = rig.node, rig.node.lease_seconds
+    table = StandInTable("t1", node, token=5)
+    rig.lobby.tables["t1"] = table
+    key = node.lease_key("t1")
+    node._hold(key, time.monotonic() - lease)  # taken a lease ago (then paused, say)
+    assert not node._trusted(key)
+    node._renewed(time.monotonic(), (key,), ())
+    assert node._trusted(key)
+
+    rig.node.app.store.fences["t1"] = 5
+    node._hold(key, time.monotonic() - lease)
+    node._held_until.clear()
+    node._renewed(time.monotonic(), (), (key,))  # it had lapsed: taken back
+    node._renewed(time.monotonic(), (key,), ())  # (and renewed since: still unsure)
+    assert not node._trusted(key)
+    await until(lambda: node._trusted(key), "the database's word")
+    assert rig.sent.kinds("moved")[-1][1]["f"] == 5
+
+    rig.node.app.store.fences["t1"] = 6  # another node took it over meanwhile
+    node._held_until.clear()
+    node._renewed(time.monotonic(), (), (key,))
+    await until(lambda: table.stopped, "our copy dropped")
+    assert not node._trusted(key) and key not in node._leases
+
+
+@pytest.mark.asyncio
+async def test_a_tables_word_to_another_node_carries_its_fencing_token(rig: Rig) -> None:
+    """What a table's task sends a connection of another node carries the table and the
+    token it runs it with; what anything else sends (the queue, a tournament) does not."""
+    node, sent = rig.node, rig.sent
+    peer = node._peer({"n": "n1", "c": "c.9", "u": "bob"})
+    table = StandInTable("t1", node, token=4)
+
+    async def the_tables_task() -> None:
+        speaking.set(table)  # type: ignore[arg-type]
+        peer.send("from the table")
+        peer.prompted("t1", 7)
+
+    await asyncio.create_task(the_tables_task())
+    peer.send("from the queue")
+    (said, prompt, other) = [m for _, m in sent.messages]
+    assert (said["x"], said["t"], said["f"]) == ("from the table", "t1", 4)
+    assert (prompt["s"], prompt["t"], prompt["f"]) == (7, "t1", 4)
+    assert "f" not in other and "t" not in other
+
+
+@pytest.mark.asyncio
+async def test_a_word_of_an_older_owner_is_dropped(rig: Rig) -> None:
+    """n3 adopted t1 (token 2) while n1, paused, still ran it (token 1): once a word of
+    token 2 is heard, n1's (sent before it learnt it lost the table, or queued before its
+    pause) reach her no more; nor, once a newer owner announced itself, n3's."""
+    node = rig.node
+    conn = rig.connect(Conn("c.1", {"t1": None}))
+    await node._out(out(conn, "a", "t1", 1))
+    await node._out(out(conn, "b", "t1", 2))
+    await node._out(out(conn, "c", "t1", 1))
+    await node._out(out(conn, "d"))  # (not a table's word)
+    assert conn.texts == ["a", "b", "d"] and node.stale_words == 1
+    await node._moved({"k": "moved", "t": "t1", "o": "n3", "f": 3})  # heard of token 3
+    await node._out(out(conn, update(9, full=True), "t1", 2))
+    assert conn.texts == ["a", "b", "d"] and node.stale_words == 2
+
+
+@pytest.mark.asyncio
+async def test_after_a_reattach_a_tables_updates_wait_for_its_full_one(rig: Rig) -> None:
+    """Messages may have been lost before a re-attach (Redis was away): until the owner
+    sends the table whole again, an update of it (after a gap) does not reach her; other
+    words do; and a table with no hand in play (its summary says so) sends none."""
+    node = rig.node
+    conn = rig.connect(Conn("c.1", {"t1": None, "t2": None}))
+    await rig.lease("t1", "n1")
+    await node._moved({"k": "moved", "t": "t1", "o": "n1", "f": 1})
+    playing = json.dumps({"type": "table", "payload": {"table": "t1", "state": "playing"}})
+    for text in (update(8), playing, update(9), update(9, full=True), update(10)):
+        await node._out(out(conn, text, "t1", 1))
+    assert conn.texts == [playing, update(9, full=True), update(10)]
+
+    await rig.lease("t2", "n1")
+    await node._moved({"k": "moved", "t": "t2", "o": "n1", "f": 1})
+    waiting = json.dumps({"type": "table", "payload": {"table": "t2", "state": "waiting"}})
+    await node._out(out(conn, waiting, "t2", 1))
+    await node._out(out(conn, update(1), "t2", 1))  # the deal: no gap before it
+    assert conn.texts[-2:] == [waiting, update(1)]
+
+
+@pytest.mark.asyncio
+async def test_a_message_for_a_table_between_two_owners_waits_for_the_new_one(rig: Rig) -> None:
+    """t1's owner let it go and its next one is restoring it (no lease, the table open in
+    the database): her ``sync`` waits, her connection keeps the table, and both go to the
+    new owner once it says it runs t1. A table that is not open is still no table."""
+    node, sent = rig.node, rig.sent
+    rig.node.app.store.fences["t1"] = 1
+    conn = rig.connect(Conn("c.1", {"t1": None}))
+    await rig.lease("t1", None)
+    frame = json.dumps({"type": "sync", "id": 3, "payload": {"table": "t1"}})
+    await node.relay(conn, "t1", frame)  # type: ignore[arg-type]
+    assert not sent.kinds("in") and conn.tables == {"t1": None}
+
+    await rig.lease("t1", "n3")
+    await node._moved({"k": "moved", "t": "t1", "o": "n3", "f": 2, "p": ["alice"]})
+    assert [(to, m["k"]) for to, m in sent.messages if m["k"] in ("reattach", "in")] == [
+        ("n3", "reattach"),
+        ("n3", "in"),
+    ]
+    assert sent.kinds("in")[0][1]["f"] == frame
+
+    with pytest.raises(ServerError) as refused:
+        await node.relay(conn, "t9", frame.replace("t1", "t9"))  # type: ignore[arg-type]
+    assert refused.value.code == "no_such_table"
+
+
+@pytest.mark.asyncio
+async def test_a_message_is_not_left_waiting_for_a_word_that_came_while_it_asked(
+    rig: Rig,
+) -> None:
+    """No node held t1's lease when her ``sync`` was relayed; while the node asked the
+    database whether t1 is still open, n3's word came (it runs t1 now): the ``sync`` goes
+    to n3 at once, not to wait for a word already heard."""
+    node, sent = rig.node, rig.sent
+    database = rig.node.app.store
+    database.fences["t1"] = 1
+    conn = rig.connect(Conn("c.1", {"t1": None}))
+    await rig.lease("t1", None)
+
+    async def n3_adopts() -> None:
+        database.meanwhile = None
+        await rig.lease("t1", "n3")
+        await node._moved({"k": "moved", "t": "t1", "o": "n3", "f": 2})
+
+    database.meanwhile = n3_adopts
+    frame = json.dumps({"type": "sync", "id": 3, "payload": {"table": "t1"}})
+    await node.relay(conn, "t1", frame)  # type: ignore[arg-type]
+    assert [(to, m["f"]) for to, m in sent.kinds("in")] == [("n3", frame)]
+    assert not node.unowned
+
+
+@pytest.mark.asyncio
+async def test_the_new_owners_word_brings_back_every_connection_of_its_players(
+    rig: Rig,
+) -> None:
+    """Bob came back (``resume``) while no node ran his table: his seat was found nowhere,
+    his connection lists no table. The new owner says who sits at it: bob's connection is
+    sent there; a connection of a player who does not sit there is not."""
+    node, sent = rig.node, rig.sent
+    bob = rig.connect(Conn("c.1", {}, username="bob"))
+    rig.connect(Conn("c.2", {}, username="carol"))
+    await rig.lease("t1", "n1")
+    await node._moved({"k": "moved", "t": "t1", "o": "n1", "f": 1, "p": ["alice", "bob"]})
+    assert [(to, m["c"]) for to, m in sent.kinds("reattach")] == [("n1", "c.1")]
+    assert bob.tables == {"t1": None}
+
+
+@pytest.mark.asyncio
+async def test_a_message_of_ours_that_comes_back_is_our_connections(rig: Rig) -> None:
+    """Her ``sync`` went to t1's old owner, which sent it on to us, its owner now: the
+    table takes it from her connection itself, not from a stand-in for another node's
+    (the table would then send her everything twice)."""
+    node = rig.node
+    table = StandInTable("t1", node, token=2)
+    rig.lobby.tables["t1"] = table
+    conn = rig.connect(Conn("c.1", {"t1": None}))
+    frame = json.dumps({"type": "sync", "id": 3, "payload": {"table": "t1"}})
+    body = {"k": "in", "n": "n2", "c": "c.1", "u": "alice", "t": "t1", "f": frame, "hop": 1}
+    await node._in(body)
+    item = table.queue.get_nowait()
+    assert isinstance(item, SyncInput) and item.peer is conn and not node.peers
+
+
+@pytest.mark.asyncio
+async def test_what_a_dropped_table_had_not_handled_goes_on(rig: Rig) -> None:
+    """n1 took t1 over while we were paused; our copy had a ``sync`` of bob's (on n3) and
+    an action of his waiting: the ``sync`` goes on to n1 (he waits for its answer), the
+    action is answered that the table moved (he is sent the table again anyway)."""
+    node, sent = rig.node, rig.sent
+    table = StandInTable("t1", node, token=1)
+    rig.lobby.tables["t1"] = table
+    peer = node._peer({"n": "n3", "c": "c.7", "u": "bob", "v": 2})
+    table.queue.put_nowait(SyncInput(peer, 4))
+    table.queue.put_nowait(PlayInput(peer, 5, 9, Action(ActionKind.PASS)))
+    await rig.lease("t1", "n1")
+    await node._moved({"k": "moved", "t": "t1", "o": "n1", "f": 2})
+    assert table.stopped
+    ((to, passed),) = sent.kinds("in")
+    assert to == "n1" and (passed["n"], passed["c"], passed["u"]) == ("n3", "c.7", "bob")
+    assert json.loads(passed["f"]) == {"type": "sync", "payload": {"table": "t1"}, "id": 4}
+    told = [json.loads(m["x"]) for _, m in sent.kinds("out")]
+    assert [(m["reply_to"], m["payload"]["code"]) for m in told] == [(5, "server_busy")]

@@ -28,7 +28,7 @@ import pytest_asyncio
 import redis
 from clusterkit import RedisServer, Unavailable, until
 
-from server.cluster.keeper import LOOP_SILENT_LEASES, LeaseKeeper, keeper_client
+from server.cluster.keeper import LOOP_SILENT_LEASES, LeaseKeeper, OnRound, keeper_client
 
 OWNER = "node-a"
 CONNECT_TIMEOUT, REPLY_TIMEOUT = 1.0, 2.0  # as the node's clients
@@ -63,13 +63,17 @@ MakeKeeper = Callable[..., Awaitable[tuple[LeaseKeeper, Lost]]]
 
 @pytest_asyncio.fixture
 async def make_keeper(prefix: str, redis_url: str) -> AsyncIterator[MakeKeeper]:
-    """``await make_keeper(lease_seconds, client=None, held=())``: a started keeper renewing
-    ``held`` in ``OWNER``'s name (and the presence key ``PREFIX:node:OWNER``), and its
-    ``Lost`` recorder. Every keeper is stopped afterwards, its thread gone."""
+    """``await make_keeper(lease_seconds, client=None, held=(), on_round=None)``: a started
+    keeper renewing ``held`` in ``OWNER``'s name (and the presence key
+    ``PREFIX:node:OWNER``), and its ``Lost`` recorder. Every keeper is stopped afterwards,
+    its thread gone."""
     made: list[LeaseKeeper] = []
 
     async def make(
-        lease_seconds: float, client: redis.Redis | None = None, held: tuple[str, ...] = ()
+        lease_seconds: float,
+        client: redis.Redis | None = None,
+        held: tuple[str, ...] = (),
+        on_round: OnRound | None = None,
     ) -> tuple[LeaseKeeper, Lost]:
         lost = Lost()
         keeper = LeaseKeeper(
@@ -79,6 +83,7 @@ async def make_keeper(prefix: str, redis_url: str) -> AsyncIterator[MakeKeeper]:
             lease_seconds=lease_seconds,
             on_lost=lost,
             round_seconds=CONNECT_TIMEOUT + REPLY_TIMEOUT,
+            on_round=on_round,
         )
         keeper.hold(held)
         keeper.start()
@@ -300,6 +305,34 @@ async def test_a_lapsed_lease_of_ours_is_taken_back(
     keeper, lost = await make_keeper(lease, held=(key,))
     await keeper.renew_now()
     assert other.get(key) == OWNER and lost.calls == []
+
+
+@pytest.mark.asyncio
+async def test_each_round_says_what_it_renewed_and_what_it_took_back(
+    make_keeper: MakeKeeper, other: redis.Redis, prefix: str
+) -> None:
+    """On the loop's thread, after each round that reached Redis: when it began (before
+    Redis renewed anything), the leases it renewed, and those it took back (they had lapsed:
+    the node trusts them only once the database says the table is still its own); a lease
+    another node holds is in neither."""
+    lease = 0.3
+    ours, lapsed, theirs = (f"{prefix}:lease:T{i}" for i in (1, 2, 3))
+    take(other, ours, OWNER, lease)
+    take(other, theirs, "node-b", 60)
+    rounds_seen: list[tuple[float, tuple[str, ...], tuple[str, ...], int]] = []
+
+    def on_round(began: float, renewed: tuple[str, ...], retaken: tuple[str, ...]) -> None:
+        rounds_seen.append((began, renewed, retaken, threading.get_ident()))
+
+    before = time.monotonic()
+    keeper, lost = await make_keeper(lease, held=(ours, lapsed, theirs), on_round=on_round)
+    await keeper.renew_now()
+    began, renewed, retaken, thread = rounds_seen[0]
+    assert before <= began <= time.monotonic() and thread == threading.get_ident()
+    assert (renewed, retaken) == ((ours,), (lapsed,))
+    await keeper.renew_now()
+    assert rounds_seen[-1][1:3] == ((ours, lapsed), ())  # (ours since)
+    assert lost.keys == [(theirs,)]
 
 
 def closed_port() -> int:

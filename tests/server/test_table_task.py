@@ -879,3 +879,107 @@ async def test_refused_actions_change_nothing_and_the_match_still_finishes() -> 
         assert late["type"] == "error" and late["payload"]["code"] == "hand_over", late
     finally:
         await lobby.shutdown()
+
+
+# ---------------------------------------------------------- cluster mode ---
+
+
+class Lease:
+    """A table's lease as its node tells it (``server.table.Lease``): ``held`` as set;
+    ``regained`` waits for ``say``."""
+
+    token = 3
+
+    def __init__(self) -> None:
+        self.holding = True
+        self.asked: asyncio.Future[bool] | None = None
+
+    def held(self) -> bool:
+        return self.holding
+
+    async def regained(self) -> bool:
+        self.asked = asyncio.get_running_loop().create_future()
+        return await self.asked
+
+    def say(self, owned: bool) -> None:
+        assert self.asked is not None
+        self.holding = owned
+        self.asked.set_result(owned)
+
+
+async def unsure(table: Table, alice: FakePeer) -> tuple[Lease, int]:
+    """Her node may have lost the table (its lease not renewed for a lease) just as she
+    asks for her view and discards: the table waits for its node's word. How many frames
+    she had then."""
+    lease = table.lease = Lease()
+    seen = len(alice.texts)
+    lease.holding = False
+    legal = alice.updates()[-1]["view"]["legal"]
+    discard = next(a for a in legal if a["type"] == "discard")
+    await table.queue.put(SyncInput(alice, 7))
+    await table.queue.put(PlayInput(alice, 8, table.seq, Action.from_dict(discard)))
+    await until(lambda: lease.asked is not None, "the table asking its node")
+    return lease, seen
+
+
+@pytest.mark.asyncio
+async def test_a_table_its_node_may_have_lost_does_and_sends_nothing_until_it_knows(
+    running: Callable[..., Table],
+) -> None:
+    """Cluster mode: while its node does not know whether it still holds the table's lease
+    (paused past it, cut off from Redis), the table answers no one, takes no action, plays
+    for no one, its clocks stopped; told it does, it goes on as if nothing happened."""
+    store = FakeStore()
+    table = running(store=store, turn_seconds=60)
+    alice = await started_match(table)
+    deadline = table.deadline
+    assert deadline is not None
+    lease, seen = await unsure(table, alice)
+    assert len(alice.texts) == seen and store.actions[1] == [] and table.log_seq == 0
+    lease.say(True)
+    await until(lambda: replies(alice, 7), "her view")
+    assert replies(alice, 7)[0]["payload"]["full"]
+    await until(lambda: table.log_seq >= 4, "her discard, and the bots playing on")
+    assert store.actions[1][0].player == 0
+    assert table.deadline is None or table.deadline > deadline  # (moved on by the pause)
+
+
+@pytest.mark.asyncio
+async def test_a_table_its_node_lost_ends_without_a_word(running: Callable[..., Table]) -> None:
+    """Told that another node runs the table now, it ends, having sent and stored nothing;
+    the inputs it did not handle, the one it held meanwhile first, are left for its node to
+    pass on (``unhandled``)."""
+    store = FakeStore()
+    table = running(store=store, turn_seconds=60)
+    alice = await started_match(table)
+    lease, seen = await unsure(table, alice)
+    lease.say(False)
+    assert table.task is not None
+    await asyncio.wait_for(table.task, 5)
+    assert len(alice.texts) == seen and store.actions[1] == []
+    assert [type(i) for i in table.unhandled()] == [SyncInput, PlayInput]
+
+
+@pytest.mark.asyncio
+async def test_a_table_waiting_for_its_node_stops_when_told(running: Callable[..., Table]) -> None:
+    table = running(turn_seconds=60)
+    alice = await started_match(table)
+    await unsure(table, alice)
+    await asyncio.wait_for(table.stop(), 5)
+    assert [type(i) for i in table.unhandled()] == [SyncInput, PlayInput]
+
+
+@pytest.mark.asyncio
+async def test_a_seated_players_connection_the_table_does_not_know_gets_her_view(
+    running: Callable[..., Table],
+) -> None:
+    """Cluster mode: her ``sync`` reached the table's new owner before her re-attach did.
+    It is her seat's connection from then on: answered with her view, not ``not_seated``."""
+    table = running(turn_seconds=60)
+    await started_match(table)
+    elsewhere = FakePeer("alice")
+    await table.queue.put(SyncInput(elsewhere, 3))
+    await handled(table)
+    (answer,) = replies(elsewhere, 3)
+    assert answer["type"] == "update" and answer["payload"]["view"]["you"] == 0
+    assert table.peers[elsewhere] == 0
