@@ -38,6 +38,7 @@ from server.grades import grade
 from server.ladder.rating import Rating as Skill
 from server.ladder.rating import ranks, rate
 from server.ladder.store import foursome_key
+from server.text import skeleton
 
 LADDER = "mcr"
 START = datetime(2026, 9, 1, 8, 0, tzinfo=UTC)
@@ -286,6 +287,15 @@ async def seed(
             cached[name][0] += score
             cached[name][1] += 1
 
+    # Names that look alike (server.text.skeleton) share one skeleton: as the migration does
+    # with such accounts, the first keeps it and the others have none (the column is unique).
+    skeletons: dict[str, str | None] = {}
+    taken: set[str] = set()
+    for name in planned.players:
+        found = skeleton(name)
+        skeletons[name] = None if found in taken else found
+        taken.add(found)
+
     # The players first, with their totals after all the matches, then the matches.
     async with engine.begin() as connection:
         for chunk in _chunks(planned.players, 5000):
@@ -296,6 +306,7 @@ async def seed(
                         "id": ids[name],
                         "username": name,
                         "username_key": name.lower(),
+                        "username_skeleton": skeletons[name],
                         "password_hash": PASSWORD_HASH,
                         "guest": False,
                         "created_at": planned.created_at,
