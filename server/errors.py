@@ -55,7 +55,7 @@ CODES: dict[str, str] = {
     "stale": "the action answers an old `seq`; the current `update` follows",
     "hand_over": "no hand is being played at the table",
     "aids_off": "the table allows no playing aids (`analyze`; its `aids` is false)",
-    "not_watchable": "the table cannot be watched (a tournament's, until its session is over)",
+    "not_watchable": "the table cannot be watched (a duplicate session's, while it is played)",
     # The ladder (server.ladder)
     "not_registered": "rated play (a rated table, the ladder queue) and tournaments are for "
     "registered accounts",

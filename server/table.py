@@ -895,9 +895,12 @@ class Table:
         peer = item.peer
         assert peer is not None
         mine = self.seat_of(peer.username)
-        self.peers.pop(peer, None)
+        watching = self.peers.pop(peer, -1) is None
+        self.watch_next.pop(peer, None)
         if mine is None:
-            peer.send(encode("left", {"table": self.id}, item.reply_to))
+            if not watching:  # neither seated nor watching: there is nothing to leave
+                raise LobbyError("not_seated", f"you neither sit at nor watch table {self.id}")
+            peer.send(encode("left", {"table": self.id}, item.reply_to))  # stops watching
             return
         if self.state == "waiting":
             self.seats[mine] = None
@@ -942,7 +945,7 @@ class Table:
         if mine is None and not self.watchable:
             raise LobbyError(
                 "not_watchable",
-                f"table {self.id} cannot be watched (a tournament's, until its session is over)",
+                f"table {self.id} cannot be watched (a duplicate session's, while it is played)",
             )
         self.peers[peer] = mine
         if mine is None and self.spectator_delay_seconds:

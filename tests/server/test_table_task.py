@@ -86,6 +86,33 @@ def replies(peer: FakePeer, reply_to: int) -> list[dict[str, Any]]:
 
 
 @pytest.mark.asyncio
+async def test_leaving_a_table_one_neither_sits_at_nor_watches_is_refused(
+    running: Callable[..., Table],
+) -> None:
+    """``leave_table``: a spectator stops watching (``left``, and no update after it); a
+    connection that neither sits at the table nor watches it has nothing to leave
+    (``not_seated``), where it used to be told ``left``."""
+    table = running()
+    alice, bob, carol = FakePeer("alice"), FakePeer("bob"), FakePeer("carol")
+    await table.queue.put(JoinInput(alice, 1, 0, None))
+    await table.queue.put(WatchInput(bob, 2, None))
+    await table.queue.put(LeaveInput(carol, 3))
+    await table.queue.put(LeaveInput(bob, 4))
+    await handled(table)
+    (refused,) = replies(carol, 3)
+    assert refused["type"] == "error" and refused["payload"]["code"] == "not_seated"
+    (left,) = replies(bob, 4)
+    assert left["type"] == "left" and bob not in table.peers
+    seen = len(bob.texts)
+    await table.queue.put(AddBotsInput(alice, 5, "fast"))
+    await until(alice.updates, "the deal")
+    assert len(bob.texts) == seen  # gone: nothing more
+    await table.queue.put(LeaveInput(bob, 6))  # twice: nothing to leave now
+    await handled(table)
+    assert replies(bob, 6)[0]["payload"]["code"] == "not_seated"
+
+
+@pytest.mark.asyncio
 async def test_a_join_takes_the_seat_and_tells_the_host_and_the_store(
     running: Callable[..., Table],
 ) -> None:
