@@ -666,8 +666,18 @@ def _exact(
         fewest = [seats[i] for table in found.tables for i in table]
     cost = _repeat_cost(fewest, met)
     if lookahead > 0:
+        # From the seats as dealt (the search's first find is no better a start for the
+        # plan), the search's seating if the plan finds none as good.
         fewest = _plan_search(
-            fewest, met, winds, rng, budget=budget, sessions=1 + lookahead, cap=cost, group=group
+            seats,
+            met,
+            winds,
+            rng,
+            budget=budget,
+            sessions=1 + lookahead,
+            cap=cost,
+            fallback=fewest,
+            group=group,
         )
     floor = cost if found.complete else 0
     result = _local_search(fewest, met, winds, rng, budget=budget, group=group, floor=floor)
@@ -899,8 +909,8 @@ class _Plan:
             return i - i % self.n + rng.randrange(self.n)
         return rng.choice(self.slots[i // self.n, self.group[self.seats[i]]])
 
-    def reshuffle(self, rng: random.Random, *, keep_first: bool = False) -> None:
-        for start in range(self.n if keep_first else 0, len(self.seats), self.n):
+    def reshuffle(self, rng: random.Random) -> None:
+        for start in range(0, len(self.seats), self.n):
             block = self.seats[start : start + self.n]
             _reshuffle(block, self.group, rng)
             self.seats[start : start + self.n] = block
@@ -917,19 +927,23 @@ def _plan_search(
     budget: int,
     sessions: int,
     cap: int | None = None,
+    fallback: Sequence[str] = (),
     group: Mapping[str, int] | None = None,
 ) -> list[str]:
     """Swap seats within each planned session to lower the plan's cost, within ``budget``
     moves, restarting from a reshuffle on a long plateau; the first session of the best
-    plan seen is returned. With a ``cap``, no swap takes the first session's repeat cost
-    (``_repeat_cost``) above it, and a restart keeps the first session: given the proven
-    fewest, the plan then chooses among the seatings that have them. With a ``group`` (the
-    quarters of ``balanced``), seats change tables only within their group."""
+    plan seen is returned. With a ``cap``, only the plans whose first session's repeat cost
+    (``_repeat_cost``) is at most the cap count as seen (the search passes through others),
+    and ``fallback`` (a seating within it) is returned if none is: given the proven fewest,
+    the plan chooses among the seatings that have them. With a ``group`` (the quarters of
+    ``balanced``), seats change tables only within their group."""
     plan = _Plan(seats, met, winds, sessions, rng, group=group)
     first_cost = _repeat_cost(seats, met) if cap is not None else 0
     n, total_slots = len(seats), len(plan.seats)
     cost = plan.total()
     best, best_cost = plan.seats[:n], cost
+    if cap is not None and first_cost > cap:
+        best, best_cost = list(fallback), 1 << 62  # (any plan within the cap is better)
     stuck = since_best = 0
     bad: list[int] = []
     for move in range(budget):
@@ -954,6 +968,8 @@ def _plan_search(
             if cost < best_cost and (cap is None or first_cost <= cap):
                 best, best_cost, since_best = plan.seats[:n], cost, 0
         if stuck > 40 * total_slots:
-            plan.reshuffle(rng, keep_first=cap is not None)
+            plan.reshuffle(rng)
             cost, stuck = plan.total(), 0
+            if cap is not None:
+                first_cost = _repeat_cost(plan.seats[:n], met)
     return best
