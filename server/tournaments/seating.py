@@ -106,9 +106,9 @@ class Seating:
     ids or substitute markers); ``byes``: players sitting out; ``repeats``: pairs meeting
     again; ``message``: empty, or why the seating has repeats; ``fewest``: no seating of
     these players has fewer repeats (earlier meetings, then pairings), proven by the search
-    (or by having none); ``unavoidable``: a lower bound on the repeat pairings of any
-    seating of them. ``met`` (the pairs of the earlier sessions, with their session
-    numbers) lets ``swap`` recompute the repeats."""
+    (or by having none); ``unavoidable``: for ``avoid`` and ``balanced``, a lower bound on
+    the repeat pairings of any seating of them (else 0). ``met`` (the pairs of the earlier
+    sessions, with their session numbers) lets ``swap`` recompute the repeats."""
 
     session: int
     method: str
@@ -594,9 +594,12 @@ def seat_session(
     )
     repeats = _repeats(table_list, met)
     once = _met_once(result, met)
-    unavoidable = _unavoidable(
-        result, met, history, repeats, fewest=fewest and once and group is None
-    )
+    # (The methods that do not avoid repeats are not told how many they could have avoided.)
+    unavoidable = 0
+    if method in ("avoid", "balanced"):
+        unavoidable = _unavoidable(
+            result, met, history, repeats, fewest=fewest and once and group is None
+        )
     return Seating(
         session=len(history) + 1,
         method=method,
