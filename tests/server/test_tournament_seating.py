@@ -406,6 +406,33 @@ def test_swap_moves_two_players_and_recomputes_repeats() -> None:
     assert swap(swapped, east_b, east_a).tables == second.tables
 
 
+def test_a_swap_keeps_the_claim_only_while_it_holds() -> None:
+    # 8 players, second session: 4 repeat pairings, proven the fewest. Two of one table
+    # swapping winds keep them; two tables swapping a pair of players who met put them with
+    # their old tablemates again: more repeats, and the message no longer claims the fewest.
+    players = names(8)
+    history = schedule(players, 1, seed=1)
+    second = seat_session(players, history, "avoid", 2)
+    assert second.fewest and second.unavoidable == 4
+    table = second.tables[0]
+    same = swap(second, table[0], table[1])
+    assert same.fewest and same.message.startswith("4 repeat pairing(s), the fewest possible")
+    first = history[0].tables[0]
+    # Two players of one first-session table who now sit apart, brought together.
+    a, b = next(
+        (a, b)
+        for a, b in itertools.combinations(first, 2)
+        if not any({a, b} <= set(t) for t in second.tables)
+    )
+    here = next(t for t in second.tables if a in t)
+    other = next(p for p in here if p != a and frozenset((a, p)) not in pair_counts(history))
+    worse = swap(second, other, b)
+    assert len(worse.repeats) > 4 and not worse.fewest
+    assert worse.message.startswith(
+        f"{len(worse.repeats)} repeat pairing(s), after the director's swap; at least 4 unavoidable"
+    )
+
+
 def test_swap_with_a_bye_and_unknown_ids() -> None:
     seating = seat_session(names(5), [], "random", 1)
     (out,) = seating.byes
