@@ -74,6 +74,12 @@ def spread(size: int, tables: int) -> int:
     return r * (q + 1) * q // 2 + (tables - r) * q * (q - 1) // 2
 
 
+def _alike(cost: Sequence[Sequence[int]], a: int, b: int) -> bool:
+    """Whether seats ``a`` and ``b`` have the same cost with every other seat (swapping them
+    changes no split's cost)."""
+    return all(cost[a][j] == cost[b][j] for j in range(len(cost)) if j not in (a, b))
+
+
 def _cheapest_first(row: Sequence[int], i: int) -> list[int]:
     """The seats other than ``i``, cheapest pair with it first (ties: seat number)."""
     return sorted((j for j in range(len(row)) if j != i), key=lambda j: (row[j], j))
@@ -113,16 +119,20 @@ class Partition:
         n = len(cost)
         if n % 4:
             raise ValueError(f"{n} seats do not make tables of four")
-        # The marked seats cost nothing where they may sit; those with the same costs with
-        # every seat are alike (a kind): which of them sits where is not searched.
-        kinds: dict[tuple[int, ...], int] = {}
+        # The marked seats cost nothing where they may sit; those with the same cost with
+        # every other seat are alike (a kind): which of them sits where is not searched.
+        kinds: list[list[int]] = []
         for i in range(n):
             if marked >> i & 1:
-                row = tuple(cost[i][j] for j in range(n) if j != i)
-                if any(c not in (0, FORBIDDEN) for c in row):
-                    raise ValueError(f"marked seat {i} has a cost: {sorted(set(row))}")
-                kinds[row] = kinds.get(row, 0) | 1 << i
-        self.kinds = list(kinds.values())
+                if any(cost[i][j] not in (0, FORBIDDEN) for j in range(n)):
+                    costs = sorted({cost[i][j] for j in range(n)})
+                    raise ValueError(f"marked seat {i} has a cost: {costs}")
+                kind = next((k for k in kinds if all(_alike(cost, i, m) for m in k)), None)
+                if kind is None:
+                    kinds.append([i])
+                else:
+                    kind.append(i)
+        self.kinds = [sum(1 << i for i in kind) for kind in kinds]
         self.n = n
         self.cost = [list(row) for row in cost]
         self.scale = scale
