@@ -285,6 +285,9 @@ def _seating(s: SessionRow) -> seating.Seating:
             for r in data.get("repeats", ())
         ),
         message=data.get("message", ""),
+        # Seatings stored before these were recorded claim nothing.
+        fewest=data.get("fewest", not data.get("repeats")),
+        unavoidable=data.get("unavoidable", 0),
     )
 
 
@@ -294,6 +297,8 @@ def _seating_dict(s: seating.Seating) -> dict[str, Any]:
         "byes": list(s.byes),
         "repeats": [{"players": list(r.players), "sessions": list(r.sessions)} for r in s.repeats],
         "message": s.message,
+        "fewest": s.fewest,
+        "unavoidable": s.unavoidable,
     }
 
 
@@ -618,6 +623,8 @@ class Tournaments:
             "seed": str(s.seed),
             "message": s.seating.get("message", ""),
             "repeats": s.seating.get("repeats", []),
+            "fewest": s.seating.get("fewest", not s.seating.get("repeats")),
+            "unavoidable": s.seating.get("unavoidable", 0),
             "byes": s.seating.get("byes", []),
             "seated_at": iso(s.seated_at),
             "started_at": iso(s.started_at),
@@ -899,7 +906,11 @@ class Tournaments:
             )
         seed = session_seed(state.row.seed, number)
         try:
-            result = seating.seat_session(
+            # In a worker thread: the search for the fewest repeats may take a second or two
+            # (docs/tournaments.md), and the tables playing meanwhile must not wait for it.
+            # The tournament stays locked: nothing else changes it meanwhile.
+            result = await asyncio.to_thread(
+                seating.seat_session,
                 players,
                 state.history(number),
                 method,  # type: ignore[arg-type]

@@ -3,46 +3,59 @@
 ``seat_session(players, history, method, seed)`` seats the players checked in for the next
 session, given the earlier sessions' seatings (``history``), and returns a ``Seating``:
 tables of four seats in wind order (East, South, West, North), the byes, the ``repeats``
-(pairs of players who meet again, with the sessions they met in before) and a ``message``
-saying when no repeat-free seating was found. The methods:
+(pairs of players who meet again, with the sessions they met in before), whether they are
+proven the ``fewest``, a lower bound on them (``unavoidable``) and a ``message`` saying why
+there are repeats, in words that are true. The methods:
 
 - ``"random"``: a seeded shuffle (repeats are reported, not avoided).
 - ``"balanced"``: tables spread by strength: with ``standings`` (best first) a snake draft,
   so each table has one player of each quarter of the standings; without, random. Later
-  sessions keep the quarters apart and avoid repeats by swapping within a quarter.
-- ``"avoid"``: no repeat opponents where a repeat-free seating can be found, and each
-  player's winds balanced over the event (each sits one of the winds they have sat least,
-  where the search finds such a seating; ``report`` gives the worst imbalance).
+  sessions keep the quarters apart and have the fewest repeats that allows, as ``avoid``.
+- ``"avoid"``: the fewest repeats, and each player's winds balanced over the event (each
+  sits one of the winds they have sat least, where that costs no repeat; ``report`` gives
+  the worst imbalance).
 - ``"swiss"``: neighbours in the standings together, the next player who has not met the
   table yet taken when one is close by (within ``SWISS_WINDOW`` places).
 - ``"top4"``: the top four together, then the next four, ... (repeats are reported).
 
-The search for ``"avoid"`` and ``"balanced"`` is a local search over seat swaps with a
-fixed budget (``budget`` moves, restarts included), so it always ends: it stops at the
-first seating with no repeat and every player on one of their least-used winds (or once
-repeat-free and the winds no longer improving), else it returns the best seating seen, its
-repeats listed and the ``message`` saying so. Its cost::
+The repeats ``"avoid"`` and ``"balanced"`` minimise are weighed by ``_repeat_cost``: first
+the earlier meetings of the pairs at a table (a pair that met twice counts 2), then the
+number of those pairs (the repeat pairings). Then come each player's winds and the look
+ahead, never at the cost of a repeat:
 
-    weight * sum(times met before, over pairs at a table) + sum(wind penalty)
+- Up to ``EXACT_SEATS`` seats (six tables), ``partition``'s exact search finds the fewest
+  and proves it (``fewest``); it gives up only past a limit on its work (a few seconds:
+  docs/tournaments.md has the hardest cases measured), and then proves nothing.
+- Above, a local search over seat swaps with a fixed budget (``budget`` moves, restarts
+  included), so it always ends: it stops at the first seating with no repeat and every
+  player on one of their least-used winds (or once repeat-free and the winds no longer
+  improving), else it returns the best seating seen; ``partition``'s lower bound says how
+  many repeat pairings no seating avoids (``unavoidable``), and proves the seating the
+  fewest if it meets it.
+
+Either way the session is planned with ``lookahead`` more sessions of the same players (the
+pairs' meetings over history and plan counted as m(m-1)/2) and the first returned, so a
+repeat-free session does not leave none for the next (16 players: three repeat-free
+sessions can leave no repeat-free fourth); up to ``EXACT_SEATS``, the plan keeps the first
+session among those with the fewest repeats. The local search's cost::
+
+    weight * sum(repeat cost, over pairs at a table) + sum(wind penalty)
 
 where a player's wind penalty is how many more times they have sat that wind than their
 least-used one, and ``weight`` outweighs all wind penalties together (a repeat is never
-traded for winds). ``"avoid"`` looks ahead: it plans ``lookahead`` more sessions of the
-same players together with this one (the pairs' meetings over history and plan counted as
-m(m-1)/2) and returns the first, so a repeat-free session does not leave none for the next
-(16 players: three repeat-free sessions can leave no repeat-free fourth). When the plan
-has repeats, the session is also searched alone and the one with fewer repeats now kept.
-Every method then seats each table's four on the winds that balance them best (the best of
-the 24 orders).
+traded for winds). Every method then seats each table's four on the winds that balance them
+best (the best of the 24 orders).
 
 A player count that is not a multiple of four: ``fill="byes"`` sits the leftover players
-out, those with the fewest byes so far (ties drawn with the seed); ``fill="substitutes"``
-completes tables with substitute seats ``"sub:1"``, ``"sub:2"``, ... (one to a table, two
-only when there are more substitutes than tables; they have no pairs and no winds).
+out, those with the fewest byes so far (ties drawn with the seed: the fewest repeats are
+those of the others' seatings); ``fill="substitutes"`` completes tables with substitute
+seats ``"sub:1"``, ``"sub:2"``, ... (one to a table, two only when there are more
+substitutes than tables; they have no pairs and no winds).
 
 ``swap(seating, a, b)`` is the director's swap of two players (or of a player and one on a
-bye) before the session starts: a new ``Seating`` with ``repeats`` recomputed, or a
-``SeatingError`` for an unknown id. ``pair_counts`` and ``report`` summarise a history.
+bye) before the session starts: a new ``Seating`` with ``repeats`` and ``message``
+recomputed, or a ``SeatingError`` for an unknown id. ``pair_counts`` and ``report``
+summarise a history.
 """
 
 from __future__ import annotations
@@ -54,12 +67,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from server.tournaments.partition import FORBIDDEN, Partition
+
 WINDS = ("E", "S", "W", "N")
 SUBSTITUTE_PREFIX = "sub:"
 REPEAT_WEIGHT = 1000
 SWISS_WINDOW = 8
 DEFAULT_BUDGET = 15_000
 DEFAULT_LOOKAHEAD = 1
+EXACT_SEATS = 24  # up to this many seats (six tables), the fewest repeats are proven
 
 Method = Literal["random", "balanced", "avoid", "swiss", "top4"]
 Fill = Literal["byes", "substitutes"]
@@ -88,8 +104,11 @@ class Repeat:
 class Seating:
     """One session's seating. ``tables``: four seats each, East, South, West, North (player
     ids or substitute markers); ``byes``: players sitting out; ``repeats``: pairs meeting
-    again; ``message``: empty, or why the seating has repeats. ``met`` (the pairs of the
-    earlier sessions, with their session numbers) lets ``swap`` recompute the repeats."""
+    again; ``message``: empty, or why the seating has repeats; ``fewest``: no seating of
+    these players has fewer repeats (earlier meetings, then pairings), proven by the search
+    (or by having none); ``unavoidable``: for ``avoid`` and ``balanced``, a lower bound on
+    the repeat pairings of any seating of them (else 0). ``met`` (the pairs of the earlier
+    sessions, with their session numbers) lets ``swap`` recompute the repeats."""
 
     session: int
     method: str
@@ -98,6 +117,8 @@ class Seating:
     byes: tuple[str, ...] = ()
     repeats: tuple[Repeat, ...] = ()
     message: str = ""
+    fewest: bool = False
+    unavoidable: int = 0
     met: Mapping[frozenset[str], tuple[int, ...]] = field(
         default_factory=dict, repr=False, compare=False
     )
@@ -192,16 +213,39 @@ def _repeats(
     return tuple(sorted(found, key=lambda r: r.players))
 
 
-def _message(repeats: Sequence[Repeat], method: str) -> str:
+def _message(
+    repeats: Sequence[Repeat],
+    method: str,
+    *,
+    fewest: bool,
+    unavoidable: int,
+    once: bool,
+    swapped: bool = False,
+) -> str:
+    """Why the seating has repeats, in words that are true: the fewest possible only when
+    proven, else how many a lower bound says no seating avoids. ``once``: no two of the
+    players seated met more than once (then the fewest meetings are the fewest pairings)."""
     if not repeats:
         return ""
+    count = len(repeats)
     pairs = ", ".join(f"{a}-{b}" for a, b in (r.players for r in repeats))
-    if method in ("avoid", "balanced"):
+    said = f"{count} repeat pairing(s)"
+    if method not in ("avoid", "balanced"):
+        return f"{said} ({method} seating does not avoid all): {pairs}"
+    if fewest:
+        among = " for a balanced seating" if method == "balanced" else ""
+        if once:
+            return f"{said}, the fewest possible{among} (proven by the search): {pairs}"
+        # Some met more than once: the search minimises the meetings, then the pairings.
+        meetings = sum(len(r.sessions) for r in repeats)
         return (
-            f"no repeat-free seating found within the search budget: "
-            f"{len(repeats)} repeat pairing(s), the fewest found: {pairs}"
+            f"{said}, {meetings} earlier meeting(s) between them: no seating{among} has "
+            f"fewer (proven by the search): {pairs}"
         )
-    return f"{len(repeats)} repeat pairing(s) ({method} seating does not avoid all): {pairs}"
+    found = "after the director's swap" if swapped else "the fewest found"
+    if unavoidable:
+        return f"{said}, {found}; at least {unavoidable} unavoidable: {pairs}"
+    return f"{said}, {found} (a seating with fewer may exist): {pairs}"
 
 
 def _validate(
@@ -256,6 +300,7 @@ class _Search:
     ) -> None:
         self.seats = seats
         self.met = {pair: len(sessions) for pair, sessions in met.items()}
+        self.scale = _scale(seats)
         self.penalty: dict[str, tuple[int, ...]] = {}
         self.weight = REPEAT_WEIGHT
         for p in seats:
@@ -269,8 +314,10 @@ class _Search:
 
     def pair_cost(self, a: str, b: str) -> int:
         if is_substitute(a) or is_substitute(b):
-            return self.weight * 100 if is_substitute(a) and is_substitute(b) else 0
-        return self.weight * self.met.get(frozenset((a, b)), 0)
+            # Two substitutes at a table outweigh any repeats.
+            both = is_substitute(a) and is_substitute(b)
+            return self.weight * self.scale * 1000 if both else 0
+        return self.weight * _pair_cost(self.met.get(frozenset((a, b)), 0), self.scale)
 
     def player_cost(self, slot: int, player: str) -> int:
         """The cost ``player`` brings to ``slot``: its wind and its pairs there (the slot's
@@ -313,19 +360,23 @@ def _local_search(
     *,
     budget: int,
     group: Mapping[str, int] | None,
+    floor: int = 0,
 ) -> list[str]:
     """Swap seats to lower the cost, within a budget of moves, restarting from a shuffle
     (within ``group``) when stuck. With a ``group`` (the quarters of ``balanced``), seats
-    change tables only within their group."""
+    change tables only within their group. ``floor``: a repeat cost no seating goes below
+    (0, or the proven fewest): reaching it counts as repeat-free does. The seating returned
+    never has a higher repeat cost than the one given (a repeat outweighs all winds)."""
     search = _Search(list(seats), met, winds)
     cost = search.total()
     best, best_cost = list(search.seats), cost
     n = len(seats)
     stuck = 0
     since_best = 0
+    at_floor = search.weight * floor
     for _ in range(budget):
-        if best_cost == 0 or (best_cost < search.weight and since_best > 20 * n):
-            break  # perfect, or repeat-free and the winds no longer improving
+        if best_cost == at_floor or (best_cost < at_floor + search.weight and since_best > 20 * n):
+            break  # perfect, or as few repeats as can be and the winds no longer improving
         since_best += 1
         bad = search.bad_slots() if stuck % 50 == 0 or cost < search.weight * 4 else None
         i = rng.choice(bad) if bad else rng.randrange(n)
@@ -393,10 +444,26 @@ def _reshuffle(seats: list[str], group: Mapping[str, int] | None, rng: random.Ra
             seats[i] = p
 
 
-def _repeat_weight(seats: Sequence[str], met: Mapping[frozenset[str], tuple[int, ...]]) -> int:
-    """How many earlier meetings the pairs at these tables add up to."""
+def _scale(seats: Sequence[str]) -> int:
+    """What an earlier meeting weighs against a repeat pairing: more than every pair of the
+    seating could count (six a table), so fewer meetings always come first."""
+    return 6 * (len(seats) // 4) + 1
+
+
+def _pair_cost(meetings: int, scale: int) -> int:
+    """A pair's repeat cost: its earlier meetings (weighed by ``scale``), plus one for
+    pairing again at all."""
+    return scale * meetings + 1 if meetings else 0
+
+
+def _repeat_cost(seats: Sequence[str], met: Mapping[frozenset[str], tuple[int, ...]]) -> int:
+    """The repeat cost of these tables: ``scale`` times the earlier meetings of the pairs at
+    them, plus the number of those pairs (see ``_pair_cost``)."""
+    scale = _scale(seats)
     return sum(
-        len(met.get(pair, ())) for t in range(0, len(seats), 4) for pair in _pairs(seats[t : t + 4])
+        _pair_cost(len(met.get(pair, ())), scale)
+        for t in range(0, len(seats), 4)
+        for pair in _pairs(seats[t : t + 4])
     )
 
 
@@ -494,26 +561,45 @@ def seat_session(
         tables_fixed = method == "random" or (method == "balanced" and not history)
     if method == "balanced" and history:
         tables_fixed = False
-    if method == "avoid" and lookahead > 0:
-        planned = _plan_search(seats, met, winds, rng, budget=budget, sessions=1 + lookahead)
-        # Then the winds are settled (repeats are never added; it stops once they stop
-        # improving).
-        result = _local_search(planned, met, winds, rng, budget=budget // 2, group=group)
-        if _repeat_weight(result, met):
-            # No repeat-free plan: this session's fewest repeats matter more than the next's.
-            alone = _local_search(seats, met, winds, rng, budget=budget, group=group)
-            if _repeat_weight(alone, met) < _repeat_weight(result, met):
-                result = alone
-    elif not tables_fixed:
-        result = _local_search(seats, met, winds, rng, budget=budget, group=group)
+    searched = method in ("avoid", "balanced") and not tables_fixed
+    if searched and len(seats) <= EXACT_SEATS:
+        result, fewest = _exact(
+            seats, met, history, winds, rng, group=group, budget=budget, lookahead=lookahead
+        )
     else:
-        result = seats
+        if searched and lookahead > 0:
+            planned = _plan_search(
+                seats, met, winds, rng, budget=budget, sessions=1 + lookahead, group=group
+            )
+            # Then the winds are settled (repeats are never added; it stops once they stop
+            # improving).
+            result = _local_search(planned, met, winds, rng, budget=budget // 2, group=group)
+            if _repeat_cost(result, met):
+                # No repeat-free plan: this session's fewest repeats matter more than the
+                # next's.
+                alone = _local_search(seats, met, winds, rng, budget=budget, group=group)
+                if _repeat_cost(alone, met) < _repeat_cost(result, met):
+                    result = alone
+        elif searched:
+            result = _local_search(seats, met, winds, rng, budget=budget, group=group)
+        else:
+            result = seats
+        cost = _repeat_cost(result, met)
+        # Proven by having none, or by meeting the lower bound.
+        fewest = not cost or (searched and cost <= _partition(result, met, history, group).bound())
     # Each table on its best winds (the tables as the search left them).
     result = _settle_winds(result, winds)
     table_list = tuple(
         (result[t], result[t + 1], result[t + 2], result[t + 3]) for t in range(0, len(result), 4)
     )
     repeats = _repeats(table_list, met)
+    once = _met_once(result, met)
+    # (The methods that do not avoid repeats are not told how many they could have avoided.)
+    unavoidable = 0
+    if method in ("avoid", "balanced"):
+        unavoidable = _unavoidable(
+            result, met, history, repeats, fewest=fewest and once and group is None
+        )
     return Seating(
         session=len(history) + 1,
         method=method,
@@ -521,9 +607,107 @@ def seat_session(
         tables=table_list,
         byes=tuple(sorted(byes)),
         repeats=repeats,
-        message=_message(repeats, method),
+        message=_message(repeats, method, fewest=fewest, unavoidable=unavoidable, once=once),
         met=met,
+        fewest=fewest,
+        unavoidable=unavoidable,
     )
+
+
+def _partition(
+    seats: Sequence[str],
+    met: Mapping[frozenset[str], tuple[int, ...]],
+    history: Sequence[Seating],
+    group: Mapping[str, int] | None,
+) -> Partition:
+    """The seats as ``partition`` sees them (seat i is ``seats[i]``): each pair's repeat cost
+    (``_pair_cost``; two substitutes, or two of one ``group``, may not share a table while
+    there are tables enough), the substitutes marked, and each earlier session's tables."""
+    n = len(seats)
+    tables = n // 4
+    scale = _scale(seats)
+    subs = sum(map(is_substitute, seats))
+    cost = [[0] * n for _ in range(n)]
+    for i, a in enumerate(seats):
+        for j in range(i + 1, n):
+            b = seats[j]
+            if group is not None and group[a] == group[b]:
+                c = FORBIDDEN  # (substitutes have their quarter too: the last)
+            elif is_substitute(a) and is_substitute(b):
+                c = FORBIDDEN if subs <= tables else 0
+            elif is_substitute(a) or is_substitute(b):
+                c = 0
+            else:
+                c = _pair_cost(len(met.get(frozenset((a, b)), ())), scale)
+            cost[i][j] = cost[j][i] = c
+    index = {p: i for i, p in enumerate(seats) if not is_substitute(p)}
+    families = [
+        [sum(1 << index[p] for p in table if p in index) for table in earlier.tables]
+        for earlier in history
+    ]
+    marked = sum(1 << i for i, p in enumerate(seats) if is_substitute(p))
+    return Partition(cost, families, scale=scale, marked=marked, cap=max(1, -(-subs // tables)))
+
+
+def _exact(
+    seats: list[str],
+    met: Mapping[frozenset[str], tuple[int, ...]],
+    history: Sequence[Seating],
+    winds: Mapping[str, tuple[int, int, int, int]],
+    rng: random.Random,
+    *,
+    group: Mapping[str, int] | None,
+    budget: int,
+    lookahead: int,
+) -> tuple[list[str], bool]:
+    """Up to ``EXACT_SEATS`` seats: the fewest repeats, found by ``partition``'s exact
+    search, then the lookahead and the winds searched among the seatings that have them
+    (never adding a repeat); and whether the search finished (the fewest are then proven)."""
+    found = _partition(seats, met, history, group).fewest(_repeat_cost(seats, met) + 1)
+    fewest = list(seats)  # (if the search ran out of work before finding anything cheaper)
+    if found.tables is not None:
+        fewest = [seats[i] for table in found.tables for i in table]
+    cost = _repeat_cost(fewest, met)
+    if lookahead > 0:
+        # From the seats as dealt (the search's first find is no better a start for the
+        # plan), the search's seating if the plan finds none as good.
+        fewest = _plan_search(
+            seats,
+            met,
+            winds,
+            rng,
+            budget=budget,
+            sessions=1 + lookahead,
+            cap=cost,
+            fallback=fewest,
+            group=group,
+        )
+    floor = cost if found.complete else 0
+    result = _local_search(fewest, met, winds, rng, budget=budget, group=group, floor=floor)
+    return result, found.complete
+
+
+def _unavoidable(
+    seats: Sequence[str],
+    met: Mapping[frozenset[str], tuple[int, ...]],
+    history: Sequence[Seating],
+    repeats: Sequence[Repeat],
+    *,
+    fewest: bool,
+) -> int:
+    """A lower bound on the repeat pairings of any seating of these seats: ``partition``'s,
+    or the seating's own count when ``fewest`` says it is the fewest pairings (proven the
+    fewest meetings, no two players having met more than once, no quarters imposed)."""
+    if not repeats:
+        return 0
+    bound = _partition(seats, met, history, None).pairings_bound()
+    return max(bound, len(repeats)) if fewest else bound
+
+
+def _met_once(seats: Iterable[str], met: Mapping[frozenset[str], tuple[int, ...]]) -> bool:
+    """Whether no two of these players have met more than once."""
+    present = set(seats)
+    return not any(len(s) > 1 for pair, s in met.items() if pair <= present)
 
 
 def swap(seating: Seating, a: str, b: str) -> Seating:
@@ -551,21 +735,45 @@ def swap(seating: Seating, a: str, b: str) -> Seating:
             rows[spot[0]][spot[1]] = y
     tables = tuple((r[0], r[1], r[2], r[3]) for r in rows)
     repeats = _repeats(tables, seating.met)
+    # Still the fewest if the same players sit and their repeats weigh as much as before
+    # (meetings, then pairings); a player back from a bye makes another problem.
+    seated = [p for table in tables for p in table]
+    same = set(seated) == {p for table in seating.tables for p in table}
+    fewest = not repeats or (
+        seating.fewest and same and _weight(repeats) <= _weight(seating.repeats)
+    )
+    unavoidable = seating.unavoidable if same else 0
     return replace(
         seating,
         tables=tables,
         byes=tuple(sorted(byes)),
         repeats=repeats,
-        message=_message(repeats, seating.method),
+        message=_message(
+            repeats,
+            seating.method,
+            fewest=fewest,
+            unavoidable=unavoidable,
+            once=_met_once(seated, seating.met),
+            swapped=True,
+        ),
+        fewest=fewest,
+        unavoidable=unavoidable,
     )
 
 
+def _weight(repeats: Sequence[Repeat]) -> tuple[int, int]:
+    """Repeats as the search weighs them: the earlier meetings, then the pairings."""
+    return sum(len(r.sessions) for r in repeats), len(repeats)
+
+
 class _Plan:
-    """The ``avoid`` search looking ahead: ``sessions`` seatings of the same players planned
-    together (slot = n * session + 4 * table + wind), so the one returned (the first) does
-    not paint the later sessions into a corner (16 players: three sessions without a repeat
-    can leave no repeat-free fourth). Cost: ``weight`` * sum over pairs of m(m-1)/2, m their
-    meetings in the history and the plan, plus the first session's wind penalties."""
+    """The search of ``avoid`` and ``balanced`` looking ahead: ``sessions`` seatings of the
+    same players planned together (slot = n * session + 4 * table + wind), so the one
+    returned (the first) does not paint the later sessions into a corner (16 players: three
+    sessions without a repeat can leave no repeat-free fourth). Cost: ``weight`` * sum over
+    pairs of m(m-1)/2, m their meetings in the history and the plan, plus the first
+    session's wind penalties. The players are numbered (``code``) and the meetings kept in
+    a matrix: the search swaps seats many thousand times."""
 
     def __init__(
         self,
@@ -574,77 +782,143 @@ class _Plan:
         winds: Mapping[str, tuple[int, int, int, int]],
         sessions: int,
         rng: random.Random,
+        *,
+        group: Mapping[str, int] | None = None,
     ) -> None:
         self.n = len(seats)
         self.first = _Search(list(seats), met, winds)
         self.weight = self.first.weight
+        self.group = group
         self.seats: list[str] = list(seats)
         for _ in range(sessions - 1):
             more = list(seats)
-            rng.shuffle(more)
+            _reshuffle(more, group, rng)
             self.seats.extend(more)
-        self.history = {pair: len(s) for pair, s in met.items()}
-        self.meetings: Counter[frozenset[str]] = Counter(self.history)
-        for t in range(0, len(self.seats), 4):
-            self.meetings.update(_pairs(self.seats[t : t + 4]))
+        # With a ``group``, a seat changes tables only with one of its group: the slots of
+        # each session that hold each group (swaps within a group keep them).
+        self.slots: dict[tuple[int, int], list[int]] = {}
+        if group is not None:
+            for k, p in enumerate(self.seats):
+                self.slots.setdefault((k // self.n, group[p]), []).append(k)
+        self.number = {p: k for k, p in enumerate(seats)}
+        self.sub = [is_substitute(p) for p in seats]
+        self.penalty = [self.first.penalty[p] for p in seats]
+        self.history = [[0] * self.n for _ in seats]
+        for pair, sessions_met in met.items():
+            a, b = sorted(pair)
+            if a in self.number and b in self.number:
+                x, y = self.number[a], self.number[b]
+                self.history[x][y] = self.history[y][x] = len(sessions_met)
+        self.code = [self.number[p] for p in self.seats]
+        self._count()
+
+    def _count(self) -> None:
+        self.meetings = [list(row) for row in self.history]
+        for t in range(0, len(self.code), 4):
+            self._meet(t, 1)
+
+    def _meet(self, t: int, step: int) -> None:
+        """Count (``step`` 1) or uncount (-1) the meetings of table ``t``'s pairs."""
+        four = [x for x in self.code[t : t + 4] if not self.sub[x]]
+        meetings = self.meetings
+        for k, x in enumerate(four):
+            for y in four[k + 1 :]:
+                meetings[x][y] += step
+                meetings[y][x] += step
 
     def total(self) -> int:
         # Less the history's own repeats, which no seating now can undo: 0 is repeat-free.
-        cost = sum(m * (m - 1) // 2 for m in self.meetings.values()) * self.weight
-        cost -= sum(m * (m - 1) // 2 for m in self.history.values()) * self.weight
+        cost = 0
+        for x in range(self.n):
+            for y in range(x + 1, self.n):
+                m, h = self.meetings[x][y], self.history[x][y]
+                cost += m * (m - 1) // 2 - h * (h - 1) // 2
         subs = 0
-        for t in range(0, len(self.seats), 4):
-            subs += max(0, sum(map(is_substitute, self.seats[t : t + 4])) - 1)
-        wind = sum(self.first.penalty[p][w % 4] for w, p in enumerate(self.seats[: self.n]))
-        return cost + subs * self.weight * 100 + wind
+        for t in range(0, len(self.code), 4):
+            subs += max(0, sum(self.sub[x] for x in self.code[t : t + 4]) - 1)
+        wind = sum(self.penalty[x][w % 4] for w, x in enumerate(self.code[: self.n]))
+        return cost * self.weight + subs * self.weight * 100 + wind
 
     def _pair_cost(self, tables: Iterable[int]) -> int:
         cost = 0
+        meetings, sub = self.meetings, self.sub
         for t in tables:
-            table = self.seats[t : t + 4]
-            for pair in _pairs(table):
-                m = self.meetings[pair]
-                cost += m - 1  # this pair's share of m(m-1)/2 is m-1 per meeting
-            cost += 100 * max(0, sum(map(is_substitute, table)) - 1)
+            four = self.code[t : t + 4]
+            real = [x for x in four if not sub[x]]
+            for k, x in enumerate(real):
+                row = meetings[x]
+                for y in real[k + 1 :]:
+                    cost += row[y] - 1  # this pair's share of m(m-1)/2 is m-1 per meeting
+            cost += 100 * max(0, len(four) - len(real) - 1)
         return cost * self.weight
 
     def swap(self, i: int, j: int) -> int:
         """Swap seats i and j (of one session) and return the change of cost."""
-        a, b = self.seats[i], self.seats[j]
+        a, b = self.code[i], self.code[j]
         wind = 0
         if i < self.n:
-            pa, pb = self.first.penalty[a], self.first.penalty[b]
+            pa, pb = self.penalty[a], self.penalty[b]
             wind = pa[j % 4] + pb[i % 4] - pa[i % 4] - pb[j % 4]
         ti, tj = i - i % 4, j - j % 4
         if ti == tj:
-            self.seats[i], self.seats[j] = b, a
+            self.code[i], self.code[j] = b, a
+            self.seats[i], self.seats[j] = self.seats[j], self.seats[i]
             return wind
         before = self._pair_cost((ti, tj))
-        for t in (ti, tj):
-            self.meetings.subtract(_pairs(self.seats[t : t + 4]))
-        self.seats[i], self.seats[j] = b, a
-        for t in (ti, tj):
-            self.meetings.update(_pairs(self.seats[t : t + 4]))
+        self._meet(ti, -1)
+        self._meet(tj, -1)
+        self.code[i], self.code[j] = b, a
+        self.seats[i], self.seats[j] = self.seats[j], self.seats[i]
+        self._meet(ti, 1)
+        self._meet(tj, 1)
         return wind + self._pair_cost((ti, tj)) - before
 
     def bad_slots(self) -> list[int]:
         bad: list[int] = []
-        for t in range(0, len(self.seats), 4):
-            table = self.seats[t : t + 4]
-            if any(self.meetings[pair] > 1 for pair in _pairs(table)):
+        meetings, sub = self.meetings, self.sub
+        for t in range(0, len(self.code), 4):
+            real = [x for x in self.code[t : t + 4] if not sub[x]]
+            if any(meetings[x][y] > 1 for k, x in enumerate(real) for y in real[k + 1 :]):
                 bad.extend(range(t, t + 4))
             elif t < self.n:
-                bad.extend(t + w for w, p in enumerate(table) if self.first.penalty[p][w])
+                bad.extend(t + w for w, x in enumerate(self.code[t : t + 4]) if self.penalty[x][w])
         return bad
+
+    def first_delta(self, i: int, j: int) -> int:
+        """How swapping seats i and j of the first session would change its repeat cost
+        (``_repeat_cost``, over the history alone)."""
+        a, b = self.code[i], self.code[j]
+        ti, tj = i - i % 4, j - j % 4
+        if ti == tj:
+            return 0
+        scale = self.first.scale
+
+        def cost(x: int, table: int, leaving: int) -> int:
+            if self.sub[x]:
+                return 0
+            row = self.history[x]
+            return sum(
+                _pair_cost(row[y], scale)
+                for k, y in enumerate(self.code[table : table + 4], start=table)
+                if k != leaving and not self.sub[y]
+            )
+
+        return cost(b, ti, i) + cost(a, tj, j) - cost(a, ti, i) - cost(b, tj, j)
+
+    def partner(self, i: int, rng: random.Random) -> int:
+        """A slot to swap with ``i``: any of its session, or with a ``group`` one holding
+        its group."""
+        if self.group is None:
+            return i - i % self.n + rng.randrange(self.n)
+        return rng.choice(self.slots[i // self.n, self.group[self.seats[i]]])
 
     def reshuffle(self, rng: random.Random) -> None:
         for start in range(0, len(self.seats), self.n):
             block = self.seats[start : start + self.n]
-            rng.shuffle(block)
+            _reshuffle(block, self.group, rng)
             self.seats[start : start + self.n] = block
-        self.meetings = Counter(self.history)
-        for t in range(0, len(self.seats), 4):
-            self.meetings.update(_pairs(self.seats[t : t + 4]))
+        self.code = [self.number[p] for p in self.seats]
+        self._count()
 
 
 def _plan_search(
@@ -655,14 +929,24 @@ def _plan_search(
     *,
     budget: int,
     sessions: int,
+    cap: int | None = None,
+    fallback: Sequence[str] = (),
+    group: Mapping[str, int] | None = None,
 ) -> list[str]:
     """Swap seats within each planned session to lower the plan's cost, within ``budget``
     moves, restarting from a reshuffle on a long plateau; the first session of the best
-    plan seen is returned."""
-    plan = _Plan(seats, met, winds, sessions, rng)
+    plan seen is returned. With a ``cap``, only the plans whose first session's repeat cost
+    (``_repeat_cost``) is at most the cap count as seen (the search passes through others),
+    and ``fallback`` (a seating within it) is returned if none is: given the proven fewest,
+    the plan chooses among the seatings that have them. With a ``group`` (the quarters of
+    ``balanced``), seats change tables only within their group."""
+    plan = _Plan(seats, met, winds, sessions, rng, group=group)
+    first_cost = _repeat_cost(seats, met) if cap is not None else 0
     n, total_slots = len(seats), len(plan.seats)
     cost = plan.total()
     best, best_cost = plan.seats[:n], cost
+    if cap is not None and first_cost > cap:
+        best, best_cost = list(fallback), 1 << 62  # (any plan within the cap is better)
     stuck = since_best = 0
     bad: list[int] = []
     for move in range(budget):
@@ -672,19 +956,23 @@ def _plan_search(
         if move % 20 == 0:
             bad = plan.bad_slots()
         i = rng.choice(bad) if bad and rng.random() < 0.9 else rng.randrange(total_slots)
-        j = i - i % n + rng.randrange(n)
+        j = plan.partner(i, rng)
         if i == j:
             continue
+        first = plan.first_delta(i, j) if cap is not None and i < n else 0
         d = plan.swap(i, j)
         if d > 0:
             plan.swap(i, j)
             stuck += 1
         else:
+            first_cost += first
             cost += d
             stuck = 0 if d < 0 else stuck + 1
-            if cost < best_cost:
+            if cost < best_cost and (cap is None or first_cost <= cap):
                 best, best_cost, since_best = plan.seats[:n], cost, 0
         if stuck > 40 * total_slots:
             plan.reshuffle(rng)
             cost, stuck = plan.total(), 0
+            if cap is not None:
+                first_cost = _repeat_cost(plan.seats[:n], met)
     return best

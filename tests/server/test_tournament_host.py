@@ -220,12 +220,15 @@ async def test_a_session_is_seated_swapped_started_played_and_scored(
         assert body["sessions"][0]["state"] == "finished"
         check_standings(body, ends, await seats_of(http_get, app, tid, 1))
 
-        # Session 2 (check-in again): 8 players cannot avoid every repeat; the seating says so.
+        # Session 2 (check-in again): 8 players cannot avoid every repeat; the seating says so,
+        # and that four pairings are the fewest, proven (two tables from two tables).
         for p in players:
             assert (await ask(p, "tournament_check_in", tournament=tid))["you"]["checked_in"]
         await ask(director, "tournament_seat", tournament=tid)
         _, session = await get_json(http_get, app, f"/api/tournaments/{tid}/sessions/2")
-        assert session["repeats"] and "repeat" in session["message"]
+        assert len(session["repeats"]) == 4 and "repeat" in session["message"]
+        assert session["fewest"] is True and session["unavoidable"] == 4
+        assert "the fewest possible (proven by the search)" in session["message"]
         ends |= await run_session(director, players, tid)
 
         # A penalty, then its undo: recomputed each time, the log keeps both.

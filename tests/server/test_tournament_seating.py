@@ -1,18 +1,22 @@
 """Tournament seating (server.tournaments.seating), without a server: determinism from the
 seed, everyone seated once or on a bye, repeat-free schedules where they exist (16 players
-over 4 sessions, 128 over 7) and honest reports where they do not (8 players twice), wind
-balance, the Swiss, top-four and balanced orders, fair byes, substitutes, the director's swap
-and refused requests."""
+over 4 sessions, 128 over 7) and honest reports where they do not (8 players twice), the
+fewest repeats up to 24 seats checked against an enumeration of every seating, true messages
+(proven, or a lower bound above), wind balance, the Swiss, top-four and balanced orders, fair
+byes, substitutes, the director's swap and refused requests."""
 
 from __future__ import annotations
 
 import itertools
+import random
+from collections.abc import Iterator, Mapping, Sequence
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from server.tournaments.seating import (
+    EXACT_SEATS,
     Seating,
     SeatingError,
     bye_counts,
@@ -29,6 +33,38 @@ FAST = 3_000  # a small search budget keeps the properties quick
 
 def names(n: int) -> list[str]:
     return [f"p{i:03d}" for i in range(n)]
+
+
+def splits(seats: Sequence[str]) -> Iterator[tuple[tuple[str, ...], ...]]:
+    """Every way to split ``seats`` into tables of four (tables unordered, winds ignored)."""
+    if not seats:
+        yield ()
+        return
+    first, rest = seats[0], seats[1:]
+    for three in itertools.combinations(rest, 3):
+        others = [p for p in rest if p not in three]
+        for more in splits(others):
+            yield ((first, *three), *more)
+
+
+def weigh(tables: Sequence[Sequence[str]], met: Mapping[frozenset[str], int]) -> tuple[int, int]:
+    """Repeats as the seating counts them: the earlier meetings of the pairs at the tables,
+    then the number of those pairs."""
+    pairs = [
+        frozenset(pair)
+        for t in tables
+        for pair in itertools.combinations([p for p in t if not is_substitute(p)], 2)
+    ]
+    return sum(met.get(p, 0) for p in pairs), sum(p in met for p in pairs)
+
+
+def every_seating(seating: Seating) -> list[tuple[tuple[str, ...], ...]]:
+    """Every seating of ``seating``'s seats (its players and substitutes), substitutes spread
+    as the rule says (one to a table, two only when there are more than tables)."""
+    seats = sorted(p for t in seating.tables for p in t)
+    subs = sum(map(is_substitute, seats))
+    most = max(1, -(-subs // len(seating.tables)))
+    return [s for s in splits(seats) if all(sum(map(is_substitute, t)) <= most for t in s)]
 
 
 def schedule(
@@ -134,12 +170,133 @@ def test_eight_players_cannot_avoid_repeats_and_the_seating_says_so() -> None:
     second = history[1]
     # Two tables of four from two tables of four: at best two pairs meet again at each.
     assert len(second.repeats) == 4
-    assert "no repeat-free seating" in second.message
+    assert second.fewest and second.unavoidable == 4
+    assert "4 repeat pairing(s), the fewest possible (proven by the search)" in second.message
     assert all(r.sessions == (1,) for r in second.repeats)
     for r in second.repeats:
         assert any(set(r.players) <= set(t) for t in second.tables)
         assert any(set(r.players) <= set(t) for t in history[0].tables)
     assert history[2].repeats and history[2].message
+
+
+def check_message(seating: Seating, met: Mapping[frozenset[str], int], allowed: list) -> None:  # type: ignore[type-arg]
+    """What the seating says of its repeats is true of ``allowed`` (every seating its
+    method may choose) and of every seating of its seats."""
+    got = weigh(seating.tables, met)
+    fewest = min(weigh(s, met) for s in allowed)
+    fewest_pairings = min(weigh(s, met)[1] for s in every_seating(seating))
+    assert seating.unavoidable <= fewest_pairings  # a lower bound is never above the minimum
+    if not seating.repeats:
+        assert seating.message == "" and seating.fewest
+        return
+    assert "budget" not in seating.message
+    if seating.fewest:
+        assert got == fewest
+        assert "proven by the search" in seating.message
+    if "the fewest possible" in seating.message:
+        assert seating.fewest and got[1] == min(weigh(s, met)[1] for s in allowed)
+    if "unavoidable" in seating.message:
+        assert f"at least {seating.unavoidable} unavoidable" in seating.message
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_thirteen_players_get_the_fewest_repeats_of_every_seating(seed: int) -> None:
+    # 13 players, one bye a session, random then avoid twice: the third session cannot
+    # avoid every repeat. It was seated with more repeat pairings than the fewest of the
+    # 5,775 seatings of its twelve and said "no repeat-free seating found within the search
+    # budget"; it now has the fewest (earlier meetings, then pairings) and says so.
+    players = names(13)
+    history: list[Seating] = []
+    for k, method in enumerate(("random", "avoid", "avoid")):
+        history.append(seat_session(players, history, method, seed * 1000 + k))  # type: ignore[arg-type]
+    third = history[2]
+    met = pair_counts(history[:2])
+    seatings = every_seating(third)
+    assert len(seatings) == 5775
+    assert weigh(third.tables, met) == min(weigh(s, met) for s in seatings)
+    assert third.repeats and third.fewest
+    check_message(third, met, seatings)
+
+
+def random_history(
+    players: list[str], sessions: int, fill: str, rng: random.Random
+) -> list[Seating]:
+    """Sessions seated at random, byes or substitutes as ``fill`` says (a history no
+    seating method made: pairs may have met several times)."""
+    history: list[Seating] = []
+    for k in range(1, sessions + 1):
+        order = list(players)
+        rng.shuffle(order)
+        byes: list[str] = []
+        if fill == "byes":
+            byes = order[: len(order) % 4]
+            order = order[len(order) % 4 :]
+        else:
+            order += [f"sub:{i}" for i in range(1, (4 - len(order) % 4) % 4 + 1)]
+        tables = tuple(
+            (order[t], order[t + 1], order[t + 2], order[t + 3]) for t in range(0, len(order), 4)
+        )
+        history.append(Seating(session=k, method="random", seed=0, tables=tables, byes=tuple(byes)))
+    return history
+
+
+SMALL = [(n, "byes") for n in range(8, 16)] + [(n, "substitutes") for n in range(5, 13)]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    event=st.sampled_from(SMALL),
+    sessions=st.integers(min_value=2, max_value=8),
+    method=st.sampled_from(["avoid", "balanced"]),
+    seed=st.integers(min_value=0, max_value=2**32 - 1),
+)
+def test_the_fewest_repeats_are_those_of_every_seating(
+    event: tuple[int, str], sessions: int, method: str, seed: int
+) -> None:
+    # Up to 12 seats, every seating is enumerated here, apart from the search: the one
+    # chosen has the fewest repeats, proven; balanced's among those with one player of each
+    # quarter of the standings at each table.
+    n, fill = event
+    players = names(n)
+    standings = players[::-1]
+    history = random_history(players, sessions, fill, random.Random(seed))
+    seating = seat_session(
+        players,
+        history,
+        method,
+        seed,
+        standings=standings,
+        fill=fill,
+        budget=FAST,  # type: ignore[arg-type]
+    )
+    allowed = every_seating(seating)
+    if method == "balanced":
+        seated = sorted(seating.players(), key=standings.index)
+        subs = sorted(p for t in seating.tables for p in t if is_substitute(p))
+        quarter = {p: i // len(seating.tables) for i, p in enumerate(seated + subs)}
+        allowed = [s for s in allowed if all(len({quarter[p] for p in t}) == 4 for t in s)]
+    met = pair_counts(history)
+    assert weigh(seating.tables, met) == min(weigh(s, met) for s in allowed)
+    assert seating.fewest
+    check_message(seating, met, allowed)
+
+
+def test_above_the_exact_size_the_message_gives_a_lower_bound() -> None:
+    # 32 players after many random sessions: repeats cannot all be avoided, and above
+    # EXACT_SEATS the seating is not searched exhaustively: it says how many a lower bound
+    # proves unavoidable, never that it has the fewest (unless it meets the bound).
+    players = names(32)
+    history = random_history(players, 14, "byes", random.Random(7))
+    seating = seat_session(players, history, "avoid", 1, budget=FAST)
+    assert len(seating.players()) > EXACT_SEATS
+    assert 0 < seating.unavoidable <= len(seating.repeats)
+    met = pair_counts(history)
+    assert len(seating.repeats) == weigh(seating.tables, met)[1]
+    if seating.fewest:
+        assert "proven by the search" in seating.message
+    else:
+        assert f"the fewest found; at least {seating.unavoidable} unavoidable" in seating.message
+    assert "budget" not in seating.message
 
 
 def test_random_reports_repeats_without_avoiding_them() -> None:
@@ -247,6 +404,33 @@ def test_swap_moves_two_players_and_recomputes_repeats() -> None:
     }
     assert {frozenset(r.players) for r in swapped.repeats} == expected
     assert swap(swapped, east_b, east_a).tables == second.tables
+
+
+def test_a_swap_keeps_the_claim_only_while_it_holds() -> None:
+    # 8 players, second session: 4 repeat pairings, proven the fewest. Two of one table
+    # swapping winds keep them; two tables swapping a pair of players who met put them with
+    # their old tablemates again: more repeats, and the message no longer claims the fewest.
+    players = names(8)
+    history = schedule(players, 1, seed=1)
+    second = seat_session(players, history, "avoid", 2)
+    assert second.fewest and second.unavoidable == 4
+    table = second.tables[0]
+    same = swap(second, table[0], table[1])
+    assert same.fewest and same.message.startswith("4 repeat pairing(s), the fewest possible")
+    first = history[0].tables[0]
+    # Two players of one first-session table who now sit apart, brought together.
+    a, b = next(
+        (a, b)
+        for a, b in itertools.combinations(first, 2)
+        if not any({a, b} <= set(t) for t in second.tables)
+    )
+    here = next(t for t in second.tables if a in t)
+    other = next(p for p in here if p != a and frozenset((a, p)) not in pair_counts(history))
+    worse = swap(second, other, b)
+    assert len(worse.repeats) > 4 and not worse.fewest
+    assert worse.message.startswith(
+        f"{len(worse.repeats)} repeat pairing(s), after the director's swap; at least 4 unavoidable"
+    )
 
 
 def test_swap_with_a_bye_and_unknown_ids() -> None:

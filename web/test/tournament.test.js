@@ -156,8 +156,13 @@ test("tournament steps: the session a seat or a check-in is for, the method by t
 });
 
 test("tournament seating message: the pairs meeting again, in words", () => {
-  const d = (method) => ({ method, message: "server words", repeats: [{ players: ["ann", "bob"], sessions: [1] }] });
-  eq(repeatsText({ t: en }, d("avoid")), "No seating without repeats was found: 1 pair(s) meet again, the fewest found.");
+  const d = (method, more = {}) => ({ method, message: "server words", repeats: [{ players: ["ann", "bob"], sessions: [1] }], ...more });
+  // "could do better" only when the server proved it; else what a lower bound says, or nothing.
+  eq(repeatsText({ t: en }, d("avoid", { fewest: true, unavoidable: 1 })), "1 pair(s) meet again; no seating could do better (proven by the search).");
+  eq(repeatsText({ t: en }, d("balanced", { fewest: false, unavoidable: 1 })), "1 pair(s) meet again; at least 1 cannot be avoided.");
+  eq(repeatsText({ t: en }, d("avoid", { fewest: false, unavoidable: 0 })), "1 pair(s) meet again; a seating with fewer may exist.");
+  eq(repeatsText({ t: en }, d("avoid")), "1 pair(s) meet again; a seating with fewer may exist.", "a server that does not say");
+  eq(repeatsText({ t: zh }, d("avoid", { fewest: true })), "1 对选手再次同桌；已证明没有更好的编排。");
   eq(repeatsText({ t: en }, d("random")), "1 pair(s) meet again (seating “random” does not avoid repeats).");
   eq(repeatsText({ t: zh }, d("swiss")), "1 对选手再次同桌（“瑞士制（按排名）”编排不避免重复）。");
 });

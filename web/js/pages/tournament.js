@@ -586,13 +586,16 @@ function sessionView(app, d) {
 }
 
 /** The seating's `message` in the visitor's words (the server's is English): how many
- * pairs meet again, and whether the method tried to avoid them. */
+ * pairs meet again, and what is known of doing better. A method that avoids repeats says
+ * "no seating could do better" only when the server proved it (`fewest`), else how many a
+ * lower bound says no seating avoids (`unavoidable`); the others say they do not try. */
 export function repeatsText(app, d) {
   const n = d.repeats.length;
   const searched = d.method === "avoid" || d.method === "balanced";
-  return app.t(searched ? "app.tournament.repeats_searched" : "app.tournament.repeats_allowed", {
-    n, method: app.t(`app.tournament.method_${d.method}`),
-  });
+  if (!searched) return app.t("app.tournament.repeats_allowed", { n, method: app.t(`app.tournament.method_${d.method}`) });
+  if (d.fewest) return app.t("app.tournament.repeats_fewest", { n });
+  if (d.unavoidable > 0) return app.t("app.tournament.repeats_unavoidable", { n, m: d.unavoidable });
+  return app.t("app.tournament.repeats_unproven", { n });
 }
 
 function tableCard(app, x) {
