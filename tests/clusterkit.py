@@ -33,7 +33,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -543,3 +543,23 @@ class Cluster:
             redis.close()
             raise
         return cls(folder, url, redis, **options)
+
+
+@contextlib.asynccontextmanager
+async def postgres(cluster: Cluster) -> AsyncIterator[Any]:
+    """An asyncpg connection to the cluster's database."""
+    import asyncpg  # type: ignore[import-untyped]  # noqa: PLC0415 (PostgreSQL only)
+    from sqlalchemy import make_url  # noqa: PLC0415
+
+    url = make_url(cluster.database_url)
+    connection = await asyncpg.connect(
+        host=url.host,
+        port=url.port,
+        user=url.username,
+        password=url.password,
+        database=url.database,
+    )
+    try:
+        yield connection
+    finally:
+        await connection.close()

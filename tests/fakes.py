@@ -8,7 +8,8 @@
 - ``FakeHost``: a ``server.table.TableHost`` that keeps what its table pushes.
 - ``table_for``: a table of the default preset on a fake store and host, with no pacing.
 - ``Clock`` and ``pin_tables``: the tables' clock moved by hand, their seeds and salts fixed,
-  and the first hand dealt from a given wall; ``until``: wait for what a table does.
+  and the first hand dealt from a given wall; ``until``: wait for what a table does;
+  ``handled``: until a table has handled its inputs; ``play_for``: a seated peer answers.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import pytest
 
 import server.table
+from engine.actions import Action
 from engine.match import Match
 from engine.wall import Wall
 from server.config import Config, TimersSection
@@ -330,3 +332,29 @@ async def until(condition: Callable[[], object], what: str, timeout: float = 20)
                 await asyncio.sleep(0.002)
     except TimeoutError:
         raise AssertionError(f"waited {timeout} s for {what}") from None
+
+
+async def handled(table: Table) -> None:
+    """Wait until ``table`` has handled every input put so far, and driven on after it: a
+    stranger's ``sync`` is answered (refused) only after them."""
+    for _ in range(2):  # the second answer comes after the first one's drive
+        stranger = FakePeer("stranger")
+        await table.queue.put(server.table.SyncInput(stranger, None))
+        await until(lambda s=stranger: s.texts, "the stranger's answer")
+
+
+async def play_for(table: Table, peer: FakePeer, reply_to: int) -> None:
+    """``peer`` answers the table's last update to it if it asks her to act: a pass if she
+    may, else the discard of her drawn tile, else her first legal action."""
+    last = peer.updates()[-1]
+    legal = last["view"].get("legal") or []
+    if not legal or last["seq"] != table.seq:
+        return
+    drawn = last["view"].get("drawn")
+    choice = next(
+        (a for a in legal if a["type"] == "pass"),
+        next((a for a in legal if a["type"] == "discard" and a["tile"] == drawn), legal[0]),
+    )
+    await table.queue.put(
+        server.table.PlayInput(peer, reply_to, last["seq"], Action.from_dict(choice))
+    )

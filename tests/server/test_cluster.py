@@ -41,6 +41,7 @@ from clusterkit import (
     RedisServer,
     Unavailable,
     free_port,
+    postgres,
     until,
 )
 from httpkit import http_request
@@ -321,21 +322,8 @@ async def check_as_offline(cluster: Cluster, end: dict[str, Any], hands: int = H
 
 async def table_fence(cluster: Cluster, table: str) -> int:
     """``tables.fence`` of the table (incremented by every takeover)."""
-    import asyncpg  # type: ignore[import-untyped]  # noqa: PLC0415 (PostgreSQL only)
-    from sqlalchemy import make_url  # noqa: PLC0415
-
-    url = make_url(cluster.database_url)
-    connection = await asyncpg.connect(
-        host=url.host,
-        port=url.port,
-        user=url.username,
-        password=url.password,
-        database=url.database,
-    )
-    try:
+    async with postgres(cluster) as connection:
         fence = await connection.fetchval("SELECT fence FROM tables WHERE id = $1", table)
-    finally:
-        await connection.close()
     return int(fence)
 
 

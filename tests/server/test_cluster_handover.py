@@ -16,8 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from clusterkit import Cluster, Node, until
-from sqlalchemy import make_url
+from clusterkit import Cluster, Node, postgres, until
 from test_cluster import (  # noqa: F401 (make_cluster: its fixture)
     TURN_SECONDS,
     MakeCluster,
@@ -140,25 +139,6 @@ async def test_owner_paused_past_its_lease_its_players_play_on(
     hands = await logged_hands(cluster.database_url, match_id)
     for player in players:
         check_saw_the_log(player, table, hands)
-
-
-@contextlib.asynccontextmanager
-async def postgres(cluster: Cluster) -> AsyncIterator[Any]:
-    """An asyncpg connection to the cluster's database."""
-    import asyncpg  # type: ignore[import-untyped]  # noqa: PLC0415 (PostgreSQL only)
-
-    url = make_url(cluster.database_url)
-    connection = await asyncpg.connect(
-        host=url.host,
-        port=url.port,
-        user=url.username,
-        password=url.password,
-        database=url.database,
-    )
-    try:
-        yield connection
-    finally:
-        await connection.close()
 
 
 @contextlib.asynccontextmanager

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from fakes import QUICK, Clock, FakePeer, FakeStore, pin_tables, until
+from fakes import QUICK, Clock, FakePeer, FakeStore, handled, pin_tables, until
 
 from server.config import Config, LimitsSection, TimersSection, load
 from server.db.store import TableRow
@@ -70,14 +70,6 @@ async def refused(code: str, making: Any) -> LobbyError:
         await making
     assert caught.value.code == code, caught.value.reason
     return caught.value
-
-
-async def handled(table: Table) -> None:
-    """Until the table has handled every input put so far, and driven on after it."""
-    for _ in range(2):  # the second answer comes after the first one's drive
-        stranger = FakePeer("stranger")
-        await table.queue.put(SyncInput(stranger, None))
-        await until(lambda s=stranger: s.texts, "the stranger's answer")
 
 
 # ------------------------------------------------------------------ limits ---

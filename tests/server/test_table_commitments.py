@@ -20,10 +20,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from fakes import QUICK, Clock, FakePeer, FakeStore, until
+from fakes import QUICK, Clock, FakePeer, FakeStore, handled, play_for, until
 
 import server.table
-from engine.actions import Action
 from server.config import Config, LimitsSection
 from server.lobby import Lobby
 from server.table import (
@@ -32,7 +31,6 @@ from server.table import (
     GoneInput,
     JoinInput,
     LeaveInput,
-    PlayInput,
     SyncInput,
     Table,
     WatchInput,
@@ -84,28 +82,6 @@ def commitments_seen(peer: FakePeer) -> dict[int, str]:
     return held
 
 
-async def handled(table: Table) -> None:
-    """Wait until the table has handled every input put so far, and driven on after it."""
-    for _ in range(2):
-        stranger = FakePeer("stranger")
-        await table.queue.put(SyncInput(stranger, None))
-        await until(lambda s=stranger: s.texts, "the stranger's answer")
-
-
-async def answer(table: Table, peer: FakePeer, reply_to: int) -> None:
-    """``peer`` answers her last update if it asks her to act (a pass, else her drawn tile)."""
-    last = peer.updates()[-1]
-    legal = last["view"].get("legal") or []
-    if not legal or last["seq"] != table.seq:
-        return
-    drawn = last["view"].get("drawn")
-    choice = next(
-        (a for a in legal if a["type"] == "pass"),
-        next((a for a in legal if a["type"] == "discard" and a["tile"] == drawn), legal[0]),
-    )
-    await table.queue.put(PlayInput(peer, reply_to, last["seq"], Action.from_dict(choice)))
-
-
 @pytest.mark.asyncio
 @pytest.mark.parametrize("reveals", [True, False])
 async def test_a_player_seated_before_the_deal_gets_its_commitment_with_the_hand(
@@ -148,7 +124,7 @@ async def test_every_way_of_getting_the_hand_mid_hand_carries_its_commitment(
     await table.queue.put(AddBotsInput(alice, 2, "fast"))
     await until(alice.updates, "the deal")
     for step in range(6):  # into the hand
-        await answer(table, alice, 10 + step)
+        await play_for(table, alice, 10 + step)
         await handled(table)
     carol, again = FakePeer("carol"), FakePeer("alice")
     await table.queue.put(WatchInput(carol, 3, None))
@@ -240,7 +216,7 @@ async def test_a_delayed_spectator_gets_the_commitment_of_the_hand_he_is_shown(
     await until(alice.updates, "the deal")
     for step in range(12):
         clock.now += 0.5
-        await answer(table, alice, 10 + step)
+        await play_for(table, alice, 10 + step)
         await handled(table)
     bob = FakePeer("bob")
     await table.queue.put(WatchInput(bob, 3, None))

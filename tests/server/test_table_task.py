@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from fakes import QUICK, Clock, FakeHost, FakePeer, FakeStore, table_for, until
+from fakes import QUICK, Clock, FakeHost, FakePeer, FakeStore, handled, table_for, until
 
 import server.table
 from engine.actions import Action
@@ -52,14 +52,6 @@ def fixed_seed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(server.table, "new_match_seed", lambda: SEED)
     monkeypatch.setattr(server.table, "STORE_RETRY_FIRST", 0.01)
     monkeypatch.setattr(server.table, "STORE_RETRY_MAX", 0.05)
-
-
-async def handled(table: Table) -> None:
-    """Wait until the table has handled every input put so far (and driven on): a
-    stranger's sync is answered (refused) only after them."""
-    stranger = FakePeer("stranger")
-    await table.queue.put(SyncInput(stranger, None))
-    await until(lambda: stranger.texts, "the stranger's answer")
 
 
 @pytest_asyncio.fixture

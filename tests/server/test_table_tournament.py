@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from fakes import QUICK, Clock, FakePeer, FakeStore, until
+from fakes import QUICK, Clock, FakePeer, FakeStore, handled, play_for, until
 
 import server.table
 from engine.actions import Action
@@ -65,14 +65,6 @@ async def lobby() -> AsyncIterator[Lobby]:
 def fake_store(lobby: Lobby) -> FakeStore:
     assert isinstance(lobby.store, FakeStore)
     return lobby.store
-
-
-async def handled(table: Table) -> None:
-    """Wait until the table has handled every input put so far, and driven on after it."""
-    for _ in range(2):  # the second answer comes after the first one's drive
-        stranger = FakePeer("stranger")
-        await table.queue.put(SyncInput(stranger, None))
-        await until(lambda s=stranger: s.texts, "the stranger's answer")
 
 
 async def seated_with_bots(table: Table, name: str = "alice") -> FakePeer:
@@ -329,21 +321,6 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     fake = Clock()
     monkeypatch.setattr(server.table, "time", types.SimpleNamespace(monotonic=fake.monotonic))
     return fake
-
-
-async def play_for(table: Table, peer: FakePeer, reply_to: int) -> None:
-    """``peer`` answers the table's last update to it if it asks her to act: a pass if she
-    may, else the discard of her drawn tile, else her first legal action."""
-    last = peer.updates()[-1]
-    legal = last["view"].get("legal") or []
-    if not legal or last["seq"] != table.seq:
-        return
-    drawn = last["view"].get("drawn")
-    choice = next(
-        (a for a in legal if a["type"] == "pass"),
-        next((a for a in legal if a["type"] == "discard" and a["tile"] == drawn), legal[0]),
-    )
-    await table.queue.put(PlayInput(peer, reply_to, last["seq"], Action.from_dict(choice)))
 
 
 @pytest.mark.asyncio
