@@ -15,399 +15,48 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, overload
 
 import orjson
 
-from engine.actions import Action
-from engine.errors import IllegalAction
-from engine.match import MATCH_HANDS
-from server.errors import QUOTED, ServerError, shown
-from server.text import BadText, clean
+from server.errors import QUOTED, shown
+from server.messages import inbound
+from server.messages.outbound import Error, ServerMessage
 
 VERSIONS = (1, 2)  # 2: updates not full carry no seats (docs/protocol.md)
 MAX_ID_LENGTH = 64
-MAX_CLAIM_WINDOW_MS = 10_000  # the most a table may wait after a discard (create_table)
 MAX_DEPTH = 32  # objects and arrays inside one another; real messages use 4
-ACTION_TEXT = 16  # the longest field name or string an action object may hold ("concealed_kong")
 
 
-class ProtocolError(ServerError):
-    """A client message the server cannot accept; ``code`` goes on the wire."""
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    id: str | int | None
-
-
-@dataclass(frozen=True, slots=True)
-class Hello(Message):
-    versions: tuple[int, ...]
-    client: str
-
-
-@dataclass(frozen=True, slots=True)
-class Register(Message):
-    username: str
-    password: str
-
-
-@dataclass(frozen=True, slots=True)
-class Login(Message):
-    username: str
-    password: str
-
-
-@dataclass(frozen=True, slots=True)
-class Guest(Message):
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Resume(Message):
-    token: str
-
-
-@dataclass(frozen=True, slots=True)
-class Logout(Message):
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class ListTables(Message):
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class SubscribeLobby(Message):
-    """Start (``on``) or stop the live ``tables`` feed."""
-
-    on: bool
-
-
-@dataclass(frozen=True, slots=True)
-class CreateTable(Message):
-    rules: str | None
-    turn_seconds: int | None
-    private: bool
-    claim_window_ms: int | None = None
-    hands: int | None = None  # the match's length in deals (None: a whole match)
-    aids: bool = True  # whether seated players may ``analyze`` their hands
-    rated: bool = False  # a table of its preset's ladder (registered accounts only)
-
-
-@dataclass(frozen=True, slots=True)
-class JoinTable(Message):
-    table: str
-    seat: int | None
-    invite_code: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class AddBots(Message):
-    table: str
-    bot: str
-
-
-@dataclass(frozen=True, slots=True)
-class LeaveTable(Message):
-    table: str
-
-
-@dataclass(frozen=True, slots=True)
-class Watch(Message):
-    table: str
-    invite_code: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Play(Message):
-    """An ``action`` message: a game action for the sender's seat."""
-
-    table: str
-    seq: int
-    action: Action
-
-
-@dataclass(frozen=True, slots=True)
-class Sync(Message):
-    table: str
-
-
-@dataclass(frozen=True, slots=True)
-class Analyze(Message):
-    """The playing aids for the sender's own hand (``analysis``)."""
-
-    table: str
-
-
-@dataclass(frozen=True, slots=True)
-class QueueJoin(Message):
-    """Wait in a ladder's queue for a table: rated, or ``casual`` (guests too, bots after a
-    while). ``ladder`` None: the server's rule preset."""
-
-    ladder: str | None
-    casual: bool
-
-
-@dataclass(frozen=True, slots=True)
-class QueueLeave(Message):
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Ping(Message):
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class TournamentRequest(Message):
-    """A tournament request (``TOURNAMENT_FIELDS`` lists the kinds and what each carries):
-    ``tournament`` is its id (None only for ``tournament_create``), ``fields`` the other
-    payload fields it has, each checked for its type and range here; what they mean (a
-    known preset, a registered player...) is checked by ``server.tournaments.host``."""
-
-    kind: str
-    tournament: int | None
-    fields: tuple[tuple[str, Any], ...]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return dict(self.fields).get(key, default)
-
-
-class _Payload:
-    """Typed access to a payload object, with errors that name the field."""
-
-    def __init__(self, data: dict[str, Any], kind: str) -> None:
-        self.data = data
-        self.kind = kind
-
-    def _bad(self, key: str, expected: str) -> ProtocolError:
-        return ProtocolError(
-            "bad_message",
-            f"{self.kind}: '{key}' must be {expected}, got {shown(self.data.get(key))}",
-        )
-
-    def text(self, key: str, *, optional: bool = False, limit: int = 200) -> Any:
-        value = self.data.get(key)
-        if value is None and optional:
-            return None
-        if not isinstance(value, str) or len(value) > limit:
-            raise self._bad(key, f"a string of at most {limit} characters")
-        return value
-
-    def number(self, key: str, *, optional: bool = False, low: int = 0, high: int = 2**31) -> Any:
-        value = self.data.get(key)
-        if value is None and optional:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise self._bad(key, f"a whole number {low}..{high}")
-        return value
-
-    def flag(self, key: str, default: bool = False) -> bool:
-        value = self.data.get(key, default)
-        if not isinstance(value, bool):
-            raise self._bad(key, "true or false")
-        return value
-
-
-def _hello(m: _Payload, mid: Any) -> Message:
-    versions = m.data.get("versions")
-    if (
-        not isinstance(versions, list)
-        or not versions
-        or len(versions) > 16
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in versions)
-    ):
-        raise m._bad("versions", "a non-empty list of version numbers, e.g. [1]")
-    return Hello(mid, tuple(versions), m.text("client", optional=True) or "")
-
-
-def _play(m: _Payload, mid: Any) -> Message:
-    table = m.text("table", limit=32)
-    seq = m.number("seq")
-    raw = m.data.get("action")
-    # The engine's messages quote what they refuse in full: hand it nothing long to quote.
-    if not isinstance(raw, dict) or any(
-        len(key) > ACTION_TEXT or (isinstance(value, str) and len(value) > ACTION_TEXT)
-        for key, value in raw.items()
-    ):
-        raise m._bad("action", 'an action object such as {"type": "discard", "tile": "5m"}')
-    try:
-        action = Action.from_dict(raw)
-    except IllegalAction as exc:
-        raise ProtocolError("bad_message", f"action: {exc}") from None
-    return Play(mid, table, seq, action)
-
-
-# A tournament request's payload fields beside ``tournament``: field -> its kind.
-# "title": a name shown to others (1..80 characters once cleaned by ``server.text.clean``),
-# "text": free text shown to others (0..80, the same check), "name": an account name (<= 32),
-# "names": a list of 1..256 names, "int": a whole number (ranges in _RANGES), "flag":
-# true/false, "methods": a seating method or a list of them (one per session), "keys": a list
-# of tie-break keys, "amount": a whole number or an exact fraction as text ("1/2", "-3/2").
-# A trailing "?" marks it optional.
-MAX_TEXT = 80  # a tournament's name, a correction's reason (after NFC and trimming)
-SETTINGS_FIELDS = {
-    "name": "title?",
-    "rules": "name?",
-    "sessions": "int?",
-    "hands": "int?",
-    "time_cap_minutes": "int?",
-    "turn_seconds": "int?",
-    "aids": "flag?",
-    "spectator_delay_seconds": "int?",
-    "public": "flag?",
-    "registration": "name?",
-    "fill": "name?",
-    "duplicate": "flag?",
-    "check_in": "flag?",
-    "tie_breaks": "keys?",
-    "seating": "methods?",
-}
-TOURNAMENT_FIELDS: dict[str, dict[str, str]] = {
-    "tournament_get": {},
-    "tournament_register": {},
-    "tournament_withdraw": {},
-    "tournament_check_in": {},
-    "tournament_start_session": {},
-    "tournament_close": {},
-    "tournament_create": SETTINGS_FIELDS,
-    "tournament_configure": SETTINGS_FIELDS,
-    "tournament_add_players": {"players": "names"},
-    "tournament_remove_player": {"player": "name"},
-    "tournament_registration": {"open": "flag"},
-    "tournament_seat": {"method": "name?"},
-    "tournament_swap": {"a": "name", "b": "name"},
-    "tournament_substitute": {"player": "name", "substitute": "name"},
-    "tournament_penalty": {
-        "player": "name",
-        "kind": "name",
-        "amount": "amount",
-        "reason": "text",
-        "session": "int?",
-    },
-    "tournament_undo": {"entry": "int", "reason": "text?"},
-}
-_RANGES = {
-    "sessions": (1, 32),
-    "hands": (1, MATCH_HANDS),
-    "time_cap_minutes": (0, 600),
-    "turn_seconds": (1, 3600),
-    "spectator_delay_seconds": (0, 3600),
-    "session": (1, 32),
-    "entry": (1, 2**31 - 1),
-}
-_FRACTION = re.compile(r"-?\d{1,9}(/[1-9]\d{0,8})?")
-
-
-def _field(m: _Payload, key: str, kind: str) -> Any:
-    optional = kind.endswith("?")
-    kind = kind.rstrip("?")
-    value = m.data.get(key)
-    if value is None and optional:
-        return None
-    if kind in ("title", "text"):
-        if not isinstance(value, str):
-            raise m._bad(key, f"a string of at most {MAX_TEXT} characters")
-        try:
-            if len(value) > 4 * MAX_TEXT:  # room for spaces to trim and letters to compose
-                raise BadText(f"{key} has {len(value)} characters; at most {MAX_TEXT}")
-            return clean(value, key, limit=MAX_TEXT, required=kind == "title")
-        except BadText as exc:
-            raise ProtocolError("bad_message", f"{m.kind}: {exc}") from None
-    if kind == "name":
-        return m.text(key, limit=32)
-    if kind == "int":
-        low, high = _RANGES[key]
-        return m.number(key, low=low, high=high)
-    if kind == "flag":
-        if not isinstance(value, bool):
-            raise m._bad(key, "true or false")
-        return value
-    if kind == "amount":
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**9:
-            return str(value)
-        if isinstance(value, str) and _FRACTION.fullmatch(value):
-            return value
-        raise m._bad(key, 'a whole number or an exact fraction as text ("1/2")')
-    if kind == "methods" and isinstance(value, str) and len(value) <= 16:
-        return (value,)
-    limit, size = {"names": (256, 32), "keys": (8, 16), "methods": (32, 16)}[kind]
-    if (
-        not isinstance(value, list)
-        or not 1 <= len(value) <= limit
-        or not all(isinstance(v, str) and 0 < len(v) <= size for v in value)
-    ):
-        raise m._bad(key, f"a list of 1..{limit} strings of at most {size} characters")
-    return tuple(value)
-
-
-def _tournament(kind: str) -> Any:
-    def decode(m: _Payload, mid: Any) -> Message:
-        tournament = None
-        if kind != "tournament_create":
-            tournament = m.number("tournament", low=1, high=2**31 - 1)
-        fields = []
-        for key, field_kind in TOURNAMENT_FIELDS[kind].items():
-            value = _field(m, key, field_kind)
-            if value is not None:
-                fields.append((key, value))
-        if kind == "tournament_create" and "name" not in dict(fields):
-            raise m._bad("name", f"a name of 1 to {MAX_TEXT} characters")
-        return TournamentRequest(mid, kind, tournament, tuple(fields))
-
-    return decode
-
-
-_DECODERS: dict[str, Any] = {
-    "hello": _hello,
-    "register": lambda m, i: Register(
-        i, m.text("username", limit=64), m.text("password", limit=256)
-    ),
-    "login": lambda m, i: Login(i, m.text("username", limit=64), m.text("password", limit=256)),
-    "guest": lambda m, i: Guest(i),
-    "resume": lambda m, i: Resume(i, m.text("token", limit=128)),
-    "logout": lambda m, i: Logout(i),
-    "list_tables": lambda m, i: ListTables(i),
-    "subscribe_lobby": lambda m, i: SubscribeLobby(i, m.flag("on", default=True)),
-    "create_table": lambda m, i: CreateTable(
-        i,
-        m.text("rules", optional=True, limit=32),
-        m.number("turn_seconds", optional=True, low=1, high=3600),
-        m.flag("private"),
-        m.number("claim_window_ms", optional=True, low=0, high=MAX_CLAIM_WINDOW_MS),
-        m.number("hands", optional=True, low=1, high=MATCH_HANDS),
-        m.flag("aids", default=True),
-        m.flag("rated"),
-    ),
-    "join_table": lambda m, i: JoinTable(
-        i,
-        m.text("table", limit=32),
-        m.number("seat", optional=True, high=3),
-        m.text("invite_code", optional=True, limit=64),
-    ),
-    "add_bots": lambda m, i: AddBots(
-        i, m.text("table", limit=32), m.text("bot", optional=True, limit=32) or "default"
-    ),
-    "leave_table": lambda m, i: LeaveTable(i, m.text("table", limit=32)),
-    "watch": lambda m, i: Watch(
-        i, m.text("table", limit=32), m.text("invite_code", optional=True, limit=64)
-    ),
-    "action": _play,
-    "sync": lambda m, i: Sync(i, m.text("table", limit=32)),
-    "analyze": lambda m, i: Analyze(i, m.text("table", limit=32)),
-    "queue_join": lambda m, i: QueueJoin(
-        i, m.text("ladder", optional=True, limit=32), m.flag("casual")
-    ),
-    "queue_leave": lambda m, i: QueueLeave(i),
-    "ping": lambda m, i: Ping(i),
-    **{kind: _tournament(kind) for kind in TOURNAMENT_FIELDS},
-}
-
-MESSAGE_TYPES = frozenset(_DECODERS)
+# The message classes and their decoders live in ``server.messages.inbound``; they are
+# named here too, where the server's handlers have always found them.
+ProtocolError = inbound.ProtocolError
+Message = inbound.Message
+Hello = inbound.Hello
+Register = inbound.Register
+Login = inbound.Login
+Guest = inbound.Guest
+Resume = inbound.Resume
+Logout = inbound.Logout
+ListTables = inbound.ListTables
+SubscribeLobby = inbound.SubscribeLobby
+CreateTable = inbound.CreateTable
+JoinTable = inbound.JoinTable
+AddBots = inbound.AddBots
+LeaveTable = inbound.LeaveTable
+Watch = inbound.Watch
+Play = inbound.Play
+Sync = inbound.Sync
+Analyze = inbound.Analyze
+QueueJoin = inbound.QueueJoin
+QueueLeave = inbound.QueueLeave
+Ping = inbound.Ping
+TournamentRequest = inbound.TournamentRequest
+TOURNAMENT_FIELDS = inbound.TOURNAMENT_FIELDS
+SETTINGS_FIELDS = inbound.SETTINGS_FIELDS
+MAX_CLAIM_WINDOW_MS = inbound.MAX_CLAIM_WINDOW_MS
+MESSAGE_TYPES = inbound.MESSAGE_TYPES
 
 
 _BRACKET = re.compile(r"[\[\]{}]")
@@ -502,14 +151,14 @@ def decode(text: str | bytes) -> Message:
         or (isinstance(mid, str) and len(mid) > MAX_ID_LENGTH)
     ):
         raise ProtocolError("bad_message", f"'id' must be a string or number, got {shown(mid)}")
-    decoder = _DECODERS.get(kind)
+    decoder = inbound.DECODERS.get(kind)
     if decoder is None:
-        known = ", ".join(sorted(_DECODERS))
+        known = ", ".join(sorted(inbound.DECODERS))
         raise ProtocolError("unknown_type", f"unknown message type {shown(kind)}; known: {known}")
     payload = data.get("payload", {})
     if not isinstance(payload, dict):
         raise ProtocolError("bad_message", f"{kind}: 'payload' must be an object")
-    message: Message = decoder(_Payload(payload, kind), mid)
+    message: Message = decoder(inbound.Payload(payload, kind), mid)
     return message
 
 
@@ -533,8 +182,25 @@ def request_id(text: str | bytes) -> str | int | None:
     return None
 
 
-def encode(kind: str, payload: dict[str, Any], reply_to: str | int | None = None) -> str:
+@overload
+def encode(message: ServerMessage, reply_to: str | int | None = None, /) -> str: ...
+
+
+@overload
+def encode(message: str, payload: Mapping[str, Any], reply_to: str | int | None = None) -> str: ...
+
+
+def encode(
+    message: ServerMessage | str,
+    payload: Mapping[str, Any] | str | int | None = None,
+    reply_to: str | int | None = None,
+) -> str:
     """The JSON text of a server message: compact, non-ASCII as is, keys in their order.
+
+    ``encode(Joined(table, seat), reply_to)``: a message of ``server.messages.outbound``
+    (its second argument, if any, is the ``reply_to``). ``encode("joined", payload,
+    reply_to)``, a type and its payload written out, is the older form, kept while the
+    table, the app and the lobby move to the typed messages.
 
     Every update to every connection goes through here, so it is one of the server's hot
     paths: orjson writes the same text as ``json.dumps(ensure_ascii=False,
@@ -544,14 +210,25 @@ def encode(kind: str, payload: dict[str, Any], reply_to: str | int | None = None
     magnitude between 1e-9 and 1e-4 (``0.00004`` where Python writes ``4e-05``: the same
     number; the protocol carries none so small) and NaN and the infinities, which are not
     JSON (null)."""
-    message: dict[str, Any] = {"type": kind, "payload": payload}
+    if isinstance(message, ServerMessage):
+        if payload is not None and not isinstance(payload, (str, int)):
+            raise TypeError("encode(message, reply_to): a typed message carries its payload")
+        return write(message.TYPE, message.payload(), payload if reply_to is None else reply_to)
+    if not isinstance(payload, Mapping):
+        raise TypeError(f"encode({message!r}, payload, reply_to): the payload is an object")
+    return write(message, payload, reply_to)
+
+
+def write(kind: str, payload: Mapping[str, Any], reply_to: str | int | None = None) -> str:
+    """The envelope ``{"type", "payload", "reply_to"}`` as JSON text (see ``encode``)."""
+    frame: dict[str, Any] = {"type": kind, "payload": payload}
     if reply_to is not None:
-        message["reply_to"] = reply_to
+        frame["reply_to"] = reply_to
     try:
-        return orjson.dumps(message).decode()
+        return orjson.dumps(frame).decode()
     except TypeError:  # orjson.JSONEncodeError is a TypeError
-        return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
 
 
 def error(code: str, reason: str, reply_to: str | int | None = None) -> str:
-    return encode("error", {"code": code, "reason": reason}, reply_to)
+    return encode(Error(code, reason), reply_to)

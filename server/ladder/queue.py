@@ -26,6 +26,7 @@ from server.errors import shown
 from server.ladder.matchmaking import Entry, GapSchedule, form_tables
 from server.ladder.store import LadderStore
 from server.lobby import Lobby
+from server.messages.outbound import Queue
 from server.protocol import encode
 from server.table import JoinInput, LobbyError, Peer
 
@@ -247,14 +248,7 @@ class Matchmaker:
             peer = left.peer
             self._remove(queue, name)
             peer.attach(table.id)
-            payload = {
-                "state": "matched",
-                "ladder": queue.ladder,
-                "casual": queue.casual,
-                "table": table.id,
-                "seat": seat,
-            }
-            peer.send(encode("queue", payload))
+            peer.send(encode(Queue("matched", queue.ladder, queue.casual, table.id, seat)))
             await table.queue.put(JoinInput(peer, None, seat, None))
 
     async def _bots(self, queue: _Queue, now: float) -> None:
@@ -292,7 +286,7 @@ class Matchmaker:
         queue.barred = {b: t for b, t in queue.barred.items() if name not in b}
 
     def _left(self, key: Key, reply_to: str | int | None = None) -> str:
-        return encode("queue", {"state": "left", "ladder": key[0], "casual": key[1]}, reply_to)
+        return encode(Queue("left", key[0], key[1]), reply_to)
 
     def _send_status(
         self, queue: _Queue, waiting: Waiting, now: float, reply_to: str | int | None
@@ -300,16 +294,16 @@ class Matchmaker:
         """The ``waiting`` status: always as an answer; unsolicited when it changed, at
         most once every ``STATUS_SECONDS``."""
         waited = now - waiting.joined
-        payload = {
-            "state": "waiting",
-            "ladder": queue.ladder,
-            "casual": queue.casual,
-            "size": len(queue.players),
-            "waited_seconds": int(waited),
-            "gap": self.schedule.gap(waited),
-        }
-        text = encode("queue", payload)
+        status = Queue(
+            "waiting",
+            queue.ladder,
+            queue.casual,
+            size=len(queue.players),
+            waited_seconds=int(waited),
+            gap=self.schedule.gap(waited),
+        )
+        text = encode(status)
         if reply_to is None and (text == waiting.sent or now - waiting.sent_at < STATUS_SECONDS):
             return
         waiting.sent, waiting.sent_at = text, now
-        waiting.peer.send(text if reply_to is None else encode("queue", payload, reply_to))
+        waiting.peer.send(text if reply_to is None else encode(status, reply_to))

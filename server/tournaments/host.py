@@ -31,6 +31,7 @@ from server.config import Config
 from server.db.models import iso
 from server.errors import ServerError, shown
 from server.lobby import Lobby
+from server.messages.outbound import Tournament, TournamentChanged, TournamentSession
 from server.protocol import TournamentRequest, encode
 from server.table import JoinInput, LobbyError, ReplaceInput, Table, commitment, hand_salt
 from server.tournaments import scoring, seating
@@ -409,7 +410,7 @@ class Tournaments:
             return
         names = {n.lower() for n in state.entrants} | {state.row.created_by.lower()}
         names |= {d.lower() for d in state.directors}
-        text = encode("tournament_changed", {"tournament": tournament_id, "what": what})
+        text = encode(TournamentChanged(tournament_id, what))
         for peer in self.peers():
             if peer.username is not None and peer.username.lower() in names:
                 peer.send(text)
@@ -705,7 +706,7 @@ class Tournaments:
         payload = self._detail(state)
         payload["you"] = self._you(state, username)
         payload.update(extra)
-        peer.send(encode("tournament", payload, m.id))
+        peer.send(encode(Tournament(payload), m.id))
 
     async def _create(self, username: str, m: TournamentRequest) -> int:
         allowed, _ = await self.store.roles(username)
@@ -1020,14 +1021,8 @@ class Tournaments:
             if k is None:
                 continue
             peer.attach(table.id)
-            payload = {
-                "tournament": tid,
-                "session": number,
-                "table": table_no,
-                "wind": seating.WINDS[k],
-                "table_id": table.id,
-            }
-            peer.send(encode("tournament_session", payload))
+            where = TournamentSession(tid, number, table_no, seating.WINDS[k], table.id)
+            peer.send(encode(where))
             await table.queue.put(JoinInput(peer, None, k, None))  # type: ignore[arg-type]
 
     async def _substitute(self, state: _State, player: str, substitute: str, by: str) -> str:
