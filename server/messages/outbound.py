@@ -11,6 +11,7 @@ is this module, not forty dicts written where they are sent. Two shapes:
   top-level fields in ``FIELDS``; ``payload()`` is the body as it is (no copy: ``update`` is
   the server's hot path).
 
+``Type.from_payload(payload)`` reads one back (the Python client's decoder).
 ``fields_of(cls)`` is what ``server.messages.registry`` and the docs test read. The wire
 names are the attributes' names; the order of the fields is the order on the wire.
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 
 class ServerMessage:
@@ -40,6 +41,17 @@ class ServerMessage:
             out[f.name] = value
         return out
 
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any]) -> Self:
+        """The message a payload carries (the Python client's decoder): each field by its
+        name, an optional one absent as None. ``KeyError`` names a required field that is
+        missing; the values are the server's and are not checked here."""
+        values = {
+            f.name: payload.get(f.name) if f.name in cls.OPTIONAL else payload[f.name]
+            for f in fields(cls)  # type: ignore[arg-type]
+        }
+        return cls(**values)
+
 
 class Body(ServerMessage):
     """A message whose payload is built elsewhere and carried whole; ``FIELDS`` names the
@@ -52,6 +64,10 @@ class Body(ServerMessage):
 
     def payload(self) -> Mapping[str, Any]:
         return self.body
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any]) -> Self:
+        return cls(payload)  # type: ignore[call-arg]
 
 
 def fields_of(cls: type[ServerMessage]) -> tuple[str, ...]:
@@ -222,6 +238,8 @@ class Update(Body):
         "scores",
         "view",
         "events",
+        "commitment",
+        "last_hand",
         "deadline_ms",
     )
     body: Mapping[str, Any]

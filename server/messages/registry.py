@@ -9,7 +9,9 @@ here, and every type here is documented with its fields.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from typing import Any
 
 from server.messages import inbound, outbound
 
@@ -43,3 +45,13 @@ def outbound_class(kind: str) -> type[outbound.ServerMessage]:
     """The class of server message ``kind``; KeyError for a type the server never sends."""
     cls: type[outbound.ServerMessage] = OUTBOUND[kind].cls
     return cls
+
+
+def read(kind: str, payload: Mapping[str, Any]) -> outbound.ServerMessage | None:
+    """The typed message of a server frame's ``type`` and payload; None for a type the
+    registry does not know (a newer server's). ``KeyError`` for a missing field."""
+    spec = OUTBOUND.get(kind)
+    if spec is None:
+        return None
+    cls: type[outbound.ServerMessage] = spec.cls
+    return cls.from_payload(payload)

@@ -11,7 +11,9 @@ Every ```json block of the document is read, object by object:
   the example's keys must be among the keys the server sent there and include those it
   always sent, and each value must have a type the server sent there (a list indexed by
   player is not an object keyed by strings);
-- every message type and event kind the server sent must have an example;
+- every message type and event kind the server sent must have an example, and every message
+  type it sent is in the message registry (``server.messages.registry``) with every payload
+  field it sent (``test_protocol_registry`` holds the document to the registry);
 - the table of error codes must be exactly ``server.errors.CODES``, and every code the
   server's and the engine's source raise is registered.
 """
@@ -54,6 +56,7 @@ from engine.tiles import counts_of
 from server import errors, protocol
 from server.app import App
 from server.config import Config
+from server.messages import registry
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "protocol.md"
@@ -520,7 +523,7 @@ def is_client_message(example: Example) -> bool:
     value = example.value
     return (
         isinstance(value, dict)
-        and value.get("type") in protocol.MESSAGE_TYPES
+        and value.get("type") in registry.INBOUND
         and "reply_to" not in value
         and example.section != "HTTP on the same port"
     )
@@ -528,18 +531,16 @@ def is_client_message(example: Example) -> bool:
 
 def test_every_client_example_decodes(doc_examples: list[Example]) -> None:
     client = [e for e in doc_examples if is_client_message(e)]
-    assert {e.value["type"] for e in client} == protocol.MESSAGE_TYPES
+    assert {e.value["type"] for e in client} == set(registry.INBOUND)
     for example in client:
         try:
             message = protocol.decode(json.dumps(example.value))
         except protocol.ProtocolError as exc:
             pytest.fail(f"{DOC.name}:{example.line}: {example.value} does not decode: {exc}")
         kind = example.value["type"]
-        if kind in protocol.TOURNAMENT_FIELDS:  # one class for the tournament requests
-            assert isinstance(message, protocol.TournamentRequest) and message.kind == kind
-            continue
-        expected = "Play" if kind == "action" else "".join(w.title() for w in kind.split("_"))
-        assert type(message).__name__ == expected, (example.line, kind, message)
+        assert type(message) is registry.INBOUND[kind].cls, (example.line, kind, message)
+        if isinstance(message, protocol.TournamentRequest):  # one class for these requests
+            assert message.kind == kind
 
 
 def with_each_string_long(value: Any, long: str) -> list[Any]:
@@ -628,6 +629,15 @@ async def test_every_server_example_is_what_the_server_sends(
             problems.append(f"{where}: an example of what? {value!r:.80}")
             continue
         problems.extend(f"{where}: {p}" for p in shapes.mismatches(root, value))
+    for frame_type in sorted(session.types - set(registry.OUTBOUND)):
+        problems.append(f"the server sends {frame_type!r} messages: not in the registry")
+    for frame_type in sorted(session.types & set(registry.OUTBOUND)):
+        sent = shapes.places[f"{frame_type}.payload"].keys
+        unknown = sent - set(registry.OUTBOUND[frame_type].fields)
+        if unknown:
+            problems.append(
+                f"the server sends {frame_type!r} with {sorted(unknown)}: not in the registry"
+            )
     for frame_type in sorted(session.types - documented_types):
         problems.append(f"the server sends {frame_type!r} messages: no example documents them")
     for kind in sorted(session.kinds - documented_kinds):
