@@ -25,8 +25,10 @@ from engine.rules import MCR, RuleSet
 from engine.table import Phase, View
 from server.client import (
     Client,
+    ClientError,
     ConnectFailed,
     ConnectionLost,
+    Incoming,
     RequestTimeout,
     ServerError,
     TableState,
@@ -38,6 +40,8 @@ from server.client import (
     play,
     view_from_dict,
 )
+from server.client.connection import request_frame
+from server.messages import outbound
 from server.presets import load_presets
 
 # ------------------------------------------------------------ views ---
@@ -580,3 +584,28 @@ async def test_version_2_seats_are_followed_and_a_gap_asks_for_one_full_update(
                 assert state.view == whole, i
     finally:
         await client.close()
+
+
+# ------------------------------------------------------------ the registry ---
+
+
+def test_a_request_of_a_type_the_server_does_not_accept_is_not_sent() -> None:
+    assert json.loads(request_frame("sync", {"table": "t1"}, 7)) == {
+        "type": "sync",
+        "id": 7,
+        "payload": {"table": "t1"},
+    }
+    with pytest.raises(ClientError, match="'synk' is not a message the server accepts"):
+        request_frame("synk", {"table": "t1"}, 8)
+
+
+def test_an_incoming_message_reads_as_its_typed_class() -> None:
+    joined = Incoming("joined", {"table": "t1", "seat": 2}, reply_to=3)
+    assert joined.message() == outbound.Joined("t1", 2)
+    left = Incoming("queue", {"state": "left", "ladder": "mcr", "casual": True})
+    assert left.message() == outbound.Queue("left", "mcr", True)
+    update = Incoming("update", {"table": "t1", "seq": 4})
+    assert update.message() == outbound.Update({"table": "t1", "seq": 4})
+    assert Incoming("newer_than_this_client", {}).message() is None
+    with pytest.raises(ClientError, match="without 'seat'"):
+        Incoming("joined", {"table": "t1"}).message()
