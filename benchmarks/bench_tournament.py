@@ -36,8 +36,8 @@ from server.config import (
     TournamentsSection,
 )
 from server.lobby import replay_log
-from server.tournaments.host import _seating
 from server.tournaments.seating import report
+from server.tournaments.views import seating_of
 
 DIRECTOR = "bench_director"
 PASSWORD = "correct horse battery"
@@ -89,7 +89,7 @@ async def run(players: int, sessions: int, hands: int) -> None:
             print(f"session {number}: {tables} tables at once, {seconds:.1f} s")
         total = time.perf_counter() - started_all
         rows = await app.store.tournaments.sessions(tid)
-        history = [_seating(r) for r in rows]
+        history = [seating_of(r) for r in rows]
         summary = report(history)
         tables = await app.store.tournaments.tables(tid)
         presets = app.lobby.presets if app.lobby else {}

@@ -2,7 +2,9 @@
 
 Parse at the edge: ``decode`` turns a text frame into one of a closed set of
 frozen message classes, or raises ``ProtocolError`` with a stable ``code``; the
-rest of the server never sees raw JSON. See ``docs/protocol.md``.
+rest of the server never sees raw JSON. See ``docs/protocol.md``. The messages
+themselves, both ways, are ``server.messages`` (one class per type, and the registry);
+this module is the frame around them: the JSON, the envelope, the limits.
 
 Two things the JSON decoder accepts are refused here, before anything looks at
 the message: nesting deeper than ``MAX_DEPTH`` (which would otherwise reach
@@ -214,7 +216,7 @@ def encode(
         if payload is not None and not isinstance(payload, (str, int)):
             raise TypeError("encode(message, reply_to): a typed message carries its payload")
         return write(message.TYPE, message.payload(), payload if reply_to is None else reply_to)
-    if not isinstance(payload, Mapping):
+    if payload is None or isinstance(payload, (str, int)):
         raise TypeError(f"encode({message!r}, payload, reply_to): the payload is an object")
     return write(message, payload, reply_to)
 

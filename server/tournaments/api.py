@@ -22,7 +22,8 @@ from typing import Any
 from server.errors import shown
 from server.query import ID_MAX as MAX_ID
 from server.query import BadRequest, whole_number
-from server.tournaments.host import TournamentError, Tournaments
+from server.tournaments.host import Tournaments
+from server.tournaments.settings import TournamentError
 
 
 @dataclass(frozen=True, slots=True)
