@@ -33,13 +33,7 @@ from server.client.errors import (
     RequestTimeout,
     ServerError,
 )
-from server.client.state import (
-    Incoming,
-    Predicate,
-    Session,
-    TableState,
-    TournamentSeat,
-)
+from server.client.state import Incoming, Predicate, Session, TableState, TournamentSeat
 from server.messages import registry
 
 log = logging.getLogger("guobiao.client")

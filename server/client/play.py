@@ -12,14 +12,9 @@ from engine.actions import Action, ActionKind
 from engine.bots import Bot
 from engine.table import View
 from server.client.connection import DEFAULT_RATE
-from server.client.errors import (
-    ConnectionLost,
-)
+from server.client.errors import ConnectionLost
 from server.client.requests import Client
-from server.client.state import (
-    Incoming,
-    TableState,
-)
+from server.client.state import Incoming, TableState
 
 log = logging.getLogger("guobiao.client")
 

@@ -3,26 +3,15 @@ tables, tournaments, and ``act``; each awaits its answer and returns it decoded.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from engine.actions import Action
 from server.client.connection import Connection
-from server.client.errors import (
-    ClientError,
-)
-from server.client.state import (
-    CreatedTable,
-    Incoming,
-    Session,
-    TableState,
-    TournamentSeat,
-)
+from server.client.errors import ClientError
+from server.client.state import CreatedTable, Incoming, Session, TableState, TournamentSeat
 from server.messages import outbound
-
-log = logging.getLogger("guobiao.client")
 
 MAX_TRACKED_ACTIONS = 256  # ids of recent actions, to tell which table an error is about
 TOURNAMENT_PREFIX = "tournament_"

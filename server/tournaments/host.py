@@ -47,9 +47,7 @@ from server.tournaments.settings import (
     default_methods,
     wall_seed,
 )
-from server.tournaments.store import (
-    TournamentStore,
-)
+from server.tournaments.store import TournamentStore
 from server.tournaments.views import State
 
 log = logging.getLogger("guobiao.tournaments")

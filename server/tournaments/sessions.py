@@ -21,22 +21,9 @@ from server.messages.outbound import TournamentSession
 from server.protocol import encode
 from server.table import JoinInput, LobbyError, ReplaceInput, Table
 from server.tournaments import seating
-from server.tournaments.settings import (
-    TournamentError,
-    session_seed,
-    wall_seed,
-)
-from server.tournaments.store import (
-    SessionRow,
-    TournamentStore,
-)
-from server.tournaments.views import (
-    BOT,
-    State,
-    not_finished,
-    seating_dict,
-    seating_of,
-)
+from server.tournaments.settings import TournamentError, session_seed, wall_seed
+from server.tournaments.store import SessionRow, TournamentStore
+from server.tournaments.views import BOT, State, not_finished, seating_dict, seating_of
 
 log = logging.getLogger("guobiao.tournaments")
 
