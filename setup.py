@@ -29,7 +29,8 @@ SHIPPED_FOLDERS = [
 # call. Left as Python: the package files; enums (``fans``) and exceptions (``errors``, which
 # the server subclasses; mypyc refuses a Python subclass of a compiled class); ``wire`` (mypyc
 # takes a dataclass's ClassVar for a field, mypyc/mypyc#1122); ``table``, ``match``,
-# ``matchlog``, ``simulation`` (subclassed by tests, read with ``vars()``); ``bots.reading``
+# ``matchlog``, ``simulation`` (subclassed by tests, read with ``vars()``); ``view`` (split
+# from ``table`` as it was: ``SeatView`` caches its JSON form on the instance); ``bots.reading``
 # (subclasses ``list``); ``copyable`` (called back by copy and pickle).
 COMPILED = [
     "engine/actions.py",

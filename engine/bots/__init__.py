@@ -40,7 +40,7 @@ from typing import Final, Protocol
 from engine.actions import Action
 from engine.bots.default import DefaultBot
 from engine.bots.fast import FastBot
-from engine.table import View
+from engine.view import View
 
 __all__ = ["BOTS", "Bot", "DefaultBot", "FastBot", "make_bot"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from engine.actions import PASS, Action, ActionKind
 from engine.errors import MahjongError
-from engine.table import Phase, View
+from engine.view import Phase, View
 
 
 class FastBot:
