@@ -56,11 +56,11 @@ COMPILED = [
     "engine/scoring/regular.py",
     "engine/scoring/result.py",
     "engine/scoring/special.py",
+    "engine/scoring/substitutions.py",
     "engine/scoring/wild.py",
     "engine/shanten.py",
     "engine/tiles.py",
     "engine/wall.py",
-    "engine/wild_scoring.py",
     "engine/wilds.py",
 ]
 
