@@ -41,6 +41,7 @@ COMPILED = [
     "engine/bots/plan_play.py",
     "engine/bots/plan_shanten.py",
     "engine/bots/plans.py",
+    "engine/bots/safe.py",
     "engine/bots/speed_play.py",
     "engine/forms.py",
     "engine/hand.py",
