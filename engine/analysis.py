@@ -44,7 +44,6 @@ from engine.fans import Fan
 from engine.hand import Hand, Meld
 from engine.rules import RuleSet, Wilds
 from engine.scoring import WinContext, score
-from engine.table import View
 from engine.tiles import (
     N_FLOWERS,
     N_KINDS,
@@ -55,6 +54,7 @@ from engine.tiles import (
     seat_flowers,
     tiles_of,
 )
+from engine.view import View
 
 # Scoring a hand with wild tiles tries their readings: a few milliseconds with three, tens
 # with four and more (``FOUR_WILDS``, not scored). At most this many such wins are scored per

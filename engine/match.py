@@ -40,8 +40,9 @@ from engine.actions import Action, Event
 from engine.errors import IllegalAction, MahjongError
 from engine.notation import format_hand
 from engine.rules import MCR, RuleSet
-from engine.table import HandResult, HandState, Phase, is_plain_mcr
+from engine.table import HandResult, HandState
 from engine.tiles import Tile, Wind, name
+from engine.view import Phase, is_plain_mcr
 from engine.wall import Wall
 
 # The events that close a hand (``Match.last_hand_end``).

@@ -12,7 +12,7 @@ from engine.actions import Action, Event
 from engine.bots import Bot
 from engine.match import MATCH_HANDS, HandRecord, Match
 from engine.rules import MCR, RuleSet
-from engine.table import Phase
+from engine.view import Phase
 from engine.wall import SplitMix64
 
 

@@ -1,8 +1,9 @@
 """One hand (盘) at the table as a pure state machine.
 
-Everything that affects the flow of a hand lives in this file: the ``Phase``
-enum, the legal actions of each phase, and the transitions. The table is
-driven by ``apply(player, action) -> events``; ``legal_actions(player)`` and
+Everything that affects the flow of a hand lives in this file: the legal actions of
+each ``Phase`` and the transitions (the enum itself is declared with the views that carry
+it, in ``engine.view``, so that the wire module names it without importing the table). The
+table is driven by ``apply(player, action) -> events``; ``legal_actions(player)`` and
 ``view(player)`` only read. An action that is not legal raises
 ``IllegalAction`` and leaves the state untouched (validate fully, then mutate).
 
@@ -54,8 +55,6 @@ Payments: ``engine.payments`` (``rules.base_points`` plus the fan, as in MCR; wi
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from enum import Enum
-from functools import cache, cached_property
 from itertools import compress
 from typing import Any
 
@@ -69,8 +68,21 @@ from engine.payments import win_deltas
 from engine.rules import MCR, RuleSet, Wilds
 from engine.scoring import Score, WinContext, score
 from engine.tiles import N_KINDS, WILD, Tile, Wind, is_flower, name, seat_flowers, tiles_of
+from engine.view import ClaimView, Phase, SeatView, View, format_concealed, is_plain_mcr
 from engine.wall import Wall
 from engine.wilds import is_winning_with_wilds, wild_tiles
+
+__all__ = [  # with the view types, defined in ``engine.view`` and long imported from here
+    "ClaimView",
+    "HandResult",
+    "HandState",
+    "Phase",
+    "SeatView",
+    "View",
+    "Win",
+    "is_plain_mcr",
+    "sorted_tiles",
+]
 
 _DISCARDS = DISCARDS
 
@@ -99,23 +111,6 @@ def sorted_tiles(counts: list[int]) -> tuple[Tile, ...]:
         + _group(counts, 2, 18, 27)
         + _group(counts, 3, 27, N_KINDS)
     )
-
-
-@cache  # asked for every view serialized: a handful of rule sets, each answered once
-def is_plain_mcr(rules: RuleSet) -> bool:
-    """Whether ``rules`` play exactly as MCR (whatever the preset's name).
-
-    Views, events and records of such tables keep the MCR form, key for key.
-    """
-    return rules is MCR or replace(rules, name=MCR.name) == MCR
-
-
-class Phase(Enum):
-    TURN = "turn"  # the player to move has drawn
-    CLAIMED = "claimed"  # the player to move claimed a chow or pung: discard only
-    CLAIM = "claim"  # answers to a discard are being collected
-    ROB = "rob"  # answers to an added kong (robbing) are being collected
-    OVER = "over"  # the hand is over
 
 
 @dataclass(frozen=True, slots=True)
@@ -918,9 +913,7 @@ class HandState:
         self.pending = None
         self._legal = {}
         hands = tuple(  # by player
-            wire.RevealedHand(
-                wire.format_concealed(*self._concealed_tiles(p)), tuple(self.melds[p])
-            )
+            wire.RevealedHand(format_concealed(*self._concealed_tiles(p)), tuple(self.melds[p]))
             for p in sorted(self.player_at)
         )
         out.append(wire.event(wire.HandEnd(hands)))
@@ -1100,65 +1093,3 @@ class HandState:
             concealed=concealed,
             wilds=wilds,
         )
-
-
-@dataclass(frozen=True)  # not slotted: ``to_dict`` is cached on the instance
-class SeatView:
-    """One player's place at the table as a viewer may see it.
-
-    The table shares one public ``SeatView`` per seat among all viewers of a state, so
-    its JSON form is built once too.
-    """
-
-    player: int
-    wind: Wind
-    concealed_count: int
-    melds: tuple[Meld, ...]  # exposed melds, and concealed kongs the viewer may see
-    hidden_kongs: int  # face-down kongs the viewer may not see
-    flowers: tuple[Tile, ...]
-    river: tuple[tuple[Tile, bool], ...]  # discards in order; True when claimed
-    concealed: tuple[Tile, ...] | None  # the viewer's own tiles, everyone's once the hand is over
-    wilds: int = 0  # how many of ``concealed`` are wild tiles (shown first, at the left)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form (shared: do not modify it)."""
-        return self._dict
-
-    @cached_property
-    def _dict(self) -> dict[str, Any]:
-        return wire.encode_seat(self)
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimView:
-    tile: Tile
-    source: int  # the discarder, or the player adding to a kong
-    kind: str  # "discard" or "add_kong"
-
-
-@dataclass(frozen=True, slots=True)
-class View:
-    """What one player (or a spectator, ``viewer=None``) may know of the hand now."""
-
-    viewer: int | None
-    phase: Phase
-    round_wind: Wind
-    dealer: int
-    dice: tuple[tuple[int, int], tuple[int, int]]
-    wall_remaining: int
-    current: int
-    seats: tuple[SeatView, ...]  # in position order East, South, West, North
-    drawn: Tile | None  # the tile the viewer just drew, on its own turn
-    claim: ClaimView | None  # the discard or added kong being answered
-    legal: tuple[Action, ...]  # what the viewer may do now
-    rules: RuleSet = MCR  # the table's rule options (``rules.min_fan``, ``rules.wilds``, ...)
-    indicator: Tile | None = None  # the tile turned up after the deal (wild-tile options)
-    dead_flowers: tuple[Tile, ...] = ()  # flowers turned up before the indicator, set aside
-    wild_tiles: frozenset[Tile] = frozenset()  # the wild kind, or the flowers
-
-    def seat(self, player: int) -> SeatView:
-        return next(s for s in self.seats if s.player == player)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form the server sends (``engine.wire.encode_view``)."""
-        return wire.encode_view(self, is_plain_mcr(self.rules))

@@ -8,8 +8,9 @@ every shape ``decode(encode(x)) == x`` and, for what the server sends, ``encode(
 == d``. A decoder refuses malformed input with ``InvalidWire`` naming the field and quoting
 what it held.
 
-The view (``encode_view`` / ``decode_view``) is the engine's typed ``engine.table.View``
-(with its ``SeatView`` and ``ClaimView``)::
+The view (``encode_view`` / ``decode_view``) is the engine's typed ``engine.view.View``
+(with its ``SeatView`` and ``ClaimView``); its encoders live beside the types in
+``engine.view`` (a view encodes itself, ``View.to_dict``) and are named here too::
 
     phase, round_wind, dealer, dice, wall_remaining, current,
     seats: [{player, wind, concealed_count, melds ("[????]": a face-down kong),
@@ -45,27 +46,63 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from engine.actions import Action, ActionKind, Event
 from engine.errors import InvalidWire, MahjongError
 from engine.hand import Meld, MeldKind
-from engine.notation import format_tiles, parse_tiles
+from engine.notation import parse_tiles
 from engine.rules import RulesError, RuleSet, rule_set_from_dict
-from engine.tiles import FLOWERS_BY_NAME, N_KINDS, NAMES, WILD, Tile, Wind, name
+from engine.tiles import FLOWERS_BY_NAME, N_KINDS, WILD, Tile, Wind, name
+from engine.view import (
+    CLAIMED_MARK,
+    HIDDEN_KONG,
+    ClaimView,
+    Phase,
+    SeatView,
+    View,
+    encode_seat,
+    encode_view,
+    format_concealed,
+)
 
-if TYPE_CHECKING:  # engine.table encodes through this module: it is imported when decoding
-    from engine.table import SeatView, View
-
-HIDDEN_KONG = "[????]"  # a face-down kong the viewer may not see
-CLAIMED_MARK = "*"  # after a river tile: claimed by another player
-# A river entry (tile, claimed) as written, for every tile: a seat's river is written again
-# whenever the seat changes, one lookup per discard.
-_RIVER_ENTRIES: dict[tuple[Tile, bool], str] = {
-    (t, claimed): name(t) + (CLAIMED_MARK if claimed else "")
-    for t in (*range(len(NAMES)), WILD)
-    for claimed in (False, True)
-}
+__all__ = [  # with the view's encoders (``engine.view``), named here beside its decoders
+    "CLAIMED_MARK",
+    "CLAIM_TYPES",
+    "DRAW_SOURCES",
+    "EVENT_KINDS",
+    "EVENT_TYPES",
+    "HIDDEN_KONG",
+    "AddKong",
+    "Claim",
+    "ConcealedKong",
+    "Deal",
+    "Discard",
+    "Draw",
+    "Exhausted",
+    "Flower",
+    "HandEnd",
+    "HandStart",
+    "HeadBump",
+    "Indicator",
+    "MatchStart",
+    "RevealedHand",
+    "Win",
+    "WireEvent",
+    "WonFan",
+    "decode_any_tile",
+    "decode_event",
+    "decode_flower",
+    "decode_meld",
+    "decode_seat",
+    "decode_tile",
+    "decode_view",
+    "encode_event",
+    "encode_seat",
+    "encode_view",
+    "event",
+    "format_concealed",
+]
 
 # ------------------------------------------------------------- decoding ---
 
@@ -259,72 +296,11 @@ def _split_concealed(text: str, what: str) -> tuple[list[Tile], list[Tile]]:
 # ------------------------------------------------------------------ view ---
 
 
-def format_concealed(tiles: tuple[Tile, ...], wilds: int) -> str:
-    """Concealed tiles as text, the ``wilds`` wild tiles first: ``"55m123p..."``."""
-    if not wilds:
-        return format_tiles(tiles)
-    return format_tiles(tiles[:wilds]) + format_tiles(tiles[wilds:])
-
-
-def _river_entry(tile: Tile, claimed: bool) -> str:
-    return name(tile) + (CLAIMED_MARK if claimed else "")
-
-
-def encode_seat(seat: SeatView) -> dict[str, Any]:
-    """One seat of a view (``SeatView.to_dict`` caches it: shared among the viewers)."""
-    out: dict[str, Any] = {
-        "player": seat.player,
-        "wind": seat.wind.letter,
-        "concealed_count": seat.concealed_count,
-        "melds": [str(m) for m in seat.melds] + [HIDDEN_KONG] * seat.hidden_kongs,
-        "flowers": [name(t) for t in seat.flowers],
-        "river": [_RIVER_ENTRIES.get(entry) or _river_entry(*entry) for entry in seat.river],
-    }
-    if seat.concealed is not None:
-        out["concealed"] = format_concealed(seat.concealed, seat.wilds)
-    return out
-
-
-def encode_view(view: View, plain: bool) -> dict[str, Any]:
-    """A view as the server sends it in ``update.payload.view`` (``plain``: the rules play
-    exactly as MCR, ``engine.table.is_plain_mcr``: no rule keys). (Protocol version 2's
-    updates that are not full carry it without ``seats``, with ``players``:
-    ``HandState.brief``.)"""
-    out: dict[str, Any] = {
-        "phase": view.phase.value,
-        "round_wind": view.round_wind.letter,
-        "dealer": view.dealer,
-        "dice": [list(view.dice[0]), list(view.dice[1])],
-        "wall_remaining": view.wall_remaining,
-        "current": view.current,
-        "seats": [s.to_dict() for s in view.seats],
-    }
-    if view.drawn is not None:
-        out["drawn"] = name(view.drawn)
-    if view.claim is not None:
-        out["claim"] = {
-            "tile": name(view.claim.tile),
-            "from": view.claim.source,
-            "kind": view.claim.kind,
-        }
-    if view.viewer is not None:
-        out["you"] = view.viewer
-        out["legal"] = [a.to_dict() for a in view.legal]
-    if not plain:
-        out["rules"] = view.rules.to_dict()
-        out["indicator"] = name(view.indicator) if view.indicator is not None else None
-        out["dead_flowers"] = [name(t) for t in view.dead_flowers]
-        out["wild_tiles"] = [name(t) for t in sorted(view.wild_tiles)]
-    return out
-
-
 def decode_seat(
     d: object, wild_tiles: frozenset[Tile] = frozenset(), where: str = "seat"
 ) -> SeatView:
     """A seat from its wire form: ``"[????]"`` melds are ``hidden_kongs``, river tiles with
     ``*`` were claimed, the concealed tiles are held wild tiles first (``wild_tiles``)."""
-    from engine.table import SeatView  # noqa: PLC0415 (engine.table encodes through us)
-
     melds_text = _list(d, "melds", where)
     hidden = sum(1 for m in melds_text if m == HIDDEN_KONG)
     river = []
@@ -366,8 +342,6 @@ def decode_view(d: object) -> View:
     ``rules`` is under plain MCR (``MCR`` itself: a preset that plays as MCR under another
     name is not told apart on the wire).
     """
-    from engine.table import ClaimView, Phase, View  # noqa: PLC0415 (see decode_seat)
-
     where = "view"
     if not isinstance(d, Mapping):
         raise InvalidWire(f"a view must be an object, got {d!r}")

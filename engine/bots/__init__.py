@@ -27,7 +27,9 @@ The package, room by room:
 - ``reading``: what both strategies read off a view: the seat, unseen tiles, which tile
   to keep;
 - ``parts``: the count tables of ``engine.shanten`` read one suit at a time, and tile masks;
-- ``fast``: ``FastBot``.
+- ``fast``: ``FastBot``;
+- ``safe``: ``safe_action``, the move played for a player who does not answer (the server's
+  table, the Python client and ``FastBot`` play it).
 
 Speed matters (``guobiao simulate`` plays thousands of hands): each module's docstring says
 what it caches and why.
@@ -40,9 +42,10 @@ from typing import Final, Protocol
 from engine.actions import Action
 from engine.bots.default import DefaultBot
 from engine.bots.fast import FastBot
-from engine.table import View
+from engine.bots.safe import safe_action
+from engine.view import View
 
-__all__ = ["BOTS", "Bot", "DefaultBot", "FastBot", "make_bot"]
+__all__ = ["BOTS", "Bot", "DefaultBot", "FastBot", "make_bot", "safe_action"]
 
 
 class Bot(Protocol):

@@ -18,7 +18,7 @@ from engine.actions import PASS, Action, ActionKind
 from engine.bots.plan_play import PlanPlay
 from engine.bots.speed_play import SpeedPlay
 from engine.errors import MahjongError
-from engine.table import Phase, View
+from engine.view import Phase, View
 
 
 class DefaultBot:

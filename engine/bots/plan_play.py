@@ -50,8 +50,8 @@ from engine.bots.reading import (
 from engine.fans import Fan
 from engine.hand import Hand, Meld, MeldKind
 from engine.scoring import WinContext, score
-from engine.table import Phase, View
 from engine.tiles import N_KINDS
+from engine.view import Phase, View
 
 F13_CAP: Final = 8  # plans kept per 13-tile hand
 USEFUL_PLANS: Final = 1  # useful tiles are counted for this many of the best plans

@@ -18,8 +18,8 @@ from engine.bots.parts import at_least
 from engine.errors import MahjongError
 from engine.hand import Meld, MeldKind
 from engine.rules import RuleSet
-from engine.table import SeatView, View
 from engine.tiles import EAST, N_KINDS, RED, WILD, Tile, Wind, is_terminal_or_honor
+from engine.view import SeatView, View
 
 KONGS: Final = (ActionKind.CONCEALED_KONG, ActionKind.ADD_KONG)  # the kongs of one's turn
 _SLOTS: Final = WILD + 1  # every tile value: the kinds, the flowers, the wild tile

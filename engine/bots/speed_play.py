@@ -25,8 +25,8 @@ from typing import Final
 from engine.actions import PASS, Action, ActionKind
 from engine.bots.reading import KONGS, Seat, discard, keep_score, own_seat, unseen_copies
 from engine.copyable import copyable
-from engine.table import Phase, View
 from engine.tiles import N_KINDS
+from engine.view import Phase, View
 from engine.wilds import shanten_with_wilds, useful_tiles_with_wilds
 
 COUNTED_DISCARDS: Final = 4  # useful tiles are counted for this many discards tied best

@@ -24,8 +24,10 @@ The modules of this package follow these steps: ``prepare`` (what every reading
 of a hand shares: tile traits, how it was won), ``families`` (the chow and pung
 families), ``regular`` (one regular reading), ``special`` (the special forms),
 ``exclusions`` (the 不计 table), ``readings`` (the highest-value reading of a
-concrete hand) and ``wild`` (the lowest concrete hand of one holding wild
-tiles); ``ids`` and ``context`` hold the fan ids and the input and output types.
+concrete hand), ``substitutions`` (which tiles the wild tiles of a winning hand
+can stand for, knowing nothing of fans) and ``wild`` (the lowest concrete hand
+of one holding wild tiles); ``ids`` and ``context`` hold the fan ids and the
+input and output types.
 
 Where the rule book leaves a choice, the decisions are written down in
 ``docs/rulings.md``; the modules cite them as "ruling N".

@@ -29,13 +29,13 @@ from engine.scoring.special import (
     _score_seven_pairs,
     _score_thirteen_orphans,
 )
+from engine.scoring.substitutions import (
+    ambiguous_chow_masks,
+)
 from engine.tiles import (
     EAST,
     N_KINDS,
     Tile,
-)
-from engine.wild_scoring import (
-    ambiguous_chow_masks,
 )
 
 

@@ -1,6 +1,6 @@
 """Step 5, wild tiles (财神): a hand holding them scores as its lowest concrete hand
 (rulings W1-W7), found by a branch and bound over the substitutions of
-``engine.wild_scoring``; each concrete hand is scored by ``readings._best_table``.
+``engine.scoring.substitutions``; each concrete hand is scored by ``readings._best_table``.
 """
 
 from __future__ import annotations
@@ -51,14 +51,7 @@ from engine.scoring.prepare import (
     _win_flags,
 )
 from engine.scoring.readings import _best_table
-from engine.tiles import (
-    EAST,
-    N_KINDS,
-    RED,
-    WILD,
-    Tile,
-)
-from engine.wild_scoring import (
+from engine.scoring.substitutions import (
     Substitution,
     caps_of,
     regular_parts,
@@ -66,12 +59,19 @@ from engine.wild_scoring import (
     special_substitutions,
     waits_only_on,
 )
+from engine.tiles import (
+    EAST,
+    N_KINDS,
+    RED,
+    WILD,
+    Tile,
+)
 
 
 def _score_wild(hand: Hand, ctx: WinContext, custom: bool) -> FanTable:
     """A hand holding wild tiles: the lowest-scoring concrete hand (rulings W1-W7).
 
-    ``engine.wild_scoring`` lists the substitutions of the wild tiles that
+    ``engine.scoring.substitutions`` lists the substitutions of the wild tiles that
     complete the hand; each concrete hand is scored as usual (its highest-value
     reading), the wild copies placed where they score lowest; the lowest
     total counts, the first of equal totals in the substitutions' sorted order.
@@ -267,7 +267,7 @@ class _WildSearch:
     present, the kinds held four times and the honor pungs every regular reading holds
     imply. These depend on the substitution only through the parts of it in each group
     (suits, honors), so the regular substitutions are never listed one by one to be
-    bounded: ``wild_scoring.regular_parts`` gives them as products of per-group parts, the
+    bounded: ``substitutions.regular_parts`` gives them as products of per-group parts, the
     parts of a group are bucketed by what they imply (``key``), and one bound is computed
     per product of buckets; equal to ``sub_bound`` of each substitution of the product (the
     same function of the same kinds present, fours and honor pungs, summed group by group).

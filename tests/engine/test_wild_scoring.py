@@ -15,8 +15,8 @@ from engine.hand import Hand, MeldKind
 from engine.notation import parse_hand
 from engine.rules import CUSTOM, MCR, Wilds, custom_rules
 from engine.scoring import WinContext, score
+from engine.scoring.substitutions import caps_of, substitutions, waits_only_on
 from engine.tiles import N_KINDS, WILD, Wind
-from engine.wild_scoring import caps_of, substitutions, waits_only_on
 
 DRAWN = WinContext(self_drawn=True)
 NO_EXTRA = custom_rules(wilds=Wilds.INDICATOR)

@@ -42,8 +42,8 @@ from engine import shanten as plain
 from engine.errors import InvalidHand
 from engine.notation import parse_tiles
 from engine.rules import Wilds
+from engine.scoring.substitutions import caps_of, substitutions
 from engine.tiles import EAST, FIRST_FLOWER, N_KINDS, NORTH, RED, WHITE, WILD
-from engine.wild_scoring import caps_of, substitutions
 from engine.wilds import (
     is_winning_with_wilds,
     next_kind,
@@ -399,7 +399,7 @@ def test_random_hands_hold_the_properties(
 
 
 def test_the_table_shape_test_agrees_with_the_scorers_substitutions() -> None:
-    """``is_winning_with_wilds`` (what the table asks) and ``wild_scoring.substitutions``
+    """``is_winning_with_wilds`` (what the table asks) and ``scoring.substitutions.substitutions``
     (what the calculator scores) must agree on every hand: with no minimum the table lets a
     player win on the shape test alone and scores only when the win is declared."""
     rng = random.Random("guobiao/wilds-agree")

@@ -1,8 +1,8 @@
 """Wild tiles (财神) in a winning hand: which tiles they can stand for.
 
-The calculator (``engine.scoring``) scores a hand with wild tiles as the
-lowest of its concrete hands (rulings W1-W7 of ``docs/rulings.md``). This
-module answers the combinatorial questions, knowing nothing of fans:
+The calculator scores a hand with wild tiles as the lowest of its concrete
+hands (``wild``, rulings W1-W7 of ``docs/rulings.md``). This module answers the
+combinatorial questions for it, knowing nothing of fans:
 
 - ``substitutions``: every multiset of tile kinds the wild tiles can stand for
   such that the hand is complete in some form (regular, seven pairs, thirteen
