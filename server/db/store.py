@@ -57,7 +57,13 @@ from server.db.models import (
     iso,
 )
 from server.grades import grade, match_counts
-from server.ladder.store import LadderStore, SeasonPolicy, foursome_key, rate_match
+from server.ladder.store import (
+    LadderStore,
+    SeasonPolicy,
+    foursome_key,
+    match_changes,
+    rate_match,
+)
 from server.text import skeleton
 from server.tournaments.store import TournamentStore, held
 
@@ -65,6 +71,7 @@ __all__ = [
     "ActionRow",
     "BadDatabaseURL",
     "Conflict",
+    "FinishedMatch",
     "MatchRow",
     "NoSuchMatch",
     "NotRateable",
@@ -273,6 +280,20 @@ class MatchRow:
             hands_planned=match.hands_planned,
             rated=match.rated,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedMatch:
+    """What ``Store.finish_match`` did: ``ended_now``, whether this call ended the match
+    (False: it was finished already, and nothing changed), and ``rating_changes``, a rated
+    match's rating changes by player index (``LadderStore.match_changes``' dicts; empty for
+    an unrated match). True as ``ended_now`` is, as the bool it returned before."""
+
+    ended_now: bool
+    rating_changes: tuple[dict[str, Any], ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.ended_now
 
 
 class ActionRow(NamedTuple):
@@ -874,7 +895,7 @@ class Store:
         final_scores: Sequence[int],
         ended_at: datetime,
         addresses: Sequence[str | None] | None = None,
-    ) -> bool:
+    ) -> FinishedMatch:
         """End a match, in one transaction with its consequences:
 
         - ``match_players``: per player index, the final score and the hands won, lost and
@@ -887,8 +908,10 @@ class Store:
 
         ``addresses``: where each player index was connected from (kept for operators).
 
-        Returns False, changing nothing, if the match was finished already (so a retry is
-        harmless); ``NoSuchMatch`` if it does not exist.
+        Returns what it did (``FinishedMatch``): whether it ended the match now (not if it
+        was finished already: then it changes nothing, so a retry is harmless), and the
+        rating changes of a rated match (those it made, or those made when it was
+        finished). ``NoSuchMatch`` if the match does not exist.
         """
         if len(final_scores) != 4:
             raise ValueError(f"a match has 4 final scores, got {final_scores!r}")
@@ -897,7 +920,8 @@ class Store:
             if match is None:
                 raise NoSuchMatch(f"no match {match_id}")
             if match.ended_at is not None:
-                return False
+                made = await match_changes(session, match_id) if match.rated else []
+                return FinishedMatch(False, tuple(made))
             records = await session.scalars(
                 select(Hand.record).where(Hand.match_id == match_id).order_by(Hand.hand_no)
             )
@@ -933,24 +957,26 @@ class Store:
                     _add_match(player, score, c.won, c.lost, c.drawn)
             match.ended_at = ended_at
             match.final_scores = [int(s) for s in final_scores]
+            changes: list[dict[str, Any]] = []
             if match.rated:
                 seated = [players.get(s.lower()) if s else None for s in match.seats]
-                ids = [p.id for p in seated if p is not None and not p.guest]
-                if len(ids) == len(seated):
-                    await rate_match(
+                accounts = [p for p in seated if p is not None and not p.guest]
+                if len(accounts) == len(seated):
+                    changes = await rate_match(
                         session,
                         match,
-                        player_ids=ids,
+                        players=accounts,
                         scores=match.final_scores,
                         now=ended_at,
                         policy=self.policy,
                     )
                 else:  # (create_match checked them: an account deleted since)
                     log.warning("match %s: not rated, not every seat is an account", match_id)
-            return True
+            return FinishedMatch(True, tuple(changes))
 
     async def rating_changes(self, match_id: int) -> list[dict[str, Any]]:
-        """The rating changes a finished rated match made, by player index."""
+        """The rating changes a finished rated match made, by player index (the match
+        page; ``finish_match`` returns them to the table that finishes it)."""
         return await self.ladder.match_changes(match_id)
 
     async def get_match(self, match_id: int) -> MatchRow | None:

@@ -1,7 +1,8 @@
 """The ladder in the database: seasons, ratings, rating changes (docs/ladder.md).
 
 ``rate_match`` runs inside the transaction of ``Store.finish_match``: a rated match is
-finished and rated together, once, or not at all. ``LadderStore`` (``Store.ladder``) holds
+finished and rated together, once, or not at all; it returns the rating changes it made,
+so the table tells its players without reading them back. ``LadderStore`` (``Store.ladder``) holds
 the reads (ladders, leaderboards, a player's history, seasons, the farm report) and the
 operator's writes (a new season, ``recompute``); each is one unit of work, like the
 ``Store``'s own methods.
@@ -155,15 +156,17 @@ async def rate_match(
     session: AsyncSession,
     match: Match,
     *,
-    player_ids: Sequence[int],
+    players: Sequence[Player],
     scores: Sequence[int],
     now: datetime,
     policy: SeasonPolicy,
-) -> None:
+) -> list[dict[str, Any]]:
     """Rate a finished rated match (in the caller's transaction): the season that holds
     ``now``, each player's rating before (their row in the season, or the season's start),
     one update, the ratings and the rating changes stored, the match given its season and
-    its place in the season's order."""
+    its place in the season's order. ``players``: the accounts by player index. Returns the
+    rating changes by player index, as ``LadderStore.match_changes`` reads them back."""
+    player_ids = [p.id for p in players]
     season = await current_season(session, match.rules, now, policy)
     params = RatingParams.from_dict(season.params)
     rows = {
@@ -186,21 +189,23 @@ async def rate_match(
     season.rated_matches += 1
     match.season_id = season.id
     match.rating_seq = season.rated_matches
-    for index, (player_id, old, new) in enumerate(zip(player_ids, before, after, strict=True)):
-        session.add(
-            RatingChange(
-                match_id=match.id,
-                player=index,
-                player_id=player_id,
-                season_id=season.id,
-                rank=places[index],
-                score=int(scores[index]),
-                mu_before=old.mu,
-                sigma_before=old.sigma,
-                mu_after=new.mu,
-                sigma_after=new.sigma,
-            )
+    changes = []
+    for index, (player, old, new) in enumerate(zip(players, before, after, strict=True)):
+        player_id = player.id
+        change = RatingChange(
+            match_id=match.id,
+            player=index,
+            player_id=player_id,
+            season_id=season.id,
+            rank=places[index],
+            score=int(scores[index]),
+            mu_before=old.mu,
+            sigma_before=old.sigma,
+            mu_after=new.mu,
+            sigma_after=new.sigma,
         )
+        session.add(change)
+        changes.append({**_change_dict(change, now), "name": player.username})
         row = rows.get(player_id)
         if row is None:
             session.add(
@@ -218,6 +223,20 @@ async def rate_match(
             row.mu, row.sigma, row.conservative = new.mu, new.sigma, new.conservative
             row.matches += 1
             row.last_played_at = now
+    return changes
+
+
+async def match_changes(session: AsyncSession, match_id: int) -> list[dict[str, Any]]:
+    """The stored rating changes of a match, by player index (empty if it made none), in
+    the caller's transaction: what ``rate_match`` returned when it rated the match."""
+    rows = await session.execute(
+        select(RatingChange, Match.ended_at, Player.username)
+        .join(Match, Match.id == RatingChange.match_id)
+        .join(Player, Player.id == RatingChange.player_id)
+        .where(RatingChange.match_id == match_id)
+        .order_by(RatingChange.player)
+    )
+    return [{**_change_dict(c, ended), "name": name} for c, ended, name in rows]
 
 
 def foursome_key(player_ids: Sequence[int]) -> str:
@@ -604,14 +623,7 @@ class LadderStore:
     async def match_changes(self, match_id: int) -> list[dict[str, Any]]:
         """The rating changes a match made, by player index (empty if it made none)."""
         async with self._read() as session:
-            rows = await session.execute(
-                select(RatingChange, Match.ended_at, Player.username)
-                .join(Match, Match.id == RatingChange.match_id)
-                .join(Player, Player.id == RatingChange.player_id)
-                .where(RatingChange.match_id == match_id)
-                .order_by(RatingChange.player)
-            )
-            return [{**_change_dict(c, ended), "name": name} for c, ended, name in rows]
+            return await match_changes(session, match_id)
 
     async def same_four(self, player_ids: Sequence[int], since: datetime) -> int:
         """Rated matches among exactly these four accounts started since ``since``."""

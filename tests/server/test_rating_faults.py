@@ -122,13 +122,13 @@ async def test_a_crash_inside_the_rating_update_rolls_the_finish_back(
     calls: list[int] = []
     crashed, checked = asyncio.Event(), asyncio.Event()
 
-    async def crashing(session: Any, match: Any, **kwargs: Any) -> None:
+    async def crashing(session: Any, match: Any, **kwargs: Any) -> list[dict[str, Any]]:
         calls.append(match.id)
         if len(calls) == 1:
             crashed.set()
             raise ConnectionError("injected: the process dies in the rating update")
         await checked.wait()  # the retry waits until the test has looked
-        await real(session, match, **kwargs)
+        return await real(session, match, **kwargs)
 
     monkeypatch.setattr(server.db.store, "rate_match", crashing)
     lobby = Lobby(CONFIG, store)
