@@ -1,244 +1,58 @@
 """The ladder in the database: seasons, ratings, rating changes (docs/ladder.md).
 
-``rate_match`` runs inside the transaction of ``Store.finish_match``: a rated match is
-finished and rated together, once, or not at all. ``LadderStore`` (``Store.ladder``) holds
-the reads (ladders, leaderboards, a player's history, seasons, the farm report) and the
-operator's writes (a new season, ``recompute``); each is one unit of work, like the
-``Store``'s own methods.
+``LadderStore`` (``Store.ladder``) holds the reads (ladders, leaderboards, a player's
+history, seasons, the farm report) and the operator's writes (a new season, ``recompute``);
+each is one unit of work, like the ``Store``'s own methods. Its parts:
 
-The order ratings were applied in is stored (``matches.rating_seq``, per season), so the
-history can be replayed exactly: ``recompute`` rebuilds every rating from the stored
-results (``match_players``: who sat where, the final scores) in that order and compares
-with what is stored.
+- ``server.ladder.seasons``: how the ladders run (``SeasonPolicy``) and their seasons;
+- ``server.ladder.rated_match``: ``rate_match``, which runs inside the transaction of
+  ``Store.finish_match`` (a rated match is finished and rated together, once, or not at
+  all) and returns the rating changes it made;
+- ``server.ladder.recompute``: the replay of the stored history, checked against what is
+  stored (the order ratings were applied in is stored, ``matches.rating_seq``, per season,
+  so the history can be replayed exactly).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, literal, or_, select, union_all, update
+from sqlalchemy import and_, func, literal, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.db.models import Match, MatchPlayer, Player, Rating, RatingChange, Season, iso
 from server.errors import shown
+from server.ladder.rated_match import change_dict, foursome_key, match_changes, rate_match
 from server.ladder.rating import Rating as Skill
-from server.ladder.rating import (
-    RatingParams,
-    conservative,
-    is_provisional,
-    ranks,
-    rate,
-    soft_reset,
+from server.ladder.rating import RatingParams, is_provisional
+from server.ladder.recompute import Recomputation, RecomputeReport
+from server.ladder.seasons import (
+    LadderError,
+    SeasonPolicy,
+    add_season,
+    earlier_rating,
+    season_start,
+    season_summary,
 )
+
+__all__ = [
+    "HISTORY_LIMIT",
+    "PAGE_LIMIT",
+    "PROVISIONAL_FILTERS",
+    "LadderError",
+    "LadderStore",
+    "RecomputeReport",
+    "SeasonPolicy",
+    "foursome_key",
+    "match_changes",
+    "rate_match",
+]
 
 PAGE_LIMIT = 100  # the most rows one leaderboard page gives
 HISTORY_LIMIT = 500  # the most rating changes one player page gives
-
-
-@dataclass(frozen=True, slots=True)
-class SeasonPolicy:
-    """How the ladders run (``[ladder]`` in the configuration): which rule presets have a
-    ladder, the rating model of a new season, how long seasons last (0: until an operator
-    starts the next), how many matches make a player established, and the farm limit."""
-
-    ladders: tuple[str, ...] = ("mcr",)
-    params: RatingParams = field(default_factory=RatingParams)
-    season_days: int = 0
-    provisional_matches: int = 10
-    same_four_per_day: int = 3
-
-
-class LadderError(ValueError):
-    """A ladder request that cannot be met: an unknown ladder or season."""
-
-
-# ------------------------------------------------------------------ seasons ---
-
-
-def _season_name(number: int) -> str:
-    return f"Season {number}"
-
-
-async def current_season(
-    session: AsyncSession, ladder: str, now: datetime, policy: SeasonPolicy
-) -> Season:
-    """The season of ``ladder`` that holds ``now``, created if there is none yet (the first
-    season starts at ``now``) or if the latest one has ended (with ``season_days``, seasons
-    roll on from the first one's start; empty ones are skipped, not created)."""
-    latest = await session.scalar(
-        select(Season)
-        .where(Season.ladder == ladder)
-        .order_by(Season.number.desc())
-        .limit(1)
-        .with_for_update()
-    )
-    if latest is not None and (latest.ends_at is None or now < latest.ends_at):
-        return latest
-    days = timedelta(days=policy.season_days)
-    if latest is None:
-        number, starts = 1, now
-    else:
-        assert latest.ends_at is not None
-        number, starts = latest.number + 1, latest.ends_at
-        if policy.season_days:
-            while starts + days <= now:  # seasons nobody played in are not created
-                starts += days
-    return await _add_season(session, ladder, number, name=None, starts=starts, policy=policy)
-
-
-async def _add_season(
-    session: AsyncSession,
-    ladder: str,
-    number: int,
-    *,
-    name: str | None,
-    starts: datetime,
-    policy: SeasonPolicy,
-) -> Season:
-    """A new season of ``ladder`` from ``starts``, under the configured rating model; it
-    ends ``season_days`` later (with none, when the next one starts)."""
-    days = timedelta(days=policy.season_days)
-    season = Season(
-        ladder=ladder,
-        number=number,
-        name=name or _season_name(number),
-        starts_at=starts,
-        ends_at=starts + days if policy.season_days else None,
-        params=policy.params.to_dict(),
-        rated_matches=0,
-    )
-    session.add(season)
-    await session.flush()
-    return season
-
-
-async def _earlier_rating(
-    session: AsyncSession, season: Season, player_id: int
-) -> tuple[Skill, RatingParams] | None:
-    """A player's last rating in an earlier season of the same ladder, with its season's
-    model (which says how it is reset)."""
-    row = (
-        await session.execute(
-            select(Rating.mu, Rating.sigma, Season.params)
-            .join(Season, Season.id == Rating.season_id)
-            .where(
-                Rating.player_id == player_id,
-                Season.ladder == season.ladder,
-                Season.number < season.number,
-            )
-            .order_by(Season.number.desc())
-            .limit(1)
-        )
-    ).first()
-    if row is None:
-        return None
-    return Skill(row.mu, row.sigma), RatingParams.from_dict(row.params)
-
-
-def season_start(earlier: tuple[Skill, RatingParams] | None, params: RatingParams) -> Skill:
-    """A player's rating before the first match of a season: the soft reset of the last one
-    of an earlier season (by that season's rule), or a new player's."""
-    if earlier is None:
-        return params.initial
-    rating, earlier_params = earlier
-    return soft_reset(rating, earlier_params)
-
-
-# ------------------------------------------------------------------- rating ---
-
-
-async def rate_match(
-    session: AsyncSession,
-    match: Match,
-    *,
-    player_ids: Sequence[int],
-    scores: Sequence[int],
-    now: datetime,
-    policy: SeasonPolicy,
-) -> None:
-    """Rate a finished rated match (in the caller's transaction): the season that holds
-    ``now``, each player's rating before (their row in the season, or the season's start),
-    one update, the ratings and the rating changes stored, the match given its season and
-    its place in the season's order."""
-    season = await current_season(session, match.rules, now, policy)
-    params = RatingParams.from_dict(season.params)
-    rows = {
-        r.player_id: r
-        for r in await session.scalars(
-            select(Rating)
-            .where(Rating.season_id == season.id, Rating.player_id.in_(player_ids))
-            .with_for_update()
-        )
-    }
-    before = []
-    for player_id in player_ids:
-        row = rows.get(player_id)
-        if row is not None:
-            before.append(Skill(row.mu, row.sigma))
-        else:
-            before.append(season_start(await _earlier_rating(session, season, player_id), params))
-    after = rate(before, scores, params)
-    places = ranks(scores)
-    season.rated_matches += 1
-    match.season_id = season.id
-    match.rating_seq = season.rated_matches
-    for index, (player_id, old, new) in enumerate(zip(player_ids, before, after, strict=True)):
-        session.add(
-            RatingChange(
-                match_id=match.id,
-                player=index,
-                player_id=player_id,
-                season_id=season.id,
-                rank=places[index],
-                score=int(scores[index]),
-                mu_before=old.mu,
-                sigma_before=old.sigma,
-                mu_after=new.mu,
-                sigma_after=new.sigma,
-            )
-        )
-        row = rows.get(player_id)
-        if row is None:
-            session.add(
-                Rating(
-                    season_id=season.id,
-                    player_id=player_id,
-                    mu=new.mu,
-                    sigma=new.sigma,
-                    conservative=new.conservative,
-                    matches=1,
-                    last_played_at=now,
-                )
-            )
-        else:
-            row.mu, row.sigma, row.conservative = new.mu, new.sigma, new.conservative
-            row.matches += 1
-            row.last_played_at = now
-
-
-def foursome_key(player_ids: Sequence[int]) -> str:
-    """The four accounts of a rated match, as ``matches.foursome`` stores them."""
-    return ",".join(str(i) for i in sorted(player_ids))
-
-
-# ------------------------------------------------------------------ reading ---
-
-
-def _season_summary(season: Season) -> dict[str, Any]:
-    return {
-        "id": season.id,
-        "ladder": season.ladder,
-        "number": season.number,
-        "name": season.name,
-        "starts_at": iso(season.starts_at),
-        "ends_at": iso(season.ends_at),
-        "rated_matches": season.rated_matches,
-        "params": season.params,
-    }
 
 
 def _rating_dict(
@@ -254,22 +68,6 @@ def _rating_dict(
         "provisional": is_provisional(rating.matches, policy.provisional_matches),
         "grade": player.grade,
         "last_played": iso(rating.last_played_at),
-    }
-
-
-def _change_dict(change: RatingChange, ended_at: datetime | None) -> dict[str, Any]:
-    return {
-        "match": change.match_id,
-        "ended_at": iso(ended_at),
-        "player": change.player,
-        "rank": change.rank,
-        "score": change.score,
-        "mu_before": change.mu_before,
-        "sigma_before": change.sigma_before,
-        "mu_after": change.mu_after,
-        "sigma_after": change.sigma_after,
-        "rating_before": conservative(change.mu_before, change.sigma_before),
-        "rating_after": conservative(change.mu_after, change.sigma_after),
     }
 
 
@@ -314,24 +112,6 @@ def _named(search: str, dialect: str) -> Any:
     return query
 
 
-@dataclass(frozen=True, slots=True)
-class RecomputeReport:
-    """What ``recompute`` found: matches and players replayed, and the stored figures that
-    differed from the replay (``changes``: rating-change rows, ``ratings``: rating rows),
-    each fixed unless it was a check only."""
-
-    seasons: int
-    matches: int
-    players: int
-    changes: int
-    ratings: int
-    seconds: float = 0.0
-
-    @property
-    def equal(self) -> bool:
-        return self.changes == 0 and self.ratings == 0
-
-
 class LadderStore:
     """The ladder's reads and the operator's writes; ``Store.ladder``."""
 
@@ -372,7 +152,7 @@ class LadderStore:
                 season = await self._season(session, ladder, None)
                 entry: dict[str, Any] = {
                     "id": ladder,
-                    "season": _season_summary(season) if season is not None else None,
+                    "season": season_summary(season) if season is not None else None,
                     "players": 0,
                     "established": 0,
                     "provisional_matches": policy.provisional_matches,
@@ -396,12 +176,12 @@ class LadderStore:
             query = select(Season).order_by(Season.ladder, Season.number)
             if ladder is not None:
                 query = query.where(Season.ladder == ladder)
-            return [_season_summary(s) for s in await session.scalars(query)]
+            return [season_summary(s) for s in await session.scalars(query)]
 
     async def season_by_id(self, season_id: int) -> dict[str, Any] | None:
         async with self._read() as session:
             season = await session.get(Season, season_id)
-            return _season_summary(season) if season is not None else None
+            return season_summary(season) if season is not None else None
 
     async def leaderboard(
         self,
@@ -466,7 +246,7 @@ class LadderStore:
             ]
             return {
                 "ladder": found.ladder,
-                "season": _season_summary(found),
+                "season": season_summary(found),
                 "provisional": provisional,
                 "provisional_matches": threshold,
                 "search": search or None,
@@ -531,7 +311,7 @@ class LadderStore:
                 "guest": player.guest,
                 "created_at": iso(player.created_at),
                 "grade": player.grade,
-                "season": _season_summary(found) if found is not None else None,
+                "season": season_summary(found) if found is not None else None,
                 "rating": None,
                 "history": [],
                 "seasons": [],
@@ -546,7 +326,7 @@ class LadderStore:
                 .order_by(Match.rating_seq.desc())
                 .limit(HISTORY_LIMIT)
             )
-            out["history"] = [_change_dict(c, ended) for c, ended in reversed(changes.all())]
+            out["history"] = [change_dict(c, ended) for c, ended in reversed(changes.all())]
             played = await session.execute(
                 select(Rating, Season)
                 .join(Season, Season.id == Rating.season_id)
@@ -604,14 +384,7 @@ class LadderStore:
     async def match_changes(self, match_id: int) -> list[dict[str, Any]]:
         """The rating changes a match made, by player index (empty if it made none)."""
         async with self._read() as session:
-            rows = await session.execute(
-                select(RatingChange, Match.ended_at, Player.username)
-                .join(Match, Match.id == RatingChange.match_id)
-                .join(Player, Player.id == RatingChange.player_id)
-                .where(RatingChange.match_id == match_id)
-                .order_by(RatingChange.player)
-            )
-            return [{**_change_dict(c, ended), "name": name} for c, ended, name in rows]
+            return await match_changes(session, match_id)
 
     async def same_four(self, player_ids: Sequence[int], since: datetime) -> int:
         """Rated matches among exactly these four accounts started since ``since``."""
@@ -657,7 +430,7 @@ class LadderStore:
             rating = await session.get(Rating, (season.id, player_id))
             if rating is not None:
                 return Skill(rating.mu, rating.sigma)
-            return season_start(await _earlier_rating(session, season, player_id), params)
+            return season_start(await earlier_rating(session, season, player_id), params)
 
     # ------------------------------------------------------- operator's ---
 
@@ -678,10 +451,8 @@ class LadderStore:
                         "it cannot end before it starts"
                     )
                 latest.ends_at = now
-            season = await _add_season(
-                session, ladder, number, name=name, starts=now, policy=policy
-            )
-            return _season_summary(season)
+            season = await add_season(session, ladder, number, name=name, starts=now, policy=policy)
+            return season_summary(season)
 
     async def farms(self, since: datetime, at_least: int = 2) -> list[dict[str, Any]]:
         """Groups of four accounts that played ``at_least`` rated matches together since
@@ -746,223 +517,8 @@ class LadderStore:
         """Replay every rated match of the chosen seasons (all seasons of all ladders, of
         one ladder, or one season of one ladder) in the order they were rated, from the
         stored results, and compare each rating change and each final rating with what is
-        stored; with ``fix``, a stored figure that differs is replaced by the replayed one.
-
-        A season is replayed from the start ratings its players had: the soft reset of
-        their last rating of an earlier season, as stored (or as replayed just before, when
-        the earlier season is part of the same run)."""
-        if season is not None and ladder is None:
-            raise LadderError("a season number needs its ladder")
-        async with self._read() as session:
-            query = select(Season).order_by(Season.ladder, Season.number)
-            if ladder is not None:
-                query = query.where(Season.ladder == ladder)
-            if season is not None:
-                query = query.where(Season.number == season)
-            seasons = list(await session.scalars(query))
-        if season is not None and not seasons:
-            raise LadderError(f"ladder {ladder!r} has no season {season}")
-        replayed: dict[tuple[str, int], dict[int, Skill]] = {}
-        totals = [0, 0, 0, 0]  # matches, players, changes, ratings
-        for found in seasons:
-            finals, counts = await self._replay_season(found, replayed, fix, progress)
-            replayed[(found.ladder, found.number)] = finals
-            for i, n in enumerate(counts):
-                totals[i] += n
-        return RecomputeReport(len(seasons), *totals)
-
-    async def _replay_season(
-        self,
-        season: Season,
-        replayed: dict[tuple[str, int], dict[int, Skill]],
-        fix: bool,
-        progress: Callable[[int], None] | None,
-    ) -> tuple[dict[int, Skill], tuple[int, int, int, int]]:
-        async with self._read() as session:
-            replay = _SeasonReplay(
-                season.id,
-                RatingParams.from_dict(season.params),
-                await self._earlier_ratings(session, season, replayed),
-            )
-            rows = await session.stream(
-                select(
-                    Match.id,
-                    Match.ended_at,
-                    MatchPlayer.player,
-                    MatchPlayer.player_id,
-                    MatchPlayer.score,
-                    *CHANGE_FIGURES,  # columns, not entities: a third of the time
-                )
-                .join(MatchPlayer, MatchPlayer.match_id == Match.id)
-                .outerjoin(
-                    RatingChange,
-                    and_(
-                        RatingChange.match_id == Match.id,
-                        RatingChange.player == MatchPlayer.player,
-                    ),
-                )
-                .where(Match.season_id == season.id)
-                .order_by(Match.rating_seq, MatchPlayer.player)
-                .execution_options(yield_per=4000)
-            )
-            group: list[Any] = []
-            async for partition in rows.partitions():  # a batch a wait, not a row a wait
-                for row in partition:
-                    if group and group[0][0] != row[0]:
-                        replay.match(group)
-                        group = []
-                        if progress is not None and replay.matches % 10000 == 0:
-                            progress(replay.matches)
-                    group.append(row)
-            if group:
-                replay.match(group)
-            stored = {
-                r.player_id: r
-                for r in await session.execute(
-                    select(
-                        Rating.player_id,
-                        Rating.mu,
-                        Rating.sigma,
-                        Rating.conservative,
-                        Rating.matches,
-                        Rating.last_played_at,
-                    ).where(Rating.season_id == season.id)
-                )
-            }
-        wrong_ratings = []
-        for player_id, skill in replay.current.items():
-            kept = stored.get(player_id)
-            values = {
-                "mu": skill.mu,
-                "sigma": skill.sigma,
-                "conservative": skill.conservative,
-                "matches": replay.played[player_id],
-                "last_played_at": replay.last_at[player_id],
-            }
-            if kept is None or any(getattr(kept, k) != v for k, v in values.items()):
-                wrong_ratings.append((player_id, values, kept is None))
-        extra = [pid for pid in stored if pid not in replay.current]
-        if fix and (replay.wrong or wrong_ratings or extra):
-            async with self._write() as session:
-                for change in replay.wrong:
-                    existing = await session.get(
-                        RatingChange, (change["match_id"], change["player"])
-                    )
-                    if existing is None:
-                        session.add(RatingChange(**change))
-                    else:
-                        for name, value in change.items():
-                            setattr(existing, name, value)
-                for player_id, values, missing in wrong_ratings:
-                    if missing:
-                        session.add(Rating(season_id=season.id, player_id=player_id, **values))
-                    else:
-                        await session.execute(
-                            update(Rating)
-                            .where(Rating.season_id == season.id, Rating.player_id == player_id)
-                            .values(**values)
-                        )
-                for player_id in extra:
-                    gone = await session.get(Rating, (season.id, player_id))
-                    if gone is not None:
-                        await session.delete(gone)
-        counts = (
-            replay.matches,
-            len(replay.current),
-            len(replay.wrong),
-            len(wrong_ratings) + len(extra),
+        stored; with ``fix``, a stored figure that differs is replaced by the replayed one
+        (``server.ladder.recompute``)."""
+        return await Recomputation(self._read, self._write).run(
+            ladder, season, fix=fix, progress=progress
         )
-        return replay.current, counts
-
-    async def _earlier_ratings(
-        self,
-        session: AsyncSession,
-        season: Season,
-        replayed: dict[tuple[str, int], dict[int, Skill]],
-    ) -> dict[int, tuple[Skill, RatingParams]]:
-        """Each player's last rating before ``season`` (of its ladder), with the model of
-        the season it was earned in: replayed in this run if that season was, else stored."""
-        earlier: dict[int, tuple[Skill, RatingParams]] = {}
-        rows = await session.execute(
-            select(Season)
-            .where(Season.ladder == season.ladder, Season.number < season.number)
-            .order_by(Season.number)
-        )
-        for (past,) in rows.all():
-            past_params = RatingParams.from_dict(past.params)
-            finals = replayed.get((past.ladder, past.number))
-            if finals is None:
-                finals = {
-                    r.player_id: Skill(r.mu, r.sigma)
-                    for r in await session.execute(
-                        select(Rating.player_id, Rating.mu, Rating.sigma).where(
-                            Rating.season_id == past.id
-                        )
-                    )
-                }
-            for player_id, skill in finals.items():
-                earlier[player_id] = (skill, past_params)  # later seasons overwrite
-        return earlier
-
-
-# What a stored rating change holds, in ``_SeasonReplay.match``'s order of ``figures``.
-CHANGE_FIGURES = (
-    RatingChange.rank,
-    RatingChange.score,
-    RatingChange.mu_before,
-    RatingChange.sigma_before,
-    RatingChange.mu_after,
-    RatingChange.sigma_after,
-)
-
-
-@dataclass
-class _SeasonReplay:
-    """One season being replayed by ``recompute``: the ratings so far, and the stored
-    rating changes that differ from the replay (``wrong``, as rows to store)."""
-
-    season_id: int
-    params: RatingParams
-    earlier: dict[int, tuple[Skill, RatingParams]]
-    current: dict[int, Skill] = field(default_factory=dict)
-    played: dict[int, int] = field(default_factory=dict)
-    last_at: dict[int, datetime] = field(default_factory=dict)
-    wrong: list[dict[str, Any]] = field(default_factory=list)
-    matches: int = 0
-
-    def match(self, group: list[Any]) -> None:
-        """Replay one match: its rows ``(match id, ended_at, player index, player id,
-        score, *stored CHANGE_FIGURES or Nones)`` by player index."""
-        self.matches += 1
-        ids = [row[3] for row in group]
-        scores = [row[4] for row in group]
-        before = [
-            self.current[pid]
-            if pid in self.current
-            else season_start(self.earlier.get(pid), self.params)
-            for pid in ids
-        ]
-        after = rate(before, scores, self.params)
-        for row, old, new, place in zip(group, before, after, ranks(scores), strict=True):
-            match_id, ended_at, index, pid, score = row[:5]
-            self.current[pid] = new
-            self.played[pid] = self.played.get(pid, 0) + 1
-            self.last_at[pid] = ended_at
-            figures = {
-                "rank": place,
-                "score": score,
-                "mu_before": old.mu,
-                "sigma_before": old.sigma,
-                "mu_after": new.mu,
-                "sigma_after": new.sigma,
-            }
-            if tuple(row[5:]) != tuple(figures.values()):  # (all None: no stored row)
-                self.wrong.append(
-                    {
-                        "match_id": match_id,
-                        "player": index,
-                        "player_id": pid,
-                        "season_id": self.season_id,
-                        **figures,
-                    }
-                )

@@ -45,6 +45,11 @@ From a node to a child, a seat's cheapest tables can only get dearer: the child'
 bounds are at least those of the parent's cheapest tables without the four seated, which
 rules most tables out in a few steps; for the others, the seats whose cheapest tables or
 pairs lost a seat move on in their lists, cheapest first.
+
+One concept, one module (longer than most): the search and the bounds it cuts with share the
+``Partition``'s precomputed tables (each seat's tables and pairs, cheapest first, the
+families of earlier sessions) and are only right together: a bound is worth what it is true
+of every split the search would otherwise visit. Read apart, neither says why it is correct.
 """
 
 from __future__ import annotations

@@ -61,6 +61,12 @@ winner 32 (on a discard) or 48 (self-drawn) points, ten times that is a bridge g
 (The Russian duplicate championship also scored in IMPs.) A seat and deal held at one table
 only compares with nobody and is left out. Substitutes' hands serve as comparison for the
 others but substitutes are not listed.
+
+One concept, one module (a little over 600 lines): the scoring of a tournament as the rules
+and docs/tournaments.md state it, from table points to the exported standings. Every figure
+an export or the audit shows is computed here from the same results and corrections, so the
+rules and their outputs are read in one place; the exports (the last hundred lines) format
+the ``Standing`` rows and need nothing else.
 """
 
 from __future__ import annotations

@@ -5,25 +5,22 @@ its lobby table's match (``tournament_tables.table_id`` → ``matches``), finish
 match's own transaction, so standings recomputed from the matches and the corrections log
 can neither count a table twice nor miss one, whatever crashes in between.
 
-``held`` is the one rule of whether anything of a match's outcome may be shown yet: not
-while the duplicate session it was played in goes on (docs/tournaments.md, "Duplicate
-MCR"). Every read of an outcome applies it in its query (the player pages, the match
-records, the standings, the session pages), and a held match's players' counts and grades
-wait for the session's end (``finish_session`` recounts them in the transaction that ends
-it), so no page can show them early and none shows them twice.
+``held`` (``server.tournaments.held``) is the one rule of whether anything of a match's
+outcome may be shown yet: not while the duplicate session it was played in goes on; a held
+match's players' counts and grades wait for the session's end (``finish_session`` recounts
+them in the transaction that ends it). The rows it gives back are in
+``server.tournaments.rows``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, ColumnElement, and_, delete, func, select, type_coerce, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
 
 from server.db.models import (
     GameTable,
@@ -40,173 +37,34 @@ from server.db.models import (
     TournamentSubstitution,
     TournamentTable,
 )
-from server.grades import grade
+from server.tournaments.held import held, recount
+from server.tournaments.rows import (
+    Entrant,
+    LogRow,
+    SessionRow,
+    SubstitutionRow,
+    TableMatch,
+    TournamentRow,
+    tournament_row,
+)
+
+__all__ = [
+    "DIRECTOR",
+    "Entrant",
+    "LogRow",
+    "SessionRow",
+    "Sessions",
+    "SubstitutionRow",
+    "TableMatch",
+    "TournamentRow",
+    "TournamentStore",
+    "held",
+    "recount",
+]
 
 DIRECTOR = "director"
 
 Sessions = Callable[[], AbstractAsyncContextManager[AsyncSession]]
-
-
-def held() -> ColumnElement[bool]:
-    """True for a match (``Match``, correlated with the query it is used in) whose outcome
-    may not be shown yet: one played at a table of a duplicate tournament session that has
-    not finished. Its tables play the same walls, so any of its results (scores, hands,
-    counts, a grade, standings) would tell the tables still playing what their walls hold.
-
-    The session's table is known from the lobby table's own tag (``tables.tournament_id``,
-    ``tournament_session``), written before its match is created. (Its own names for the
-    tables it reads, so that a query reading them too, ``Match`` aside, is not confused.)"""
-    table = aliased(GameTable, name="held_table")
-    session = aliased(TournamentSession, name="held_session")
-    tournament = aliased(Tournament, name="held_tournament")
-    duplicate = type_coerce(tournament.settings, JSON)["duplicate"].as_boolean()
-    return (
-        select(table.id)
-        .join(
-            session,
-            and_(
-                session.tournament_id == table.tournament_id,
-                session.number == table.tournament_session,
-            ),
-        )
-        .join(tournament, tournament.id == table.tournament_id)
-        .where(table.id == Match.table_id, session.state != "finished", duplicate.is_(True))
-        .exists()
-    )
-
-
-async def recount(session: AsyncSession, player_ids: Sequence[int]) -> None:
-    """Set each player's cached counts and grade (``players``: score, hands won, lost and
-    drawn, matches, grade) to the sum of its recorded matches (``match_players``) that may
-    be shown (``held``): the counts of a duplicate session's matches, held until it ends,
-    are taken in by the transaction that ends it. Exact whatever came before (a restart, a
-    repeated call): a sum, not an increment. The rows are locked first, in id order, as
-    ``Store.finish_match`` locks them, so a match finishing meanwhile is counted once."""
-    if not player_ids:
-        return
-    ids = sorted(set(player_ids))
-    players = {
-        p.id: p
-        for p in await session.scalars(
-            select(Player).where(Player.id.in_(ids)).order_by(Player.id).with_for_update()
-        )
-    }
-    totals = {
-        row.player_id: row
-        for row in await session.execute(
-            select(
-                MatchPlayer.player_id,
-                func.coalesce(func.sum(MatchPlayer.score), 0).label("score"),
-                func.coalesce(func.sum(MatchPlayer.won), 0).label("won"),
-                func.coalesce(func.sum(MatchPlayer.lost), 0).label("lost"),
-                func.coalesce(func.sum(MatchPlayer.drawn), 0).label("drawn"),
-                func.count().label("matches"),
-            )
-            .join(Match, Match.id == MatchPlayer.match_id)
-            .where(MatchPlayer.player_id.in_(ids), ~held())
-            .group_by(MatchPlayer.player_id)
-        )
-    }
-    for player_id, player in players.items():
-        row = totals.get(player_id)
-        score, won, lost, drawn, matches = (
-            (int(row.score), int(row.won), int(row.lost), int(row.drawn), int(row.matches))
-            if row is not None
-            else (0, 0, 0, 0, 0)
-        )
-        player.score, player.hands_won, player.hands_lost = score, won, lost
-        player.hands_drawn, player.matches = drawn, matches
-        player.grade = grade(score, won, lost, drawn)
-
-
-@dataclass(frozen=True, slots=True)
-class TournamentRow:
-    id: int
-    name: str
-    rules: str
-    state: str
-    settings: dict[str, Any]
-    registration_open: bool
-    seed: int
-    created_by: str
-    created_at: datetime
-    finished_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class Entrant:
-    """A registered (or withdrawn) player."""
-
-    name: str
-    status: str
-    registered_at: datetime
-    withdrawn_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRow:
-    number: int
-    state: str
-    method: str
-    seed: int
-    seating: dict[str, Any]
-    seated_at: datetime
-    started_at: datetime | None
-    ends_at: datetime | None
-    finished_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class TableMatch:
-    """A session table and its match (None until its match is created)."""
-
-    session: int
-    number: int
-    table_id: str
-    match_id: int | None
-    seats: tuple[str | None, ...]
-    scores: tuple[int, ...] | None  # the final scores, once finished and shown (``held``)
-    seed: int | None
-    salt: str | None
-    hands_played: int
-    finished: bool = False  # its match is over (its scores may still be held)
-
-
-@dataclass(frozen=True, slots=True)
-class SubstitutionRow:
-    session: int
-    player: str
-    substitute: str
-    by: str
-    at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class LogRow:
-    seq: int
-    kind: str
-    player: str | None
-    session: int | None
-    amount: str | None
-    of: int | None
-    reason: str
-    by: str
-    at: datetime
-
-
-def _row(t: Tournament) -> TournamentRow:
-    return TournamentRow(
-        t.id,
-        t.name,
-        t.rules,
-        t.state,
-        dict(t.settings),
-        t.registration_open,
-        t.seed,
-        t.created_by,
-        t.created_at,
-        t.finished_at,
-    )
 
 
 class TournamentStore:
@@ -316,19 +174,19 @@ class TournamentStore:
     async def get(self, tournament_id: int) -> TournamentRow | None:
         async with self._read() as session:
             t = await session.get(Tournament, tournament_id)
-            return _row(t) if t is not None else None
+            return tournament_row(t) if t is not None else None
 
     async def all(self) -> list[TournamentRow]:
         async with self._read() as session:
             rows = await session.execute(select(Tournament).order_by(Tournament.id.desc()))
-            return [_row(t) for t in rows.scalars()]
+            return [tournament_row(t) for t in rows.scalars()]
 
     async def unfinished(self) -> list[TournamentRow]:
         async with self._read() as session:
             rows = await session.execute(
                 select(Tournament).where(Tournament.state != "finished").order_by(Tournament.id)
             )
-            return [_row(t) for t in rows.scalars()]
+            return [tournament_row(t) for t in rows.scalars()]
 
     async def counts(self) -> dict[int, tuple[int, int]]:
         """Per tournament: (registered players, the latest session's number)."""

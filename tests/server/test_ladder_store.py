@@ -52,12 +52,39 @@ async def test_a_rated_match_moves_ratings_as_the_library_does(store: Store) -> 
     assert changes[1]["mu_after"] == changes[2]["mu_after"] == changes[3]["mu_after"] < 25
     assert changes[0]["mu_after"] > 25
 
-    # Finishing it again (a retry after a lost reply) changes nothing.
-    assert not await store.finish_match(match_id, [120, -40, -40, -40], T0)
+    # Finishing it again (a retry after a lost reply) changes nothing, and gives back the
+    # changes made the first time.
+    again = await store.finish_match(match_id, [120, -40, -40, -40], T0)
+    assert not again.ended_now and list(again.rating_changes) == changes
     assert await store.rating_changes(match_id) == changes
     board = await store.ladder.leaderboard("mcr", provisional="all")
     assert board is not None
     assert [p["matches"] for p in board["players"]] == [1, 1, 1, 1]
+
+
+@pytest.mark.asyncio
+async def test_finish_match_returns_the_rating_changes_it_made(store: Store) -> None:
+    """The changes ``finish_match`` returns are those stored (``rating_changes`` reads them
+    back), field for field, in a first season and in a later one, where the ratings before
+    are not the newcomers'."""
+    names = ["ann", "bob", "cat", "dan"]
+    await make_players(store, names)
+    for n, scores in enumerate(([120, -40, -40, -40], [-60, 80, 10, -30], [5, 5, -5, -5])):
+        at = T0 + timedelta(hours=n)
+        match_id = await store.create_match("t1", "mcr", n, SALT, names, at, rated=True)
+        finished = await store.finish_match(match_id, scores, at + timedelta(minutes=30))
+        assert finished.ended_now
+        assert list(finished.rating_changes) == await store.rating_changes(match_id)
+        assert [c["name"] for c in finished.rating_changes] == names
+        assert [c["score"] for c in finished.rating_changes] == scores
+        assert finished.rating_changes[0]["ended_at"] == f"2026-12-01T1{n}:30:00Z"
+    await store.ladder.new_season("mcr", T0 + timedelta(days=1))
+    match_id = await store.create_match(
+        "t1", "mcr", 9, SALT, names, T0 + timedelta(days=2), rated=True
+    )
+    finished = await store.finish_match(match_id, [1, 2, 3, -6], T0 + timedelta(days=2, hours=1))
+    assert list(finished.rating_changes) == await store.rating_changes(match_id)
+    assert finished.rating_changes[0]["mu_before"] != 25.0  # the soft reset of season 1's
 
 
 @pytest.mark.asyncio

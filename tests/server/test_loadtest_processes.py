@@ -17,7 +17,8 @@ from serverkit import decoy_checkout
 from sqlalchemy import func, select
 
 from server.cli import main
-from server.cli.loadtest import Report, Think, _Run, loadtest
+from server.cli.loadtest import Report, Think, loadtest
+from server.cli.loadtest.bots import Run
 from server.client import Client
 from server.db.models import GameTable, Match
 
@@ -130,20 +131,20 @@ async def test_a_group_that_cannot_log_in_does_not_hold_the_start_up_open(
     # guest accounts cannot pick which group it stops: they connect in turns).
     app = await start_server()
     refused: contextvars.ContextVar[bool] = contextvars.ContextVar("refused", default=False)
-    real_group, real_open = _Run.table_group, _Run.open
+    real_group, real_open = Run.table_group, Run.open
 
-    async def table_group(run: _Run, index: int, gate: asyncio.Semaphore) -> None:
+    async def table_group(run: Run, index: int, gate: asyncio.Semaphore) -> None:
         refused.set(index == 1)  # (the group's own task: its opens see it)
         await real_group(run, index, gate)
 
-    async def open_(run: _Run, gate: asyncio.Semaphore) -> Client | None:
+    async def open_(run: Run, gate: asyncio.Semaphore) -> Client | None:
         if refused.get():
             run.report.errors["guest: rate_limited"] += 1
             return None
         return await real_open(run, gate)
 
-    monkeypatch.setattr(_Run, "table_group", table_group)
-    monkeypatch.setattr(_Run, "open", open_)
+    monkeypatch.setattr(Run, "table_group", table_group)
+    monkeypatch.setattr(Run, "open", open_)
     report = await loadtest(f"ws://127.0.0.1:{app.port}/ws", tables=2, duration=3.0, rate=None)
     assert report.errors["guest: rate_limited"] == 1
     assert report.matches_started >= 1 and report.connected == 4

@@ -29,7 +29,7 @@ from fakes import QUICK, FakePeer
 from faultkit import FailNth, FaultyStore, finished, match_of, write_config
 from sqlalchemy import func, select
 
-import server.db.store
+import server.db.matches
 import server.table
 from server.config import Config, LimitsSection
 from server.db.models import MatchPlayer, Player, RatingChange, Season
@@ -118,19 +118,19 @@ async def test_a_crash_inside_the_rating_update_rolls_the_finish_back(
     changed in the same transaction: none of it is stored (the match is still in play, no
     grade moved); the retry finishes and rates it, once."""
     store = await sqlite_store(tmp_path)
-    real = server.db.store.rate_match
+    real = server.db.matches.rate_match
     calls: list[int] = []
     crashed, checked = asyncio.Event(), asyncio.Event()
 
-    async def crashing(session: Any, match: Any, **kwargs: Any) -> None:
+    async def crashing(session: Any, match: Any, **kwargs: Any) -> list[dict[str, Any]]:
         calls.append(match.id)
         if len(calls) == 1:
             crashed.set()
             raise ConnectionError("injected: the process dies in the rating update")
         await checked.wait()  # the retry waits until the test has looked
-        await real(session, match, **kwargs)
+        return await real(session, match, **kwargs)
 
-    monkeypatch.setattr(server.db.store, "rate_match", crashing)
+    monkeypatch.setattr(server.db.matches, "rate_match", crashing)
     lobby = Lobby(CONFIG, store)
     try:
         table_id = await rated_bot_match(lobby)

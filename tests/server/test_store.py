@@ -372,8 +372,11 @@ async def test_finish_match_twice_counts_once(store: Store) -> None:
     await store.create_player("lin", "h", guest=False)
     match_id = await new_match(store)
     await store.finish_hand(match_id, 1, win(0, [36, -8, -20, -8]), [36, -8, -20, -8])
-    assert await store.finish_match(match_id, [36, -8, -20, -8], T0) is True
-    assert await store.finish_match(match_id, [36, -8, -20, -8], T0) is False
+    first = await store.finish_match(match_id, [36, -8, -20, -8], T0)
+    assert (first.ended_now, first.rating_changes) == (True, ())  # not rated
+    again = await store.finish_match(match_id, [36, -8, -20, -8], T0)
+    assert (again.ended_now, again.rating_changes) == (False, ())
+    assert bool(first) and not again  # true as the match ended now
     lin = await store.get_player("lin")
     assert lin is not None and (lin.matches, lin.score) == (1, 36)
     assert await store.unfinished_matches() == []

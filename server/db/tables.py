@@ -1,0 +1,109 @@
+"""Lobby tables in the database: their rows (``TableRow``) and, in cluster mode, their
+fencing tokens (``take_table``: a node that takes a table over makes older writers'
+writes ``Fenced``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import select, update
+
+from server.db.errors import Fenced
+from server.db.models import GameTable
+from server.db.rows import TableRow
+from server.db.transactions import Transactions
+
+
+class Tables(Transactions):
+    """The ``Store``'s lobby tables."""
+
+    async def save_table(self, row: TableRow, *, fence: int | None = None) -> None:
+        """Insert the table, or update it if its id exists. ``fence``: the writer's fencing
+        token (cluster mode): ``Fenced`` unless it is the stored table's."""
+        async with self._write() as session:
+            table = await session.get(GameTable, row.id, with_for_update=fence is not None)
+            if table is None:
+                table = GameTable(id=row.id)
+                session.add(table)
+            elif fence is not None and table.fence != fence:
+                raise Fenced(row.id, fence, table.fence)
+            table.rules = row.rules
+            table.turn_seconds = row.turn_seconds
+            table.private = row.private
+            table.invite_code = row.invite_code
+            table.seats = list(row.seats)
+            table.created_at = row.created_at
+            table.state = row.state
+            table.hands = row.hands
+            table.aids = row.aids
+            table.rated = row.rated
+            table.ends_at = row.ends_at
+            table.seed = row.seed
+            table.reveals = row.reveals
+            table.watchable = row.watchable
+            table.spectator_delay_seconds = row.spectator_delay_seconds
+            table.claim_window_ms = row.claim_window_ms
+            tournament = row.tournament or (None, None, None)
+            table.tournament_id, table.tournament_session, table.tournament_table = tournament
+
+    async def load_open_tables(self) -> list[TableRow]:
+        """The tables waiting or playing, oldest first."""
+        async with self._read() as session:
+            tables = await session.scalars(
+                select(GameTable)
+                .where(GameTable.state.in_(("waiting", "playing")))
+                .order_by(GameTable.created_at, GameTable.id)
+            )
+            return [TableRow.of(t) for t in tables]
+
+    async def take_table(self, table_id: str) -> int:
+        """Take the table over (cluster mode): increment its fencing token and return it;
+        from then on a write with an older token is ``Fenced``. On PostgreSQL this waits for
+        a write in flight with the old token (it holds the row) to commit first, so what the
+        new owner then reads of the log is all there will ever be. ``LookupError`` if there
+        is no such table."""
+        async with self._write() as session:
+            fence = await session.scalar(
+                update(GameTable)
+                .where(GameTable.id == table_id)
+                .values(fence=GameTable.fence + 1)
+                .returning(GameTable.fence)
+            )
+            if fence is None:
+                raise LookupError(f"no table {table_id!r}")
+            return int(fence)
+
+    async def table_fences(self, table_ids: Sequence[str]) -> dict[str, int]:
+        """Each table's fencing token (cluster mode: whether another node took a table over
+        while this one's lease had lapsed); a table that does not exist is left out."""
+        async with self._read() as session:
+            rows = await session.execute(
+                select(GameTable.id, GameTable.fence).where(GameTable.id.in_(list(table_ids)))
+            )
+            return {row.id: int(row.fence) for row in rows}
+
+    async def open_table_ids(self) -> list[str]:
+        """The ids of the tables waiting or playing (cluster mode: those a node must own)."""
+        async with self._read() as session:
+            ids = await session.scalars(
+                select(GameTable.id).where(GameTable.state.in_(("waiting", "playing")))
+            )
+            return list(ids)
+
+    async def get_table(self, table_id: str) -> TableRow | None:
+        """The stored table ``table_id`` (any state), None if there is none: what
+        ``guobiao db check`` reads of a finished match's table (its time cap)."""
+        async with self._read() as session:
+            table = await session.get(GameTable, table_id)
+            return TableRow.of(table) if table is not None else None
+
+    async def max_table_number(self, prefix: str = "t") -> int:
+        """The largest N of the stored table ids ``{prefix}N`` (0 if none): a restarted
+        server numbers its new tables from there, so no id is reused."""
+        async with self._read() as session:
+            ids = await session.scalars(
+                select(GameTable.id).where(GameTable.id.startswith(prefix, autoescape=True))
+            )
+            numbers = [int(i[len(prefix) :]) for i in ids if i[len(prefix) :].isdigit()]
+            return max(numbers, default=0)
