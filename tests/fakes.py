@@ -30,7 +30,7 @@ from engine.match import Match
 from engine.wall import Wall
 from server.config import Config, TimersSection
 from server.db.store import ActionRow, Conflict, MatchRow, TableRow
-from server.table import Table, TableSummary
+from server.table import Table, TableSettings, TableSummary
 
 Frame = dict[str, Any]
 
@@ -277,15 +277,17 @@ def table_for(
     """A table of the ``mcr`` preset (not started: call ``start``)."""
     return Table(
         id=table_id,
-        rules="mcr",
+        settings=TableSettings(
+            rules="mcr",
+            turn_seconds=timers.turn_seconds if turn_seconds is None else turn_seconds,
+            private=private,
+            invite_code="secret" if private else None,
+            claim_window_ms=timers.claim_window_ms if claim_window_ms is None else claim_window_ms,
+        ),
         preset=Config().rule_presets()["mcr"],
-        turn_seconds=timers.turn_seconds if turn_seconds is None else turn_seconds,
-        private=private,
-        invite_code="secret" if private else None,
         timers=timers,
         store=store if store is not None else FakeStore(),
         host=host if host is not None else FakeHost(),
-        claim_window_ms=timers.claim_window_ms if claim_window_ms is None else claim_window_ms,
         created_at=datetime(2026, 12, 1, tzinfo=UTC),
     )
 

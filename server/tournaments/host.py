@@ -30,9 +30,10 @@ from engine.match import hand_seed
 from server.config import Config
 from server.db.models import iso
 from server.errors import ServerError, shown
+from server.fairness import commitment, hand_salt
 from server.lobby import Lobby
 from server.protocol import TournamentRequest, encode
-from server.table import JoinInput, LobbyError, ReplaceInput, Table, commitment, hand_salt
+from server.table import JoinInput, LobbyError, ReplaceInput, Table
 from server.tournaments import scoring, seating
 from server.tournaments.store import (
     SessionRow,
