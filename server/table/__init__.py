@@ -187,9 +187,5 @@ from server.table.ports import (  # noqa: E402
 from server.table.seats import BOT, HUMAN, Seat  # noqa: E402
 from server.table.settings import TableSettings  # noqa: E402
 from server.table.spectators import Shown  # noqa: E402
-from server.table.task import (  # noqa: E402
-    ANALYSES_PER_SECOND,
-    ANALYSIS_BURST,
-    Table,
-    speaking,
-)
+from server.table.state import ANALYSES_PER_SECOND, ANALYSIS_BURST  # noqa: E402
+from server.table.task import Table, speaking  # noqa: E402

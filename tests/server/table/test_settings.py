@@ -7,6 +7,7 @@ import dataclasses
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+from fakes import table_for
 
 from server.table import LobbyError, TableSettings
 
@@ -149,3 +150,12 @@ def test_a_row_gives_back_the_same_settings() -> None:
     )
     back = TableSettings.from_row(row, claim_window_ms=800, hands=4, rated=True)
     assert back == settings
+
+
+def test_a_tables_settings_read_as_its_attributes_and_replaced_whole() -> None:
+    table = table_for(claim_window_ms=250, private=True)
+    assert (table.claim_window_ms, table.private, table.invite_code) == (250, True, "secret")
+    before = table.settings
+    table.aids = False  # (as a test sets up a table)
+    assert table.settings == dataclasses.replace(before, aids=False)
+    assert before.aids is True  # the old value is untouched: settings are frozen
