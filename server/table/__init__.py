@@ -71,7 +71,10 @@ The package's rooms depend one way, bottom up::
                                  database-failure pause
     core                         ``TableCore``: the rules over the match, sans I/O (what is
                                  due next; an action applied only once stored; auto-play)
-    task                         ``Table``: the asyncio owner task that carries it all out
+    state, showing, playing,     ``Table``, the asyncio owner task that carries it all out, in
+    seating, task                layers of one job each: the shared fields; what viewers are
+                                 sent; the match (actions, hands, the database, the aids);
+                                 who sits and watches; the task's loop, inputs and drive
 
 The seed commitments are ``server.fairness``'s. Nothing here imports the lobby, the
 metrics, the tournaments, the ladder or the cluster.
