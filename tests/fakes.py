@@ -303,18 +303,20 @@ class Clock:
 
 
 def pin_tables(monkeypatch: pytest.MonkeyPatch, wall: Wall | None = None) -> Clock:
-    """Make ``server.table``'s tables repeatable: their clock is the returned ``Clock``, every
-    seed, salt and token is fixed (``server.table.secrets``), and with ``wall`` the first hand
-    of every match is dealt from it (the later ones from their seeds)."""
+    """Make ``server.table``'s tables repeatable: their clock is the returned ``Clock``,
+    every seed, salt and token is fixed (``server.table.sources.secrets``), and with ``wall``
+    the first hand of every match is dealt from it (the later ones from their seeds)."""
     clock = Clock()
-    monkeypatch.setattr(server.table, "time", types.SimpleNamespace(monotonic=clock.monotonic))
+    monkeypatch.setattr(
+        server.table.sources, "time", types.SimpleNamespace(monotonic=clock.monotonic)
+    )
     pinned = types.SimpleNamespace(
         randbits=lambda bits: 12345,
         token_bytes=lambda n: bytes(range(n)),
         token_hex=lambda n: "ab" * n,
         token_urlsafe=lambda n: "x" * n,
     )
-    monkeypatch.setattr(server.table, "secrets", pinned)
+    monkeypatch.setattr(server.table.sources, "secrets", pinned)
     if wall is not None:
         first = wall
 
@@ -322,7 +324,7 @@ def pin_tables(monkeypatch: pytest.MonkeyPatch, wall: Wall | None = None) -> Clo
             def _wall(self, hand_no: int) -> Wall:
                 return first if hand_no == 1 else super()._wall(hand_no)
 
-        monkeypatch.setattr(server.table, "Match", Stacked)
+        monkeypatch.setattr(server.table.sources, "Match", Stacked)
     return clock
 
 

@@ -79,27 +79,19 @@ The package's rooms depend one way, bottom up::
 The seed commitments are ``server.fairness``'s. Nothing here imports the lobby, the
 metrics, the tournaments, the ladder or the cluster.
 
-The table's sources of time and randomness (``time``, ``secrets``, ``_now``,
-``new_match_seed``, ``Match``) and its database retry timings (``STORE_RETRY_*``) are
-looked up in this module at each use, by every room: a test replaces them here, once.
+The table's sources of time and randomness and its database retry timings are
+``sources``'s, looked up there at each use: a test replaces them there, once.
 """
 
 from __future__ import annotations
 
 import logging
-import secrets
-import time
-from datetime import UTC, datetime
-
-from engine.match import Match
 
 __all__ = [
     "ANALYSES_PER_SECOND",
     "ANALYSIS_BURST",
     "BOT",
     "HUMAN",
-    "STORE_RETRY_FIRST",
-    "STORE_RETRY_MAX",
     "AddBotsInput",
     "AnalyzeInput",
     "BackInput",
@@ -108,7 +100,6 @@ __all__ = [
     "Lease",
     "LeaveInput",
     "LobbyError",
-    "Match",
     "Peer",
     "PlayInput",
     "ReplaceInput",
@@ -131,41 +122,12 @@ __all__ = [
     "input_for",
     "log",
     "logging",
-    "new_match_seed",
-    "secrets",
     "speaking",
-    "time",
 ]
 
-# The tables' logger (every room logs to it).
-log = logging.getLogger("guobiao.table")
-
-# A table whose database writes fail tries again after 0.05 s, then twice as long each
-# time, up to this long.
-STORE_RETRY_FIRST = 0.05
-STORE_RETRY_MAX = 2.0
-
-
-def _monotonic() -> float:
-    return time.monotonic()  # looked up at each call: tests replace the module's clock
-
-
-def _now() -> datetime:
-    """The time now, UTC: what a time cap (``TableSettings.ends_at``) is compared with, and
-    a finished match's end. (Looked up at each call: tests replace it.)"""
-    return datetime.now(UTC)
-
-
-def new_match_seed() -> int:
-    """The seed of a new match: 63 random bits. (Tests replace this function to fix a
-    match, so a run with faults can be compared with one without.)"""
-    return secrets.randbits(63)
-
-
-# The rooms, imported after the sources above, which they look up here.
-from server.fairness import commitment, hand_reveal, hand_reveals, hand_salt  # noqa: E402
-from server.table.errors import LobbyError, StoreDown  # noqa: E402
-from server.table.inputs import (  # noqa: E402
+from server.fairness import commitment, hand_reveal, hand_reveals, hand_salt
+from server.table.errors import LobbyError, StoreDown
+from server.table.inputs import (
     AddBotsInput,
     AnalyzeInput,
     BackInput,
@@ -179,7 +141,7 @@ from server.table.inputs import (  # noqa: E402
     WatchInput,
     input_for,
 )
-from server.table.ports import (  # noqa: E402
+from server.table.ports import (
     Lease,
     Peer,
     TableHost,
@@ -187,8 +149,11 @@ from server.table.ports import (  # noqa: E402
     TableStore,
     TableSummary,
 )
-from server.table.seats import BOT, HUMAN, Seat  # noqa: E402
-from server.table.settings import TableSettings  # noqa: E402
-from server.table.spectators import Shown  # noqa: E402
-from server.table.state import ANALYSES_PER_SECOND, ANALYSIS_BURST  # noqa: E402
-from server.table.task import Table, speaking  # noqa: E402
+from server.table.seats import BOT, HUMAN, Seat
+from server.table.settings import TableSettings
+from server.table.spectators import Shown
+from server.table.state import ANALYSES_PER_SECOND, ANALYSIS_BURST
+from server.table.task import Table, speaking
+
+# The tables' logger (every room logs to it).
+log = logging.getLogger("guobiao.table")

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-import server.table as sources
 from engine.actions import Action
 from server import protocol
+from server.table import sources
 from server.table.ports import Peer
 
 

@@ -9,12 +9,12 @@ import asyncio
 import logging
 from datetime import UTC, datetime
 
-import server.table as sources
 from engine import analysis
 from engine.actions import Action
 from engine.table import Phase, View
 from server.accounts import RateLimited
 from server.protocol import encode, error
+from server.table import sources
 from server.table.core import (
     Append,
     auto_action,

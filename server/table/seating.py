@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import logging
 
-import server.table as sources
 from engine.bots import BOTS
 from server.errors import shown
 from server.protocol import encode
+from server.table import sources
 from server.table.errors import LobbyError
 from server.table.inputs import (
     AddBotsInput,

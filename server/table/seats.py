@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import server.table as sources
+from server.table import sources
 
 HUMAN, BOT = "human", "bot"
 

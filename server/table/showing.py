@@ -7,10 +7,9 @@ import json
 import logging
 from typing import Any
 
-import server.table as sources
 from engine.actions import Event
 from server.protocol import encode
-from server.table import publish
+from server.table import publish, sources
 from server.table.ports import Peer
 from server.table.state import TableState
 

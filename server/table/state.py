@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
-import server.table as sources
 from engine.actions import Event
 from engine.bots import Bot
 from engine.match import Match
@@ -26,6 +25,7 @@ from server.config import TimersSection
 from server.db.store import TableRow
 from server.fairness import hand_reveals
 from server.limits import Buckets
+from server.table import sources
 from server.table.clock import TableClock
 from server.table.core import TableCore
 from server.table.durable import Durable

@@ -13,10 +13,10 @@ import contextlib
 import logging
 from contextvars import ContextVar
 
-import server.table as sources
 from engine.errors import IllegalAction
 from server.db.models import iso
 from server.protocol import encode, error
+from server.table import sources
 from server.table.clock import wakeup
 from server.table.core import (
     AutoPlay,
