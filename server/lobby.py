@@ -29,6 +29,7 @@ with the table and restored with it), and hears of each table whose match finish
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import math
 import secrets
@@ -43,13 +44,12 @@ from server.config import Config
 from server.db.store import ActionRow, Conflict, MatchRow, TableRow
 from server.ladder.store import LadderStore
 from server.metrics import Metrics
-from server.protocol import MAX_CLAIM_WINDOW_MS, encode
-from server.table import Lease, LobbyError, Seat, Table, TableStore, TableSummary
+from server.protocol import encode
+from server.table import Lease, LobbyError, Seat, Table, TableSettings, TableStore, TableSummary
 
 log = logging.getLogger("guobiao.lobby")
 
 HOOK_SECONDS = 10.0  # how long shutdown waits for the on_table_finished calls still running
-MAX_SPECTATOR_DELAY = 3600  # seconds: a tournament's spectators see its tables this late at most
 
 
 class LobbyStore(TableStore, Protocol):
@@ -121,34 +121,6 @@ def replay_log(
         return Match.replay(stored.seed, rules, rows, stored.id, hands=hands)
     except ReplayError as exc:
         raise LobbyError("corrupt_match", f"action {exc.line} does not replay: {exc.why}") from None
-
-
-def check_tournament_settings(
-    ends_at: datetime | None,
-    seed: int | None,
-    spectator_delay_seconds: int,
-    tournament: Sequence[int] | None,
-) -> None:
-    """``LobbyError`` (``bad_message``) naming the first of a tournament table's settings
-    (``Lobby.create``) that is out of its limits."""
-    if ends_at is not None and (ends_at.tzinfo is None or ends_at.utcoffset() is None):
-        raise LobbyError("bad_message", f"ends_at must be an aware datetime (UTC), got {ends_at!r}")
-    if seed is not None and (isinstance(seed, bool) or not 0 <= seed < 2**63):
-        raise LobbyError("bad_message", f"seed must be 0..2**63-1, got {seed!r}")
-    if not 0 <= spectator_delay_seconds <= MAX_SPECTATOR_DELAY:
-        raise LobbyError(
-            "bad_message",
-            f"spectator_delay_seconds must be 0..{MAX_SPECTATOR_DELAY}, "
-            f"got {spectator_delay_seconds!r}",
-        )
-    if tournament is not None and (
-        len(tournament) != 3 or not all(isinstance(n, int) and n >= 1 for n in tournament)
-    ):
-        raise LobbyError(
-            "bad_message",
-            f"tournament must be (tournament id, session, table), each 1 or more, "
-            f"got {tournament!r}",
-        )
 
 
 # -------------------------------------------------------------------- feed ---
@@ -378,60 +350,23 @@ class Lobby:
         ``ends_at`` (UTC) the time cap, after which no hand is dealt (the match finishes
         with the scores so far; it has at least one hand); ``seed`` the match's seed,
         0 <= seed < 2**63 (the same at every table of a duplicate session: the same walls);
-        ``reveals`` false: no ``reveal`` messages (``server.table.hand_reveals`` gives the
+        ``reveals`` false: no ``reveal`` messages (``server.fairness.hand_reveals`` gives the
         seeds afterwards); ``watchable`` false: ``watch`` is refused (``not_watchable``);
         ``spectator_delay_seconds`` (0..3600) how late spectators see the table;
         ``tournament`` (tournament id, session number, table number), shown in its summary.
         """
         timers = self.config.timers
         rules = rules or self.config.rules.preset
-        if rules not in self.presets:
-            raise LobbyError(
-                "bad_message", f"unknown rule preset {rules!r}; known: {', '.join(self.presets)}"
-            )
-        seconds = timers.turn_seconds if turn_seconds is None else turn_seconds
-        if not timers.min_turn_seconds <= seconds <= timers.max_turn_seconds:
-            raise LobbyError(
-                "bad_message",
-                f"turn_seconds must be {timers.min_turn_seconds}..{timers.max_turn_seconds}, "
-                f"got {seconds}",
-            )
         if claim_window_ms is not None:
             window = claim_window_ms
         else:
             window = self.claim_windows.get(rules, timers.claim_window_ms)
-        if not 0 <= window <= MAX_CLAIM_WINDOW_MS:
-            raise LobbyError(
-                "bad_message", f"claim_window_ms must be 0..{MAX_CLAIM_WINDOW_MS}, got {window}"
-            )
-        if rated and rules not in self.config.ladder_names:
-            ladders = ", ".join(self.config.ladder_names) or "none"
-            raise LobbyError(
-                "no_such_ladder",
-                f"rule preset {rules!r} has no ladder, so no rated tables; ladders: {ladders}",
-            )
-        length = MATCH_HANDS if hands is None else hands
-        if not 1 <= length <= MATCH_HANDS:
-            raise LobbyError("bad_message", f"hands must be 1..{MATCH_HANDS}, got {length}")
-        check_tournament_settings(ends_at, seed, spectator_delay_seconds, tournament)
-        self._check_room(creator)
-        if self.cluster is not None and self.cluster.draining:
-            raise LobbyError(
-                "server_shutdown", "this node is handing its tables over; reconnect soon"
-            )
-        table = Table(
-            id=self._new_id(),
+        settings = TableSettings(
             rules=rules,
-            preset=self.presets[rules],
-            turn_seconds=seconds,
+            turn_seconds=timers.turn_seconds if turn_seconds is None else turn_seconds,
             private=private,
-            invite_code=secrets.token_urlsafe(6) if private else None,
-            timers=timers,
-            store=self.store,
-            host=self,
-            metrics=self.metrics,
             claim_window_ms=window,
-            hands=length,
+            hands=MATCH_HANDS if hands is None else hands,
             aids=aids,
             rated=rated,
             ends_at=ends_at,
@@ -440,6 +375,27 @@ class Lobby:
             watchable=watchable,
             spectator_delay_seconds=spectator_delay_seconds,
             tournament=tournament,
+        )
+        settings.validate(
+            presets=self.presets,
+            turn_seconds=(timers.min_turn_seconds, timers.max_turn_seconds),
+            ladders=self.config.ladder_names,
+        )
+        self._check_room(creator)
+        if self.cluster is not None and self.cluster.draining:
+            raise LobbyError(
+                "server_shutdown", "this node is handing its tables over; reconnect soon"
+            )
+        if private:
+            settings = dataclasses.replace(settings, invite_code=secrets.token_urlsafe(6))
+        table = Table(
+            id=self._new_id(),
+            settings=settings,
+            preset=self.presets[rules],
+            timers=timers,
+            store=self.store,
+            host=self,
+            observer=self.metrics,
             # Made to wait for players: closed if none sits at it (the queue's and
             # tournaments' tables are made with their four seated).
             close_when_empty=timers.empty_table_seconds if seated is None else 0.0,
@@ -617,32 +573,25 @@ class Lobby:
         else:
             raise LobbyError("corrupt_match", f"its rule preset {row.rules!r} is no longer defined")
         timers = self.config.timers
+        # Its own window (stored since revision 0008), else its preset's, else the server's.
+        window = row.claim_window_ms
+        if window is None:
+            window = self.claim_windows.get(row.rules, timers.claim_window_ms)
         table = Table(
             id=row.id,
-            rules=row.rules,
+            settings=TableSettings.from_row(
+                row,
+                claim_window_ms=window,
+                hands=stored.hands_planned if stored is not None else row.hands,
+                rated=stored.rated if stored is not None else row.rated,
+            ),
             preset=preset,
-            turn_seconds=row.turn_seconds,
-            private=row.private,
-            invite_code=row.invite_code,
             timers=timers,
             store=self.store if store is None else store,
             host=self,
-            metrics=self.metrics,
+            observer=self.metrics,
             lease=lease,
             created_at=row.created_at,
-            # Its own window (stored since revision 0008), else its preset's, else the server's.
-            claim_window_ms=row.claim_window_ms
-            if row.claim_window_ms is not None
-            else self.claim_windows.get(row.rules, timers.claim_window_ms),
-            hands=stored.hands_planned if stored is not None else row.hands,
-            aids=row.aids,
-            rated=stored.rated if stored is not None else row.rated,
-            ends_at=row.ends_at,  # a cap passed meanwhile stops the match at its next hand
-            seed=row.seed,
-            reveals=row.reveals,
-            watchable=row.watchable,
-            spectator_delay_seconds=row.spectator_delay_seconds,
-            tournament=row.tournament,
             # A player's table still waiting: closed if nobody comes back to it.
             close_when_empty=timers.empty_table_seconds if row.tournament is None else 0.0,
         )

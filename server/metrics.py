@@ -180,6 +180,20 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(_Node(own, lambda: self.server.node))
 
+    # The table's observer (``server.table.TableObserver``): what each table tells.
+
+    def action_applied(self) -> None:
+        """A table applied one stored action."""
+        self.actions += 1
+
+    def update_sent(self, seconds: float) -> None:
+        """A player's action showed, its update sent ``seconds`` after it came in."""
+        self.update_seconds.observe(seconds)
+
+    def empty_table_closed(self) -> None:
+        """A table closed itself: nobody sat at it for ``empty_table_seconds``."""
+        self.empty_tables_closed.inc()
+
     def start(self) -> None:
         """Start sampling the loop's lag and timing the collector (``stop`` undoes it)."""
         gc.callbacks.append(self._collected)

@@ -30,7 +30,7 @@ from engine.match import Match
 from engine.wall import Wall
 from server.config import Config, TimersSection
 from server.db.store import ActionRow, Conflict, MatchRow, TableRow
-from server.table import Table, TableSummary
+from server.table import Table, TableSettings, TableSummary
 
 Frame = dict[str, Any]
 
@@ -277,15 +277,17 @@ def table_for(
     """A table of the ``mcr`` preset (not started: call ``start``)."""
     return Table(
         id=table_id,
-        rules="mcr",
+        settings=TableSettings(
+            rules="mcr",
+            turn_seconds=timers.turn_seconds if turn_seconds is None else turn_seconds,
+            private=private,
+            invite_code="secret" if private else None,
+            claim_window_ms=timers.claim_window_ms if claim_window_ms is None else claim_window_ms,
+        ),
         preset=Config().rule_presets()["mcr"],
-        turn_seconds=timers.turn_seconds if turn_seconds is None else turn_seconds,
-        private=private,
-        invite_code="secret" if private else None,
         timers=timers,
         store=store if store is not None else FakeStore(),
         host=host if host is not None else FakeHost(),
-        claim_window_ms=timers.claim_window_ms if claim_window_ms is None else claim_window_ms,
         created_at=datetime(2026, 12, 1, tzinfo=UTC),
     )
 
@@ -301,18 +303,20 @@ class Clock:
 
 
 def pin_tables(monkeypatch: pytest.MonkeyPatch, wall: Wall | None = None) -> Clock:
-    """Make ``server.table``'s tables repeatable: their clock is the returned ``Clock``, every
-    seed, salt and token is fixed (``server.table.secrets``), and with ``wall`` the first hand
-    of every match is dealt from it (the later ones from their seeds)."""
+    """Make ``server.table``'s tables repeatable: their clock is the returned ``Clock``,
+    every seed, salt and token is fixed (``server.table.sources.secrets``), and with ``wall``
+    the first hand of every match is dealt from it (the later ones from their seeds)."""
     clock = Clock()
-    monkeypatch.setattr(server.table, "time", types.SimpleNamespace(monotonic=clock.monotonic))
+    monkeypatch.setattr(
+        server.table.sources, "time", types.SimpleNamespace(monotonic=clock.monotonic)
+    )
     pinned = types.SimpleNamespace(
         randbits=lambda bits: 12345,
         token_bytes=lambda n: bytes(range(n)),
         token_hex=lambda n: "ab" * n,
         token_urlsafe=lambda n: "x" * n,
     )
-    monkeypatch.setattr(server.table, "secrets", pinned)
+    monkeypatch.setattr(server.table.sources, "secrets", pinned)
     if wall is not None:
         first = wall
 
@@ -320,7 +324,7 @@ def pin_tables(monkeypatch: pytest.MonkeyPatch, wall: Wall | None = None) -> Clo
             def _wall(self, hand_no: int) -> Wall:
                 return first if hand_no == 1 else super()._wall(hand_no)
 
-        monkeypatch.setattr(server.table, "Match", Stacked)
+        monkeypatch.setattr(server.table.sources, "Match", Stacked)
     return clock
 
 

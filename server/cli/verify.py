@@ -18,8 +18,8 @@ from engine.rules import Wilds
 from engine.table import HandState
 from engine.tiles import FLOWER_NAMES, Wind, is_flower, name
 from engine.wall import Wall
+from server.fairness import commitment
 from server.presets import PresetError, load_presets
-from server.table import commitment
 
 
 def add_parser(

@@ -34,10 +34,11 @@ from engine.match import hand_seed
 from server.config import Config
 from server.db.models import iso
 from server.errors import shown
+from server.fairness import commitment, hand_salt
 from server.lobby import Lobby
 from server.messages.outbound import Tournament, TournamentChanged
 from server.protocol import TournamentRequest, encode
-from server.table import Table, commitment, hand_salt
+from server.table import Table
 from server.tournaments import scoring, seating, views
 from server.tournaments.sessions import Peer, SessionTables
 from server.tournaments.settings import (

@@ -66,9 +66,9 @@ SEED = 20261201
 def fixed_seed_and_quick_retries(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every match gets ``SEED``; a paused table tries its database again every 10-50 ms.
     Prints the figures of the test at its end."""
-    monkeypatch.setattr(server.table, "new_match_seed", lambda: SEED)
-    monkeypatch.setattr(server.table, "STORE_RETRY_FIRST", 0.01)
-    monkeypatch.setattr(server.table, "STORE_RETRY_MAX", 0.05)
+    monkeypatch.setattr(server.table.sources, "new_match_seed", lambda: SEED)
+    monkeypatch.setattr(server.table.sources, "STORE_RETRY_FIRST", 0.01)
+    monkeypatch.setattr(server.table.sources, "STORE_RETRY_MAX", 0.05)
     yield
     print(f"\n[faults] {TALLY.line()}")
 

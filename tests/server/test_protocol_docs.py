@@ -591,7 +591,7 @@ async def test_every_server_example_is_what_the_server_sends(
         token_hex=secrets.token_hex,
         token_urlsafe=secrets.token_urlsafe,
     )
-    monkeypatch.setattr(server.table, "secrets", pinned)
+    monkeypatch.setattr(server.table.sources, "secrets", pinned)
     session = await scripted_session(await start_server(tournaments={"directors": "lin"}))
     shapes = session.shapes
     mcr = Config().rule_presets()["mcr"]

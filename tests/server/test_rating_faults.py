@@ -46,9 +46,9 @@ CONFIG = Config(timers=QUICK, limits=LimitsSection(max_tables=10))
 
 @pytest.fixture(autouse=True)
 def fixed_seed_and_quick_retries(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(server.table, "new_match_seed", lambda: SEED)
-    monkeypatch.setattr(server.table, "STORE_RETRY_FIRST", 0.01)
-    monkeypatch.setattr(server.table, "STORE_RETRY_MAX", 0.05)
+    monkeypatch.setattr(server.table.sources, "new_match_seed", lambda: SEED)
+    monkeypatch.setattr(server.table.sources, "STORE_RETRY_FIRST", 0.01)
+    monkeypatch.setattr(server.table.sources, "STORE_RETRY_MAX", 0.05)
     yield
 
 

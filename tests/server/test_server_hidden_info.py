@@ -89,7 +89,7 @@ def pinned_seed(monkeypatch: pytest.MonkeyPatch) -> int:
         token_hex=secrets.token_hex,
         token_urlsafe=secrets.token_urlsafe,
     )
-    monkeypatch.setattr(server.table, "secrets", fake)
+    monkeypatch.setattr(server.table.sources, "secrets", fake)
     return seed
 
 

@@ -208,7 +208,9 @@ async def test_a_delayed_spectator_gets_the_commitment_of_the_hand_he_is_shown(
     """A spectator who comes mid-hand to a table shown 2 s late: the full update of then
     carries its hand's commitment."""
     clock = Clock()
-    monkeypatch.setattr(server.table, "time", types.SimpleNamespace(monotonic=clock.monotonic))
+    monkeypatch.setattr(
+        server.table.sources, "time", types.SimpleNamespace(monotonic=clock.monotonic)
+    )
     table = await lobby.create(None, 60, False, claim_window_ms=0, spectator_delay_seconds=2)
     alice = FakePeer("alice")
     await table.queue.put(JoinInput(alice, 1, 0, None))

@@ -49,9 +49,9 @@ SEED = 20261201
 @pytest.fixture(autouse=True)
 def fixed_seed(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every match gets ``SEED``; a paused table tries its store again every 10-50 ms."""
-    monkeypatch.setattr(server.table, "new_match_seed", lambda: SEED)
-    monkeypatch.setattr(server.table, "STORE_RETRY_FIRST", 0.01)
-    monkeypatch.setattr(server.table, "STORE_RETRY_MAX", 0.05)
+    monkeypatch.setattr(server.table.sources, "new_match_seed", lambda: SEED)
+    monkeypatch.setattr(server.table.sources, "STORE_RETRY_FIRST", 0.01)
+    monkeypatch.setattr(server.table.sources, "STORE_RETRY_MAX", 0.05)
 
 
 @pytest_asyncio.fixture
@@ -294,7 +294,8 @@ async def test_a_failed_store_write_refuses_the_action_and_nothing_changes(
     assert table.match is not None and table.match.hand is not None
     before = table.match.hand.view(0).to_dict()
     discard = next(Action.from_dict(a) for a in alice.updates()[-1]["view"]["legal"])
-    store.fail = lambda method, counts: method == "append_action"
+    # (Its row's saves fail too: a retry that works would end the pause before it is seen.)
+    store.fail = lambda method, counts: method in {"append_action", "save_table"}
     await table.queue.put(PlayInput(alice, 5, table.seq, discard))
     await handled(table)
     refused = replies(alice, 5)[0]
@@ -334,7 +335,9 @@ async def test_leaving_mid_match_and_coming_back(running: Callable[..., Table]) 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
     fake = Clock()
-    monkeypatch.setattr(server.table, "time", types.SimpleNamespace(monotonic=fake.monotonic))
+    monkeypatch.setattr(
+        server.table.sources, "time", types.SimpleNamespace(monotonic=fake.monotonic)
+    )
     yield fake
 
 

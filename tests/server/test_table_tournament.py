@@ -170,7 +170,7 @@ async def test_the_time_cap_stops_the_match_once_the_hand_in_play_ends(
         passed = match is not None and match.hand_index >= 1  # hand 2 dealt
         return CAP + timedelta(seconds=1) if passed else CAP - timedelta(seconds=1)
 
-    monkeypatch.setattr(server.table, "_now", now)
+    monkeypatch.setattr(server.table.sources, "_now", now)
     table = await lobby.create(None, 60, False, ends_at=CAP)
     tables.append(table)
     alice = await seated_with_bots(table)
@@ -319,7 +319,9 @@ class TimedPeer(FakePeer):
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     """The tables' monotonic clock, moved by the test."""
     fake = Clock()
-    monkeypatch.setattr(server.table, "time", types.SimpleNamespace(monotonic=fake.monotonic))
+    monkeypatch.setattr(
+        server.table.sources, "time", types.SimpleNamespace(monotonic=fake.monotonic)
+    )
     return fake
 
 
@@ -517,7 +519,7 @@ async def test_the_settings_survive_a_restart_and_a_capped_match_then_finishes(
     check`` finds it complete (and would not without its table's cap)."""
     caplog.set_level(logging.WARNING)
     clock_now = [CAP - timedelta(minutes=5)]
-    monkeypatch.setattr(server.table, "_now", lambda: clock_now[0])
+    monkeypatch.setattr(server.table.sources, "_now", lambda: clock_now[0])
     settings: dict[str, Any] = {
         "ends_at": CAP,
         "seed": SEED,

@@ -77,8 +77,8 @@ async def test_a_whole_tournament(
     played: dict[str, list[str]] = {n: [] for n in clients}
     agents = [asyncio.create_task(agent(c, played[n])) for n, c in clients.items()]
     clock = {"ahead": timedelta(0)}
-    real_now = server.table._now
-    monkeypatch.setattr(server.table, "_now", lambda: real_now() + clock["ahead"])
+    real_now = server.table.sources._now
+    monkeypatch.setattr(server.table.sources, "_now", lambda: real_now() + clock["ahead"])
     try:
         tid = (
             await ask(

@@ -1,0 +1,204 @@
+"""A table's durability: its writes to the action log and the database-failure pause.
+
+Every action goes: append it to the log, then apply it; memory never holds an action the
+log lacks. ``Durable`` does the writes (``TableStore``) and keeps what waits for the
+database: an append whose outcome is unknown (``unsure_seq``: the connection was lost
+during the commit), finished hands' records to store (``unstored``), events applied but
+not yet sent (``untold``, and whether they end a hand), a table row to save (``unsaved``).
+
+While writes fail the table pauses (``StorePause``): no automatic play, no clock running
+out. It tries again after ``first`` seconds, then twice as long each time, up to ``most``;
+the first write that works ends the pause, and the table moves its clocks on by the time
+it was paused. Before anything else is written after an unsure append, ``reconcile`` asks
+the log how it ended (``settle``).
+
+The time is the given clock's (``now``), looked up at each failure and success, so a test
+passes a clock it moves by hand; the store is passed to each write (a table's store may
+be replaced, cluster mode's fenced one).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.actions import Event
+from engine.match import HandRecord
+from server.db.store import ActionRow, Conflict, TableRow
+from server.table.ports import TableStore
+
+log = logging.getLogger("guobiao.table")
+
+
+@dataclass(slots=True)
+class StorePause:
+    """The database-failure pause: since when the table is paused (monotonic; None: it
+    is not), when to try again, and the failures in a row."""
+
+    down_since: float | None = None
+    retry_at: float = 0.0
+    failures: int = 0
+
+    @property
+    def down(self) -> bool:
+        return self.down_since is not None
+
+    def failed(self, now: float, first: float, most: float) -> float:
+        """A write failed at ``now``: pause (if not yet), and wait before the next try,
+        ``first`` seconds after the first failure in a row, twice as long after each next
+        one, at most ``most``. Returns the wait."""
+        self.failures += 1
+        wait = min(first * float(2 ** (self.failures - 1)), most)
+        self.retry_at = now + wait
+        if self.down_since is None:
+            self.down_since = now
+        return wait
+
+    def worked(self, now: float) -> float | None:
+        """A write worked at ``now``: the pause, if any, ends; returns since when it lasted
+        (None: there was none)."""
+        self.failures = 0
+        since = self.down_since
+        self.down_since = None
+        return since
+
+    def due(self, now: float) -> bool:
+        """Whether the next try is due."""
+        return now >= self.retry_at
+
+
+def settle(match_id: int, seq: int, last: ActionRow | None) -> ActionRow | None:
+    """How the append of action ``seq`` of match ``match_id``, whose outcome was unknown,
+    ended, from the log's ``last`` action: committed after all (that row: apply it), or
+    not (None). ``Conflict`` if the log ends elsewhere (another server writes the match?)."""
+    stored = last.seq if last is not None else 0
+    if stored == seq:
+        return last
+    if stored == seq - 1:
+        return None
+    raise Conflict(
+        f"match {match_id}: the log ends at action {stored}, the table expected "
+        f"{seq - 1} or {seq}: another server writes this match?"
+    )
+
+
+@dataclass(slots=True)
+class Durable:
+    """The writes of table ``table`` and what waits for them (the module's docstring)."""
+
+    table: str
+    now: Callable[[], float]  # the monotonic clock
+    first: Callable[[], float]  # the first wait after a failure (looked up at each)
+    most: Callable[[], float]  # the longest wait
+    # Told when a pause ends: since when, and how long, the table was paused.
+    resumed: Callable[[float, float], None]
+    pause: StorePause = field(default_factory=StorePause)
+    unsure_seq: int | None = None
+    unstored: list[HandRecord] = field(default_factory=list)
+    untold: list[Event] = field(default_factory=list)
+    untold_hand_over: bool = False
+    unsaved: bool = False
+
+    def behind(self) -> bool:
+        """Whether something applied or attempted still waits for the database."""
+        return self.unsure_seq is not None or bool(self.unstored) or bool(self.untold)
+
+    def held(self, events: list[Event], record: HandRecord | None) -> None:
+        """Events applied, to be sent once stored; ``record``: the hand they finished, to be
+        stored before they are sent."""
+        self.untold.extend(events)
+        if record is not None:
+            self.unstored.append(record)
+            self.untold_hand_over = True
+
+    def failed(self, what: str, exc: BaseException) -> None:
+        """A write failed: pause the table (no automatic play, no clock running out) and
+        try again later, each time after a longer wait."""
+        wait = self.pause.failed(self.now(), self.first(), self.most())
+        if self.pause.failures == 1:
+            log.error(
+                "table %s: the database failed %s (%r); the table pauses until a write works",
+                self.table,
+                what,
+                exc,
+            )
+        else:
+            log.warning(
+                "table %s: the database failed again %s (%r); next try in %.2f s",
+                self.table,
+                what,
+                exc,
+                wait,
+            )
+
+    def worked(self) -> None:
+        """A write worked: the pause, if any, ends, and ``resumed`` is told since when and
+        how long the table was paused (its clocks move on by that much)."""
+        now = self.now()
+        since = self.pause.worked(now)
+        if since is None:
+            return
+        paused = now - since
+        self.resumed(since, paused)
+        log.info("table %s: the database works again; resuming after %.2f s", self.table, paused)
+
+    async def append(  # noqa: PLR0917 (an action row's fields)
+        self,
+        store: TableStore,
+        match_id: int,
+        seq: int,
+        hand_no: int,
+        player: int,
+        action: Mapping[str, Any],
+    ) -> bool:
+        """Append action ``seq``; False if the write failed (its outcome is then unknown:
+        ``unsure_seq``, settled by ``reconcile`` before anything else is written)."""
+        try:
+            await store.append_action(match_id, seq, hand_no, player, action)
+        except Exception as exc:
+            self.unsure_seq = seq
+            self.failed(f"storing action {seq} of match {match_id}", exc)
+            return False
+        self.worked()
+        return True
+
+    async def reconcile(self, store: TableStore, match_id: int) -> ActionRow | None:
+        """Settle the append that failed (``settle``): the action to apply now if it was
+        stored after all, so memory and the log agree again; else None."""
+        seq = self.unsure_seq
+        assert seq is not None
+        found = settle(match_id, seq, await store.last_action(match_id))
+        self.unsure_seq = None
+        if found is not None:
+            log.warning("table %s: action %s was stored after all: applying it", self.table, seq)
+        return found
+
+    async def store_hands(self, store: TableStore, match_id: int | None) -> bool:
+        """Store the finished hands' records, in order; False (paused) if a write failed."""
+        while self.unstored:
+            record = self.unstored[0]
+            assert match_id is not None
+            try:
+                await store.finish_hand(
+                    match_id, record.hand_no, record.to_dict(), list(record.result.deltas)
+                )
+            except Exception as exc:
+                self.failed(f"storing hand {record.hand_no} of match {match_id}", exc)
+                return False
+            self.worked()
+            self.unstored.pop(0)
+        return True
+
+    async def save(self, store: TableStore, row: TableRow) -> bool:
+        """Save the table's row; if the write fails, the table pauses and saves later."""
+        try:
+            await store.save_table(row)
+        except Exception as exc:
+            self.unsaved = True
+            self.failed(f"saving table {self.table}", exc)
+            return False
+        self.unsaved = False
+        self.worked()
+        return True

@@ -1,0 +1,322 @@
+"""The match at a table: ``Playing`` checks, stores, applies and tells each action
+(``TableCore`` proposes, ``Durable`` stores, only then is it applied), deals hands,
+closes claim windows, plays for seats, starts and finishes the match, pauses while the
+database fails, and answers ``analyze`` (the playing aids)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime
+
+from engine import analysis
+from engine.actions import Action
+from engine.table import Phase, View
+from server.accounts import RateLimited
+from server.protocol import encode, error
+from server.table import sources
+from server.table.core import (
+    Append,
+    auto_action,
+    safe_action,
+    seat_bot,
+)
+from server.table.errors import LobbyError, StoreDown
+from server.table.inputs import AnalyzeInput
+from server.table.ports import Peer
+from server.table.showing import Showing
+
+log = logging.getLogger("guobiao.table")
+
+
+class Playing(Showing):
+    """A table playing its match (the module's docstring)."""
+
+    async def _apply(self, player: int, action: Action) -> None:
+        """Check, store, apply, tell: the order that makes database failures and crashes
+        harmless.
+
+        The core proposes the append (``TableCore.propose``: a listed action, nothing
+        waiting for the database) and applies it only once it is stored
+        (``TableCore.stored``), so memory never holds an action the log lacks. A failed
+        append raises ``StoreDown`` having changed nothing, and pauses the table
+        (``Durable.failed``). A hand's end is sent only once its record is stored too.
+        """
+        assert self.match_id is not None
+        append = self._core().propose(player, action)
+        # Committed or not? A connection lost during the commit leaves it unknown: the
+        # log is asked (``Durable.reconcile``) before anything else is written.
+        stored = await self.durable.append(
+            self.store,
+            self.match_id,
+            append.seq,
+            append.hand_no,
+            append.player,
+            append.action.to_dict(),
+        )
+        if not stored:
+            raise StoreDown(
+                f"table {self.id} could not store that action (database unavailable): "
+                "it was not taken and nothing changed; try again"
+            )
+        self._stored(append)
+        await self._tell()
+
+    def _stored(self, append: Append) -> None:
+        """Apply the stored ``append``; what it shows waits in ``durable`` for ``_tell``."""
+        applied = self._core().stored(append)
+        self.log_seq = append.seq
+        if self.observer is not None:
+            self.observer.action_applied()
+        self.durable.held(applied.events, applied.record)
+
+    async def _tell(self) -> bool:
+        """Store the finished hands' records, then send what was held back; False (the
+        table paused) if the database failed."""
+        durable = self.durable
+        if not await durable.store_hands(self.store, self.match_id):
+            return False
+        events, durable.untold = durable.untold, []
+        if events:
+            self._publish(events)
+        if durable.untold_hand_over:
+            durable.untold_hand_over = False
+            self._hand_over()
+        return True
+
+    async def _catch_up(self, now: bool = False) -> bool:
+        """While paused: when the next try is due (at once if ``now``), settle the append
+        that failed, save the table's row (a write, so the pause ends only once writes
+        work again), then store and send what was held back. True when the table is no
+        longer paused."""
+        durable = self.durable
+        if not durable.pause.down:
+            return True
+        if not now and not durable.pause.due(sources.time.monotonic()):
+            return False
+        try:
+            if durable.unsure_seq is not None:
+                assert self.match_id is not None
+                found = await durable.reconcile(self.store, self.match_id)
+                if found is not None:  # it committed after all: apply it now
+                    action = Action.from_dict(found.action)
+                    self._stored(Append(found.seq, found.hand_no, found.player, action))
+            await self.store.save_table(self.row())
+        except Exception as exc:
+            durable.failed(f"trying table {self.id} again", exc)
+            return False
+        durable.unsaved = False
+        durable.worked()
+        return await self._tell()
+
+    async def _save(self) -> None:
+        """Save the table's row; if the database fails, the table pauses and saves later."""
+        await self.durable.save(self.store, self.row())
+
+    async def _close_claims(self) -> None:
+        """End the claim window: the table goes on as the answers decide. The close is no
+        one's action and is not stored (the stored answers replay to the same state); what
+        it shows is sent once any hand it finished is stored (``_tell``)."""
+        match = self.match
+        assert match is not None
+        self.clock.close_window()
+        records_before = len(match.records)
+        events = match.close_claims()
+        finished = match.records[-1] if len(match.records) > records_before else None
+        self.durable.held(events, finished)
+        await self._tell()
+
+    def _auto_action(self, player: int) -> Action:
+        """What the server plays for ``player`` (``core.auto_action``); a bot failure
+        never stops the table."""
+        match = self.match
+        assert match is not None and match.hand is not None
+        try:
+            seat = self.seats[player]
+            bot = self.bots.get(player)
+            if bot is None:
+                bot = self.bots[player] = seat_bot(seat, player)
+            return auto_action(match.hand.view(player), seat, bot)
+        except Exception:
+            log.exception("table %s: the automatic player failed; playing safe", self.id)
+            return safe_action(match.hand.legal_actions(player))
+
+    def _start_hand(self) -> None:
+        match = self.match
+        assert match is not None
+        hand_no = match.hand_index + 2
+        self._broadcast_text(
+            encode(
+                "commit",
+                {"table": self.id, "hand_no": hand_no, "commitment": self.hand_commitment(hand_no)},
+            )
+        )
+        self.history = []
+        self.clock.new_hand()
+        events = match.start_hand()
+        self._changed()  # the hand's number
+        self._publish(events)
+
+    def _hand_over(self) -> None:
+        match = self.match
+        assert match is not None
+        if self.settings.reveals:  # (else the tournament publishes them: ``hand_reveals``)
+            self._broadcast_text(encode("reveal", self._reveal(match.hand_index + 1)))
+        self.clock.hand_over(sources.time.monotonic(), self.timers.hand_pause_seconds)
+
+    async def _start_match(self) -> None:
+        """Create the match in the database, then start it. If the database fails, the
+        table stays waiting and ``_drive`` tries again with the same seed; a retry first
+        looks for the match in case the failed attempt did commit."""
+        if self.new_match is None:
+            seed = (
+                self.settings.seed if self.settings.seed is not None else sources.new_match_seed()
+            )
+            self.new_match = (seed, sources.secrets.token_bytes(32), False)  # a salt of its own
+        seed, salt, tried = self.new_match
+        rules = self.preset
+        store = self.store
+        seats = [s.label if s else None for s in self.seats]
+        try:
+            found = [
+                m.id
+                for m in (await store.unfinished_matches() if tried else [])
+                if m.table_id == self.id and m.seed == seed and list(m.seats) == seats
+            ]
+            match_id = found[0] if found else None
+            if match_id is None:
+                match_id = await store.create_match(
+                    self.id,
+                    self.settings.rules,
+                    seed,
+                    salt.hex(),
+                    seats,
+                    datetime.now(UTC),
+                    rule_options=rules.to_dict(),
+                    hands_planned=self.settings.hands,
+                    **({"rated": True} if self.settings.rated else {}),
+                )
+        except Exception as exc:
+            self.new_match = (seed, salt, True)
+            self.durable.failed(f"creating the match of table {self.id}", exc)
+            return
+        self.durable.worked()
+        self.new_match = None
+        self.salt = salt
+        self.match_id = match_id
+        self.match = sources.Match(
+            seed, rules, self.match_id, hands=self.settings.hands, hold_claims=self.holds_claims
+        )
+        self.state = "playing"
+        self.seq = 0
+        self.log_seq = 0
+        self._changed()
+        await self._save()  # if it fails, restore still finds the match by its table
+        self._broadcast_text(encode("table", self.summary()))
+        log.info("match %s started at table %s", self.match_id, self.id)
+
+    async def _finish_match(self) -> None:
+        """Store the match as finished (its last hand over: ``match.over``, its length
+        reached or the match stopped at the time cap), then tell everyone (``match_end``)."""
+        match = self.match
+        assert match is not None and self.match_id is not None
+        addresses = [s.address if s is not None else None for s in self.seats]
+        try:  # a retry is harmless: a finished match is not finished (nor rated) twice
+            await self.store.finish_match(
+                self.match_id, list(match.scores), sources._now(), addresses
+            )
+            ratings = await self.store.rating_changes(self.match_id) if self.settings.rated else []
+        except Exception as exc:
+            self.durable.failed(f"finishing match {self.match_id}", exc)
+            return
+        self.durable.worked()
+        self.state = "finished"
+        self.clock.match_over()
+        self._changed()
+        await self._save()
+        self._broadcast_text(
+            encode(
+                "match_end",
+                {
+                    "table": self.id,
+                    "match": self.match_id,
+                    "scores": list(match.scores),
+                    "ratings": ratings,
+                },
+            )
+        )
+        log.info("match %s finished at table %s: %s", self.match_id, self.id, match.scores)
+
+    async def _close_empty(self) -> None:
+        """Close the table: it waited ``close_when_empty`` seconds with no person at it. It
+        is stored as finished (no match), its spectators get its summary saying so, and the
+        host forgets it."""
+        log.info("table %s closed: nobody sat at it for %g s", self.id, self.close_when_empty)
+        self.state = "finished"
+        self._changed()
+        await self._save()
+        text = encode("table", self.summary())
+        for peer in self.peers:  # spectators: nobody sits at it
+            peer.send(text)
+        self.peers.clear()
+        if self.observer is not None:
+            self.observer.empty_table_closed()
+
+    def _analyze(self, item: AnalyzeInput) -> None:
+        """Start the analysis of the peer's own view (off the event loop: with wild tiles it
+        takes up to a few hundred milliseconds); ``_answer_analysis`` sends it. One runs at a
+        time per connection, within the connection's bucket (``ANALYSES_PER_SECOND``)."""
+        peer = item.peer
+        assert peer is not None
+        player = self.seat_of(peer.username)
+        if player is None or self.peers.get(peer) != player:
+            raise LobbyError(
+                "not_seated", f"only a player seated at table {self.id} may analyze its hand"
+            )
+        if not self.settings.aids:
+            raise LobbyError("aids_off", f"table {self.id} allows no playing aids")
+        match = self.match
+        hand = match.hand if match is not None else None
+        if hand is None or hand.phase is Phase.OVER or self.state != "playing":
+            raise LobbyError("hand_over", "no hand is being played at this table")
+        if self.durable.behind():  # the hand is ahead of what the seats were told
+            raise StoreDown(f"table {self.id} is waiting for its database; try again")
+        key = id(peer)  # a closed peer's id may be reused: no harm
+        running = key in self.analysing
+        wait = 1.0 if running else self.analyses.take(key)
+        if wait:
+            refusal = RateLimited(
+                "your last analyze request is still being answered"
+                if running
+                else "too many analyze requests",
+                wait,
+            )
+            payload = {
+                "code": refusal.code,
+                "reason": refusal.reason,
+                "retry_after": refusal.retry_after,
+            }
+            peer.send(encode("error", payload, item.reply_to))
+            return
+        task = asyncio.create_task(
+            self._answer_analysis(peer, player, (self.seq, hand.view(player)), item.reply_to)
+        )
+        self.analysing[key] = task
+        task.add_done_callback(lambda _: self.analysing.pop(key, None))
+
+    async def _answer_analysis(
+        self, peer: Peer, player: int, state: tuple[int, View], reply_to: str | int | None
+    ) -> None:
+        """Analyse the view of update ``seq`` (``state``; a view is immutable: safe in a
+        worker thread) and send it, unless the peer no longer sits there (it logged out)."""
+        seq, view = state
+        try:
+            found = await asyncio.to_thread(analysis.analyze, view)
+        except Exception:
+            log.exception("table %s: analysing player %s's hand failed", self.id, player)
+            peer.send(error("internal_error", "the analysis failed (logged); try again", reply_to))
+            return
+        if self.peers.get(peer) == player:
+            peer.send(
+                encode("analysis", {"table": self.id, "seq": seq, **found.to_dict()}, reply_to)
+            )

@@ -1,0 +1,337 @@
+"""The table's rules against ``server.table.core.TableCore``, synchronously, with the time
+as an input: no event loop, no socket, no sleep. The claim window, away takeover, the
+deadline, the time cap, the hand pause, the pace of an unattended table, a stale ``seq``,
+a seat replaced mid-match, the auto-play choice, the database pause and
+persist-before-apply."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from engine.actions import PASS, Action, ActionKind
+from engine.bots import make_bot
+from engine.errors import IllegalAction
+from engine.match import Match
+from engine.notation import parse_tiles
+from engine.rules import MCR
+from engine.table import Phase
+from server.config import TimersSection
+from server.table.clock import TableClock
+from server.table.core import (
+    Append,
+    AutoPlay,
+    CloseWindow,
+    DealHand,
+    FinishMatch,
+    Idle,
+    StopAtCap,
+    TableCore,
+    auto_action,
+    play_refusal,
+    safe_action,
+    seat_bot,
+)
+from server.table.errors import StoreDown
+from server.table.seats import BOT, HUMAN, Seat
+from server.table.settings import TableSettings
+
+# A match whose first hand's dealer (seat 0) may discard 4p, which seat 1 may chow.
+SEED, CLAIMED = 2, Action(ActionKind.DISCARD, parse_tiles("4p")[0])
+NOW = 1000.0
+WALL = datetime(2026, 12, 1, 12, tzinfo=UTC)
+TIMERS = TimersSection(
+    turn_seconds=20,
+    disconnected_seconds=30,
+    hand_pause_seconds=2,
+    unattended_move_seconds=0.5,
+    claim_window_ms=800,
+)
+
+
+def people() -> list[Seat | None]:
+    return [Seat(HUMAN, name) for name in ("alice", "bob", "carol", "dan")]
+
+
+def core_of(
+    seats: list[Seat | None] | None = None,
+    *,
+    hold_claims: bool = True,
+    deal: bool = True,
+    **settings: object,
+) -> TableCore:
+    """A core over a new match (its first hand dealt if ``deal``) with four people seated."""
+    match = Match(SEED, MCR, 1, hold_claims=hold_claims)
+    if deal:
+        match.start_hand()
+    options = {"turn_seconds": 20, "claim_window_ms": 800, **settings}
+    return TableCore(
+        "t1",
+        match,
+        seats if seats is not None else people(),
+        TableClock(),
+        TableSettings("mcr", **options),  # type: ignore[arg-type]
+        TIMERS,
+        seq=1,
+        log_seq=0,
+    )
+
+
+def stored(core: TableCore, player: int, action: Action) -> None:
+    """``action`` proposed, then told stored: the way every action gets in."""
+    append = core.propose(player, action)
+    core.stored(append)
+    core.log_seq = append.seq
+    core.seq += 1
+
+
+def played_out(core: TableCore, now: float) -> float:
+    """The hand in play played to its end as the table's task would (its loop in small):
+    each step carried out, the time moved on when idle. Returns the time then."""
+    hand = core.match.hand
+    assert hand is not None
+    while hand.phase is not Phase.OVER:
+        step = core.step(now, WALL)
+        if isinstance(step, AutoPlay):
+            for player in step.players:
+                if player in hand.awaiting():
+                    seat = core.seats[player]
+                    stored(core, player, auto_action(hand.view(player), seat, seat_bot(seat, 0)))
+        elif isinstance(step, CloseWindow):
+            core.match.close_claims()
+            core.clock.close_window()
+        else:
+            now += 60
+    core.clock.hand_over(now, TIMERS.hand_pause_seconds)
+    return now
+
+
+def dealer(core: TableCore) -> int:
+    assert core.match.hand is not None
+    (player,) = core.match.hand.awaiting()
+    return player
+
+
+def discard_drawn(core: TableCore) -> tuple[int, Action]:
+    """The dealer's discard of its 14th tile (any discard opens a claim window)."""
+    player = dealer(core)
+    assert core.match.hand is not None
+    view = core.match.hand.view(player)
+    legal = [a for a in view.legal if a.kind is ActionKind.DISCARD]
+    return player, legal[-1]
+
+
+# ----------------------------------------------------------- persist first ---
+
+
+def test_a_proposed_action_changes_nothing_until_it_is_stored() -> None:
+    core = core_of()
+    player, action = discard_drawn(core)
+    assert core.match.hand is not None
+    before = core.match.hand.view(player).to_dict()
+    append = core.propose(player, action)
+    assert append == Append(1, 1, player, action)
+    assert core.match.hand.view(player).to_dict() == before  # not applied
+    assert core.log_seq == 0
+    applied = core.stored(append)
+    assert applied.events and applied.record is None
+    assert core.log_seq == 1 and core.match.hand.view(player).to_dict() != before
+
+
+def test_an_illegal_action_is_refused_with_the_engines_reason_and_changes_nothing() -> None:
+    core = core_of()
+    player = dealer(core)
+    other = (player + 1) % 4
+    assert core.match.hand is not None
+    before = core.match.hand.view(None).to_dict()
+    with pytest.raises(IllegalAction) as refused:
+        core.propose(other, Action(ActionKind.PASS))
+    assert refused.value.code
+    assert core.match.hand.view(None).to_dict() == before
+
+
+def test_while_the_database_is_behind_no_action_is_proposed() -> None:
+    core = core_of()
+    core.behind = True
+    player, action = discard_drawn(core)
+    with pytest.raises(StoreDown, match="table t1 is waiting for its database"):
+        core.propose(player, action)
+    assert core.log_seq == 0
+
+
+def test_actions_are_stored_in_order() -> None:
+    core = core_of()
+    player, action = discard_drawn(core)
+    with pytest.raises(AssertionError):
+        core.stored(Append(2, 1, player, action))  # action 1 was never stored
+
+
+# ------------------------------------------------------------- the clocks ---
+
+
+def test_a_person_deciding_gets_a_whole_turn_then_is_played_for() -> None:
+    core = core_of()
+    player = dealer(core)
+    assert core.step(NOW, WALL) == Idle()
+    assert core.clock.deadline == NOW + 20
+    assert core.step(NOW + 19.9, WALL) == Idle()  # (the same decision: the same clock)
+    assert core.step(NOW + 20, WALL) == AutoPlay((player,), answering=False)
+
+
+def test_a_bot_and_a_seat_away_long_enough_are_played_at_once() -> None:
+    seats = people()
+    core = core_of(seats)
+    player = dealer(core)
+    seats[player] = Seat(BOT, "fast")
+    assert core.step(NOW, WALL) == AutoPlay((player,), answering=False)
+    seats[player] = Seat(HUMAN, "alice", connected=False, away_since=NOW - 29)
+    assert core.step(NOW, WALL) == Idle()
+    assert core.step(NOW + 1, WALL) == AutoPlay((player,), answering=False)
+
+
+def test_a_seat_replaced_mid_match_by_a_player_not_yet_there_is_played_after_the_grace() -> None:
+    seats = people()
+    core = core_of(seats)
+    player = dealer(core)
+    seats[player] = Seat(HUMAN, "sub", connected=False, away_since=NOW + 10)  # grace: 10 s
+    assert core.step(NOW + 39, WALL) == Idle()
+    assert core.step(NOW + 40, WALL) == AutoPlay((player,), answering=False)
+
+
+def test_the_claim_window_holds_until_every_answer_is_in_and_its_time_passed() -> None:
+    core = core_of()
+    stored(core, 0, CLAIMED)
+    hand = core.match.hand
+    assert hand is not None and hand.phase in {Phase.CLAIM, Phase.ROB}
+    others = hand.awaiting()
+    assert others == [1]
+    assert core.step(NOW, WALL) == Idle()  # seat 1 decides: the window opened
+    assert core.clock.window_until == NOW + 0.8
+    for other in others:
+        stored(core, other, PASS)
+    assert core.step(NOW + 0.5, WALL) == Idle()  # every answer in, the window not over
+    assert core.clock.deadline is None  # nobody decides meanwhile
+    assert core.step(NOW + 0.8, WALL) == CloseWindow()
+
+
+def test_answers_to_a_claim_window_are_played_by_the_deadline_unpaced() -> None:
+    seats = people()
+    core = core_of(seats)
+    stored(core, 0, CLAIMED)
+    core.step(NOW, WALL)
+    assert core.step(NOW + 20, WALL) == AutoPlay((1,), answering=True)
+    for i in range(4):
+        seats[i] = Seat(HUMAN, seats[i].name, connected=False)  # type: ignore[union-attr]
+    assert not core.paced(NOW + 20, answering=True)
+
+
+def test_a_table_nobody_watches_is_paced() -> None:
+    seats: list[Seat | None] = [Seat(BOT, "fast") for _ in range(4)]
+    core = core_of(seats, hold_claims=False)
+    assert core.paced(NOW, answering=False)
+    assert core.clock.pause_until == NOW + 0.5
+    assert core.step(NOW + 0.4, WALL) == Idle()
+    assert isinstance(core.step(NOW + 0.5, WALL), AutoPlay)
+    seats[0] = Seat(HUMAN, "alice")
+    assert not core.paced(NOW + 1, answering=False)
+
+
+def test_between_hands_the_pause_then_the_deal() -> None:
+    core = core_of(deal=False)
+    assert core.step(NOW, WALL) == DealHand()  # no hand yet
+    core.match.start_hand()
+    now = played_out(core, NOW)
+    assert core.step(now + 1.9, WALL) == Idle()
+    assert core.step(now + 2, WALL) == DealHand()
+
+
+def test_the_time_cap_stops_the_match_between_hands_only() -> None:
+    cap = WALL
+    core = core_of(ends_at=cap)
+    assert core.step(NOW, cap + timedelta(hours=1)) == Idle()  # a hand in play always ends
+    now = played_out(core, NOW) + TIMERS.hand_pause_seconds
+    assert core.step(now, cap - timedelta(seconds=1)) == DealHand()
+    assert core.step(now, cap) == StopAtCap()
+    core.match.stop()
+    assert core.step(now, cap) == FinishMatch()
+
+
+# ------------------------------------------------------------------- play ---
+
+
+def test_a_play_is_refused_unless_seated_attached_and_dealt() -> None:
+    refusal = play_refusal("t1", None, None, dealt=True)
+    assert refusal is not None and refusal.code == "not_seated"
+    assert refusal.reason == "you do not sit at table t1"
+    refusal = play_refusal("t1", 2, None, dealt=True)  # her seat, another connection
+    assert refusal is not None and refusal.code == "not_seated"
+    refusal = play_refusal("t1", 2, 2, dealt=False)
+    assert refusal is not None and refusal.code == "hand_over"
+    assert play_refusal("t1", 2, 2, dealt=True) is None
+
+
+def test_a_play_answering_an_older_update_is_stale() -> None:
+    core = core_of()
+    assert not core.stale(1)
+    assert core.stale(0) and core.stale(2)
+
+
+# -------------------------------------------------------------- auto-play ---
+
+
+def test_a_person_there_out_of_time_discards_the_drawn_tile() -> None:
+    core = core_of()
+    player = dealer(core)
+    assert core.match.hand is not None
+    view = core.match.hand.view(player)
+    seat = Seat(HUMAN, "alice")
+    chosen = auto_action(view, seat, seat_bot(seat, player))
+    assert chosen == Action(ActionKind.DISCARD, view.drawn)
+
+
+def test_a_person_there_out_of_time_passes_a_claim() -> None:
+    core = core_of()
+    stored(core, 0, CLAIMED)
+    assert core.match.hand is not None
+    seat = Seat(HUMAN, "bob")
+    assert auto_action(core.match.hand.view(1), seat, seat_bot(seat, 1)) == PASS
+
+
+def test_a_bot_or_a_player_away_gets_the_bots_choice() -> None:
+    core = core_of()
+    player = dealer(core)
+    assert core.match.hand is not None
+    view = core.match.hand.view(player)
+    for seat in (Seat(BOT, "fast"), Seat(HUMAN, "alice", connected=False, away_since=NOW)):
+        bot = seat_bot(seat, player)
+        assert auto_action(view, seat, bot) == make_bot(
+            "fast" if seat.kind == BOT else "default", seed=player
+        ).choose(view)
+        assert auto_action(view, seat, bot) in view.legal
+
+
+def test_the_safe_move_is_a_pass_or_a_discard() -> None:
+    discard = Action(ActionKind.DISCARD, 5)
+    win = Action(ActionKind.WIN)
+    assert safe_action([win, discard]) == discard
+    assert safe_action([win, PASS]) == PASS
+    assert safe_action([win]) == win
+
+
+def test_a_claim_window_nobody_can_answer_still_holds() -> None:
+    """Nobody can claim: every answer is in at once, yet the window lasts its least time,
+    so no one learns from its length whether another seat had a choice."""
+    core = core_of()
+    player, action = discard_drawn(core)  # (its drawn tile: nobody can claim it)
+    stored(core, player, action)
+    assert core.match.hand is not None and core.match.hand.awaiting() == []
+    assert core.step(NOW, WALL) == Idle()
+    assert core.step(NOW + 0.8, WALL) == CloseWindow()
+
+
+def test_all_bot_tables_hold_no_claim_window() -> None:
+    core = core_of([Seat(BOT, "fast") for _ in range(4)], hold_claims=False)
+    player, action = discard_drawn(core)
+    stored(core, player, action)
+    assert isinstance(core.step(NOW, WALL), AutoPlay)
