@@ -251,8 +251,10 @@ class Lobby:
         if not summary.private:  # a private table is never listed
             self.feed.changed()
 
-    def table_done(self, table: Table) -> None:
-        self.forget(table)
+    def table_done(self, table_id: str) -> None:
+        table = self.tables.get(table_id)
+        if table is not None:
+            self.forget(table)
 
     def _table_finished(self, table: Table) -> None:
         """Call ``on_table_finished`` for ``table``, in a task: the table's task, which

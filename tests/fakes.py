@@ -29,7 +29,7 @@ from engine.actions import Action
 from engine.match import Match
 from engine.wall import Wall
 from server.config import Config, TimersSection
-from server.db.store import ActionRow, Conflict, MatchRow, TableRow
+from server.db.store import ActionRow, Conflict, FinishedMatch, MatchRow, TableRow
 from server.table import Table, TableSettings, TableSummary
 
 Frame = dict[str, Any]
@@ -156,11 +156,11 @@ class FakeStore:
         final_scores: Sequence[int],
         ended_at: datetime,
         addresses: Sequence[str | None] | None = None,
-    ) -> bool:
+    ) -> FinishedMatch:
         self._write("finish_match")
         row = self.matches[match_id]
         if row.ended_at is not None:
-            return False
+            return FinishedMatch(False)
         self.matches[match_id] = MatchRow(
             **{
                 **{k: getattr(row, k) for k in MatchRow.__dataclass_fields__},
@@ -168,7 +168,7 @@ class FakeStore:
                 "final_scores": tuple(final_scores),
             }
         )
-        return True
+        return FinishedMatch(True)  # no ratings: the ladder is tested on a real database
 
     # --------------------------------------------------------- the log ---
 
@@ -221,9 +221,6 @@ class FakeStore:
     async def match_hands(self, match_id: int) -> list[dict[str, Any]]:
         return [r for _, (r, _) in sorted(self.hands.get(match_id, {}).items())]
 
-    async def rating_changes(self, match_id: int) -> list[dict[str, Any]]:
-        return []  # the ladder is tested on a real database (tests/server/test_ladder_store.py)
-
 
 @dataclass
 class FakeHost:
@@ -232,7 +229,7 @@ class FakeHost:
 
     elsewhere: dict[str, str] = field(default_factory=dict)
     summaries: list[TableSummary] = field(default_factory=list)
-    done: list[Table] = field(default_factory=list)
+    done: list[str] = field(default_factory=list)
 
     def seated_at(self, username: str) -> str | None:
         if username in self.elsewhere:
@@ -245,8 +242,8 @@ class FakeHost:
     def table_changed(self, summary: TableSummary) -> None:
         self.summaries.append(summary)
 
-    def table_done(self, table: Table) -> None:
-        self.done.append(table)
+    def table_done(self, table_id: str) -> None:
+        self.done.append(table_id)
 
     async def rated_refusal(self, usernames: Sequence[str]) -> str | None:
         return None

@@ -121,12 +121,9 @@ KNOWN_CYCLES: frozenset[tuple[str, ...]] = frozenset(
         # (inside a function).
         ("server.app", "server.cluster.node"),
         # The metrics name the lobby and the ladder's queue they read (type-only); the lobby
-        # and the table import the metrics they report to.
+        # imports the metrics it reports to.
         ("server.ladder.queue", "server.lobby", "server.metrics"),
-        ("server.ladder.queue", "server.lobby", "server.table", "server.metrics"),
-        ("server.ladder.queue", "server.table", "server.metrics"),
         ("server.lobby", "server.metrics"),
-        ("server.lobby", "server.table", "server.metrics"),
     }
 )
 
@@ -147,9 +144,7 @@ LAYERING: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 # Layering violations that exist today (importer, imported), to end empty like
 # ``KNOWN_CYCLES`` and checked the same way.
-KNOWN_LAYERING_VIOLATIONS: frozenset[tuple[str, str]] = frozenset(
-    {("server.table", "server.metrics")}  # to go: the table reports to an observer port
-)
+KNOWN_LAYERING_VIOLATIONS: frozenset[tuple[str, str]] = frozenset()
 
 
 def project_modules(root: Path, packages: tuple[str, ...] = PROJECT_PACKAGES) -> dict[str, Path]:

@@ -8,8 +8,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from engine.actions import Action, ActionKind
-from engine.bots import Bot
+from engine.actions import Action
+from engine.bots import Bot, safe_action
 from engine.table import View
 from server.client.connection import DEFAULT_RATE
 from server.client.errors import ConnectionLost
@@ -23,12 +23,10 @@ PLAYED = frozenset({"stale", "already_answered"})
 
 
 def fallback_action(view: View) -> Action:
-    """The simplest safe move: pass, else discard the drawn tile, else the first legal."""
-    if Action(ActionKind.PASS) in view.legal:
-        return Action(ActionKind.PASS)
-    if view.drawn is not None and Action(ActionKind.DISCARD, view.drawn) in view.legal:
-        return Action(ActionKind.DISCARD, view.drawn)
-    return view.legal[0]
+    """The move sent when the bot fails or its action is refused: the engine's one safe
+    move (``engine.bots.safe_action``: pass, else the drawn tile, else a discard), the same
+    the server's table plays for a player out of time."""
+    return safe_action(view)
 
 
 async def play(

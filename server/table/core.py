@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from engine.actions import Action, ActionKind, Event
-from engine.bots import Bot, make_bot
+from engine.bots import Bot, make_bot, safe_action
 from engine.errors import IllegalAction
 from engine.match import HandRecord, Match
 from engine.table import Phase, View
@@ -233,11 +233,11 @@ def auto_action(view: View, seat: Seat | None, bot: Bot) -> Action:
     randomness must seed it per decision from the match seed and the log position, never
     carry it across decisions."""
     if seat is not None and seat.kind == HUMAN and seat.connected:
-        legal = view.legal
-        if any(a.kind is ActionKind.PASS for a in legal):
-            return Action(ActionKind.PASS)
-        if view.drawn is not None and Action(ActionKind.DISCARD, view.drawn) in legal:
-            return Action(ActionKind.DISCARD, view.drawn)
+        safe = safe_action(view)
+        if safe.kind is ActionKind.PASS or (
+            safe.kind is ActionKind.DISCARD and safe.tile == view.drawn
+        ):
+            return safe
     return bot.choose(view)
 
 
@@ -246,10 +246,3 @@ def seat_bot(seat: Seat | None, player: int) -> Bot:
     default one (seeded by the seat: bots are pure, the seed only names it)."""
     name = seat.name if seat is not None and seat.kind == BOT else "default"
     return make_bot(name, seed=player)
-
-
-def safe_action(legal: list[Action]) -> Action:
-    """A move that is always acceptable (the automatic player failed): a pass or a
-    discard if the seat may, else its first legal action."""
-    safe = [a for a in legal if a.kind in (ActionKind.PASS, ActionKind.DISCARD)]
-    return (safe or legal)[0]

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from engine import analysis
 from engine.actions import Action
+from engine.bots import safe_action
 from engine.table import Phase, View
 from server.accounts import RateLimited
 from server.protocol import encode, error
@@ -18,7 +19,6 @@ from server.table import sources
 from server.table.core import (
     Append,
     auto_action,
-    safe_action,
     seat_bot,
 )
 from server.table.errors import LobbyError, StoreDown
@@ -139,7 +139,7 @@ class Playing(Showing):
             return auto_action(match.hand.view(player), seat, bot)
         except Exception:
             log.exception("table %s: the automatic player failed; playing safe", self.id)
-            return safe_action(match.hand.legal_actions(player))
+            return safe_action(match.hand.view(player))
 
     def _start_hand(self) -> None:
         match = self.match
@@ -222,10 +222,10 @@ class Playing(Showing):
         assert match is not None and self.match_id is not None
         addresses = [s.address if s is not None else None for s in self.seats]
         try:  # a retry is harmless: a finished match is not finished (nor rated) twice
-            await self.store.finish_match(
+            finished = await self.store.finish_match(
                 self.match_id, list(match.scores), sources._now(), addresses
             )
-            ratings = await self.store.rating_changes(self.match_id) if self.settings.rated else []
+            ratings = list(finished.rating_changes)
         except Exception as exc:
             self.durable.failed(f"finishing match {self.match_id}", exc)
             return

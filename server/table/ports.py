@@ -10,13 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from engine.match import MATCH_HANDS
-from server.db.store import ActionRow, MatchRow, TableRow
-
-if TYPE_CHECKING:
-    from server.table.task import Table
+from server.db.store import ActionRow, FinishedMatch, MatchRow, TableRow
 
 
 class Peer(Protocol):
@@ -78,9 +75,9 @@ class TableStore(Protocol):
         final_scores: Sequence[int],
         ended_at: datetime,
         addresses: Sequence[str | None] | None = None,
-    ) -> bool: ...
-
-    async def rating_changes(self, match_id: int) -> list[dict[str, Any]]: ...
+    ) -> FinishedMatch:
+        """Store the match as ended (once: a retry finds it ended and changes nothing);
+        a rated match is rated in the same transaction and its changes come back."""
 
 
 class Lease(Protocol):
@@ -121,7 +118,7 @@ class TableHost(Protocol):
     def table_changed(self, summary: TableSummary) -> None:
         """The table's seats, state, hand or rules changed: here is what it is now."""
 
-    def table_done(self, table: Table) -> None:
+    def table_done(self, table_id: str) -> None:
         """The table finished and nobody is left at it: forget it."""
 
     async def rated_refusal(self, usernames: Sequence[str]) -> str | None:

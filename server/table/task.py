@@ -151,7 +151,7 @@ class Table(Seating):
         if self.spectators.watch_next:
             self._release()
         if self.state == "finished" and not self.peers and not self.unsaved:
-            self.host.table_done(self)
+            self.host.table_done(self.id)
             return True
         return False
 

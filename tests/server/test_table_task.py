@@ -235,7 +235,7 @@ async def test_a_whole_bot_match_plays_to_its_end_and_replays_from_the_store(
     assert await store.match_hands(row.id) == [r.to_dict() for r in expected.records]
     assert host.summaries[-1].state == "finished" and host.seated_at("alice") is None
     assert store.tables["t1"].state == "finished"
-    assert host.done == [table]
+    assert host.done == [table.id]
 
 
 @pytest.mark.asyncio

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from engine.actions import PASS, Action, ActionKind
-from engine.bots import make_bot
+from engine.bots import make_bot, safe_action
 from engine.errors import IllegalAction
 from engine.match import Match
 from engine.notation import parse_tiles
@@ -30,7 +30,6 @@ from server.table.core import (
     TableCore,
     auto_action,
     play_refusal,
-    safe_action,
     seat_bot,
 )
 from server.table.errors import StoreDown
@@ -311,12 +310,20 @@ def test_a_bot_or_a_player_away_gets_the_bots_choice() -> None:
         assert auto_action(view, seat, bot) in view.legal
 
 
-def test_the_safe_move_is_a_pass_or_a_discard() -> None:
-    discard = Action(ActionKind.DISCARD, 5)
-    win = Action(ActionKind.WIN)
-    assert safe_action([win, discard]) == discard
-    assert safe_action([win, PASS]) == PASS
-    assert safe_action([win]) == win
+def test_a_person_there_out_of_time_gets_the_engines_one_safe_move() -> None:
+    """The table's pass or drawn discard is ``engine.bots.safe_action``'s, the move the
+    client and the fast bot play too."""
+    core = core_of()
+    player = dealer(core)
+    assert core.match.hand is not None
+    seat = Seat(HUMAN, "alice")
+    view = core.match.hand.view(player)
+    assert auto_action(view, seat, seat_bot(seat, player)) == safe_action(view)
+    claims = core_of()
+    stored(claims, 0, CLAIMED)
+    assert claims.match.hand is not None
+    claim_view = claims.match.hand.view(1)
+    assert auto_action(claim_view, seat, seat_bot(seat, 1)) == safe_action(claim_view) == PASS
 
 
 def test_a_claim_window_nobody_can_answer_still_holds() -> None:
