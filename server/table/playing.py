@@ -14,6 +14,7 @@ from engine.actions import Action
 from engine.bots import safe_action
 from engine.table import Phase, View
 from server.accounts import RateLimited
+from server.messages.outbound import Analysis, Commit, Error, MatchEnd, Reveal, TableInfo
 from server.protocol import encode, error
 from server.table import sources
 from server.table.core import (
@@ -145,12 +146,7 @@ class Playing(Showing):
         match = self.match
         assert match is not None
         hand_no = match.hand_index + 2
-        self._broadcast_text(
-            encode(
-                "commit",
-                {"table": self.id, "hand_no": hand_no, "commitment": self.hand_commitment(hand_no)},
-            )
-        )
+        self._broadcast_text(encode(Commit(self.id, hand_no, self.hand_commitment(hand_no))))
         self.history = []
         self.clock.new_hand()
         events = match.start_hand()
@@ -161,7 +157,7 @@ class Playing(Showing):
         match = self.match
         assert match is not None
         if self.settings.reveals:  # (else the tournament publishes them: ``hand_reveals``)
-            self._broadcast_text(encode("reveal", self._reveal(match.hand_index + 1)))
+            self._broadcast_text(encode(Reveal(self._reveal(match.hand_index + 1))))
         self.clock.hand_over(sources.time.monotonic(), self.timers.hand_pause_seconds)
 
     async def _start_match(self) -> None:
@@ -212,7 +208,7 @@ class Playing(Showing):
         self.log_seq = 0
         self._changed()
         await self._save()  # if it fails, restore still finds the match by its table
-        self._broadcast_text(encode("table", self.summary()))
+        self._broadcast_text(encode(TableInfo(self.summary())))
         log.info("match %s started at table %s", self.match_id, self.id)
 
     async def _finish_match(self) -> None:
@@ -234,17 +230,7 @@ class Playing(Showing):
         self.clock.match_over()
         self._changed()
         await self._save()
-        self._broadcast_text(
-            encode(
-                "match_end",
-                {
-                    "table": self.id,
-                    "match": self.match_id,
-                    "scores": list(match.scores),
-                    "ratings": ratings,
-                },
-            )
-        )
+        self._broadcast_text(encode(MatchEnd(self.id, self.match_id, list(match.scores), ratings)))
         log.info("match %s finished at table %s: %s", self.match_id, self.id, match.scores)
 
     async def _close_empty(self) -> None:
@@ -255,7 +241,7 @@ class Playing(Showing):
         self.state = "finished"
         self._changed()
         await self._save()
-        text = encode("table", self.summary())
+        text = encode(TableInfo(self.summary()))
         for peer in self.peers:  # spectators: nobody sits at it
             peer.send(text)
         self.peers.clear()
@@ -291,12 +277,8 @@ class Playing(Showing):
                 else "too many analyze requests",
                 wait,
             )
-            payload = {
-                "code": refusal.code,
-                "reason": refusal.reason,
-                "retry_after": refusal.retry_after,
-            }
-            peer.send(encode("error", payload, item.reply_to))
+            answer = Error(refusal.code, refusal.reason, refusal.retry_after)
+            peer.send(encode(answer, item.reply_to))
             return
         task = asyncio.create_task(
             self._answer_analysis(peer, player, (self.seq, hand.view(player)), item.reply_to)
@@ -317,6 +299,4 @@ class Playing(Showing):
             peer.send(error("internal_error", "the analysis failed (logged); try again", reply_to))
             return
         if self.peers.get(peer) == player:
-            peer.send(
-                encode("analysis", {"table": self.id, "seq": seq, **found.to_dict()}, reply_to)
-            )
+            peer.send(encode(Analysis({"table": self.id, "seq": seq, **found.to_dict()}), reply_to))

@@ -7,6 +7,7 @@ import logging
 
 from engine.bots import BOTS
 from server.errors import shown
+from server.messages.outbound import Joined, Left, TableInfo, Watching
 from server.protocol import encode
 from server.table import sources
 from server.table.errors import LobbyError
@@ -61,7 +62,7 @@ class Seating(Playing):
             assert info is not None
             info.connected, info.away_since, info.address = True, None, peer.address
         self.peers[peer] = mine
-        peer.send(encode("joined", {"table": self.id, "seat": mine}, item.reply_to))
+        peer.send(encode(Joined(self.id, mine), item.reply_to))
         await self._lobby_changed()
         if self.state == "playing":
             self._send_update(peer, mine, [], full=True)
@@ -91,7 +92,7 @@ class Seating(Playing):
         if mine is None:
             if not watching:  # neither seated nor watching: there is nothing to leave
                 raise LobbyError("not_seated", f"you neither sit at nor watch table {self.id}")
-            peer.send(encode("left", {"table": self.id}, item.reply_to))  # stops watching
+            peer.send(encode(Left(self.id), item.reply_to))  # stops watching
             return
         if self.state == "waiting":
             self.seats[mine] = None
@@ -100,7 +101,7 @@ class Seating(Playing):
             assert seat is not None
             seat.connected, seat.away_since = False, sources.time.monotonic()
         self._changed()
-        peer.send(encode("left", {"table": self.id}, item.reply_to))
+        peer.send(encode(Left(self.id), item.reply_to))
         await self._lobby_changed()
 
     async def _add_bots(self, item: AddBotsInput) -> None:
@@ -122,7 +123,7 @@ class Seating(Playing):
             if seat is None:
                 self.seats[i] = Seat(BOT, item.bot)
         self._changed()
-        peer.send(encode("table", self.summary(), item.reply_to))
+        peer.send(encode(TableInfo(self.summary()), item.reply_to))
         await self._lobby_changed()
 
     def _watch(self, item: WatchInput) -> None:
@@ -140,10 +141,10 @@ class Seating(Playing):
             )
         self.peers[peer] = mine
         if mine is None and self.settings.spectator_delay_seconds:
-            self._delayed_view(peer, item.reply_to, answer="watching")
+            self._delayed_view(peer, item.reply_to, answer=Watching)
             return
         # The summary: a private table is not listed, and the spectator needs its seats' names.
-        peer.send(encode("watching", self.summary(), item.reply_to))
+        peer.send(encode(Watching(self.summary()), item.reply_to))
         if self.state == "playing":
             self._send_update(peer, mine, [], full=True)
 
@@ -157,7 +158,7 @@ class Seating(Playing):
             if seat is not None and self.state == "waiting":
                 self.seats[player] = None  # nobody waits for a player who is gone
                 self._changed()
-                self._broadcast_text(encode("table", self.summary()))
+                self._broadcast_text(encode(TableInfo(self.summary())))
             elif seat is not None:
                 seat.connected, seat.away_since = False, sources.time.monotonic()
 
@@ -168,7 +169,7 @@ class Seating(Playing):
         if mine is None:
             return
         self._sit(peer, mine)
-        peer.send(encode("table", self.summary()))
+        peer.send(encode(TableInfo(self.summary())))
         if self.state == "playing":
             self._send_update(peer, mine, [], full=True)
 
@@ -223,7 +224,7 @@ class Seating(Playing):
         before = self.seats[index]
         if before is not None and before.label == label:  # already so: nothing changes
             if item.peer is not None:
-                item.peer.send(encode("table", self.summary(), item.reply_to))
+                item.peer.send(encode(TableInfo(self.summary()), item.reply_to))
             if item.done is not None and not item.done.done():
                 item.done.set_result(None)
             return
@@ -237,7 +238,7 @@ class Seating(Playing):
                 del self.peers[peer]
         self._changed()
         await self._save()
-        summary = encode("table", self.summary())
+        summary = encode(TableInfo(self.summary()))
         for peer in moved:
             if not self.settings.watchable:
                 peer.send(summary)  # the last it hears of the table: it sits there no more
@@ -254,12 +255,12 @@ class Seating(Playing):
             seat.label,
         )
         if item.peer is not None:
-            item.peer.send(encode("table", self.summary(), item.reply_to))
+            item.peer.send(encode(TableInfo(self.summary()), item.reply_to))
         if item.done is not None and not item.done.done():
             item.done.set_result(None)
 
     async def _lobby_changed(self) -> None:
-        self._broadcast_text(encode("table", self.summary()))
+        self._broadcast_text(encode(TableInfo(self.summary())))
         await self._save()
         if self.state == "waiting" and all(s is not None for s in self.seats):
             await self._start_match()

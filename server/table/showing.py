@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from engine.actions import Event
+from server.messages.outbound import TableInfo, Update, Watching
 from server.protocol import encode
 from server.table import publish, sources
 from server.table.ports import Peer
@@ -46,12 +47,12 @@ class Showing(TableState):
                 if text is None:
                     payload = self._update_payload(None, events, wire=wired, brief=brief)
                     assert payload is not None  # (an update is of a hand dealt)
-                    text = watched[brief] = encode("update", payload)
+                    text = watched[brief] = encode(Update(payload))
                 peer.send(text)
         if delayed:
             payload = self._update_payload(None, events, wire=wired)
             assert payload is not None  # (an update is of a hand dealt)
-            self._keep_for_spectators(encode("update", payload), dealt=True)
+            self._keep_for_spectators(encode(Update(payload)), dealt=True)
 
     def _update_payload(
         self,
@@ -102,7 +103,7 @@ class Showing(TableState):
                 sources.time.monotonic(),
                 self.settings.turn_seconds,
             )
-        peer.send(encode("update", payload, reply_to))
+        peer.send(encode(Update(payload), reply_to))
         if asked:
             peer.prompted(self.id, self.seq)
 
@@ -122,14 +123,16 @@ class Showing(TableState):
 
         def full() -> str | None:
             payload = self._update_payload(None, [], full=True)
-            return encode("update", payload) if payload is not None else None
+            return encode(Update(payload)) if payload is not None else None
 
         delay = self.settings.spectator_delay_seconds
         self.spectators.keep(sources.time.monotonic(), delay, text, self.summary(), full, dealt)
 
-    def _delayed_view(self, peer: Peer, reply_to: str | int | None, answer: str | None) -> None:
+    def _delayed_view(
+        self, peer: Peer, reply_to: str | int | None, answer: type[TableInfo | Watching] | None
+    ) -> None:
         """Show ``peer``, a spectator, the table as it was ``spectator_delay_seconds`` ago:
-        ``answer`` (``watching``, or ``table`` for a ``sync``) with its summary then, then
+        ``answer`` (``Watching``, or ``TableInfo`` for a ``sync``) with its summary then, then
         its full update then (if anything was dealt), and from there on what followed,
         as it comes due (``_release``). A table that started less than the delay ago
         shows how it started, once that is old enough."""
@@ -137,11 +140,11 @@ class Showing(TableState):
             self._keep_for_spectators(None, dealt=True)
         now, delay = sources.time.monotonic(), self.settings.spectator_delay_seconds
         summary, full = self.spectators.start(peer, now, delay)
-        if full is not None and answer == "table":  # a sync: its full update is the answer
-            peer.send(encode("update", json.loads(full)["payload"], reply_to))
+        if full is not None and answer is TableInfo:  # a sync: its full update is the answer
+            peer.send(encode(Update(json.loads(full)["payload"]), reply_to))
         else:
             if answer is not None:
-                peer.send(encode(answer, summary, reply_to))
+                peer.send(encode(answer(summary), reply_to))
             if full is not None:
                 peer.send(full)
 

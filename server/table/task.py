@@ -15,6 +15,7 @@ from contextvars import ContextVar
 
 from engine.errors import IllegalAction
 from server.db.models import iso
+from server.messages.outbound import TableInfo
 from server.protocol import encode, error
 from server.table import sources
 from server.table.clock import wakeup
@@ -200,9 +201,9 @@ class Table(Seating):
                 if peer is None or peer not in self.peers:
                     raise LobbyError("not_seated", f"you neither sit at nor watch table {self.id}")
                 if self.settings.spectator_delay_seconds and self.peers[peer] is None:
-                    self._delayed_view(peer, item.reply_to, answer="table")
+                    self._delayed_view(peer, item.reply_to, answer=TableInfo)
                 elif self.match is None or self.match.hand is None:
-                    peer.send(encode("table", self.summary(), item.reply_to))  # nothing dealt
+                    peer.send(encode(TableInfo(self.summary()), item.reply_to))  # nothing dealt
                 else:
                     self._send_update(peer, self.peers[peer], [], full=True, reply_to=item.reply_to)
             elif isinstance(item, PlayInput):
