@@ -397,7 +397,7 @@ class Connection:
                 table_id = await app.cluster.seated_table(self.username)
                 if table_id is not None and await app.cluster.owner_of(table_id) is not None:
                     self.tables[table_id] = None
-                    app.cluster.relay_input(self, table_id, "back")
+                    app.cluster.relay_back(self, table_id)
                 elif table_id is None:
                     app.cluster.find_seat(self)  # just seated? the owner answers
             return
@@ -484,7 +484,7 @@ class Connection:
             if table is not None:
                 await table.queue.put(GoneInput(self, None))
             elif cluster is not None:
-                cluster.relay_input(self, table_id, "gone")
+                cluster.relay_gone(self, table_id)
         self.tables.clear()
 
     async def _to_table(self, table_id: str, item: Any, watch: bool = False) -> None:

@@ -68,10 +68,10 @@ import random
 import secrets
 import socket
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, assert_never, cast
 
 import orjson
 import redis.asyncio as aioredis
@@ -80,6 +80,31 @@ from redis.exceptions import RedisError
 from server import protocol
 from server.cluster.bus import Bus
 from server.cluster.keeper import LeaseKeeper, keeper_client
+from server.cluster.messages import (
+    Attach,
+    Attached,
+    Back,
+    Bye,
+    Coordinator,
+    Drain,
+    FindSeat,
+    Gone,
+    In,
+    Message,
+    Move,
+    Moved,
+    Out,
+    Prompt,
+    Reattach,
+    Released,
+    Replace,
+    Reply,
+    Sender,
+    Service,
+    ServiceGone,
+    TableFinished,
+    Take,
+)
 from server.db.errors import Fenced
 from server.db.store import TableRow
 from server.errors import ServerError
@@ -200,28 +225,40 @@ class RemotePeer:
         self.version = version  # the protocol version it speaks
         self.tables: set[str] = set()  # this node's tables it was sent to
 
+    @property
+    def sender(self) -> Sender:
+        """The connection as the sender of a message relayed for it."""
+        return Sender(self.home, self.cid, self.username, self.guest, self.address, self.version)
+
     def send(self, text: str) -> None:
-        self._node.bus.send(self.home, _stamped({"k": "out", "c": self.cid, "x": text}))
+        stamp = _stamp()
+        if stamp is None:
+            self._node.bus.send(self.home, Out(self.cid, text))
+        else:
+            self._node.bus.send(self.home, Out(self.cid, text, *stamp))
 
     def prompted(self, table: str, seq: int) -> None:
-        message = {"k": "prompt", "c": self.cid, "t": table, "s": seq}
-        self._node.bus.send(self.home, _stamped(message))
+        stamp = _stamp()
+        if stamp is None:
+            self._node.bus.send(self.home, Prompt(self.cid, table, seq))
+        else:
+            self._node.bus.send(self.home, Prompt(self.cid, stamp[0], seq, stamp[1]))
 
     def attach(self, table_id: str) -> None:
         """A table of this node took the connection in (the queue, a tournament seated it)."""
         self.tables.add(table_id)
-        message = {"k": "attach", "c": self.cid, "t": table_id, "o": self._node.name}
-        self._node.bus.send(self.home, message)
+        self._node.bus.send(self.home, Attach(self.cid, table_id, self._node.name))
 
 
-def _stamped(message: dict[str, Any]) -> dict[str, Any]:
-    """A table's word (sent from its task, ``server.table.speaking``) with the table and the
-    fencing token it runs with: a node that has heard of a newer owner drops it."""
+def _stamp() -> tuple[str, int] | None:
+    """The table speaking (sending from its task, ``server.table.speaking``) and the
+    fencing token it runs with, which its words carry: a node that has heard of a newer
+    owner drops them. None for a word of no table's (the queue's, a tournament's)."""
     table = speaking.get()
     lease = table.lease if table is not None else None
     if table is not None and lease is not None:
-        message["t"], message["f"] = table.id, lease.token
-    return message
+        return table.id, lease.token
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -730,7 +767,7 @@ class Node:
                 matchmaker.start()
             if self.app.tournaments is not None:
                 self._spawn(self.app.tournaments.start(), "tournaments-start")
-            self.bus.broadcast({"k": "coordinator", "o": self.name})
+            self.bus.broadcast(Coordinator(self.name))
 
     async def _stop_services(self) -> None:
         """No longer the coordinator: the queue stops and forgets its players (their nodes
@@ -834,8 +871,7 @@ class Node:
         lobby = self.app.lobby
         summary = lobby.summaries.get(table_id) if lobby is not None else None
         players = list(summary.players) if summary is not None else []
-        message = {"k": "moved", "t": table_id, "o": self.name, "f": token, "p": players}
-        self.bus.broadcast(message)
+        self.bus.broadcast(Moved(table_id, self.name, token, tuple(players)))
 
     def _token(self, table_id: str) -> int | None:
         """The fencing token we hold ``table_id`` with, if we run it."""
@@ -902,9 +938,7 @@ class Node:
                 sync = {"type": "sync", "payload": {"table": table_id}}
                 frame = orjson.dumps(sync if reply_to is None else {**sync, "id": reply_to})
                 if isinstance(peer, RemotePeer):
-                    fields = {"u": peer.username, "g": peer.guest, "a": peer.address}
-                    body = {"k": "in", "n": peer.home, "c": peer.cid, "v": peer.version}
-                    await self._in({**body, **fields, "t": table_id, "f": frame.decode()})
+                    await self._in(In(peer.sender, table_id, frame.decode()))
                 else:
                     with contextlib.suppress(ServerError):
                         await self.relay(peer, table_id, frame)
@@ -929,9 +963,9 @@ class Node:
         lobby.forget(table, moved=True)
         await self._let_go(table_id)
         self.owners.pop(table_id, None)
-        self.bus.send(to, {"k": "take", "t": table_id})
+        self.bus.send(to, Take(table_id))
         # Nobody relays to us any more: messages for it wait for its new owner (``relay``).
-        self.bus.broadcast({"k": "released", "t": table_id, "o": self.name})
+        self.bus.broadcast(Released(table_id, self.name))
         self.lobby_changed()
         if to in self.live:
             self.live[to]["tables"] = self.live[to].get("tables", 0) + 1
@@ -973,17 +1007,9 @@ class Node:
         self.owners[table_id] = owner
         return owner
 
-    def _envelope(self, conn: Connection, kind: str, **fields: Any) -> dict[str, Any]:
-        return {
-            "k": kind,
-            "n": self.name,
-            "c": conn.cid,
-            "u": conn.username,
-            "g": conn.guest,
-            "a": conn.address,
-            "v": conn.version,
-            **fields,
-        }
+    def _sent_by(self, conn: Connection) -> Sender:
+        """``conn`` as the sender of a relayed message."""
+        return Sender(self.name, conn.cid, conn.username, conn.guest, conn.address, conn.version)
 
     async def relay(self, conn: Connection, table_id: str, frame: str | bytes) -> None:
         """Send a client's message for a table this node does not run to the table's owner.
@@ -994,7 +1020,7 @@ class Node:
         if owner is None or owner == self.name:  # (we do not run it: ask the lease)
             owner = await self.owner_of(table_id, fresh=True)
         if owner is not None and owner != self.name:
-            self.bus.send(owner, self._envelope(conn, "in", t=table_id, f=text))
+            self.bus.send(owner, In(self._sent_by(conn), table_id, text))
             conn.relayed.add(owner)
             return
         if not await self._open(table_id):
@@ -1006,7 +1032,7 @@ class Node:
             if owner is None:
                 conn.send(_moving(table_id, protocol.request_id(text)))
             elif owner != self.name:
-                self.bus.send(owner, self._envelope(conn, "in", t=table_id, f=text))
+                self.bus.send(owner, In(self._sent_by(conn), table_id, text))
                 conn.relayed.add(owner)
             else:
                 await self._local_input(conn, table_id, text)
@@ -1070,12 +1096,19 @@ class Node:
                 peer.tables.add(table_id)
             await table.queue.put(found[1])
 
-    def relay_input(self, conn: Connection, table_id: str, kind: str, **fields: Any) -> None:
-        """``back``, ``gone`` or ``reattach`` for ``conn`` to the owner of ``table_id``."""
+    def relay_back(self, conn: Connection, table_id: str) -> None:
+        """``conn``'s player came back: to the owner of ``table_id``, where she sits."""
+        self._to_owner(conn, table_id, Back(self._sent_by(conn), table_id))
+
+    def relay_gone(self, conn: Connection, table_id: str) -> None:
+        """``conn`` left ``table_id``: its owner hears."""
+        self._to_owner(conn, table_id, Gone(self._sent_by(conn), table_id))
+
+    def _to_owner(self, conn: Connection, table_id: str, message: Message) -> None:
         owner = self.owners.get(table_id)
         if owner is None or owner == self.name:
             return
-        self.bus.send(owner, self._envelope(conn, kind, t=table_id, **fields))
+        self.bus.send(owner, message)
         conn.relayed.add(owner)
 
     def relay_service(self, conn: Connection, frame: str | bytes) -> None:
@@ -1085,16 +1118,16 @@ class Node:
                 "server_busy", "no node runs the queue and tournaments right now; try again"
             )
         text = frame.decode() if isinstance(frame, bytes) else frame
-        self.bus.send(self.coordinator, self._envelope(conn, "svc", f=text))
+        self.bus.send(self.coordinator, Service(self._sent_by(conn), text))
         conn.relayed.add(self.coordinator)
 
     def service_gone(self, conn: Connection) -> None:
         if self.coordinator is not None and not self.is_coordinator:
-            self.bus.send(self.coordinator, self._envelope(conn, "svc_gone"))
+            self.bus.send(self.coordinator, ServiceGone(self._sent_by(conn)))
 
     def bye(self, conn: Connection) -> None:
         for node in conn.relayed:
-            self.bus.send(node, {"k": "bye", "n": self.name, "c": conn.cid})
+            self.bus.send(node, Bye(self.name, conn.cid))
         conn.relayed.clear()
         for key in [k for k in self.resyncing if k[0] == conn.cid]:
             self.resyncing.discard(key)
@@ -1126,7 +1159,7 @@ class Node:
             self.reattaching.pop((conn.cid, table_id), None)
             self._attach_here(self._local_table(table_id), conn, conn.username, watch)
             return
-        self.bus.send(owner, self._envelope(conn, "reattach", t=table_id, f=watch))
+        self.bus.send(owner, Reattach(self._sent_by(conn), table_id, watch))
         conn.relayed.add(owner)
         self.resyncing.add((conn.cid, table_id))
         now = time.monotonic()
@@ -1188,18 +1221,18 @@ class Node:
 
     # -------------------------------------------------------- incoming ---
 
-    def _peer(self, body: Mapping[str, Any]) -> RemotePeer:
-        key = (body["n"], body["c"], body.get("u"))
+    def _peer(self, sender: Sender) -> RemotePeer:
+        key = (sender.node, sender.cid, sender.username)
         peer = self.peers.get(key)
         if peer is None:
             peer = RemotePeer(
                 self,
-                body["n"],
-                body["c"],
-                username=body.get("u"),
-                guest=bool(body.get("g")),
-                address=body.get("a", "unknown"),
-                version=body.get("v", 1),
+                sender.node,
+                sender.cid,
+                username=sender.username,
+                guest=sender.guest,
+                address=sender.address,
+                version=sender.version,
             )
             self.peers[key] = peer
         return peer
@@ -1207,102 +1240,148 @@ class Node:
     def remote_peers(self) -> Iterable[RemotePeer]:
         return self.peers.values()
 
-    async def _on_message(self, body: dict[str, Any]) -> None:
-        kind = body.get("k")
-        handler = _HANDLERS.get(str(kind))
-        if handler is None:
-            log.error("cluster: unknown message kind %r", kind)
-            return
-        await handler(self, body)
+    async def _on_message(self, message: Message) -> None:
+        match message:
+            case In():
+                await self._in(message)
+            case Back():
+                await self._back(message)
+            case Reattach():
+                await self._reattach_in(message)
+            case Attached():
+                await self._attached(message)
+            case Gone():
+                await self._gone(message)
+            case Bye():
+                await self._bye(message)
+            case Service():
+                await self._svc(message)
+            case ServiceGone():
+                await self._svc_gone(message)
+            case Out():
+                await self._out(message)
+            case Prompt():
+                await self._prompt(message)
+            case Attach():
+                await self._attach(message)
+            case Moved():
+                await self._moved(message)
+            case Take():
+                await self._take(message)
+            case Released():
+                await self._released(message)
+            case Move():
+                await self._move(message)
+            case Drain():
+                await self._drain(message)
+            case Coordinator():
+                await self._coordinator_changed(message)
+            case TableFinished():
+                await self._tournament_table_finished(message)
+            case Replace():
+                await self._replace(message)
+            case FindSeat():
+                await self._find_seat(message)
+            case Reply():
+                await self._reply(message)
+            case _:
+                assert_never(message)
 
-    async def _in(self, body: dict[str, Any]) -> None:
-        if await self._elsewhere(body, "in"):
+    async def _in(self, message: In) -> None:
+        if await self._elsewhere(message):
             return
-        await self._local_input(self._sender(body), body["t"], body["f"])
+        await self._local_input(self._sender(message.sender), message.table, message.frame)
 
-    async def _back(self, body: dict[str, Any]) -> None:
-        if await self._elsewhere(body, "back"):
+    async def _back(self, message: Back) -> None:
+        if await self._elsewhere(message):
             return
-        table = self._local_table(body["t"])
+        table = self._local_table(message.table)
         if table is not None:
-            peer = self._sender(body)
+            peer = self._sender(message.sender)
             if isinstance(peer, RemotePeer):
                 peer.tables.add(table.id)
             await table.queue.put(BackInput(peer, None))
 
-    def _sender(self, body: Mapping[str, Any]) -> Any:
+    def _sender(self, sender: Sender) -> Any:
         """Who sent a relayed message: another node's connection (its ``RemotePeer``), or
         one of ours whose message came back to us (the table moved here on its way): that
         connection itself, not a second peer for it (she would get everything twice)."""
-        if body["n"] == self.name:
-            conn = self.app.by_cid.get(body["c"])
+        if sender.node == self.name:
+            conn = self.app.by_cid.get(sender.cid)
             if conn is not None:
                 return conn
-        return self._peer(body)
+        return self._peer(sender)
 
-    async def _reattach_in(self, body: dict[str, Any]) -> None:
-        table = self._local_table(body["t"])
+    async def _reattach_in(self, message: Reattach) -> None:
+        table = self._local_table(message.table)
         if table is None:  # (being adopted here: answered once it is; else sent again)
-            if body["t"] in self.adopting:
+            if message.table in self.adopting:
 
                 async def deliver(owner: str | None) -> None:
                     if owner == self.name:
-                        await self._reattach_in(body)
+                        await self._reattach_in(message)
 
-                await self._park(body["t"], deliver)
+                await self._park(message.table, deliver)
             return
-        peer = self._peer(body)
+        peer = self._peer(message.sender)
         peer.tables.add(table.id)
-        self._attach_here(table, peer, peer.username, body.get("f"))
-        self.bus.send(body["n"], {"k": "attached", "c": body["c"], "t": table.id})
+        self._attach_here(table, peer, peer.username, message.watch)
+        self.bus.send(message.sender.node, Attached(message.sender.cid, table.id))
 
-    async def _elsewhere(self, body: dict[str, Any], kind: str) -> bool:
+    async def _elsewhere(self, message: In | Back) -> bool:
         """A message of another node's connection for a table we do not run: on to its
         owner (once), or, while no node runs it, kept until one does (``_park``); True
         unless the table is ours."""
-        table_id = body["t"]
+        table_id = message.table
         if self._local_table(table_id) is not None:
             return False
         owner = await self.owner_of(table_id, fresh=True)
         if owner is not None and owner != self.name:
-            if not body.get("hop"):
-                self.bus.send(owner, {**body, "hop": 1})  # it moved: on to the owner
-            elif kind == "in":  # (it moved twice meanwhile)
-                self._sender(body).send(_moving(table_id, protocol.request_id(body["f"])))
+            if not message.hop:
+                self.bus.send(owner, replace(message, hop=True))  # it moved: on to the owner
+            elif isinstance(message, In):  # (it moved twice meanwhile)
+                self._sender(message.sender).send(
+                    _moving(table_id, protocol.request_id(message.frame))
+                )
         elif await self._open(table_id):
 
             async def deliver(owner: str | None) -> None:
                 if owner == self.name:
-                    await self._on_message(body)
-                elif owner is not None and not body.get("hop"):
-                    self.bus.send(owner, {**body, "hop": 1})
-                elif kind == "in":
-                    self._sender(body).send(_moving(table_id, protocol.request_id(body["f"])))
+                    await self._on_message(message)
+                elif owner is not None and not message.hop:
+                    self.bus.send(owner, replace(message, hop=True))
+                elif isinstance(message, In):
+                    self._sender(message.sender).send(
+                        _moving(table_id, protocol.request_id(message.frame))
+                    )
 
             await self._park(table_id, deliver)
-        elif kind == "in":
-            frame = body["f"]
-            reply_to = protocol.request_id(frame)
-            self._sender(body).send(
-                error("no_such_table", f"there is no table {table_id!r}", reply_to)
+        elif isinstance(message, In):
+            self._sender(message.sender).send(
+                error(
+                    "no_such_table",
+                    f"there is no table {table_id!r}",
+                    protocol.request_id(message.frame),
+                )
             )
         return True
 
-    async def _attached(self, body: dict[str, Any]) -> None:
+    async def _attached(self, message: Attached) -> None:
         """The owner took our connection in (``reattach``)."""
-        self.reattaching.pop((body["c"], body["t"]), None)
+        self.reattaching.pop((message.cid, message.table), None)
 
-    async def _gone(self, body: dict[str, Any]) -> None:
-        peer = self.peers.get((body["n"], body["c"], body.get("u")))
+    async def _gone(self, message: Gone) -> None:
+        sender = message.sender
+        peer = self.peers.get((sender.node, sender.cid, sender.username))
         if peer is None:
             return
-        table = self._local_table(body["t"])
-        peer.tables.discard(body["t"])
+        table = self._local_table(message.table)
+        peer.tables.discard(message.table)
         if table is not None:
             await table.queue.put(GoneInput(peer, None))
 
-    async def _bye(self, body: dict[str, Any]) -> None:
-        for key in [k for k in self.peers if k[0] == body["n"] and k[1] == body["c"]]:
+    async def _bye(self, message: Bye) -> None:
+        for key in [k for k in self.peers if k[0] == message.node and k[1] == message.cid]:
             await self._drop_peer(self.peers.pop(key))
 
     async def _drop_peer(self, peer: RemotePeer) -> None:
@@ -1321,17 +1400,13 @@ class Node:
                 del self.peers[key]
                 self._spawn(self._drop_peer(peer), "drop-peer")
 
-    async def _svc(self, body: dict[str, Any]) -> None:
-        peer = self._peer(body)
-        frame = body["f"]
+    async def _svc(self, relayed: Service) -> None:
+        peer = self._peer(relayed.sender)
+        frame = relayed.frame
         reply_to = protocol.request_id(frame)
         if not self.is_coordinator:
-            if (
-                self.coordinator is not None
-                and self.coordinator != self.name
-                and not body.get("hop")
-            ):
-                self.bus.send(self.coordinator, {**body, "hop": 1})
+            if self.coordinator is not None and self.coordinator != self.name and not relayed.hop:
+                self.bus.send(self.coordinator, replace(relayed, hop=True))
             else:
                 peer.send(error("server_busy", "the coordinator changed; try again", reply_to))
             return
@@ -1352,27 +1427,25 @@ class Node:
                 error("internal_error", "the server could not handle that; try again", reply_to)
             )
 
-    async def _svc_gone(self, body: dict[str, Any]) -> None:
-        peer = self.peers.get((body["n"], body["c"], body.get("u")))
+    async def _svc_gone(self, message: ServiceGone) -> None:
+        sender = message.sender
+        peer = self.peers.get((sender.node, sender.cid, sender.username))
         if peer is not None and self.is_coordinator and self.app.matchmaker is not None:
             self.app.matchmaker.gone(peer)
 
-    def _conn(self, body: Mapping[str, Any]) -> Connection | None:
-        return self.app.by_cid.get(body["c"])
+    async def _out(self, out: Out) -> None:
+        conn = self.app.by_cid.get(out.cid)
+        if conn is not None and self._current(out) and self._in_step(out):
+            conn.send(out.text)
 
-    async def _out(self, body: dict[str, Any]) -> None:
-        conn = self._conn(body)
-        if conn is not None and self._current(body) and self._in_step(body):
-            conn.send(body["x"])
-
-    def _in_step(self, body: Mapping[str, Any]) -> bool:
+    def _in_step(self, out: Out) -> bool:
         """Whether a table's word may go to our connection: always, but while she waits to
         be sent the table whole again (``resyncing``), when an update is dropped until the
         full one (or a summary saying no hand is in play: none is coming)."""
-        key = (body["c"], body.get("t"))
+        key = (out.cid, out.table)
         if key not in self.resyncing:
             return True
-        message = orjson.loads(body["x"])
+        message = orjson.loads(out.text)
         kind, payload = message.get("type"), message.get("payload") or {}
         if kind == "update" and not payload.get("full"):
             return False  # (it may follow a gap)
@@ -1381,19 +1454,18 @@ class Node:
             self.resyncing.discard(key)
         return True
 
-    async def _prompt(self, body: dict[str, Any]) -> None:
-        conn = self._conn(body)
-        if conn is not None and self._current(body):
-            conn.prompted(body["t"], body["s"])
+    async def _prompt(self, prompt: Prompt) -> None:
+        conn = self.app.by_cid.get(prompt.cid)
+        if conn is not None and self._current(prompt):
+            conn.prompted(prompt.table, prompt.seq)
 
-    def _current(self, body: Mapping[str, Any]) -> bool:
+    def _current(self, word: Out | Prompt) -> bool:
         """Whether a table's word (``out``, ``prompt``) is from the newest owner of the
         table we know of: one with an older fencing token (sent by a node before it learnt
         it lost the table, or queued before it was paused) is dropped."""
-        token = body.get("f")
-        if token is None:
+        token, table_id = word.fence, word.table
+        if token is None or table_id is None:
             return True  # (not a table's: the queue's, a tournament's)
-        table_id = body["t"]
         newest = self.tokens.get(table_id, 0)
         if token < newest:
             self.stale_words += 1
@@ -1401,37 +1473,37 @@ class Node:
         self.tokens[table_id] = token
         return True
 
-    async def _attach(self, body: dict[str, Any]) -> None:
-        conn = self._conn(body)
+    async def _attach(self, message: Attach) -> None:
+        conn = self.app.by_cid.get(message.cid)
         if conn is not None:
-            conn.attach(body["t"])
-            owner = body.get("o")
-            if owner is not None and owner != self.name:
-                self.owners[body["t"]] = owner
+            conn.attach(message.table)
+            owner = message.owner
+            if owner != self.name:
+                self.owners[message.table] = owner
                 conn.relayed.add(owner)
 
     def find_seat(self, conn: Connection) -> None:
         """``resume`` found no word of where ``conn``'s player sits (the owner publishes it
         a moment after she sat down): ask every node; the owner seats her back."""
-        self.bus.broadcast(self._envelope(conn, "find_seat"))
+        self.bus.broadcast(FindSeat(self._sent_by(conn)))
 
-    async def _find_seat(self, body: dict[str, Any]) -> None:
+    async def _find_seat(self, message: FindSeat) -> None:
         lobby = self.app.lobby
-        if lobby is None or body["n"] == self.name:
+        if lobby is None or message.sender.node == self.name:
             return
-        table = lobby.table_of(body.get("u"))
+        table = lobby.table_of(message.sender.username)
         if table is not None:
-            peer = self._peer(body)
+            peer = self._peer(message.sender)
             peer.attach(table.id)
             await table.queue.put(BackInput(peer, None))
 
-    async def _moved(self, body: dict[str, Any]) -> None:
+    async def _moved(self, message: Moved) -> None:
         """``owner`` runs ``table_id`` with fencing token ``f``, its players ``p`` seated. A
         word older than the last one heard is ignored: a node that lost a table while Redis
         was away may announce it before it learns so. If it is older than our own copy, we
         say again that it is ours. Our connections at the table, and those of its players,
         go to the owner; then what waited for an owner."""
-        table_id, owner, token = body["t"], body["o"], body.get("f", 0)
+        table_id, owner, token = message.table, message.owner, message.fence
         if token < self.tokens.get(table_id, 0):
             return
         ours = self._token(table_id)
@@ -1443,29 +1515,30 @@ class Node:
         self.tokens[table_id] = token
         lobby = self.app.lobby
         if owner != self.name and lobby is not None and table_id in lobby.tables:
-            await self.drop(table_id, body.get("p", ()))  # we were paused: our copy is stale
+            await self.drop(table_id, message.players)  # we were paused: our copy is stale
         else:
-            self._reattach(table_id, owner, body.get("p", ()))
+            self._reattach(table_id, owner, message.players)
         await self._owned_again(table_id, owner)
 
-    async def _released(self, body: dict[str, Any]) -> None:
-        """Node ``o`` handed ``t`` to another: it is no longer where to send its messages."""
-        if self.owners.get(body["t"]) == body["o"]:
-            del self.owners[body["t"]]
+    async def _released(self, message: Released) -> None:
+        """Its owner handed the table to another: it is no longer where to send its
+        messages."""
+        if self.owners.get(message.table) == message.owner:
+            del self.owners[message.table]
 
-    async def _take(self, body: dict[str, Any]) -> None:
+    async def _take(self, message: Take) -> None:
         # In a task of its own: the messages for other tables are not held up meanwhile.
-        self._spawn(self.adopt(body["t"]), f"adopt-{body['t']}")
+        self._spawn(self.adopt(message.table), f"adopt-{message.table}")
 
-    async def _move(self, body: dict[str, Any]) -> None:
-        await self.hand_off(body["t"], body.get("to"))
+    async def _move(self, message: Move) -> None:
+        await self.hand_off(message.table, message.to)
 
-    async def _drain(self, body: dict[str, Any]) -> None:
+    async def _drain(self, message: Drain) -> None:
         moved = await self.drain()
         log.info("cluster: drained: %s table(s) handed to other nodes", moved)
 
-    async def _coordinator_changed(self, body: dict[str, Any]) -> None:
-        self.coordinator = body["o"]
+    async def _coordinator_changed(self, news: Coordinator) -> None:
+        self.coordinator = news.owner
         for conn in list(self.app.connections):
             if conn.queue_frame is None:
                 continue
@@ -1487,8 +1560,7 @@ class Node:
         rid = secrets.token_hex(6)
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._replies[rid] = answer
-        body = {"k": "replace", "n": self.name, "r": rid, "t": table_id, "s": seat, "l": label}
-        self.bus.send(owner, body)
+        self.bus.send(owner, Replace(self.name, rid, table_id, seat, label))
         try:
             refused = await asyncio.wait_for(answer, timeout)
         finally:
@@ -1496,30 +1568,30 @@ class Node:
         if refused is not None:
             raise LobbyError(refused[0], refused[1])
 
-    async def _replace(self, body: dict[str, Any]) -> None:
-        table = self._local_table(body["t"])
-        refused: list[str] | None = None
+    async def _replace(self, message: Replace) -> None:
+        table = self._local_table(message.table)
+        refused: tuple[str, str] | None = None
         if table is None:
-            refused = ["no_such_table", f"table {body['t']!r} is not on node {self.name}"]
+            refused = ("no_such_table", f"table {message.table!r} is not on node {self.name}")
         else:
             done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            await table.queue.put(ReplaceInput(None, None, body["s"], body["l"], done))
+            await table.queue.put(ReplaceInput(None, None, message.seat, message.label, done))
             try:
                 await asyncio.wait_for(done, 10.0)
             except LobbyError as exc:
-                refused = [exc.code, exc.reason]
+                refused = (exc.code, exc.reason)
             except TimeoutError:
-                refused = ["server_busy", f"table {table.id} did not answer in time"]
-        self.bus.send(body["n"], {"k": "reply", "r": body["r"], "e": refused})
+                refused = ("server_busy", f"table {table.id} did not answer in time")
+        self.bus.send(message.node, Reply(message.request, refused))
 
-    async def _reply(self, body: dict[str, Any]) -> None:
-        answer = self._replies.get(body["r"])
+    async def _reply(self, message: Reply) -> None:
+        answer = self._replies.get(message.request)
         if answer is not None and not answer.done():
-            answer.set_result(body.get("e"))
+            answer.set_result(message.refused)
 
-    async def _tournament_table_finished(self, body: dict[str, Any]) -> None:
+    async def _tournament_table_finished(self, message: TableFinished) -> None:
         if self.is_coordinator and self.app.tournaments is not None:
-            finished = _Finished(body["t"], tuple(body["tour"]))
+            finished = _Finished(message.table, message.tournament)
             await self.app.tournaments.table_finished(finished)  # type: ignore[arg-type]
 
     async def table_finished(self, table: Table) -> None:
@@ -1527,9 +1599,7 @@ class Node:
         if self.is_coordinator and self.app.tournaments is not None:
             await self.app.tournaments.table_finished(table)
         elif table.tournament and self.coordinator is not None:
-            self.bus.send(
-                self.coordinator, {"k": "tfin", "t": table.id, "tour": list(table.tournament)}
-            )
+            self.bus.send(self.coordinator, TableFinished(table.id, table.tournament))
 
     async def _on_up(self) -> None:
         """Redis answers again (or for the first time): our leases and presence first, then
@@ -1610,28 +1680,3 @@ def _moving(table_id: str, reply_to: str | int | None) -> str:
     node took over in time."""
     reason = f"table {table_id} is moving to another node; try again in a moment"
     return error("server_busy", reason, reply_to)
-
-
-_HANDLERS: dict[str, Any] = {
-    "in": Node._in,
-    "back": Node._back,
-    "reattach": Node._reattach_in,
-    "attached": Node._attached,
-    "gone": Node._gone,
-    "bye": Node._bye,
-    "svc": Node._svc,
-    "svc_gone": Node._svc_gone,
-    "out": Node._out,
-    "prompt": Node._prompt,
-    "attach": Node._attach,
-    "moved": Node._moved,
-    "take": Node._take,
-    "released": Node._released,
-    "move": Node._move,
-    "drain": Node._drain,
-    "coordinator": Node._coordinator_changed,
-    "tfin": Node._tournament_table_finished,
-    "replace": Node._replace,
-    "find_seat": Node._find_seat,
-    "reply": Node._reply,
-}
