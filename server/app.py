@@ -15,12 +15,11 @@ import asyncio
 import contextlib
 import dataclasses
 import http
-import itertools
 import json
 import logging
 import socket
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import ServerConnection, serve
@@ -35,8 +34,9 @@ from server.db.store import Store, upgrade
 from server.errors import ServerError, shown
 from server.ladder import api as ladder_api
 from server.ladder.queue import Matchmaker
-from server.lobby import Creator, Lobby
+from server.lobby import Lobby
 from server.metrics import Metrics
+from server.nodes import Creator, Nodes, OneNode
 from server.origins import origin_allowed, parse_allowed
 from server.protocol import ProtocolError, encode, error
 from server.query import BadRequest, parse_query, whole_number
@@ -44,9 +44,6 @@ from server.static import WebFiles
 from server.table import BackInput, GoneInput, input_for
 from server.tournaments import api as tournament_api
 from server.tournaments.host import Tournaments
-
-if TYPE_CHECKING:
-    from server.cluster.node import Node
 
 log = logging.getLogger("guobiao.server")
 
@@ -311,8 +308,7 @@ class Connection:
         finally:
             self.lobby.feed.unsubscribe(self)
             await self._detach()
-            if self.app.cluster is not None:
-                self.app.cluster.bye(self)
+            self.app.nodes.bye(self)
             await self.close_writer()
 
     async def dispatch(self, m: protocol.Message) -> None:
@@ -392,14 +388,8 @@ class Connection:
             if table is not None:
                 self.tables[table.id] = None
                 await table.queue.put(BackInput(self, m.id))
-            elif app.cluster is not None and isinstance(m, (protocol.Login, protocol.Resume)):
-                # Seated at another node's table? (A new account sits nowhere.)
-                table_id = await app.cluster.seated_table(self.username)
-                if table_id is not None and await app.cluster.owner_of(table_id) is not None:
-                    self.tables[table_id] = None
-                    app.cluster.relay_back(self, table_id)
-                elif table_id is None:
-                    app.cluster.find_seat(self)  # just seated? the owner answers
+            elif isinstance(m, (protocol.Login, protocol.Resume)):
+                await app.nodes.find_seat(self)  # seated at another node's table?
             return
         if isinstance(m, protocol.Logout):
             await self._detach()
@@ -450,14 +440,13 @@ class Connection:
     async def _service(self, m: protocol.Message) -> None:
         """A queue or tournament request: here, or relayed to the node that runs them (the
         cluster's coordinator)."""
-        cluster = self.app.cluster
-        if cluster is not None:
-            if isinstance(m, protocol.QueueJoin):
-                self.queue_frame = _text(self.frame)  # sent again if the coordinator changes
-            elif isinstance(m, protocol.QueueLeave):
-                self.queue_frame = None
-        if cluster is not None and not cluster.is_coordinator:
-            cluster.relay_service(self, self.frame)
+        nodes = self.app.nodes
+        if isinstance(m, protocol.QueueJoin):
+            self.queue_frame = _text(self.frame)  # sent again if the coordinator changes
+        elif isinstance(m, protocol.QueueLeave):
+            self.queue_frame = None
+        if not nodes.runs_services:
+            nodes.relay_service(self, self.frame)
         elif isinstance(m, protocol.TournamentRequest):
             await self.app.tournaments_host.handle(self, m)
         elif isinstance(m, protocol.QueueJoin):
@@ -467,42 +456,38 @@ class Connection:
 
     def _leave_queue(self) -> None:
         self.matchmaker.gone(self, tell=True)
-        if self.queue_frame is not None and self.app.cluster is not None:
+        if self.queue_frame is not None:
             self.queue_frame = None
-            self.app.cluster.service_gone(self)
+            self.app.nodes.service_gone(self)
 
     async def _detach(self) -> None:
         """Leave every table as this connection's player: it may see none of its seat's
         private view once it is logged out or logged in as someone else; and the queue."""
         self.matchmaker.gone(self)
-        cluster = self.app.cluster
-        if cluster is not None and self.queue_frame is not None:
-            cluster.service_gone(self)
+        nodes = self.app.nodes
+        if self.queue_frame is not None:
+            nodes.service_gone(self)
         self.queue_frame = None
         for table_id in self.tables:
             table = self.lobby.tables.get(table_id)
             if table is not None:
                 await table.queue.put(GoneInput(self, None))
-            elif cluster is not None:
-                cluster.relay_gone(self, table_id)
+            else:
+                nodes.relay_gone(self, table_id)
         self.tables.clear()
 
     async def _to_table(self, table_id: str, item: Any, watch: bool = False) -> None:
         """Hand ``item`` to the table: its task, if it is on this node; else the frame goes
-        to the node that owns it (cluster mode). ``watch``: the frame makes us a spectator
-        (kept, to watch again should the table move)."""
+        to the node that owns it (cluster mode; ``no_such_table`` if none does). ``watch``:
+        the frame makes us a spectator (kept, to watch again should the table move)."""
         table = self.lobby.tables.get(table_id)
-        cluster = self.app.cluster
-        if table is None and cluster is None:
-            table = self.lobby.get(table_id)  # no_such_table
         if watch or table_id not in self.tables:
             self.tables[table_id] = _text(self.frame) if watch else None
         if table is not None:
             await table.queue.put(item)
             return
-        assert cluster is not None
         try:
-            await cluster.relay(self, table_id, self.frame)
+            await self.app.nodes.relay(self, table_id, self.frame)
         except ServerError:
             self.tables.pop(table_id, None)
             raise
@@ -532,15 +517,13 @@ class App:
         self.origins = parse_allowed(config.server.allowed_origins)  # besides own, loopback
         self.metrics = Metrics(self)  # GET /metrics; a registry of this server's own
         self.metrics_server: WsServer | None = None  # [metrics] listen, when set
-        self.cluster: Node | None = None  # cluster mode: this process as a node
+        # The other nodes: none (a server alone), or in cluster mode this process as a node.
+        self.nodes: Nodes = OneNode()
         self.by_cid: dict[str, Connection] = {}  # connections by their cluster-wide id
-        self._cids = itertools.count(1)
 
     def new_cid(self) -> str:
         """A connection id no other connection of the cluster has."""
-        if self.cluster is not None:
-            return self.cluster.new_cid()
-        return str(next(self._cids))
+        return self.nodes.new_cid()
 
     @property
     def tournaments_host(self) -> Tournaments:
@@ -575,9 +558,18 @@ class App:
             # queue and the tournaments run on the coordinator (server/cluster/node.py).
             from server.cluster.node import Node  # noqa: PLC0415 (needs redis: cluster only)
 
-            self.cluster = Node(self)
-            self.lobby.cluster = self.cluster
-            self.lobby.on_table_finished = self.cluster.table_finished
+            node = Node(
+                self.config.cluster,
+                self.node,
+                store=self.store,
+                lobby=self.lobby,
+                connections=self.connections,
+                by_cid=self.by_cid,
+                matchmaker=self.matchmaker,
+                tournaments=self.tournaments,
+            )
+            self.nodes = self.lobby.nodes = node
+            self.lobby.on_table_finished = node.table_finished
         else:
             # Before the restore: a table it finds finished (a crash came first) tells it too.
             self.lobby.on_table_finished = self.tournaments.table_finished
@@ -616,8 +608,7 @@ class App:
                 )
             except OSError as exc:  # (``guobiao serve`` says where it could not listen)
                 raise OSError(exc.errno, exc.strerror, self.config.metrics.listen) from exc
-        if self.cluster is not None:
-            await self.cluster.start()
+        await self.nodes.start(self.port)
 
     @property
     def metrics_port(self) -> int | None:
@@ -630,9 +621,7 @@ class App:
         """Stop accepting, tell clients, let tables finish writing, close the database."""
         if self.ws_server is not None:
             self.ws_server.server.close()  # stop listening; connections stay open for now
-        if self.cluster is not None:  # every table to another node, none ends
-            moved = await self.cluster.drain()
-            log.info("handed %s table(s) to the other nodes", moved)
+        await self.nodes.hand_over()  # (cluster mode: every table to another node, none ends)
         if self.matchmaker is not None:
             await self.matchmaker.stop()
         if self.tournaments is not None:
@@ -651,8 +640,7 @@ class App:
             with contextlib.suppress(asyncio.CancelledError):
                 await self.purger
         self.guard.close()
-        if self.cluster is not None:
-            await self.cluster.close()
+        await self.nodes.close()
         if self.store is not None:
             await self.store.close()
         if self.metrics_server is not None:
@@ -664,19 +652,14 @@ class App:
     def _peers(self) -> list[Any]:
         """Every connection the tournaments may tell something: ours, and in cluster mode
         those of other nodes that spoke to this one."""
-        if self.cluster is None:
-            return list(self.connections)
-        return [*self.connections, *self.cluster.remote_peers()]
+        return [*self.connections, *self.nodes.remote_peers()]
 
     async def _ready(self, connection: ServerConnection) -> Response:
         """``/readyz``: whether a proxy should send this server new connections."""
-        why = None
         if not await self.store.ping():
-            why = "the database does not answer"
-        elif self.cluster is not None and self.cluster.draining:
-            why = "draining: this node hands its tables to the others"
-        elif self.cluster is not None and not (self.cluster.redis_ok and self.cluster.bus.up):
-            why = "Redis does not answer"
+            why: str | None = "the database does not answer"
+        else:
+            why = self.nodes.unready()  # (cluster mode: draining, or Redis does not answer)
         if why is None:
             return _json(connection, http.HTTPStatus.OK, {"ready": True, "node": self.node})
         body = {"ready": False, "node": self.node, "why": why}
@@ -815,14 +798,15 @@ class App:
                 if self.lobby
                 else [],
             }
-            if self.cluster is not None:
-                body["cluster"] = self.cluster.status()
+            cluster = self.nodes.status()
+            if cluster is not None:
+                body["cluster"] = cluster
             return _json(
                 connection, http.HTTPStatus.OK if ok else http.HTTPStatus.SERVICE_UNAVAILABLE, body
             )
         if path == "/api/queue" and self.matchmaker is not None:
-            if self.cluster is not None and not self.cluster.is_coordinator:
-                snapshot = await self.cluster.queue_snapshot()
+            snapshot = await self.nodes.queue_snapshot()  # (the coordinator's, published)
+            if snapshot is not None:
                 return _json(connection, http.HTTPStatus.OK, snapshot)
             return _json(connection, http.HTTPStatus.OK, self.matchmaker.snapshot())
         parts = path.strip("/").split("/")

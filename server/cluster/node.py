@@ -68,10 +68,10 @@ import random
 import secrets
 import socket
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, assert_never, cast
+from typing import Any, assert_never, cast
 
 import orjson
 import redis.asyncio as aioredis
@@ -105,10 +105,13 @@ from server.cluster.messages import (
     TableFinished,
     Take,
 )
+from server.config import ClusterSection
 from server.db.errors import Fenced
 from server.db.store import TableRow
 from server.errors import ServerError
-from server.lobby import Creator
+from server.ladder.queue import Matchmaker
+from server.lobby import Lobby
+from server.nodes import Creator, Here
 from server.protocol import ProtocolError, error
 from server.table import (
     BackInput,
@@ -121,9 +124,7 @@ from server.table import (
     input_for,
     speaking,
 )
-
-if TYPE_CHECKING:
-    from server.app import App, Connection
+from server.tournaments.host import Tournaments
 
 log = logging.getLogger("guobiao.cluster")
 
@@ -275,13 +276,35 @@ class _Finished:
 class Node:
     """This process as a member of the cluster (``[cluster] redis_url`` set)."""
 
-    def __init__(self, app: App) -> None:
-        self.app = app
-        config = app.config.cluster
+    clustered = True
+    id_bytes = 6  # (several nodes pick ids at once: a lease on each refuses one taken)
+
+    def __init__(
+        self,
+        config: ClusterSection,
+        name: str,
+        *,
+        store: Any,
+        lobby: Lobby,
+        connections: Collection[Here],
+        by_cid: Mapping[str, Here],
+        matchmaker: Matchmaker | None = None,
+        tournaments: Tournaments | None = None,
+    ) -> None:
+        """``name``: this node's; ``store``: the database's (``server.db.store.Store``);
+        ``lobby``: this node's tables; ``connections`` and ``by_cid``: this node's
+        connections (kept up to date by the app); ``matchmaker`` and ``tournaments``: the
+        services this node runs while it is the coordinator."""
+        self.store = store
+        self.lobby = lobby
+        self.connections = connections
+        self.by_cid = by_cid
+        self.matchmaker = matchmaker
+        self.tournaments = tournaments
         self.prefix = config.prefix
         self.lease_seconds = config.lease_seconds
         self.lease_ms = int(config.lease_seconds * 1000)
-        self.name = app.node
+        self.name = name
         self.incarnation = secrets.token_hex(4)  # this run: connection ids are unique
         self.redis = aioredis.from_url(
             config.redis_url, socket_connect_timeout=CONNECT_TIMEOUT, socket_timeout=REPLY_TIMEOUT
@@ -372,11 +395,11 @@ class Node:
 
     # ------------------------------------------------------- lifecycle ---
 
-    async def start(self) -> None:
+    async def start(self, port: int) -> None:
         """Join: start the lease keeper, subscribe, say we are here, and start the beat that
         publishes and adopts. Redis being down is no error here: the node retries and is not
         ready meanwhile."""
-        self.port = self.app.port
+        self.port = port
         self.keeper.start()  # first: the first beat may adopt tables, leases to renew
         self.bus.start()
         self.scan_after = time.monotonic()
@@ -442,7 +465,7 @@ class Node:
             await self._adopt_orphans()
 
     async def _presence(self) -> None:
-        lobby = self.app.lobby
+        lobby = self.lobby
         info = {
             "node": self.name,
             "incarnation": self.incarnation,
@@ -452,7 +475,7 @@ class Node:
             "started": self.started.isoformat().replace("+00:00", "Z"),
             "draining": self.draining,
             "tables": len(lobby.tables) if lobby is not None else 0,
-            "connections": len(self.app.connections),
+            "connections": len(self.connections),
             "coordinator": self.is_coordinator,
         }
         await self.redis.set(self.node_key, orjson.dumps(info), px=self.lease_ms)
@@ -544,7 +567,7 @@ class Node:
         try:
             cut = len(self.prefix) + len(":lease:")
             tables = {key[cut:]: key for key in self._suspect}
-            fences = await self.app.store.table_fences(sorted(tables))
+            fences = await self.store.table_fences(sorted(tables))
             for table_id, key in tables.items():
                 token = self._token(table_id)
                 if key not in self._suspect or token is None:
@@ -587,7 +610,7 @@ class Node:
     def _let_go_stray_claims(self) -> None:
         """Claims (``claim_new``) whose table was created are done with; one whose table
         never came (its creation failed) is let go after ``CLAIM_SECONDS``."""
-        lobby = self.app.lobby
+        lobby = self.lobby
         now = time.monotonic()
         for table_id, claimed in list(self._claimed.items()):
             if lobby is not None and table_id in lobby.tables:
@@ -605,7 +628,7 @@ class Node:
             await self._publish_lobby_now()
 
     async def _publish_lobby_now(self) -> None:
-        lobby = self.app.lobby
+        lobby = self.lobby
         if lobby is None:
             return
         listing: dict[str, bytes] = {}
@@ -677,7 +700,7 @@ class Node:
     async def _sweep(self) -> None:
         """What ``PREFIX:listing`` and ``PREFIX:seated`` say in our name of tables we do not
         hold (an earlier run of this node, killed, left them) goes."""
-        lobby = self.app.lobby
+        lobby = self.lobby
         held = set(lobby.tables) if lobby is not None else set()
         pipe = self.redis.pipeline(transaction=False)
         pipe.hgetall(f"{self.prefix}:listing")
@@ -729,8 +752,8 @@ class Node:
                 self.owners[table_id.decode()] = entry["n"]
         if listings != self.listings:
             self.listings = listings
-            if self.app.lobby is not None:
-                self.app.lobby.feed.changed()
+            if self.lobby is not None:
+                self.lobby.feed.changed()
         seated: dict[str, str] = {}
         for user, where in seated_raw.items():
             table_id, _, node = _text(where).partition(" ")
@@ -750,8 +773,8 @@ class Node:
     async def _coordinate(self) -> None:
         """Hold the coordinator's lease, or take it when it lapsed (not while draining)."""
         if self.is_coordinator:  # (the keeper renews its lease, and tells when it is lost)
-            if self.app.matchmaker is not None:
-                snapshot = orjson.dumps(self.app.matchmaker.snapshot(), default=str)
+            if self.matchmaker is not None:
+                snapshot = orjson.dumps(self.matchmaker.snapshot(), default=str)
                 await self.redis.set(self.queue_key, snapshot, px=self.lease_ms * 2)
             return
         if self.draining or self.coordinator is not None:
@@ -762,18 +785,18 @@ class Node:
             self.coordinator = self.name
             self.is_coordinator = True
             log.info("cluster: %s is the coordinator (ladder queue, tournaments)", self.name)
-            matchmaker = self.app.matchmaker
+            matchmaker = self.matchmaker
             if matchmaker is not None:
                 matchmaker.start()
-            if self.app.tournaments is not None:
-                self._spawn(self.app.tournaments.start(), "tournaments-start")
+            if self.tournaments is not None:
+                self._spawn(self.tournaments.start(), "tournaments-start")
             self.bus.broadcast(Coordinator(self.name))
 
     async def _stop_services(self) -> None:
         """No longer the coordinator: the queue stops and forgets its players (their nodes
         queue them again at the next coordinator)."""
         self.is_coordinator = False
-        matchmaker = self.app.matchmaker
+        matchmaker = self.matchmaker
         if matchmaker is not None:
             await matchmaker.stop()
             for queue in matchmaker.queues.values():
@@ -790,8 +813,11 @@ class Node:
     def queue_key(self) -> str:
         return f"{self.prefix}:queue"
 
-    async def queue_snapshot(self) -> Any:
-        """The coordinator's queue (``/api/queue``), as it last published it."""
+    async def queue_snapshot(self) -> Any | None:
+        """The coordinator's queue (``/api/queue``), as it last published it; None if we
+        are the coordinator."""
+        if self.is_coordinator:
+            return None
         try:
             raw = await self.redis.get(self.queue_key)
         except (RedisError, OSError):
@@ -804,10 +830,10 @@ class Node:
         return sorted(n for n, info in self.live.items() if not info.get("draining"))
 
     async def _adopt_orphans(self) -> None:
-        lobby = self.app.lobby
+        lobby = self.lobby
         if lobby is None:
             return
-        ids = await self.app.store.open_table_ids()
+        ids = await self.store.open_table_ids()
         mine = set(lobby.tables) | set(lobby.set_aside) | self.adopting
         others = [t for t in ids if t not in mine]
         if not others:
@@ -835,7 +861,7 @@ class Node:
 
     async def adopt(self, table_id: str) -> bool:
         """Take ``table_id`` over if its lease is free: lease, token, restore, tell."""
-        lobby = self.app.lobby
+        lobby = self.lobby
         if lobby is None or table_id in lobby.tables or table_id in self.adopting:
             return False
         if self.draining:
@@ -846,8 +872,8 @@ class Node:
         self._hold(self.lease_key(table_id), taken)
         self.adopting.add(table_id)
         try:
-            token = await self.app.store.take_table(table_id)
-            fenced = FencedStore(self.app.store, table_id, token, self)
+            token = await self.store.take_table(table_id)
+            fenced = FencedStore(self.store, table_id, token, self)
             table = await lobby.adopt(table_id, fenced, fenced)
         except Exception:
             log.exception("cluster: adopting table %s failed; its lease is let go", table_id)
@@ -868,7 +894,7 @@ class Node:
         came back while no node ran it found it nowhere: her node sends her now)."""
         self.owners[table_id] = self.name
         self.tokens[table_id] = token
-        lobby = self.app.lobby
+        lobby = self.lobby
         summary = lobby.summaries.get(table_id) if lobby is not None else None
         players = list(summary.players) if summary is not None else []
         self.bus.broadcast(Moved(table_id, self.name, token, tuple(players)))
@@ -883,16 +909,17 @@ class Node:
         self._claimed.pop(table_id, None)
         await self._release_lease(self.lease_key(table_id))
 
-    async def claim_new(self, table_id: str) -> FencedStore | None:
-        """The lease on a table this node is creating, and its store; None if the id is
-        taken (pick another)."""
+    async def claim_new(self, table_id: str, store: Any) -> tuple[FencedStore, FencedStore] | None:
+        """The lease on a table this node is creating, and its store (``store`` fenced,
+        which is also its lease); None if the id is taken (pick another)."""
         taken = time.monotonic()
         if not await self.redis.set(self.lease_key(table_id), self.name, nx=True, px=self.lease_ms):
             return None
         self._hold(self.lease_key(table_id), taken)
         self._claimed[table_id] = time.monotonic()
         self.owners[table_id] = self.name
-        return FencedStore(self.app.store, table_id, 0, self)
+        fenced = FencedStore(store, table_id, 0, self)
+        return fenced, fenced
 
     def table_done(self, table_id: str) -> None:
         """A table of ours finished and was forgotten: its lease goes."""
@@ -911,7 +938,7 @@ class Node:
         connections to the new owner (those of ``players`` too: ``_reattach``)."""
         self._forget_lease(self.lease_key(table_id))
         self._claimed.pop(table_id, None)
-        lobby = self.app.lobby
+        lobby = self.lobby
         if lobby is None:
             return
         table = lobby.tables.get(table_id)
@@ -948,7 +975,7 @@ class Node:
     async def hand_off(self, table_id: str, to: str | None = None) -> bool:
         """Give a table of ours to another node (``to``, else the least loaded ready one):
         stop it (nothing more is written), let the lease go, tell the taker."""
-        lobby = self.app.lobby
+        lobby = self.lobby
         if lobby is None:
             return False
         table = lobby.tables.get(table_id)
@@ -980,7 +1007,7 @@ class Node:
         with contextlib.suppress(RedisError, OSError):
             await self._presence()
             await self._read_cluster()
-        lobby = self.app.lobby
+        lobby = self.lobby
         moved = 0
         if lobby is not None:
             for table_id in list(lobby.tables):
@@ -1007,11 +1034,11 @@ class Node:
         self.owners[table_id] = owner
         return owner
 
-    def _sent_by(self, conn: Connection) -> Sender:
+    def _sent_by(self, conn: Here) -> Sender:
         """``conn`` as the sender of a relayed message."""
         return Sender(self.name, conn.cid, conn.username, conn.guest, conn.address, conn.version)
 
-    async def relay(self, conn: Connection, table_id: str, frame: str | bytes) -> None:
+    async def relay(self, conn: Here, table_id: str, frame: str | bytes) -> None:
         """Send a client's message for a table this node does not run to the table's owner.
         While no node runs it (one let it go, the next is restoring it) the message waits
         for the new owner (``_park``); ``no_such_table`` only if no such table is open."""
@@ -1027,7 +1054,7 @@ class Node:
             raise ServerError("no_such_table", f"there is no table {table_id!r}")
 
         async def deliver(owner: str | None) -> None:
-            if self.app.by_cid.get(conn.cid) is not conn:
+            if self.by_cid.get(conn.cid) is not conn:
                 return  # (the connection is gone)
             if owner is None:
                 conn.send(_moving(table_id, protocol.request_id(text)))
@@ -1045,7 +1072,7 @@ class Node:
         if table_id in self.adopting:
             return True
         try:
-            row = await self.app.store.get_table(table_id)
+            row = await self.store.get_table(table_id)
         except Exception:
             return True
         return row is not None and row.state != "finished"
@@ -1096,22 +1123,22 @@ class Node:
                 peer.tables.add(table_id)
             await table.queue.put(found[1])
 
-    def relay_back(self, conn: Connection, table_id: str) -> None:
+    def relay_back(self, conn: Here, table_id: str) -> None:
         """``conn``'s player came back: to the owner of ``table_id``, where she sits."""
         self._to_owner(conn, table_id, Back(self._sent_by(conn), table_id))
 
-    def relay_gone(self, conn: Connection, table_id: str) -> None:
+    def relay_gone(self, conn: Here, table_id: str) -> None:
         """``conn`` left ``table_id``: its owner hears."""
         self._to_owner(conn, table_id, Gone(self._sent_by(conn), table_id))
 
-    def _to_owner(self, conn: Connection, table_id: str, message: Message) -> None:
+    def _to_owner(self, conn: Here, table_id: str, message: Message) -> None:
         owner = self.owners.get(table_id)
         if owner is None or owner == self.name:
             return
         self.bus.send(owner, message)
         conn.relayed.add(owner)
 
-    def relay_service(self, conn: Connection, frame: str | bytes) -> None:
+    def relay_service(self, conn: Here, frame: str | bytes) -> None:
         """A queue or tournament request to the coordinator."""
         if self.coordinator is None:
             raise ServerError(
@@ -1121,11 +1148,11 @@ class Node:
         self.bus.send(self.coordinator, Service(self._sent_by(conn), text))
         conn.relayed.add(self.coordinator)
 
-    def service_gone(self, conn: Connection) -> None:
+    def service_gone(self, conn: Here) -> None:
         if self.coordinator is not None and not self.is_coordinator:
             self.bus.send(self.coordinator, ServiceGone(self._sent_by(conn)))
 
-    def bye(self, conn: Connection) -> None:
+    def bye(self, conn: Here) -> None:
         for node in conn.relayed:
             self.bus.send(node, Bye(self.name, conn.cid))
         conn.relayed.clear()
@@ -1145,13 +1172,13 @@ class Node:
         seated ``players`` (one who came back, ``resume``, while no node ran the table found
         her seat nowhere: it is hers again now)."""
         seated = set(players)
-        for conn in list(self.app.connections):
+        for conn in list(self.connections):
             if table_id not in conn.tables and conn.username in seated:
                 conn.tables[table_id] = None
             if table_id in conn.tables:
                 self._reattach_one(conn, table_id, owner)
 
-    def _reattach_one(self, conn: Connection, table_id: str, owner: str) -> None:
+    def _reattach_one(self, conn: Here, table_id: str, owner: str) -> None:
         """``conn`` to ``owner``'s table ``table_id``: here at once; to another node until
         it answers ``attached`` (``_reattach_again``)."""
         watch = conn.tables[table_id]
@@ -1169,8 +1196,8 @@ class Node:
     def _forget_owners(self) -> None:
         """What we heard of the owners of tables nobody here has to do with any more (not
         ours, not listed, no connection of ours at them): asked again if ever needed."""
-        lobby = self.app.lobby
-        kept = set(self.listings) | {t for conn in self.app.connections for t in conn.tables}
+        lobby = self.lobby
+        kept = set(self.listings) | {t for conn in self.connections for t in conn.tables}
         if lobby is not None:
             kept |= set(lobby.tables)
         for table_id in [t for t in self.owners if t not in kept]:
@@ -1185,7 +1212,7 @@ class Node:
         now = time.monotonic()
         due: dict[str, list[str]] = {}
         for (cid, table_id), (first, last) in list(self.reattaching.items()):
-            conn = self.app.by_cid.get(cid)
+            conn = self.by_cid.get(cid)
             if conn is None or table_id not in conn.tables or now - first > REATTACH_SECONDS:
                 if conn is not None and table_id in conn.tables:
                     log.warning("cluster: no owner took connection %s back at %s", cid, table_id)
@@ -1196,12 +1223,12 @@ class Node:
         for table_id, cids in due.items():
             owner = await self.owner_of(table_id, fresh=True)
             for cid in cids:
-                conn = self.app.by_cid.get(cid)
+                conn = self.by_cid.get(cid)
                 if owner is not None and conn is not None and table_id in conn.tables:
                     self._reattach_one(conn, table_id, owner)
 
     def _local_table(self, table_id: str) -> Table | None:
-        lobby = self.app.lobby
+        lobby = self.lobby
         return lobby.tables.get(table_id) if lobby is not None else None
 
     def _attach_here(
@@ -1307,7 +1334,7 @@ class Node:
         one of ours whose message came back to us (the table moved here on its way): that
         connection itself, not a second peer for it (she would get everything twice)."""
         if sender.node == self.name:
-            conn = self.app.by_cid.get(sender.cid)
+            conn = self.by_cid.get(sender.cid)
             if conn is not None:
                 return conn
         return self._peer(sender)
@@ -1390,8 +1417,8 @@ class Node:
             if table is not None:
                 await table.queue.put(GoneInput(peer, None))
         peer.tables.clear()
-        if self.app.matchmaker is not None and self.is_coordinator:
-            self.app.matchmaker.gone(peer)
+        if self.matchmaker is not None and self.is_coordinator:
+            self.matchmaker.gone(peer)
 
     def _forget_dead_peers(self) -> None:
         for key, peer in list(self.peers.items()):
@@ -1412,13 +1439,12 @@ class Node:
             return
         try:
             message = protocol.decode(frame)
-            app = self.app
-            if isinstance(message, protocol.QueueJoin) and app.matchmaker is not None:
-                await app.matchmaker.join(peer, message.ladder, message.casual, message.id)
-            elif isinstance(message, protocol.QueueLeave) and app.matchmaker is not None:
-                app.matchmaker.leave(peer, message.id)
-            elif isinstance(message, protocol.TournamentRequest) and app.tournaments is not None:
-                await app.tournaments.handle(peer, message)
+            if isinstance(message, protocol.QueueJoin) and self.matchmaker is not None:
+                await self.matchmaker.join(peer, message.ladder, message.casual, message.id)
+            elif isinstance(message, protocol.QueueLeave) and self.matchmaker is not None:
+                self.matchmaker.leave(peer, message.id)
+            elif isinstance(message, protocol.TournamentRequest) and self.tournaments is not None:
+                await self.tournaments.handle(peer, message)
         except ServerError as exc:
             peer.send(error(exc.code, exc.reason, reply_to))
         except Exception:
@@ -1430,11 +1456,11 @@ class Node:
     async def _svc_gone(self, message: ServiceGone) -> None:
         sender = message.sender
         peer = self.peers.get((sender.node, sender.cid, sender.username))
-        if peer is not None and self.is_coordinator and self.app.matchmaker is not None:
-            self.app.matchmaker.gone(peer)
+        if peer is not None and self.is_coordinator and self.matchmaker is not None:
+            self.matchmaker.gone(peer)
 
     async def _out(self, out: Out) -> None:
-        conn = self.app.by_cid.get(out.cid)
+        conn = self.by_cid.get(out.cid)
         if conn is not None and self._current(out) and self._in_step(out):
             conn.send(out.text)
 
@@ -1455,7 +1481,7 @@ class Node:
         return True
 
     async def _prompt(self, prompt: Prompt) -> None:
-        conn = self.app.by_cid.get(prompt.cid)
+        conn = self.by_cid.get(prompt.cid)
         if conn is not None and self._current(prompt):
             conn.prompted(prompt.table, prompt.seq)
 
@@ -1474,7 +1500,7 @@ class Node:
         return True
 
     async def _attach(self, message: Attach) -> None:
-        conn = self.app.by_cid.get(message.cid)
+        conn = self.by_cid.get(message.cid)
         if conn is not None:
             conn.attach(message.table)
             owner = message.owner
@@ -1482,13 +1508,22 @@ class Node:
                 self.owners[message.table] = owner
                 conn.relayed.add(owner)
 
-    def find_seat(self, conn: Connection) -> None:
-        """``resume`` found no word of where ``conn``'s player sits (the owner publishes it
-        a moment after she sat down): ask every node; the owner seats her back."""
-        self.bus.broadcast(FindSeat(self._sent_by(conn)))
+    async def find_seat(self, conn: Here) -> None:
+        """``conn``'s player logged in or resumed and sits at no table of ours: at another
+        node's table (as its owner published), her seat there is hers again (``back``). No
+        word of where she sits (the owner publishes it a moment after she sat down): every
+        node is asked; the owner seats her back. (A new account sits nowhere.)"""
+        if conn.username is None:
+            return
+        table_id = await self.seated_table(conn.username)
+        if table_id is not None and await self.owner_of(table_id) is not None:
+            conn.tables[table_id] = None
+            self.relay_back(conn, table_id)
+        elif table_id is None:
+            self.bus.broadcast(FindSeat(self._sent_by(conn)))
 
     async def _find_seat(self, message: FindSeat) -> None:
-        lobby = self.app.lobby
+        lobby = self.lobby
         if lobby is None or message.sender.node == self.name:
             return
         table = lobby.table_of(message.sender.username)
@@ -1513,7 +1548,7 @@ class Node:
             return
         self.owners[table_id] = owner
         self.tokens[table_id] = token
-        lobby = self.app.lobby
+        lobby = self.lobby
         if owner != self.name and lobby is not None and table_id in lobby.tables:
             await self.drop(table_id, message.players)  # we were paused: our copy is stale
         else:
@@ -1539,14 +1574,14 @@ class Node:
 
     async def _coordinator_changed(self, news: Coordinator) -> None:
         self.coordinator = news.owner
-        for conn in list(self.app.connections):
+        for conn in list(self.connections):
             if conn.queue_frame is None:
                 continue
             if self.coordinator == self.name:
                 with contextlib.suppress(ServerError):
                     message = protocol.decode(conn.queue_frame)
-                    if isinstance(message, protocol.QueueJoin) and self.app.matchmaker is not None:
-                        await self.app.matchmaker.join(conn, message.ladder, message.casual, None)
+                    if isinstance(message, protocol.QueueJoin) and self.matchmaker is not None:
+                        await self.matchmaker.join(conn, message.ladder, message.casual, None)
             else:
                 self.relay_service(conn, conn.queue_frame)
 
@@ -1590,14 +1625,14 @@ class Node:
             answer.set_result(message.refused)
 
     async def _tournament_table_finished(self, message: TableFinished) -> None:
-        if self.is_coordinator and self.app.tournaments is not None:
+        if self.is_coordinator and self.tournaments is not None:
             finished = _Finished(message.table, message.tournament)
-            await self.app.tournaments.table_finished(finished)  # type: ignore[arg-type]
+            await self.tournaments.table_finished(finished)  # type: ignore[arg-type]
 
     async def table_finished(self, table: Table) -> None:
         """``Lobby.on_table_finished`` in cluster mode: the coordinator's tournaments hear."""
-        if self.is_coordinator and self.app.tournaments is not None:
-            await self.app.tournaments.table_finished(table)
+        if self.is_coordinator and self.tournaments is not None:
+            await self.tournaments.table_finished(table)
         elif table.tournament and self.coordinator is not None:
             self.bus.send(self.coordinator, TableFinished(table.id, table.tournament))
 
@@ -1642,16 +1677,35 @@ class Node:
         connections to their tables' owners."""
         if after:
             await asyncio.sleep(after)
-        lobby = self.app.lobby
+        lobby = self.lobby
         for table_id in list(lobby.tables) if lobby is not None else []:
             token = self._token(table_id)
             if token is not None and self._trusted(self.lease_key(table_id)):
                 self._announce(table_id, token)
-        attached = {t for conn in self.app.connections for t in conn.tables}
+        attached = {t for conn in self.connections for t in conn.tables}
         for table_id in attached:  # each table's owner asked once, its connections sent there
             owner = await self.owner_of(table_id, fresh=True)
             if owner is not None:
                 self._reattach(table_id, owner)
+
+    async def hand_over(self) -> None:
+        """The server is stopping: every table to another node, none ends."""
+        moved = await self.drain()
+        log.info("handed %s table(s) to the other nodes", moved)
+
+    def unready(self) -> str | None:
+        if self.draining:
+            return "draining: this node hands its tables to the others"
+        if not (self.redis_ok and self.bus.up):
+            return "Redis does not answer"
+        return None
+
+    @property
+    def runs_services(self) -> bool:
+        return self.is_coordinator
+
+    def seated_elsewhere(self, username: str) -> str | None:
+        return self.seated.get(username)
 
     def status(self) -> dict[str, Any]:
         return {
@@ -1662,7 +1716,7 @@ class Node:
             "nodes": sorted(self.live),
         }
 
-    def remote_listing(self, local: Sequence[str]) -> list[dict[str, Any]]:
+    def remote_listing(self, local: Collection[str]) -> list[dict[str, Any]]:
         return [entry for t, entry in self.listings.items() if t not in local]
 
     def remote_creators(self, local: Iterable[str]) -> list[Creator]:

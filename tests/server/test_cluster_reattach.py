@@ -144,7 +144,7 @@ class Rig:
 
     def connect(self, conn: Conn) -> Conn:
         self.connections.append(conn)
-        self.node.app.by_cid[conn.cid] = conn
+        self.node.by_cid[conn.cid] = conn  # type: ignore[index]
         return conn
 
     async def lease(self, table_id: str, owner: str | None) -> None:
@@ -160,15 +160,14 @@ async def rig(redis_url: str, prefix: str) -> AsyncIterator[Rig]:
     config = ClusterSection(redis_url=redis_url, lease_seconds=3.0, prefix=prefix)
     lobby = Lobby()
     connections: list[Conn] = []
-    app = SimpleNamespace(
-        config=SimpleNamespace(cluster=config),
-        node="n2",
-        lobby=lobby,
-        connections=connections,
-        by_cid={},
+    node = Node(
+        config,
+        "n2",
         store=Database(),
+        lobby=lobby,  # type: ignore[arg-type]
+        connections=connections,  # type: ignore[arg-type]
+        by_cid={},
     )
-    node = Node(app)  # type: ignore[arg-type]
     sent = Sent()
     node.bus.send = lambda to, message: sent.messages.append((to, encode(message)))  # type: ignore[method-assign]
     node.bus.broadcast = lambda message: sent.messages.append((None, encode(message)))  # type: ignore[method-assign]
@@ -350,7 +349,7 @@ async def test_a_lease_is_trusted_for_a_lease_after_it_was_renewed(rig: Rig) -> 
     node._renewed(time.monotonic(), (key,), ())
     assert node._trusted(key)
 
-    rig.node.app.store.fences["t1"] = 5
+    rig.node.store.fences["t1"] = 5
     node._hold(key, time.monotonic() - lease)
     node._held_until.clear()
     node._renewed(time.monotonic(), (), (key,))  # it had lapsed: taken back
@@ -359,7 +358,7 @@ async def test_a_lease_is_trusted_for_a_lease_after_it_was_renewed(rig: Rig) -> 
     await until(lambda: node._trusted(key), "the database's word")
     assert rig.sent.kinds("moved")[-1][1]["f"] == 5
 
-    rig.node.app.store.fences["t1"] = 6  # another node took it over meanwhile
+    rig.node.store.fences["t1"] = 6  # another node took it over meanwhile
     node._held_until.clear()
     node._renewed(time.monotonic(), (), (key,))
     await until(lambda: table.stopped, "our copy dropped")
@@ -432,7 +431,7 @@ async def test_a_message_for_a_table_between_two_owners_waits_for_the_new_one(ri
     the database): her ``sync`` waits, her connection keeps the table, and both go to the
     new owner once it says it runs t1. A table that is not open is still no table."""
     node, sent = rig.node, rig.sent
-    rig.node.app.store.fences["t1"] = 1
+    rig.node.store.fences["t1"] = 1
     conn = rig.connect(Conn("c.1", {"t1": None}))
     await rig.lease("t1", None)
     frame = json.dumps({"type": "sync", "id": 3, "payload": {"table": "t1"}})
@@ -460,7 +459,7 @@ async def test_a_message_is_not_left_waiting_for_a_word_that_came_while_it_asked
     database whether t1 is still open, n3's word came (it runs t1 now): the ``sync`` goes
     to n3 at once, not to wait for a word already heard."""
     node, sent = rig.node, rig.sent
-    database = rig.node.app.store
+    database = rig.node.store
     database.fences["t1"] = 1
     conn = rig.connect(Conn("c.1", {"t1": None}))
     await rig.lease("t1", None)
