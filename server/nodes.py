@@ -35,7 +35,7 @@ class Creator:
 
 class Here(Protocol):
     """A connection of this node, as the other nodes' messages reach it and it is relayed
-    to them (``server.app.Connection``)."""
+    to them (``server.connection.Connection``)."""
 
     cid: str  # unique in the cluster: how other nodes address it
     username: str | None
