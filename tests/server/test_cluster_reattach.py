@@ -44,9 +44,10 @@ import redis.asyncio as aioredis
 from fakes import until
 
 from engine.actions import Action, ActionKind
-from server.cluster import node as node_module
+from server.cluster import relaying
+from server.cluster.fenced import FencedStore
 from server.cluster.messages import Out, Sender, decode, encode
-from server.cluster.node import FencedStore, Node
+from server.cluster.node import Node
 from server.config import ClusterSection
 from server.errors import ServerError
 from server.table import BackInput, GoneInput, PlayInput, SyncInput, speaking
@@ -238,7 +239,7 @@ async def test_a_reattach_is_given_up_when_its_connection_left_or_after_a_minute
     age(node, node.lease_seconds / 3)
     await node._reattach_again()
     assert [m["c"] for _, m in sent.kinds("reattach")] == ["c.1", "c.2", "c.2"]
-    age(node, node_module.REATTACH_SECONDS + 1)
+    age(node, relaying.REATTACH_SECONDS + 1)
     await node._reattach_again()
     assert node.reattaching == {}
     assert len(sent.kinds("reattach")) == 3
