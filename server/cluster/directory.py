@@ -76,8 +76,6 @@ class Directory:
 
     async def _publish_now(self) -> None:
         lobby = self.lobby
-        if lobby is None:
-            return
         listing: dict[str, bytes] = {}
         for table_id, summary in lobby.summaries.items():
             if summary.private or summary.state == "finished" or table_id not in lobby.tables:
@@ -147,8 +145,7 @@ class Directory:
     async def sweep(self) -> None:
         """What ``PREFIX:listing`` and ``PREFIX:seated`` say in our name of tables we do not
         hold (an earlier run of this node, killed, left them) goes."""
-        lobby = self.lobby
-        held = set(lobby.tables) if lobby is not None else set()
+        held = set(self.lobby.tables)
         pipe = self.redis.pipeline(transaction=False)
         pipe.hgetall(f"{self.prefix}:listing")
         pipe.hgetall(f"{self.prefix}:seated")

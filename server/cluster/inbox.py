@@ -344,7 +344,7 @@ class Inbox(Relaying):
 
     async def _find_seat(self, message: FindSeat) -> None:
         lobby = self.lobby
-        if lobby is None or message.sender.node == self.name:
+        if message.sender.node == self.name:
             return
         table = lobby.table_of(message.sender.username)
         if table is not None:
@@ -369,7 +369,7 @@ class Inbox(Relaying):
         self.owners[table_id] = owner
         self.tokens[table_id] = token
         lobby = self.lobby
-        if owner != self.name and lobby is not None and table_id in lobby.tables:
+        if owner != self.name and table_id in lobby.tables:
             await self.drop(table_id, message.players)  # we were paused: our copy is stale
         else:
             self._reattach(table_id, owner, message.players)

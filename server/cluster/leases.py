@@ -167,7 +167,7 @@ class Leases(NodeState):
         lobby = self.lobby
         now = time.monotonic()
         for table_id, claimed in list(self._claimed.items()):
-            if lobby is not None and table_id in lobby.tables:
+            if table_id in lobby.tables:
                 del self._claimed[table_id]
             elif now - claimed > CLAIM_SECONDS:
                 log.warning("cluster: table %s was never created: its lease is let go", table_id)

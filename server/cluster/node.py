@@ -180,7 +180,7 @@ class Node(Inbox, Leases):
             "port": self.port,
             "started": self.started.isoformat().replace("+00:00", "Z"),
             "draining": self.draining,
-            "tables": len(lobby.tables) if lobby is not None else 0,
+            "tables": len(lobby.tables),
             "connections": len(self.connections),
             "coordinator": self.is_coordinator,
         }
@@ -261,8 +261,6 @@ class Node(Inbox, Leases):
 
     async def _adopt_orphans(self) -> None:
         lobby = self.lobby
-        if lobby is None:
-            return
         ids = await self.store.open_table_ids()
         mine = set(lobby.tables) | set(lobby.set_aside) | self.adopting
         others = [t for t in ids if t not in mine]
@@ -292,7 +290,7 @@ class Node(Inbox, Leases):
     async def adopt(self, table_id: str) -> bool:
         """Take ``table_id`` over if its lease is free: lease, token, restore, tell."""
         lobby = self.lobby
-        if lobby is None or table_id in lobby.tables or table_id in self.adopting:
+        if table_id in lobby.tables or table_id in self.adopting:
             return False
         if self.draining:
             return False
@@ -325,7 +323,7 @@ class Node(Inbox, Leases):
         self.owners[table_id] = self.name
         self.tokens[table_id] = token
         lobby = self.lobby
-        summary = lobby.summaries.get(table_id) if lobby is not None else None
+        summary = lobby.summaries.get(table_id)
         players = list(summary.players) if summary is not None else []
         self.bus.broadcast(Moved(table_id, self.name, token, tuple(players)))
 
@@ -369,8 +367,6 @@ class Node(Inbox, Leases):
         self._forget_lease(self.lease_key(table_id))
         self._claimed.pop(table_id, None)
         lobby = self.lobby
-        if lobby is None:
-            return
         table = lobby.tables.get(table_id)
         left: list[Any] = []
         if table is not None:
@@ -406,8 +402,6 @@ class Node(Inbox, Leases):
         """Give a table of ours to another node (``to``, else the least loaded ready one):
         stop it (nothing more is written), let the lease go, tell the taker."""
         lobby = self.lobby
-        if lobby is None:
-            return False
         table = lobby.tables.get(table_id)
         if table is None:
             return False
@@ -437,12 +431,10 @@ class Node(Inbox, Leases):
         with contextlib.suppress(RedisError, OSError):
             await self._presence()
             await self._read_cluster()
-        lobby = self.lobby
         moved = 0
-        if lobby is not None:
-            for table_id in list(lobby.tables):
-                if await self.hand_off(table_id):
-                    moved += 1
+        for table_id in list(self.lobby.tables):
+            if await self.hand_off(table_id):
+                moved += 1
         with contextlib.suppress(RedisError, OSError):
             await self._publish_lobby()  # (nobody is to find those tables or players here)
         await self.bus.flush()
@@ -488,7 +480,7 @@ class Node(Inbox, Leases):
         if after:
             await asyncio.sleep(after)
         lobby = self.lobby
-        for table_id in list(lobby.tables) if lobby is not None else []:
+        for table_id in list(lobby.tables):
             token = self._token(table_id)
             if token is not None and self._trusted(self.lease_key(table_id)):
                 self._announce(table_id, token)

@@ -220,10 +220,8 @@ class Relaying(NodeState):
     def _forget_owners(self) -> None:
         """What we heard of the owners of tables nobody here has to do with any more (not
         ours, not listed, no connection of ours at them): asked again if ever needed."""
-        lobby = self.lobby
         kept = set(self.directory.listings) | {t for conn in self.connections for t in conn.tables}
-        if lobby is not None:
-            kept |= set(lobby.tables)
+        kept |= set(self.lobby.tables)
         for table_id in [t for t in self.owners if t not in kept]:
             del self.owners[table_id]
         for table_id in [t for t in self.tokens if t not in kept]:

@@ -162,8 +162,7 @@ class NodeState:
         task.add_done_callback(self._background.discard)
 
     def _local_table(self, table_id: str) -> Table | None:
-        lobby = self.lobby
-        return lobby.tables.get(table_id) if lobby is not None else None
+        return self.lobby.tables.get(table_id)
 
     if TYPE_CHECKING:  # (defined by the parts of ``Node``, which call each other)
 
