@@ -343,9 +343,9 @@ class App:
                 if self.lobby
                 else [],
             }
-            cluster = self.nodes.status()
-            if cluster is not None:
-                body["cluster"] = cluster
+            status = self.nodes.status()  # (a node of a cluster: the cluster's part)
+            if status is not None:
+                body["cluster"] = status
             return _json(
                 connection, http.HTTPStatus.OK if ok else http.HTTPStatus.SERVICE_UNAVAILABLE, body
             )
