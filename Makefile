@@ -16,8 +16,13 @@ $(STAMP): pyproject.toml setup.py
 	$(BIN)/python -m pip install -e '.[dev]'
 	touch $@
 
+# The tests run in parallel (pytest-xdist): most of their time is servers, browsers and
+# clusters waiting on sockets, so four workers pay even on two cores. `make test
+# TEST_WORKERS=0` runs them in one process; tests/conftest.py says what keeps them apart.
+TEST_WORKERS ?= 4
+
 test: venv
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 lint: venv
 	$(BIN)/ruff check .

@@ -44,6 +44,7 @@ from server.config import Config
 from server.db.store import ActionRow, Conflict, MatchRow, TableRow
 from server.ladder.store import LadderStore
 from server.metrics import Metrics
+from server.nodes import Creator, Nodes, OneNode
 from server.protocol import encode
 from server.table import Lease, LobbyError, Seat, Table, TableSettings, TableStore, TableSummary
 
@@ -186,15 +187,6 @@ class LobbyFeed:
 # ------------------------------------------------------------------- lobby ---
 
 
-@dataclass(frozen=True, slots=True)
-class Creator:
-    """Who asked for a table (``create_table``): the account, and the client's IP address as
-    the server sees it (behind a reverse proxy, the proxy's)."""
-
-    username: str
-    address: str
-
-
 class Lobby:
     """All live tables of the server, and the host of each (``server.table.TableHost``)."""
 
@@ -216,16 +208,17 @@ class Lobby:
         # (its match ended just before a crash): the tournaments set it, before ``restore``.
         self.on_table_finished: Callable[[Table], Awaitable[None]] | None = None
         self.hooks: set[asyncio.Task[None]] = set()  # the calls of it running
-        # Cluster mode (server/cluster/node.py): the node, which leases each table this
-        # lobby creates or adopts, and knows the other nodes' tables and players.
-        self.cluster: Any = None
+        # The other nodes (``server.nodes``): none for a server alone; in cluster mode the
+        # node (server/cluster/node.py), which leases each table this lobby creates or
+        # adopts, and knows the other nodes' tables and players.
+        self.nodes: Nodes = OneNode()
 
     # -------------------------------------------------- the tables' host ---
 
     def seated_at(self, username: str) -> str | None:
         found = self.seated.get(username)
-        if found is None and self.cluster is not None:
-            found = self.cluster.seated.get(username)  # at another node's table
+        if found is None:
+            found = self.nodes.seated_elsewhere(username)  # at another node's table
         return found
 
     def table_changed(self, summary: TableSummary) -> None:
@@ -244,10 +237,8 @@ class Lobby:
         if summary.state != "finished":
             for name in summary.players:
                 self.seated[name] = summary.table
-        if self.cluster is not None and (
-            before is None or before.players != summary.players or started
-        ):
-            self.cluster.lobby_changed()
+        if before is None or before.players != summary.players or started:
+            self.nodes.lobby_changed()
         if not summary.private:  # a private table is never listed
             self.feed.changed()
 
@@ -291,7 +282,7 @@ class Lobby:
     def _new_id(self) -> str:
         # Several nodes pick ids at once in cluster mode: longer ones (a lease on each new id,
         # ``claim_new``, refuses one taken by a live table).
-        size = 3 if self.cluster is None else 6
+        size = self.nodes.id_bytes
         while True:
             table_id = "t" + secrets.token_hex(size)
             if table_id not in self.tables:
@@ -304,8 +295,7 @@ class Lobby:
             for s in self.summaries.values()
             if not s.private and s.state != "finished" and s.table in self.tables
         ]
-        if self.cluster is not None:  # and every other node's, as they last published them
-            local.extend(self.cluster.remote_listing(self.tables))
+        local.extend(self.nodes.remote_listing(self.tables))  # as the others last published
         return local
 
     def get(self, table_id: str) -> Table:
@@ -384,7 +374,7 @@ class Lobby:
             ladders=self.config.ladder_names,
         )
         self._check_room(creator)
-        if self.cluster is not None and self.cluster.draining:
+        if self.nodes.draining:
             raise LobbyError(
                 "server_shutdown", "this node is handing its tables over; reconnect soon"
             )
@@ -417,19 +407,17 @@ class Lobby:
         return table
 
     async def _store_new(self, table: Table) -> None:
-        """Store the new ``table``'s row; in cluster mode first take its lease (under
-        another id if its own is taken) and give it the fenced store (its ``lease`` too)."""
-        if self.cluster is not None:
-            while (fenced := await self.cluster.claim_new(table.id)) is None:
-                table.id = self._new_id()
-            table.store = table.lease = fenced
+        """Store the new ``table``'s row; first take its lease (in cluster mode: under
+        another id if its own is taken) and give it its store (the fenced one) and lease."""
+        while (claimed := await self.nodes.claim_new(table.id, self.store)) is None:
+            table.id = self._new_id()
+        table.store, table.lease = claimed
         # If the database fails, no table was created (and, in cluster mode, the lease
         # taken for it goes at once, not when the keeper finds it unused).
         try:
             await self.store.save_table(table.row())
         except BaseException:
-            if self.cluster is not None:
-                self.cluster.table_done(table.id)
+            self.nodes.table_done(table.id)
             raise
 
     def _check_room(self, creator: Creator | None) -> None:
@@ -451,8 +439,7 @@ class Lobby:
                 )
             return
         waiting = [*self.creators.values(), *(c for c in self.creating if c is not None)]
-        if self.cluster is not None:
-            waiting.extend(self.cluster.remote_creators(self.tables))
+        waiting.extend(self.nodes.remote_creators(self.tables))
         account = limits.waiting_tables_per_account
         mine = sum(c.username == creator.username for c in waiting)
         if account and mine >= account:
@@ -488,8 +475,8 @@ class Lobby:
     def forget(self, table: Table, *, moved: bool = False) -> None:
         """Drop ``table``, its summary and its seats (it finished, or it is set aside; in
         cluster mode, ``moved``: another node owns it now)."""
-        if self.cluster is not None and not moved and table.id in self.tables:
-            self.cluster.table_done(table.id)
+        if not moved and table.id in self.tables:
+            self.nodes.table_done(table.id)
         self.tables.pop(table.id, None)
         self.creators.pop(table.id, None)
         summary = self.summaries.pop(table.id, None)

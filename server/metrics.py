@@ -38,17 +38,13 @@ import gc
 import logging
 import time
 from collections import Counter as Tally
-from collections.abc import Callable, Iterable, Sequence, Sized
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
-
-if TYPE_CHECKING:
-    from server.ladder.queue import Matchmaker
-    from server.lobby import Lobby
 
 log = logging.getLogger("guobiao.metrics")
 
@@ -70,6 +66,31 @@ LAG_EVERY = 0.25  # seconds between two samples of the loop's lag
 COMMIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
 
 
+class _Stated(Protocol):
+    @property
+    def state(self) -> str: ...
+
+
+class Listed(Protocol):
+    """The tables as the lobby last heard of them (``server.lobby.Lobby.summaries``)."""
+
+    @property
+    def summaries(self) -> Mapping[str, _Stated]: ...
+
+
+class Queued(Protocol):
+    """The ladder queue (``server.ladder.queue.Matchmaker.snapshot``)."""
+
+    def snapshot(self) -> dict[str, Any]: ...
+
+
+class Leased(Protocol):
+    """The other nodes (``server.nodes.Nodes``): how many table leases this node holds."""
+
+    @property
+    def leases_held(self) -> int: ...
+
+
 class Observed(Protocol):
     """The running server as its metrics read it at scrape time (``server.app.App``)."""
 
@@ -81,18 +102,16 @@ class Observed(Protocol):
     def connections(self) -> Sized: ...
 
     @property
-    def lobby(self) -> Lobby | None: ...
+    def lobby(self) -> Listed | None: ...
 
     @property
-    def matchmaker(self) -> Matchmaker | None: ...
+    def matchmaker(self) -> Queued | None: ...
+
+    @property
+    def nodes(self) -> Leased: ...
 
     @property
     def slow_drops(self) -> int: ...
-
-
-class _Stated(Protocol):
-    @property
-    def state(self) -> str: ...
 
 
 class TournamentSource(Protocol):
@@ -276,11 +295,10 @@ class _Scraped(Collector):
             "Connections closed because their outgoing queue was full (1013 too slow).",
             value=server.slow_drops,
         )
-        cluster = getattr(server, "cluster", None)
         yield GaugeMetricFamily(
             "guobiao_leases_held",
             "Table leases this node holds (cluster mode: the tables it owns; one process: 0).",
-            value=cluster.leases_held if cluster is not None else 0,
+            value=server.nodes.leases_held,
         )
         players = GaugeMetricFamily(
             "guobiao_queue_players",

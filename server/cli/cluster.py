@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from server.cli.serve import add_config_options, config_from
+from server.cluster.messages import Drain, Move, encode
 from server.config import ConfigError
 
 WAIT_SECONDS = 15.0  # how long move and drain wait for the tables to change hands
@@ -160,7 +161,7 @@ class _Admin:
         if _text(owner) == to:
             print(f"table {table} is on {to} already")
             return 0
-        message = {"k": "move", "t": table, "to": to}
+        message = encode(Move(table, to))
         await self.redis.publish(f"{self.prefix}:to:{_text(owner)}", orjson.dumps(message))
         deadline = time.monotonic() + WAIT_SECONDS
         while time.monotonic() < deadline:
@@ -180,7 +181,7 @@ class _Admin:
         if not [n for n, i in nodes.items() if n != node and not i.get("draining")]:
             print(f"guobiao cluster: no other ready node to take {node}'s tables")
             return 1
-        await self.redis.publish(f"{self.prefix}:to:{node}", orjson.dumps({"k": "drain"}))
+        await self.redis.publish(f"{self.prefix}:to:{node}", orjson.dumps(encode(Drain())))
         deadline = time.monotonic() + WAIT_SECONDS
         left = -1
         while time.monotonic() < deadline:

@@ -1,7 +1,8 @@
 """The messages between nodes: Redis pub/sub, in order, reconnecting on its own.
 
 Every node listens on two channels, its own (``PREFIX:to:NODE``) and everyone's
-(``PREFIX:all``). A message is a small JSON object (orjson) with a kind ``k``. ``Bus.send``
+(``PREFIX:all``). A message is one of the typed messages of ``server.cluster.messages``, sent
+as a small JSON object (orjson); one that cannot be read is logged and dropped. ``Bus.send``
 never blocks: messages queue in memory and one sender task publishes them, many per round
 trip (a pipeline), strictly in the order they were queued, so what one node sends another
 arrives in order. Pub/sub delivers at most once: while Redis is unreachable what is queued is
@@ -16,11 +17,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import orjson
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
+
+from server.cluster.messages import BadMessage, Message, decode, encode
 
 log = logging.getLogger("guobiao.cluster")
 
@@ -36,7 +38,7 @@ class Bus:
         redis: aioredis.Redis,
         prefix: str,
         node: str,
-        handler: Callable[[dict[str, Any]], Awaitable[None]],
+        handler: Callable[[Message], Awaitable[None]],
         on_up: Callable[[], Awaitable[None]],
     ) -> None:
         self.redis = redis
@@ -73,17 +75,17 @@ class Bus:
 
     # ---------------------------------------------------------- outgoing ---
 
-    def send(self, node: str, message: dict[str, Any]) -> None:
+    def send(self, node: str, message: Message) -> None:
         self._put(self.channel(node), message)
 
-    def broadcast(self, message: dict[str, Any]) -> None:
+    def broadcast(self, message: Message) -> None:
         self._put(self.everyone, message)
 
-    def _put(self, channel: bytes, message: dict[str, Any]) -> None:
+    def _put(self, channel: bytes, message: Message) -> None:
         if len(self._queue) >= MAX_QUEUED:
             self._queue.pop(0)
             self.dropped += 1
-        self._queue.append((channel, orjson.dumps(message)))
+        self._queue.append((channel, orjson.dumps(encode(message))))
         self._wake.set()
 
     async def flush(self, timeout: float = 2.0) -> None:
@@ -134,9 +136,12 @@ class Bus:
                     if message is None or message.get("type") != "message":
                         continue
                     try:
-                        body = orjson.loads(message["data"])
+                        body = decode(orjson.loads(message["data"]))
                     except orjson.JSONDecodeError:
                         log.error("cluster: a message that is not JSON: %.200r", message["data"])
+                        continue
+                    except BadMessage as exc:
+                        log.error("cluster: a message refused: %s", exc)
                         continue
                     try:
                         await self.handler(body)

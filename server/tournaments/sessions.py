@@ -256,12 +256,10 @@ class SessionTables:
                 continue
             made = state.table(s.number, i)
             live = self.lobby.tables.get(made.table_id) if made is not None else None
-            cluster = self.lobby.cluster
-            if live is None and made is not None and cluster is not None and not made.finished:
+            nodes = self.lobby.nodes
+            if live is None and made is not None and nodes.clustered and not made.finished:
                 # Cluster mode: the table is owned by another node (it moved there).
-                await cluster.replace_seat(
-                    made.table_id, table.index(player), label, REPLACE_SECONDS
-                )
+                await nodes.replace_seat(made.table_id, table.index(player), label, REPLACE_SECONDS)
                 return
             if live is None or live.state == "finished":
                 raise TournamentError(

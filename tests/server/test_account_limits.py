@@ -18,13 +18,14 @@ import pytest
 from sqlalchemy import func, select
 
 from server import accounts
-from server import app as app_module
+from server import connection as connection_module
 from server.accounts import AccountError, Guard, HashPool, RateLimited
-from server.app import RATE_STRIKES, REFUSAL_PAUSE, App
+from server.app import App
 from server.cli.loadtest import loadtest
 from server.client import Client, ConnectionLost, ServerError
 from server.config import AccountsSection, Config, ConfigError, DatabaseSection, ServerSection
 from server.config import load as load_config
+from server.connection import RATE_STRIKES, REFUSAL_PAUSE
 from server.db.models import Player, PlayerSession
 from server.db.store import Store, TableRow
 from server.limits import Backoff, Buckets
@@ -591,7 +592,7 @@ async def test_a_refusal_on_the_wire_carries_retry_after(start_server: Any) -> N
 async def test_a_connection_that_ignores_retry_after_is_closed(
     start_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(app_module, "REFUSAL_PAUSE", 0.0)  # not a second per refusal here
+    monkeypatch.setattr(connection_module, "REFUSAL_PAUSE", 0.0)  # not a second per refusal here
     app: App = await start_server()
     url = f"ws://127.0.0.1:{app.port}/ws"
     codes: list[str] = []

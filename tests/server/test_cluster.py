@@ -485,7 +485,12 @@ async def test_owner_paused_past_its_lease_is_fenced(make_cluster: MakeCluster) 
         await asyncio.sleep(0.05)  # (only to let that reach n1: the outcome may not depend on it)
         n1.pause()
         assert await cluster.wait_owner(table, timeout=lease + 10, not_in={"n1"}) == "n2"
-        assert await table_fence(cluster, table) > fence
+
+        async def fence_went_up() -> bool:
+            return await table_fence(cluster, table) > fence
+
+        # (the adopter takes the lease a moment before it takes the table in the database)
+        await until(fence_went_up, 10, "n2's takeover raising the table's fence")
         n1.resume()
         await alice.move_to(n2, table)
         end = await alice.play(cluster, table)

@@ -11,7 +11,6 @@ in-memory store (tests/fakes.py) that refuses ``save_table`` while told to.
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
 
 import pytest
 import redis.asyncio as aioredis
@@ -28,16 +27,9 @@ async def test_a_table_the_database_refused_leaves_no_lease(redis_url: str, pref
     refusing = True
     store = FakeStore(fail=lambda method, _: refusing and method == "save_table")
     lobby = Lobby(Config(), store)
-    app = SimpleNamespace(
-        config=SimpleNamespace(cluster=ClusterSection(redis_url=redis_url, prefix=prefix)),
-        node="n1",
-        lobby=lobby,
-        store=store,
-        connections=[],
-        by_cid={},
-    )
-    node = Node(app)  # type: ignore[arg-type]
-    lobby.cluster = node
+    config = ClusterSection(redis_url=redis_url, prefix=prefix)
+    node = Node(config, "n1", store=store, lobby=lobby, connections=[], by_cid={})
+    lobby.nodes = node
     client = aioredis.from_url(redis_url)
     try:
         with pytest.raises(StoreUnavailable):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -19,7 +18,7 @@ import redis.asyncio as aioredis
 
 from server.cluster.node import Node
 from server.config import ClusterSection
-from server.lobby import Creator
+from server.nodes import Creator
 
 
 @dataclass
@@ -45,10 +44,7 @@ class Lobby:
 
 def node_for(redis_url: str, prefix: str, lobby: Lobby, name: str = "n1") -> Node:
     config = ClusterSection(redis_url=redis_url, lease_seconds=3.0, prefix=prefix)
-    app = SimpleNamespace(
-        config=SimpleNamespace(cluster=config), node=name, lobby=lobby, connections=[]
-    )
-    return Node(app)  # type: ignore[arg-type]
+    return Node(config, name, store=None, lobby=lobby, connections=[], by_cid={})  # type: ignore[arg-type]
 
 
 async def read_hash(redis_url: str, key: str) -> dict[str, str]:

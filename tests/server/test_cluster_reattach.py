@@ -44,11 +44,18 @@ import redis.asyncio as aioredis
 from fakes import until
 
 from engine.actions import Action, ActionKind
-from server.cluster import node as node_module
-from server.cluster.node import FencedStore, Node
+from server.cluster import relaying
+from server.cluster.fenced import FencedStore
+from server.cluster.messages import Out, Sender, decode, encode
+from server.cluster.node import Node
 from server.config import ClusterSection
 from server.errors import ServerError
 from server.table import BackInput, GoneInput, PlayInput, SyncInput, speaking
+
+
+def wire(body: dict[str, Any]) -> Any:
+    """A message as another node sends it (its wire form), as the bus hands it over."""
+    return decode(body)
 
 
 @dataclass
@@ -120,7 +127,7 @@ class Database:
 
 @dataclass
 class Sent:
-    """What the node published: (to, message); ``to`` None for everyone."""
+    """What the node published: (to, message in its wire form); ``to`` None for everyone."""
 
     messages: list[tuple[str | None, dict[str, Any]]] = field(default_factory=list)
 
@@ -138,7 +145,7 @@ class Rig:
 
     def connect(self, conn: Conn) -> Conn:
         self.connections.append(conn)
-        self.node.app.by_cid[conn.cid] = conn
+        self.node.by_cid[conn.cid] = conn  # type: ignore[index]
         return conn
 
     async def lease(self, table_id: str, owner: str | None) -> None:
@@ -154,18 +161,17 @@ async def rig(redis_url: str, prefix: str) -> AsyncIterator[Rig]:
     config = ClusterSection(redis_url=redis_url, lease_seconds=3.0, prefix=prefix)
     lobby = Lobby()
     connections: list[Conn] = []
-    app = SimpleNamespace(
-        config=SimpleNamespace(cluster=config),
-        node="n2",
-        lobby=lobby,
-        connections=connections,
-        by_cid={},
+    node = Node(
+        config,
+        "n2",
         store=Database(),
+        lobby=lobby,  # type: ignore[arg-type]
+        connections=connections,  # type: ignore[arg-type]
+        by_cid={},
     )
-    node = Node(app)  # type: ignore[arg-type]
     sent = Sent()
-    node.bus.send = lambda to, message: sent.messages.append((to, message))  # type: ignore[method-assign]
-    node.bus.broadcast = lambda message: sent.messages.append((None, message))  # type: ignore[method-assign]
+    node.bus.send = lambda to, message: sent.messages.append((to, encode(message)))  # type: ignore[method-assign]
+    node.bus.broadcast = lambda message: sent.messages.append((None, encode(message)))  # type: ignore[method-assign]
     client = aioredis.from_url(redis_url)
     try:
         yield Rig(node, lobby, sent, connections, client)
@@ -191,7 +197,7 @@ async def test_an_unanswered_reattach_is_sent_again_to_whoever_holds_the_lease(r
     node, sent = rig.node, rig.sent
     conn = rig.connect(Conn("c.1", {"t1": None}))
     await rig.lease("t1", "n1")
-    await node._moved({"k": "moved", "t": "t1", "o": "n1", "f": 1})
+    await node._moved(wire({"k": "moved", "t": "t1", "o": "n1", "f": 1}))
     assert [(to, m["c"], m["t"]) for to, m in sent.kinds("reattach")] == [("n1", "c.1", "t1")]
     assert "n1" in conn.relayed
 
@@ -212,7 +218,7 @@ async def test_an_unanswered_reattach_is_sent_again_to_whoever_holds_the_lease(r
     await node._reattach_again()  # (still due: not sent since)
     assert [to for to, _ in sent.kinds("reattach")] == ["n1", "n1", "n3"]
 
-    await node._attached({"k": "attached", "c": "c.1", "t": "t1"})
+    await node._attached(wire({"k": "attached", "c": "c.1", "t": "t1"}))
     age(node, node.lease_seconds)
     await node._reattach_again()
     assert len(sent.kinds("reattach")) == 3
@@ -227,13 +233,13 @@ async def test_a_reattach_is_given_up_when_its_connection_left_or_after_a_minute
     gone = rig.connect(Conn("c.1", {"t1": None}))
     rig.connect(Conn("c.2", {"t1": None}, username="bob"))
     await rig.lease("t1", "n1")
-    await node._moved({"k": "moved", "t": "t1", "o": "n1", "f": 1})
+    await node._moved(wire({"k": "moved", "t": "t1", "o": "n1", "f": 1}))
     assert len(sent.kinds("reattach")) == 2
     del gone.tables["t1"]  # she left the table
     age(node, node.lease_seconds / 3)
     await node._reattach_again()
     assert [m["c"] for _, m in sent.kinds("reattach")] == ["c.1", "c.2", "c.2"]
-    age(node, node_module.REATTACH_SECONDS + 1)
+    age(node, relaying.REATTACH_SECONDS + 1)
     await node._reattach_again()
     assert node.reattaching == {}
     assert len(sent.kinds("reattach")) == 3
@@ -247,11 +253,11 @@ async def test_the_owner_answers_a_reattach_it_took_in(rig: Rig) -> None:
     table = StandInTable("t1", node, token=2)
     rig.lobby.tables["t1"] = table
     body = {"k": "reattach", "n": "n1", "c": "x.7", "u": "alice", "g": False, "a": "1.2.3.4"}
-    await node._reattach_in({**body, "t": "t1", "f": None})
+    await node._reattach_in(wire({**body, "t": "t1", "f": None}))
     item = table.queue.get_nowait()
     assert isinstance(item, BackInput) and item.peer.cid == "x.7"
     assert sent.kinds("attached") == [("n1", {"k": "attached", "c": "x.7", "t": "t1"})]
-    await node._reattach_in({**body, "t": "t9", "f": None})
+    await node._reattach_in(wire({**body, "t": "t9", "f": None}))
     assert len(sent.kinds("attached")) == 1
 
 
@@ -268,18 +274,18 @@ async def test_an_older_owners_word_does_not_unseat_the_owner(rig: Rig) -> None:
     node._hold(node.lease_key("t1"), time.monotonic())  # (it took t1's lease: it is ours)
     conn = rig.connect(Conn("c.1", {"t1": None}))
 
-    await node._moved({"k": "moved", "t": "t1", "o": "n1", "f": 4})
+    await node._moved(wire({"k": "moved", "t": "t1", "o": "n1", "f": 4}))
     assert "t1" in rig.lobby.tables and not table.stopped
     said = {"k": "moved", "t": "t1", "o": "n2", "f": 5, "p": ["alice"]}
     assert sent.kinds("moved") == [(None, said)]
-    await node._moved(sent.kinds("moved")[0][1])  # its own word comes back: she is here
+    await node._moved(wire(sent.kinds("moved")[0][1]))  # its own word comes back: she is here
     assert isinstance(table.queue.get_nowait(), BackInput)
     assert node.owners["t1"] == "n2" and node.tokens["t1"] == 5
-    await node._moved({"k": "moved", "t": "t1", "o": "n1", "f": 4})  # again: ignored now
+    await node._moved(wire({"k": "moved", "t": "t1", "o": "n1", "f": 4}))  # again: ignored now
     assert len(sent.kinds("moved")) == 1
 
     await rig.lease("t1", "n1")
-    await node._moved({"k": "moved", "t": "t1", "o": "n1", "f": 6})
+    await node._moved(wire({"k": "moved", "t": "t1", "o": "n1", "f": 6}))
     assert table.stopped and "t1" not in rig.lobby.tables
     assert node.owners["t1"] == "n1"
     assert [(to, m["c"]) for to, m in sent.kinds("reattach")] == [("n1", conn.cid)]
@@ -301,7 +307,7 @@ async def test_no_node_is_taken_for_dead_in_the_lease_after_redis_came_back(rig:
     node._presence = node._publish_lobby = node._coordinate = node._adopt_orphans = nothing  # type: ignore[method-assign]
     table = StandInTable("t1", node, token=1, seated="alice")
     rig.lobby.tables["t1"] = table
-    peer = node._peer({"n": "n1", "c": "c.1", "u": "alice"})
+    peer = node._peer(Sender("n1", "c.1", "alice"))
     peer.tables.add("t1")  # n1 relays her to our table t1; n1 has no presence (yet)
 
     node.redis_seen, node.redis_ok = True, False  # the beat had lost Redis
@@ -320,12 +326,9 @@ async def test_no_node_is_taken_for_dead_in_the_lease_after_redis_came_back(rig:
 # --------------------------------------------------- a handover loses no one ---
 
 
-def out(
-    conn: Conn, text: str, table: str | None = None, token: int | None = None
-) -> dict[str, Any]:
+def out(conn: Conn, text: str, table: str | None = None, token: int | None = None) -> Out:
     """A table's word for ``conn`` as its owner sends it (stamped: with its fencing token)."""
-    body: dict[str, Any] = {"k": "out", "c": conn.cid, "x": text}
-    return body if token is None else {**body, "t": table, "f": token}
+    return Out(conn.cid, text) if token is None else Out(conn.cid, text, table, token)
 
 
 def update(seq: int, full: bool = False) -> str:
@@ -347,7 +350,7 @@ async def test_a_lease_is_trusted_for_a_lease_after_it_was_renewed(rig: Rig) -> 
     node._renewed(time.monotonic(), (key,), ())
     assert node._trusted(key)
 
-    rig.node.app.store.fences["t1"] = 5
+    rig.node.store.fences["t1"] = 5
     node._hold(key, time.monotonic() - lease)
     node._held_until.clear()
     node._renewed(time.monotonic(), (), (key,))  # it had lapsed: taken back
@@ -356,7 +359,7 @@ async def test_a_lease_is_trusted_for_a_lease_after_it_was_renewed(rig: Rig) -> 
     await until(lambda: node._trusted(key), "the database's word")
     assert rig.sent.kinds("moved")[-1][1]["f"] == 5
 
-    rig.node.app.store.fences["t1"] = 6  # another node took it over meanwhile
+    rig.node.store.fences["t1"] = 6  # another node took it over meanwhile
     node._held_until.clear()
     node._renewed(time.monotonic(), (), (key,))
     await until(lambda: table.stopped, "our copy dropped")
@@ -368,7 +371,7 @@ async def test_a_tables_word_to_another_node_carries_its_fencing_token(rig: Rig)
     """What a table's task sends a connection of another node carries the table and the
     token it runs it with; what anything else sends (the queue, a tournament) does not."""
     node, sent = rig.node, rig.sent
-    peer = node._peer({"n": "n1", "c": "c.9", "u": "bob"})
+    peer = node._peer(Sender("n1", "c.9", "bob"))
     table = StandInTable("t1", node, token=4)
 
     async def the_tables_task() -> None:
@@ -396,7 +399,7 @@ async def test_a_word_of_an_older_owner_is_dropped(rig: Rig) -> None:
     await node._out(out(conn, "c", "t1", 1))
     await node._out(out(conn, "d"))  # (not a table's word)
     assert conn.texts == ["a", "b", "d"] and node.stale_words == 1
-    await node._moved({"k": "moved", "t": "t1", "o": "n3", "f": 3})  # heard of token 3
+    await node._moved(wire({"k": "moved", "t": "t1", "o": "n3", "f": 3}))  # heard of token 3
     await node._out(out(conn, update(9, full=True), "t1", 2))
     assert conn.texts == ["a", "b", "d"] and node.stale_words == 2
 
@@ -409,14 +412,14 @@ async def test_after_a_reattach_a_tables_updates_wait_for_its_full_one(rig: Rig)
     node = rig.node
     conn = rig.connect(Conn("c.1", {"t1": None, "t2": None}))
     await rig.lease("t1", "n1")
-    await node._moved({"k": "moved", "t": "t1", "o": "n1", "f": 1})
+    await node._moved(wire({"k": "moved", "t": "t1", "o": "n1", "f": 1}))
     playing = json.dumps({"type": "table", "payload": {"table": "t1", "state": "playing"}})
     for text in (update(8), playing, update(9), update(9, full=True), update(10)):
         await node._out(out(conn, text, "t1", 1))
     assert conn.texts == [playing, update(9, full=True), update(10)]
 
     await rig.lease("t2", "n1")
-    await node._moved({"k": "moved", "t": "t2", "o": "n1", "f": 1})
+    await node._moved(wire({"k": "moved", "t": "t2", "o": "n1", "f": 1}))
     waiting = json.dumps({"type": "table", "payload": {"table": "t2", "state": "waiting"}})
     await node._out(out(conn, waiting, "t2", 1))
     await node._out(out(conn, update(1), "t2", 1))  # the deal: no gap before it
@@ -429,7 +432,7 @@ async def test_a_message_for_a_table_between_two_owners_waits_for_the_new_one(ri
     the database): her ``sync`` waits, her connection keeps the table, and both go to the
     new owner once it says it runs t1. A table that is not open is still no table."""
     node, sent = rig.node, rig.sent
-    rig.node.app.store.fences["t1"] = 1
+    rig.node.store.fences["t1"] = 1
     conn = rig.connect(Conn("c.1", {"t1": None}))
     await rig.lease("t1", None)
     frame = json.dumps({"type": "sync", "id": 3, "payload": {"table": "t1"}})
@@ -437,7 +440,7 @@ async def test_a_message_for_a_table_between_two_owners_waits_for_the_new_one(ri
     assert not sent.kinds("in") and conn.tables == {"t1": None}
 
     await rig.lease("t1", "n3")
-    await node._moved({"k": "moved", "t": "t1", "o": "n3", "f": 2, "p": ["alice"]})
+    await node._moved(wire({"k": "moved", "t": "t1", "o": "n3", "f": 2, "p": ["alice"]}))
     assert [(to, m["k"]) for to, m in sent.messages if m["k"] in ("reattach", "in")] == [
         ("n3", "reattach"),
         ("n3", "in"),
@@ -457,7 +460,7 @@ async def test_a_message_is_not_left_waiting_for_a_word_that_came_while_it_asked
     database whether t1 is still open, n3's word came (it runs t1 now): the ``sync`` goes
     to n3 at once, not to wait for a word already heard."""
     node, sent = rig.node, rig.sent
-    database = rig.node.app.store
+    database = rig.node.store
     database.fences["t1"] = 1
     conn = rig.connect(Conn("c.1", {"t1": None}))
     await rig.lease("t1", None)
@@ -465,7 +468,7 @@ async def test_a_message_is_not_left_waiting_for_a_word_that_came_while_it_asked
     async def n3_adopts() -> None:
         database.meanwhile = None
         await rig.lease("t1", "n3")
-        await node._moved({"k": "moved", "t": "t1", "o": "n3", "f": 2})
+        await node._moved(wire({"k": "moved", "t": "t1", "o": "n3", "f": 2}))
 
     database.meanwhile = n3_adopts
     frame = json.dumps({"type": "sync", "id": 3, "payload": {"table": "t1"}})
@@ -485,7 +488,7 @@ async def test_the_new_owners_word_brings_back_every_connection_of_its_players(
     bob = rig.connect(Conn("c.1", {}, username="bob"))
     rig.connect(Conn("c.2", {}, username="carol"))
     await rig.lease("t1", "n1")
-    await node._moved({"k": "moved", "t": "t1", "o": "n1", "f": 1, "p": ["alice", "bob"]})
+    await node._moved(wire({"k": "moved", "t": "t1", "o": "n1", "f": 1, "p": ["alice", "bob"]}))
     assert [(to, m["c"]) for to, m in sent.kinds("reattach")] == [("n1", "c.1")]
     assert bob.tables == {"t1": None}
 
@@ -501,7 +504,7 @@ async def test_a_message_of_ours_that_comes_back_is_our_connections(rig: Rig) ->
     conn = rig.connect(Conn("c.1", {"t1": None}))
     frame = json.dumps({"type": "sync", "id": 3, "payload": {"table": "t1"}})
     body = {"k": "in", "n": "n2", "c": "c.1", "u": "alice", "t": "t1", "f": frame, "hop": 1}
-    await node._in(body)
+    await node._in(wire(body))
     item = table.queue.get_nowait()
     assert isinstance(item, SyncInput) and item.peer is conn and not node.peers
 
@@ -514,11 +517,11 @@ async def test_what_a_dropped_table_had_not_handled_goes_on(rig: Rig) -> None:
     node, sent = rig.node, rig.sent
     table = StandInTable("t1", node, token=1)
     rig.lobby.tables["t1"] = table
-    peer = node._peer({"n": "n3", "c": "c.7", "u": "bob", "v": 2})
+    peer = node._peer(Sender("n3", "c.7", "bob", version=2))
     table.queue.put_nowait(SyncInput(peer, 4))
     table.queue.put_nowait(PlayInput(peer, 5, 9, Action(ActionKind.PASS)))
     await rig.lease("t1", "n1")
-    await node._moved({"k": "moved", "t": "t1", "o": "n1", "f": 2})
+    await node._moved(wire({"k": "moved", "t": "t1", "o": "n1", "f": 2}))
     assert table.stopped
     ((to, passed),) = sent.kinds("in")
     assert to == "n1" and (passed["n"], passed["c"], passed["u"]) == ("n3", "c.7", "bob")

@@ -21,8 +21,9 @@ from fakes import QUICK, Clock, FakePeer, FakeStore, handled, pin_tables, until
 
 from server.config import Config, LimitsSection, TimersSection, load
 from server.db.store import TableRow
-from server.lobby import Creator, Lobby
+from server.lobby import Lobby
 from server.metrics import Metrics
+from server.nodes import Creator
 from server.table import GoneInput, JoinInput, LeaveInput, LobbyError, SyncInput, Table, WatchInput
 
 EMPTY_SECONDS = 30.0
@@ -115,13 +116,18 @@ async def test_no_limit_when_set_to_zero(make_lobby: Callable[..., Lobby]) -> No
 
 @dataclass
 class FakeCluster:
-    """The little of ``server.cluster.node.Node`` a lobby asks when it makes a table: the
-    other nodes' waiting tables by creator (as last read from Redis), a lease per new table."""
+    """The little of the other nodes (``server.nodes.Nodes``) a lobby asks when it makes a
+    table: their waiting tables by creator (as last read from Redis), a lease per new table."""
 
     store: FakeStore
     waiting: dict[str, Creator]
     draining: bool = False
     seated: dict[str, str] = field(default_factory=dict)
+
+    id_bytes = 6
+
+    def seated_elsewhere(self, username: str) -> str | None:
+        return self.seated.get(username)
 
     def remote_creators(self, local: Iterable[str]) -> list[Creator]:
         return [c for t, c in self.waiting.items() if t not in local]
@@ -129,8 +135,8 @@ class FakeCluster:
     def remote_listing(self, local: Iterable[str]) -> list[dict[str, Any]]:
         return []
 
-    async def claim_new(self, table_id: str) -> FakeStore:
-        return self.store
+    async def claim_new(self, table_id: str, store: FakeStore) -> tuple[FakeStore, FakeStore]:
+        return self.store, self.store
 
     def table_done(self, table_id: str) -> None:
         pass
@@ -147,7 +153,7 @@ async def test_in_cluster_mode_the_other_nodes_waiting_tables_count(
     store = lobby.store
     assert isinstance(store, FakeStore)
     # alice made a table at another node; bob two there, from her address.
-    lobby.cluster = FakeCluster(store, {"ta": ALICE, "tb": BOB, "tc": BOB})
+    lobby.nodes = FakeCluster(store, {"ta": ALICE, "tb": BOB, "tc": BOB})  # type: ignore[assignment]
     await lobby.create(None, None, False, creator=ALICE)
     error = await refused("too_many_tables", lobby.create(None, None, False, creator=ALICE))
     assert "one account" in error.reason

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from httpkit import http_request
+from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from serverkit import StartServer
 from websockets.asyncio.client import connect
@@ -23,6 +24,7 @@ from engine.bots import make_bot
 from server.app import App
 from server.client import Client, play
 from server.config import ConfigError, load
+from server.metrics import Metrics
 
 # A scrape: (sample name, labels without ``node`` as sorted pairs) -> value.
 Scrape = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -233,3 +235,27 @@ def test_a_metrics_address_that_is_not_one_stops_the_server(listen: str) -> None
     with pytest.raises(ConfigError, match=r"\[metrics\] listen must be HOST:PORT"):
         load(environ={"GUOBIAO_METRICS_LISTEN": listen})
     assert load(environ={"GUOBIAO_METRICS_LISTEN": "[::1]:9100"}).metrics.address == ("::1", 9100)
+
+
+def test_leases_held_is_read_from_the_nodes_interface() -> None:
+    """``guobiao_leases_held`` is what the app's ``nodes`` hold (in cluster mode the node's
+    leases; a server alone, ``OneNode``, holds none): the gauge reads the interface the app
+    talks to, not an attribute of cluster mode."""
+
+    class Nodes:
+        leases_held = 3
+
+    class Server:
+        node = "n1"
+        connections: tuple[object, ...] = ()
+        lobby = None
+        matchmaker = None
+        nodes = Nodes()
+        slow_drops = 0
+
+    metrics = Metrics(Server())
+    text = generate_latest(metrics.registry).decode()
+    samples = {
+        s.name: s.value for family in text_string_to_metric_families(text) for s in family.samples
+    }
+    assert samples["guobiao_leases_held"] == 3

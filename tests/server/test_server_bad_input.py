@@ -23,10 +23,11 @@ from websockets.exceptions import ConnectionClosed
 
 from engine.actions import Action
 from engine.bots import Bot, make_bot
-from server.app import RATE_STRIKES, App
+from server.app import App
 from server.cli.replay import read_log
 from server.client import fallback_action, view_from_dict
 from server.config import LimitsSection
+from server.connection import RATE_STRIKES
 from server.errors import QUOTED
 
 Frame = dict[str, Any]

@@ -1,4 +1,4 @@
-"""What a client that reads slowly, or not at all, gets (``server.app.Connection``'s output).
+"""What a client that reads slowly, or not at all, gets from ``server.connection.Connection``.
 
 What is sent to a connection is written straight to its socket while the socket takes it,
 and waits in the connection's bounded outbox while it does not (``limits.send_queue``). A

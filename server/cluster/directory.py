@@ -1,0 +1,236 @@
+"""What each node publishes in Redis for the others: its tables, its players, its creators.
+
+Each node writes, soon after a change (``changed``) and at each beat (``publish``), what
+changed since it last did:
+
+- ``PREFIX:listing``: its public unfinished tables (table -> its node and listing), which
+  every node's lobby lists beside its own;
+- ``PREFIX:seated``: its seated players (username -> "TABLE NODE"), so that a player who
+  comes back on any node finds her table;
+- ``PREFIX:waiting``: the creators of its tables waiting for players (table -> node,
+  account, address), so that every node counts them all against the waiting-table limits
+  (``Lobby._check_room``).
+
+and reads, at each beat (``read``), the others' as they published them, and the live
+nodes' presence (``PREFIX:node:NAME``): what a node that is gone published is ignored.
+``sweep`` removes what an earlier run of this node left in its name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Collection, Coroutine, Iterable
+from typing import Any, cast
+
+import orjson
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from server.lobby import Lobby
+from server.nodes import Creator
+
+PUBLISH_SOON = 0.05  # seconds: a change of seats is published this soon
+
+
+class Directory:
+    """This node's publications, and what it last read of every node's."""
+
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        prefix: str,
+        name: str,
+        lobby: Lobby,
+        spawn: Callable[[Coroutine[Any, Any, None], str], None],
+    ) -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self.name = name
+        self.lobby = lobby
+        self._spawn = spawn  # runs a publication in a task of the node's
+        self.live: dict[str, dict[str, Any]] = {}  # node name -> its presence
+        self.listings: dict[str, dict[str, Any]] = {}  # other nodes' public tables
+        self.listed: dict[str, str] = {}  # other nodes' public tables -> their node
+        self.seated: dict[str, str] = {}  # username -> table, all nodes
+        self.waiting: dict[str, Creator] = {}  # other nodes' waiting tables -> their creator
+        self._published_listing: dict[str, bytes] = {}
+        self._published_seated: dict[str, str] = {}
+        self._published_waiting: dict[str, bytes] = {}
+        self._publish_soon: asyncio.TimerHandle | None = None
+        self._publishing = asyncio.Lock()
+
+    def forget_published(self) -> None:
+        """Redis may have lost everything (it restarted): the next publication writes all."""
+        self._published_listing.clear()
+        self._published_seated.clear()
+        self._published_waiting.clear()
+
+    async def publish(self) -> None:
+        """Our public tables into ``PREFIX:listing``, our seated players into
+        ``PREFIX:seated``, the creators of our tables waiting for players into
+        ``PREFIX:waiting``: what changed since the last beat. One at a time: the beat's and a
+        soon publication (``changed``) each compare with what the other published."""
+        async with self._publishing:
+            await self._publish_now()
+
+    async def _publish_now(self) -> None:
+        lobby = self.lobby
+        listing: dict[str, bytes] = {}
+        for table_id, summary in lobby.summaries.items():
+            if summary.private or summary.state == "finished" or table_id not in lobby.tables:
+                continue
+            listing[table_id] = orjson.dumps({"n": self.name, "l": summary.listing})
+        pipe = self.redis.pipeline(transaction=False)
+        key = f"{self.prefix}:listing"
+        changed = {t: v for t, v in listing.items() if self._published_listing.get(t) != v}
+        gone = [t for t in self._published_listing if t not in listing]
+        if changed:
+            pipe.hset(key, mapping=cast(Any, changed))
+        if gone:
+            pipe.hdel(key, *gone)
+        # username -> "TABLE NODE": whose word it is (a dead node's are ignored by readers)
+        seated = {u: f"{t} {self.name}" for u, t in lobby.seated.items()}
+        seat_key = f"{self.prefix}:seated"
+        moved = {u: t for u, t in seated.items() if self._published_seated.get(u) != t}
+        left = [u for u, t in self._published_seated.items() if u not in seated]
+        if moved:
+            pipe.hset(seat_key, mapping=cast(Any, moved))
+        # table -> its creator: a table's id is ours alone while we hold it.
+        waiting = {
+            t: orjson.dumps({"n": self.name, "u": c.username, "a": c.address})
+            for t, c in lobby.creators.items()
+        }
+        made = {t: v for t, v in waiting.items() if self._published_waiting.get(t) != v}
+        started = [t for t in self._published_waiting if t not in waiting]
+        if made:
+            pipe.hset(f"{self.prefix}:waiting", mapping=cast(Any, made))
+        if started:
+            pipe.hdel(f"{self.prefix}:waiting", *started)
+        if left:
+            # Only if it still says our table (the player may sit elsewhere by now).
+            for u in left:
+                pipe.hget(seat_key, u)
+        busy = changed or gone or moved or left or made or started
+        results = await pipe.execute() if busy else []
+        if left:
+            current = results[-len(left) :]
+            stale = [
+                u
+                for u, now in zip(left, current, strict=True)
+                if now is not None and _text(now) == self._published_seated[u]
+            ]
+            if stale:
+                await self.redis.hdel(seat_key, *stale)
+        self._published_listing = listing
+        self._published_seated = seated
+        self._published_waiting = waiting
+
+    def changed(self) -> None:
+        """Who sits where changed here: publish it soon, not at the next beat (a player who
+        sits down and reloads the page at once on another node must find her table)."""
+        if self._publish_soon is not None:
+            return
+
+        def publish() -> None:
+            self._publish_soon = None
+            self._spawn(self._publish_quietly(), "publish-lobby")
+
+        self._publish_soon = asyncio.get_running_loop().call_later(PUBLISH_SOON, publish)
+
+    async def _publish_quietly(self) -> None:
+        with contextlib.suppress(RedisError, OSError):
+            await self.publish()
+
+    async def sweep(self) -> None:
+        """What ``PREFIX:listing`` and ``PREFIX:seated`` say in our name of tables we do not
+        hold (an earlier run of this node, killed, left them) goes."""
+        held = set(self.lobby.tables)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hgetall(f"{self.prefix}:listing")
+        pipe.hgetall(f"{self.prefix}:seated")
+        pipe.hgetall(f"{self.prefix}:waiting")
+        listing_raw, seated_raw, waiting_raw = await pipe.execute()
+        stale_tables = [
+            t
+            for t, raw in listing_raw.items()
+            if orjson.loads(raw)["n"] == self.name and _text(t) not in held
+        ]
+        stale_waiting = [
+            t
+            for t, raw in waiting_raw.items()
+            if orjson.loads(raw)["n"] == self.name and _text(t) not in held
+        ]
+        stale_seats = []
+        for user, where in seated_raw.items():
+            table_id, _, node = _text(where).partition(" ")
+            if node == self.name and table_id not in held:
+                stale_seats.append(user)
+        if stale_tables:
+            await self.redis.hdel(f"{self.prefix}:listing", *stale_tables)
+        if stale_seats:
+            await self.redis.hdel(f"{self.prefix}:seated", *stale_seats)
+        if stale_waiting:
+            await self.redis.hdel(f"{self.prefix}:waiting", *stale_waiting)
+
+    async def read(self) -> str | None:
+        """What every node published (and who is alive), as it is now; the coordinator's
+        name (``PREFIX:coordinator``), read with it."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hgetall(f"{self.prefix}:listing")
+        pipe.hgetall(f"{self.prefix}:seated")
+        pipe.hgetall(f"{self.prefix}:waiting")
+        pipe.get(f"{self.prefix}:coordinator")
+        listing_raw, seated_raw, waiting_raw, coordinator = await pipe.execute()
+        live: dict[str, dict[str, Any]] = {}
+        keys = [k async for k in self.redis.scan_iter(match=f"{self.prefix}:node:*", count=500)]
+        if keys:
+            for raw in await self.redis.mget(keys):
+                if raw is not None:
+                    info = orjson.loads(raw)
+                    live[info["node"]] = info
+        self.live = live
+        listings: dict[str, dict[str, Any]] = {}
+        listed: dict[str, str] = {}
+        for table_id, raw in listing_raw.items():
+            entry = orjson.loads(raw)
+            if entry["n"] != self.name and entry["n"] in live:
+                listings[table_id.decode()] = entry["l"]
+                listed[table_id.decode()] = entry["n"]
+        self.listed = listed
+        if listings != self.listings:
+            self.listings = listings
+            self.lobby.feed.changed()
+        seated: dict[str, str] = {}
+        for user, where in seated_raw.items():
+            table_id, _, node = _text(where).partition(" ")
+            if node in live:
+                seated[_text(user)] = table_id
+        self.seated = seated
+        waiting: dict[str, Creator] = {}
+        for table_id, raw in waiting_raw.items():
+            entry = orjson.loads(raw)
+            if entry["n"] != self.name and entry["n"] in live:
+                waiting[_text(table_id)] = Creator(entry["u"], entry["a"])
+        self.waiting = waiting
+        return coordinator.decode() if coordinator is not None else None
+
+    async def seated_table(self, username: str) -> str | None:
+        """The table (on any node) where ``username`` sits, as the owners last said."""
+        try:
+            raw = await self.redis.hget(f"{self.prefix}:seated", username)
+        except (RedisError, OSError):
+            return self.seated.get(username)
+        return _text(raw).partition(" ")[0] if raw is not None else None
+
+    def remote_listing(self, local: Collection[str]) -> list[dict[str, Any]]:
+        return [entry for t, entry in self.listings.items() if t not in local]
+
+    def remote_creators(self, local: Iterable[str]) -> list[Creator]:
+        """The creators of the other nodes' tables waiting for players (as they last
+        published them), but those of the tables ``local`` (ours now: we know better)."""
+        return [c for t, c in self.waiting.items() if t not in local]
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

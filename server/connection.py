@@ -1,0 +1,506 @@
+"""One client's websocket connection: decoding, answering, relaying to its tables.
+
+A ``Connection`` decodes each frame into a typed message (``server.protocol``),
+answers account and lobby requests, and hands table inputs to the table's
+owner task (``server.table``), or, in cluster mode, to the node that owns the table
+(``server.nodes``); it never touches a match itself. What is sent to a
+connection during one turn of the event loop is written at the end of that turn, in one
+write to its socket while the socket takes it; while it does not (a slow client), messages
+wait in a bounded queue per connection that its own writer task empties, so one slow client
+cannot hold up a table: when its queue is full it is disconnected.
+
+It sees the server it is on through ``Server`` (``server.app.App`` is one), so that this
+module does not import the app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any, Protocol
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
+
+from server import accounts, protocol
+from server.config import Config
+from server.errors import ServerError
+from server.ladder.queue import Matchmaker
+from server.lobby import Lobby
+from server.metrics import Metrics
+from server.nodes import Creator, Nodes
+from server.protocol import ProtocolError, encode, error
+from server.table import BackInput, GoneInput, input_for
+from server.tournaments.host import Tournaments
+
+log = logging.getLogger("guobiao.server")
+
+VERSION = "0.1.0"
+WRITE_BATCH = 64  # messages joined into one socket write at most
+RATE_STRIKES = 20  # rate-limited messages before the connection is closed as abusive
+REFUSAL_PAUSE = 1.0  # seconds an account request refused by a limit waits for its answer
+
+
+class Server(Protocol):
+    """What a connection uses of the server it is on (``server.app.App``)."""
+
+    config: Config
+    store: Any
+    guard: accounts.Guard
+    metrics: Metrics
+    nodes: Nodes
+    lobby: Lobby | None
+    matchmaker: Matchmaker | None
+    slow_drops: int
+
+    @property
+    def tournaments_host(self) -> Tournaments: ...
+
+    def new_cid(self) -> str: ...
+
+
+class Connection:
+    """One client: its account, its rate limit, its outgoing queue."""
+
+    def __init__(self, ws: ServerConnection, app: Server) -> None:
+        self.ws = ws
+        self.app = app
+        self.username: str | None = None
+        self.guest = False
+        self.token: str | None = None
+        # The client's IP address: the account limits and the tables waiting for players
+        # count per address (behind a proxy, the proxy's).
+        remote = ws.remote_address
+        self.address = str(remote[0]) if isinstance(remote, tuple) and remote else "unknown"
+        self.greeted = False
+        self.version = 1  # the protocol version spoken (``hello``)
+        limits = app.config.limits
+        # Sent during this turn of the event loop, written at its end (``_flush``).
+        self.pending: list[bytes] = []
+        self.flushing: asyncio.Handle | None = None
+        # Waiting for the socket (a slow client): emptied by the writer task, in order.
+        self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=limits.send_queue)
+        self.writing = False  # the writer task is sending (its batch is out of the outbox)
+        self.tokens = float(limits.message_burst)
+        self.refilled = time.monotonic()
+        self.strikes = 0
+        self.refusals = 0  # account requests refused by a limit in a row
+        self.prompts: dict[str, int] = {}  # table -> seq of its latest update asking us to act
+        # The tables this connection is at (on this node or another), each with the watch
+        # frame that made it a spectator there (None: a player, or not yet known).
+        self.tables: dict[str, str | None] = {}
+        self.cid = app.new_cid()  # unique in the cluster: how other nodes address it
+        self.relayed: set[str] = set()  # the other nodes this connection spoke to
+        self.queue_frame: str | None = None  # its queue_join, while queued by another node
+        self.frame: str | bytes = ""  # the frame being dispatched
+        self.dropped = False
+        self.writer = asyncio.create_task(self._write(), name="writer")
+
+    # --------------------------------------------------------- outgoing ---
+
+    def send(self, text: str) -> None:
+        """Send ``text`` (one text frame) at the end of this turn of the event loop."""
+        if self.dropped:
+            return
+        self.pending.append(self._bytes(text))
+        if self.flushing is None:
+            self.flushing = asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        """Write what was sent during this turn of the loop: straight to the socket, all in
+        one write, when nothing waits before it and the socket takes it (the client reads
+        what it is sent); else into the outbox, for the writer task to send as the socket
+        drains. An outbox full is a client too slow: it is disconnected."""
+        self.flushing = None
+        frames, self.pending = self.pending, []
+        if self.dropped or not frames:
+            return
+        ws = self.ws
+        if (
+            self.outbox.empty()
+            and not self.writing
+            and not ws.paused
+            and ws.protocol.state is State.OPEN
+        ):
+            # What ``ws.send`` does, without its coroutine and wait: the socket is not
+            # paused, so there is nothing to wait for. (A batch the protocol could not take
+            # would raise before anything is written.)
+            for data in frames:
+                ws.protocol.send_text(data)
+            ws.transport.write(b"".join(ws.protocol.data_to_send()))
+            return
+        for data in frames:
+            try:
+                self.outbox.put_nowait(data)
+            except asyncio.QueueFull:
+                self.dropped = True
+                log.warning("dropping slow client %s", self.username or self.ws.remote_address)
+                self.app.slow_drops += 1
+                asyncio.get_running_loop().create_task(self.ws.close(1013, "too slow"))
+                return
+
+    async def _write(self) -> None:
+        while True:
+            data = await self.outbox.get()
+            if data is None:
+                return
+            batch = [data]
+            closing = False
+            # What queued meanwhile goes out with it: one write to the socket for all of
+            # them (each is still a frame of its own), not one system call per message.
+            while not self.outbox.empty() and len(batch) < WRITE_BATCH:
+                more = self.outbox.get_nowait()
+                if more is None:
+                    closing = True
+                    break
+                batch.append(more)
+            self.writing = True
+            try:
+                if len(batch) == 1:
+                    await self.ws.send(batch[0], text=True)
+                else:
+                    await self._send_batch(batch)
+            except ConnectionClosed:
+                return
+            finally:
+                self.writing = False
+            if closing:
+                return
+
+    def _bytes(self, text: str) -> bytes:
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate got past the protocol's checks (a bug): the library would
+            # drop the connection. Send it escaped instead, the same JSON text.
+            log.error("unencodable frame to %s: %.200r", self.username, text)
+            return text.encode("utf-8", "backslashreplace")
+
+    async def _send_batch(self, batch: list[bytes]) -> None:
+        """Several text frames in one write: the frames are made by the connection's
+        protocol (websockets' Sans-I/O layer, inside its send context, which checks the
+        state and handles a failure as ``send`` does) and written to the transport joined."""
+        ws = self.ws
+        async with ws.send_context():
+            for data in batch:
+                ws.protocol.send_text(data)
+            chunks = ws.protocol.data_to_send()
+            ws.transport.write(b"".join(chunks))
+            if b"" in chunks and ws.transport.can_write_eof():  # the protocol half-closes
+                ws.transport.write_eof()
+
+    async def close_writer(self) -> None:
+        """Send what is pending, then stop the writer (within 2 s)."""
+        if self.flushing is not None:
+            self.flushing.cancel()
+            self._flush()
+        with contextlib.suppress(asyncio.QueueFull):
+            self.outbox.put_nowait(None)
+        if not self.dropped:
+            with contextlib.suppress(asyncio.TimeoutError, ConnectionClosed):
+                await asyncio.wait_for(asyncio.shield(self.writer), 2)
+        self.writer.cancel()
+
+    @property
+    def lobby(self) -> Lobby:
+        lobby = self.app.lobby
+        assert lobby is not None  # connections are served only once the app has started
+        return lobby
+
+    @property
+    def matchmaker(self) -> Matchmaker:
+        matchmaker = self.app.matchmaker
+        assert matchmaker is not None  # started with the lobby
+        return matchmaker
+
+    # ---------------------------------------------------------- incoming ---
+
+    def attach(self, table_id: str) -> None:
+        """A table took this connection in (the queue or a tournament seated it)."""
+        self.tables.setdefault(table_id, None)
+        self.queue_frame = None
+
+    def prompted(self, table: str, seq: int) -> None:
+        """The update ``seq`` of ``table`` just queued for us lists actions for us to take."""
+        self.prompts[table] = seq
+
+    def answers_prompt(self, message: protocol.Message | ProtocolError) -> bool:
+        """True for the first action answering the latest update that asked us to act: it is
+        never rate-limited (a client that answers at once while bots play fast is fair).
+        It may still be refused (``stale`` when the table moved on)."""
+        if not isinstance(message, protocol.Play):
+            return False
+        if self.prompts.get(message.table) != message.seq:
+            return False
+        del self.prompts[message.table]  # one answer per prompt goes free
+        return True
+
+    def allow(self) -> bool:
+        """A token bucket: ``messages_per_second`` sustained, ``message_burst`` at once."""
+        limits = self.app.config.limits
+        now = time.monotonic()
+        self.tokens = min(
+            float(limits.message_burst),
+            self.tokens + (now - self.refilled) * limits.messages_per_second,
+        )
+        self.refilled = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            self.strikes = max(0, self.strikes - 1)  # good behaviour wipes old strikes out
+            return True
+        return False
+
+    async def serve(self) -> None:
+        try:
+            async for frame in self.ws:
+                # Decoded first (cheap: frames are small): an answer to our prompt goes free.
+                message: protocol.Message | ProtocolError
+                try:
+                    message = protocol.decode(frame)
+                    reply_to = message.id
+                except ProtocolError as exc:
+                    message, reply_to = exc, protocol.request_id(frame)
+                if not self.answers_prompt(message) and not self.allow():
+                    self.strikes += 1
+                    self.app.metrics.rate_limited["messages"].inc()
+                    self.send(
+                        error(
+                            "rate_limited",
+                            "too many messages; slow down (this one was dropped)",
+                            reply_to,
+                        )
+                    )
+                    if self.strikes >= RATE_STRIKES:
+                        await self.ws.close(1008, "rate limit exceeded")
+                        return
+                    continue
+                try:
+                    if isinstance(message, ProtocolError):
+                        raise message
+                    self.frame = frame
+                    await self.dispatch(message)
+                except accounts.RateLimited as exc:
+                    self.app.metrics.rate_limited["accounts"].inc()
+                    # A refusal is cheap, so a client asking again at once could send
+                    # thousands a second: held a moment, it gets one a second on this
+                    # connection, for the cost of a sleeping task.
+                    await asyncio.sleep(REFUSAL_PAUSE)
+                    payload = {
+                        "code": exc.code,
+                        "reason": exc.reason,
+                        "retry_after": exc.retry_after,
+                    }
+                    self.send(encode("error", payload, reply_to))
+                    # Asking again and again without waiting is a flood: it costs the
+                    # connection like any other.
+                    self.refusals += 1
+                    if self.refusals >= RATE_STRIKES:
+                        await self.ws.close(1008, "rate limit exceeded")
+                        return
+                except ServerError as exc:  # protocol, accounts and lobby refusals
+                    self.send(error(exc.code, exc.reason, reply_to))
+                except Exception:
+                    # A bug or a failing database must not cost the client its connection.
+                    log.exception("error while handling a message from %s", self.username)
+                    self.send(
+                        error(
+                            "internal_error",
+                            "the server could not handle that message; try again",
+                            reply_to,
+                        )
+                    )
+        except ConnectionClosed:
+            pass
+        finally:
+            self.lobby.feed.unsubscribe(self)
+            await self._detach()
+            self.app.nodes.bye(self)
+            await self.close_writer()
+
+    async def dispatch(self, m: protocol.Message) -> None:
+        app = self.app
+        if isinstance(m, protocol.Hello):
+            common = sorted(set(m.versions) & set(protocol.VERSIONS))
+            if not common:
+                self.send(
+                    error(
+                        "unsupported_version",
+                        f"this server speaks protocol version(s) {list(protocol.VERSIONS)}",
+                        m.id,
+                    )
+                )
+                await self.close_writer()
+                await self.ws.close(1002, "unsupported protocol version")
+                return
+            self.greeted = True
+            self.version = common[-1]
+            payload = {
+                "version": self.version,
+                "server": f"guobiao {VERSION}",
+                "heartbeat_seconds": 20,
+            }
+            self.send(encode("welcome", payload, m.id))
+            return
+        if not self.greeted:
+            raise ProtocolError(
+                "hello_first",
+                'send \'hello\' first, e.g. {"type": "hello", "payload": {"versions": [1]}}',
+            )
+        if isinstance(m, protocol.Ping):
+            self.send(encode("pong", {}, m.id))
+            return
+        days = app.config.accounts
+        if isinstance(m, (protocol.Register, protocol.Login, protocol.Guest, protocol.Resume)):
+            await self._detach()  # whoever this connection was, it is someone new now
+            if isinstance(m, protocol.Register):
+                player, token, expires = await accounts.register(
+                    app.store,
+                    m.username,
+                    m.password,
+                    days.session_days,
+                    guard=app.guard,
+                    address=self.address,
+                )
+            elif isinstance(m, protocol.Login):
+                player, token, expires = await accounts.login(
+                    app.store,
+                    m.username,
+                    m.password,
+                    days.session_days,
+                    guard=app.guard,
+                    address=self.address,
+                )
+            elif isinstance(m, protocol.Guest):
+                player, token, expires = await accounts.guest(
+                    app.store, days.guest_session_days, guard=app.guard, address=self.address
+                )
+            else:
+                player, token, expires = await accounts.resume(app.store, m.token)
+            self.username, self.token, self.guest = player.username, token, player.guest
+            self.refusals = 0
+            self.send(
+                encode(
+                    "session",
+                    {
+                        "username": player.username,
+                        "token": token,
+                        "guest": player.guest,
+                        "expires": expires.isoformat().replace("+00:00", "Z"),
+                    },
+                    m.id,
+                )
+            )
+            table = self.lobby.table_of(self.username)
+            if table is not None:
+                self.tables[table.id] = None
+                await table.queue.put(BackInput(self, m.id))
+            elif isinstance(m, (protocol.Login, protocol.Resume)):
+                await app.nodes.find_seat(self)  # seated at another node's table?
+            return
+        if isinstance(m, protocol.Logout):
+            await self._detach()
+            self.lobby.feed.unsubscribe(self)  # the lobby is for those logged in
+            if self.token is not None:
+                await accounts.logout(app.store, self.token)
+            self.username = self.token = None
+            self.guest = False
+            self.send(encode("logged_out", {}, m.id))
+            return
+        if self.username is None:
+            raise ProtocolError(
+                "not_authenticated", "log in first (register, login, guest or resume)"
+            )
+        if isinstance(m, protocol.ListTables):
+            self.send(encode("tables", {"tables": self.lobby.listing()}, m.id))
+        elif isinstance(m, protocol.SubscribeLobby):
+            if m.on:
+                self.lobby.feed.subscribe(self, m.id)
+            else:
+                self.lobby.feed.unsubscribe(self)
+                self.send(encode("tables", {"tables": self.lobby.listing()}, m.id))
+        elif isinstance(m, (protocol.TournamentRequest, protocol.QueueJoin, protocol.QueueLeave)):
+            await self._service(m)
+        elif isinstance(m, protocol.CreateTable):
+            self._leave_queue()  # a table of one's own: the queue is done
+            table = await self.lobby.create(
+                m.rules,
+                m.turn_seconds,
+                m.private,
+                claim_window_ms=m.claim_window_ms,
+                hands=m.hands,
+                aids=m.aids,
+                rated=m.rated,
+                creator=Creator(self.username, self.address),
+            )
+            self.send(
+                encode("table_created", {"table": table.id, "invite_code": table.invite_code}, m.id)
+            )
+        else:
+            found = input_for(self, m)
+            if found is None:
+                return
+            if isinstance(m, protocol.JoinTable):
+                self._leave_queue()
+            await self._to_table(*found, isinstance(m, protocol.Watch))
+
+    async def _service(self, m: protocol.Message) -> None:
+        """A queue or tournament request: here, or relayed to the node that runs them (the
+        cluster's coordinator)."""
+        nodes = self.app.nodes
+        if isinstance(m, protocol.QueueJoin):
+            self.queue_frame = _text(self.frame)  # sent again if the coordinator changes
+        elif isinstance(m, protocol.QueueLeave):
+            self.queue_frame = None
+        if not nodes.runs_services:
+            nodes.relay_service(self, self.frame)
+        elif isinstance(m, protocol.TournamentRequest):
+            await self.app.tournaments_host.handle(self, m)
+        elif isinstance(m, protocol.QueueJoin):
+            await self.matchmaker.join(self, m.ladder, m.casual, m.id)
+        elif isinstance(m, protocol.QueueLeave):
+            self.matchmaker.leave(self, m.id)
+
+    def _leave_queue(self) -> None:
+        self.matchmaker.gone(self, tell=True)
+        if self.queue_frame is not None:
+            self.queue_frame = None
+            self.app.nodes.service_gone(self)
+
+    async def _detach(self) -> None:
+        """Leave every table as this connection's player: it may see none of its seat's
+        private view once it is logged out or logged in as someone else; and the queue."""
+        self.matchmaker.gone(self)
+        nodes = self.app.nodes
+        if self.queue_frame is not None:
+            nodes.service_gone(self)
+        self.queue_frame = None
+        for table_id in self.tables:
+            table = self.lobby.tables.get(table_id)
+            if table is not None:
+                await table.queue.put(GoneInput(self, None))
+            else:
+                nodes.relay_gone(self, table_id)
+        self.tables.clear()
+
+    async def _to_table(self, table_id: str, item: Any, watch: bool = False) -> None:
+        """Hand ``item`` to the table: its task, if it is on this node; else the frame goes
+        to the node that owns it (cluster mode; ``no_such_table`` if none does). ``watch``:
+        the frame makes us a spectator (kept, to watch again should the table move)."""
+        table = self.lobby.tables.get(table_id)
+        if watch or table_id not in self.tables:
+            self.tables[table_id] = _text(self.frame) if watch else None
+        if table is not None:
+            await table.queue.put(item)
+            return
+        try:
+            await self.app.nodes.relay(self, table_id, self.frame)
+        except ServerError:
+            self.tables.pop(table_id, None)
+            raise
+
+
+def _text(frame: str | bytes) -> str:
+    return frame.decode("utf-8", "replace") if isinstance(frame, bytes) else frame
