@@ -30,6 +30,15 @@ from server.config import Config
 from server.errors import ServerError
 from server.ladder.queue import Matchmaker
 from server.lobby import Lobby
+from server.messages.outbound import (
+    Error,
+    LoggedOut,
+    Pong,
+    Session,
+    TableCreated,
+    Tables,
+    Welcome,
+)
 from server.metrics import Metrics
 from server.nodes import Creator, Nodes
 from server.protocol import ProtocolError, encode, error
@@ -288,12 +297,7 @@ class Connection:
                     # thousands a second: held a moment, it gets one a second on this
                     # connection, for the cost of a sleeping task.
                     await asyncio.sleep(REFUSAL_PAUSE)
-                    payload = {
-                        "code": exc.code,
-                        "reason": exc.reason,
-                        "retry_after": exc.retry_after,
-                    }
-                    self.send(encode("error", payload, reply_to))
+                    self.send(encode(Error(exc.code, exc.reason, exc.retry_after), reply_to))
                     # Asking again and again without waiting is a flood: it costs the
                     # connection like any other.
                     self.refusals += 1
@@ -337,12 +341,7 @@ class Connection:
                 return
             self.greeted = True
             self.version = common[-1]
-            payload = {
-                "version": self.version,
-                "server": f"guobiao {VERSION}",
-                "heartbeat_seconds": 20,
-            }
-            self.send(encode("welcome", payload, m.id))
+            self.send(encode(Welcome(self.version, f"guobiao {VERSION}", 20), m.id))
             return
         if not self.greeted:
             raise ProtocolError(
@@ -350,7 +349,7 @@ class Connection:
                 'send \'hello\' first, e.g. {"type": "hello", "payload": {"versions": [1]}}',
             )
         if isinstance(m, protocol.Ping):
-            self.send(encode("pong", {}, m.id))
+            self.send(encode(Pong(), m.id))
             return
         days = app.config.accounts
         if isinstance(m, (protocol.Register, protocol.Login, protocol.Guest, protocol.Resume)):
@@ -381,18 +380,8 @@ class Connection:
                 player, token, expires = await accounts.resume(app.store, m.token)
             self.username, self.token, self.guest = player.username, token, player.guest
             self.refusals = 0
-            self.send(
-                encode(
-                    "session",
-                    {
-                        "username": player.username,
-                        "token": token,
-                        "guest": player.guest,
-                        "expires": expires.isoformat().replace("+00:00", "Z"),
-                    },
-                    m.id,
-                )
-            )
+            expiry = expires.isoformat().replace("+00:00", "Z")
+            self.send(encode(Session(player.username, token, player.guest, expiry), m.id))
             table = self.lobby.table_of(self.username)
             if table is not None:
                 self.tables[table.id] = None
@@ -407,20 +396,20 @@ class Connection:
                 await accounts.logout(app.store, self.token)
             self.username = self.token = None
             self.guest = False
-            self.send(encode("logged_out", {}, m.id))
+            self.send(encode(LoggedOut(), m.id))
             return
         if self.username is None:
             raise ProtocolError(
                 "not_authenticated", "log in first (register, login, guest or resume)"
             )
         if isinstance(m, protocol.ListTables):
-            self.send(encode("tables", {"tables": self.lobby.listing()}, m.id))
+            self.send(encode(Tables(self.lobby.listing()), m.id))
         elif isinstance(m, protocol.SubscribeLobby):
             if m.on:
                 self.lobby.feed.subscribe(self, m.id)
             else:
                 self.lobby.feed.unsubscribe(self)
-                self.send(encode("tables", {"tables": self.lobby.listing()}, m.id))
+                self.send(encode(Tables(self.lobby.listing()), m.id))
         elif isinstance(m, (protocol.TournamentRequest, protocol.QueueJoin, protocol.QueueLeave)):
             await self._service(m)
         elif isinstance(m, protocol.CreateTable):
@@ -435,9 +424,7 @@ class Connection:
                 rated=m.rated,
                 creator=Creator(self.username, self.address),
             )
-            self.send(
-                encode("table_created", {"table": table.id, "invite_code": table.invite_code}, m.id)
-            )
+            self.send(encode(TableCreated(table.id, table.invite_code), m.id))
         else:
             found = input_for(self, m)
             if found is None:

@@ -43,6 +43,7 @@ from engine.rules import RulesError, RuleSet, rule_set_from_dict
 from server.config import Config
 from server.db.store import ActionRow, Conflict, MatchRow, TableRow
 from server.ladder.store import LadderStore
+from server.messages.outbound import Tables
 from server.metrics import Metrics
 from server.nodes import Creator, Nodes, OneNode
 from server.protocol import encode
@@ -153,9 +154,9 @@ class LobbyFeed:
 
     def subscribe(self, peer: Subscriber, reply_to: str | int | None) -> None:
         """Subscribe ``peer`` and answer it with the listing now."""
-        payload = {"tables": self.listing()}
-        self.subscribers[peer] = encode("tables", payload)
-        peer.send(encode("tables", payload, reply_to))
+        listing = Tables(self.listing())
+        self.subscribers[peer] = encode(listing)
+        peer.send(encode(listing, reply_to))
 
     def unsubscribe(self, peer: Subscriber) -> None:
         self.subscribers.pop(peer, None)
@@ -170,7 +171,7 @@ class LobbyFeed:
     def _send(self) -> None:
         self.due = None
         self.sent_at = asyncio.get_running_loop().time()
-        text = encode("tables", {"tables": self.listing()})
+        text = encode(Tables(self.listing()))
         for peer, last in list(self.subscribers.items()):
             if last != text:
                 self.subscribers[peer] = text

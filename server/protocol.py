@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, overload
+from typing import Any
 
 import orjson
 
@@ -184,25 +184,11 @@ def request_id(text: str | bytes) -> str | int | None:
     return None
 
 
-@overload
-def encode(message: ServerMessage, reply_to: str | int | None = None, /) -> str: ...
-
-
-@overload
-def encode(message: str, payload: Mapping[str, Any], reply_to: str | int | None = None) -> str: ...
-
-
-def encode(
-    message: ServerMessage | str,
-    payload: Mapping[str, Any] | str | int | None = None,
-    reply_to: str | int | None = None,
-) -> str:
+def encode(message: ServerMessage, reply_to: str | int | None = None, /) -> str:
     """The JSON text of a server message: compact, non-ASCII as is, keys in their order.
 
-    ``encode(Joined(table, seat), reply_to)``: a message of ``server.messages.outbound``
-    (its second argument, if any, is the ``reply_to``). ``encode("joined", payload,
-    reply_to)``, a type and its payload written out, is the older form, kept while the
-    table, the app and the lobby move to the typed messages.
+    ``encode(Joined(table, seat), reply_to)``: a message of ``server.messages.outbound``,
+    so every message the server sends is one of its classes.
 
     Every update to every connection goes through here, so it is one of the server's hot
     paths: orjson writes the same text as ``json.dumps(ensure_ascii=False,
@@ -212,13 +198,11 @@ def encode(
     magnitude between 1e-9 and 1e-4 (``0.00004`` where Python writes ``4e-05``: the same
     number; the protocol carries none so small) and NaN and the infinities, which are not
     JSON (null)."""
-    if isinstance(message, ServerMessage):
-        if payload is not None and not isinstance(payload, (str, int)):
-            raise TypeError("encode(message, reply_to): a typed message carries its payload")
-        return write(message.TYPE, message.payload(), payload if reply_to is None else reply_to)
-    if payload is None or isinstance(payload, (str, int)):
-        raise TypeError(f"encode({message!r}, payload, reply_to): the payload is an object")
-    return write(message, payload, reply_to)
+    if not isinstance(message, ServerMessage):
+        raise TypeError(f"encode({message!r}): a message of server.messages.outbound")
+    if reply_to is not None and not isinstance(reply_to, (str, int)):
+        raise TypeError("encode(message, reply_to): a typed message carries its payload")
+    return write(message.TYPE, message.payload(), reply_to)
 
 
 def write(kind: str, payload: Mapping[str, Any], reply_to: str | int | None = None) -> str:

@@ -9,6 +9,7 @@ import pytest
 from engine.actions import Action, ActionKind
 from server import protocol
 from server.errors import QUOTED, shown
+from server.messages import outbound
 from server.protocol import ProtocolError, decode
 
 
@@ -125,7 +126,7 @@ def test_request_id_is_recovered_from_bad_messages() -> None:
 
 
 def test_encode_and_error_shape() -> None:
-    assert json.loads(protocol.encode("pong", {}, reply_to=3)) == {
+    assert json.loads(protocol.encode(outbound.Pong(), 3)) == {
         "type": "pong",
         "payload": {},
         "reply_to": 3,
@@ -152,7 +153,7 @@ def test_encode_writes_what_json_dumps_writes(payload: dict[str, object]) -> Non
     between 1e-9 and 1e-4 are the one documented exception, not sent by the server)."""
     message = {"type": "update", "payload": payload, "reply_to": "r1"}
     expected = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-    assert protocol.encode("update", payload, reply_to="r1") == expected
+    assert protocol.encode(outbound.Update(payload), "r1") == expected
 
 
 # ------------------------------------------- nesting and invalid Unicode ---
