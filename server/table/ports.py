@@ -82,7 +82,7 @@ class TableStore(Protocol):
 
 class Lease(Protocol):
     """Cluster mode: the table's lease, which says whether this node still runs the table
-    (``server.cluster.node.FencedStore``)."""
+    (``server.cluster.fenced.FencedStore``)."""
 
     token: int  # the fencing token the node runs the table with
 
