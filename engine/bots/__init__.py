@@ -7,13 +7,17 @@ seat), so they change its speed and never its play; a fresh bot given any view o
 answers as the bot that played it. A bot reads the rules it plays by off each view
 (``View.rules``): the fan minimum (起和番) and the wild tiles (财神) are never assumed.
 
-The registry (``BOTS``, ``make_bot``) names two bots:
+The registry (``BOTS``, ``make_bot``) names the bots; ``LEVELS`` are the ones offered to
+players, weakest first:
 
-- ``fast`` (``engine.bots.fast``): for load tests. Wins when it can, never claims, discards
-  the tile it drew.
-- ``default`` (``engine.bots.default``): with a fan minimum and no wild tiles, plays by plans
-  for a hand that reaches the minimum; with wild tiles or no minimum, for the quickest
-  complete hand.
+- ``easy``, ``normal``, ``strong``: the levels (docs/bots.md says how each plays).
+  ``normal`` is ``DefaultBot`` (``engine.bots.default``): with a fan minimum and no wild
+  tiles, plays by plans for a hand that reaches the minimum; with wild tiles or no minimum,
+  for the quickest complete hand.
+- ``default``: the name ``normal`` had before there were levels; still accepted (old logs,
+  old clients) and plays as ``normal``.
+- ``fast`` (``engine.bots.fast``): for load tests only, never offered to players. Wins when
+  it can, never claims, discards the tile it drew.
 
 The package, room by room:
 
@@ -45,19 +49,28 @@ from engine.bots.fast import FastBot
 from engine.bots.safe import safe_action
 from engine.view import View
 
-__all__ = ["BOTS", "Bot", "DefaultBot", "FastBot", "make_bot", "safe_action"]
+__all__ = ["BOTS", "LEVELS", "STRONGEST", "Bot", "DefaultBot", "FastBot", "make_bot", "safe_action"]
 
 
 class Bot(Protocol):
     """A player: ``choose`` returns one of ``view.legal``."""
 
+    def __init__(self, seed: int = 0) -> None: ...
+
     def choose(self, view: View) -> Action: ...
 
 
-BOTS: Final[dict[str, type[FastBot] | type[DefaultBot]]] = {
-    "default": DefaultBot,
+BOTS: Final[dict[str, type[Bot]]] = {
+    "easy": DefaultBot,  # placeholder until the easy bot lands (issue 24)
+    "normal": DefaultBot,
+    "strong": DefaultBot,  # placeholder until the strong bot lands (issue 24)
+    "default": DefaultBot,  # the old name of ``normal``
     "fast": FastBot,
 }
+
+# The bots offered to players, weakest first; the last is the strongest.
+LEVELS: Final = ("easy", "normal", "strong")
+STRONGEST: Final = LEVELS[-1]
 
 
 def make_bot(name: str, seed: int = 0) -> Bot:

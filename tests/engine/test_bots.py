@@ -21,7 +21,7 @@ import tablekit
 from tablekit import act, deal, discard, tile
 
 from engine.actions import PASS, PUNG, WIN, Action, ActionKind
-from engine.bots import BOTS, DefaultBot, FastBot, make_bot
+from engine.bots import BOTS, LEVELS, STRONGEST, DefaultBot, FastBot, make_bot
 from engine.hand import Hand
 from engine.notation import format_tiles
 from engine.rules import MCR, RuleSet, Wilds, custom_rules
@@ -62,13 +62,16 @@ def play(names: tuple[str, ...], seed: int) -> list[tuple[View, Action]]:
 
 
 def test_registry_makes_each_bot() -> None:
-    assert set(BOTS) == {"default", "fast"}
+    assert set(BOTS) == {"easy", "normal", "strong", "default", "fast"}
+    assert LEVELS == ("easy", "normal", "strong")
+    assert STRONGEST == "strong"
     assert isinstance(make_bot("default"), DefaultBot)
+    assert isinstance(make_bot("normal"), DefaultBot)
     assert isinstance(make_bot("fast", seed=7), FastBot)
 
 
 def test_an_unknown_bot_name_lists_the_known_ones() -> None:
-    with pytest.raises(ValueError, match=r"'clever'.*default, fast"):
+    with pytest.raises(ValueError, match=r"'clever'.*default, easy, fast, normal, strong"):
         make_bot("clever")
 
 
