@@ -4,7 +4,14 @@ Starts ``guobiao serve`` from this tree and from OTHER alternately (A B A B ...;
 fresh SQLite file, account limits raised for the loadtest's guests), drives each with the same
 ``guobiao loadtest`` (this tree's), and reads the server process's own CPU time from
 ``/proc`` before and after. Prints, per run and as medians: actions/s, p50/p99 latency and
-the server's CPU milliseconds per action, then the ratio this / other. The server is run
+the server's CPU milliseconds per action, then the ratio this / other.
+
+Two CPU figures: ``cpu_ms_per_action`` divides the whole run's CPU (the guests' logins and
+the tables' set-up included) by the actions, so a side that plays fewer actions in the same
+time pays more set-up per action; ``steady_cpu_ms_per_action`` reads the server's CPU time
+and its ``guobiao_actions_total`` (``/metrics``) every half second and divides over the
+steady part of the run only (from 3 s after the first action to the last sample before
+the actions stop rising): the figure to compare code by. The server is run
 with OTHER's code by starting it with OTHER as the working directory (``python -m server``
 puts it first on the path). Figures only: no assertion.
 
@@ -19,9 +26,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+import urllib.request
 from pathlib import Path
 
 from benchkit import ROOT, announced_port, cpu_seconds, loadtest
+
+SAMPLE_EVERY = 0.5  # seconds between samples of the server's CPU and actions
+WARM_UP = 3.0  # seconds after the first action before the steady window opens
 
 SITE = """\
 [server]
@@ -33,6 +46,44 @@ waiting_tables_per_address = 0
 guest_burst = 100000
 guest_per_hour = 1000000
 """
+
+
+def actions_total(port: int) -> float:
+    """The server's ``guobiao_actions_total`` (its ``/metrics`` on the game port)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
+        for line in reply.read().decode().splitlines():
+            if line.startswith("guobiao_actions_total"):
+                return float(line.split()[-1])
+    return 0.0
+
+
+class Sampler(threading.Thread):
+    """(seconds, CPU seconds, actions) of the server every ``SAMPLE_EVERY`` until stopped."""
+
+    def __init__(self, pid: int, port: int) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.port = pid, port
+        self.samples: list[tuple[float, float, float]] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(SAMPLE_EVERY):
+            # CPU first, actions after: the metrics request's own CPU falls outside the window
+            cpu = cpu_seconds(self.pid)
+            self.samples.append((time.monotonic(), cpu, actions_total(self.port)))
+
+    def steady_ms_per_action(self) -> float:
+        """Server CPU ms per action over the steady window (the module's docstring)."""
+        started = [t for t, _, actions in self.samples if actions > 0]
+        if not started:
+            return float("nan")
+        window = [s for s in self.samples if s[0] >= started[0] + WARM_UP]
+        while len(window) > 1 and window[-1][2] == window[-2][2]:
+            window.pop()  # the actions stopped: the clients are leaving
+        if len(window) < 2 or window[-1][2] == window[0][2]:
+            return float("nan")
+        (_, cpu0, actions0), (_, cpu1, actions1) = window[0], window[-1]
+        return 1000 * (cpu1 - cpu0) / (actions1 - actions0)
 
 
 def one_run(tree: Path, args: argparse.Namespace) -> dict[str, float]:
@@ -51,8 +102,12 @@ def one_run(tree: Path, args: argparse.Namespace) -> dict[str, float]:
         try:
             port = announced_port(server)
             before = cpu_seconds(server.pid)
+            sampler = Sampler(server.pid, port)
+            sampler.start()
             figures = loadtest(f"ws://127.0.0.1:{port}/ws", args.tables, args.duration)
             used = cpu_seconds(server.pid) - before
+            sampler.done.set()
+            sampler.join()
         finally:
             server.terminate()
             server.wait(30)
@@ -63,6 +118,7 @@ def one_run(tree: Path, args: argparse.Namespace) -> dict[str, float]:
         "p50_ms": figures["latency_ms"]["p50"],
         "p99_ms": figures["latency_ms"]["p99"],
         "cpu_ms_per_action": 1000 * used / actions if actions else float("nan"),
+        "steady_cpu_ms_per_action": sampler.steady_ms_per_action(),
     }
 
 
