@@ -46,7 +46,7 @@ def test_the_figures_are_the_same_in_one_process_or_two(
     text, figures = one
     assert "normal (challenger) against fast (reference), one against three" in text
     assert "3 deals x 4 seatings, 48 hands" in text
-    assert "(excludes 0)" in text and "median" in text and "hands/s" in text
+    assert "(excludes 0; clustered by deal" in text and "median" in text and "hands/s" in text
     margin, sides = figures["margin"], figures["sides"]
     deals = figures["per_deal"]
     assert [d["deal"] for d in deals] == [0, 1, 2]
