@@ -17,10 +17,11 @@ import json
 import math
 import multiprocessing
 import os
+import queue
+import signal
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -200,22 +201,32 @@ def _play(seeds: Sequence[int], setup: DuelSetup, processes: int) -> Iterator[De
         for deal, seed in enumerate(seeds):
             yield play_deal(deal, seed, setup, clock)
         return
-    # spawn, not fork: a forked child of a process with threads may deadlock, and forking
-    # is deprecated there. A worker imports only what unpickling its task needs: the engine
-    # (``play_deal``, the setup) and ``time`` (the clock, pickled by name).
+    # spawn, not fork: a forked child of a process with threads may deadlock, and forking is
+    # deprecated there. A worker imports only what unpickling its task needs: the engine
+    # (``play_deal``, the setup) and ``time`` (the clock, pickled by name). Workers ignore
+    # Ctrl-C: this process stops them (``terminate``) when it gets one.
+    finished: queue.SimpleQueue[DealResult | BaseException] = queue.SimpleQueue()
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(processes, mp_context=context) as pool:
-        pending: set[Future[DealResult]] = {
-            pool.submit(play_deal, deal, seed, setup, clock) for deal, seed in enumerate(seeds)
-        }
-        try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield future.result()
-        finally:
-            for future in pending:
-                future.cancel()
+    pool = context.Pool(
+        processes, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN)
+    )
+    try:
+        for deal, seed in enumerate(seeds):
+            pool.apply_async(
+                play_deal,
+                (deal, seed, setup, clock),
+                callback=finished.put,
+                error_callback=finished.put,
+            )
+        pool.close()
+        for _ in seeds:
+            result = finished.get()
+            if isinstance(result, BaseException):
+                raise result
+            yield result
+        pool.join()
+    finally:
+        pool.terminate()
 
 
 def quantile(ordered: Sequence[float], q: float) -> float:
