@@ -6,8 +6,8 @@ their views), so it can tell, for each discard, what no player could: whether an
 waiting on that tile, and whether the discarder held a tile as useful to its own hand that
 nobody was waiting on. ``audit_discard`` answers, for a discard about to be made:
 
-- ``feeds``: the seat is not ready after it (the shanten of the 13 tiles it keeps is 1 or
-  more: ``engine.shanten``, or ``engine.wilds`` under rules with wild tiles) and the table
+- ``feeds``: the seat is not ready after it (the shanten of the hand it keeps, melds counted,
+  is 1 or more: ``engine.shanten``, or ``engine.wilds`` with wild tiles) and the table
   would offer some opponent a win on it (with the rules' fan minimum). The table decides:
   the discard is played on a copy of the hand and the copy's legal actions read, so the
   scoring and the minimum are the engine's own, never a second opinion;
