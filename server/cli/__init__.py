@@ -1,5 +1,5 @@
 """The ``guobiao`` command line: ``guobiao COMMAND [ARGS...]``, one module per command
-(``serve``, ``fan``, ``simulate``, ``replay``, ``db``, ``ladder``, ``tournament``,
+(``serve``, ``fan``, ``simulate``, ``duel``, ``replay``, ``db``, ``ladder``, ``tournament``,
 ``cluster``, ``bot``, ``loadtest``, ``verify``; ``args`` holds the argument types they
 share)."""
 
@@ -32,6 +32,7 @@ COMMAND_MODULES: dict[str, str] = {
     "serve": "server.cli.serve",
     "fan": "server.cli.fan",
     "simulate": "server.cli.simulate",
+    "duel": "server.cli.duel",
     "replay": "server.cli.replay",
     "db": "server.cli.db",
     "ladder": "server.cli.ladder",
