@@ -33,6 +33,7 @@ COMMAND_MODULES: dict[str, str] = {
     "fan": "server.cli.fan",
     "simulate": "server.cli.simulate",
     "replay": "server.cli.replay",
+    "review": "server.cli.review",
     "db": "server.cli.db",
     "ladder": "server.cli.ladder",
     "tournament": "server.cli.tournament",
