@@ -120,12 +120,15 @@ def report(review: Review, seats: list[str | None], top: int) -> list[str]:
         lines += _table(misses)
     else:
         lines.append("No miss: every decision was as good as the strong bot's.")
+    lines.append("")
     for hand_no in range(1, review.hands + 1):
         mine = [d for d in decisions if d.hand_no == hand_no]
         apart = [d for d in mine if not d.agrees]
         loss = sum(d.loss for d in mine)
-        lines += ["", f"Hand {hand_no}: {len(mine)} decisions, {len(apart)} apart, loss {loss:.2f}"]
-        lines += _table(apart) if apart else []
+        head = f"Hand {hand_no}: {len(mine)} decisions, {len(apart)} apart, loss {loss:.2f}"
+        if lines[-1] and (apart or lines[-1].startswith("  ")):  # blank lines around tables
+            lines.append("")
+        lines += [head, *(_table(apart) if apart else [])]
     return lines
 
 
