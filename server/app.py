@@ -35,6 +35,7 @@ from server.nodes import Nodes, OneNode
 from server.origins import origin_allowed, parse_allowed
 from server.protocol import error
 from server.query import BadRequest, parse_query, whole_number
+from server.review import Busy, Reviews
 from server.static import WebFiles
 from server.tournaments import api as tournament_api
 from server.tournaments.host import Tournaments
@@ -65,6 +66,7 @@ class App:
         # The other nodes: none (a server alone), or in cluster mode this process as a node.
         self.nodes: Nodes = OneNode()
         self.by_cid: dict[str, Connection] = {}  # connections by their cluster-wide id
+        self.reviews = Reviews(config.review)  # GET /api/matches/{id}/review
 
     def new_cid(self) -> str:
         """A connection id no other connection of the cluster has."""
@@ -192,6 +194,7 @@ class App:
             self.metrics_server.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.metrics_server.wait_closed(), 5)
+        await self.reviews.close()
         await self.metrics.stop()
 
     def _peers(self) -> list[Any]:
@@ -399,6 +402,8 @@ class App:
                 except replay.Refused as exc:
                     return _json(connection, exc.status, {"error": exc.reason})
                 return replay.compressed(_json(connection, http.HTTPStatus.OK, body), request)
+            if parts[3] == "review":
+                return await self._review(connection, request, match_id)
             if parts[3] == "log":
                 lines = await self.store.match_log(match_id)
                 if lines is None:
@@ -416,6 +421,28 @@ class App:
                 )
                 return response
         return _json(connection, http.HTTPStatus.NOT_FOUND, {"error": f"nothing at {shown(path)}"})
+
+    async def _review(
+        self, connection: ServerConnection, request: Request, match_id: int
+    ) -> Response:
+        """``GET /api/matches/{id}/review?player=NAME`` (server/review.py), once the match's
+        record may be shown (``_route`` checked)."""
+        assert self.lobby is not None
+        query = request.path.partition("?")[2]
+        address = str(connection.remote_address[0]) if connection.remote_address else ""
+        try:
+            body = await self.reviews.answer(
+                self.store, self.lobby.presets, match_id, query, address
+            )
+        except Busy as exc:
+            refusal = _json(
+                connection, exc.status, {"error": exc.reason, "retry_after": exc.retry_after}
+            )
+            refusal.headers["Retry-After"] = str(exc.retry_after)
+            return refusal
+        except replay.Refused as exc:
+            return _json(connection, exc.status, {"error": exc.reason})
+        return replay.compressed(_json(connection, http.HTTPStatus.OK, body), request)
 
 
 async def _no_websocket(ws: ServerConnection) -> None:

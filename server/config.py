@@ -183,6 +183,18 @@ class MetricsSection:
 
 
 @dataclass(frozen=True, slots=True)
+class ReviewSection:
+    """Reviews of finished matches (``GET /api/matches/{id}/review``, server/review.py)."""
+
+    workers: int = 1  # processes that compute reviews, started at the first one asked for
+    cache: int = 256  # reviews kept in memory, by (match, player), the least recent dropped
+    waiting: int = 8  # reviews waiting for a worker at most; one more is refused (503)
+    # Reviews computed per client address (a cached one costs nothing).
+    per_minute: float = 6.0
+    burst: int = 3
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     server: ServerSection = ServerSection()
     database: DatabaseSection = DatabaseSection()
@@ -195,6 +207,7 @@ class Config:
     tournaments: TournamentsSection = TournamentsSection()
     cluster: ClusterSection = ClusterSection()
     metrics: MetricsSection = MetricsSection()
+    review: ReviewSection = ReviewSection()
 
     @property
     def clustered(self) -> bool:
@@ -317,6 +330,11 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("matchmaking", "hands"): (1, 16),
     ("matchmaking", "casual_bot_seconds"): (0, 86400),
     ("cluster", "lease_seconds"): (0.3, 600),
+    ("review", "workers"): (1, 64),
+    ("review", "cache"): (0, 1000000),
+    ("review", "waiting"): (1, 100000),
+    ("review", "per_minute"): (0.01, 100000),
+    ("review", "burst"): (1, 100000),
 }
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
     ("server", "log_level"): ("debug", "info", "warning", "error"),

@@ -34,6 +34,7 @@ COMMAND_MODULES: dict[str, str] = {
     "simulate": "server.cli.simulate",
     "duel": "server.cli.duel",
     "replay": "server.cli.replay",
+    "review": "server.cli.review",
     "db": "server.cli.db",
     "ladder": "server.cli.ladder",
     "tournament": "server.cli.tournament",

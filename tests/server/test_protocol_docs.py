@@ -205,6 +205,7 @@ HTTP_ROOTS = {
     "/api/players/{name}": "http:player",
     "/api/matches/{id}": "http:match",
     "/api/matches/{id}/replay": "http:replay",
+    "/api/matches/{id}/review": "http:review",
     "/api/ladders": "http:ladders",
     "/api/ladders/{ladder}": "http:leaderboard",
     "/api/ladders/{ladder}/players/{name}": "http:ladder_player",
@@ -309,6 +310,7 @@ async def scripted_session(app: App) -> Session:
                 name="lin", id=end["match"], ladder="mcr", season=season, tournament=tournament, n=1
             )
             path += "?provisional=all" if root in ("http:leaderboard", "http:season") else ""
+            path += "?player=lin" if root == "http:review" else ""
             status, _, body = await raw_http(app.port, get(path))
             assert status == 200, (path, body)
             shapes.add(root, json.loads(body))

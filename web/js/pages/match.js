@@ -1,10 +1,12 @@
 // The match page (`#/match/:id`): seats, final scores, every hand with its fans; and the
 // replay viewer (`#/match/:id/:hand/:step`) fed by GET /api/matches/{id}/replay?hand=N,
-// drawn by the live table's renderer with every hand open. Keys: ←/→ a turn, ↑/↓ or
+// drawn by the live table's renderer with every hand open, and beside it the review of the
+// seat it is seen from (web/js/review.js), asked for with a button. Keys: ←/→ a turn, ↑/↓ or
 // PageUp/PageDown a hand, Home/End the hand's start/end, Space autoplay.
 import { html, nothing } from "../vendor/lit-html.js";
 import { changeText, deltaClass } from "../rating.js";
 import { describeEvents, fanLabel, foldResult, lastDiscard, playerName, resultView, signed, tableView } from "../render.js";
+import { reviewPanel, stepOfAction } from "../review.js";
 
 const AUTOPLAY_MS = 800;
 let s = null;
@@ -22,7 +24,8 @@ export const matchPage = {
   enter(app, params) {
     const hand = Number(params.hand) || 1;
     const step = Number(params.step) || 0;
-    s = { app, id: params.id, match: null, error: null, replay: null, hand, step, autoplay: null, loading: false, seat: 0 };
+    s = { app, id: params.id, match: null, error: null, replay: null, hand, step, autoplay: null, loading: false, seat: 0,
+      reviews: {}, reviewing: false, reviewError: null };
     document.addEventListener("keydown", onKey);
     load(app);
   },
@@ -56,7 +59,8 @@ async function load(app) {
   if (here.match && here.match.finished) await loadHand(here.hand, here.step);
 }
 
-/** Fetch hand `hand`'s frames and show frame `step` (clamped; -1: the last). */
+/** Fetch hand `hand`'s frames and show frame `step` (clamped; -1: the last; `{ index }`:
+ * the one that shows the hand's action `index`). */
 async function loadHand(hand, step) {
   const here = s;
   here.loading = true;
@@ -66,6 +70,7 @@ async function loadHand(hand, step) {
     here.replay = replay;
     here.hand = hand;
     here.error = null;
+    if (typeof step === "object") step = stepOfAction(replay.frames, step.index);
     show(step < 0 ? replay.frames.length - 1 : step);
   } catch (error) {
     if (s === here) here.error = String(error.message);
@@ -86,6 +91,31 @@ function show(step) {
   s.step = Math.max(0, Math.min(frames.length - 1, step));
   history.replaceState(null, "", `#/match/${s.id}/${s.hand}/${s.step}`);
   s.app.refresh();
+}
+
+/** Ask for the review of the seat the replay is seen from (once per seat). */
+async function loadReview() {
+  const here = s;
+  const seat = here.seat;
+  here.reviewing = true;
+  here.reviewError = null;
+  here.app.refresh();
+  try {
+    const name = here.match.seats[seat] || "";
+    here.reviews[seat] = await getJson(`/api/matches/${encodeURIComponent(here.id)}/review?player=${encodeURIComponent(name)}`);
+  } catch (error) {
+    if (s === here) here.reviewError = String(error.message);
+  }
+  if (s !== here) return;
+  here.reviewing = false;
+  here.app.refresh();
+}
+
+/** Show the turn of a reviewed decision. */
+function jumpTo(decision) {
+  stopAutoplay();
+  if (s.replay && s.replay.hand_no === decision.hand_no) return show(stepOfAction(s.replay.frames, decision.index));
+  loadHand(decision.hand_no, { index: decision.index });
 }
 
 function stepBy(delta) {
@@ -215,10 +245,14 @@ function viewer(app, names) {
       ${button("next", "→", () => stepBy(1), s.hand >= r.hands && s.step >= r.frames.length - 1)}
       ${button("next_hand", "↓", () => handBy(1), s.hand >= r.hands)}
       <label class="replay-seat">${t("replay.seen_from")}
-        <select @change=${(e) => ((s.seat = Number(e.target.value)), app.refresh())}>${names.map((_, p) =>
+        <select @change=${(e) => ((s.seat = Number(e.target.value)), (s.reviewError = null), app.refresh())}>${names.map((_, p) =>
           html`<option value=${p} ?selected=${p === s.seat}>${playerName(t, names, p)}</option>`)}</select></label>
       <span class="replay-step" aria-live="polite">${t("replay.position", { hand: s.hand, hands: r.hands, step: s.step, steps: r.frames.length - 1 })}</span>
     </div>
+    ${reviewPanel({
+      t, names, seat: s.seat, hand: s.hand, frames: r.frames, step: s.step, review: s.reviews[s.seat] || null,
+      loading: s.reviewing, error: s.reviewError, onLoad: loadReview, onJump: jumpTo,
+    })}
     <p class="replay-actions" aria-live="polite">${describeEvents(t, names, frame.events) || "\u00a0"}</p>
     ${tableView(ctx)}
     ${result && frame.view.phase === "over" ? html`<div class="replay-result">${resultView(t, app.lang, names, result, wild)}</div>` : nothing}

@@ -1,0 +1,102 @@
+"""``guobiao review MATCH --player NAME`` on a database with a stored match (tests/reviewkit.py):
+the biggest misses first, then each hand; ``--json`` as the HTTP API answers; a clear error
+and exit status 1 for a match in play, an unknown match or player, and a duplicate session's
+match while the session plays."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from reviewkit import stored_match
+from test_duplicate_hold_back import session_table
+
+from server.cli import main
+from server.db.store import Store
+
+FOUR = ["rc_bea", "bot:normal", "bot:fast", "bot:strong"]
+BOTS = ["fast", "normal", "fast", "strong"]
+
+
+@pytest.fixture
+def database(tmp_path: Path, migrated_sqlite: Path) -> tuple[str, list[int]]:
+    """A database with a finished match, one in play and a held one; the URL and their ids."""
+    shutil.copyfile(migrated_sqlite, tmp_path / "cli.db")
+    url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
+
+    async def fill() -> list[int]:
+        async with await Store.open(url) as store:
+            done = await stored_match(store, "c1", FOUR, BOTS, seed=31, hands=2)
+            playing = await stored_match(store, "c2", FOUR, BOTS, seed=32, finished=False)
+            await session_table(store, "d1", duplicate=True, seats=FOUR)
+            held = await stored_match(store, "d1", FOUR, BOTS, seed=33)
+            return [done, playing, held]
+
+    return url, asyncio.run(fill())
+
+
+def test_the_biggest_misses_come_first_then_each_hand(
+    database: tuple[str, list[int]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    url, (done, _, _) = database
+    assert (
+        main(["review", str(done), "--player", "rc_bea", "--top", "3", "--database-url", url]) == 0
+    )
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith(f"match {done}, rc_bea (player 0): ")
+    biggest = lines.index(next(line for line in lines if line.startswith("Biggest misses")))
+    assert lines[biggest + 1].split() == [
+        "hand",
+        "action",
+        "phase",
+        "taken",
+        "bot",
+        "value",
+        "bot's",
+        "loss",
+    ]
+    rows = lines[biggest + 2 : biggest + 5]
+    losses = [float(row.split()[-1]) for row in rows]
+    assert losses == sorted(losses, reverse=True) and losses[0] > 0
+    assert lines[biggest + 5] == ""
+    assert [line.split(":")[0] for line in lines if line.startswith("Hand ")] == [
+        "Hand 1",
+        "Hand 2",
+    ]
+
+    assert main(["review", str(done), "--player", "rc_bea", "--json", "--database-url", url]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["match"] == done and body["name"] == "rc_bea" and body["misses"]
+    shown = [body["decisions"][i]["loss"] for i in body["misses"][:3]]
+    assert shown == losses
+
+    assert main(["review", str(done), "--player", "bot:strong", "--database-url", url]) == 0
+    assert "No miss" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("which", "player", "words"),
+    [
+        (1, "rc_bea", "no finished match"),
+        (2, "rc_bea", "duplicate session 1"),
+        (0, "nobody", "no player 'nobody'"),
+        (None, "rc_bea", "no finished match 999"),
+    ],
+)
+def test_what_cannot_be_reviewed_is_said(
+    database: tuple[str, list[int]],
+    capsys: pytest.CaptureFixture[str],
+    which: int | None,
+    player: str,
+    words: str,
+) -> None:
+    url, ids = database
+    match_id = 999 if which is None else ids[which]
+    assert main(["review", str(match_id), "--player", player, "--database-url", url]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("guobiao review: ") and words in captured.err
