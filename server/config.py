@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from engine.bots import LEVELS, STRONGEST
 from engine.rules import RuleSet
 from server.ladder.rating import RatingParams
 from server.ladder.store import SeasonPolicy
@@ -144,6 +145,19 @@ class MatchmakingSection:
 
 
 @dataclass(frozen=True, slots=True)
+class BotsSection:
+    """The level (``engine.bots.LEVELS``) of the bots the server chooses itself
+    (docs/protocol.md, "Bots"): who plays an absent or timed-out person's seat
+    (``server.table.core.stand_in_level``), and who fills the casual queue's tables."""
+
+    # At a rated or a tournament table (where results move ratings and standings): the
+    # strongest, so leaving never hands the others easy points.
+    stand_in: str = STRONGEST
+    casual_stand_in: str = "normal"  # at any other table
+    queue_fill: str = "normal"  # the casual queue's bots, unless the player chose a level
+
+
+@dataclass(frozen=True, slots=True)
 class TournamentsSection:
     """Tournaments (docs/tournaments.md)."""
 
@@ -204,6 +218,7 @@ class Config:
     accounts: AccountsSection = AccountsSection()
     ladder: LadderSection = LadderSection()
     matchmaking: MatchmakingSection = MatchmakingSection()
+    bots: BotsSection = BotsSection()
     tournaments: TournamentsSection = TournamentsSection()
     cluster: ClusterSection = ClusterSection()
     metrics: MetricsSection = MetricsSection()
@@ -339,6 +354,9 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
     ("server", "log_level"): ("debug", "info", "warning", "error"),
     ("server", "log_format"): ("json", "text"),
+    ("bots", "stand_in"): LEVELS,
+    ("bots", "casual_stand_in"): LEVELS,
+    ("bots", "queue_fill"): LEVELS,
 }
 
 

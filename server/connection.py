@@ -446,7 +446,7 @@ class Connection:
         elif isinstance(m, protocol.TournamentRequest):
             await self.app.tournaments_host.handle(self, m)
         elif isinstance(m, protocol.QueueJoin):
-            await self.matchmaker.join(self, m.ladder, m.casual, m.id)
+            await self.matchmaker.join(self, m.ladder, m.casual, m.id, bot=m.bot)
         elif isinstance(m, protocol.QueueLeave):
             self.matchmaker.leave(self, m.id)
 

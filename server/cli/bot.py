@@ -79,10 +79,11 @@ def add_parser(
     parser.add_argument(
         "--add-bots",
         nargs="?",
-        const="default",
+        const="normal",
         choices=sorted(BOTS),
-        metavar="KIND",
-        help="fill the empty seats with server bots (KIND: default or fast; default default)",
+        metavar="LEVEL",
+        help="fill the empty seats with server bots (LEVEL: easy, normal or strong; fast is a "
+        "load-test bot; default normal)",
     )
     parser.add_argument("--seed", type=int, default=0, help="the engine bot's seed")
     parser.add_argument("--quiet", action="store_true", help="print only the final scores")

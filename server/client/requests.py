@@ -83,13 +83,18 @@ class Client(Connection):
         created = outbound.TableCreated.from_payload(reply.payload)
         return CreatedTable(str(created.table), created.invite_code)
 
-    async def queue_join(self, ladder: str | None = None, casual: bool = False) -> dict[str, Any]:
-        """Join the ladder's matchmaking queue (rated, or ``casual``); returns the first
-        ``queue`` status (``"state": "waiting"``). Later statuses, and ``"matched"`` with
-        the table the server seated us at, arrive as messages (``wait_for``)."""
+    async def queue_join(
+        self, ladder: str | None = None, casual: bool = False, bot: str | None = None
+    ) -> dict[str, Any]:
+        """Join the ladder's matchmaking queue (rated, or ``casual``: ``bot`` the level of
+        the bots that may fill its table, None the server's); returns the first ``queue``
+        status (``"state": "waiting"``). Later statuses, and ``"matched"`` with the table
+        the server seated us at, arrive as messages (``wait_for``)."""
         payload: dict[str, Any] = {"casual": casual}
         if ladder is not None:
             payload["ladder"] = ladder
+        if bot is not None:
+            payload["bot"] = bot
         reply = await self.request("queue_join", payload)
         return reply.payload
 
@@ -112,7 +117,7 @@ class Client(Connection):
         state.seat = int(outbound.Joined.from_payload(reply.payload).seat)
         return state.seat
 
-    async def add_bots(self, table: str, bot: str = "default") -> dict[str, Any]:
+    async def add_bots(self, table: str, bot: str = "normal") -> dict[str, Any]:
         """Fill the empty seats with server bots; return the table's summary after it.
 
         The server answers with the ``table`` broadcast, which has no ``reply_to``: the

@@ -260,7 +260,9 @@ class Inbox(Relaying):
         try:
             message = protocol.decode(frame)
             if isinstance(message, protocol.QueueJoin) and self.matchmaker is not None:
-                await self.matchmaker.join(peer, message.ladder, message.casual, message.id)
+                await self.matchmaker.join(
+                    peer, message.ladder, message.casual, message.id, bot=message.bot
+                )
             elif isinstance(message, protocol.QueueLeave) and self.matchmaker is not None:
                 self.matchmaker.leave(peer, message.id)
             elif isinstance(message, protocol.TournamentRequest) and self.tournaments is not None:
@@ -401,7 +403,9 @@ class Inbox(Relaying):
                 with contextlib.suppress(ServerError):
                     message = protocol.decode(conn.queue_frame)
                     if isinstance(message, protocol.QueueJoin) and self.matchmaker is not None:
-                        await self.matchmaker.join(conn, message.ladder, message.casual, None)
+                        await self.matchmaker.join(
+                            conn, message.ladder, message.casual, None, bot=message.bot
+                        )
             else:
                 self.relay_service(conn, conn.queue_frame)
 

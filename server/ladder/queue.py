@@ -3,7 +3,8 @@ them at tables of four (docs/protocol.md, "The queue").
 
 ``Matchmaker`` keeps, per ladder, a rated queue (registered accounts, matched on their rating
 mu) and a casual one (guests too; after ``casual_bot_seconds`` a player who could not be
-seated gets a table filled with bots). The choice of tables is
+seated gets a table filled with bots, at the level the longest waiting of its players chose
+in ``queue_join``, else at ``[bots] queue_fill``). The choice of tables is
 ``server.ladder.matchmaking.form_tables`` (pure); this module is its I/O: who may queue, the
 rating to match on, the farm limit (``Lobby.rated_refusal``), creating the table and
 attaching each player's connection to their seat, and the ``queue`` messages. Everything it
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from engine.bots import LEVELS
 from server.config import Config
 from server.errors import shown
 from server.ladder.matchmaking import Entry, GapSchedule, form_tables
@@ -34,7 +36,6 @@ log = logging.getLogger("guobiao.queue")
 
 STATUS_SECONDS = 1.0  # a waiting connection gets at most one unsolicited status this often
 BARRED_SECONDS = 60.0  # a four the farm limit refused is not asked about again for this long
-BOT = "bot:default"
 
 Key = tuple[str, bool]  # (ladder, casual)
 
@@ -56,6 +57,7 @@ class Waiting:
     name: str
     mu: float
     joined: float  # the matchmaker's clock
+    bot: str | None = None  # the level of the bots a casual table is filled with (None: any)
     sent: str = ""  # the last status sent (its payload, encoded)
     sent_at: float = -1e9
 
@@ -68,6 +70,13 @@ class _Queue:
     # Fours the farm limit refused -> when: not formed again until one of them leaves the
     # queue or BARRED_SECONDS have passed (the limit counts the last 24 hours).
     barred: dict[frozenset[str], float] = field(default_factory=dict)
+
+
+def fill_level(group: list[Waiting], default: str) -> str:
+    """The level of the bots that fill the table of ``group`` (casual players, longest
+    waiting first): the level the first of them who chose one chose, else ``default``
+    (``[bots] queue_fill``)."""
+    return next((w.bot for w in group if w.bot is not None), default)
 
 
 class Matchmaker:
@@ -120,11 +129,23 @@ class Matchmaker:
     # ----------------------------------------------------------- requests ---
 
     async def join(
-        self, peer: Queued, ladder: str | None, casual: bool, reply_to: str | int | None
+        self,
+        peer: Queued,
+        ladder: str | None,
+        casual: bool,
+        reply_to: str | int | None,
+        *,
+        bot: str | None = None,
     ) -> None:
-        """Queue ``peer``'s player (answer: a ``waiting`` status), or raise ``LobbyError``."""
+        """Queue ``peer``'s player (answer: a ``waiting`` status), or raise ``LobbyError``.
+        ``bot``: a level (``engine.bots.LEVELS``) for the bots that may fill a casual table
+        (the rated queue never seats bots and ignores it)."""
         name = peer.username
         assert name is not None  # the connection checks the session first
+        if bot is not None and bot not in LEVELS:
+            raise LobbyError(
+                "bad_message", f"unknown bot level {shown(bot)}; levels: {', '.join(LEVELS)}"
+            )
         ladder = ladder or self.config.rules.preset
         key = (ladder, casual)
         if key not in self.queues:
@@ -154,6 +175,7 @@ class Matchmaker:
             waiting = Waiting(peer, name, mu, self.clock())
             queue.players[name] = waiting
             self.where[name] = key
+        waiting.bot = bot if casual else None
         self._send_status(queue, waiting, self.clock(), reply_to)
 
     def leave(self, peer: Queued, reply_to: str | int | None) -> None:
@@ -252,7 +274,8 @@ class Matchmaker:
             await table.queue.put(JoinInput(peer, None, seat, None))
 
     async def _bots(self, queue: _Queue, now: float) -> None:
-        """Casual players who waited ``casual_bot_seconds`` get tables filled with bots."""
+        """Casual players who waited ``casual_bot_seconds`` get tables filled with bots, of
+        the level the longest waiting of them chose (``fill_level``)."""
         after = self.config.matchmaking.casual_bot_seconds
         if not after:
             return
@@ -261,8 +284,9 @@ class Matchmaker:
             key=lambda w: (w.joined, w.name),
         )
         for start in range(0, len(overdue), 4):
-            group = [w.name for w in overdue[start : start + 4]]
-            await self._table(queue, group + [BOT] * (4 - len(group)))
+            group = overdue[start : start + 4]
+            bot = f"bot:{fill_level(group, self.config.bots.queue_fill)}"
+            await self._table(queue, [w.name for w in group] + [bot] * (4 - len(group)))
 
     # ------------------------------------------------------------ helpers ---
 

@@ -139,10 +139,12 @@ class Analyze(Message):
 @dataclass(frozen=True, slots=True)
 class QueueJoin(Message):
     """Wait in a ladder's queue for a table: rated, or ``casual`` (guests too, bots after a
-    while). ``ladder`` None: the server's rule preset."""
+    while). ``ladder`` None: the server's rule preset. ``bot``: the level of the bots that
+    fill a casual table (None: the server's ``[bots] queue_fill``)."""
 
     ladder: str | None
     casual: bool
+    bot: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,7 +385,7 @@ DECODERS: dict[str, Any] = {
         m.text("invite_code", optional=True, limit=64),
     ),
     "add_bots": lambda m, i: AddBots(
-        i, m.text("table", limit=32), m.text("bot", optional=True, limit=32) or "default"
+        i, m.text("table", limit=32), m.text("bot", optional=True, limit=32) or "normal"
     ),
     "leave_table": lambda m, i: LeaveTable(i, m.text("table", limit=32)),
     "watch": lambda m, i: Watch(
@@ -393,7 +395,10 @@ DECODERS: dict[str, Any] = {
     "sync": lambda m, i: Sync(i, m.text("table", limit=32)),
     "analyze": lambda m, i: Analyze(i, m.text("table", limit=32)),
     "queue_join": lambda m, i: QueueJoin(
-        i, m.text("ladder", optional=True, limit=32), m.flag("casual")
+        i,
+        m.text("ladder", optional=True, limit=32),
+        m.flag("casual"),
+        m.text("bot", optional=True, limit=32),
     ),
     "queue_leave": lambda m, i: QueueLeave(i),
     "ping": lambda m, i: Ping(i),

@@ -17,7 +17,8 @@ hands it its own, and carries out what it decides) and never awaits, sends or wr
 - ``play_refusal`` and ``stale``: why a player's ``play`` is refused before anything (not
   seated, no hand, a stale ``seq``); ``paced``: whether the table, nobody watching, slows
   down.
-- ``auto_action``: what the server plays for a seat (the one place that choice is made).
+- ``auto_action``: what the server plays for a seat (the one place that choice is made),
+  ``seat_bot`` and ``stand_in_level``: which bot, at which level, plays it.
 
 The wall-clock ``wall`` (UTC) is only compared with a time cap; ``now`` is monotonic.
 """
@@ -34,7 +35,7 @@ from engine.bots import Bot, make_bot, safe_action
 from engine.errors import IllegalAction
 from engine.match import HandRecord, Match
 from engine.table import Phase, View
-from server.config import TimersSection
+from server.config import BotsSection, TimersSection
 from server.table.clock import TableClock, capped, nobody_watches, plays_itself
 from server.table.errors import LobbyError, StoreDown
 from server.table.seats import BOT, HUMAN, Seat
@@ -241,8 +242,20 @@ def auto_action(view: View, seat: Seat | None, bot: Bot) -> Action:
     return bot.choose(view)
 
 
-def seat_bot(seat: Seat | None, player: int) -> Bot:
-    """The bot that plays for ``player``'s seat: its own if a bot sits there, else the
-    default one (seeded by the seat: bots are pure, the seed only names it)."""
-    name = seat.name if seat is not None and seat.kind == BOT else "default"
+def seat_bot(seat: Seat | None, player: int, stand_in: str) -> Bot:
+    """The bot that plays for ``player``'s seat: its own if a bot sits there, else (a
+    person's seat, absent or out of time) the ``stand_in`` level (``stand_in_level``);
+    seeded by the seat (bots are pure, the seed only names it)."""
+    name = seat.name if seat is not None and seat.kind == BOT else stand_in
     return make_bot(name, seed=player)
+
+
+def stand_in_level(settings: TableSettings, levels: BotsSection) -> str:
+    """The level that plays an absent or timed-out person's seat at a table with these
+    ``settings``: at a rated or a tournament table, where the result moves ratings and
+    standings, ``[bots] stand_in`` (the strongest by default, so leaving never hands the
+    others easy points); at any other, ``[bots] casual_stand_in`` (normal by default: the
+    level a casual table is played at when nobody chose one)."""
+    if settings.rated or settings.tournament is not None:
+        return levels.stand_in
+    return levels.casual_stand_in

@@ -21,6 +21,7 @@ from server.table.core import (
     Append,
     auto_action,
     seat_bot,
+    stand_in_level,
 )
 from server.table.errors import LobbyError, StoreDown
 from server.table.inputs import AnalyzeInput
@@ -136,7 +137,8 @@ class Playing(Showing):
             seat = self.seats[player]
             bot = self.bots.get(player)
             if bot is None:
-                bot = self.bots[player] = seat_bot(seat, player)
+                stand_in = stand_in_level(self.settings, self.bot_levels)
+                bot = self.bots[player] = seat_bot(seat, player, stand_in)
             return auto_action(match.hand.view(player), seat, bot)
         except Exception:
             log.exception("table %s: the automatic player failed; playing safe", self.id)

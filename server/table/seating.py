@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from engine.bots import BOTS
+from engine.bots import BOTS, LEVELS
 from server.errors import shown
 from server.messages.outbound import Joined, Left, TableInfo, Watching
 from server.protocol import encode
@@ -25,6 +25,16 @@ from server.table.ports import Peer
 from server.table.seats import BOT, HUMAN, Seat
 
 log = logging.getLogger("guobiao.table")
+
+
+def unknown_bot(name: str) -> LobbyError:
+    """The refusal of a bot ``name`` the registry (``engine.bots.BOTS``) does not know: it
+    lists the levels players choose from, and the other names still accepted."""
+    others = ", ".join(sorted(set(BOTS) - set(LEVELS)))
+    return LobbyError(
+        "bad_message",
+        f"unknown bot {shown(name)}; levels: {', '.join(LEVELS)} (also accepted: {others})",
+    )
 
 
 class Seating(Playing):
@@ -110,9 +120,7 @@ class Seating(Playing):
         if self.seat_of(peer.username) is None:
             raise LobbyError("not_seated", f"only a player seated at table {self.id} may add bots")
         if item.bot not in BOTS:
-            raise LobbyError(
-                "bad_message", f"unknown bot {shown(item.bot)}; known: {', '.join(sorted(BOTS))}"
-            )
+            raise unknown_bot(item.bot)
         if self.settings.rated:
             raise LobbyError(
                 "rated_table", f"table {self.id} is rated: bots never play rated matches"
@@ -200,9 +208,7 @@ class Seating(Playing):
             raise LobbyError("hand_over", f"table {self.id}'s match is over: its seats stay")
         if label.startswith("bot:"):
             if label[4:] not in BOTS:
-                raise LobbyError(
-                    "bad_message", f"unknown bot {shown(label)}; known: {', '.join(sorted(BOTS))}"
-                )
+                raise unknown_bot(label)
             if self.settings.rated:
                 raise LobbyError(
                     "rated_table", f"table {self.id} is rated: bots never play rated matches"

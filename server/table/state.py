@@ -21,7 +21,7 @@ from engine.actions import Event
 from engine.bots import Bot
 from engine.match import Match
 from engine.rules import RuleSet
-from server.config import TimersSection
+from server.config import BotsSection, TimersSection
 from server.db.store import TableRow
 from server.fairness import hand_reveals
 from server.limits import Buckets
@@ -66,7 +66,8 @@ class _Setting(Generic[T]):
 class TableState:
     """The state of one table. Built with all it needs: its ``id``, its ``settings``
     (``TableSettings``), the rules of its preset (``preset``), the server's ``timers``, a
-    ``store`` and a ``host``. ``start`` runs the task; inputs go on ``queue``."""
+    ``store`` and a ``host``; the server's ``bot_levels`` (``[bots]``) too. ``start`` runs
+    the task; inputs go on ``queue``."""
 
     id: str
     settings: TableSettings
@@ -96,6 +97,8 @@ class TableState:
     # The analyses running in worker threads, one at most per connection (by ``id``).
     analysing: dict[int, asyncio.Task[None]] = field(default_factory=dict)
     bots: dict[int, Bot] = field(default_factory=dict)
+    # The server's ``[bots]`` levels: which plays an absent person's seat (``stand_in_level``).
+    bot_levels: BotsSection = field(default_factory=BotsSection)
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     queue: asyncio.Queue[_Input] = field(default_factory=asyncio.Queue)
     task: asyncio.Task[None] | None = None

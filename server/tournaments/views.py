@@ -10,12 +10,15 @@ from datetime import datetime
 from fractions import Fraction
 from typing import Any
 
+from engine.bots import STRONGEST
 from server.db.models import iso
 from server.tournaments import scoring, seating
 from server.tournaments.settings import Settings, TournamentError
 from server.tournaments.store import SessionRow, SubstitutionRow, TableMatch, TournamentRow
 
-BOT = "bot:default"  # the substitute a seat gets when nobody is named
+# The substitute a seat gets when nobody is named (a withdrawn player's, ``bot``): the
+# strongest level, so a player leaving never hands the others easy points.
+BOT = f"bot:{STRONGEST}"
 
 
 @dataclass

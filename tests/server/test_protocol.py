@@ -42,7 +42,16 @@ def frame(kind: str, payload: object = None, **extra: object) -> str:
         ),
         (frame("create_table", {}), protocol.CreateTable(None, None, None, False)),
         (frame("join_table", {"table": "t1", "seat": 2}), protocol.JoinTable(None, "t1", 2, None)),
-        (frame("add_bots", {"table": "t1"}), protocol.AddBots(None, "t1", "default")),
+        (frame("add_bots", {"table": "t1"}), protocol.AddBots(None, "t1", "normal")),
+        (
+            frame("add_bots", {"table": "t1", "bot": "strong"}),
+            protocol.AddBots(None, "t1", "strong"),
+        ),
+        (frame("queue_join", {"casual": True}), protocol.QueueJoin(None, None, True)),
+        (
+            frame("queue_join", {"casual": True, "bot": "easy"}),
+            protocol.QueueJoin(None, None, True, "easy"),
+        ),
         (frame("leave_table", {"table": "t1"}), protocol.LeaveTable(None, "t1")),
         (frame("watch", {"table": "t1", "invite_code": "x"}), protocol.Watch(None, "t1", "x")),
         (

@@ -20,6 +20,7 @@ from test_server_bad_input import AutoPass, Wire, play_out, url_of
 
 from server.app import App
 from server.db.models import Player, Rating
+from server.ladder.queue import Waiting, fill_level
 
 Frame = dict[str, Any]
 Start = Callable[..., Awaitable[App]]
@@ -206,10 +207,33 @@ async def test_a_guest_queues_casually_only_and_bots_fill_the_table(start: Start
         lambda f: f["type"] == "table" and f["payload"]["table"] == matched["table"]
     )
     assert table["payload"]["rated"] is False
-    assert table["payload"]["seats"][1:] == ["bot:default"] * 3
+    assert table["payload"]["seats"][1:] == ["bot:normal"] * 3  # [bots] queue_fill
     assert (await wire.wait(lambda f: f["type"] == "joined"))["payload"]["seat"] == 0
     end = await asyncio.wait_for(play_out(wire, matched["table"], AutoPass()), 120)
     assert end is not None and end["ratings"] == []
+
+
+@pytest.mark.asyncio
+async def test_the_casual_queue_fills_a_table_at_the_level_its_player_chose(start: Start) -> None:
+    app = await start({"casual_bot_seconds": 0.3})
+    wire = await guest(app)
+    reason = await wire.refused("queue_join", {"casual": True, "bot": "fast"}, "bad_message")
+    assert reason == "unknown bot level 'fast'; levels: easy, normal, strong"
+    await wire.answered("queue_join", {"casual": True, "bot": "easy"}, "queue")
+    matched = (await wire.wait(is_queue("matched")))["payload"]
+    table = await wire.wait(
+        lambda f: f["type"] == "table" and f["payload"]["table"] == matched["table"]
+    )
+    assert table["payload"]["seats"][1:] == ["bot:easy"] * 3
+
+
+def test_the_bots_level_is_the_longest_waiting_players_choice_else_the_servers() -> None:
+    def waiting(name: str, bot: str | None) -> Waiting:
+        return Waiting(None, name, 25.0, 0.0, bot=bot)  # type: ignore[arg-type]
+
+    assert fill_level([waiting("ann", None), waiting("bob", None)], "normal") == "normal"
+    assert fill_level([waiting("ann", "strong"), waiting("bob", "easy")], "normal") == "strong"
+    assert fill_level([waiting("ann", None), waiting("bob", "easy")], "normal") == "easy"
 
 
 @pytest.mark.asyncio

@@ -180,6 +180,38 @@ async def test_a_player_gone_from_a_waiting_table_frees_the_seat(
     assert bob.frames("table")[-1]["seats"] == [None, "bob", None, None]
 
 
+@pytest.mark.asyncio
+@pytest.mark.parametrize("bot", ["easy", "normal", "strong", "default", "fast"])
+async def test_add_bots_seats_bots_of_the_level_asked(
+    running: Callable[..., Table], bot: str
+) -> None:
+    """The levels, ``default`` (normal's old name, for old clients) and ``fast`` (the
+    load-test bot) are all accepted; each seat shows ``bot:NAME``."""
+    table = running(turn_seconds=60)
+    alice = FakePeer("alice")
+    await table.queue.put(JoinInput(alice, 1, 0, None))
+    await table.queue.put(AddBotsInput(alice, 2, bot))
+    await handled(table)
+    (reply,) = replies(alice, 2)
+    assert reply["type"] == "table"
+    assert reply["payload"]["seats"] == ["alice", f"bot:{bot}", f"bot:{bot}", f"bot:{bot}"]
+
+
+@pytest.mark.asyncio
+async def test_an_unknown_bot_is_refused_with_the_levels(running: Callable[..., Table]) -> None:
+    table = running(turn_seconds=60)
+    alice = FakePeer("alice")
+    await table.queue.put(JoinInput(alice, 1, 0, None))
+    await table.queue.put(AddBotsInput(alice, 2, "hard"))
+    await handled(table)
+    (reply,) = replies(alice, 2)
+    assert reply["type"] == "error" and reply["payload"] == {
+        "code": "bad_message",
+        "reason": "unknown bot 'hard'; levels: easy, normal, strong (also accepted: default, fast)",
+    }
+    assert table.summary()["seats"] == ["alice", None, None, None]
+
+
 # ------------------------------------------------------------------ a match ---
 
 

@@ -325,7 +325,7 @@ async def test_a_director_swaps_a_bye_in_and_names_a_substitute(
     seats = view["tables"][0]["seats"]
     assert [(s["player"], s["substitute"]) for s in seats[:2]] == [
         (bye[1], None),
-        (seated[1], "bot:default"),
+        (seated[1], "bot:strong"),
     ]
     assert await cli("substitute", str(tid), "nobody", "bot", *director) == 1
     assert "bad_message: player: 'nobody' has no seat in session 1" in capsys.readouterr().err

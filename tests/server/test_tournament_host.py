@@ -479,14 +479,14 @@ async def test_a_substitute_takes_a_seat_in_play_or_is_refused_and_forgotten(
         _, session = await get_json(http_get, app, f"/api/tournaments/{tid}/sessions/1")
         seats = session["tables"][0]["seats"]
         assert {s["player"]: s["substitute"] for s in seats} == {
-            names[0]: "bot:default",
+            names[0]: "bot:strong",
             names[1]: None,
             names[2]: None,
             names[3]: None,
         }
         assert app.lobby is not None
         live = app.lobby.get(session["tables"][0]["table_id"])
-        assert [s.label for s in live.seats if s is not None].count("bot:default") == 1
+        assert [s.label for s in live.seats if s is not None].count("bot:strong") == 1
     finally:
         for c in (*players, reserve):
             await c.close()  # gone: their seats are played to the end

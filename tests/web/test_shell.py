@@ -51,10 +51,15 @@ LABELS_JS = """() => {
 }"""
 
 # Every control a keyboard should reach on the page as it is shown.
+# A group of radio buttons (the bots' level) is one Tab stop, its checked button; the arrow
+# keys move within it.
 CONTROLS_JS = """() => {
   const all = document.querySelectorAll("a[href], button, input, select, textarea, [tabindex]");
   const shown = (el) => el.getClientRects().length > 0;
-  const controls = [...all].filter((el) => !el.disabled && el.tabIndex >= 0 && shown(el));
+  const grouped = (el) => el.type === "radio" && !el.checked
+    && document.querySelector(`input[type=radio][name="${el.name}"]:checked`);
+  const controls = [...all].filter(
+    (el) => !el.disabled && el.tabIndex >= 0 && shown(el) && !grouped(el));
   controls.forEach((el, i) => (el.dataset.control = String(i)));
   return controls.length;
 }"""

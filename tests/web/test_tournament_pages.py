@@ -366,7 +366,7 @@ async def test_the_directors_console_adds_removes_seats_swaps_substitutes_correc
     await sub.get_by_label("Substitute (account name, or “bot”)").fill("bot")
     await sub.get_by_role("button", name="Substitute").click()
     await expect(seating.filter(has=desk.get_by_role("link", name=names[3]))).to_contain_text(
-        "(played by Bot)"
+        "(played by Bot · Strong)"
     )
 
     # Started and played out for the absent: the standings come with the page's refresh,

@@ -2,6 +2,7 @@
 // texts, navigation and the few account and lobby steps that several pages share. State
 // lives here and pages only read it and ask for a refresh, so one render path draws all.
 import { defaultLang, errorText, translate } from "./i18n.js";
+import { chosenLevel } from "./bots.js";
 import { createNet, serverError, socketUrl } from "./net.js";
 import { attachQueue } from "./queue.js";
 
@@ -14,8 +15,9 @@ const INVITES_KEPT = 20; // the invite codes remembered, the latest ones
 const RESULTS_KEPT = 20; // the hand results remembered as shown, the latest ones
 
 // No auto-flower setting: the server sets aside and replaces every flower itself (the rules
-// leave the player no choice), so the client never has a flower to play.
-export const DEFAULT_SETTINGS = { lang: "en", sound: false, autoPass: false, aids: false };
+// leave the player no choice), so the client never has a flower to play. `botLevel`: the
+// level of the bots this player adds and plays against (bots.js).
+export const DEFAULT_SETTINGS = { lang: "en", sound: false, autoPass: false, aids: false, botLevel: "normal" };
 
 /** The route a location hash names: `{name, params}` (`notfound` for anything else). */
 export function parseRoute(hash) {
@@ -170,7 +172,8 @@ export function createApp({ onRender, env = {} }) {
       if (app.myTable && app.myTable.table === table) app.myTable = null;
       app.refresh();
     },
-    /** The home page's one click: a guest if need be, a table, a seat, three bots. */
+    /** The home page's one click: a guest if need be, a table, a seat, three bots of the
+     * level chosen beside the button. */
     async playNow() {
       if (app.myTable) {
         app.toast(app.t("app.play.already", { table: app.myTable.table }));
@@ -181,7 +184,7 @@ export function createApp({ onRender, env = {} }) {
       await app.join(table, { seat: 0 });
       // The table page starts listening before the bots fill the table and the deal begins.
       app.navigate(`#/table/${table}`);
-      await app.net.request("add_bots", { table, bot: "default" });
+      await app.net.request("add_bots", { table, bot: chosenLevel(app) });
     },
   };
 

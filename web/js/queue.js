@@ -6,6 +6,7 @@
 // table. A dropped connection leaves the queue on the server: the client queues again
 // once it is back.
 import { html, nothing } from "./vendor/lit-html.js";
+import { chosenLevel, levelName } from "./bots.js";
 import { clockText, ratingText } from "./rating.js";
 
 const TICK_MS = 1000;
@@ -63,7 +64,7 @@ export function attachQueue(app) {
   app.net.on("queue", heard);
   app.net.onReady(() => {
     // The server forgot this connection's place when it dropped: queue again.
-    if (app.queue && app.session) ask("queue_join", joinPayload(app.queue.casual, app.queue.ladder));
+    if (app.queue && app.session) ask("queue_join", joinPayload(app.queue.casual, app.queue.ladder, chosenLevel(app)));
   });
 
   app.joinQueue = async (casual) => {
@@ -79,7 +80,7 @@ export function attachQueue(app) {
         return app.refresh();
       }
     }
-    return ask("queue_join", joinPayload(casual, null));
+    return ask("queue_join", joinPayload(casual, null, chosenLevel(app)));
   };
   app.leaveQueue = () => ask("queue_leave", {});
 }
@@ -105,10 +106,10 @@ export function sizesText(app, queues) {
   return rated || casual ? app.t("app.queue.waiting_now", { rated, casual }) : "";
 }
 
-/** The queue_join payload: the casual queue, or the rated one (of `ladder`, or the
- * server's first ladder). */
-export function joinPayload(casual, ladder) {
-  if (casual) return { casual: true };
+/** The queue_join payload: the casual queue, with `bot` the level of the bots that may
+ * fill its table, or the rated one (of `ladder`, or the server's first ladder). */
+export function joinPayload(casual, ladder, bot = null) {
+  if (casual) return bot ? { casual: true, bot } : { casual: true };
   return ladder ? { ladder } : {};
 }
 
@@ -127,7 +128,7 @@ export function queueBox(app) {
           ? html`<div><dt>${t("app.queue.gap")}</dt><dd class="queue-gap">±${ratingText(app.lang, q.gap)}</dd></div>`
           : nothing}
       </dl>
-      <p class="hint">${t(q.casual ? "app.queue.hint_casual" : "app.queue.hint_rated")}</p>
+      <p class="hint">${t(q.casual ? "app.queue.hint_casual" : "app.queue.hint_rated", { level: levelName(t, chosenLevel(app)) })}</p>
       <button class="button" type="button" ?disabled=${app.queueBusy} @click=${() => app.leaveQueue()}>${t("app.queue.cancel")}</button>
       ${error}
     </section>`;

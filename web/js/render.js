@@ -4,6 +4,7 @@
 // may not see is simply absent from the payload: a seat without `concealed` is drawn as
 // backs, "[????]" as a face-down kong; nothing here guesses.
 import { html, nothing } from "./vendor/lit-html.js";
+import { botLevel, levelName } from "./bots.js";
 import { chowTiles, claimedIndex, parseMeld, parseTiles, sortTiles, tileImg, tileKey, withoutOne } from "./tiles.js";
 
 export const SIDES = ["bottom", "right", "top", "left"]; // turn order from the viewer: next player on the right
@@ -114,12 +115,12 @@ export const secondsLeft = (deadlineAt, now) => Math.max(0, Math.ceil((deadlineA
 /** "+8", "-16", "0". */
 export const signed = (n) => (n > 0 ? `+${n}` : `${n}`);
 
-/** A seat's display name: its username, or "Bot 2" for a bot seat, or "Player 2" when the
- * table's seats are not known. */
+/** A seat's display name: its username, or "Bot 2 · Strong" for a bot seat (its level), or
+ * "Player 2" when the table's seats are not known. */
 export function playerName(t, names, player) {
   const name = names && names[player];
   if (!name) return t("table.player", { n: player + 1 });
-  if (name.startsWith("bot:")) return t("table.bot", { n: player + 1 });
+  if (name.startsWith("bot:")) return t("table.bot_level", { n: player + 1, level: levelName(t, botLevel(name)) });
   return name;
 }
 

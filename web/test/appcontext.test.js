@@ -64,11 +64,20 @@ test("Play now: a guest, a table, seat 0, to the table, then the bots", async ()
   eq(world.sockets[0].sent.map((m) => m.type), ["hello", "guest", "create_table", "join_table", "add_bots"]);
   eq(world.sockets[0].sent[2].payload, { rules: "mcr" });
   eq(world.sockets[0].sent[3].payload, { table: "t1", invite_code: null, seat: 0 });
-  eq(world.sockets[0].sent[4].payload, { table: "t1", bot: "default" });
+  eq(world.sockets[0].sent[4].payload, { table: "t1", bot: "normal" }, "normal until one is chosen");
   eq(location.hash, "#/table/t1");
   eq(JSON.parse(storage.data["guobiao.session"]).token, "tok7", "the session is kept");
   eq([app.myTable.table, app.myTable.state], ["t1", "playing"]);
   ok(renders() > 0, "changes are drawn");
+});
+
+test("Play now adds bots of the level this device remembers", async () => {
+  const storage = memoryStorage({ "guobiao.settings": JSON.stringify({ botLevel: "strong" }) });
+  const { app, world } = start(storage);
+  await settle();
+  await app.playNow();
+  await settle();
+  eq(world.sockets[0].sent[4].payload, { table: "t1", bot: "strong" });
 });
 
 test("a player waiting in the lobby is taken to its table when the match starts", async () => {

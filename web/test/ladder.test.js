@@ -232,7 +232,7 @@ test("queue: Cancel leaves; a guest may only play casual, a visitor becomes a gu
   eq(app.queueError, en("app.error.not_registered"));
   await app.joinQueue(true);
   eq(app.session.guest, true);
-  eq(app.asked, [["queue_join", { casual: true }]]);
+  eq(app.asked, [["queue_join", { casual: true, bot: "normal" }]], "with the level of the bots that may fill the table");
   const root = shownBox(app);
   eq(root.querySelector("h2").textContent, "Looking for a casual match…");
   ok(!root.querySelector(".queue-gap"), "no rating gap for a casual match");

@@ -10,3 +10,4 @@ import "./lobby.test.js";
 import "./appcontext.test.js";
 import "./ladder.test.js";
 import "./tournament.test.js";
+import "./bots.test.js";

@@ -43,7 +43,7 @@ test("ownHand: sorted, the drawn tile apart; splitHand: melds and the winning ti
 test("small formatting helpers", () => {
   const t = (key, p) => `${key}:${p ? p.n : ""}`;
   eq(playerName(t, ["lin", "bot:default", null, null], 0), "lin");
-  eq(playerName(t, ["lin", "bot:default", null, null], 1), "table.bot:2");
+  eq(playerName(t, ["lin", "bot:default", null, null], 1), "table.bot_level:2");
   eq(playerName(t, null, 3), "table.player:4");
   eq([signed(8), signed(-8), signed(0)], ["+8", "-8", "0"]);
   eq(secondsLeft(10500, 10000), 1);

@@ -47,7 +47,7 @@ const SESSION_1 = {
   started_at: "2026-12-01T11:00:00Z", ends_at: null, finished_at: "2026-12-01T11:30:00Z",
   tables: [{
     table: 1, table_id: "t9abc", match: 12, state: "finished", hand_no: 1, watchable: true,
-    seats: [["E", "ann"], ["S", "bob"], ["W", "cat"], ["N", "dan"]].map(([wind, player]) => ({ wind, player, substitute: player === "dan" ? "bot:default" : null })),
+    seats: [["E", "ann"], ["S", "bob"], ["W", "cat"], ["N", "dan"]].map(([wind, player]) => ({ wind, player, substitute: player === "dan" ? "bot:strong" : null })),
     scores: [24, -8, -8, -8], table_points: ["4", "3/2", "3/2", "0"],
   }],
   walls: null,
@@ -199,7 +199,7 @@ test("tournament page: standings as decimals with the fraction, the session's se
     eq(bob.querySelector(".points").title, "3/2", "the exact figure in the title");
     const seats = [...root.querySelectorAll(".seating tbody tr")].map(cells);
     eq(seats[0], ["East", "ann", "24", "4"]);
-    eq(seats[3], ["North", "dan (played by Bot)", "-8", "0"]);
+    eq(seats[3], ["North", "dan (played by Bot · Strong)", "-8", "0"]);
     eq(root.querySelector(".session-table a.button").getAttribute("href"), "#/watch/t9abc");
     const box = root.querySelector(".my-seat");
     eq(box.querySelector(".my-next-seat").textContent.replace(/\s+/g, " ").trim(), "Your seat: session 1, table 1, East");
@@ -239,7 +239,7 @@ test("tournament page: the director's console sends the spec's messages and show
     tournament_penalty: () => ({ ...seated, entry: 2 }),
   };
   const app = scripted(replies, { session: { username: "dora", guest: false } });
-  const seats = [...SESSION_1.tables[0].seats.slice(0, 3), { wind: "N", player: null, substitute: "bot:default" }]; // a substitute's seat
+  const seats = [...SESSION_1.tables[0].seats.slice(0, 3), { wind: "N", player: null, substitute: "bot:strong" }]; // a substitute's seat
   const session2 = { ...SESSION_1, number: 2, state: "seated", finished_at: null, started_at: null, tables: [{ ...SESSION_1.tables[0], seats, state: "seated", table_id: null, match: null, scores: null, table_points: null }] };
   await withFetch({ "/api/tournaments/7/sessions/2": session2 }, async () => {
     tournamentPage.enter(app, { id: 7, session: null });
@@ -252,7 +252,7 @@ test("tournament page: the director's console sends the spec's messages and show
       ok(buttons.includes(name), `a "${name}" button in ${JSON.stringify(buttons)}`);
     }
     ok(!root.querySelector(".session-table a.button"), "no Watch link before the table starts");
-    eq(cells(root.querySelectorAll(".seating tbody tr")[3]), ["North", "Substitute (played by Bot)"]);
+    eq(cells(root.querySelectorAll(".seating tbody tr")[3]), ["North", "Substitute (played by Bot · Strong)"]);
     eq([...console.querySelector("form select[name=a]").options].map((o) => o.value), ["ann", "bob", "cat"], "the seated players");
 
     const swap = [...console.querySelectorAll("form")].find((f) => f.elements.a);

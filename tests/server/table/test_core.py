@@ -1,8 +1,8 @@
 """The table's rules against ``server.table.core.TableCore``, synchronously, with the time
 as an input: no event loop, no socket, no sleep. The claim window, away takeover, the
 deadline, the time cap, the hand pause, the pace of an unattended table, a stale ``seq``,
-a seat replaced mid-match, the auto-play choice, the database pause and
-persist-before-apply."""
+a seat replaced mid-match, the auto-play choice and the level of the bot that plays an
+absent person's seat, the database pause and persist-before-apply."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from engine.actions import PASS, Action, ActionKind
-from engine.bots import make_bot, safe_action
+from engine.bots import BOTS, STRONGEST, make_bot, safe_action
 from engine.errors import IllegalAction
 from engine.match import Match
 from engine.notation import parse_tiles
 from engine.rules import MCR
 from engine.table import Phase
-from server.config import TimersSection
+from server.config import BotsSection, TimersSection
 from server.table.clock import TableClock
 from server.table.core import (
     Append,
@@ -31,6 +31,7 @@ from server.table.core import (
     auto_action,
     play_refusal,
     seat_bot,
+    stand_in_level,
 )
 from server.table.errors import StoreDown
 from server.table.seats import BOT, HUMAN, Seat
@@ -96,7 +97,11 @@ def played_out(core: TableCore, now: float) -> float:
             for player in step.players:
                 if player in hand.awaiting():
                     seat = core.seats[player]
-                    stored(core, player, auto_action(hand.view(player), seat, seat_bot(seat, 0)))
+                    stored(
+                        core,
+                        player,
+                        auto_action(hand.view(player), seat, seat_bot(seat, 0, "normal")),
+                    )
         elif isinstance(step, CloseWindow):
             core.match.close_claims()
             core.clock.close_window()
@@ -285,7 +290,7 @@ def test_a_person_there_out_of_time_discards_the_drawn_tile() -> None:
     assert core.match.hand is not None
     view = core.match.hand.view(player)
     seat = Seat(HUMAN, "alice")
-    chosen = auto_action(view, seat, seat_bot(seat, player))
+    chosen = auto_action(view, seat, seat_bot(seat, player, "normal"))
     assert chosen == Action(ActionKind.DISCARD, view.drawn)
 
 
@@ -294,7 +299,7 @@ def test_a_person_there_out_of_time_passes_a_claim() -> None:
     stored(core, 0, CLAIMED)
     assert core.match.hand is not None
     seat = Seat(HUMAN, "bob")
-    assert auto_action(core.match.hand.view(1), seat, seat_bot(seat, 1)) == PASS
+    assert auto_action(core.match.hand.view(1), seat, seat_bot(seat, 1, "normal")) == PASS
 
 
 def test_a_bot_or_a_player_away_gets_the_bots_choice() -> None:
@@ -303,11 +308,41 @@ def test_a_bot_or_a_player_away_gets_the_bots_choice() -> None:
     assert core.match.hand is not None
     view = core.match.hand.view(player)
     for seat in (Seat(BOT, "fast"), Seat(HUMAN, "alice", connected=False, away_since=NOW)):
-        bot = seat_bot(seat, player)
+        bot = seat_bot(seat, player, "normal")
         assert auto_action(view, seat, bot) == make_bot(
-            "fast" if seat.kind == BOT else "default", seed=player
+            "fast" if seat.kind == BOT else "normal", seed=player
         ).choose(view)
         assert auto_action(view, seat, bot) in view.legal
+
+
+def test_an_absent_persons_seat_is_played_at_the_strongest_level_where_results_count() -> None:
+    """At a rated or a tournament table a person's seat, absent or out of time, is played at
+    ``[bots] stand_in`` (the strongest level by default: leaving never hands the others easy
+    points); at a casual table at ``casual_stand_in`` (normal by default); both configurable."""
+    casual = TableSettings("mcr", 20)
+    rated = TableSettings("mcr", 20, rated=True)
+    tournament = TableSettings("mcr", 20, tournament=(1, 1, 2))
+    levels = BotsSection()
+    assert stand_in_level(rated, levels) == stand_in_level(tournament, levels) == STRONGEST
+    assert STRONGEST == "strong"
+    assert stand_in_level(casual, levels) == "normal"
+    chosen = BotsSection(stand_in="normal", casual_stand_in="easy")
+    assert stand_in_level(rated, chosen) == stand_in_level(tournament, chosen) == "normal"
+    assert stand_in_level(casual, chosen) == "easy"
+
+
+def test_the_stand_in_plays_a_persons_seat_and_a_bot_keeps_its_own_level() -> None:
+    core = core_of()
+    player = dealer(core)
+    assert core.match.hand is not None
+    view = core.match.hand.view(player)
+    away = Seat(HUMAN, "alice", connected=False, away_since=NOW)
+    assert type(seat_bot(away, player, "strong")) is BOTS["strong"]
+    assert auto_action(view, away, seat_bot(away, player, "strong")) == make_bot(
+        "strong", seed=player
+    ).choose(view)
+    assert type(seat_bot(Seat(BOT, "easy"), player, "strong")) is BOTS["easy"]
+    assert type(seat_bot(Seat(BOT, "fast"), player, "strong")) is BOTS["fast"]
 
 
 def test_a_person_there_out_of_time_gets_the_engines_one_safe_move() -> None:
@@ -318,12 +353,16 @@ def test_a_person_there_out_of_time_gets_the_engines_one_safe_move() -> None:
     assert core.match.hand is not None
     seat = Seat(HUMAN, "alice")
     view = core.match.hand.view(player)
-    assert auto_action(view, seat, seat_bot(seat, player)) == safe_action(view)
+    assert auto_action(view, seat, seat_bot(seat, player, "normal")) == safe_action(view)
     claims = core_of()
     stored(claims, 0, CLAIMED)
     assert claims.match.hand is not None
     claim_view = claims.match.hand.view(1)
-    assert auto_action(claim_view, seat, seat_bot(seat, 1)) == safe_action(claim_view) == PASS
+    assert (
+        auto_action(claim_view, seat, seat_bot(seat, 1, "normal"))
+        == safe_action(claim_view)
+        == PASS
+    )
 
 
 def test_a_claim_window_nobody_can_answer_still_holds() -> None:

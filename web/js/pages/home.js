@@ -1,6 +1,7 @@
 // The home page: "play now against three bots" in one click, and the account box
 // (log in, register, play as a guest; or who you are and log out).
 import { html, nothing } from "../vendor/lit-html.js";
+import { levelPicker } from "../bots.js";
 import { loadQueueSizes, queueBox } from "../queue.js";
 
 // busy: which button is working ("play", "login", ...); failed: which one the error is about;
@@ -111,6 +112,7 @@ export const homePage = {
     return html`<section class="hero">
         <h1>${app.t("app.home.title")}</h1>
         <p class="lede">${app.t("app.home.lede")}</p>
+        ${levelPicker(app, "home-level")}
         <button class="button primary big" type="button" ?disabled=${state.busy !== null}
           @click=${() => busy(app, "play", () => app.playNow())}>
           ${playing ? app.t("app.home.setting_up") : app.t("app.home.play_now")}</button>

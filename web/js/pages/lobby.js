@@ -3,6 +3,7 @@
 // the form that creates a table.
 import { html, nothing } from "../vendor/lit-html.js";
 import { seatOf } from "../app.js";
+import { botName, chosenLevel, levelPicker } from "../bots.js";
 import { loadQueueSizes, queueBox, registered } from "../queue.js";
 
 export const PRESETS = ["mcr", "custom", "custom-before", "custom-after", "custom-flowers", "custom-nowild", "custom-8fan", "custom-norepeat"];
@@ -73,7 +74,7 @@ function matchLength(app, hands) {
 
 function seatName(app, name) {
   if (name === null) return html`<span class="seat-free">${app.t("app.seat.free")}</span>`;
-  if (name.startsWith("bot:")) return html`<span class="seat-bot">${app.t("app.seat.bot")}</span>`;
+  if (name.startsWith("bot:")) return html`<span class="seat-bot">${botName(app.t, name)}</span>`;
   return html`<a href="#/player/${encodeURIComponent(name)}">${name}</a>`;
 }
 
@@ -131,11 +132,12 @@ function myTable(app) {
     ${facts(app, summary)} ${seats(app, summary)}
     ${waiting ? html`<p class="hint">${app.t(summary.rated ? "app.lobby.rated_starts_when_full" : "app.lobby.starts_when_full")}</p>` : nothing}
     ${summary.private ? inviteBox(app, id) : nothing}
+    ${waiting && !summary.rated ? levelPicker(app, "lobby-level") : nothing}
     <div class="button-row">
       <a class="button primary" href="#/table/${id}">${app.t("app.lobby.open")}</a>
       ${waiting && !summary.rated
         ? html`<button class="button" type="button" ?disabled=${state.busy}
-            @click=${() => act(app, () => app.net.request("add_bots", { table: id, bot: "default" }))}>${app.t("app.lobby.add_bots")}</button>`
+            @click=${() => act(app, () => app.net.request("add_bots", { table: id, bot: chosenLevel(app) }))}>${app.t("app.lobby.add_bots")}</button>`
         : nothing}
       <button class="button" type="button" ?disabled=${state.busy}
         @click=${() => act(app, () => app.leave(id))}>${app.t("app.lobby.leave")}</button>

@@ -3,6 +3,7 @@
 import { html, nothing } from "../vendor/lit-html.js";
 import { NARROW, WIDE, chartView } from "../chart.js";
 import { deltaClass, deltaText, gradeText, ratingText } from "../rating.js";
+import { botName } from "../bots.js";
 import { rulesName } from "./lobby.js";
 
 export const RECENT_CHANGES = 10; // the rating changes listed under the chart
@@ -67,7 +68,7 @@ function stat(label, value) {
 
 function others(app, seats, me) {
   return seats
-    .map((name, i) => (i === me ? null : name && name.startsWith("bot:") ? app.t("app.seat.bot") : name))
+    .map((name, i) => (i === me ? null : name && name.startsWith("bot:") ? botName(app.t, name) : name))
     .filter((name) => name !== null)
     .join(", ");
 }

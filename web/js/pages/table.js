@@ -4,6 +4,7 @@
 // hand's events taught (last discard, hand result, commitments), sends actions, and hands
 // the drawing to render.js. Keyboard shortcuts: see `keys` below and docs/client.md.
 import { html, nothing } from "../vendor/lit-html.js";
+import { chosenLevel, levelPicker } from "../bots.js";
 import { fairnessOf } from "../fairness.js";
 import { wholeUpdate } from "../follow.js";
 import { actionButtons, aidsView, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, secondsLeft, signed, tableView } from "../render.js";
@@ -389,7 +390,7 @@ function waitingRoom(app) {
     <p>${t("table.rules_line", { rules: sum.rules, seconds: sum.turn_seconds })}</p>
     <ol class="seats">${sum.seats.map((name, i) => html`<li class=${name ? "taken" : "free"}>${name ? playerName(t, sum.seats, i) : t("table.free_seat")}</li>`)}</ol>
     ${sum.rated ? html`<p class="hint">${t("table.rated_note")}</p>` : nothing}
-    ${seated && empty && !sum.rated ? html`<button class="primary" @click=${() => addBots(app)}>${t("table.add_bots")}</button>` : nothing}
+    ${seated && empty && !sum.rated ? html`${levelPicker(app, "table-level")}<button class="primary" @click=${() => addBots(app)}>${t("table.add_bots")}</button>` : nothing}
     ${seated ? html`<button @click=${() => leave(app)}>${t("table.leave")}</button>` : nothing}
     ${sum.private && app.invites[sum.table] ? html`<p class="invite">${t("table.private_note")}<br><code>${app.inviteLink(sum.table, app.invites[sum.table])}</code></p>` : nothing}
   </div>`;
@@ -397,7 +398,7 @@ function waitingRoom(app) {
 
 async function addBots(app) {
   try {
-    onSummary(await app.net.request("add_bots", { table: s.table, bot: "default" }));
+    onSummary(await app.net.request("add_bots", { table: s.table, bot: chosenLevel(app) }));
   } catch (error) {
     app.fail(error);
   }

@@ -7,6 +7,7 @@
 // from the "your seat" box; a director runs the tournament from the console below it. Every
 // request's reply is the tournament again, and the page is drawn from it.
 import { html, nothing } from "../vendor/lit-html.js";
+import { botName } from "../bots.js";
 import { registered } from "../queue.js";
 import { rulesName } from "./lobby.js";
 
@@ -551,7 +552,7 @@ function sessionsView(app, t) {
 /** A seat: its player (a link), "(played by …)" when a substitute plays it; a seat the
  * seating gave a substitute (no player) is named "Substitute". */
 function seatName(app, seat) {
-  const by = seat.substitute && (seat.substitute.startsWith("bot:") ? app.t("app.seat.bot") : seat.substitute);
+  const by = seat.substitute && (seat.substitute.startsWith("bot:") ? botName(app.t, seat.substitute) : seat.substitute);
   if (!seat.player) {
     return html`<span class="seat-sub">${app.t("app.tournament.sub_seat")}</span>${by ? html` <span class="substituted">${app.t("app.tournament.played_by", { name: by })}</span>` : nothing}`;
   }

@@ -1,0 +1,38 @@
+"""``server.config``'s ``[bots]`` section: the levels the server chooses itself, checked on
+load against ``engine.bots.LEVELS`` with a message naming the file and the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.bots import LEVELS, STRONGEST
+from server.config import ConfigError, load
+
+
+def test_the_bots_levels_default_to_the_strongest_where_results_count() -> None:
+    bots = load(environ={}).bots
+    assert (bots.stand_in, bots.casual_stand_in, bots.queue_fill) == (STRONGEST, "normal", "normal")
+
+
+def test_a_level_may_be_set_in_a_file_or_the_environment(tmp_path: Path) -> None:
+    site = tmp_path / "site.toml"
+    site.write_text('[bots]\nstand_in = "normal"\nqueue_fill = "easy"\n')
+    bots = load(site, environ={"GUOBIAO_BOTS_CASUAL_STAND_IN": "strong"}).bots
+    assert (bots.stand_in, bots.casual_stand_in, bots.queue_fill) == ("normal", "strong", "easy")
+
+
+@pytest.mark.parametrize("key", ["stand_in", "casual_stand_in", "queue_fill"])
+@pytest.mark.parametrize("level", ["hard", "fast", "default", ""])
+def test_a_level_outside_the_levels_is_refused_naming_the_file_and_key(
+    tmp_path: Path, key: str, level: str
+) -> None:
+    """``fast`` (a load-test bot) and ``default`` (an old name) are no levels to configure."""
+    site = tmp_path / "site.toml"
+    site.write_text(f'[bots]\n{key} = "{level}"\n')
+    with pytest.raises(ConfigError) as caught:
+        load(site, environ={})
+    assert str(caught.value) == (
+        f"{site}: [bots] {key} must be one of {', '.join(LEVELS)}, got {level!r}"
+    )
