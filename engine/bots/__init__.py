@@ -1,11 +1,12 @@
 """Bots (机器人): players that choose an action from what one seat may see.
 
 A bot gets a ``View`` (``HandState.view(player)``) and nothing else, and returns one of
-``view.legal``. Bots are pure: no I/O, no clock, no randomness, and the same view always gets
-the same action. ``DefaultBot`` keeps memos, but only of functions of their keys (a hand, a
-seat), so they change its speed and never its play; a fresh bot given any view of a game
-answers as the bot that played it. A bot reads the rules it plays by off each view
-(``View.rules``): the fan minimum (起和番) and the wild tiles (财神) are never assumed.
+``view.legal``. Bots are pure: no I/O, no clock, no randomness but a seeded one (``easy``'s
+slips), and the same view always gets the same action. ``DefaultBot`` keeps memos, but only
+of functions of their keys (a hand, a seat), so they change its speed and never its play; a
+fresh bot given any view of a game answers as the bot that played it. A bot reads the rules
+it plays by off each view (``View.rules``): the fan minimum (起和番) and the wild tiles (财神)
+are never assumed.
 
 The registry (``BOTS``, ``make_bot``) names the bots; ``LEVELS`` are the ones offered to
 players, weakest first:
@@ -13,7 +14,10 @@ players, weakest first:
 - ``easy``, ``normal``, ``strong``: the levels (docs/bots.md says how each plays).
   ``normal`` is ``DefaultBot`` (``engine.bots.default``): with a fan minimum and no wild
   tiles, plays by plans for a hand that reaches the minimum; with wild tiles or no minimum,
-  for the quickest complete hand.
+  for the quickest complete hand. ``strong`` is ``StrongBot`` (``engine.bots.strong``):
+  plays for the same hands and weighs each discard's danger, pushing or folding. ``easy``
+  is ``EasyBot`` (``engine.bots.easy``): ``normal`` with a beginner's greedy pungs and
+  seeded slips, and no defence.
 - ``default``: the name ``normal`` had before there were levels; still accepted (old logs,
   old clients) and plays as ``normal``.
 - ``fast`` (``engine.bots.fast``): for load tests only, never offered to players. Wins when
@@ -28,6 +32,11 @@ The package, room by room:
 - ``plan_shanten``: how far a hand is from each plan (shanten per plan), and the scan that
   finds the close ones;
 - ``speed_play``: the speed strategy (wild tiles, no minimum);
+- ``strong``: ``StrongBot``, which values every action in expected points;
+- ``danger``: reading danger from a view (the order of discards, tiles let pass, each
+  opponent's pace and suit);
+- ``judge``: the strong bot's values, for a review of a player's decisions;
+- ``easy``: ``EasyBot``;
 - ``reading``: what both strategies read off a view: the seat, unseen tiles, which tile
   to keep;
 - ``parts``: the count tables of ``engine.shanten`` read one suit at a time, and tile masks;
@@ -45,8 +54,10 @@ from typing import Final, Protocol
 
 from engine.actions import Action
 from engine.bots.default import DefaultBot
+from engine.bots.easy import EasyBot
 from engine.bots.fast import FastBot
 from engine.bots.safe import safe_action
+from engine.bots.strong import StrongBot
 from engine.view import View
 
 __all__ = ["BOTS", "LEVELS", "STRONGEST", "Bot", "DefaultBot", "FastBot", "make_bot", "safe_action"]
@@ -61,9 +72,9 @@ class Bot(Protocol):
 
 
 BOTS: Final[dict[str, type[Bot]]] = {
-    "easy": DefaultBot,  # placeholder until the easy bot lands (issue 24)
+    "easy": EasyBot,
     "normal": DefaultBot,
-    "strong": DefaultBot,  # placeholder until the strong bot lands (issue 24)
+    "strong": StrongBot,
     "default": DefaultBot,  # the old name of ``normal``
     "fast": FastBot,
 }

@@ -2,10 +2,10 @@
 (``engine.review``) compares the action taken with.
 
 ``judge(view)`` gives every legal action of ``view`` with a value on one scale (``SCALE``;
-higher is better for the seat), best first: the first is the action the strong bot plays.
-
-Placeholder until the strong bot lands (issue 24): the value is 1 for the action the
-``strong`` bot chooses and 0 for every other.
+higher is better for the seat), best first: the first is the action the strong bot plays
+(``StrongBot.weigh``). The value is the bot's estimate of the points the action is worth
+for the hand: its chance to win after it times what a win brings, less its chance to feed
+an opponent's win times what dealing in costs (``engine.bots.strong``).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Final
 
 from engine.actions import Action
-from engine.bots import make_bot
+from engine.bots.strong import StrongBot
 from engine.view import View
 
 # What a value means, for people: a review shows it beside each decision.
-SCALE: Final = "bot's preference (placeholder)"
+SCALE: Final = "expected points this hand (strong bot's estimate)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +31,4 @@ class Judged:
 
 def judge(view: View) -> list[Judged]:
     """Every legal action of ``view`` with its value, best first (the strong bot's choice)."""
-    chosen = make_bot("strong").choose(view)
-    rest = [Judged(a, 0.0) for a in view.legal if a != chosen]
-    return [Judged(chosen, 1.0), *rest]
+    return [Judged(action, value) for action, value in StrongBot().weigh(view)]

@@ -188,7 +188,7 @@ class PlanPlay:
                     for m in seat.melds
                 )
             # A kong that leaves the hand as good as the best discard: a free tile, more fan.
-            if self._assess(after, seat.with_melds(melds), unseen)[0] <= key[0]:
+            if self.assess(after, seat.with_melds(melds), unseen)[0] <= key[0]:
                 return action
         return discard(tile)
 
@@ -202,6 +202,24 @@ class PlanPlay:
     ) -> tuple[_Key, int]:
         """The best discard of a 14-tile hand (standing tiles) and its key; ``evals``, when
         given, are its plans."""
+        return min(self.discard_keys(counts, seat, unseen, discards, evals))
+
+    def discard_keys(
+        self,
+        counts: list[int],
+        seat: Seat,
+        unseen: Unseen,
+        discards: Sequence[int],
+        evals: list[PlanEval] | None = None,
+        *,
+        every: bool = False,
+    ) -> list[tuple[_Key, int]]:
+        """Discards of a 14-tile hand with their keys (lower is better), the best among them.
+
+        By default only the candidates for the best: the discards that leave the hand ready
+        with waits that reach the minimum when there are any, else the ones tied best.
+        ``every``: every discard of ``discards`` with its full key (the strong bot weighs
+        each against its danger)."""
         m = len(seat.melds)
         if evals is None:
             hand = HandTables(counts, seat.melds, unseen)
@@ -225,8 +243,7 @@ class PlanPlay:
                     ready_after[t] = min(ready_after[t], pairs + 1 - (counts[t] & 1))
         vectors = [(ev.plan.penalty, ev.after_discards(counts)) for ev in evals]
         values: list[float] = []
-        best_key: _Key | None = None
-        best_tile = -1
+        found: list[tuple[_Key, int]] = []
         for tile in discards:
             value = INF
             ready = ready_after[tile] == 0
@@ -242,38 +259,35 @@ class PlanPlay:
                 after[tile] -= 1
                 weight = self._win_weight(after, seat, unseen)
                 if weight > 0:
-                    key: _Key = (0.0, -weight, 0.0, keep_score(counts, tile, seat))
-                    if best_key is None or key < best_key:
-                        best_key, best_tile = key, tile
-        if best_key is not None:
-            return best_key, best_tile
+                    found.append(((0.0, -weight, 0.0, keep_score(counts, tile, seat)), tile))
+        if found and not every:
+            return found
+        winning = {tile for _, tile in found}
         low = min(values)
         tied = sorted(
             (keep_score(counts, tile, seat), tile)
             for tile, value in zip(discards, values, strict=True)
-            if value <= low
+            if (value <= low or every) and tile not in winning
         )
-        for keep, tile in tied[:TIED_DISCARDS]:
+        for keep, tile in tied if every else tied[:TIED_DISCARDS]:
+            value = values[discards.index(tile)] if every else low
             close = [
                 ev
                 for ev, (penalty, after_discard) in zip(evals, vectors, strict=True)
-                if after_discard[tile] + penalty <= low
+                if after_discard[tile] + penalty <= value
             ]
             useful = 0
-            if len(tied) > 1:
+            if len(tied) > 1 or every:
                 after = counts.copy()
                 after[tile] -= 1
                 useful = max(
                     (ev.discard(counts, tile).useful(after, unseen) for ev in close[:USEFUL_PLANS]),
                     default=0,
                 )
-            key = (max(low, 1.0), float(-useful), float(-len(close)), keep)
-            if best_key is None or key < best_key:
-                best_key, best_tile = key, tile
-        assert best_key is not None
-        return best_key, best_tile
+            found.append(((max(value, 1.0), float(-useful), float(-len(close)), keep), tile))
+        return found
 
-    def _assess(self, counts: list[int], seat: Seat, unseen: Unseen) -> _Key:
+    def assess(self, counts: list[int], seat: Seat, unseen: Unseen) -> _Key:
         """The key of a 13-tile hand, comparable with ``_best_discard``'s."""
         if _shanten.shanten(counts, len(seat.melds)) == 0:
             weight = self._win_weight(counts, seat, unseen)
@@ -344,10 +358,10 @@ class PlanPlay:
             if not any(fits(ev.plan, meld, seat.melds) for ev in served):
                 continue  # the set would serve no plan the tile helps (a kong: no close one)
             if baseline is None:
-                baseline = self._assess(counts, seat, unseen)
+                baseline = self.assess(counts, seat, unseen)
             claimed = seat.with_melds((*seat.melds, meld))
             if kind is ActionKind.KONG:
-                key = self._assess(after, claimed, unseen)  # a replacement tile comes next
+                key = self.assess(after, claimed, unseen)  # a replacement tile comes next
                 if key[0] > baseline[0] or (key[0] == baseline[0] and not is_open):
                     continue
             else:

@@ -81,6 +81,14 @@ class SpeedPlay:
 
     def choose(self, view: View) -> Action:
         """The action for a turn or a claim (a win, a lone choice, robbing: the caller's)."""
+        hand, seat, unseen = self.read(view)
+        if view.phase is Phase.CLAIM:
+            return self._claim(view, hand, seat, unseen)
+        return self._turn(view, hand, seat, unseen)
+
+    @staticmethod
+    def read(view: View) -> tuple[SpeedHand, Seat, list[int]]:
+        """The viewer's hand for speed play, its seat, and the unseen copies of each kind."""
         me, concealed = own_seat(view)
         wild = view.wild_tiles
         counts = [0] * N_KINDS
@@ -97,11 +105,9 @@ class SpeedPlay:
         hand = SpeedHand(counts, wilds, len(me.melds), meld_counts)
         unseen = unseen_copies(view, counts)
         seat = Seat(me.melds, me.wind, view.round_wind, view.rules)
-        if view.phase is Phase.CLAIM:
-            return self._claim(view, hand, seat, unseen)
-        return self._turn(view, hand, seat, unseen)
+        return hand, seat, unseen
 
-    def _evaluate(self, hand: SpeedHand) -> tuple[int, tuple[int, ...]]:
+    def evaluate(self, hand: SpeedHand) -> tuple[int, tuple[int, ...]]:
         """Shanten of a 13-tile hand and its useful tiles, memoised."""
         key: _Key = (bytes(hand.counts), hand.wilds, hand.melds, bytes(hand.meld_counts))
         found = self._memo.get(key)
@@ -134,7 +140,7 @@ class SpeedPlay:
         for value, keep, t in shanten[:COUNTED_DISCARDS]:
             if value > low:
                 break
-            _, useful = self._evaluate(hand.without(t))
+            _, useful = self.evaluate(hand.without(t))
             key = (float(value), -float(sum(unseen[u] for u in useful)), keep)
             if best is None or key < best[0]:
                 best = (key, t)
@@ -157,7 +163,7 @@ class SpeedPlay:
         ):
             # A drawn tile that lowers nothing goes back: the hand stays as it was.
             before = hand.without(drawn)
-            if self._shanten(hand) >= self._evaluate(before)[0]:
+            if self._shanten(hand) >= self.evaluate(before)[0]:
                 return discard(drawn)
         if not discards:
             return kongs[0] if kongs else legal[0]
@@ -169,7 +175,7 @@ class SpeedPlay:
                 after = hand.meld(t, 4, 4)
             else:
                 after = hand.meld(t, 1, 1, new=False)  # the pung's fourth tile
-            if self._evaluate(after)[0] <= key[0]:
+            if self.evaluate(after)[0] <= key[0]:
                 return action
         return discard(tile)
 
@@ -177,7 +183,7 @@ class SpeedPlay:
         claim = view.claim
         assert claim is not None
         tile = claim.tile
-        current = self._evaluate(hand)[0]
+        current = self.evaluate(hand)[0]
         best: tuple[tuple[float, float, float], Action] | None = None
         for action in view.legal:
             kind = action.kind
@@ -189,7 +195,7 @@ class SpeedPlay:
                 after = hand.meld(tile, 2, 3)
             elif kind is ActionKind.KONG:
                 after = hand.meld(tile, 3, 4)
-                if self._evaluate(after)[0] <= current:
+                if self.evaluate(after)[0] <= current:
                     return action  # no worse, and a replacement tile comes next
                 continue
             else:

@@ -1,0 +1,277 @@
+"""``StrongBot``: the bot that weighs its hand against the danger of each discard.
+
+It plays for the same hands as ``normal`` (``DefaultBot``: plans for the fan minimum, or
+speed under wild tiles or no minimum) and values every legal action in expected points for
+the hand (``weigh``):
+
+- a discard is worth its chance to win later (from how far the hand is from a win that
+  reaches the minimum after it, how many useful tiles are left unseen, how many draws the
+  wall still holds) times what a win brings, less the chance it feeds an opponent's win
+  (``engine.bots.danger``) times what dealing in costs: MCR's discarder pays the winner's
+  fan on top of the base every player pays;
+- a kong is worth the hand after it, plus a free draw;
+- passing a claim is worth the hand as it is; a claim the best discard after it.
+
+So it pushes with a hand close to winning and folds a far one when an opponent is likely
+ready, giving up the tiles that opponent let pass, tiles nobody can wait on, and tiles of
+suits its sets do not want; and among discards of equal use it gives up the safer.
+
+Pure: the same view always gets the same action (its memos are ``PlanPlay``'s and
+``SpeedPlay``'s, of functions of their keys); ``seed`` is unused: it needs no randomness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from engine.actions import PASS, Action, ActionKind
+from engine.bots.danger import Danger, read_danger
+from engine.bots.plan_play import PlanPlay
+from engine.bots.reading import KONGS, Seat, keep_score, own_seat, position, unseen_and_dead
+from engine.bots.speed_play import SpeedHand, SpeedPlay
+from engine.errors import MahjongError
+from engine.hand import Meld, MeldKind
+from engine.tiles import N_KINDS
+from engine.view import Phase, View
+
+WIN_GAIN: Final = (
+    40.0  # points a win brings, roughly (fan + 8 from the discarder, 8 from each other)
+)
+DEAL_IN_COST: Final = 24.0  # points dealing in costs, roughly (the winner's fan and the base)
+ONE_AWAY: Final = 0.36  # chance to win from one tile short of ready, early in a hand
+PER_STEP: Final = 0.45  # ... and how much each tile further away multiplies it
+KONG_BONUS: Final = 1.0  # a kong's free draw and its fan
+_Key = tuple[float, float, float, float]
+
+
+def win_chance(key: Sequence[float], draws: float, unseen_total: int) -> float:
+    """The chance to win from a 13-tile hand of ``PlanPlay``'s key (lower is better: 0 when
+    ready with waits that reach the minimum, with minus their weight; else how far, with
+    minus its useful tiles) with ``draws`` draws left. Decreasing in the key, read
+    lexicographically, so that with no danger the bot plays as the key says."""
+    distance, weight = key[0], -key[1]
+    timely = min(1.0, draws / (4.0 * distance + 3.0))
+    if distance <= 0:
+        per_draw = min(0.9, weight / max(unseen_total, 1))
+        chance: float = 1.0 - (1.0 - per_draw) ** (1.6 * draws + 1.0)
+        return max(chance, ONE_AWAY * 1.01 * timely)
+    far: float = ONE_AWAY * PER_STEP ** (distance - 1.0)
+    return far * (0.5 + 0.5 * min(weight, 40.0) / 40.0) * timely
+
+
+def _tiebreak(key: Sequence[float]) -> float:
+    """The rest of a key (plans kept close, how much the hand wanted the tile), tiny."""
+    return -1e-4 * key[2] - 1e-5 * key[3]
+
+
+class StrongBot:
+    """Plays as ``normal`` plays for its hand, and weighs each discard's danger (module)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed  # unused: the bot needs no randomness
+        self._plans = PlanPlay()
+        self._speed = SpeedPlay()
+
+    def choose(self, view: View) -> Action:
+        return self.weigh(view)[0][0]
+
+    def weigh(self, view: View) -> list[tuple[Action, float]]:
+        """Every legal action with its value in expected points for the hand, best first."""
+        legal = view.legal
+        if not legal:
+            raise MahjongError("the bot has nothing to choose from: view.legal is empty")
+        for action in legal:
+            if action.kind is ActionKind.WIN:
+                return [(action, WIN_GAIN)] + [(a, 0.0) for a in legal if a != action]
+        if len(legal) == 1:
+            return [(legal[0], 0.0)]
+        if view.phase is Phase.ROB:
+            return [(PASS, 0.0)] + [(a, 0.0) for a in legal if a != PASS]
+        rules = view.rules
+        if rules.has_wilds or rules.min_fan <= 0:
+            valued = _SpeedWeigher(self._speed, view).weigh()
+        else:
+            valued = _PlanWeigher(self._plans, view).weigh()
+        order = {a: i for i, a in enumerate(legal)}
+        valued.sort(key=lambda av: (-av[1], order[av[0]]))
+        return valued
+
+
+class _Weigher:
+    """What both strategies' weighing shares: the danger, the wall, the value of a discard."""
+
+    def __init__(self, view: View, unseen: Sequence[int]) -> None:
+        self.view = view
+        self.danger: Danger = read_danger(view, unseen)
+        self.draws = view.wall_remaining / 4.0
+        self.unseen_total = sum(unseen)
+
+    def worth(self, key: Sequence[float], tile: int | None) -> float:
+        """Expected points of a 13-tile hand of ``key`` left by discarding ``tile``."""
+        gain = win_chance(key, self.draws, self.unseen_total) * WIN_GAIN + _tiebreak(key)
+        if tile is None:
+            return gain
+        risk = self.danger.of(tile)
+        return (1.0 - risk) * gain - risk * DEAL_IN_COST
+
+
+class _PlanWeigher(_Weigher):
+    """Weighing under a fan minimum, by ``PlanPlay``'s keys."""
+
+    def __init__(self, plans: PlanPlay, view: View) -> None:
+        me, concealed = own_seat(view)
+        counts = [0] * N_KINDS
+        for t in concealed:
+            counts[t] += 1
+        self.plans = plans
+        self.counts = counts
+        self.unseen = unseen_and_dead(view, counts)
+        self.seat = Seat(me.melds, me.wind, view.round_wind, view.rules)
+        super().__init__(view, self.unseen)
+
+    def _discards(self, counts: list[int], seat: Seat, legal: set[int]) -> list[tuple[float, int]]:
+        tiles = [t for t in range(N_KINDS) if counts[t] and t in legal]
+        keys = self.plans.discard_keys(counts, seat, self.unseen, tiles, every=True)
+        return [(self.worth(key, tile), tile) for key, tile in keys]
+
+    def weigh(self) -> list[tuple[Action, float]]:
+        view = self.view
+        if view.phase is Phase.CLAIM:
+            return self._claims()
+        legal = {a.tile for a in view.legal if a.kind is ActionKind.DISCARD and a.tile is not None}
+        out: list[tuple[Action, float]] = []
+        by_tile = {a.tile: a for a in view.legal if a.kind is ActionKind.DISCARD}
+        for value, tile in self._discards(self.counts, self.seat, legal):
+            out.append((by_tile[tile], value))
+        for action in view.legal:
+            if action.kind in KONGS:
+                out.append((action, self._kong(action)))
+        return out
+
+    def _kong(self, action: Action) -> float:
+        t = action.tile
+        assert t is not None
+        after = self.counts.copy()
+        melds = self.seat.melds
+        if action.kind is ActionKind.CONCEALED_KONG:
+            after[t] -= 4
+            melds = (*melds, Meld(MeldKind.KONG, t, 0))
+        else:
+            after[t] -= 1
+            melds = tuple(
+                Meld(MeldKind.KONG, t, m.offer) if m.kind is MeldKind.PUNG and m.tile == t else m
+                for m in melds
+            )
+        key = self.plans.assess(after, self.seat.with_melds(melds), self.unseen)
+        return self.worth(key, None) + KONG_BONUS
+
+    def _claims(self) -> list[tuple[Action, float]]:
+        view = self.view
+        claim = view.claim
+        assert claim is not None
+        tile = claim.tile
+        out: list[tuple[Action, float]] = []
+        offer = 4 - (position(view, claim.source) - position(view, self.viewer())) % 4
+        everything = set(range(N_KINDS))
+        for action in view.legal:
+            kind = action.kind
+            after = self.counts.copy()
+            if kind is ActionKind.PASS:
+                key = self.plans.assess(self.counts, self.seat, self.unseen)
+                out.append((action, self.worth(key, None)))
+                continue
+            if kind is ActionKind.CHOW:
+                start = action.tile
+                assert start is not None
+                for t in (start, start + 1, start + 2):
+                    if t != tile:
+                        after[t] -= 1
+                meld = Meld(MeldKind.CHOW, start, tile - start + 1)
+            elif kind is ActionKind.PUNG:
+                after[tile] -= 2
+                meld = Meld(MeldKind.PUNG, tile, offer)
+            elif kind is ActionKind.KONG:
+                after[tile] -= 3
+                meld = Meld(MeldKind.KONG, tile, offer)
+            else:
+                out.append((action, 0.0))
+                continue
+            seat = self.seat.with_melds((*self.seat.melds, meld))
+            if kind is ActionKind.KONG:
+                key = self.plans.assess(after, seat, self.unseen)
+                out.append((action, self.worth(key, None) + KONG_BONUS))
+                continue
+            options = self._discards(after, seat, everything)
+            out.append((action, max(value for value, _ in options) if options else 0.0))
+        return out
+
+    def viewer(self) -> int:
+        viewer = self.view.viewer
+        assert viewer is not None
+        return viewer
+
+
+class _SpeedWeigher(_Weigher):
+    """Weighing under wild tiles or no minimum, by shanten and useful tiles (``SpeedPlay``)."""
+
+    def __init__(self, speed: SpeedPlay, view: View) -> None:
+        self.speed = speed
+        self.hand, self.seat, unseen = speed.read(view)
+        self.unseen = unseen
+        super().__init__(view, unseen)
+
+    def _key(self, hand: SpeedHand, counts: Sequence[int], tile: int) -> _Key:
+        shanten, useful = self.speed.evaluate(hand)
+        keep = keep_score(counts, tile, self.seat) if tile < N_KINDS and counts[tile] else 9.0
+        return (float(shanten), -float(sum(self.unseen[u] for u in useful)), 0.0, keep)
+
+    def _discards(self, hand: SpeedHand, tiles: Sequence[int]) -> list[tuple[float, int]]:
+        return [(self.worth(self._key(hand.without(t), hand.counts, t), t), t) for t in tiles]
+
+    def weigh(self) -> list[tuple[Action, float]]:
+        view = self.view
+        hand = self.hand
+        out: list[tuple[Action, float]] = []
+        if view.phase is Phase.CLAIM:
+            claim = view.claim
+            assert claim is not None
+            tile = claim.tile
+            for action in view.legal:
+                kind = action.kind
+                if kind is ActionKind.CHOW:
+                    start = action.tile
+                    assert start is not None
+                    after = hand.chow(start, tile)
+                elif kind is ActionKind.PUNG:
+                    after = hand.meld(tile, 2, 3)
+                elif kind is ActionKind.KONG:
+                    after = hand.meld(tile, 3, 4)
+                    out.append(
+                        (action, self.worth(self._key(after, [], N_KINDS), None) + KONG_BONUS)
+                    )
+                    continue
+                elif kind is ActionKind.PASS:
+                    out.append((action, self.worth(self._key(hand, [], N_KINDS), None)))
+                    continue
+                else:
+                    out.append((action, 0.0))
+                    continue
+                tiles = [t for t in range(N_KINDS) if after.counts[t]]
+                options = self._discards(after, tiles)
+                out.append((action, max(v for v, _ in options) if options else 0.0))
+            return out
+        by_tile = {a.tile: a for a in view.legal if a.kind is ActionKind.DISCARD}
+        tiles = sorted(t for t in by_tile if t is not None)
+        for value, tile in self._discards(hand, tiles):
+            out.append((by_tile[tile], value))
+        for action in view.legal:
+            if action.kind in KONGS:
+                t = action.tile
+                assert t is not None
+                if action.kind is ActionKind.CONCEALED_KONG:
+                    after = hand.meld(t, 4, 4)
+                else:
+                    after = hand.meld(t, 1, 1, new=False)
+                out.append((action, self.worth(self._key(after, [], N_KINDS), None) + KONG_BONUS))
+        return out
