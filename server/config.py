@@ -32,7 +32,7 @@ class ServerSection:
     port: int = 8765
     data_dir: str = "data"
     log_level: str = "info"
-    log_format: str = "json"
+    log_format: str = "auto"  # json, text, or auto: sentences at a terminal, else json
     node: str = ""  # this server's name in its metrics; "": hostname:port
     # Origins (a browser's ``Origin`` header) that may open a websocket, besides the server's
     # own and loopback's (server/origins.py), comma-separated; "*": any.
@@ -353,7 +353,7 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
 }
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
     ("server", "log_level"): ("debug", "info", "warning", "error"),
-    ("server", "log_format"): ("json", "text"),
+    ("server", "log_format"): ("auto", "json", "text", "human"),
     ("bots", "stand_in"): LEVELS,
     ("bots", "casual_stand_in"): LEVELS,
     ("bots", "queue_fill"): LEVELS,

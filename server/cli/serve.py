@@ -8,12 +8,15 @@ import contextlib
 import gc
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
+import engine
 from server import logs
 from server.app import App
 from server.cli import workers
 from server.config import Config, ConfigError, load
+from server.db import migrate
 
 # The garbage collector's thresholds while serving (Python's default: 700, 10, 10). A server
 # holding many connections allocates fast (every update is dozens of objects), so with the
@@ -112,10 +115,10 @@ def run(args: argparse.Namespace) -> int:
             )
             return 2
         return workers.supervise(sys.argv[1:], args.workers, config)
-    logs.setup(config.server.log_level, config.server.log_format)
+    fmt = logs.setup(config.server.log_level, config.server.log_format)
     tune_collector()
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(config))
+        asyncio.run(serve(config, human=fmt == "human"))
     return 0
 
 
@@ -124,8 +127,11 @@ def tune_collector() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
-async def serve(config: Config, ready: asyncio.Event | None = None) -> None:
+async def serve(config: Config, ready: asyncio.Event | None = None, *, human: bool = False) -> None:
+    """Run the server until SIGINT or SIGTERM. ``human``: say what it did in sentences (a
+    person at a terminal) instead of the one line scripts read (the address)."""
     app = App(config)
+    before = await schema_revision(config.database_url) if human else None
     try:
         await app.start()
     except OSError as exc:
@@ -140,12 +146,15 @@ async def serve(config: Config, ready: asyncio.Event | None = None) -> None:
         metrics = f", metrics: http://{listen}:{app.metrics_port}/metrics"
     elif config.metrics.game_port:
         metrics = f", metrics: http://{host}:{app.port}/metrics"
-    print(
-        f"guobiao serving on ws://{host}:{app.port}/ws (play in a browser: "
-        f"http://{host}:{app.port}/, health: http://{host}:{app.port}/healthz{metrics}, "
-        f"database: {_safe(config.database_url)})",
-        flush=True,
-    )
+    if human:
+        print(await started(config, app.port, metrics, before), flush=True)
+    else:
+        print(
+            f"guobiao serving on ws://{host}:{app.port}/ws (play in a browser: "
+            f"http://{host}:{app.port}/, health: http://{host}:{app.port}/healthz{metrics}, "
+            f"database: {_safe(config.database_url)})",
+            flush=True,
+        )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -180,6 +189,51 @@ def _dump_tasks() -> None:
         print(f"--- task {task.get_name()}", file=sys.stderr)
         task.print_stack(limit=8, file=sys.stderr)
     sys.stderr.flush()
+
+
+async def schema_revision(url: str) -> str | None:
+    """The database's schema revision before start-up; None for a new (or unreadable) one."""
+    try:
+        return await migrate.current(url)
+    except Exception:  # no file yet, or a server not up: the start says what is wrong
+        return None
+
+
+def migrations_between(before: str | None, after: str) -> int:
+    """How many migrations lead from revision ``before`` (None: an empty database) to
+    ``after``."""
+    return len(migrate.revisions_between(before, after))
+
+
+async def started(config: Config, port: int, metrics: str, before: str | None) -> str:
+    """What a person at a terminal is told once the server is up (``serve``'s ``human``)."""
+    host = config.server.host
+    url = config.database_url
+    after = await schema_revision(url) or migrate.head()
+    applied = migrations_between(before, after)
+    if before is None:
+        schema = f"a new database: {applied} migrations applied"
+    elif applied:
+        schema = f"migrated from schema {before} to {after} ({applied} migrations)"
+    else:
+        schema = f"schema {after}, up to date"
+    where = (
+        f"SQLite file {Path(url.split(':///', 1)[1]).resolve()}"
+        if url.startswith("sqlite")
+        else _safe(url)
+    )
+    kind = "compiled" if engine.compiled() else "pure Python"
+    lines = [
+        f"guobiao is ready. Open http://{host}:{port}/ in a browser to play.",
+        f"  Database: {where} ({schema}).",
+        f"  Engine:   {kind} (`GUOBIAO_COMPILE=1 pip install .` compiles it: faster bots)."
+        if kind == "pure Python"
+        else f"  Engine:   {kind}.",
+        f"  Bots and other clients connect to ws://{host}:{port}/ws; health: "
+        f"http://{host}:{port}/healthz{metrics}.",
+        "  Press Ctrl+C to stop: unfinished matches resume at the next start.",
+    ]
+    return "\n".join(lines)
 
 
 def _safe(url: str) -> str:

@@ -44,6 +44,14 @@ def head() -> str:
     return revision
 
 
+def revisions_between(before: str | None, after: str) -> list[str]:
+    """The revisions an upgrade from ``before`` (None: an empty database) to ``after``
+    applies, oldest first."""
+    script = ScriptDirectory(str(MIGRATIONS))
+    steps = script.iterate_revisions(after, before or "base")
+    return [step.revision for step in reversed(list(steps)) if step is not None]
+
+
 async def upgrade(url: str, revision: str = "head") -> None:
     """Migrate the database at ``url`` up to ``revision`` (default: the newest)."""
     await _run(url, command.upgrade, revision)

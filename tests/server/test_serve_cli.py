@@ -1,16 +1,27 @@
-"""``guobiao serve``'s own settings of the process (server/cli/serve.py), and the command
-line of its workers (``server.cli.child_command``)."""
+"""``guobiao serve``'s own settings of the process (server/cli/serve.py), the command line of
+its workers (``server.cli.child_command``), and what it tells a person at a terminal."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
+import os
+import pty
+import re
+import select
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from serverkit import decoy_checkout
 
+from server import logs
 from server.cli import child_command
 from server.cli.serve import GC_THRESHOLDS
+from server.db.migrate import head, revisions_between
 
 
 def test_serving_sets_the_collectors_thresholds() -> None:
@@ -46,3 +57,94 @@ def test_a_child_process_runs_this_server_not_one_in_the_working_directory(
     )
     assert done.returncode == 0, done.stderr
     assert "guobiao fan" in done.stdout
+
+
+# ------------------------------------------------------ a person at a terminal ---
+
+
+def serve_at_a_terminal(folder: Path, seconds: float = 60.0) -> str:
+    """``guobiao serve --port 0`` started in ``folder`` with a pseudo-terminal for its
+    standard output and error (a person's terminal), stopped with SIGINT once it says it is
+    ready: everything it printed."""
+    primary, secondary = pty.openpty()
+    server = subprocess.Popen(
+        child_command("serve", "--port", "0"),
+        cwd=folder,
+        stdin=subprocess.DEVNULL,
+        stdout=secondary,
+        stderr=secondary,
+        env={k: v for k, v in os.environ.items() if not k.startswith("GUOBIAO_")},
+    )
+    os.close(secondary)
+    printed = b""
+    deadline = time.monotonic() + seconds
+    try:
+        while b"Press Ctrl+C" not in printed and time.monotonic() < deadline:
+            ready, _, _ = select.select([primary], [], [], 1.0)
+            if ready:
+                try:
+                    printed += os.read(primary, 65536)
+                except OSError:  # the server is gone (EIO)
+                    break
+        server.send_signal(signal.SIGINT)
+        server.wait(30)
+        with contextlib.suppress(OSError):
+            while select.select([primary], [], [], 0.2)[0]:
+                chunk = os.read(primary, 65536)
+                if not chunk:
+                    break
+                printed += chunk
+    finally:
+        if server.poll() is None:
+            server.kill()
+        os.close(primary)
+    return printed.decode(errors="replace").replace("\r\n", "\n")
+
+
+def test_at_a_terminal_the_server_speaks_in_sentences(tmp_path: Path) -> None:
+    """At a terminal (``log_format = "auto"``, the default): the address to open, the
+    database and what the migrations did, one sentence each, and no JSON lines; a second
+    start finds the schema up to date."""
+    first = serve_at_a_terminal(tmp_path)
+    assert "guobiao is ready. Open http://127.0.0.1:" in first, first
+    database = (tmp_path / "data" / "guobiao.db").resolve()
+    applied = len(revisions_between(None, head()))
+    assert f"Database: SQLite file {database} (a new database: {applied} migrations" in first
+    assert "Press Ctrl+C to stop" in first
+    assert not [line for line in first.splitlines() if line.lstrip().startswith("{")], first
+    assert "Running upgrade" not in first  # Alembic's line per migration is left out
+    again = serve_at_a_terminal(tmp_path)
+    assert f"(schema {head()}, up to date)" in again, again
+
+
+def test_auto_is_sentences_at_a_terminal_and_json_elsewhere() -> None:
+    class Stream(io.StringIO):
+        def __init__(self, tty: bool) -> None:
+            super().__init__()
+            self.tty = tty
+
+        def isatty(self) -> bool:
+            return self.tty
+
+    assert logs.resolve("auto", Stream(tty=True)) == "human"
+    assert logs.resolve("auto", Stream(tty=False)) == "json"
+    assert logs.resolve("text", Stream(tty=True)) == "text"
+    assert logs.resolve("json", Stream(tty=True)) == "json"
+
+
+def test_a_person_reads_the_time_the_level_of_a_warning_and_the_message() -> None:
+    formatter = logs.HumanFormatter()
+    record = logging.LogRecord(
+        "guobiao.table", logging.WARNING, "", 0, "table %s paused", ("t3",), None
+    )
+    assert re.fullmatch(r"\d\d:\d\d:\d\d warning: table t3 paused", formatter.format(record))
+    record = logging.LogRecord("guobiao.table", logging.INFO, "", 0, "table t3 opened", (), None)
+    assert re.fullmatch(r"\d\d:\d\d:\d\d table t3 opened", formatter.format(record))
+
+
+def test_the_migrations_between_two_revisions_are_counted_oldest_first() -> None:
+    every = revisions_between(None, head())
+    assert every[-1] == head() and len(every) == len(set(every)) >= 9
+    assert every[0] == "0001"
+    assert revisions_between(every[-3], every[-1]) == every[-2:]
+    assert revisions_between(head(), head()) == []

@@ -89,10 +89,15 @@ def build_wheel(tmp: Path, env: dict[str, str]) -> Path:
     return wheel
 
 
+# A build asked to compile the engine (a plain ``pip install .`` does not: it stays quick).
+COMPILING = {"GUOBIAO_COMPILE": "1"}
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel, built once for the module (compiled where mypyc is importable)."""
-    return build_wheel(tmp_path_factory.mktemp("wheel"), environment())
+    """The compiled wheel (``GUOBIAO_COMPILE=1``), built once for the module (compiled where
+    mypyc is importable)."""
+    return build_wheel(tmp_path_factory.mktemp("wheel"), environment() | COMPILING)
 
 
 def compiled_files(wheel: Path) -> list[str]:
@@ -287,8 +292,9 @@ def test_the_compiled_and_the_pure_engine_play_the_same_matches(
 
 def test_a_build_that_cannot_compile_ships_the_pure_engine(tmp_path: Path) -> None:
     """No C compiler (``CC=false``): the build says so and the wheel has no compiled module;
-    ``GUOBIAO_COMPILE=0``: not even tried, and the wheel is pure Python (``py3-none-any``)."""
-    no_compiler = build_wheel(tmp_path / "cc", environment() | {"CC": "false"})
+    ``GUOBIAO_COMPILE=0``, or no ``GUOBIAO_COMPILE`` at all (a plain ``pip install .``): not
+    even tried, and the wheel is pure Python (``py3-none-any``)."""
+    no_compiler = build_wheel(tmp_path / "cc", environment() | COMPILING | {"CC": "false"})
     assert not compiled_files(no_compiler)
     env = engine_of(no_compiler, tmp_path / "site")
     is_compiled, where = run([sys.executable, "-c", PROBE], cwd=tmp_path, env=env).split()
@@ -301,3 +307,5 @@ def test_a_build_that_cannot_compile_ships_the_pure_engine(tmp_path: Path) -> No
     assert "Pure Straight" in scored, scored
     off = build_wheel(tmp_path / "off", environment() | {"GUOBIAO_COMPILE": "0"})
     assert off.name.endswith("-py3-none-any.whl"), off.name
+    plain = build_wheel(tmp_path / "plain", environment())  # ``pip install .`` as it is
+    assert plain.name.endswith("-py3-none-any.whl"), plain.name
