@@ -504,6 +504,10 @@ async def test_four_pages_play_a_short_match_then_the_replay_shows_it(open_page:
         await page.evaluate(f"fetch('/api/matches/{match_id}').then(r => r.text())")
     )
     hand = detail["hands"][0]
+    # The preset by its name and the time in the visitor's own zone, not "mcr" and ISO.
+    meta = await page.locator(".match-meta").inner_text()
+    assert "MCR (Chinese Official)" in meta and re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", meta), meta
+    assert "T" not in meta.rsplit("·", 1)[1], meta
     step = page.locator(".replay-step")
     await expect(step).to_contain_text("step 0 of")
     await page.keyboard.press("ArrowRight")

@@ -7,6 +7,8 @@ import { html, nothing } from "../vendor/lit-html.js";
 import { changeText, deltaClass } from "../rating.js";
 import { describeEvents, fanLabel, foldResult, lastDiscard, playerName, resultView, signed, tableView } from "../render.js";
 import { reviewPanel, stepOfAction } from "../review.js";
+import { rulesName } from "./lobby.js";
+import { when } from "./player.js";
 
 const AUTOPLAY_MS = 800;
 let s = null;
@@ -180,7 +182,7 @@ function body(app) {
   const m = s.match;
   const names = m.seats;
   return html`<h1>${t("replay.title", { id: m.match })}</h1>
-    <p>${t("replay.meta", { rules: m.rules, table: m.table, when: m.ended_at || m.started_at })}</p>
+    <p class="match-meta">${t("replay.meta", { rules: rulesName(app, m.rules), table: m.table, when: when(m.ended_at || m.started_at) })}</p>
     <table class="payments"><thead><tr><th>${t("table.result.player")}</th><th class="num">${t("replay.final")}</th></tr></thead>
       <tbody>${names.map((name, p) => html`<tr><td>${name && !name.startsWith("bot:") ? html`<a href="#/player/${encodeURIComponent(name)}">${name}</a>` : playerName(t, names, p)}</td>
         <td class="num">${m.final_scores ? signed(m.final_scores[p]) : "…"}</td></tr>`)}</tbody></table>
