@@ -24,6 +24,7 @@ from browserkit import (
     OpenPage,
     click_first,
     create_table,
+    play_as_guest,
     play_now,
     play_until,
     record_frames,
@@ -475,8 +476,9 @@ async def test_a_spectator_back_after_a_hand_ended_sees_it_and_a_newcomer_is_onl
 
 async def test_four_pages_play_a_short_match_then_the_replay_shows_it(open_page: OpenPage) -> None:
     pages = [await open_page("/#/lobby") for _ in range(4)]
+    names = []
     for page in pages:
-        await page.get_by_role("button", name="Play as a guest").click()
+        names.append(await play_as_guest(page))
         await page.wait_for_selector(".create", timeout=10_000)
     table = await create_table(pages[0], hands=1)  # the lobby's form seats its creator
     started = time.monotonic()
@@ -497,6 +499,10 @@ async def test_four_pages_play_a_short_match_then_the_replay_shows_it(open_page:
     assert final == [4, 4, 4, 4]
 
     page = pages[0]
+    # The final ranking names the players, not "Player 1..4" (nor "Player 1 (you)").
+    ranking = await page.locator(".match-end .final").inner_text()
+    assert "Player " not in ranking, ranking
+    assert all(name in ranking for name in names), (names, ranking)
     await page.locator(".match-end a.primary").click()
     await page.wait_for_selector(".replay .board", timeout=15_000)
     match_id = int(page.url.split("#/match/")[1].split("/")[0])
