@@ -197,7 +197,7 @@ async def test_an_append_stores_what_the_orm_stores(store: Store) -> None:
     match_id = await new_match(store)
     at = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone(timedelta(hours=8)))
     action = {"type": "discard", "tile": "5m", "note": "东风 ✓", "n": [1, {"x": None}]}
-    await store.append_action(match_id, 1, 2, 3, action, now=at)
+    await store.append_action(match_id, 1, 2, 3, action, now=at, stand_in=True)
     async with store.engine.begin() as connection:
         await connection.execute(
             insert(MatchAction),
@@ -209,13 +209,14 @@ async def test_an_append_stores_what_the_orm_stores(store: Store) -> None:
                     "player": 3,
                     "action": action,
                     "created_at": at,
+                    "stand_in": True,
                 }
             ],
         )
         rows = (
             await connection.execute(
                 text(
-                    "SELECT hand_no, player, action, created_at FROM actions "
+                    "SELECT hand_no, player, action, created_at, stand_in FROM actions "
                     "WHERE match_id = :m ORDER BY seq"
                 ),
                 {"m": match_id},
@@ -223,8 +224,8 @@ async def test_an_append_stores_what_the_orm_stores(store: Store) -> None:
         ).all()
     assert len(rows) == 2 and tuple(rows[0]) == tuple(rows[1])
     assert await store.match_actions(match_id) == [
-        ActionRow(1, 2, 3, action),
-        ActionRow(2, 2, 3, action),
+        ActionRow(1, 2, 3, action, stand_in=True),
+        ActionRow(2, 2, 3, action, stand_in=True),
     ]
 
 
@@ -273,8 +274,21 @@ async def test_actions_come_back_in_seq_order(store: Store) -> None:
     for seq in (3, 1, 2):
         await store.append_action(match_id, seq, 1, seq, {"type": "pass"})
     assert [a.seq for a in await store.match_actions(match_id)] == [1, 2, 3]
-    seq, hand_no, player, action = (await store.match_actions(match_id))[0]
-    assert (seq, hand_no, player, action) == (1, 1, 1, {"type": "pass"})
+    seq, hand_no, player, action, stand_in = (await store.match_actions(match_id))[0]
+    assert (seq, hand_no, player, action, stand_in) == (1, 1, 1, {"type": "pass"}, False)
+
+
+@pytest.mark.asyncio
+async def test_the_log_says_which_moves_the_server_played_for_a_person(store: Store) -> None:
+    """``stand_in`` comes back as appended (false unless said), in reads of the whole log and
+    of its last action; a replay takes the row without it (``ActionRow.played``)."""
+    match_id = await new_match(store)
+    await store.append_action(match_id, 1, 1, 0, {"type": "pass"})
+    await store.append_action(match_id, 2, 1, 1, {"type": "pass"}, stand_in=True)
+    assert [a.stand_in for a in await store.match_actions(match_id)] == [False, True]
+    last = await store.last_action(match_id)
+    assert last == ActionRow(2, 1, 1, {"type": "pass"}, stand_in=True)
+    assert last.played == (2, 1, 1, {"type": "pass"})
 
 
 @pytest.mark.asyncio
