@@ -479,7 +479,7 @@ async def test_match_detail_and_log_hide_the_seed_until_the_end(store: Store) ->
     await store.append_action(match_id, 2, 1, 1, {"type": "win"})
     hand = win(1, [16, -16, 0, 0])
     await store.finish_hand(match_id, 1, hand, hand["deltas"], now=T0)
-    await store.append_action(match_id, 3, 2, 1, {"type": "discard", "tile": "E"})
+    await store.append_action(match_id, 3, 2, 1, {"type": "discard", "tile": "E"}, stand_in=True)
 
     assert await store.match_detail(match_id + 1) is None
     assert await store.match_log(match_id + 1) is None
@@ -515,7 +515,7 @@ async def test_match_detail_and_log_hide_the_seed_until_the_end(store: Store) ->
         {"type": "action", "match": match_id, "hand": 1, "player": 1, "action": {"type": "win"}},
         {"type": "result", "match": match_id, "hand": 1, "record": hand},
         {"type": "action", "match": match_id, "hand": 2, "player": 1,
-         "action": {"type": "discard", "tile": "E"}},
+         "action": {"type": "discard", "tile": "E"}, "stand_in": True},
         {"type": "result", "match": match_id, "hand": 2, "record": draw(2)},
     ]  # fmt: skip
 
@@ -549,7 +549,11 @@ async def test_a_stored_match_replays(store: Store, tmp_path: Path) -> None:
     match = play_match(seed, match_id)
     records = iter(match.records)
     for seq, (hand_index, player, action) in enumerate(match.log, 1):
-        await store.append_action(match_id, seq, hand_index + 1, player, action.to_dict())
+        # (Every fifth move as if the server played it for lin: the log says so, and replays.)
+        stand_in = player == 0 and seq % 5 == 0
+        await store.append_action(
+            match_id, seq, hand_index + 1, player, action.to_dict(), stand_in=stand_in
+        )
         if seq == len(match.log) or match.log[seq][0] != hand_index:
             record = next(records).to_dict()
             await store.finish_hand(match_id, record["hand_no"], record, record["deltas"])
@@ -557,6 +561,8 @@ async def test_a_stored_match_replays(store: Store, tmp_path: Path) -> None:
 
     log = await store.match_log(match_id)
     assert log is not None
+    flagged = [line for line in log if line.get("stand_in")]
+    assert flagged and all(line["player"] == 0 for line in flagged)
     path = tmp_path / "match.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in log), encoding="utf-8")
     assert replay_cli.run(argparse.Namespace(file=str(path), quiet=True)) == 0
