@@ -11,7 +11,9 @@
 
 a ``match`` line (the seed, the rules' options, the match's length in deals ``hands``, 16 when
 an older log has none, and whatever its writer adds: bots, seats),
-then each hand's ``action`` lines and its ``result`` line (``HandRecord.to_dict()``).
+then each hand's ``action`` lines and its ``result`` line (``HandRecord.to_dict()``). The
+server's logs mark an action it played for a person (away or out of time) with
+``"stand_in": true``; who chose a move does not change the game, and a replay reads past it.
 Replaying is ``engine.match.Match.replay``; here the lines are made and parsed. Pure: the
 caller reads and writes the files.
 """

@@ -6,7 +6,10 @@ match's biggest misses first.
 The match is rebuilt from its seed, rules, length and action log as ``Match.replay`` rebuilds
 it; before each of the player's logged actions the player's own view (what it could see then,
 nothing more) goes to ``judge``. A decision with a single legal action (a forced discard, a
-claim window with only a pass) is no decision and is not reviewed.
+claim window with only a pass) is no decision and is not reviewed, nor is a move the server
+played for the player (``stand_in``: the log's lines it played while the player was away or
+out of time; the server's action log says which): it is not the player's choice, and the
+review counts such moves apart (``Review.stand_in``).
 
 - ``phase``: ``discard`` (the player's turn: which tile to let go, or a self-drawn win),
   ``kong`` (a turn on which a concealed or added kong may be declared), ``claim`` (an answer
@@ -23,7 +26,7 @@ Pure: the caller reads the match from a log file or a database.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -88,6 +91,7 @@ class Review:
     hands: int  # the hands the log has
     decisions: tuple[Decision, ...]
     scale: str = SCALE
+    stand_in: int = 0  # the player's moves the server played for it (away, out of time)
 
     def misses(self, top: int | None = None) -> list[Decision]:
         """The decisions that cost something, the biggest loss first (then in match order);
@@ -120,6 +124,7 @@ class Review:
             "agreed": self.agreed,
             "total_loss": self.total_loss,
             "misses": [where[id(d)] for d in self.misses(top)],
+            "stand_in": self.stand_in,
         }
 
 
@@ -141,9 +146,12 @@ def review_match(
     match_id: int = 0,
     hands: int = MATCH_HANDS,
     judged: Judge = judge,
+    stand_in: Collection[int] = frozenset(),
 ) -> Review:
     """Review ``player``'s decisions in the match of ``seed``, ``rules`` and length ``hands``
     whose logged actions are ``rows`` (as ``Match.replay`` takes them, in order).
+    ``stand_in``: the lines (the rows' first field) of the moves the server played for a
+    person; the player's among them are not reviewed, only counted (``Review.stand_in``).
 
     ``judged`` values a view's legal actions (``engine.bots.judge.judge``). Raises
     ``ReplayError`` naming the row of an action that does not replay, and ``ValueError``
@@ -153,7 +161,7 @@ def review_match(
         raise ValueError(f"a match's players are 0..3, not {player!r}")
     match = Match(seed, rules, match_id, hands=hands)
     decisions: list[Decision] = []
-    index = 0
+    index = stood_in = 0
     for line, hand_no, who, data in rows:
         if hand_no != match.hand_index + 1:
             _deal(match, line, hand_no)
@@ -162,7 +170,9 @@ def review_match(
         assert hand is not None
         try:
             action = Action.from_dict(data)
-            if who == player:
+            if who == player and line in stand_in:
+                stood_in += 1  # the server's move, not the player's choice
+            elif who == player:
                 view = hand.view(player)
                 if len(view.legal) > 1:
                     decisions.append(_decision(view, action, hand_no, index, judged))
@@ -172,7 +182,7 @@ def review_match(
                 line, f"hand {hand_no}, player {who!r}, action {dict(data)!r}: {exc}"
             ) from exc
         index += 1
-    return Review(match_id, player, match.hand_index + 1, tuple(decisions))
+    return Review(match_id, player, match.hand_index + 1, tuple(decisions), stand_in=stood_in)
 
 
 def _deal(match: Match, line: int, hand_no: int) -> None:

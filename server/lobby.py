@@ -120,7 +120,7 @@ def replay_log(
     except ValueError as exc:
         raise LobbyError("corrupt_match", f"match {stored.id}: {exc}") from None
     try:
-        return Match.replay(stored.seed, rules, rows, stored.id, hands=hands)
+        return Match.replay(stored.seed, rules, [r.played for r in rows], stored.id, hands=hands)
     except ReplayError as exc:
         raise LobbyError("corrupt_match", f"action {exc.line} does not replay: {exc.why}") from None
 

@@ -149,12 +149,16 @@ class Reviews:
         self, store: ReplayStore, presets: dict[str, RuleSet], stored: Any, key: Key
     ) -> dict[str, Any]:
         match_id, player = key
-        rows = [(r.seq, r.hand_no, r.player, r.action) for r in await store.match_actions(match_id)]
+        logged = await store.match_actions(match_id)
+        rows = [r.played for r in logged]
+        stand_in = frozenset(r.seq for r in logged if r.stand_in)  # the server's, not reviewed
         try:
             rules = stored_rules(stored, presets)
             hands = check_match_hands(stored.hands_planned)
             # The worker is given the engine's own function: it imports the engine alone.
-            work = functools.partial(review_match, match_id=match_id, hands=hands)
+            work = functools.partial(
+                review_match, match_id=match_id, hands=hands, stand_in=stand_in
+            )
             review = await asyncio.get_running_loop().run_in_executor(
                 self._pool(), work, stored.seed, rules, rows, player
             )

@@ -181,6 +181,7 @@ class FakeStore:
         action: Mapping[str, Any],
         *,
         now: datetime | None = None,
+        stand_in: bool = False,
     ) -> None:
         self._write("append_action")
         log = self.actions.get(match_id)
@@ -188,7 +189,7 @@ class FakeStore:
             raise Conflict(f"match {match_id} is unknown")
         if any(a.seq == seq for a in log):
             raise Conflict(f"match {match_id} has an action {seq} already")
-        log.append(ActionRow(seq, hand_no, player, json.loads(json.dumps(action))))
+        log.append(ActionRow(seq, hand_no, player, json.loads(json.dumps(action)), stand_in))
 
     async def match_actions(self, match_id: int) -> list[ActionRow]:
         return sorted(self.actions.get(match_id, []))

@@ -201,7 +201,7 @@ async def check_match(
     row = await store.get_match(match_id)
     assert row is not None and row.ended_at is not None, f"match {match_id} did not finish"
     actions = await store.match_actions(match_id)
-    stored_log = [(hand_no - 1, player, Action.from_dict(a)) for _, hand_no, player, a in actions]
+    stored_log = [(r.hand_no - 1, r.player, Action.from_dict(r.action)) for r in actions]
     # Lost: an action of the run without faults, or one the table applied, that the
     # stored log does not have at its place.
     lost = missing(expected.log, stored_log)

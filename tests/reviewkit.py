@@ -6,7 +6,7 @@ exactly what it would have stored."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 
 from engine.bots import make_bot
@@ -27,16 +27,25 @@ async def stored_match(
     seed: int,
     hands: int = 1,
     finished: bool = True,
+    stand_in: Collection[tuple[int, int]] = (),
 ) -> int:
     """A match of ``hands`` deals the bots named ``bots`` play in ``seats``, stored at
-    ``table_id`` (finished unless told not to); its id."""
+    ``table_id`` (finished unless told not to); its id. ``stand_in``: the (hand, player)
+    whose moves are stored as the server's for a person (she away the whole hand)."""
     match_id = await store.create_match(
         table_id, MCR.name, seed, SALT, list(seats), T0, MCR.to_dict(), hands_planned=hands
     )
     match = play_match(seed, [make_bot(b) for b in bots], MCR, match_id, hands=hands)
     await asyncio.gather(
         *(
-            store.append_action(match_id, seq, hand + 1, player, action.to_dict())
+            store.append_action(
+                match_id,
+                seq,
+                hand + 1,
+                player,
+                action.to_dict(),
+                stand_in=(hand + 1, player) in stand_in,
+            )
             for seq, (hand, player, action) in enumerate(match.log, 1)
         )
     )

@@ -96,10 +96,18 @@ async def _review(
                 f"{held[0]}: it is reviewed once every table of the session has finished",
             )
         player = seat_of(stored.seats, name)
-        rows = [(r.seq, r.hand_no, r.player, r.action) for r in await store.match_actions(match_id)]
+        logged = await store.match_actions(match_id)
     rules = stored_rules(stored, presets)
     hands = check_match_hands(stored.hands_planned)
-    review = review_match(stored.seed, rules, rows, player, match_id=match_id, hands=hands)
+    review = review_match(
+        stored.seed,
+        rules,
+        [r.played for r in logged],
+        player,
+        match_id=match_id,
+        hands=hands,
+        stand_in={r.seq for r in logged if r.stand_in},  # the server's moves: not reviewed
+    )
     return review, list(stored.seats)
 
 
@@ -114,6 +122,12 @@ def report(review: Review, seats: list[str | None], top: int) -> list[str]:
         f"values: {review.scale}",
         "",
     ]
+    if review.stand_in:
+        moves = "move" if review.stand_in == 1 else "moves"
+        lines[1:1] = [
+            f"{review.stand_in} {moves} the server played for {name} (away or out of time) "
+            "are not reviewed"
+        ]
     misses = review.misses(top)
     if misses:
         lines.append(f"Biggest misses ({len(misses)} of {len(review.misses())}):")

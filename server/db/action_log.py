@@ -61,7 +61,14 @@ async def _fenced_rows(connection: Any, rows: list[dict[str, Any]]) -> dict[int,
     }
 
 
-_ACTION_COLUMNS = ("match_id", "seq", "hand_no", "player", "action", "created_at")
+_ACTION_COLUMNS = ("match_id", "seq", "hand_no", "player", "action", "created_at", "stand_in")
+_ACTION_ROW = (  # what a read gives back: an ``ActionRow``
+    MatchAction.seq,
+    MatchAction.hand_no,
+    MatchAction.player,
+    MatchAction.action,
+    MatchAction.stand_in,
+)
 
 
 class ActionLog(Transactions):
@@ -95,6 +102,7 @@ class ActionLog(Transactions):
         *,
         now: datetime | None = None,
         fence: tuple[str, int] | None = None,
+        stand_in: bool = False,
     ) -> None:
         """Append one action to a match's log; committed when this returns.
 
@@ -105,6 +113,8 @@ class ActionLog(Transactions):
         or does not exist. ``fence``: (table id, the writer's fencing token) in cluster
         mode; the token is checked in the transaction that appends (``Fenced`` unless it is
         the table's), holding the table's row so a takeover waits for the commit.
+        ``stand_in``: the server played the action for the person whose seat it was (a
+        review leaves it out); false for her own and for a bot seat's.
         """
         row = {
             "match_id": match_id,
@@ -113,6 +123,7 @@ class ActionLog(Transactions):
             "player": player,
             "action": dict(action),
             "created_at": now or utcnow(),
+            "stand_in": stand_in,
         }
         if fence is not None:
             row[_FENCE] = fence
@@ -215,7 +226,7 @@ class ActionLog(Transactions):
         """A match's action log in ``seq`` order."""
         async with self._read() as session:
             rows = await session.execute(
-                select(MatchAction.seq, MatchAction.hand_no, MatchAction.player, MatchAction.action)
+                select(*_ACTION_ROW)
                 .where(MatchAction.match_id == match_id)
                 .order_by(MatchAction.seq)
             )
@@ -227,9 +238,7 @@ class ActionLog(Transactions):
         async with self._read() as session:
             row = (
                 await session.execute(
-                    select(
-                        MatchAction.seq, MatchAction.hand_no, MatchAction.player, MatchAction.action
-                    )
+                    select(*_ACTION_ROW)
                     .where(MatchAction.match_id == match_id)
                     .order_by(MatchAction.seq.desc())
                     .limit(1)

@@ -274,6 +274,9 @@ class MatchAction(Base):
     player: Mapped[int] = mapped_column(Integer)
     action: Mapped[dict[str, Any]]
     created_at: Mapped[datetime]
+    # The server played it for the person whose seat it was (away or out of time), not she
+    # (revision 0010): a review leaves it out. A bot seat's moves are its own (false).
+    stand_in: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class MatchPlayer(Base):

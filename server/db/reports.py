@@ -99,14 +99,20 @@ class Reports(Transactions):
     async def match_log(self, match_id: int) -> list[dict[str, Any]] | None:
         """A finished match as the JSON lines of ``guobiao simulate --log`` (replayable with
         ``guobiao replay``): a ``match`` line with the seed, then each hand's ``action``
-        lines and its ``result`` line. None for an unknown match or one still in play (its
-        seed is secret)."""
+        lines (with ``"stand_in": true`` on a move the server played for a person) and its
+        ``result`` line. None for an unknown match or one still in play (its seed is
+        secret)."""
         async with self._read() as session:
             match = await session.get(Match, match_id)
             if match is None or match.ended_at is None:
                 return None
             actions = await session.execute(
-                select(MatchAction.hand_no, MatchAction.player, MatchAction.action)
+                select(
+                    MatchAction.hand_no,
+                    MatchAction.player,
+                    MatchAction.action,
+                    MatchAction.stand_in,
+                )
                 .where(MatchAction.match_id == match_id)
                 .order_by(MatchAction.seq)
             )
@@ -131,21 +137,24 @@ class Reports(Transactions):
 
 def _log_lines(
     match_id: int,
-    actions: Iterable[tuple[int, int, dict[str, Any]]],
+    actions: Iterable[tuple[int, int, dict[str, Any], bool]],
     hands: Iterable[tuple[int, dict[str, Any]]],
 ) -> list[dict[str, Any]]:
-    """Each hand's actions, then its result line (the order ``guobiao replay`` reads)."""
+    """Each hand's actions, then its result line (the order ``guobiao replay`` reads). An
+    action the server played for a person says so (``"stand_in": true``, only then: the
+    other lines are as they always were; a replay reads past it)."""
     by_hand: dict[int, list[dict[str, Any]]] = {}
-    for hand_no, player, action in actions:
-        by_hand.setdefault(hand_no, []).append(
-            {
-                "type": "action",
-                "match": match_id,
-                "hand": hand_no,
-                "player": player,
-                "action": action,
-            }
-        )
+    for hand_no, player, action, stand_in in actions:
+        line = {
+            "type": "action",
+            "match": match_id,
+            "hand": hand_no,
+            "player": player,
+            "action": action,
+        }
+        if stand_in:
+            line["stand_in"] = True
+        by_hand.setdefault(hand_no, []).append(line)
     results = dict(hands)
     lines: list[dict[str, Any]] = []
     for hand_no in sorted(by_hand.keys() | results.keys()):

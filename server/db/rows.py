@@ -187,12 +187,20 @@ class FinishedMatch:
 
 
 class ActionRow(NamedTuple):
-    """One logged action: ``(seq, hand_no, player, action)``."""
+    """One logged action: ``(seq, hand_no, player, action, stand_in)``; ``stand_in``: the
+    server played it for the person whose seat it was (away or out of time)."""
 
     seq: int
     hand_no: int
     player: int
     action: dict[str, Any]
+    stand_in: bool = False
+
+    @property
+    def played(self) -> tuple[int, int, int, dict[str, Any]]:
+        """The row as ``Match.replay`` takes it: ``(seq, hand_no, player, action)`` (who
+        chose the move does not change the game)."""
+        return self.seq, self.hand_no, self.player, self.action
 
 
 class GuestPurge(NamedTuple):

@@ -88,12 +88,14 @@ Step = Idle | FinishMatch | StopAtCap | DealHand | CloseWindow | AutoPlay
 @dataclass(frozen=True, slots=True)
 class Append:
     """Store action ``seq`` of the match (hand ``hand_no``, by ``player``); it is applied
-    once stored (``TableCore.stored``)."""
+    once stored (``TableCore.stored``). ``stand_in``: the server plays it for the person
+    whose seat it is (``stands_in``), which the log says so a review leaves it out."""
 
     seq: int
     hand_no: int
     player: int
     action: Action
+    stand_in: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,8 +170,9 @@ class TableCore:
         (the player gets the error ``stale`` and the table as it is)."""
         return seq != self.seq
 
-    def propose(self, player: int, action: Action) -> Append:
-        """The append that would take ``action`` of ``player``: it must be one the engine
+    def propose(self, player: int, action: Action, *, stand_in: bool = False) -> Append:
+        """The append that would take ``action`` of ``player`` (``stand_in``: played for
+        her by the server, ``stands_in``): it must be one the engine
         lists (the server checks membership; the engine knows the rules), and nothing may
         wait for the database. ``IllegalAction`` (the engine's reason, asked of a copy of
         the hand: the live state is never touched by an action the log lacks) or
@@ -179,7 +182,7 @@ class TableCore:
             raise self.refusal(player, action)
         if self.behind:
             raise StoreDown(f"table {self.table} is waiting for its database; try again")
-        return Append(self.log_seq + 1, self.match.hand_index + 1, player, action)
+        return Append(self.log_seq + 1, self.match.hand_index + 1, player, action, stand_in)
 
     def stored(self, append: Append) -> Applied:
         """``append`` is stored: apply it (it was listed as legal: accepted)."""
@@ -240,6 +243,13 @@ def auto_action(view: View, seat: Seat | None, bot: Bot) -> Action:
         ):
             return safe
     return bot.choose(view)
+
+
+def stands_in(seat: Seat | None) -> bool:
+    """Whether a move the server plays for ``seat`` stands in for a person (her seat, she
+    away or out of time): logged as ``stand_in``, and not reviewed as her decision. A bot
+    seat's moves are the bot's own."""
+    return seat is not None and seat.kind == HUMAN
 
 
 def seat_bot(seat: Seat | None, player: int, stand_in: str) -> Bot:

@@ -152,11 +152,14 @@ class Durable:
         hand_no: int,
         player: int,
         action: Mapping[str, Any],
+        *,
+        stand_in: bool = False,
     ) -> bool:
-        """Append action ``seq``; False if the write failed (its outcome is then unknown:
-        ``unsure_seq``, settled by ``reconcile`` before anything else is written)."""
+        """Append action ``seq`` (``stand_in``: the server played it for the person whose
+        seat it is); False if the write failed (its outcome is then unknown: ``unsure_seq``,
+        settled by ``reconcile`` before anything else is written)."""
         try:
-            await store.append_action(match_id, seq, hand_no, player, action)
+            await store.append_action(match_id, seq, hand_no, player, action, stand_in=stand_in)
         except Exception as exc:
             self.unsure_seq = seq
             self.failed(f"storing action {seq} of match {match_id}", exc)

@@ -34,9 +34,10 @@ log = logging.getLogger("guobiao.table")
 class Playing(Showing):
     """A table playing its match (the module's docstring)."""
 
-    async def _apply(self, player: int, action: Action) -> None:
+    async def _apply(self, player: int, action: Action, *, stand_in: bool = False) -> None:
         """Check, store, apply, tell: the order that makes database failures and crashes
-        harmless.
+        harmless. ``stand_in``: the server plays ``action`` for the person whose seat it is
+        (``core.stands_in``; the log says so).
 
         The core proposes the append (``TableCore.propose``: a listed action, nothing
         waiting for the database) and applies it only once it is stored
@@ -45,7 +46,7 @@ class Playing(Showing):
         (``Durable.failed``). A hand's end is sent only once its record is stored too.
         """
         assert self.match_id is not None
-        append = self._core().propose(player, action)
+        append = self._core().propose(player, action, stand_in=stand_in)
         # Committed or not? A connection lost during the commit leaves it unknown: the
         # log is asked (``Durable.reconcile``) before anything else is written.
         stored = await self.durable.append(
@@ -55,6 +56,7 @@ class Playing(Showing):
             append.hand_no,
             append.player,
             append.action.to_dict(),
+            stand_in=append.stand_in,
         )
         if not stored:
             raise StoreDown(
@@ -102,7 +104,9 @@ class Playing(Showing):
                 found = await durable.reconcile(self.store, self.match_id)
                 if found is not None:  # it committed after all: apply it now
                     action = Action.from_dict(found.action)
-                    self._stored(Append(found.seq, found.hand_no, found.player, action))
+                    self._stored(
+                        Append(found.seq, found.hand_no, found.player, action, found.stand_in)
+                    )
             await self.store.save_table(self.row())
         except Exception as exc:
             durable.failed(f"trying table {self.id} again", exc)

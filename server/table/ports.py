@@ -54,7 +54,14 @@ class TableStore(Protocol):
     async def unfinished_matches(self) -> list[MatchRow]: ...
 
     async def append_action(
-        self, match_id: int, seq: int, hand_no: int, player: int, action: Mapping[str, Any]
+        self,
+        match_id: int,
+        seq: int,
+        hand_no: int,
+        player: int,
+        action: Mapping[str, Any],
+        *,
+        stand_in: bool = False,
     ) -> None: ...
 
     async def last_action(self, match_id: int) -> ActionRow | None: ...

@@ -26,6 +26,7 @@ from server.table.core import (
     FinishMatch,
     StopAtCap,
     play_refusal,
+    stands_in,
 )
 from server.table.errors import LobbyError, StoreDown
 from server.table.inputs import (
@@ -302,8 +303,9 @@ class Table(Seating):
             for player in step.players:
                 if match.hand is not hand or hand is None or player not in hand.awaiting():
                     break
-                try:
-                    await self._apply(player, self._auto_action(player))
+                action = self._auto_action(player)
+                try:  # a person's seat: the log says the server played it for her
+                    await self._apply(player, action, stand_in=stands_in(self.seats[player]))
                 except StoreDown:
                     return  # paused; played again once the database works
             if self._core().paced(sources.time.monotonic(), step.answering):

@@ -123,6 +123,40 @@ def test_the_json_form_lists_the_misses_by_their_place(
     assert all(d["taken"] != d["preferred"] for d in shown)
 
 
+def test_moves_the_server_played_for_the_player_are_not_reviewed_but_counted(
+    played: tuple[Match, list[Watched]],
+) -> None:
+    """The log's lines the server played (``stand_in``) are no decisions of the player's:
+    fast's misses among them vanish from its decisions and misses, the rest of its review is
+    as it was, and they are counted apart; another player's such lines change nothing."""
+    match, _ = played
+    rows = rows_of(match)
+    whole = reviewed(match, FAST)
+    line_of: dict[tuple[int, int], int] = {}  # (hand, its action's index) -> the log's line
+    index, hand = 0, 0
+    for line, hand_no, _player, _ in rows:
+        index = index + 1 if hand_no == hand else 0
+        hand = hand_no
+        line_of[hand_no, index] = line
+    flagged = whole.misses()[::2]  # every other miss: the server played it
+    first = [r[0] for r in rows if r[2] == FAST][:1]  # and fast's first move, whatever it was
+    others = [r[0] for r in rows if r[2] == STRONG][:5]
+    stand_in = {line_of[d.hand_no, d.index] for d in flagged} | set(first) | set(others)
+    review = review_match(match.seed, match.rules, rows, FAST, hands=match.hands, stand_in=stand_in)
+    kept = [d for d in whole.decisions if line_of[d.hand_no, d.index] not in stand_in]
+    assert review.decisions == tuple(kept)
+    assert review.misses() == [d for d in whole.misses() if d in kept]
+    assert not set(review.misses()) & set(flagged)
+    assert review.stand_in == len({line_of[d.hand_no, d.index] for d in flagged} | set(first))
+    assert whole.stand_in == 0 and whole.to_dict()["stand_in"] == 0
+    assert review.to_dict()["stand_in"] == review.stand_in
+    strong = review_match(
+        match.seed, match.rules, rows, STRONG, hands=match.hands, stand_in=stand_in
+    )
+    assert strong.stand_in == len(others)
+    assert len(strong.decisions) <= len(reviewed(match, STRONG).decisions)
+
+
 def test_a_log_that_does_not_replay_is_refused_naming_its_row(
     played: tuple[Match, list[Watched]],
 ) -> None:

@@ -59,7 +59,7 @@ async def logged_hands(database_url: str, match_id: int) -> dict[int, list[Event
         if match.hand is not None and match.hand.claims_answered():
             hands[match.hand_index + 1].extend(match.close_claims())
 
-    for _, hand_no, player, action in actions:
+    for _, hand_no, player, action in (a.played for a in actions):
         close_window()
         while match.hand_index + 1 < hand_no:
             events = match.start_hand()

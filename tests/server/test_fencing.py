@@ -51,6 +51,16 @@ async def test_an_old_token_appends_nothing(store: Store) -> None:
 
 
 @pytest.mark.asyncio
+async def test_a_fenced_append_keeps_whether_the_server_played_it_for_a_person(
+    store: Store,
+) -> None:
+    match_id = await _table(store)
+    await store.append_action(match_id, 1, 1, 0, _action(1), fence=("t1", 0), stand_in=True)
+    await store.append_action(match_id, 2, 1, 1, _action(2), fence=("t1", 0))
+    assert [row.stand_in for row in await store.match_actions(match_id)] == [True, False]
+
+
+@pytest.mark.asyncio
 async def test_an_old_token_saves_no_row_and_starts_no_match(store: Store) -> None:
     await _table(store)
     await store.take_table("t1")

@@ -70,7 +70,7 @@ async def schema_differences(url: str) -> list[object]:
 async def test_upgrade_downgrade_upgrade(database_url: str) -> None:
     assert await current(database_url) is None
     await upgrade(database_url)
-    assert await current(database_url) == head() == "0009"
+    assert await current(database_url) == head() == "0010"
     assert await table_names(database_url) == TABLES
 
     await downgrade(database_url, "base")
@@ -139,9 +139,9 @@ def test_db_command_upgrades_downgrades_and_tells(
     assert main(["db", "current", "--database-url", database_url]) == 0
     assert "no revision" in capsys.readouterr().out
     assert main(["db", "upgrade", "--database-url", database_url]) == 0
-    assert "upgraded to 0009 (head)" in capsys.readouterr().out
+    assert "upgraded to 0010 (head)" in capsys.readouterr().out
     assert main(["db", "current", "--database-url", database_url]) == 0
-    assert capsys.readouterr().out.strip().endswith(": 0009 (head)")
+    assert capsys.readouterr().out.strip().endswith(": 0010 (head)")
     assert main(["db", "downgrade", "base", "--database-url", database_url]) == 0
     assert "downgraded to no revision" in capsys.readouterr().out
 
@@ -158,7 +158,7 @@ def test_db_command_reads_the_environment_and_the_config(
     site.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
     assert main(["db", "upgrade", "0001", "--config", str(site)]) == 0
     assert (tmp_path / "data" / "guobiao.db").exists()
-    assert "upgraded to 0001 (head is 0009)" in capsys.readouterr().out
+    assert "upgraded to 0001 (head is 0010)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -393,5 +393,40 @@ async def test_0009_gives_each_account_its_skeleton_and_keeps_those_that_look_al
         async with engine.connect() as connection:
             count = (await connection.execute(text("SELECT COUNT(*) FROM players"))).scalar_one()
         assert count == len(names) + 1
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.asyncio
+async def test_0010_marks_the_actions_stored_before_it_as_their_players_own(
+    database_url: str,
+) -> None:
+    """An action stored under 0009 is not a stand-in's after the upgrade (``stand_in``
+    false: reviewed as before); the downgrade keeps the action."""
+    await upgrade(database_url, "0009")
+    engine = make_engine(database_url, store=False)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(
+                text(
+                    "INSERT INTO matches (id, table_id, rules, seed, salt, seats, started_at) "
+                    "VALUES (1, 't1', 'mcr', 7, 'salt', '[\"a\", \"b\", \"c\", \"d\"]', "
+                    "'2026-11-29 10:00:00+00:00')"
+                )
+            )
+            await connection.execute(
+                text(
+                    "INSERT INTO actions (match_id, seq, hand_no, player, action, created_at) "
+                    "VALUES (1, 1, 1, 0, '{\"type\": \"pass\"}', '2026-11-29 10:00:01+00:00')"
+                )
+            )
+        await upgrade(database_url)
+        async with engine.connect() as connection:
+            flag = (await connection.execute(text("SELECT stand_in FROM actions"))).scalar_one()
+        assert not flag and flag is not None  # (SQLite: 0)
+        await downgrade(database_url, "0009")
+        async with engine.connect() as connection:
+            count = (await connection.execute(text("SELECT COUNT(*) FROM actions"))).scalar_one()
+        assert count == 1
     finally:
         await engine.dispose()

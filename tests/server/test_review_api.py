@@ -74,6 +74,7 @@ async def test_a_finished_matchs_review_is_computed_in_a_worker_then_cached(app:
     assert first.status == 200, body
     assert body["match"] == match_id and body["player"] == 0 and body["name"] == "rv_ann"
     assert body["seats"] == FOUR and body["hands"] == 2 and body["scale"]
+    assert body["stand_in"] == 0  # she played every move herself
     decisions = body["decisions"]
     assert decisions and all(d["choices"] > 1 and d["loss"] >= 0 for d in decisions)
     misses = [decisions[i] for i in body["misses"]]
@@ -92,6 +93,21 @@ async def test_a_finished_matchs_review_is_computed_in_a_worker_then_cached(app:
     strong = (await get(app, review_path(match_id, "bot:strong")))[1]
     assert strong["player"] == 3 and strong["decisions"] and strong["misses"] == []
     assert all(d["agrees"] for d in strong["decisions"])
+
+
+@pytest.mark.asyncio
+async def test_the_moves_the_server_played_for_the_player_are_not_reviewed(app: App) -> None:
+    """rv_ann was away all hand 2: the server's moves for her there are counted
+    (``stand_in``), not reviewed; hand 1 is hers and reviewed as always."""
+    match_id = await stored_match(app.store, "t1", FOUR, BOTS, seed=11, hands=2, stand_in={(2, 0)})
+    logged = await app.store.match_actions(match_id)
+    played = [a for a in logged if a.stand_in]
+    assert played and all((a.hand_no, a.player) == (2, 0) for a in played)
+    answer, body = await get(app, review_path(match_id, "rv_ann"))
+    assert answer.status == 200, body
+    assert body["stand_in"] == len(played)
+    assert body["decisions"] and {d["hand_no"] for d in body["decisions"]} == {1}
+    assert all(body["decisions"][i]["hand_no"] == 1 for i in body["misses"])
 
 
 @pytest.mark.asyncio

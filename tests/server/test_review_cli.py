@@ -23,7 +23,8 @@ BOTS = ["fast", "normal", "fast", "strong"]
 
 @pytest.fixture
 def database(tmp_path: Path, migrated_sqlite: Path) -> tuple[str, list[int]]:
-    """A database with a finished match, one in play and a held one; the URL and their ids."""
+    """A database with a finished match, one in play, a held one, and a finished one whose
+    hand 2 the server played for rc_bea; the URL and their ids."""
     shutil.copyfile(migrated_sqlite, tmp_path / "cli.db")
     url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
 
@@ -33,7 +34,8 @@ def database(tmp_path: Path, migrated_sqlite: Path) -> tuple[str, list[int]]:
             playing = await stored_match(store, "c2", FOUR, BOTS, seed=32, finished=False)
             await session_table(store, "d1", duplicate=True, seats=FOUR)
             held = await stored_match(store, "d1", FOUR, BOTS, seed=33)
-            return [done, playing, held]
+            away = await stored_match(store, "c3", FOUR, BOTS, seed=31, hands=2, stand_in={(2, 0)})
+            return [done, playing, held, away]
 
     return url, asyncio.run(fill())
 
@@ -41,7 +43,7 @@ def database(tmp_path: Path, migrated_sqlite: Path) -> tuple[str, list[int]]:
 def test_the_biggest_misses_come_first_then_each_hand(
     database: tuple[str, list[int]], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    url, (done, _, _) = database
+    url, (done, *_) = database
     assert (
         main(["review", str(done), "--player", "rc_bea", "--top", "3", "--database-url", url]) == 0
     )
@@ -72,10 +74,31 @@ def test_the_biggest_misses_come_first_then_each_hand(
     body = json.loads(capsys.readouterr().out)
     assert body["match"] == done and body["name"] == "rc_bea" and body["misses"]
     shown = [body["decisions"][i]["loss"] for i in body["misses"][:3]]
-    assert shown == losses
+    assert shown == pytest.approx(losses, abs=0.005)  # (printed to 2 places)
 
     assert main(["review", str(done), "--player", "bot:strong", "--database-url", url]) == 0
     assert "No miss" in capsys.readouterr().out
+
+
+def test_the_moves_the_server_played_for_her_are_said_and_not_reviewed(
+    database: tuple[str, list[int]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    url, (done, _, _, away) = database
+    assert main(["review", str(done), "--player", "rc_bea", "--database-url", url]) == 0
+    assert "the server played" not in capsys.readouterr().out
+    assert main(["review", str(away), "--player", "rc_bea", "--database-url", url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"match {away}, rc_bea (player 0): ")
+    count = int(lines[1].split()[0])
+    assert count > 0
+    assert lines[1] == (
+        f"{count} moves the server played for rc_bea (away or out of time) are not reviewed"
+    )
+    assert next(line for line in lines if line.startswith("Hand 2:")).startswith(
+        "Hand 2: 0 decisions"
+    )
+    assert main(["review", str(away), "--player", "rc_bea", "--json", "--database-url", url]) == 0
+    assert json.loads(capsys.readouterr().out)["stand_in"] == count
 
 
 @pytest.mark.parametrize(

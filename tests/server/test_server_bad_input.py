@@ -630,7 +630,7 @@ async def test_refused_actions_change_nothing_and_the_match_still_finishes(app: 
     # What is stored is exactly what was accepted: it replays to the same match.
     assert app.store is not None
     stored = await app.store.match_actions(match_id)
-    assert stored[0] == (1, 1, 0, {"type": "discard", "tile": drawn})
+    assert stored[0] == (1, 1, 0, {"type": "discard", "tile": drawn}, False)
     log = await app.store.match_log(match_id)
     assert log is not None
     (logged,) = read_log([json.dumps(line) for line in log])

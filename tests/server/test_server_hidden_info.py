@@ -150,7 +150,7 @@ def ground_truth(seed: int, actions: list[ActionRow]) -> Truth:
         if match.hand is not None and match.hand.claims_answered():
             publish(match.close_claims())
 
-    for _, hand_no, player, action in actions:
+    for _, hand_no, player, action in (a.played for a in actions):
         close_window()
         while match.hand_index + 1 < hand_no:
             last_hand = [e for e in history if e.kind in CLOSING_KINDS]

@@ -95,7 +95,7 @@ def stored_events(
         hand_no = match.hand_index + 2
         hands[hand_no] = match.start_hand()
 
-    for _seq, hand_no, who, action in actions:
+    for _seq, hand_no, who, action in (a.played for a in actions):
         while match.hand_index + 1 < hand_no:
             deal()
         hands[hand_no].extend(match.apply(who, Action.from_dict(action)))

@@ -197,7 +197,7 @@ async def test_an_append_stores_what_the_orm_stores(store: Store) -> None:
     match_id = await new_match(store)
     at = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone(timedelta(hours=8)))
     action = {"type": "discard", "tile": "5m", "note": "东风 ✓", "n": [1, {"x": None}]}
-    await store.append_action(match_id, 1, 2, 3, action, now=at)
+    await store.append_action(match_id, 1, 2, 3, action, now=at, stand_in=True)
     async with store.engine.begin() as connection:
         await connection.execute(
             insert(MatchAction),
@@ -209,13 +209,14 @@ async def test_an_append_stores_what_the_orm_stores(store: Store) -> None:
                     "player": 3,
                     "action": action,
                     "created_at": at,
+                    "stand_in": True,
                 }
             ],
         )
         rows = (
             await connection.execute(
                 text(
-                    "SELECT hand_no, player, action, created_at FROM actions "
+                    "SELECT hand_no, player, action, created_at, stand_in FROM actions "
                     "WHERE match_id = :m ORDER BY seq"
                 ),
                 {"m": match_id},
@@ -223,8 +224,8 @@ async def test_an_append_stores_what_the_orm_stores(store: Store) -> None:
         ).all()
     assert len(rows) == 2 and tuple(rows[0]) == tuple(rows[1])
     assert await store.match_actions(match_id) == [
-        ActionRow(1, 2, 3, action),
-        ActionRow(2, 2, 3, action),
+        ActionRow(1, 2, 3, action, stand_in=True),
+        ActionRow(2, 2, 3, action, stand_in=True),
     ]
 
 
@@ -273,8 +274,21 @@ async def test_actions_come_back_in_seq_order(store: Store) -> None:
     for seq in (3, 1, 2):
         await store.append_action(match_id, seq, 1, seq, {"type": "pass"})
     assert [a.seq for a in await store.match_actions(match_id)] == [1, 2, 3]
-    seq, hand_no, player, action = (await store.match_actions(match_id))[0]
-    assert (seq, hand_no, player, action) == (1, 1, 1, {"type": "pass"})
+    seq, hand_no, player, action, stand_in = (await store.match_actions(match_id))[0]
+    assert (seq, hand_no, player, action, stand_in) == (1, 1, 1, {"type": "pass"}, False)
+
+
+@pytest.mark.asyncio
+async def test_the_log_says_which_moves_the_server_played_for_a_person(store: Store) -> None:
+    """``stand_in`` comes back as appended (false unless said), in reads of the whole log and
+    of its last action; a replay takes the row without it (``ActionRow.played``)."""
+    match_id = await new_match(store)
+    await store.append_action(match_id, 1, 1, 0, {"type": "pass"})
+    await store.append_action(match_id, 2, 1, 1, {"type": "pass"}, stand_in=True)
+    assert [a.stand_in for a in await store.match_actions(match_id)] == [False, True]
+    last = await store.last_action(match_id)
+    assert last == ActionRow(2, 1, 1, {"type": "pass"}, stand_in=True)
+    assert last.played == (2, 1, 1, {"type": "pass"})
 
 
 @pytest.mark.asyncio
@@ -465,7 +479,7 @@ async def test_match_detail_and_log_hide_the_seed_until_the_end(store: Store) ->
     await store.append_action(match_id, 2, 1, 1, {"type": "win"})
     hand = win(1, [16, -16, 0, 0])
     await store.finish_hand(match_id, 1, hand, hand["deltas"], now=T0)
-    await store.append_action(match_id, 3, 2, 1, {"type": "discard", "tile": "E"})
+    await store.append_action(match_id, 3, 2, 1, {"type": "discard", "tile": "E"}, stand_in=True)
 
     assert await store.match_detail(match_id + 1) is None
     assert await store.match_log(match_id + 1) is None
@@ -501,7 +515,7 @@ async def test_match_detail_and_log_hide_the_seed_until_the_end(store: Store) ->
         {"type": "action", "match": match_id, "hand": 1, "player": 1, "action": {"type": "win"}},
         {"type": "result", "match": match_id, "hand": 1, "record": hand},
         {"type": "action", "match": match_id, "hand": 2, "player": 1,
-         "action": {"type": "discard", "tile": "E"}},
+         "action": {"type": "discard", "tile": "E"}, "stand_in": True},
         {"type": "result", "match": match_id, "hand": 2, "record": draw(2)},
     ]  # fmt: skip
 
@@ -535,7 +549,11 @@ async def test_a_stored_match_replays(store: Store, tmp_path: Path) -> None:
     match = play_match(seed, match_id)
     records = iter(match.records)
     for seq, (hand_index, player, action) in enumerate(match.log, 1):
-        await store.append_action(match_id, seq, hand_index + 1, player, action.to_dict())
+        # (Every fifth move as if the server played it for lin: the log says so, and replays.)
+        stand_in = player == 0 and seq % 5 == 0
+        await store.append_action(
+            match_id, seq, hand_index + 1, player, action.to_dict(), stand_in=stand_in
+        )
         if seq == len(match.log) or match.log[seq][0] != hand_index:
             record = next(records).to_dict()
             await store.finish_hand(match_id, record["hand_no"], record, record["deltas"])
@@ -543,6 +561,8 @@ async def test_a_stored_match_replays(store: Store, tmp_path: Path) -> None:
 
     log = await store.match_log(match_id)
     assert log is not None
+    flagged = [line for line in log if line.get("stand_in")]
+    assert flagged and all(line["player"] == 0 for line in flagged)
     path = tmp_path / "match.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in log), encoding="utf-8")
     assert replay_cli.run(argparse.Namespace(file=str(path), quiet=True)) == 0

@@ -264,6 +264,13 @@ async def test_a_whole_bot_match_plays_to_its_end_and_replays_from_the_store(
     actions = await store.match_actions(row.id)
     replayed = replay_log(row, actions, Config().rule_presets())
     assert replayed.log == expected.log and replayed.over
+    # Every move of hers the server played for her; the bots' are their own.
+    assert {(a.player, a.stand_in) for a in actions} == {
+        (0, True),
+        (1, False),
+        (2, False),
+        (3, False),
+    }
     assert await store.match_hands(row.id) == [r.to_dict() for r in expected.records]
     assert host.summaries[-1].state == "finished" and host.seated_at("alice") is None
     assert store.tables["t1"].state == "finished"
@@ -760,6 +767,8 @@ async def test_player_gone_mid_hand_is_played_by_the_server(
     )
     hand_no, seq = left["hand_no"], left["seq"]
     mark = len(watcher.texts)
+    match_id = next(iter(store.matches))
+    hers = len(await store.match_actions(match_id))  # she has played everything logged so far
     await table.queue.put(GoneInput(alice, None))
 
     # The table does not stall: the server discards for her (after disconnected_seconds,
@@ -792,6 +801,31 @@ async def test_player_gone_mid_hand_is_played_by_the_server(
     for got, want in zip(hands, [normalized(r.to_dict()) for r in expected.records], strict=True):
         assert normalized(got) == want, f"hand {want['hand_no']} differs from the offline match"
     assert end["scores"] == list(expected.scores)
+    actions = await store.match_actions(row.id)
+    assert not any(a.stand_in for a in actions[:hers])  # her own moves and the bots'
+    later = {(a.player, a.stand_in) for a in actions[hers:]}
+    assert later == {(0, True), (1, False), (2, False), (3, False)}
+
+
+@pytest.mark.asyncio
+async def test_a_move_the_server_plays_for_a_person_out_of_time_is_logged_as_a_stand_in(
+    running: Callable[..., Table],
+) -> None:
+    """Alice is there but lets her turn run out: the server plays the safe move for her
+    and the log says so; the bots' moves after it are their own."""
+    store = FakeStore()
+    table = running(store=store, turn_seconds=1)
+    await started_match(table)
+    match_id = next(iter(store.matches))
+
+    def hers_and_more() -> bool:
+        log = store.actions.get(match_id, [])
+        return any(a.player == 0 for a in log) and any(a.player != 0 for a in log)
+
+    await until(hers_and_more, "her timed-out move and a bot's", timeout=10)
+    first, *rest = await store.match_actions(match_id)
+    assert (first.player, first.stand_in) == (0, True)  # the dealer's discard, out of time
+    assert all(not a.stand_in for a in rest if a.player != 0)
 
 
 # ---------------------------------------------------------- refused actions ---
@@ -920,7 +954,7 @@ async def test_refused_actions_change_nothing_and_the_match_still_finishes() -> 
 
         # What is stored is exactly what was accepted: it replays to the same match.
         stored = await store.match_actions(match_id)
-        assert stored[0] == (1, 1, 0, {"type": "discard", "tile": drawn})
+        assert stored[0] == (1, 1, 0, {"type": "discard", "tile": drawn}, False)
         row = store.matches[match_id]
         replayed = replay_log(row, stored, Config().rule_presets())
         assert replayed.scores == end["scores"] and len(replayed.records) == 16

@@ -80,7 +80,7 @@ def public_events(stored: MatchRow, actions: list[Any]) -> dict[int, list[dict[s
     """The events a spectator may see of each hand, replaying the stored log."""
     match = Match(stored.seed, MCR, stored.id)
     hands: dict[int, list[Any]] = {}
-    for _seq, hand_no, player, action in actions:
+    for _seq, hand_no, player, action in (a.played for a in actions):
         while match.hand_index + 1 < hand_no:
             dealt = match.hand_index + 2
             hands[dealt] = match.start_hand()

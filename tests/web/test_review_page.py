@@ -25,14 +25,24 @@ pytestmark = pytest.mark.asyncio
 
 _match: tuple[int, str] | None = None
 TEXTS = {
-    "en": {"load": "Review {name}'s decisions", "bot": "the bot:", "miss": "Biggest misses"},
-    "zh": {"load": "复盘 {name} 的每个决定", "bot": "机器人：", "miss": "最大失误"},
+    "en": {
+        "load": "Review {name}'s decisions",
+        "bot": "the bot:",
+        "miss": "Biggest misses",
+        "stand_in": "moves the server played for {name}",
+    },
+    "zh": {
+        "load": "复盘 {name} 的每个决定",
+        "bot": "机器人：",
+        "miss": "最大失误",
+        "stand_in": "服务器代 {name} 走的",
+    },
 }
 
 
 async def reviewed_match(web_server: WebServer) -> tuple[int, str]:
-    """A finished one-hand match in the server's database (made once); its id and the name
-    of its seat 0."""
+    """A finished two-hand match in the server's database (made once), the server having
+    played hand 2 for seat 0 (away); its id and the name of its seat 0."""
     global _match  # noqa: PLW0603 -- made once for the module's tests
     if _match is None:
         name = f"rw{secrets.token_hex(3)}"
@@ -40,7 +50,9 @@ async def reviewed_match(web_server: WebServer) -> tuple[int, str]:
         async with await Store.open(url) as store:
             seats = [name, "bot:normal", "bot:normal", "bot:strong"]
             bots = ["fast", "normal", "normal", "strong"]
-            match_id = await stored_match(store, f"rw-{name}", seats, bots, seed=4242)
+            match_id = await stored_match(
+                store, f"rw-{name}", seats, bots, seed=4242, hands=2, stand_in={(2, 0)}
+            )
         _match = (match_id, name)
     return _match
 
@@ -58,6 +70,9 @@ async def open_review(open_page: OpenPage, web_server: WebServer, lang: str, pho
     await (load.tap() if phone else load.click())
     await expect(page.locator(".review-mark").first).to_be_visible(timeout=20_000)
     assert await page.locator(".review-mark.apart").count() >= 1
+    # The moves the server played for her in hand 2 are said, not reviewed.
+    stand_in = page.locator(".review-summary .review-stand-in")
+    await expect(stand_in).to_contain_text(TEXTS[lang]["stand_in"].format(name=name))
     return page
 
 

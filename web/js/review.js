@@ -57,6 +57,7 @@ export function reviewPanel(r) {
   const misses = review.misses.slice(0, MISSES_SHOWN).map((i) => decisions[i]);
   return html`<section class="review" aria-label=${t("replay.review.title")}>
     <p class="review-summary">${t("replay.review.summary", { name, decisions: decisions.length, agreed: review.agreed })}
+      ${review.stand_in ? html`<span class="review-stand-in">${t("replay.review.stand_in", { name, count: review.stand_in })}</span>` : nothing}
       <span class="hint">${t("replay.review.scale", { scale: review.scale })}</span></p>
     <div class="review-marks" role="list" aria-label=${t("replay.review.marks", { hand: r.hand })}>
       ${here.map((d) => mark(r, d, at.includes(d)))}

@@ -32,6 +32,7 @@ from server.table.core import (
     play_refusal,
     seat_bot,
     stand_in_level,
+    stands_in,
 )
 from server.table.errors import StoreDown
 from server.table.seats import BOT, HUMAN, Seat
@@ -162,6 +163,22 @@ def test_while_the_database_is_behind_no_action_is_proposed() -> None:
     with pytest.raises(StoreDown, match="table t1 is waiting for its database"):
         core.propose(player, action)
     assert core.log_seq == 0
+
+
+def test_a_move_the_server_plays_for_a_person_is_proposed_as_a_stand_in() -> None:
+    """Out of time or away, a person's seat is played by the server for her (the log says
+    so: her review leaves it out); a bot seat's moves are its own, and so are hers."""
+    assert stands_in(Seat(HUMAN, "alice"))  # there, out of time
+    assert stands_in(Seat(HUMAN, "alice", connected=False, away_since=NOW))
+    assert not stands_in(Seat(BOT, "fast"))
+    assert not stands_in(None)
+    core = core_of()
+    player, action = discard_drawn(core)
+    assert core.propose(player, action) == Append(1, 1, player, action, stand_in=False)
+    append = core.propose(player, action, stand_in=True)
+    assert append == Append(1, 1, player, action, stand_in=True)
+    core.stored(append)
+    assert core.log_seq == 1
 
 
 def test_actions_are_stored_in_order() -> None:

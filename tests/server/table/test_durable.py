@@ -110,6 +110,19 @@ async def test_an_append_that_committed_after_all_is_given_back_to_apply() -> No
 
 
 @pytest.mark.asyncio
+async def test_an_append_says_whether_the_server_played_it_for_the_person() -> None:
+    store, match_id = await store_with_match()
+    log = durable(Clock(), [])
+    assert await log.append(store, match_id, 1, 1, 0, DISCARD, stand_in=True)
+    assert await log.append(store, match_id, 2, 1, 1, DISCARD)
+    assert [a.stand_in for a in await store.match_actions(match_id)] == [True, False]
+    await store.append_action(match_id, 3, 1, 2, DISCARD, stand_in=True)  # the answer lost
+    log.unsure_seq = 3
+    found = await log.reconcile(store, match_id)
+    assert found is not None and found.stand_in  # applied as stored, flag and all
+
+
+@pytest.mark.asyncio
 async def test_reconcile_failing_keeps_the_append_unsure() -> None:
     store, match_id = await store_with_match()
     log = durable(Clock(), [])
