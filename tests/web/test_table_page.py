@@ -559,16 +559,138 @@ async def test_a_phone_page_discards_and_claims_by_touch(open_page: OpenPage) ->
     await page.wait_for_function(
         "(n) => document.querySelectorAll('.seat-bottom .river img').length > n", arg=river
     )
-    claims = (".actions button.act-chow", ".actions button.act-pung", ".actions button.act-kong")
+    # A chow or pung: the player is told to discard, and a raised tile gets a Discard button.
+    claims = (".actions button.act-chow", ".actions button.act-pung")
     keep_playing = tuple(c for c in PLAY_CLICKS if c not in claims)
     melds = 0
     loop = asyncio.get_running_loop()
-    until = loop.time() + 40
+    until = loop.time() + 60
     while melds == 0:
-        assert loop.time() < until, "no claim was offered in 40 s of play"
+        assert loop.time() < until, "no chow or pung was offered in 60 s of play"
         if await click_first(page, claims, tap=True):
             await page.wait_for_selector(".own .melds .meld", timeout=5000)
             melds = await page.locator(".own .melds .meld").count()
         elif not await click_first(page, keep_playing, tap=True):
             await asyncio.sleep(0.03)
     assert melds >= 1
+    await expect(page.locator(".actions .prompt")).to_have_text("Choose a tile to discard")
+    await page.locator(".own-hand button.htile").first.tap()
+    await expect(page.locator(".actions button.act-discard")).to_be_visible()
+    await expect(page.locator(".actions .prompt")).to_have_count(0)
+
+
+# Every announcement a page shows at a seat, as (player, text), kept as they come and go.
+WATCH_CALLOUTS = """() => {
+  window.seenCalls = [];
+  new MutationObserver((changes) => {
+    for (const change of changes) for (const node of change.addedNodes) {
+      const calls = node.nodeType === 1 ? [node, ...node.querySelectorAll(".callout")] : [];
+      for (const call of calls.filter((x) => x.matches(".callout")))
+        window.seenCalls.push(
+          [Number(call.closest(".seat").dataset.player), call.textContent.trim()]);
+    }
+  }).observe(document.body, {childList: true, subtree: true});
+}"""
+
+
+async def test_claims_are_announced_at_the_claimers_seat_to_a_spectator(
+    open_page: OpenPage,
+) -> None:
+    """Each chow, pung, kong and win the spectator's socket brings is shown at the claimer's
+    seat of the spectator's table (Chow, Pung, Kong, Win), whoever made it."""
+    page = await open_page("/")
+    table = await play_now(page)
+    watcher = await open_page("about:blank")
+    frames = record_frames(watcher)
+    await watcher.goto(f"/#/watch/{table}")
+    await watcher.wait_for_selector(".board", timeout=15_000)
+    await watcher.evaluate(WATCH_CALLOUTS)
+    words = {"chow": "Chow", "pung": "Pung", "kong": "Kong"}
+
+    def claims() -> list[tuple[int, str]]:
+        return [
+            (event["player"], words[event["type"]])
+            for way, message in frames
+            if way == "received" and message.get("type") == "update"
+            for event in message["payload"]["events"]
+            if event["kind"] == "claim"
+        ]
+
+    loop = asyncio.get_running_loop()
+    until = loop.time() + 90
+    while not claims():
+        assert loop.time() < until, "no claim in 90 s of play"
+        if not await click_first(page, PLAY_CLICKS):
+            await asyncio.sleep(0.03)
+    await watcher.wait_for_function(
+        "(claim) => window.seenCalls.some(([p, text]) => p === claim[0] && text === claim[1])",
+        arg=list(claims()[0]),
+    )
+    print(f"\nclaims announced to the spectator: {await watcher.evaluate('window.seenCalls')}")
+
+
+async def box(page: Page, selector: str) -> dict[str, float]:
+    found = await page.locator(selector).first.bounding_box()
+    assert found is not None, f"{selector} is not shown"
+    return found
+
+
+@pytest.mark.parametrize("phone", [False, True], ids=["1280x800", "360x740"])
+async def test_the_opponents_sit_around_the_centre_and_the_result_leaves_the_board_in_view(
+    open_page: OpenPage, phone: bool
+) -> None:
+    """Each opponent's river lies on its side of the centre; at the hand's end the result's
+    fairness line and Continue button are inside the window and the clock is not under it."""
+    page = await open_page("/", phone=phone)
+    if not phone:
+        await page.set_viewport_size({"width": 1280, "height": 800})
+    await play_now(page)
+    rivers = ".board" + "".join(
+        f":has(.seat-{side} .river [role=listitem])" for side in ("left", "top", "right", "bottom")
+    )
+    await play_until(page, rivers, tap=phone)
+    centre = await box(page, ".centre .compass")
+    left, top, right, own = [
+        await box(page, f".seat-{side} .river") for side in ("left", "top", "right", "bottom")
+    ]
+    assert left["x"] + left["width"] <= centre["x"], (left, centre)
+    assert right["x"] >= centre["x"] + centre["width"], (right, centre)
+    assert top["y"] + top["height"] <= centre["y"], (top, centre)
+    assert own["y"] >= centre["y"] + centre["height"], (own, centre)
+    tile = await box(page, ".seat-top .river img.tile")
+    print(f"\nriver tiles {tile['width']:.0f} x {tile['height']:.0f} px")
+    if not phone:
+        assert tile["width"] > 28, tile
+    assert await page.evaluate("document.documentElement.scrollWidth") <= (360 if phone else 1280)
+
+    await play_until(page, RESULT, tap=phone)
+    await page.evaluate("window.scrollTo(0, 0)")
+    size = page.viewport_size
+    assert size is not None
+    sheet = await box(page, ".result[role=dialog]")
+    for part in (".result .fairness", ".result .close-result"):
+        seen = await box(page, part)
+        assert seen["y"] >= 0 and seen["y"] + seen["height"] <= size["height"], (part, seen)
+        assert seen["x"] >= 0 and seen["x"] + seen["width"] <= size["width"], (part, seen)
+    clock = await box(page, ".centre .compass")
+    apart = clock["x"] + clock["width"] <= sheet["x"] or clock["y"] + clock["height"] <= sheet["y"]
+    assert apart and clock["y"] >= 0, ("the clock is under the result", clock, sheet)
+
+
+async def test_nothing_moves_for_those_who_ask_for_less_motion(
+    browser: Browser, web_server: WebServer, open_page: OpenPage
+) -> None:
+    """The turn's glow and the tiles' moves are animations; under ``prefers-reduced-motion:
+    reduce`` the board runs none."""
+    moving = await open_page("/")
+    await play_now(moving)
+    await play_until(moving, ".seat.turn")
+    running = "document.querySelector('.board').getAnimations({subtree: true}).length"
+    assert await moving.evaluate(running) > 0
+    context = await browser.new_context(base_url=web_server.url, reduced_motion="reduce")
+    page = await context.new_page()
+    await page.goto("/")
+    await play_now(page)
+    await play_until(page, ".board:has(.seat-bottom .river [role=listitem]) .seat.turn")
+    assert await page.evaluate(running) == 0
+    await context.close()

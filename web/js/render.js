@@ -29,6 +29,19 @@ export function lastDiscard(previous, events) {
   return last;
 }
 
+/** The claims and kongs and wins of `events` as announcements at the claimer's seat:
+ * [{player, call}] with `call` one of chow, pung, kong, win (a concealed or added kong is a
+ * kong, a self-drawn win a win), in the order they happened. */
+export function callsOf(events) {
+  const calls = [];
+  for (const e of events) {
+    if (e.kind === "claim") calls.push({ player: e.player, call: e.type });
+    else if (e.kind === "concealed_kong" || e.kind === "add_kong") calls.push({ player: e.player, call: "kong" });
+    else if (e.kind === "win") calls.push({ player: e.winner, call: "win" });
+  }
+  return calls;
+}
+
 /** `view.legal` grouped for the buttons: discards (a Set of tiles), chows (lowest tiles),
  * concealed and added kongs (tiles), and flags for pung, kong, win, pass. */
 export function legalGroups(legal = []) {
@@ -176,11 +189,24 @@ function seatHead(ctx, seat, side) {
   </header>`;
 }
 
+/** Whether it is `seat`'s move: the glow on its place at the table. */
+const onTurn = (view, seat) => view.current === seat.player && view.phase !== "over";
+
+/** The claim just made at this seat ("Pung", "碰"), shown for a moment (`ctx.calls`:
+ * {player: call}). */
+function callout(ctx, seat) {
+  const call = ctx.calls && ctx.calls[seat.player];
+  return call ? html`<div class="callout callout-${call}" role="status">${ctx.t(`table.call.${call}`)}</div>` : nothing;
+}
+
 function otherSeat(ctx, seat, side, wild) {
-  return html`<section class="seat seat-${side}" data-player=${seat.player} aria-label=${playerName(ctx.t, ctx.names, seat.player)}>
-    ${seatHead(ctx, seat, side)}
-    <div class="seat-tiles">${hiddenHand(ctx, seat, wild)}<span class="melds">${seat.melds.map((m) => meldView(ctx, m, wild))}</span></div>
+  return html`<section class="seat seat-${side} ${onTurn(ctx.state.view, seat) ? "turn" : ""}" data-player=${seat.player} aria-label=${playerName(ctx.t, ctx.names, seat.player)}>
+    <div class="seat-info">
+      ${seatHead(ctx, seat, side)}
+      <div class="seat-tiles">${hiddenHand(ctx, seat, wild)}<span class="melds">${seat.melds.map((m) => meldView(ctx, m, wild))}</span></div>
+    </div>
     ${riverView(ctx, seat, ctx.last === seat.player, wild)}
+    ${callout(ctx, seat)}
   </section>`;
 }
 
@@ -200,30 +226,46 @@ function ownSeat(ctx, seat, wild) {
     return html`<button class="htile ${cls}" data-tile=${tile} data-index=${i} aria-pressed=${raised ? "true" : "false"}
       @click=${() => ctx.onTile(i, tile)}>${face}</button>`;
   };
-  return html`<section class="seat seat-bottom own" data-player=${seat.player} aria-label=${ctx.t("table.your_hand")}>
+  return html`<section class="seat seat-bottom own ${onTurn(view, seat) ? "turn" : ""}" data-player=${seat.player} aria-label=${ctx.t("table.your_hand")}>
     ${riverView(ctx, seat, ctx.last === seat.player, wild)}
     ${seatHead(ctx, seat, "bottom")}
     <div class="own-tiles">
       <span class="melds">${seat.melds.map((m) => meldView(ctx, m, wild))}</span>
       <span class="hand own-hand" role="group" aria-label=${ctx.t("table.your_hand")}>${shown.map(tileButton)}</span>
     </div>
+    ${callout(ctx, seat)}
   </section>`;
 }
 
-function centre(ctx) {
+/** The middle of the table: a compass of the seats' winds (each on the side of its seat, the
+ * one to move lit) around the round and the turn's clock; the wall and the dice beside it. */
+function centre(ctx, around) {
   const { state } = ctx;
   const view = state.view;
   const d = view.dice;
   const seconds = ctx.deadlineAt ? secondsLeft(ctx.deadlineAt, ctx.now) : null;
   const rules = view.rules;
+  const wind = (side) => {
+    const seat = around[side];
+    return html`<span class="cw cw-${side} ${onTurn(view, seat) ? "turn" : ""} ${view.dealer === seat.player ? "dealer" : ""}"
+      title=${`${ctx.t("table.seat_wind")}: ${playerName(ctx.t, ctx.names, seat.player)}`}>${ctx.t(`table.wind_mark.${seat.wind}`)}</span>`;
+  };
   return html`<div class="centre" aria-label=${ctx.t("table.info")}>
-    <div class="round">${ctx.t(`table.round.${view.round_wind}`)} · ${state.hands_total ? ctx.t("table.hand_of", { n: state.hand_no, total: state.hands_total }) : ctx.t("table.hand_no", { n: state.hand_no })}</div>
-    <div class="wall" title=${ctx.t("table.wall")}>${ctx.t("table.wall_left", { n: view.wall_remaining })}</div>
-    <div class="dice">${ctx.t("table.dice")} ${d[0][0]}+${d[0][1]} · ${d[1][0]}+${d[1][1]}</div>
-    ${rules ? html`<div class="rules-mark">${ctx.t("table.custom_rules", { name: rules.name })}
-      ${view.indicator ? html`<span class="indicator">${ctx.t("table.indicator")} ${tileImg(ctx.t, view.indicator)}</span>` : nothing}
-      ${view.wild_tiles && view.wild_tiles.length ? html`<span class="wilds">${ctx.t("table.wild_tiles")} ${view.wild_tiles.map((x) => tileImg(ctx.t, x, { wild: true }))}</span>` : nothing}</div>` : nothing}
-    ${seconds !== null ? html`<div class="countdown ${seconds <= 5 ? "urgent" : ""}" role="timer" aria-label=${ctx.t("table.seconds_left", { n: seconds })}>${seconds}</div>` : nothing}
+    <div class="compass">
+      ${["top", "left", "right", "bottom"].map(wind)}
+      <div class="compass-core">
+        <span class="round-wind" aria-hidden="true">${ctx.t(`table.wind_mark.${view.round_wind}`)}</span>
+        ${seconds !== null ? html`<div class="countdown ${seconds <= 5 ? "urgent" : ""}" role="timer" aria-label=${ctx.t("table.seconds_left", { n: seconds })}>${seconds}</div>` : nothing}
+      </div>
+    </div>
+    <div class="centre-facts">
+      <div class="round">${ctx.t(`table.round.${view.round_wind}`)} · ${state.hands_total ? ctx.t("table.hand_of", { n: state.hand_no, total: state.hands_total }) : ctx.t("table.hand_no", { n: state.hand_no })}</div>
+      <div class="wall" title=${ctx.t("table.wall")}>${ctx.t("table.wall_left", { n: view.wall_remaining })}</div>
+      <div class="dice">${ctx.t("table.dice")} ${d[0][0]}+${d[0][1]} · ${d[1][0]}+${d[1][1]}</div>
+      ${rules ? html`<div class="rules-mark">${ctx.t("table.custom_rules", { name: rules.name })}
+        ${view.indicator ? html`<span class="indicator">${ctx.t("table.indicator")} ${tileImg(ctx.t, view.indicator)}</span>` : nothing}
+        ${view.wild_tiles && view.wild_tiles.length ? html`<span class="wilds">${ctx.t("table.wild_tiles")} ${view.wild_tiles.map((x) => tileImg(ctx.t, x, { wild: true }))}</span>` : nothing}</div>` : nothing}
+    </div>
   </div>`;
 }
 
@@ -234,8 +276,11 @@ export function actionBar(ctx) {
   const claim = ctx.state.view.claim;
   const buttons = actionButtons(ctx.legal);
   const raised = ctx.raisedTile;
-  if (!buttons.length && !raised) return nothing; // a discard to choose: the tiles are the buttons
+  // After a chow or pung the hand has no drawn tile to start raised: the player is told.
+  const claimed = ctx.state.view.phase === "claimed" && legalGroups(ctx.legal).discards.size > 0;
+  if (!buttons.length && !raised && !claimed) return nothing; // a discard to choose: the tiles are the buttons
   return html`<div class="actions" role="toolbar" aria-label=${ctx.t("table.actions")}>
+    ${claimed && !raised ? html`<span class="prompt" role="status">${ctx.t("table.choose_discard")}</span>` : nothing}
     ${claim && buttons.length ? html`<span class="claim-tile">${tileImg(ctx.t, claim.tile)} <span>${ctx.t("table.claim_from", { name: playerName(ctx.t, ctx.names, claim.from) })}</span></span>` : nothing}
     ${buttons.map((b) => html`<button class="act act-${b.action.type}" data-action=${b.action.type} data-tile=${b.action.tile || nothing} data-key=${b.key}
       @click=${() => ctx.onAction(b.action)}>${ctx.t(b.label)}${b.tiles.map((x) => tileImg(ctx.t, x))}<kbd>${b.key}</kbd></button>`)}
@@ -245,14 +290,15 @@ export function actionBar(ctx) {
 
 /** The whole table. `ctx`: {t, state (update-like), names (by player), perspective (the
  * player at the bottom), last (lastDiscard), legal, interactive, selected, raisedTile,
- * deadlineAt, now, onTile(index, tile), onAction(action)}. */
+ * deadlineAt, now, onTile(index, tile), onAction(action), calls (optional: the claims to
+ * announce, {player: call})}. */
 export function tableView(ctx) {
   const view = ctx.state.view;
   const wild = view.wild_tiles || [];
   const around = seatsAround(view, ctx.perspective);
   return html`<div class="board phase-${view.phase}">
     ${["top", "left", "right"].map((side) => otherSeat(ctx, around[side], side, wild))}
-    ${centre(ctx)}
+    ${centre(ctx, around)}
     ${ownSeat(ctx, around.bottom, wild)}
   </div>
   ${actionBar(ctx)}`;

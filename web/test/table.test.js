@@ -1,7 +1,7 @@
 // render.js's pure helpers: seats around the viewer, the last discard, legal actions as
 // buttons, the own hand with its drawn tile apart, a winning hand split.
 import { eq, ok, test } from "./harness.js";
-import { actionButtons, lastDiscard, legalGroups, ownHand, playerName, seatsAround, secondsLeft, signed, splitHand } from "../js/render.js";
+import { actionButtons, callsOf, lastDiscard, legalGroups, ownHand, playerName, seatsAround, secondsLeft, signed, splitHand } from "../js/render.js";
 
 const seat = (player) => ({ player, wind: "E", concealed_count: 13, melds: [], flowers: [], river: [] });
 
@@ -17,6 +17,19 @@ test("lastDiscard follows discards, forgets on a claim or a new hand", () => {
   eq(lastDiscard(1, [{ kind: "claim", player: 2, type: "pung", tile: "7p", from: 1, meld: "[777p,3]" }]), null);
   eq(lastDiscard(3, []), 3, "carried over");
   eq(lastDiscard(3, [{ kind: "hand_start" }]), null);
+});
+
+test("callsOf: claims, kongs and wins announced at the claimer's seat, draws and discards not", () => {
+  const events = [
+    { kind: "discard", player: 1, tile: "7p" },
+    { kind: "claim", player: 2, type: "pung", tile: "7p", from: 1, meld: "[777p,3]" },
+    { kind: "concealed_kong", player: 3 },
+    { kind: "add_kong", player: 0, tile: "C" },
+    { kind: "draw", player: 0, source: "wall" },
+    { kind: "win", winner: 1, discarder: null, tile: "7m" },
+  ];
+  eq(callsOf(events), [{ player: 2, call: "pung" }, { player: 3, call: "kong" }, { player: 0, call: "kong" }, { player: 1, call: "win" }]);
+  eq(callsOf([{ kind: "discard", player: 1, tile: "7p" }]), []);
 });
 
 test("actionButtons: exactly the legal claims, win first, pass last, chows with tiles", () => {

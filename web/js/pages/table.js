@@ -7,12 +7,13 @@ import { html, nothing } from "../vendor/lit-html.js";
 import { chosenLevel, levelPicker } from "../bots.js";
 import { fairnessOf } from "../fairness.js";
 import { wholeUpdate } from "../follow.js";
-import { actionButtons, aidsView, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, secondsLeft, signed, tableView } from "../render.js";
+import { actionButtons, aidsView, callsOf, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, secondsLeft, signed, tableView } from "../render.js";
 import { changeText, deltaClass, gradeText } from "../rating.js";
-import { beep } from "../sound.js";
+import { beep, claimSound, discardSound } from "../sound.js";
 
 const DIGIT_KEYS = "1234567890-="; // pick tiles 1..12 of the own hand
 const RESULT_GIVES_WAY_S = 8; // seconds left to decide when the last result closes by itself
+const CALL_SHOWN_MS = 1800; // how long a claim's announcement stays at the claimer's seat
 
 let s = null; // the page's state while it is shown
 
@@ -23,6 +24,7 @@ function fresh(app, params) {
     deadlineAt: null, commits: {}, reveals: {}, handNo: null, acc: null, result: null, resultOpen: false,
     matchEnd: null, grades: {}, error: null, off: [], timer: null,
     analysis: null, analysing: null, analysed: null, connecting: false, syncing: null,
+    calls: {}, callTimers: new Set(),
   };
 }
 
@@ -49,6 +51,7 @@ export const tablePage = {
     if (!s) return;
     s.off.forEach((off) => off());
     clearInterval(s.timer);
+    s.callTimers.forEach(clearTimeout);
     document.removeEventListener("keydown", onKey);
     s = null;
   },
@@ -144,6 +147,7 @@ function onUpdate(sent) {
   s.deadlineAt = asked && s.answered === null && p.deadline_ms !== undefined ? performance.now() + p.deadline_ms : null;
   s.error = null;
   if (asked && !(before && (before.view.legal || []).length) && s.app.settings.sound) beep();
+  if (before && before.seq !== p.seq) announce(p.events); // a first or repeated update tells nothing new
   // A raised tile stays raised while the player may still discard it (an update that
   // changes nothing of the hand must not undo a tap); else the drawn tile starts raised.
   if (kept === null || shownTiles(p)[s.selected] !== kept || !legalGroups(legalNow()).discards.has(kept)) s.selected = null;
@@ -151,6 +155,26 @@ function onUpdate(sent) {
   if (p.view.phase === "turn" && asked && s.selected === null) preselectDrawn(p);
   analyse(p);
   s.app.refresh();
+}
+
+/** The claims of `events` shown at the claimers' seats for a moment (render.js `callout`),
+ * and the table's sounds when the player has turned them on. */
+function announce(events) {
+  const calls = callsOf(events);
+  const here = s;
+  for (const { player, call } of calls) {
+    const shown = { call }; // this announcement: a later one at the same seat replaces it
+    here.calls[player] = shown;
+    const timer = setTimeout(() => {
+      here.callTimers.delete(timer);
+      if (here.calls[player] === shown) delete here.calls[player];
+      if (s === here) here.app.refresh();
+    }, CALL_SHOWN_MS);
+    here.callTimers.add(timer);
+  }
+  if (!s.app.settings.tableSounds) return;
+  if (calls.length) claimSound(calls.at(-1).call);
+  else if (events.some((e) => e.kind === "discard")) discardSound();
 }
 
 /** Aids (opt-in, and only where the table allows them): ask the server to analyse the own
@@ -356,6 +380,7 @@ function body(app) {
     t, state: p, names, perspective: p.view.you ?? p.view.seats[0].player, last: s.last,
     legal, interactive: s.mode === "play", selected: s.selected, raisedTile: raisedTile(),
     deadlineAt: s.deadlineAt, now: performance.now(), onTile, onAction: send,
+    calls: Object.fromEntries(Object.entries(s.calls).map(([player, shown]) => [player, shown.call])),
   };
   return html`${top}
     ${s.mode === "watch" ? html`<p class="watching">${t("table.spectating")}</p>` : nothing}
@@ -445,6 +470,7 @@ function optionsView(app) {
     <summary>${t("table.options")}</summary>
     <label><input type="checkbox" .checked=${!!app.settings.autoPass} @change=${toggle("autoPass")}> ${t("table.auto_pass")}</label>
     <label><input type="checkbox" .checked=${!!app.settings.sound} @change=${toggle("sound")}> ${t("table.sound")}</label>
+    <label><input type="checkbox" .checked=${!!app.settings.tableSounds} @change=${toggle("tableSounds")}> ${t("table.table_sounds")}</label>
     ${s.summary?.aids && s.mode === "play" ? html`<label><input type="checkbox" .checked=${!!app.settings.aids} @change=${toggle("aids")}> ${t("table.aids.toggle")}</label>` : nothing}
     <div class="help"><h3>${t("table.keys")}</h3><p>${t("table.keys_help")}</p></div>
   </details>`;
