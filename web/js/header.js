@@ -35,6 +35,14 @@ function who(app) {
       aria-label=${app.t("app.header.me", { name: session.username })}>${session.username}${badge}</a>`;
 }
 
+/** While the connection is down (an offline start, a server stopped): a line under the
+ * header that says so; the header's status keeps counting down to the next try. */
+function offlineNote(app) {
+  if (app.connection.status !== "reconnecting") return nothing;
+  const offline = typeof navigator !== "undefined" && navigator.onLine === false;
+  return html`<p class="offline-note">${app.t(offline ? "app.conn.offline" : "app.conn.unreachable")}</p>`;
+}
+
 export function header(app) {
   const { status } = app.connection;
   const seated = app.myTable;
@@ -66,5 +74,6 @@ export function header(app) {
       <button class="lang-switch" lang=${app.lang === "zh" ? "en" : "zh"} @click=${() => switchLanguage(app)}
         title=${app.t("app.header.lang_label")}>${app.t("app.header.lang")}</button>
     </div>
-  </header>`;
+  </header>
+  ${offlineNote(app)}`;
 }

@@ -21,7 +21,7 @@ function fresh(app, params) {
     app, table: params.table, mode: params.mode === "watch" ? "watch" : "play",
     summary: null, update: null, last: null, selected: null, answered: null,
     deadlineAt: null, commits: {}, reveals: {}, handNo: null, acc: null, result: null, resultOpen: false,
-    matchEnd: null, grades: {}, error: null, off: [], timer: null,
+    names: null, matchEnd: null, grades: {}, error: null, off: [], timer: null,
     analysis: null, analysing: null, analysed: null, connecting: false, syncing: null,
   };
 }
@@ -65,8 +65,7 @@ async function connect() {
   if (!here) return;
   here.connecting = true; // a full update is on its way: what cannot be followed waits for it
   try {
-    if (!here.app.session && here.mode === "watch") await here.app.guest(); // watching needs a session
-    if (!here.app.session) return here.app.refresh();
+    if (!here.app.session && here.mode === "play") return here.app.refresh(); // a visitor may only watch
     if (here.mode === "watch") {
       // `watching` is the table's summary: the seats' names, private tables included.
       const watching = await here.app.net.request("watch", { table: here.table, invite_code: here.app.invites?.[here.table] ?? null });
@@ -230,7 +229,7 @@ async function onMatchEnd(p) {
   s.matchEnd = p;
   s.app.refresh();
   const here = s;
-  const people = (s.summary?.seats || []).filter((n) => n && !n.startsWith("bot:"));
+  const people = (seatNames(s.app) || []).filter((n) => n && !n.startsWith("bot:"));
   for (const name of people) {
     try {
       const reply = await fetch(`/api/players/${encodeURIComponent(name)}`);
@@ -341,8 +340,8 @@ function onKey(event) {
 
 function body(app) {
   const t = app.t;
-  if (!app.session) return html`<p>${t("table.login_first")} <a href="#/">${t("table.home")}</a></p>`;
-  const names = (s.summary || (app.myTable?.table === s.table ? app.myTable : null))?.seats || null;
+  if (!app.session && s.mode === "play") return html`<p>${t("table.login_first")} <a href="#/">${t("table.home")}</a></p>`;
+  const names = seatNames(app);
   const top = html`${s.error ? html`<p class="table-error" role="alert">${s.error}</p>` : nothing}`;
   if (!s.update) return html`${top}${waitingRoom(app)}`;
   const p = s.update;
@@ -364,6 +363,14 @@ function body(app) {
     ${tableView(ctx)}
     ${dialog(app, names, p)}
     ${optionsView(app)}`;
+}
+
+/** The seats' names: the table's summary, or the seat's own (app.myTable: a private table is
+ * not listed), kept once seen, as both go when the match ends (the ranking names them). */
+function seatNames(app) {
+  const seats = (s.summary || (app.myTable?.table === s.table ? app.myTable : null))?.seats;
+  if (seats && seats.some(Boolean)) s.names = seats;
+  return s.names || seats || null;
 }
 
 /** The hand's result (and, once the match is over, its final ranking above it) in one
