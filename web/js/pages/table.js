@@ -9,6 +9,7 @@ import { fairnessOf } from "../fairness.js";
 import { wholeUpdate } from "../follow.js";
 import { actionButtons, aidsView, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, secondsLeft, signed, tableView } from "../render.js";
 import { changeText, deltaClass, gradeText } from "../rating.js";
+import { askToNotify, canNotify, notifyTurn } from "../notify.js";
 import { beep } from "../sound.js";
 
 const DIGIT_KEYS = "1234567890-="; // pick tiles 1..12 of the own hand
@@ -142,7 +143,9 @@ function onUpdate(sent) {
   if (!before || before.seq !== p.seq) s.answered = null; // the same update twice: still answered
   s.deadlineAt = asked && s.answered === null && p.deadline_ms !== undefined ? performance.now() + p.deadline_ms : null;
   s.error = null;
-  if (asked && !(before && (before.view.legal || []).length) && s.app.settings.sound) beep();
+  const newlyAsked = asked && !(before && (before.view.legal || []).length);
+  if (newlyAsked && s.app.settings.sound) beep();
+  if (newlyAsked && s.mode === "play") notifyTurn(s.app, s.table);
   // A raised tile stays raised while the player may still discard it (an update that
   // changes nothing of the hand must not undo a tap); else the drawn tile starts raised.
   if (kept === null || shownTiles(p)[s.selected] !== kept || !legalGroups(legalNow()).discards.has(kept)) s.selected = null;
@@ -440,6 +443,15 @@ function matchEndView(app, names) {
   </section>`;
 }
 
+/** The notification option: on only once the browser grants the permission. */
+async function notifyToggle(app, box) {
+  const on = box.checked && (await askToNotify());
+  if (box.checked && !on) app.toast(app.t("table.notify.denied"));
+  box.checked = on;
+  app.settings.notify = on;
+  app.saveSettings();
+}
+
 function optionsView(app) {
   const t = app.t;
   const toggle = (key) => (event) => {
@@ -452,6 +464,7 @@ function optionsView(app) {
     <summary>${t("table.options")}</summary>
     <label><input type="checkbox" .checked=${!!app.settings.autoPass} @change=${toggle("autoPass")}> ${t("table.auto_pass")}</label>
     <label><input type="checkbox" .checked=${!!app.settings.sound} @change=${toggle("sound")}> ${t("table.sound")}</label>
+    ${canNotify() && s.mode === "play" ? html`<label><input type="checkbox" .checked=${!!app.settings.notify} @change=${(e) => notifyToggle(app, e.target)}> ${t("table.notify.toggle")}</label>` : nothing}
     ${s.summary?.aids && s.mode === "play" ? html`<label><input type="checkbox" .checked=${!!app.settings.aids} @change=${toggle("aids")}> ${t("table.aids.toggle")}</label>` : nothing}
     <div class="help"><h3>${t("table.keys")}</h3><p>${t("table.keys_help")}</p></div>
   </details>`;
