@@ -30,9 +30,10 @@ function who(app) {
   if (!session) {
     return html`<a class="header-link" href="#/">${app.t("app.header.sign_in")}</a>`;
   }
+  // The accessible name holds the visible text, the badge too (WCAG's "label in name").
   const badge = session.guest ? html` <span class="badge">${app.t("app.guest")}</span>` : nothing;
   return html`<a class="header-link who" href="#/player/${encodeURIComponent(session.username)}"
-      aria-label=${app.t("app.header.me", { name: session.username })}>${session.username}${badge}</a>`;
+      aria-label=${app.t("app.header.me", { name: session.guest ? `${session.username} ${app.t("app.guest")}` : session.username })}>${session.username}${badge}</a>`;
 }
 
 /** While the connection is down (an offline start, a server stopped): a line under the
