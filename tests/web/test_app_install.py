@@ -37,7 +37,7 @@ NOTIFICATIONS = """(() => {
 async def worker_ready(page: Page) -> None:
     """Wait until the service worker controls the page (its cache is filled by then)."""
     await page.evaluate("navigator.serviceWorker.ready")
-    await page.wait_for_function("navigator.serviceWorker.controller !== null")
+    await page.wait_for_function("() => navigator.serviceWorker.controller !== null")
 
 
 @pytest.mark.asyncio
