@@ -51,6 +51,16 @@ VERSION = "0.1.0"
 WRITE_BATCH = 64  # messages joined into one socket write at most
 RATE_STRIKES = 20  # rate-limited messages before the connection is closed as abusive
 REFUSAL_PAUSE = 1.0  # seconds an account request refused by a limit waits for its answer
+# What a visitor (a connection with no session) may ask: the lobby's listing and watching a
+# table as a spectator (the spectator view, as for anyone watching). Sitting, creating, bots,
+# actions, the queue and tournaments need a session.
+VISITOR_MESSAGES: tuple[type[protocol.Message], ...] = (
+    protocol.ListTables,
+    protocol.SubscribeLobby,
+    protocol.Watch,
+    protocol.Sync,
+    protocol.LeaveTable,
+)
 
 
 class Server(Protocol):
@@ -390,15 +400,14 @@ class Connection:
                 await app.nodes.find_seat(self)  # seated at another node's table?
             return
         if isinstance(m, protocol.Logout):
-            await self._detach()
-            self.lobby.feed.unsubscribe(self)  # the lobby is for those logged in
+            await self._detach()  # the lobby's feed stays: visitors may follow it too
             if self.token is not None:
                 await accounts.logout(app.store, self.token)
             self.username = self.token = None
             self.guest = False
             self.send(encode(LoggedOut(), m.id))
             return
-        if self.username is None:
+        if self.username is None and not isinstance(m, VISITOR_MESSAGES):
             raise ProtocolError(
                 "not_authenticated", "log in first (register, login, guest or resume)"
             )
@@ -413,6 +422,7 @@ class Connection:
         elif isinstance(m, (protocol.TournamentRequest, protocol.QueueJoin, protocol.QueueLeave)):
             await self._service(m)
         elif isinstance(m, protocol.CreateTable):
+            assert self.username is not None  # not a visitor's message
             self._leave_queue()  # a table of one's own: the queue is done
             table = await self.lobby.create(
                 m.rules,

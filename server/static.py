@@ -8,6 +8,11 @@ symlink: all simply absent). Every answer carries its content type, ``nosniff`` 
 revalidate them, and an unchanged file costs a ``304 Not Modified`` with no body. The file
 names are not hashed, so a new release is picked up on the next load without any build step.
 
+The service worker (``/sw.js``, which keeps the app shell for an instant and offline start)
+is the one file filled in as it is read: its ``SHELL`` becomes the list of the client's paths
+and its ``VERSION`` a hash of their ``ETag`` headers, so that any changed file makes the browser
+install a new worker, which fills a new cache and drops the old one (see ``web/sw.js``).
+
 The client's in-page tests (``web/test/``, the page ``/test/`` that runs them) are served
 only when asked (``[server] test_pages``, for the browser tests of a checkout): a production
 server has no use for them, and the wheel does not ship them.
@@ -18,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import http
+import json
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -40,6 +46,10 @@ CONTENT_TYPES = {
 # Not part of the client: the tile generator and the package's own Python files.
 SKIPPED_FOLDERS = {"tools", "__pycache__"}
 TESTS = "test"  # the in-page tests' folder, served only when asked
+SERVICE_WORKER = "/sw.js"
+# The placeholders of web/sw.js that the shell's version and paths replace.
+SHELL_VERSION = b'"__SHELL_VERSION__"'
+SHELL_FILES = b'["__SHELL_FILES__"]'
 
 # The page loads its own scripts, styles and images and talks to its own server only.
 # lit-html writes no inline script; `style-src 'unsafe-inline'` allows style attributes.
@@ -69,6 +79,7 @@ class WebFiles:
         self.assets: dict[str, Asset] = {}
         self.tests = tests
         self._add(root if root is not None else resources.files("server.web"), "")
+        self._fill_service_worker()
 
     def _add(self, folder: Traversable, prefix: str) -> None:
         for entry in folder.iterdir():
@@ -84,6 +95,21 @@ class WebFiles:
             body = entry.read_bytes()
             etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
             self.assets[f"{prefix}/{entry.name}"] = Asset(body, content_type, etag)
+
+    def _fill_service_worker(self) -> None:
+        """Give ``/sw.js`` the shell's paths (every file but itself and the in-page tests)
+        and a version that changes whenever one of them does."""
+        worker = self.assets.get(SERVICE_WORKER)
+        if worker is None:
+            return
+        tests = f"/{TESTS}/"
+        shell = sorted(p for p in self.assets if p != SERVICE_WORKER and not p.startswith(tests))
+        tags = "".join(self.assets[p].etag for p in shell)
+        version = hashlib.sha256(tags.encode()).hexdigest()[:16]
+        body = worker.body.replace(SHELL_VERSION, json.dumps(version).encode())
+        body = body.replace(SHELL_FILES, json.dumps(shell).encode())
+        etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
+        self.assets[SERVICE_WORKER] = Asset(body, worker.content_type, etag)
 
     def get(self, path: str) -> Asset | None:
         """The file at ``path``, or the ``index.html`` of the folder ``path`` names."""

@@ -398,14 +398,16 @@ async def test_the_highest_common_version_is_chosen(app: App) -> None:
 
 
 TABLE_MESSAGES: list[tuple[str, dict[str, Any]]] = [
-    ("list_tables", {}),
     ("create_table", {}),
     ("join_table", {"table": "t1"}),
     ("add_bots", {"table": "t1"}),
-    ("leave_table", {"table": "t1"}),
-    ("watch", {"table": "t1"}),
-    ("sync", {"table": "t1"}),
     ("action", {"table": "t1", "seq": 1, "action": {"type": "pass"}}),
+]
+# What a visitor may ask without a session: the listing, and watching (a spectator's view).
+VISITOR_MESSAGES: list[tuple[str, dict[str, Any], str]] = [
+    ("watch", {"table": "t1"}, "no_such_table"),
+    ("sync", {"table": "t1"}, "no_such_table"),
+    ("leave_table", {"table": "t1"}, "no_such_table"),
 ]
 
 
@@ -417,10 +419,21 @@ async def test_table_messages_need_an_authenticated_connection(app: App) -> None
         await wire.alive()
     # Logged in, then out: unauthenticated again.
     await guest(wire)
-    await wire.answered("list_tables", {}, "tables")
+    await wire.answered("create_table", {}, "table_created")
     await wire.answered("logout", {}, "logged_out")
     for kind, payload in TABLE_MESSAGES:
         await wire.refused(kind, payload, "not_authenticated")
+    await wire.alive()
+    await wire.close()
+
+
+@pytest.mark.asyncio
+async def test_a_visitor_lists_and_watches_without_a_session(app: App) -> None:
+    wire = await Wire.open(url_of(app))
+    await wire.answered("list_tables", {}, "tables")
+    await wire.answered("subscribe_lobby", {}, "tables")
+    for kind, payload, code in VISITOR_MESSAGES:
+        await wire.refused(kind, payload, code)  # asked, not refused for want of a session
     await wire.alive()
     await wire.close()
 
@@ -456,7 +469,7 @@ async def test_account_refusals(app: App) -> None:
         await other.refused(kind, payload, code)
         await other.alive()
     # None of it logged the other connection in.
-    await other.refused("list_tables", {}, "not_authenticated")
+    await other.refused("create_table", {}, "not_authenticated")
     # The real token works; once revoked (logout) it does not.
     await other.answered("resume", {"token": token}, "session")
     await wire.answered("logout", {}, "logged_out")

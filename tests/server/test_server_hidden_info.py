@@ -588,6 +588,29 @@ async def test_a_connection_that_logs_out_stops_getting_the_seats_private_view(a
 
 
 @pytest.mark.asyncio
+async def test_a_visitor_without_a_session_watches_with_the_spectator_view(app: App) -> None:
+    url = f"ws://127.0.0.1:{app.port}/ws"
+    host = await Client.connect(url, record=True, rate=None)
+    visitor = await Client.connect(url, record=True, rate=None)
+    try:
+        await host.guest()
+        table = (await host.create_table(turn_seconds=1)).table
+        await host.join_table(table, seat=0)
+        await host.add_bots(table, "fast")
+        await host.wait_for(lambda m: m.type == "update", timeout=10)
+        await visitor.watch(table)  # no register, login, guest or resume
+        first = await visitor.wait_for(lambda m: m.type == "update", timeout=10)
+        assert first.payload["view"].get("you") is None, first.payload  # no seat of its own
+        await asyncio.sleep(1.5)  # a few turns go by
+        updates = [f for f in visitor.frames if f["type"] == "update"]
+        leaks = [(f["payload"]["seq"], private_parts(f)) for f in updates]
+        assert len(updates) > 1 and not [leak for leak in leaks if leak[1]], leaks
+    finally:
+        await host.close()
+        await visitor.close()
+
+
+@pytest.mark.asyncio
 async def test_the_first_update_of_every_player_is_the_deal() -> None:
     """(On the table itself, with fake connections: what it sends is the table's doing.)"""
     table = table_for(turn_seconds=30)

@@ -7,6 +7,9 @@ the repository.
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -123,3 +126,30 @@ async def test_the_server_serves_its_in_page_tests_only_when_configured_to(
         assert load(environ={"GUOBIAO_SERVER_TEST_PAGES": word}).server.test_pages is on
     with pytest.raises(ConfigError, match=r"\[server\] test_pages must be true or false"):
         load(environ={"GUOBIAO_SERVER_TEST_PAGES": "maybe"})
+
+
+def _shell_of(files: WebFiles) -> tuple[str, list[str]]:
+    """The version and the paths the served ``/sw.js`` was given."""
+    worker = files.get("/sw.js")
+    assert worker is not None and worker.content_type.startswith("text/javascript")
+    text = worker.body.decode()
+    version = json.loads(re.search(r"const VERSION = (\".*?\");", text).group(1))  # type: ignore[union-attr]
+    shell = json.loads(re.search(r"const SHELL = (\[.*?\]);", text).group(1))  # type: ignore[union-attr]
+    return version, shell
+
+
+async def test_the_service_worker_gets_the_shell_and_a_version_that_follows_its_files(
+    tmp_path: Path,
+) -> None:
+    version, shell = _shell_of(WebFiles(tests=True))
+    assert {"/index.html", "/js/main.js", "/manifest.webmanifest", "/icons/icon-192.png"} <= set(
+        shell
+    )
+    assert "/sw.js" not in shell and not [p for p in shell if p.startswith("/test/")]
+    # A copy of the client with one file changed: another version, the same paths.
+    copy = tmp_path / "web"
+    shutil.copytree(WEB, copy, ignore=shutil.ignore_patterns("test", "tools", "__pycache__"))
+    assert _shell_of(WebFiles(copy)) == (version, shell)
+    (copy / "app.css").write_text((WEB / "app.css").read_text() + "\n/* changed */\n")
+    changed, same = _shell_of(WebFiles(copy))
+    assert changed != version and same == shell

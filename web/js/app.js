@@ -16,8 +16,9 @@ const RESULTS_KEPT = 20; // the hand results remembered as shown, the latest one
 
 // No auto-flower setting: the server sets aside and replaces every flower itself (the rules
 // leave the player no choice), so the client never has a flower to play. `botLevel`: the
-// level of the bots this player adds and plays against (bots.js).
-export const DEFAULT_SETTINGS = { lang: "en", sound: false, autoPass: false, aids: false, botLevel: "normal" };
+// level of the bots this player adds and plays against (bots.js). `notify`: "your turn" as a
+// notification while the tab is hidden (notify.js).
+export const DEFAULT_SETTINGS = { lang: "en", sound: false, autoPass: false, aids: false, botLevel: "normal", notify: false };
 
 /** The route a location hash names: `{name, params}` (`notfound` for anything else). */
 export function parseRoute(hash) {

@@ -30,9 +30,18 @@ function who(app) {
   if (!session) {
     return html`<a class="header-link" href="#/">${app.t("app.header.sign_in")}</a>`;
   }
+  // The accessible name holds the visible text, the badge too (WCAG's "label in name").
   const badge = session.guest ? html` <span class="badge">${app.t("app.guest")}</span>` : nothing;
   return html`<a class="header-link who" href="#/player/${encodeURIComponent(session.username)}"
-      aria-label=${app.t("app.header.me", { name: session.username })}>${session.username}${badge}</a>`;
+      aria-label=${app.t("app.header.me", { name: session.guest ? `${session.username} ${app.t("app.guest")}` : session.username })}>${session.username}${badge}</a>`;
+}
+
+/** While the connection is down (an offline start, a server stopped): a line under the
+ * header that says so; the header's status keeps counting down to the next try. */
+function offlineNote(app) {
+  if (app.connection.status !== "reconnecting") return nothing;
+  const offline = typeof navigator !== "undefined" && navigator.onLine === false;
+  return html`<p class="offline-note">${app.t(offline ? "app.conn.offline" : "app.conn.unreachable")}</p>`;
 }
 
 export function header(app) {
@@ -66,5 +75,6 @@ export function header(app) {
       <button class="lang-switch" lang=${app.lang === "zh" ? "en" : "zh"} @click=${() => switchLanguage(app)}
         title=${app.t("app.header.lang_label")}>${app.t("app.header.lang")}</button>
     </div>
-  </header>`;
+  </header>
+  ${offlineNote(app)}`;
 }

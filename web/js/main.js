@@ -85,3 +85,8 @@ setInterval(() => app.connection.status === "reconnecting" && app.refresh(), 100
 
 route(true);
 app.net.start();
+// The app shell from a cache (web/sw.js): the page opens at once, and without the server.
+// Only on a secure origin (https, or localhost): elsewhere the browser has no workers.
+if ("serviceWorker" in navigator) {
+  navigator.serviceWorker.register("/sw.js").catch((error) => console.warn(`no offline shell: ${error.message}`));
+}

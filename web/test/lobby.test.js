@@ -67,7 +67,7 @@ test("the lobby subscribes, shows the listing and follows its pushes", async () 
   const sit = root.querySelector('[aria-label="Take a seat at table t9"]');
   ok(sit && sit.textContent.trim() === "Take a seat", "a free seat can be taken");
   ok(root.querySelector('[aria-label="Watch table t9"]').getAttribute("href") === "#/watch/t9", "watch link");
-  eq([...root.querySelectorAll("#table-t9 ~ .seats li")].map((li) => li.textContent.trim()), ["mei", "Free seat", "Bot · Normal", "Free seat"]);
+  eq([...root.querySelectorAll("#table-t9 ~ .seats li")].map((li) => li.textContent.trim()), ["mei", "Free seat", "Bot 3 · Normal", "Free seat"]);
   app.push("tables", { tables: [{ ...TABLE, table: "t10", state: "playing", hand_no: 2, seats: ["a", "b", "c", "d"] }] });
   root = shown(app);
   ok(!root.querySelector("#table-t9"), "gone from the listing");

@@ -20,6 +20,8 @@ export default {
     "app.conn.reconnecting": "Reconnecting…",
     "app.conn.retry_in": "Reconnecting in {n} s",
     "app.conn.retry_now": "Reconnect now",
+    "app.conn.unreachable": "Cannot reach the server. Your tables and settings are kept; the page reconnects by itself.",
+    "app.conn.offline": "Cannot reach the server: this device is offline. The page reconnects once it is back online.",
     "app.session.expired": "Your session has expired: please log in again.",
 
     "app.home.title": "Chinese Official Mahjong",
@@ -50,7 +52,7 @@ export default {
     "app.about.friends": "Private tables with an invite link for playing with friends.",
 
     "app.lobby.title": "Lobby",
-    "app.lobby.sign_in": "Log in or play as a guest to see the tables and take a seat.",
+    "app.lobby.sign_in": "Log in or play as a guest to create a table or take a seat. Watching needs no account.",
     "app.lobby.to_login": "Log in or register",
     "app.lobby.loading": "Loading…",
     "app.lobby.open_tables": "Open tables",
@@ -422,6 +424,8 @@ export default {
     "app.conn.reconnecting": "正在重新连接…",
     "app.conn.retry_in": "{n} 秒后重新连接",
     "app.conn.retry_now": "立即重连",
+    "app.conn.unreachable": "无法连接服务器。你的牌桌和设置都会保留，页面会自动重新连接。",
+    "app.conn.offline": "无法连接服务器：此设备处于离线状态。恢复联网后页面会自动重新连接。",
     "app.session.expired": "登录已过期，请重新登录。",
 
     "app.home.title": "国标麻将",
@@ -452,7 +456,7 @@ export default {
     "app.about.friends": "私人牌桌配邀请链接，方便与好友同玩。",
 
     "app.lobby.title": "大厅",
-    "app.lobby.sign_in": "登录或以游客身份进入，即可查看牌桌并入座。",
+    "app.lobby.sign_in": "登录或以游客身份进入，即可创建牌桌或入座；观战无需账号。",
     "app.lobby.to_login": "登录或注册",
     "app.lobby.loading": "加载中…",
     "app.lobby.open_tables": "可加入的牌桌",

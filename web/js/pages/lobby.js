@@ -3,7 +3,8 @@
 // the form that creates a table.
 import { html, nothing } from "../vendor/lit-html.js";
 import { seatOf } from "../app.js";
-import { botName, chosenLevel, levelPicker } from "../bots.js";
+import { chosenLevel, levelPicker } from "../bots.js";
+import { playerName } from "../render.js";
 import { loadQueueSizes, queueBox, registered } from "../queue.js";
 
 export const PRESETS = ["mcr", "custom", "custom-before", "custom-after", "custom-flowers", "custom-nowild", "custom-8fan", "custom-norepeat"];
@@ -29,8 +30,9 @@ function show(app, tables) {
   app.refresh();
 }
 
+/** The live listing; a visitor (no session) follows it too, and may watch any table. */
 async function follow(app) {
-  if (!app.session || state.polling) return;
+  if (state.polling) return;
   try {
     show(app, (await app.net.request("subscribe_lobby", { on: true })).tables);
   } catch (error) {
@@ -72,15 +74,17 @@ function matchLength(app, hands) {
   return app.t(hands === 1 ? "app.lobby.one_hand" : "app.lobby.hands", { n: hands });
 }
 
-function seatName(app, name) {
+function seatName(app, seats, i) {
+  const name = seats[i];
   if (name === null) return html`<span class="seat-free">${app.t("app.seat.free")}</span>`;
-  if (name.startsWith("bot:")) return html`<span class="seat-bot">${botName(app.t, name)}</span>`;
+  // A bot as the table names it ("Bot 2 · Strong"): the same words in the lobby and at the table.
+  if (name.startsWith("bot:")) return html`<span class="seat-bot">${playerName(app.t, seats, i)}</span>`;
   return html`<a href="#/player/${encodeURIComponent(name)}">${name}</a>`;
 }
 
 function seats(app, summary) {
   return html`<ol class="seats" aria-label=${app.t("app.lobby.seats")}>
-    ${summary.seats.map((name) => html`<li>${seatName(app, name)}</li>`)}
+    ${summary.seats.map((_, i) => html`<li>${seatName(app, summary.seats, i)}</li>`)}
   </ol>`;
 }
 
@@ -156,7 +160,7 @@ function row(app, summary) {
       ${canSit
         ? html`<button class="button primary" type="button" ?disabled=${state.busy}
             aria-label=${app.t("app.lobby.sit_at", { table: id })}
-            @click=${() => act(app, () => app.join(id))}>${app.t("app.lobby.sit")}</button>`
+            @click=${() => act(app, async () => (app.session || (await app.guest()), app.join(id)))}>${app.t("app.lobby.sit")}</button>`
         : nothing}
       ${mine
         ? html`<a class="button" href="#/table/${id}" aria-label=${app.t("app.lobby.open_at", { table: id })}>${app.t("app.lobby.open")}</a>`
@@ -208,7 +212,7 @@ function signIn(app) {
     <p>${app.t("app.lobby.sign_in")}</p>
     <div class="button-row">
       <button class="button primary" type="button" ?disabled=${state.busy}
-        @click=${() => act(app, async () => (await app.guest(), follow(app)))}>${app.t("app.account.guest")}</button>
+        @click=${() => act(app, () => app.guest())}>${app.t("app.account.guest")}</button>
       <a class="button" href="#/">${app.t("app.lobby.to_login")}</a>
     </div>
   </section>`;
@@ -241,16 +245,13 @@ export const lobbyPage = {
     for (const stop of state.stops) stop();
     state.stops = [];
     if (state.polling) clearInterval(state.polling);
-    else if (app.session) app.net.send("subscribe_lobby", { on: false });
+    else app.net.send("subscribe_lobby", { on: false });
     state.polling = null;
   },
   title(app) {
     return app.t("app.lobby.title");
   },
   view(app) {
-    if (!app.session) {
-      return html`<h1>${app.t("app.lobby.title")}</h1>${signIn(app)}`;
-    }
     return html`<h1>${app.t("app.lobby.title")}</h1>
       ${state.error ? html`<p class="error" role="alert">${state.error}</p>` : nothing}
       ${myTable(app)}
@@ -260,7 +261,7 @@ export const lobbyPage = {
           <h2 id="open-tables">${app.t("app.lobby.open_tables")}</h2>
           ${list(app)}
         </section>
-        ${createForm(app)}
+        ${app.session ? createForm(app) : signIn(app)}
       </div>`;
   },
 };

@@ -9,6 +9,7 @@ import { fairnessOf } from "../fairness.js";
 import { wholeUpdate } from "../follow.js";
 import { actionButtons, aidsView, callsOf, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, secondsLeft, signed, tableView } from "../render.js";
 import { changeText, deltaClass, gradeText } from "../rating.js";
+import { askToNotify, canNotify, notifyTurn } from "../notify.js";
 import { beep, claimSound, discardSound } from "../sound.js";
 
 const DIGIT_KEYS = "1234567890-="; // pick tiles 1..12 of the own hand
@@ -22,7 +23,7 @@ function fresh(app, params) {
     app, table: params.table, mode: params.mode === "watch" ? "watch" : "play",
     summary: null, update: null, last: null, selected: null, answered: null,
     deadlineAt: null, commits: {}, reveals: {}, handNo: null, acc: null, result: null, resultOpen: false,
-    matchEnd: null, grades: {}, error: null, off: [], timer: null,
+    names: null, matchEnd: null, grades: {}, error: null, off: [], timer: null,
     analysis: null, analysing: null, analysed: null, connecting: false, syncing: null,
     calls: {}, callTimers: new Set(),
   };
@@ -68,8 +69,7 @@ async function connect() {
   if (!here) return;
   here.connecting = true; // a full update is on its way: what cannot be followed waits for it
   try {
-    if (!here.app.session && here.mode === "watch") await here.app.guest(); // watching needs a session
-    if (!here.app.session) return here.app.refresh();
+    if (!here.app.session && here.mode === "play") return here.app.refresh(); // a visitor may only watch
     if (here.mode === "watch") {
       // `watching` is the table's summary: the seats' names, private tables included.
       const watching = await here.app.net.request("watch", { table: here.table, invite_code: here.app.invites?.[here.table] ?? null });
@@ -146,7 +146,9 @@ function onUpdate(sent) {
   if (!before || before.seq !== p.seq) s.answered = null; // the same update twice: still answered
   s.deadlineAt = asked && s.answered === null && p.deadline_ms !== undefined ? performance.now() + p.deadline_ms : null;
   s.error = null;
-  if (asked && !(before && (before.view.legal || []).length) && s.app.settings.sound) beep();
+  const newlyAsked = asked && !(before && (before.view.legal || []).length);
+  if (newlyAsked && s.app.settings.sound) beep();
+  if (newlyAsked && s.mode === "play") notifyTurn(s.app, s.table);
   if (before && before.seq !== p.seq) announce(p.events); // a first or repeated update tells nothing new
   // A raised tile stays raised while the player may still discard it (an update that
   // changes nothing of the hand must not undo a tap); else the drawn tile starts raised.
@@ -254,7 +256,7 @@ async function onMatchEnd(p) {
   s.matchEnd = p;
   s.app.refresh();
   const here = s;
-  const people = (s.summary?.seats || []).filter((n) => n && !n.startsWith("bot:"));
+  const people = (seatNames(s.app) || []).filter((n) => n && !n.startsWith("bot:"));
   for (const name of people) {
     try {
       const reply = await fetch(`/api/players/${encodeURIComponent(name)}`);
@@ -365,8 +367,8 @@ function onKey(event) {
 
 function body(app) {
   const t = app.t;
-  if (!app.session) return html`<p>${t("table.login_first")} <a href="#/">${t("table.home")}</a></p>`;
-  const names = (s.summary || (app.myTable?.table === s.table ? app.myTable : null))?.seats || null;
+  if (!app.session && s.mode === "play") return html`<p>${t("table.login_first")} <a href="#/">${t("table.home")}</a></p>`;
+  const names = seatNames(app);
   const top = html`${s.error ? html`<p class="table-error" role="alert">${s.error}</p>` : nothing}`;
   if (!s.update) return html`${top}${waitingRoom(app)}`;
   const p = s.update;
@@ -389,6 +391,14 @@ function body(app) {
     ${tableView(ctx)}
     ${dialog(app, names, p)}
     ${optionsView(app)}`;
+}
+
+/** The seats' names: the table's summary, or the seat's own (app.myTable: a private table is
+ * not listed), kept once seen, as both go when the match ends (the ranking names them). */
+function seatNames(app) {
+  const seats = (s.summary || (app.myTable?.table === s.table ? app.myTable : null))?.seats;
+  if (seats && seats.some(Boolean)) s.names = seats;
+  return s.names || seats || null;
 }
 
 /** The hand's result (and, once the match is over, its final ranking above it) in one
@@ -458,6 +468,15 @@ function matchEndView(app, names) {
   </section>`;
 }
 
+/** The notification option: on only once the browser grants the permission. */
+async function notifyToggle(app, box) {
+  const on = box.checked && (await askToNotify());
+  if (box.checked && !on) app.toast(app.t("table.notify.denied"));
+  box.checked = on;
+  app.settings.notify = on;
+  app.saveSettings();
+}
+
 function optionsView(app) {
   const t = app.t;
   const toggle = (key) => (event) => {
@@ -471,6 +490,7 @@ function optionsView(app) {
     <label><input type="checkbox" .checked=${!!app.settings.autoPass} @change=${toggle("autoPass")}> ${t("table.auto_pass")}</label>
     <label><input type="checkbox" .checked=${!!app.settings.sound} @change=${toggle("sound")}> ${t("table.sound")}</label>
     <label><input type="checkbox" .checked=${!!app.settings.tableSounds} @change=${toggle("tableSounds")}> ${t("table.table_sounds")}</label>
+    ${canNotify() && s.mode === "play" ? html`<label><input type="checkbox" .checked=${!!app.settings.notify} @change=${(e) => notifyToggle(app, e.target)}> ${t("table.notify.toggle")}</label>` : nothing}
     ${s.summary?.aids && s.mode === "play" ? html`<label><input type="checkbox" .checked=${!!app.settings.aids} @change=${toggle("aids")}> ${t("table.aids.toggle")}</label>` : nothing}
     <div class="help"><h3>${t("table.keys")}</h3><p>${t("table.keys_help")}</p></div>
   </details>`;
