@@ -11,7 +11,9 @@ the hand (``weigh``):
   (``engine.bots.danger``) times what dealing in costs: MCR's discarder pays the winner's
   fan on top of the base every player pays;
 - a kong is worth the hand after it, plus a free draw;
-- passing a claim is worth the hand as it is; a claim the best discard after it.
+- passing a claim is worth the hand as it is; a claim the best discard after it, less
+  ``CLAIM_COST``; a hand not yet ready is worth more while it is concealed (its win will
+  score the concealed hand's fans), so the first claim must win that back in speed.
 
 So it pushes with a hand close to winning and folds a far one when an opponent is likely
 ready, giving up the tiles that opponent let pass, tiles nobody can wait on, and tiles of
@@ -42,6 +44,9 @@ DEAL_IN_COST: Final = 24.0  # points dealing in costs, roughly (the winner's fan
 ONE_AWAY: Final = 0.36  # chance to win from one tile short of ready, early in a hand
 PER_STEP: Final = 0.45  # ... and how much each tile further away multiplies it
 KONG_BONUS: Final = 1.0  # a kong's free draw and its fan
+CONCEALED_GAIN: Final = 6.0  # what a hand with no claimed set adds to a win (the concealed
+# hand's fans: Concealed Hand on a discard, Fully Concealed self-drawn; duel: +0.7/hand)
+CLAIM_COST: Final = 1.5  # a claim shows the hand and leaves fewer tiles to fold with (+0.3)
 SELF_DRAWN_SHARE: Final = 0.27  # the share of wins that are self-drawn (duel, strong)
 
 
@@ -146,19 +151,18 @@ class _PlanWeigher(_Weigher):
         keys = self.plans.discard_keys(counts, seat, self.unseen, tiles, every=True)
         out = []
         for key, tile in keys:
-            value = WIN_GAIN
-            if key[0] <= 0:
-                after = counts.copy()
-                after[tile] -= 1
-                value = self._value(after, seat, key)
-            out.append((self.worth(key, tile, value), tile))
+            after = counts.copy()
+            after[tile] -= 1
+            out.append((self.worth(key, tile, self._value(after, seat, key)), tile))
         return out
 
     def _value(self, counts: list[int], seat: Seat, key: Sequence[float]) -> float:
         """What a win of the 13-tile hand ``counts`` of ``key`` brings: by the fan of its
-        waits when it is ready (``win_value``), else ``WIN_GAIN``."""
+        waits when it is ready (``win_value``), else ``WIN_GAIN``, more while no set is
+        claimed (``CONCEALED_GAIN``)."""
         if key[0] > 0:
-            return WIN_GAIN
+            concealed = all(not m.offer for m in seat.melds)
+            return WIN_GAIN + (CONCEALED_GAIN if concealed else 0.0)
         return win_value(self.plans.win_fan(counts, seat, self.unseen))
 
     def weigh(self) -> list[tuple[Action, float]]:
@@ -232,7 +236,8 @@ class _PlanWeigher(_Weigher):
                 out.append((action, self.worth(key, None, value) + KONG_BONUS))
                 continue
             options = self._discards(after, seat, everything)
-            out.append((action, max(value for value, _ in options) if options else 0.0))
+            best = max(value for value, _ in options) - CLAIM_COST if options else 0.0
+            out.append((action, best))
         return out
 
     def viewer(self) -> int:
