@@ -12,10 +12,17 @@ What one seat may see is enough to read a lot (``read_danger``):
   been discarding, measured on ``normal``'s self-play (3,000 hands);
 - where its waits may lie: the middle of a suit more often than its ends, an honor rarely
   (its copies are counted: with none unseen nobody can wait on it, with one only a single
-  wait can); a tile whose shapes are all blocked (every copy of the neighbours a wait would
-  need is seen) is safer; and an opponent whose sets are of one suit and honors is steering
-  for a flush (混一色/清一色: the 8-fan minimum needs fans), so its suit is dangerous and the
-  other suits are not.
+  wait can), and hardly ever once it shows a set; a tile it discarded itself seldom (a
+  hand rarely comes back to a tile it let go); a tile whose shapes are all blocked (every
+  copy of the neighbours a wait would need is seen) is safer; against three or four sets
+  every suited tile is more dangerous (a short hand waits on few shapes, all suited); and
+  an opponent whose sets are of one suit and honors is steering for a flush (混一色/清一色:
+  the 8-fan minimum needs fans), so its suit is dangerous and the other suits are not.
+
+The factors were checked against what the table knew in strong's self-play (640 hands, a
+million tile-opponent pairs): predicted and actual deal-in chances agree within about a
+third by readiness, rank, the opponent's sets and its own discards (before, an own discard
+and an honor against an open hand were read 3-4 times too dangerous).
 
 Pure: a function of the view and the seat's own tiles.
 """
@@ -45,7 +52,9 @@ _RANK: Final = (0.025, 0.041, 0.063, 0.065, 0.065, 0.065, 0.070, 0.042, 0.025)
 _HONOR: Final = (0.0, 0.012, 0.03, 0.04, 0.04)  # by unseen copies 0..4
 FLUSH_SUIT: Final = 2.2  # a flush hunter's suit is this much more dangerous ...
 OTHER_SUIT: Final = 0.15  # ... and the other suits this much less
-OWN_DISCARD: Final = 0.6  # a tile the opponent discarded itself (it may have changed waits)
+OWN_DISCARD: Final = 0.15  # a tile the opponent discarded itself (it may have changed waits)
+OPEN_HONOR: Final = 0.2  # an honor against an opponent with sets shown (its waits are suited)
+MANY_SETS: Final = 0.3  # a suited tile against 3 or 4 sets: this much more per set past 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,14 +134,16 @@ def discard_order(view: View) -> list[tuple[int, Tile]]:
     return order
 
 
-def _risk(unseen: Sequence[int], suit: int | None, own: frozenset[Tile]) -> tuple[float, ...]:
+def _risk(
+    unseen: Sequence[int], suit: int | None, own: frozenset[Tile], sets: int
+) -> tuple[float, ...]:
     """The chance of each kind being among a ready opponent's waits (module docs)."""
     risk = [0.0] * N_KINDS
     for t in range(N_KINDS):
         if t >= EAST:
             r = _HONOR[max(0, min(4, unseen[t]))]
-            if suit is not None:
-                r *= 1.5
+            if sets:
+                r *= OPEN_HONOR
         else:
             rank = t % 9
             r = _RANK[rank]
@@ -147,7 +158,7 @@ def _risk(unseen: Sequence[int], suit: int | None, own: frozenset[Tile]) -> tupl
                 total += 1.0
                 if unseen[a] and unseen[b]:
                     shapes += 1.0
-            r *= 0.1 + 0.9 * shapes / total
+            r *= (0.1 + 0.9 * shapes / total) * (1.0 + MANY_SETS * max(0, sets - 2))
             if suit is not None:
                 r *= FLUSH_SUIT if t // 9 == suit else OTHER_SUIT
         if t in own:
@@ -184,5 +195,5 @@ def read_danger(view: View, unseen: Sequence[int]) -> Danger:
         ready = READY[min(sets, 4)][column]
         suit = _flush_suit([(m.kind, m.tile) for m in seat.melds if m.offer])
         own = frozenset(t for t, _ in seat.river)
-        threats.append(Threat(seat.player, ready, _risk(unseen, suit, own), passed))
+        threats.append(Threat(seat.player, ready, _risk(unseen, suit, own, sets), passed))
     return Danger(tuple(threats))

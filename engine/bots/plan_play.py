@@ -300,15 +300,34 @@ class PlanPlay:
         useful = max(ev.useful(counts, unseen) for ev in close[:USEFUL_PLANS])
         return (max(low, 1.0), float(-useful), float(-len(close)), 0.0)
 
-    def _win_weight(self, counts: list[int], seat: Seat, unseen: Unseen) -> float:
-        """Unseen copies of the waits that reach the rules' minimum (起和番, 8 fan in MCR; flowers
-        do not count toward it), a third of each that reaches it only self-drawn."""
+    def win_fan(self, counts: list[int], seat: Seat, unseen: Unseen) -> float:
+        """The fan a ready 13-tile hand wins with (flowers apart), averaged over its waits
+        that reach the rules' minimum as ``_win_weight`` weighs them; 0 when none does."""
+        minimum = seat.rules.min_fan
+        weight = total = 0.0
+        for wait, on_discard, self_drawn in self._wait_fans_of(counts, seat):
+            if on_discard >= minimum:
+                weight += unseen[wait]
+                total += unseen[wait] * on_discard
+            elif self_drawn >= minimum:
+                weight += SELF_DRAWN_WEIGHT * unseen[wait]
+                total += SELF_DRAWN_WEIGHT * unseen[wait] * self_drawn
+        return total / weight if weight > 0 else 0.0
+
+    def _wait_fans_of(self, counts: list[int], seat: Seat) -> _WaitFans:
+        """``_wait_fans``, memoised."""
         key = (bytes(counts), seat)
         fans = self._waits.get(key)
         if fans is None:
             if len(self._waits) >= self.MEMO_SIZE:
                 self._waits.clear()
             fans = self._waits[key] = _wait_fans(counts, seat)
+        return fans
+
+    def _win_weight(self, counts: list[int], seat: Seat, unseen: Unseen) -> float:
+        """Unseen copies of the waits that reach the rules' minimum (起和番, 8 fan in MCR; flowers
+        do not count toward it), a third of each that reaches it only self-drawn."""
+        fans = self._wait_fans_of(counts, seat)
         minimum = seat.rules.min_fan
         weight = 0.0
         for wait, on_discard, self_drawn in fans:

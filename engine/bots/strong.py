@@ -6,15 +6,19 @@ the hand (``weigh``):
 
 - a discard is worth its chance to win later (from how far the hand is from a win that
   reaches the minimum after it, how many useful tiles are left unseen, how many draws the
-  wall still holds) times what a win brings, less the chance it feeds an opponent's win
+  wall still holds) times what a win brings (a ready hand's by the fan its waits score,
+  ``win_value``; a farther one's ``WIN_GAIN``), less the chance it feeds an opponent's win
   (``engine.bots.danger``) times what dealing in costs: MCR's discarder pays the winner's
   fan on top of the base every player pays;
 - a kong is worth the hand after it, plus a free draw;
-- passing a claim is worth the hand as it is; a claim the best discard after it.
+- passing a claim is worth the hand as it is; a claim the best discard after it, less
+  ``CLAIM_COST``; a hand not yet ready is worth more while it is concealed (its win will
+  score the concealed hand's fans), so the first claim must win that back in speed.
 
 So it pushes with a hand close to winning and folds a far one when an opponent is likely
 ready, giving up the tiles that opponent let pass, tiles nobody can wait on, and tiles of
-suits its sets do not want; and among discards of equal use it gives up the safer.
+suits its sets do not want; among discards of equal use it gives up the safer; and of two
+ready hands it keeps the one whose waits are worth more (fan times copies left).
 
 Pure: the same view always gets the same action (its memos are ``PlanPlay``'s and
 ``SpeedPlay``'s, of functions of their keys); ``seed`` is unused: it needs no randomness.
@@ -35,13 +39,23 @@ from engine.hand import Meld, MeldKind
 from engine.tiles import N_KINDS
 from engine.view import Phase, View
 
-WIN_GAIN: Final = (
-    40.0  # points a win brings, roughly (fan + 8 from the discarder, 8 from each other)
-)
+WIN_GAIN: Final = 40.0  # points a win of a hand not yet ready brings, roughly (``win_value``)
 DEAL_IN_COST: Final = 24.0  # points dealing in costs, roughly (the winner's fan and the base)
 ONE_AWAY: Final = 0.36  # chance to win from one tile short of ready, early in a hand
 PER_STEP: Final = 0.45  # ... and how much each tile further away multiplies it
 KONG_BONUS: Final = 1.0  # a kong's free draw and its fan
+CONCEALED_GAIN: Final = 6.0  # what a hand with no claimed set adds to a win (the concealed
+# hand's fans: Concealed Hand on a discard, Fully Concealed self-drawn; duel: +0.7/hand)
+CLAIM_COST: Final = 1.5  # a claim shows the hand and leaves fewer tiles to fold with (+0.3)
+SELF_DRAWN_SHARE: Final = 0.27  # the share of wins that are self-drawn (duel, strong)
+
+
+def win_value(fan: float) -> float:
+    """What a win of ``fan`` brings: fan + 8 from the discarder and 8 from each other on a
+    discard, 3 x (fan + 8) self-drawn, mixed by how often wins are self-drawn."""
+    return fan + 24.0 + SELF_DRAWN_SHARE * 2.0 * fan
+
+
 _Key = tuple[float, float, float, float]
 
 
@@ -49,7 +63,8 @@ def win_chance(key: Sequence[float], draws: float, unseen_total: int) -> float:
     """The chance to win from a 13-tile hand of ``PlanPlay``'s key (lower is better: 0 when
     ready with waits that reach the minimum, with minus their weight; else how far, with
     minus its useful tiles) with ``draws`` draws left. Decreasing in the key, read
-    lexicographically, so that with no danger the bot plays as the key says."""
+    lexicographically, so that with no danger and wins of one value the bot plays as the
+    key says."""
     distance, weight = key[0], -key[1]
     timely = min(1.0, draws / (4.0 * distance + 3.0))
     if distance <= 0:
@@ -107,9 +122,10 @@ class _Weigher:
         self.draws = view.wall_remaining / 4.0
         self.unseen_total = sum(unseen)
 
-    def worth(self, key: Sequence[float], tile: int | None) -> float:
-        """Expected points of a 13-tile hand of ``key`` left by discarding ``tile``."""
-        gain = win_chance(key, self.draws, self.unseen_total) * WIN_GAIN + _tiebreak(key)
+    def worth(self, key: Sequence[float], tile: int | None, value: float = WIN_GAIN) -> float:
+        """Expected points of a 13-tile hand of ``key`` left by discarding ``tile``, a win
+        bringing ``value``."""
+        gain = win_chance(key, self.draws, self.unseen_total) * value + _tiebreak(key)
         if tile is None:
             return gain
         risk = self.danger.of(tile)
@@ -133,7 +149,21 @@ class _PlanWeigher(_Weigher):
     def _discards(self, counts: list[int], seat: Seat, legal: set[int]) -> list[tuple[float, int]]:
         tiles = [t for t in range(N_KINDS) if counts[t] and t in legal]
         keys = self.plans.discard_keys(counts, seat, self.unseen, tiles, every=True)
-        return [(self.worth(key, tile), tile) for key, tile in keys]
+        out = []
+        for key, tile in keys:
+            after = counts.copy()
+            after[tile] -= 1
+            out.append((self.worth(key, tile, self._value(after, seat, key)), tile))
+        return out
+
+    def _value(self, counts: list[int], seat: Seat, key: Sequence[float]) -> float:
+        """What a win of the 13-tile hand ``counts`` of ``key`` brings: by the fan of its
+        waits when it is ready (``win_value``), else ``WIN_GAIN``, more while no set is
+        claimed (``CONCEALED_GAIN``)."""
+        if key[0] > 0:
+            concealed = all(not m.offer for m in seat.melds)
+            return WIN_GAIN + (CONCEALED_GAIN if concealed else 0.0)
+        return win_value(self.plans.win_fan(counts, seat, self.unseen))
 
     def weigh(self) -> list[tuple[Action, float]]:
         view = self.view
@@ -163,8 +193,9 @@ class _PlanWeigher(_Weigher):
                 Meld(MeldKind.KONG, t, m.offer) if m.kind is MeldKind.PUNG and m.tile == t else m
                 for m in melds
             )
-        key = self.plans.assess(after, self.seat.with_melds(melds), self.unseen)
-        return self.worth(key, None) + KONG_BONUS
+        seat = self.seat.with_melds(melds)
+        key = self.plans.assess(after, seat, self.unseen)
+        return self.worth(key, None, self._value(after, seat, key)) + KONG_BONUS
 
     def _claims(self) -> list[tuple[Action, float]]:
         view = self.view
@@ -179,7 +210,8 @@ class _PlanWeigher(_Weigher):
             after = self.counts.copy()
             if kind is ActionKind.PASS:
                 key = self.plans.assess(self.counts, self.seat, self.unseen)
-                out.append((action, self.worth(key, None)))
+                value = self._value(self.counts, self.seat, key)
+                out.append((action, self.worth(key, None, value)))
                 continue
             if kind is ActionKind.CHOW:
                 start = action.tile
@@ -200,10 +232,12 @@ class _PlanWeigher(_Weigher):
             seat = self.seat.with_melds((*self.seat.melds, meld))
             if kind is ActionKind.KONG:
                 key = self.plans.assess(after, seat, self.unseen)
-                out.append((action, self.worth(key, None) + KONG_BONUS))
+                value = self._value(after, seat, key)
+                out.append((action, self.worth(key, None, value) + KONG_BONUS))
                 continue
             options = self._discards(after, seat, everything)
-            out.append((action, max(value for value, _ in options) if options else 0.0))
+            best = max(value for value, _ in options) - CLAIM_COST if options else 0.0
+            out.append((action, best))
         return out
 
     def viewer(self) -> int:

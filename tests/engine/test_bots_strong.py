@@ -18,11 +18,13 @@ from engine.actions import WIN, Action, ActionKind
 from engine.bots import BOTS, DefaultBot, StrongBot, make_bot
 from engine.bots.danger import read_danger
 from engine.bots.judge import SCALE, judge
-from engine.bots.reading import unseen_copies
+from engine.bots.plan_play import PlanPlay
+from engine.bots.reading import Seat, Unseen, unseen_copies
+from engine.bots.strong import win_value
 from engine.hand import Meld, MeldKind
 from engine.rules import MCR, RuleSet, Wilds, custom_rules
 from engine.table import Phase, View
-from engine.tiles import N_KINDS
+from engine.tiles import N_KINDS, Wind
 
 Q2 = "26m26p26sCFPESW"
 Q3 = "37m37p37sCFPESW"
@@ -124,3 +126,24 @@ def test_the_judge_values_every_legal_action_with_the_bot_choice_first() -> None
         assert judged[0].action == StrongBot().choose(view)
         values = [j.value for j in judged]
         assert values == sorted(values, reverse=True)
+
+
+def counts_of(text: str) -> list[int]:
+    counts = [0] * N_KINDS
+    for t in tablekit.tiles(text):
+        counts[t] += 1
+    return counts
+
+
+def test_a_ready_hand_is_worth_the_fan_its_waits_score() -> None:
+    plans = PlanPlay()
+    seat = Seat((), Wind.EAST, Wind.EAST, MCR)
+    unseen = Unseen([4] * N_KINDS)
+    # A Pure Straight (16 fan) waiting on 5p, and a plain hand whose wait scores under 8.
+    straight = plans.win_fan(counts_of("123456789m234p5p"), seat, unseen)
+    plain = plans.win_fan(counts_of("123m567p234s789s5p"), seat, unseen)
+    assert straight >= 16
+    assert plain == 0.0
+    # A win is worth more the more fan it scores, self-drawn ones weighed in.
+    assert win_value(8) > 8 + 24
+    assert win_value(straight) > win_value(8)

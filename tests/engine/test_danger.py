@@ -119,3 +119,23 @@ def test_a_tile_whose_waiting_shapes_are_all_blocked_is_safer() -> None:
     copies[tile("3s")] = 0
     blocked = read_danger(view, copies)
     assert blocked.threats[0].risk[tile("3s")] < open_.threats[0].risk[tile("3s")]
+
+
+def test_an_honor_is_safer_against_an_opponent_showing_a_set() -> None:
+    view = played()
+    copies = [4] * N_KINDS
+    threats = {t.player: t for t in read_danger(view, copies).threats}
+    assert view.seats[1].melds and not view.seats[3].melds
+    assert 0.0 < threats[1].risk[tile("E")] < threats[3].risk[tile("E")]
+
+
+def test_a_tile_the_opponent_discarded_itself_is_safer_against_it() -> None:
+    view = played()
+    north = view.seats[3]
+    copies = [4] * N_KINDS
+    let_go = replace(north, river=((tile("5m"), False), *north.river))
+    before = read_danger(view, copies).threats[2]
+    after = read_danger(replace(view, seats=(*view.seats[:3], let_go)), copies).threats[2]
+    assert before.player == after.player == 3
+    assert after.risk[tile("5m")] < 0.5 * before.risk[tile("5m")]
+    assert after.risk[tile("5p")] == before.risk[tile("5p")]
