@@ -401,9 +401,9 @@ async def test_the_first_page_is_light_and_keyboard_reaches_every_control(
         f"connected at most {figures['connected']:.0f} ms after the start"
     )
     assert figures["files"] >= 8  # the page, the styles, the modules: all counted
-    # 300 KB until the offline note, the turn notification (notify.js) and the visitor's
-    # lobby took it to 304 KB (issue 25); the service worker keeps it after the first visit.
-    assert figures["bytes"] < 320 * 1024
+    # 151 KB since every page but the home page loads when first entered (it was 304 KB with
+    # every page's module on the first page); the service worker keeps it after that.
+    assert figures["bytes"] < 200 * 1024
 
     # Tab reaches every control with a visible focus, on the home page and in the lobby.
     await tab_through(page)

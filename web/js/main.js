@@ -1,30 +1,24 @@
 // The client's entry point: builds the app, routes the location hash to a page and draws
 // header + page + toasts into #app whenever anything asks for a refresh.
-import { html, render } from "./vendor/lit-html.js";
+import { html, nothing, render } from "./vendor/lit-html.js";
 import { createApp, parseRoute } from "./app.js";
 import { header } from "./header.js";
 import { homePage } from "./pages/home.js";
-import { joinPage } from "./pages/join.js";
-import { ladderPage } from "./pages/ladder.js";
-import { lobbyPage } from "./pages/lobby.js";
-import { matchPage } from "./pages/match.js";
 import { notFoundPage } from "./pages/notfound.js";
-import { playerPage } from "./pages/player.js";
-import { tablePage } from "./pages/table.js";
-import { tournamentPage } from "./pages/tournament.js";
-import { tournamentsPage } from "./pages/tournaments.js";
 
+// The home page comes with the entry point; every other page is fetched when it is first
+// entered (a module each), so that the first page carries only what it shows.
 const PAGES = {
-  home: homePage,
-  lobby: lobbyPage,
-  join: joinPage,
-  player: playerPage,
-  ladder: ladderPage,
-  tournaments: tournamentsPage,
-  tournament: tournamentPage,
-  table: tablePage,
-  match: matchPage,
-  notfound: notFoundPage,
+  home: async () => homePage,
+  lobby: async () => (await import("./pages/lobby.js")).lobbyPage,
+  join: async () => (await import("./pages/join.js")).joinPage,
+  player: async () => (await import("./pages/player.js")).playerPage,
+  ladder: async () => (await import("./pages/ladder.js")).ladderPage,
+  tournaments: async () => (await import("./pages/tournaments.js")).tournamentsPage,
+  tournament: async () => (await import("./pages/tournament.js")).tournamentPage,
+  table: async () => (await import("./pages/table.js")).tablePage,
+  match: async () => (await import("./pages/match.js")).matchPage,
+  notfound: async () => notFoundPage,
 };
 
 const root = document.getElementById("app");
@@ -33,11 +27,11 @@ let focusHeading = false;
 
 function draw(app) {
   document.documentElement.lang = app.lang === "zh" ? "zh-CN" : "en";
-  const title = page.title ? page.title(app) : "";
+  const title = page?.title ? page.title(app) : "";
   document.title = title ? `${title} · ${app.t("app.name")}` : app.t("app.name");
   render(
     html`${header(app)}
-      <main id="main" class="page page-${app.route.name}">${page.view(app)}</main>
+      <main id="main" class="page page-${app.route.name}">${page ? page.view(app) : nothing}</main>
       <div class="toasts" role="status" aria-live="polite">
         ${app.toasts.map((t) => html`<p class="toast">${t.text}</p>`)}
       </div>`,
@@ -57,10 +51,20 @@ function draw(app) {
 const app = createApp({ onRender: draw });
 window.guobiao = app; // for people poking at the client from the console, and for the tests
 
+let routing = 0; // the latest navigation: a page that loads after a newer one is dropped
+
 /** Enter the page the hash names; the same page with new params may take them in place. */
-function route(first = false) {
+async function route(first = false) {
   const next = parseRoute(location.hash);
-  const module = PAGES[next.name];
+  const mine = ++routing;
+  let module;
+  try {
+    module = await PAGES[next.name]();
+  } catch (error) {
+    app.fail(error); // the module did not load (the server is gone): say so, stay put
+    return;
+  }
+  if (mine !== routing) return;
   const previous = app.route;
   app.route = next;
   if (!first && module === page && module.update) {
