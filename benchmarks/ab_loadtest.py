@@ -13,7 +13,9 @@ and its ``guobiao_actions_total`` (``/metrics``) every half second and divides o
 steady part of the run only (from 3 s after the first action to the last sample before
 the actions stop rising): the figure to compare code by. The server is run
 with OTHER's code by starting it with OTHER as the working directory (``python -m server``
-puts it first on the path). Figures only: no assertion.
+puts it first on the path; the folders the install maps into ``server``, its configuration,
+migrations and web client, are linked into OTHER's ``server`` so that it reads its own).
+Figures only: no assertion.
 
     .venv/bin/python benchmarks/ab_loadtest.py OTHER_TREE [--runs 2] [--tables 20]
         [--duration 20]
@@ -29,6 +31,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from importlib import resources
 from pathlib import Path
 
 from benchkit import ROOT, announced_port, cpu_seconds, loadtest
@@ -86,6 +89,25 @@ class Sampler(threading.Thread):
         return 1000 * (cpu1 - cpu0) / (actions1 - actions0)
 
 
+# The folders the install maps into ``server`` (pyproject.toml's package-dir). This venv's
+# editable install maps them to this tree's folders, so OTHER's server would read this tree's
+# default configuration, migrations and web client: a link in OTHER's ``server`` finds its own
+# first (imports look in the package's folder before the editable install's finder).
+SHIPPED = {"config_files": "config", "migrations": "migrations", "web": "web"}
+
+
+def own_folders(tree: Path) -> None:
+    """Link ``tree``'s configuration, migrations and web client into its ``server``, unless
+    the install maps them to ``tree`` already (the tree of this venv's editable install)."""
+    mapped = Path(str(resources.files("server.config_files"))).resolve()
+    if mapped == (tree / "config").resolve():
+        return
+    for name, folder in SHIPPED.items():
+        link = tree / "server" / name
+        if not link.exists():
+            link.symlink_to(Path("..") / folder)
+
+
 def one_run(tree: Path, args: argparse.Namespace) -> dict[str, float]:
     """One server from ``tree`` under this tree's loadtest: its figures."""
     with tempfile.TemporaryDirectory() as folder:
@@ -130,6 +152,8 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=20)
     args = parser.parse_args()
     trees = {"this": ROOT, "other": args.other.resolve()}
+    for tree in trees.values():
+        own_folders(tree)
     results: dict[str, list[dict[str, float]]] = {"this": [], "other": []}
     for run in range(args.runs):
         for name in ("other", "this") if run % 2 else ("this", "other"):

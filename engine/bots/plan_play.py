@@ -40,6 +40,7 @@ from engine.bots.reading import (
     KONGS,
     Seat,
     Unseen,
+    claimed_set,
     discard,
     keep_score,
     own_seat,
@@ -357,22 +358,10 @@ class PlanPlay:
         offer = 4 - (position(view, claim.source) - position(view, viewer_of(view))) % 4
         for action in view.legal:
             kind = action.kind
-            after = counts.copy()
-            if kind is ActionKind.CHOW:
-                start = action.tile
-                assert start is not None
-                for t in (start, start + 1, start + 2):
-                    if t != tile:
-                        after[t] -= 1
-                meld = Meld(MeldKind.CHOW, start, tile - start + 1)
-            elif kind is ActionKind.PUNG:
-                after[tile] -= 2
-                meld = Meld(MeldKind.PUNG, tile, offer)
-            elif kind is ActionKind.KONG:
-                after[tile] -= 3
-                meld = Meld(MeldKind.KONG, tile, offer)
-            else:
+            made = claimed_set(counts, action, tile, offer)
+            if made is None:
                 continue
+            after, meld = made
             served = close if kind is ActionKind.KONG else helped
             if not any(fits(ev.plan, meld, seat.melds) for ev in served):
                 continue  # the set would serve no plan the tile helps (a kong: no close one)

@@ -120,6 +120,30 @@ def unseen_and_dead(view: View, counts: Sequence[int]) -> Unseen:
     return found
 
 
+def claimed_set(
+    counts: Sequence[int], action: Action, tile: Tile, offer: int
+) -> tuple[list[int], Meld] | None:
+    """The standing tiles and the new meld after claiming ``tile`` with ``action`` (a chow,
+    pung or kong; ``offer``: the position of the seat it came from, 1..3, as a meld records
+    it); None for any other action."""
+    kind = action.kind
+    after = list(counts)
+    if kind is ActionKind.CHOW:
+        start = action.tile
+        assert start is not None
+        for t in (start, start + 1, start + 2):
+            if t != tile:
+                after[t] -= 1
+        return after, Meld(MeldKind.CHOW, start, tile - start + 1)
+    if kind is ActionKind.PUNG:
+        after[tile] -= 2
+        return after, Meld(MeldKind.PUNG, tile, offer)
+    if kind is ActionKind.KONG:
+        after[tile] -= 3
+        return after, Meld(MeldKind.KONG, tile, offer)
+    return None
+
+
 def keep_score(counts: Sequence[int], tile: int, seat: Seat) -> float:
     """How much the hand wants to keep ``tile`` (lower: discard first): lone honors of no
     value first, then lone honors, terminals, lone tiles; middle tiles with neighbours last."""

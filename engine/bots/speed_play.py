@@ -69,6 +69,20 @@ class SpeedHand:
             meld_counts[t] += 1
         return SpeedHand(counts, self.wilds, self.melds + 1, meld_counts)
 
+    def claimed(self, action: Action, tile: int) -> SpeedHand | None:
+        """The hand after claiming ``tile`` with ``action`` (a chow, pung or kong); None for
+        any other action."""
+        kind = action.kind
+        if kind is ActionKind.CHOW:
+            start = action.tile
+            assert start is not None
+            return self.chow(start, tile)
+        if kind is ActionKind.PUNG:
+            return self.meld(tile, 2, 3)
+        if kind is ActionKind.KONG:
+            return self.meld(tile, 3, 4)
+        return None
+
 
 class SpeedPlay:
     """The speed strategy of ``DefaultBot`` (module docs), with its memo."""
@@ -186,19 +200,12 @@ class SpeedPlay:
         current = self.evaluate(hand)[0]
         best: tuple[tuple[float, float, float], Action] | None = None
         for action in view.legal:
-            kind = action.kind
-            if kind is ActionKind.CHOW:
-                start = action.tile
-                assert start is not None
-                after = hand.chow(start, tile)
-            elif kind is ActionKind.PUNG:
-                after = hand.meld(tile, 2, 3)
-            elif kind is ActionKind.KONG:
-                after = hand.meld(tile, 3, 4)
+            after = hand.claimed(action, tile)
+            if after is None:
+                continue
+            if action.kind is ActionKind.KONG:
                 if self.evaluate(after)[0] <= current:
                     return action  # no worse, and a replacement tile comes next
-                continue
-            else:
                 continue
             tiles = [t for t in range(N_KINDS) if after.counts[t]]
             if not tiles:

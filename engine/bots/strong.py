@@ -32,7 +32,15 @@ from typing import Final
 from engine.actions import PASS, Action, ActionKind
 from engine.bots.danger import Danger, read_danger
 from engine.bots.plan_play import PlanPlay
-from engine.bots.reading import KONGS, Seat, keep_score, own_seat, position, unseen_and_dead
+from engine.bots.reading import (
+    KONGS,
+    Seat,
+    claimed_set,
+    keep_score,
+    own_seat,
+    position,
+    unseen_and_dead,
+)
 from engine.bots.speed_play import SpeedHand, SpeedPlay
 from engine.errors import MahjongError
 from engine.hand import Meld, MeldKind
@@ -207,28 +215,16 @@ class _PlanWeigher(_Weigher):
         everything = set(range(N_KINDS))
         for action in view.legal:
             kind = action.kind
-            after = self.counts.copy()
             if kind is ActionKind.PASS:
                 key = self.plans.assess(self.counts, self.seat, self.unseen)
                 value = self._value(self.counts, self.seat, key)
                 out.append((action, self.worth(key, None, value)))
                 continue
-            if kind is ActionKind.CHOW:
-                start = action.tile
-                assert start is not None
-                for t in (start, start + 1, start + 2):
-                    if t != tile:
-                        after[t] -= 1
-                meld = Meld(MeldKind.CHOW, start, tile - start + 1)
-            elif kind is ActionKind.PUNG:
-                after[tile] -= 2
-                meld = Meld(MeldKind.PUNG, tile, offer)
-            elif kind is ActionKind.KONG:
-                after[tile] -= 3
-                meld = Meld(MeldKind.KONG, tile, offer)
-            else:
+            made = claimed_set(self.counts, action, tile, offer)
+            if made is None:
                 out.append((action, 0.0))
                 continue
+            after, meld = made
             seat = self.seat.with_melds((*self.seat.melds, meld))
             if kind is ActionKind.KONG:
                 key = self.plans.assess(after, seat, self.unseen)
@@ -273,23 +269,17 @@ class _SpeedWeigher(_Weigher):
             tile = claim.tile
             for action in view.legal:
                 kind = action.kind
-                if kind is ActionKind.CHOW:
-                    start = action.tile
-                    assert start is not None
-                    after = hand.chow(start, tile)
-                elif kind is ActionKind.PUNG:
-                    after = hand.meld(tile, 2, 3)
-                elif kind is ActionKind.KONG:
-                    after = hand.meld(tile, 3, 4)
+                after = hand.claimed(action, tile)
+                if kind is ActionKind.PASS:
+                    out.append((action, self.worth(self._key(hand, [], N_KINDS), None)))
+                    continue
+                if after is None:
+                    out.append((action, 0.0))
+                    continue
+                if kind is ActionKind.KONG:
                     out.append(
                         (action, self.worth(self._key(after, [], N_KINDS), None) + KONG_BONUS)
                     )
-                    continue
-                elif kind is ActionKind.PASS:
-                    out.append((action, self.worth(self._key(hand, [], N_KINDS), None)))
-                    continue
-                else:
-                    out.append((action, 0.0))
                     continue
                 tiles = [t for t in range(N_KINDS) if after.counts[t]]
                 options = self._discards(after, tiles)
