@@ -1,6 +1,6 @@
 """Arguments shared by the ``guobiao`` commands: types that refuse nonsense with a clear
-message, and the options naming the server's database (``database_options``, read by
-``database_config``)."""
+message, the options naming the server's database (``database_options``, read by
+``database_config``), and those of the matches bots play (``match_options``)."""
 
 from __future__ import annotations
 
@@ -67,3 +67,24 @@ def positive_seconds(text: str) -> float:
     if not value > 0 or math.isinf(value):
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return value
+
+
+def match_options(parser: argparse.ArgumentParser) -> None:
+    """``--hands``, ``--rules`` and ``--rules-file``: the matches that ``guobiao simulate``
+    and ``guobiao duel`` play."""
+    parser.add_argument(
+        "--hands",
+        type=match_hands,
+        default=MATCH_HANDS,
+        help=f"each match's length in deals, 1..{MATCH_HANDS} (default {MATCH_HANDS}; 4 is "
+        "the East round only)",
+    )
+    parser.add_argument(
+        "--rules",
+        default="mcr",
+        metavar="PRESET",
+        help="rule preset of config/rules.toml: mcr (default), custom, custom-flowers, ...",
+    )
+    parser.add_argument(
+        "--rules-file", default=None, metavar="FILE", help="read presets from FILE instead"
+    )

@@ -38,8 +38,7 @@ from engine.duel import (
     play_deal,
     summarize,
 )
-from engine.match import MATCH_HANDS
-from server.cli.args import match_hands, positive_int
+from server.cli.args import match_options, positive_int
 from server.presets import PresetError, load_presets
 
 PROGRESS_EVERY = 2.0  # seconds between progress lines on stderr
@@ -68,28 +67,13 @@ def add_parser(
         "--deals", type=positive_int, default=25, help="deals (match seeds) to play (default 25)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals (default 0)")
-    parser.add_argument(
-        "--hands",
-        type=match_hands,
-        default=MATCH_HANDS,
-        help=f"each match's length in deals, 1..{MATCH_HANDS} (default {MATCH_HANDS}; 4 is "
-        "the East round only)",
-    )
+    match_options(parser)
     parser.add_argument(
         "--seating",
         default=None,
         metavar="PATTERNS",
         help="seatings to play each deal in, e.g. CRRR,CCRR: C challenger, R reference, by "
         "player index (default: one against three, CRRR,RCRR,RRCR,RRRC)",
-    )
-    parser.add_argument(
-        "--rules",
-        default="mcr",
-        metavar="PRESET",
-        help="rule preset of config/rules.toml: mcr (default), custom, custom-flowers, ...",
-    )
-    parser.add_argument(
-        "--rules-file", default=None, metavar="FILE", help="read presets from FILE instead"
     )
     parser.add_argument(
         "--processes",

@@ -20,10 +20,10 @@ from typing import IO
 
 import engine
 from engine.bots import BOTS, make_bot
-from engine.match import MATCH_HANDS, HandRecord, Match
+from engine.match import HandRecord, Match
 from engine.matchlog import log_lines
 from engine.simulation import match_seeds, play_match
-from server.cli.args import match_hands, positive_int
+from server.cli.args import match_options, positive_int
 from server.presets import PresetError, load_presets
 
 PROGRESS_EVERY = 2.0  # seconds between progress lines on stderr
@@ -46,24 +46,9 @@ def add_parser(
         "--matches", type=positive_int, default=1, help="matches to play (default 1)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the simulation (default 0)")
-    parser.add_argument(
-        "--hands",
-        type=match_hands,
-        default=MATCH_HANDS,
-        help=f"each match's length in deals, 1..{MATCH_HANDS} (default {MATCH_HANDS}; 4 is "
-        "the East round only)",
-    )
+    match_options(parser)
     parser.add_argument(
         "--bot", choices=sorted(BOTS), default="default", help="the bot all four seats use"
-    )
-    parser.add_argument(
-        "--rules",
-        default="mcr",
-        metavar="PRESET",
-        help="rule preset of config/rules.toml: mcr (default), custom, custom-flowers, ...",
-    )
-    parser.add_argument(
-        "--rules-file", default=None, metavar="FILE", help="read presets from FILE instead"
     )
     parser.add_argument("--out", metavar="FILE", help="write one JSON line per hand")
     parser.add_argument("--log", metavar="FILE", help="write the action log (for guobiao replay)")
