@@ -27,6 +27,7 @@ from engine.match import check_match_hands
 from engine.review import Decision, Review, review_match
 from server import config as server_config
 from server.cli.args import database_config, database_options, positive_int
+from server.db import migrate
 from server.db.errors import BadDatabaseURL
 from server.db.store import Store
 from server.lobby import stored_rules
@@ -62,6 +63,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = database_config(args)
         presets = config.rule_presets()
+        behind = asyncio.run(schema_behind(config.database_url))
+        if behind is not None:
+            print(f"guobiao review: {behind}", file=sys.stderr)
+            return 1
         started = time.perf_counter()
         review, seats = asyncio.run(_review(config.database_url, presets, args.match, args.player))
         seconds = time.perf_counter() - started
@@ -77,6 +82,19 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(report(review, seats, args.top)))
     print(f"reviewed in {seconds:.1f} s", file=sys.stderr)
     return 0
+
+
+async def schema_behind(url: str) -> str | None:
+    """Why the database at ``url`` cannot be read yet (its schema is older than this
+    guobiao's: the server migrates it when it starts, ``guobiao db upgrade`` at once); None
+    when it is up to date."""
+    at, newest = await migrate.current(url), migrate.head()
+    if at == newest:
+        return None
+    return (
+        f"the database is at schema {at or '(none)'} and this guobiao reads {newest}: run "
+        "'guobiao db upgrade' (or start the server, which migrates it) first"
+    )
 
 
 async def _review(

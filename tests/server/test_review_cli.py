@@ -15,6 +15,7 @@ from reviewkit import stored_match
 from test_duplicate_hold_back import session_table
 
 from server.cli import main
+from server.db.migrate import head, revisions_between, upgrade
 from server.db.store import Store
 
 FOUR = ["rc_bea", "bot:normal", "bot:fast", "bot:strong"]
@@ -123,3 +124,20 @@ def test_what_cannot_be_reviewed_is_said(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith("guobiao review: ") and words in captured.err
+
+
+def test_a_database_not_yet_migrated_is_named_with_what_to_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A database an older guobiao wrote (its schema a revision behind) gets one clear line
+    saying what to run, not the database's error about a missing column."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'old.db'}"
+    before = revisions_between(None, head())[-2]
+    asyncio.run(upgrade(url, before))
+    assert main(["review", "1", "--player", "ann", "--database-url", url]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"guobiao review: the database is at schema {before} and this guobiao reads {head()}: "
+        "run 'guobiao db upgrade' (or start the server, which migrates it) first\n"
+    )
