@@ -52,6 +52,9 @@ class TimersSection:
     max_turn_seconds: int = 120
     disconnected_seconds: float = 1.0
     hand_pause_seconds: float = 1.0
+    # Between hands a table waits besides, at most this long, for the players whose client
+    # shows them the hand's result (protocol version 3) to say they have read it (0: never).
+    result_seconds: float = 30.0
     unattended_move_seconds: float = 0.5
     restart_grace_seconds: float = 30.0
     # After every discard and added kong a table with a person seated waits at least this long
@@ -298,6 +301,7 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("timers", "max_turn_seconds"): (1, 3600),
     ("timers", "disconnected_seconds"): (0, 600),
     ("timers", "hand_pause_seconds"): (0, 60),
+    ("timers", "result_seconds"): (0, 600),
     ("timers", "unattended_move_seconds"): (0, 60),
     ("timers", "restart_grace_seconds"): (0, 3600),
     ("timers", "claim_window_ms"): (0, 10000),

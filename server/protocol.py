@@ -26,7 +26,7 @@ from server.errors import QUOTED, shown
 from server.messages import inbound
 from server.messages.outbound import Error, ServerMessage
 
-VERSIONS = (1, 2)  # 2: updates not full carry no seats (docs/protocol.md)
+VERSIONS = (1, 2, 3)  # 2: updates not full carry no seats; 3: next_hand (docs/protocol.md)
 MAX_ID_LENGTH = 64
 MAX_DEPTH = 32  # objects and arrays inside one another; real messages use 4
 
@@ -51,6 +51,7 @@ Watch = inbound.Watch
 Play = inbound.Play
 Sync = inbound.Sync
 Analyze = inbound.Analyze
+NextHand = inbound.NextHand
 QueueJoin = inbound.QueueJoin
 QueueLeave = inbound.QueueLeave
 Ping = inbound.Ping

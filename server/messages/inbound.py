@@ -137,6 +137,15 @@ class Analyze(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class NextHand(Message):
+    """The sender has read the result of hand ``hand_no`` (protocol version 3): the next
+    hand need not wait for it."""
+
+    table: str
+    hand_no: int
+
+
+@dataclass(frozen=True, slots=True)
 class QueueJoin(Message):
     """Wait in a ladder's queue for a table: rated, or ``casual`` (guests too, bots after a
     while). ``ladder`` None: the server's rule preset. ``bot``: the level of the bots that
@@ -394,6 +403,7 @@ DECODERS: dict[str, Any] = {
     "action": _play,
     "sync": lambda m, i: Sync(i, m.text("table", limit=32)),
     "analyze": lambda m, i: Analyze(i, m.text("table", limit=32)),
+    "next_hand": lambda m, i: NextHand(i, m.text("table", limit=32), m.number("hand_no", low=1)),
     "queue_join": lambda m, i: QueueJoin(
         i,
         m.text("ladder", optional=True, limit=32),
@@ -423,6 +433,7 @@ CLASSES: dict[str, type[Message]] = {
     "action": Play,
     "sync": Sync,
     "analyze": Analyze,
+    "next_hand": NextHand,
     "queue_join": QueueJoin,
     "queue_leave": QueueLeave,
     "ping": Ping,

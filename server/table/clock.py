@@ -4,22 +4,29 @@ its answer.
 ``TableClock`` holds a table's timers (monotonic seconds): the ``deadline`` of the decision
 in play (set for update ``deadline_seq``: a new update that asks anyone to act starts a new
 clock of ``turn_seconds``), ``pause_until`` (the pause between hands, or the pace of a table
-nobody seated watches) and ``window_until`` (the least end of an open claim window). Its
-methods take the time ``now`` and never read a clock, so a test moves time by hand.
+nobody seated watches), ``reading`` (the seats whose players still read the hand just over:
+the next hand waits for them until ``reading_until``) and ``window_until`` (the least end of
+an open claim window). Its methods take the time ``now`` and never read a clock, so a test
+moves time by hand.
 
-The free functions decide the rest: whether the server plays for a seat (``plays_itself``:
-a bot, or a person away for ``disconnected_seconds``), whether a time cap has passed
-(``capped``, asked only between hands), and how long a table's task may sleep
-(``wakeup``).
+The free functions decide the rest: who is waited for between hands (``readers``),
+whether the server plays for a seat (``plays_itself``: a bot, or a person away for
+``disconnected_seconds``), whether a time cap has passed (``capped``, asked only between
+hands), and how long a table's task may sleep (``wakeup``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
+from server.table.ports import Peer
 from server.table.seats import BOT, HUMAN, Seat
+
+# A client of protocol version 3 or later says when its player has read a hand's result
+# (``next_hand``), and the next hand waits for it (docs/protocol.md, "Between hands").
+READ_VERSION = 3
 
 
 @dataclass(slots=True)
@@ -30,6 +37,8 @@ class TableClock:
     deadline_seq: int = -1  # the update the deadline belongs to
     pause_until: float = 0.0
     window_until: float | None = None  # when the open claim window may close
+    reading: set[int] = field(default_factory=set)  # who still reads the hand just over
+    reading_until: float = 0.0  # the most the next hand waits for them
 
     def decide(self, seq: int, now: float, turn_seconds: int) -> float:
         """The deadline of update ``seq``'s decision: a new clock of ``turn_seconds`` from
@@ -61,14 +70,29 @@ class TableClock:
         self.window_until = None
 
     def new_hand(self) -> None:
-        """A hand is dealt: no decision and no window carry over."""
+        """A hand is dealt: no decision, no window and no reader carry over."""
         self.deadline = None
         self.window_until = None
+        self.reading.clear()
 
-    def hand_over(self, now: float, hand_pause_seconds: float) -> None:
-        """A hand ended: nobody decides, and the next one waits ``hand_pause_seconds``."""
+    def hand_over(
+        self,
+        now: float,
+        hand_pause_seconds: float,
+        readers: Iterable[int] = (),
+        result_seconds: float = 0.0,
+    ) -> None:
+        """A hand ended: nobody decides, and the next one waits ``hand_pause_seconds``, and
+        besides for the players of seats ``readers`` to say they have read its result
+        (``has_read``), though never more than ``result_seconds``."""
         self.deadline = None
         self.pause_until = now + hand_pause_seconds
+        self.reading = set(readers) if result_seconds > 0 else set()
+        self.reading_until = now + result_seconds
+
+    def has_read(self, player: int) -> None:
+        """The player of seat ``player`` has read the result (or left): not waited for."""
+        self.reading.discard(player)
 
     def match_over(self) -> None:
         self.deadline = None
@@ -78,8 +102,9 @@ class TableClock:
         self.pause_until = max(self.pause_until, now + seconds)
 
     def paused(self, now: float) -> bool:
-        """Whether the table waits (between hands, or pacing an unattended table)."""
-        return now < self.pause_until
+        """Whether the table waits (between hands, for its readers, or pacing an
+        unattended table)."""
+        return now < self.pause_until or (bool(self.reading) and now < self.reading_until)
 
     def move(self, since: float, paused: float, seats: Iterable[Seat | None]) -> None:
         """The table was paused ``paused`` seconds from ``since`` (its database failed, its
@@ -89,6 +114,8 @@ class TableClock:
             self.deadline += paused
         if self.pause_until > since:
             self.pause_until += paused
+        if self.reading_until > since:
+            self.reading_until += paused
         for seat in seats:
             if seat is not None and seat.away_since is not None:
                 seat.away_since += paused
@@ -101,6 +128,21 @@ def plays_itself(seat: Seat | None, now: float, disconnected_seconds: float) -> 
         return True
     away = seat.away_since
     return away is not None and now - away >= disconnected_seconds
+
+
+def readers(peers: Mapping[Peer, int | None], seats: Sequence[Seat | None]) -> set[int]:
+    """The seats whose player will say she has read a hand's result: a person there on a
+    connection of protocol version ``READ_VERSION`` or later (a spectator, a bot, a player
+    away or on an older client is never waited for)."""
+    return {
+        player
+        for peer, player in peers.items()
+        if player is not None
+        and peer.version >= READ_VERSION
+        and (seat := seats[player]) is not None
+        and seat.kind == HUMAN
+        and seat.connected
+    }
 
 
 def capped(ends_at: datetime | None, now: datetime) -> bool:
@@ -137,6 +179,8 @@ def wakeup(
     if playing:
         if clock.pause_until > now:
             times.append(clock.pause_until)
+        if clock.reading and clock.reading_until > now:
+            times.append(clock.reading_until)
         if clock.window_until is not None and clock.window_until > now:
             times.append(clock.window_until)
         for seat in seats:

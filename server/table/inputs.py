@@ -58,6 +58,13 @@ class AnalyzeInput(_Input):
 
 
 @dataclass(frozen=True, slots=True)
+class NextHandInput(_Input):
+    """The peer's player has read the result of hand ``hand_no`` (``next_hand``)."""
+
+    hand_no: int
+
+
+@dataclass(frozen=True, slots=True)
 class GoneInput(_Input):
     """The peer's connection closed."""
 
@@ -105,4 +112,6 @@ def input_for(peer: Peer, m: protocol.Message) -> tuple[str, _Input] | None:
         return m.table, SyncInput(peer, m.id)
     if isinstance(m, protocol.Analyze):
         return m.table, AnalyzeInput(peer, m.id)
+    if isinstance(m, protocol.NextHand):
+        return m.table, NextHandInput(peer, m.id, m.hand_no)
     return None

@@ -17,6 +17,7 @@ from server.accounts import RateLimited
 from server.messages.outbound import Analysis, Commit, Error, MatchEnd, Reveal, TableInfo
 from server.protocol import encode, error
 from server.table import sources
+from server.table.clock import readers
 from server.table.core import (
     Append,
     auto_action,
@@ -24,7 +25,7 @@ from server.table.core import (
     stand_in_level,
 )
 from server.table.errors import LobbyError, StoreDown
-from server.table.inputs import AnalyzeInput
+from server.table.inputs import AnalyzeInput, NextHandInput
 from server.table.ports import Peer
 from server.table.showing import Showing
 
@@ -164,7 +165,25 @@ class Playing(Showing):
         assert match is not None
         if self.settings.reveals:  # (else the tournament publishes them: ``hand_reveals``)
             self._broadcast_text(encode(Reveal(self._reveal(match.hand_index + 1))))
-        self.clock.hand_over(sources.time.monotonic(), self.timers.hand_pause_seconds)
+        self.clock.hand_over(
+            sources.time.monotonic(),
+            self.timers.hand_pause_seconds,
+            readers(self.peers, self.seats),
+            0.0 if match.over else self.timers.result_seconds,
+        )
+
+    def _has_read(self, item: NextHandInput) -> None:
+        """The peer's player has read the result of hand ``hand_no``: the next hand need not
+        wait for her. A ``next_hand`` for another hand (late, or early) changes nothing."""
+        peer = item.peer
+        player = self.peers.get(peer) if peer is not None else None
+        if player is None:
+            raise LobbyError("not_seated", f"you do not sit at table {self.id}")
+        match = self.match
+        if match is None or match.hand is None:
+            return
+        if match.hand.phase is Phase.OVER and match.hand_index + 1 == item.hand_no:
+            self.clock.has_read(player)
 
     async def _start_match(self) -> None:
         """Create the match in the database, then start it. If the database fails, the

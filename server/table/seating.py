@@ -162,6 +162,7 @@ class Seating(Playing):
             return
         player = self.peers.pop(peer)
         if player is not None and player not in self.peers.values():
+            self.clock.has_read(player)  # nobody is left to read the result
             seat = self.seats[player]
             if seat is not None and self.state == "waiting":
                 self.seats[player] = None  # nobody waits for a player who is gone
@@ -236,6 +237,7 @@ class Seating(Playing):
             return
         self.seats[index] = seat
         self.bots.pop(index, None)  # a bot kept for the seat may not be the new one's
+        self.clock.has_read(index)  # the one replaced no longer reads the seat's result
         moved = [peer for peer, player in self.peers.items() if player == index]
         for peer in moved:  # the one replaced no longer sees the seat's tiles
             if self.settings.watchable:

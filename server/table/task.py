@@ -36,6 +36,7 @@ from server.table.inputs import (
     GoneInput,
     JoinInput,
     LeaveInput,
+    NextHandInput,
     PlayInput,
     ReplaceInput,
     StopInput,
@@ -212,6 +213,8 @@ class Table(Seating):
                 await self._play(item)
             elif isinstance(item, AnalyzeInput):
                 self._analyze(item)
+            elif isinstance(item, NextHandInput):
+                self._has_read(item)
             elif isinstance(item, GoneInput):
                 self._gone(item)
             elif isinstance(item, BackInput):

@@ -376,7 +376,7 @@ async def test_messages_before_hello_get_hello_first(app: App) -> None:
     await wire.close()
 
 
-@pytest.mark.parametrize("versions", [[3], [0, 7], [99, 1000]])
+@pytest.mark.parametrize("versions", [[4], [0, 7], [99, 1000]])
 @pytest.mark.asyncio
 async def test_unsupported_versions_get_an_error_then_the_close(
     app: App, versions: list[int]
@@ -391,7 +391,12 @@ async def test_unsupported_versions_get_an_error_then_the_close(
 @pytest.mark.asyncio
 async def test_the_highest_common_version_is_chosen(app: App) -> None:
     wire = await Wire.open(url_of(app), hello=False)
-    reply = await wire.answered("hello", {"versions": [3, 1, 2]}, "welcome")
+    reply = await wire.answered("hello", {"versions": [4, 1, 3, 2]}, "welcome")
+    assert reply["payload"]["version"] == 3
+    await wire.alive()
+    await wire.close()
+    wire = await Wire.open(url_of(app), hello=False)
+    reply = await wire.answered("hello", {"versions": [4, 1, 2]}, "welcome")
     assert reply["payload"]["version"] == 2
     await wire.alive()
     await wire.close()

@@ -37,6 +37,7 @@ from server.table import (
     GoneInput,
     JoinInput,
     LeaveInput,
+    NextHandInput,
     PlayInput,
     SyncInput,
     Table,
@@ -1071,3 +1072,62 @@ async def test_a_seated_players_connection_the_table_does_not_know_gets_her_view
     (answer,) = replies(elsewhere, 3)
     assert answer["type"] == "update" and answer["payload"]["view"]["you"] == 0
     assert table.peers[elsewhere] == 0
+
+
+# ---------------------------------------------------------- between hands ---
+
+
+@pytest.mark.asyncio
+async def test_the_next_hand_waits_for_a_player_reading_the_result(
+    running: Callable[..., Table], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client of protocol version 3 says when its player has read a hand's result
+    (``next_hand``); until then, within ``result_seconds``, the next hand is not dealt, so
+    reading costs no turn time. A ``next_hand`` of another hand, or from a spectator,
+    changes nothing."""
+    # Her updates keep their seats (as version 1's do), for ``play_as``'s bot to read.
+    monkeypatch.setattr(server.table.publish, "BRIEF_VERSION", 4)
+    table = running(turn_seconds=60)  # QUICK: no hand pause; result_seconds as configured
+    alice = FakePeer("alice", version=3)
+    await table.queue.put(JoinInput(alice, 1, 0, None))
+    await table.queue.put(AddBotsInput(alice, 2, "fast"))
+    spectator = FakePeer("spectator", version=3)
+    await table.queue.put(WatchInput(spectator, 3, None))
+    over = await play_as(
+        table, alice, make_bot("default"), lambda p, e: p["view"]["phase"] == "over"
+    )
+    hand_no = over["hand_no"]
+
+    def next_dealt() -> bool:
+        return any(u["hand_no"] == hand_no + 1 for u in alice.updates())
+
+    await table.queue.put(NextHandInput(alice, 4, hand_no + 1))  # not the hand just over
+    await table.queue.put(NextHandInput(spectator, 5, hand_no))
+    await handled(table)
+    assert replies(spectator, 5)[0]["payload"]["code"] == "not_seated"
+    await asyncio.sleep(0.3)  # the hand pause (0 here) is long over
+    assert not next_dealt()
+    await table.queue.put(NextHandInput(alice, 6, hand_no))
+    await until(next_dealt, "the next hand, once she has read the result")
+    assert not replies(alice, 6)  # nothing to answer: the deal is the answer
+
+
+@pytest.mark.asyncio
+async def test_a_reader_who_leaves_between_hands_is_not_waited_for(
+    running: Callable[..., Table], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(server.table.publish, "BRIEF_VERSION", 4)  # (as above)
+    table = running(turn_seconds=60)
+    alice = FakePeer("alice", version=3)
+    await table.queue.put(JoinInput(alice, 1, 0, None))
+    await table.queue.put(AddBotsInput(alice, 2, "fast"))
+    over = await play_as(
+        table, alice, make_bot("default"), lambda p, e: p["view"]["phase"] == "over"
+    )
+    await asyncio.sleep(0.2)
+    assert table.match is not None and table.match.hand_index + 1 == over["hand_no"]
+    await table.queue.put(GoneInput(alice, None))
+    await until(
+        lambda: table.match is not None and table.match.hand_index + 1 == over["hand_no"] + 1,
+        "the next hand, dealt without her",
+    )

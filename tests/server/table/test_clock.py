@@ -1,10 +1,11 @@
 """``server.table.clock``: a table's timers with the time passed in (no event loop, no
-sleep): the decision's deadline, the claim window, the hand pause, the pace of a table
-nobody watches, the time cap, away players, and when the task wakes up."""
+sleep): the decision's deadline, the claim window, the hand pause and its readers, the pace
+of a table nobody watches, the time cap, away players, and when the task wakes up."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from pytest import approx
 
@@ -13,6 +14,7 @@ from server.table.clock import (
     capped,
     nobody_watches,
     plays_itself,
+    readers,
     wakeup,
 )
 from server.table.seats import BOT, HUMAN, Seat
@@ -135,3 +137,52 @@ def test_a_table_not_playing_wakes_for_no_pause_window_or_away_seat() -> None:
     clock = TableClock(pause_until=NOW + 3, window_until=NOW + 1)
     seats = [Seat(HUMAN, "alice", connected=False, away_since=NOW), None, None, None]
     assert wakeup(NOW, clock, playing=False, seats=seats, disconnected_seconds=30) is None
+
+
+def test_between_hands_the_table_waits_for_its_readers_until_the_last_has_read() -> None:
+    clock = TableClock()
+    clock.hand_over(NOW, hand_pause_seconds=1, readers={0, 2}, result_seconds=30)
+    assert clock.paused(NOW + 5)  # the pause is over; two still read
+    clock.has_read(2)
+    assert clock.paused(NOW + 5)
+    clock.has_read(0)
+    assert not clock.paused(NOW + 5)
+    assert clock.paused(NOW + 0.5)  # the pause itself still holds
+
+
+def test_the_readers_are_waited_for_no_longer_than_the_result_seconds() -> None:
+    clock = TableClock()
+    clock.hand_over(NOW, hand_pause_seconds=1, readers={1}, result_seconds=30)
+    assert clock.paused(NOW + 29.9) and not clock.paused(NOW + 30)
+    common = {"playing": True, "seats": [None] * 4, "disconnected_seconds": 30}
+    assert wakeup(NOW + 5, clock, **common) == approx(25)  # the task wakes at the limit
+    clock.hand_over(NOW, hand_pause_seconds=1, readers={1}, result_seconds=0)
+    assert not clock.paused(NOW + 1)  # 0: nobody is waited for
+    clock.hand_over(NOW, hand_pause_seconds=1, readers={1}, result_seconds=30)
+    clock.new_hand()
+    assert clock.reading == set()
+
+
+def test_a_database_pause_moves_the_readers_limit_on() -> None:
+    clock = TableClock()
+    clock.hand_over(NOW, hand_pause_seconds=1, readers={1}, result_seconds=30)
+    clock.move(since=NOW + 10, paused=5, seats=[None] * 4)
+    assert clock.paused(NOW + 34.9) and not clock.paused(NOW + 35)
+
+
+class _Peer:
+    def __init__(self, version: int) -> None:
+        self.version = version
+
+
+def test_the_readers_are_the_people_there_on_a_client_that_says_when_it_has_read() -> None:
+    new, old, watcher, away = _Peer(3), _Peer(2), _Peer(3), _Peer(3)
+    seats = [
+        Seat(HUMAN, "alice"),
+        Seat(HUMAN, "bob"),
+        Seat(BOT, "strong"),
+        Seat(HUMAN, "carol", connected=False, away_since=NOW),
+    ]
+    peers: dict[Any, int | None] = {new: 0, old: 1, watcher: None, away: 3}
+    assert readers(peers, seats) == {0}
+    assert readers({_Peer(3): 2}, seats) == set()  # a bot's seat (a peer never holds one)

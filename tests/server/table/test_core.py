@@ -267,6 +267,20 @@ def test_between_hands_the_pause_then_the_deal() -> None:
     assert core.step(now + 2, WALL) == DealHand()
 
 
+def test_between_hands_the_deal_waits_for_a_reader_up_to_the_result_seconds() -> None:
+    core = core_of()
+    now = played_out(core, NOW)
+    core.clock.hand_over(now, TIMERS.hand_pause_seconds, readers={0, 1}, result_seconds=30)
+    assert core.step(now + 5, WALL) == Idle()  # both still read the result
+    core.clock.has_read(0)
+    assert core.step(now + 5, WALL) == Idle()
+    core.clock.has_read(1)
+    assert core.step(now + 5, WALL) == DealHand()
+    core.clock.hand_over(now, TIMERS.hand_pause_seconds, readers={0}, result_seconds=30)
+    assert core.step(now + 29, WALL) == Idle()
+    assert core.step(now + 30, WALL) == DealHand()  # never longer than that
+
+
 def test_the_time_cap_stops_the_match_between_hands_only() -> None:
     cap = WALL
     core = core_of(ends_at=cap)
