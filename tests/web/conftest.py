@@ -56,6 +56,7 @@ test_pages = true  # /test/: the in-page suites of web/test/ (test_units.py)
 turn_seconds = 20
 min_turn_seconds = 3
 hand_pause_seconds = 0.3
+result_seconds = 3  # a page that never says it has read a result holds its table this long
 unattended_move_seconds = 0
 disconnected_seconds = 1
 claim_window_ms = 0

@@ -1,7 +1,7 @@
 """Accessibility, checked by axe-core (vendored for the tests only: tests/web/vendor/) on the
-pages a player goes through, in both languages: home, lobby, the table in play, the
-hand-end (here the match-end) dialog, the replay, the ladder and the tournaments. No
-violation of impact "serious" or "critical" may remain."""
+pages a player goes through, in both languages and on a phone: home, lobby, the table in
+play, the hand-end (here the match-end) dialog, the replay, the ladder, the tournaments and
+one tournament's page. No violation of impact "serious" or "critical" may remain."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browserkit import OpenPage, connected, create_table, play_as_guest, play_until
+from browserkit import OpenPage, connected, create_table, login, play_as_guest, play_until
 from playwright.async_api import Page
+from test_tournament_pages import WebServer, played
 
 AXE = (Path(__file__).resolve().parent / "vendor" / "axe.min.js").read_text(encoding="utf-8")
 BLOCKING = {"serious", "critical"}
@@ -34,9 +35,11 @@ async def violations(page: Page, where: str) -> list[str]:
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("lang", ["en", "zh"])
-async def test_no_serious_violation_on_the_players_pages(open_page: OpenPage, lang: str) -> None:
-    page = await open_page("/", lang=lang)
+@pytest.mark.parametrize(("lang", "phone"), [("en", False), ("zh", False), ("zh", True)])
+async def test_no_serious_violation_on_the_players_pages(
+    open_page: OpenPage, lang: str, phone: bool
+) -> None:
+    page = await open_page("/", lang=lang, phone=phone)
     await connected(page)
     found = await violations(page, "home")
     await page.goto("/#/lobby")
@@ -57,7 +60,7 @@ async def test_no_serious_violation_on_the_players_pages(open_page: OpenPage, la
     found += await violations(page, "table")
     if lang == "zh":
         await page.locator(".lang-switch").click()
-    await play_until(page, ".match-end", seconds=90)
+    await play_until(page, ".match-end", seconds=90, tap=phone)
     if lang == "zh":
         await page.locator(".lang-switch").click()
     found += await violations(page, "hand-end and match-end dialog")
@@ -72,4 +75,22 @@ async def test_no_serious_violation_on_the_players_pages(open_page: OpenPage, la
     await page.wait_for_selector("main h1")
     await page.wait_for_timeout(500)
     found += await violations(page, "tournaments")
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("lang", "phone"), [("en", False), ("zh", True)])
+async def test_no_serious_violation_on_a_tournaments_page(
+    open_page: OpenPage, web_server: WebServer, lang: str, phone: bool
+) -> None:
+    """A tournament with a session played: its standings, seating and the player's place."""
+    cup = await played(web_server)
+    page = await open_page("/", phone=phone)
+    await login(page, cup.players[0])  # (by the form's English names)
+    if lang == "zh":
+        await page.locator(".lang-switch").click()
+    await page.goto(f"/#/tournament/{cup.id}")
+    await page.wait_for_selector(".standings tbody tr")
+    await page.wait_for_selector(".my-seat h2")
+    found = await violations(page, f"tournament {cup.id}")
     assert not found, "\n".join(found)

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -326,23 +327,31 @@ async def test_a_lost_update_is_asked_for_in_full_and_the_board_mended(
 
 class CutAtHandEnd:
     """Between a page and the server: once ``armed``, the update that ends a hand is not
-    carried and the connection is cut there, at both ends, as a network failure would. The
-    page reconnects after its backoff (about a second), when the next hand has been dealt;
-    ``full`` gets the full updates it is sent from then on."""
+    carried and the connection is cut there, as a network failure would (the server does not
+    notice: its end stays open). The page's attempts to reconnect fail for ``AWAY`` seconds,
+    so it comes back once the next hand has been dealt (the server waited for it to read the
+    result, ``result_seconds``, and no longer); ``full`` gets the full updates it is sent
+    from then on."""
+
+    AWAY = 4.5  # tests/web/conftest.py's result_seconds (3), and time to deal after it
 
     def __init__(self) -> None:
         self.armed = False
         self.ended: int | None = None  # the hand whose end was lost
         self.connections = 0
+        self.away_until = 0.0  # (the event loop's time)
         self.full: list[dict[str, Any]] = []
         self.cuts: set[asyncio.Task[None]] = set()
 
     def route(self, page_end: WebSocketRoute) -> None:
+        loop = asyncio.get_running_loop()
+        if loop.time() < self.away_until:  # the network is still down
+            self._spawn(page_end.close(code=1006))
+            return
         server_end = page_end.connect_to_server()
         self.connections += 1
 
         async def cut() -> None:
-            await server_end.close(code=1001)
             await page_end.close(code=1006)
 
         def to_page(message: str | bytes) -> None:
@@ -355,14 +364,18 @@ class CutAtHandEnd:
                 if decoded["type"] == "update" and self.armed and ends:
                     self.armed = False
                     self.ended = payload["hand_no"]
-                    task = asyncio.get_running_loop().create_task(cut())
-                    self.cuts.add(task)
-                    task.add_done_callback(self.cuts.discard)
+                    self.away_until = loop.time() + self.AWAY
+                    self._spawn(cut())
                     return
             page_end.send(message)
 
         server_end.on_message(to_page)
         page_end.on_message(server_end.send)
+
+    def _spawn(self, step: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(step)
+        self.cuts.add(task)
+        task.add_done_callback(self.cuts.discard)
 
     def back(self) -> dict[str, Any]:
         """The first full update after the page came back: of the next hand, with the hand
@@ -694,3 +707,17 @@ async def test_nothing_moves_for_those_who_ask_for_less_motion(
     await play_until(page, ".board:has(.seat-bottom .river [role=listitem]) .seat.turn")
     assert await page.evaluate(running) == 0
     await context.close()
+
+
+async def test_the_next_hand_waits_while_the_player_reads_the_result(open_page: OpenPage) -> None:
+    """On a phone the result sheet covers the own hand: the page tells the server when its
+    player has read the result (Continue), and until then the next hand is not dealt, so no
+    clock runs under the sheet (the server's pause between hands here is 0.3 s)."""
+    page = await open_page("/", phone=True)
+    await play_now(page)
+    await play_until(page, RESULT, tap=True)
+    await page.wait_for_timeout(1_500)  # the pause (0.3 s) is long over; result_seconds (3) not
+    assert await page.locator(".board.phase-over").count() == 1, "dealt under the sheet"
+    assert await page.locator(".countdown").count() == 0, "a clock runs under the sheet"
+    await page.locator(".result .close-result").tap()
+    await expect(page.locator(".board:not(.phase-over) .own-hand")).to_be_visible(timeout=10_000)

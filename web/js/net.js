@@ -4,7 +4,7 @@
 // to a half-open connection. Nothing here knows about pages or the DOM, which keeps it
 // testable with a fake socket (web/test/net.test.js).
 
-export const PROTOCOL_VERSIONS = [1, 2]; // 2: updates leave the seats to follow (pages/table.js, follow.js)
+export const PROTOCOL_VERSIONS = [1, 2, 3]; // 2: updates leave the seats to follow (pages/table.js, follow.js); 3: next_hand
 const FIRST_DELAY_MS = 1000;
 const MAX_DELAY_MS = 30000;
 const PING_TIMEOUT_MS = 5000;

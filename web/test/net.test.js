@@ -43,7 +43,7 @@ test("hello, then resume, then ready; a request made early waits for it", async 
   world.sockets[0].open();
   eq(await early, { tables: [] });
   eq(world.sockets[0].sent.map((m) => m.type), ["hello", "resume", "list_tables"]);
-  eq(world.sockets[0].sent[0].payload.versions, [1, 2], "version 2: seats followed by the page");
+  eq(world.sockets[0].sent[0].payload.versions, [1, 2, 3], "versions 2 and 3: seats followed by the page, results read");
   eq(stored.value.username, "lin");
   eq([readies, net.ready, states.at(-1)], [1, true, "connected"]);
 });

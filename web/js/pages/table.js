@@ -22,7 +22,7 @@ function fresh(app, params) {
   return {
     app, table: params.table, mode: params.mode === "watch" ? "watch" : "play",
     summary: null, update: null, last: null, selected: null, answered: null,
-    deadlineAt: null, commits: {}, reveals: {}, handNo: null, acc: null, result: null, resultOpen: false,
+    deadlineAt: null, commits: {}, reveals: {}, handNo: null, acc: null, result: null, resultOpen: false, readHand: null,
     names: null, matchEnd: null, grades: {}, error: null, off: [], timer: null,
     analysis: null, analysing: null, analysed: null, connecting: false, syncing: null,
     calls: {}, callTimers: new Set(),
@@ -330,7 +330,7 @@ function onKey(event) {
   const tiles = shownTiles(s.update);
   const pickable = tiles.map((x, i) => (discards.has(x) ? i : -1)).filter((i) => i >= 0);
   const act = (action) => (event.preventDefault(), send(action));
-  if (key === "Escape" && s.resultOpen) return (s.resultOpen = false), s.app.refresh();
+  if (key === "Escape" && s.resultOpen) return closeResult();
   if (!legal.length) return;
   if ((key === "ArrowLeft" || key === "ArrowRight") && pickable.length) {
     const at = pickable.indexOf(s.selected);
@@ -387,10 +387,15 @@ function body(app) {
   return html`${top}
     ${s.mode === "watch" ? html`<p class="watching">${t("table.spectating")}</p>` : nothing}
     ${aidsOn() ? aidsView(t, s.analysis, raisedTile()) : nothing}
-    <p class="table-log" aria-live="polite">${describeEvents(t, names, p.events) || "\u00a0"}</p>
+    <p class="table-log" aria-live="polite">${waitingForOthers(p) ? t("table.waiting_next") : describeEvents(t, names, p.events) || "\u00a0"}</p>
     ${tableView(ctx)}
     ${dialog(app, names, p)}
     ${optionsView(app)}`;
+}
+
+/** Whether the player has read the hand just over and the table waits for the others. */
+function waitingForOthers(p) {
+  return s.mode === "play" && !s.matchEnd && p.view.phase === "over" && s.readHand === p.hand_no;
 }
 
 /** The seats' names: the table's summary, or the seat's own (app.myTable: a private table is
@@ -401,13 +406,27 @@ function seatNames(app) {
   return s.names || seats || null;
 }
 
+/** Closes the hand's result: the player has read it. For the hand just over the server is
+ * told (`next_hand`, protocol version 3): it deals the next hand once every seated player has
+ * read the result (or after its `result_seconds`), so reading costs no turn time. */
+function closeResult() {
+  s.resultOpen = false;
+  const p = s.update;
+  const r = s.result;
+  if (s.mode === "play" && r && p && p.hand_no === r.hand_no && p.view.phase === "over" && s.readHand !== r.hand_no) {
+    s.readHand = r.hand_no;
+    s.app.net.send("next_hand", { table: s.table, hand_no: r.hand_no });
+  }
+  s.app.refresh();
+}
+
 /** The hand's result (and, once the match is over, its final ranking above it) in one
  * dialog; closed, a button brings the hand's result back. */
 function dialog(app, names, p) {
   const t = app.t;
   const hand = s.result && s.resultOpen
     ? html`${resultView(t, app.lang, names, s.result, p.view.wild_tiles || [])}
-      <button class="primary close-result" @click=${() => ((s.resultOpen = false), app.refresh())}>${t("table.result.close")}</button>`
+      <button class="primary close-result" @click=${closeResult}>${t("table.result.close")}</button>`
     : s.result ? html`<button class="reopen-result" @click=${() => ((s.resultOpen = true), app.refresh())}>${t("table.result.show")}</button>` : nothing;
   if (s.matchEnd) return html`<div class="result match-end" role="dialog" aria-label=${t("table.match_end")}>${matchEndView(app, names)}${hand}</div>`;
   if (!s.result) return nothing;
