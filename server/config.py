@@ -11,13 +11,15 @@ import os
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.bots import LEVELS, STRONGEST
 from engine.rules import RuleSet
 from server.ladder.rating import RatingParams
-from server.ladder.store import SeasonPolicy
 from server.presets import CONFIG_FILES, PresetError, load_presets, preset_claim_windows
+
+if TYPE_CHECKING:
+    from server.ladder.seasons import SeasonPolicy
 
 DEFAULT_FILE = CONFIG_FILES / "default.toml"
 
@@ -269,6 +271,10 @@ class Config:
 
     def season_policy(self) -> SeasonPolicy:
         """The ladders as the store runs them (``[ladder]``)."""
+        # (Imported here: the ladder's modules bring the database's, which a command that
+        # only reads the configuration, ``guobiao simulate`` say, need not load.)
+        from server.ladder.seasons import SeasonPolicy  # noqa: PLC0415
+
         ladder = self.ladder
         return SeasonPolicy(
             ladders=self.ladder_names,

@@ -13,7 +13,8 @@ from importlib import resources
 from pathlib import Path
 
 from engine.rules import RulesError, RuleSet, rule_set_from_mapping
-from server.protocol import MAX_CLAIM_WINDOW_MS
+
+MAX_CLAIM_WINDOW_MS = 10_000  # the most a table may wait after a discard (a preset, create_table)
 
 # The repository's config/, shipped as the package server.config_files (pyproject.toml says
 # how). Installed packages are folders on disk, so the resource is a real path.

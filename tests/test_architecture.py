@@ -10,6 +10,9 @@ import, and the server's layers: the live table below the lobby below the app.
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
@@ -332,3 +335,26 @@ def test_layering_checks_the_table_package_and_the_lobby() -> None:
         ("server.table.task", "server.cluster.node"),
         ("server.lobby", "server.app"),
     }
+
+
+# The server's database, network and metrics stack: what the engine-only commands never load
+# (a ``guobiao simulate`` of a few matches spent most of its time importing them).
+SERVER_STACK = ("sqlalchemy", "alembic", "aiosqlite", "asyncpg", "websockets", "prometheus_client")
+ENGINE_COMMANDS = ("simulate", "duel", "fan", "replay", "verify")
+
+
+def test_the_engine_only_commands_start_without_the_servers_stack() -> None:
+    """Imported as ``guobiao`` imports a command (``server.cli.COMMAND_MODULES``), in a fresh
+    interpreter: none of the engine-only commands brings the database or the websockets."""
+    script = (
+        "import importlib, json, sys\n"
+        "from server.cli import COMMAND_MODULES\n"
+        f"for name in {ENGINE_COMMANDS!r}:\n"
+        "    importlib.import_module(COMMAND_MODULES[name])\n"
+        "loaded = {m.split('.')[0] for m in sys.modules}\n"
+        f"print(json.dumps(sorted(loaded & set({SERVER_STACK!r}))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], check=True, capture_output=True, text=True
+    ).stdout
+    assert json.loads(out) == [], f"the engine-only commands import {out.strip()}"

@@ -20,9 +20,9 @@ from engine.actions import Action
 from engine.errors import IllegalAction
 from engine.match import MATCH_HANDS
 from server.errors import ServerError, shown
+from server.presets import MAX_CLAIM_WINDOW_MS
 from server.text import BadText, clean
 
-MAX_CLAIM_WINDOW_MS = 10_000  # the most a table may wait after a discard (create_table)
 ACTION_TEXT = 16  # the longest field name or string an action object may hold ("concealed_kong")
 
 
