@@ -40,6 +40,10 @@ class ServerSection:
     # own and loopback's (server/origins.py), comma-separated; "*": any.
     allowed_origins: str = ""
     test_pages: bool = False  # serve the web client's in-page tests (/test/, web/test/)
+    # Each update a player's action caused carries ``input_at``, when the server read that
+    # action (its monotonic clock): for ``guobiao loadtest`` on the same machine only
+    # (docs/performance.md); it tells every viewer when the last answer came in.
+    stamp_updates: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -390,6 +390,7 @@ class Lobby:
             store=self.store,
             host=self,
             observer=self.metrics,
+            stamp_updates=self.config.server.stamp_updates,
             # Made to wait for players: closed if none sits at it (the queue's and
             # tournaments' tables are made with their four seated).
             close_when_empty=timers.empty_table_seconds if seated is None else 0.0,
@@ -582,6 +583,7 @@ class Lobby:
             store=self.store if store is None else store,
             host=self,
             observer=self.metrics,
+            stamp_updates=self.config.server.stamp_updates,
             lease=lease,
             created_at=row.created_at,
             # A player's table still waiting: closed if nobody comes back to it.

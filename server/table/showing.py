@@ -62,8 +62,9 @@ class Showing(TableState):
         wire: publish.Wired | None = None,
         brief: bool = False,
     ) -> dict[str, Any] | None:
-        """The ``update`` of ``events`` as ``player`` may see it (``publish.update_payload``)."""
-        return publish.update_payload(
+        """The ``update`` of ``events`` as ``player`` may see it (``publish.update_payload``),
+        stamped with ``input_at`` while a player's action is served, if the server stamps."""
+        payload = publish.update_payload(
             self.id,
             self.match,
             self.salt,
@@ -76,6 +77,9 @@ class Showing(TableState):
             brief=brief,
             reveals=self.settings.reveals,
         )
+        if self.serving is not None and payload is not None and not full:
+            payload["input_at"] = self.serving
+        return payload
 
     def _send_update(
         self,

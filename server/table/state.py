@@ -107,6 +107,10 @@ class TableState:
     durable: Durable = field(init=False)
     new_match: tuple[int, bytes, bool] | None = None  # seed, salt, tried before
     observer: TableObserver | None = None  # the server's metrics: actions, latency
+    # ``[server] stamp_updates``: the updates a player's action causes carry ``input_at``,
+    # when the server read it (``serving``: that time, while the action is handled).
+    stamp_updates: bool = False
+    serving: float | None = None
     # A table waiting for players closes after this many seconds with no person at it (0:
     # never), counted from ``empty_since`` (monotonic; None: someone is there, or it started).
     close_when_empty: float = 0.0

@@ -254,9 +254,13 @@ class Table(Seating):
             self._send_update(peer, player, [], full=True)
             return
         try:
+            if self.stamp_updates:
+                self.serving = item.received
             await self._apply(player, item.action)
         except IllegalAction as exc:
             peer.send(error(exc.code, str(exc), item.reply_to))
+        finally:
+            self.serving = None
         observer = self.observer
         if observer is not None and item.received is not None and self.seq != item.seq:
             # Its update went out (not held by a claim window, nor by the database).

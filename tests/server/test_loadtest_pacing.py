@@ -140,3 +140,30 @@ async def test_a_short_run_with_a_tiny_think_range_plays_and_reports(start_serve
     assert 0 < len(first) <= report.actions_sent and min(first) >= 0
     assert figures["server_latency_ms"]["samples"] == len(first)
     assert "the table's last awaited action -> its first update" in report.text()
+    # A server that does not stamp its updates: no service time, but the tool's own lag.
+    assert report.served_latencies == [] and "served " not in report.text()
+    assert report.loop_lags and min(report.loop_lags) >= 0 and "tool lag" in report.text()
+
+
+@pytest.mark.asyncio
+async def test_against_a_server_that_stamps_updates_the_service_time_is_measured(
+    start_server: Any,
+) -> None:
+    """``[server] stamp_updates``: each update an action caused says when the server read
+    that action, and the tool measures from then to each connection's receipt: never
+    negative (one clock, one machine), and never more than the whole round trip it is part
+    of, the tool's own latency (action sent -> next update)."""
+    app = await start_server(server={"stamp_updates": True})
+    report = await loadtest(
+        f"ws://127.0.0.1:{app.port}/ws",
+        tables=1,
+        duration=2.0,
+        rate=None,
+        think=Think(0.001, 0.004),
+    )
+    served = report.served_latencies
+    assert len(served) > report.actions_sent  # each action's update reaches four connections
+    assert min(served) >= 0 and max(served) < 5.0
+    assert sorted(served)[len(served) // 2] <= sorted(report.latencies)[len(report.latencies) // 2]
+    assert "the server reading an action -> each connection's receipt" in report.text()
+    assert report.to_dict()["served_latency_ms"]["samples"] == len(served)

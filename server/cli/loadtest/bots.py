@@ -25,6 +25,7 @@ from server.client import (
 )
 
 CLOSE_SECONDS = 5.0  # the most the closing of all connections may take
+LAG_EVERY = 0.05  # seconds between two samples of this process's own event loop lag
 
 
 class Run:
@@ -49,6 +50,11 @@ class Run:
             report.updates += 1
             if message.latency is not None:
                 report.latencies.append(message.latency)
+            stamp = message.payload.get("input_at")
+            if isinstance(stamp, float) and self.steady:
+                # The server read the action that caused it at ``stamp`` (the machine's
+                # monotonic clock, as ``received_at``): its service, to this receipt.
+                report.served_latencies.append(message.received_at - stamp)
             if message.table is not None:
                 self._server_latency(message, receiver)
         elif message.type == "error":
@@ -212,6 +218,7 @@ async def loadtest(
         },
     )
     started = time.perf_counter()
+    sampler = asyncio.create_task(_sample_lag(run))
     gate = asyncio.Semaphore(connect_concurrency)
     groups = [asyncio.create_task(run.table_group(first_table + i, gate)) for i in range(tables)]
     name = f"loadtest [{part}]" if part else "loadtest"
@@ -238,6 +245,7 @@ async def loadtest(
         await asyncio.sleep(min(0.1, max(0.0, deadline - now)))
     stopped = time.perf_counter()
     run.stop.set()  # no more actions
+    sampler.cancel()
     if not report.startup_seconds:
         report.startup_seconds = stopped - started
         if run.seated < 4 * tables:
@@ -259,6 +267,17 @@ async def loadtest(
     if run.first_action is not None:
         report.active_seconds = stopped - run.first_action
     return report
+
+
+async def _sample_lag(run: Run) -> None:
+    """How late this process's own event loop runs (``Report.loop_lags``, once start-up is
+    over): a sleep of ``LAG_EVERY`` seconds that wakes later was held up by the load tool
+    itself, and every update it read meanwhile was read that much late."""
+    while True:
+        before = time.perf_counter()
+        await asyncio.sleep(LAG_EVERY)
+        if run.steady:
+            run.report.loop_lags.append(max(0.0, time.perf_counter() - before - LAG_EVERY))
 
 
 async def probe(url: str, timeout: float = 10.0) -> None:

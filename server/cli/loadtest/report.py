@@ -33,6 +33,10 @@ class Report:
     updates: int = 0
     latencies: list[float] = field(default_factory=list)
     server_latencies: list[float] = field(default_factory=list)  # to the table's first update
+    # From the server reading an action (its update's ``input_at``) to each connection's
+    # receipt of that update: only against a server that stamps (``[server] stamp_updates``).
+    served_latencies: list[float] = field(default_factory=list)
+    loop_lags: list[float] = field(default_factory=list)  # this tool's own event loop
     errors: Counter[str] = field(default_factory=Counter)
     dropped: int = 0
     matches_started: int = 0
@@ -77,6 +81,8 @@ class Report:
         for part in parts:
             out.latencies += part.latencies
             out.server_latencies += part.server_latencies
+            out.served_latencies += part.served_latencies
+            out.loop_lags += part.loop_lags
             out.errors += part.errors
             out.notes += [note for note in part.notes if note not in out.notes]
         return out
@@ -128,10 +134,35 @@ class Report:
                 **self.percentiles(self.server_latencies),
                 "samples": len(self.server_latencies),
             },
+            "served_latency_ms": {
+                **self.percentiles(self.served_latencies),
+                "samples": len(self.served_latencies),
+            },
+            "loop_lag_ms": {**self.percentiles(self.loop_lags), "samples": len(self.loop_lags)},
             "errors": dict(self.errors.most_common()),
             "matches": {"started": self.matches_started, "completed": self.matches_completed},
             "notes": self.notes,
         }
+
+    @staticmethod
+    def _served_lines(d: dict[str, Any]) -> list[str]:
+        """The stamped service time and this tool's own lag (absent when not measured)."""
+        served, lag = d["served_latency_ms"], d["loop_lag_ms"]
+        out = []
+        if served["samples"]:
+            out.append(
+                f"served       p50 {_text_ms(served['p50'])}, p95 {_text_ms(served['p95'])}, "
+                f"p99 {_text_ms(served['p99'])}, max {_text_ms(served['max'])} "
+                f"({served['samples']} samples, the server reading an action -> each "
+                "connection's receipt of its update, after start-up)"
+            )
+        if lag["samples"]:
+            out.append(
+                f"tool lag     p50 {_text_ms(lag['p50'])}, p99 {_text_ms(lag['p99'])}, "
+                f"max {_text_ms(lag['max'])} (how late this tool's own event loop ran: "
+                "what it read was read that much late)"
+            )
+        return out
 
     def text(self) -> str:
         d = self.to_dict()
@@ -158,6 +189,7 @@ class Report:
             f"p99 {ms(first['p99'])}, max {ms(first['max'])} ({first['samples']} samples, "
             "the table's last awaited action -> its first update on any connection, "
             "after start-up)",
+            *self._served_lines(d),
             f"errors       {errors}",
             f"matches      {d['matches']['completed']} completed, "
             f"{d['matches']['started']} started",
@@ -170,6 +202,10 @@ def percentile(data: list[float], q: float) -> float:
     """The nearest-rank ``q``-th percentile of sorted ``data``."""
     rank = max(1, math.ceil(q / 100 * len(data)))
     return data[min(rank, len(data)) - 1]
+
+
+def _text_ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f} ms"
 
 
 def _ms(seconds: float) -> float:

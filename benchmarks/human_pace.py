@@ -1,0 +1,219 @@
+"""The server at human pace, in one command: the figures docs/performance.md gives, with the
+machine's load beside each.
+
+For each number of connections (``--connections``, each ``--runs`` times, in turns: 1,000,
+2,000, 4,000, 1,000, ...), starts a fresh ``guobiao serve`` of this tree (the embedded SQLite,
+guest limits raised for the load's guests, ``[server] stamp_updates`` on) and drives it with
+``guobiao loadtest --think 0.8-3 --processes 2 --connect-concurrency 32`` (this tree's, in
+child processes) for ``--duration`` seconds. Prints one row per run:
+
+- ``served p95/p99``: from the server reading an action (the ``input_at`` its update
+  carries) to each connection's receipt of that update, after start-up. It excludes what
+  the game waits for (other players' answers, the claim window: the update is stamped with
+  the action that completed the wait) and the load tool's own delay in *sending*, but not
+  its delay in *reading*: that is ``tool lag``, beside it;
+- ``tool lag p99``: how late the load tool's event loops ran (a 50 ms sleep that woke
+  late); a served figure no smaller than it says the tool, not the server, was late;
+- ``inferred p99``: the tool's older figure, from the last action the table waited for to its
+  first update, as the tool saw both (its sending delay included);
+- ``client p99``: a connection's own action sent to its next update (other players'
+  answers and think times included: not the server's figure);
+- ``server p99``: the server's own histogram, ``guobiao_action_update_seconds`` (an action
+  decoded to its update queued: the served span less the socket and the tool), as the
+  upper edge of the bucket that holds its 99th percentile;
+- ``errors``, the server's ``CPU ms/action`` (its CPU time over the actions it applied),
+  ``KiB/conn`` (its resident memory once every connection is seated, less what it held
+  idle, over the connections), and the machine's 1-minute load average before and after.
+
+Figures only: no assertion. A run takes ``--duration`` plus start-up; the default grid
+(1,000/2,000/4,000 connections, 2 runs each, 60 s) about a quarter of an hour.
+
+    .venv/bin/python benchmarks/human_pace.py [--connections 1000,2000,4000] [--runs 2]
+        [--duration 60] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from benchkit import ROOT, announced_port, cpu_seconds, loadtest
+
+SITE = """\
+[server]
+data_dir = "{data}"
+log_level = "warning"
+stamp_updates = true
+[limits]
+waiting_tables_per_address = 0
+max_connections = 100000
+max_tables = 100000
+[accounts]
+guest_burst = 100000
+guest_per_hour = 1000000
+"""
+THINK = "0.8-3"
+
+
+def rss_kib(pid: int) -> int:
+    """The resident memory of process ``pid`` (``/proc/PID/status``'s ``VmRSS``), in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def scrape(port: int) -> dict[str, float]:
+    """The server's ``/metrics`` series without labels but ``le``: name{le} -> value."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as reply:
+        text = reply.read().decode()
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("#") or " " not in line:
+            continue
+        name, value = line.rsplit(" ", 1)
+        if "le=" in name:
+            le = name.split('le="', 1)[1].split('"', 1)[0]
+            name = name.split("{", 1)[0] + "{" + le + "}"
+        else:
+            name = name.split("{", 1)[0]
+        out[name] = float(value)
+    return out
+
+
+def histogram_p99(series: dict[str, float], name: str) -> float | None:
+    """The upper edge (ms) of the bucket of histogram ``name`` that holds its 99th
+    percentile; None without samples."""
+    buckets = sorted(
+        (float(key[len(name) + 8 : -1]), count)
+        for key, count in series.items()
+        if key.startswith(name + "_bucket{") and key[len(name) + 8 : -1] != "+Inf"
+    )
+    total = series.get(name + "_count", 0.0)
+    if not total:
+        return None
+    for edge, count in buckets:
+        if count >= 0.99 * total:
+            return edge * 1000
+    return float("inf")
+
+
+class Peak(threading.Thread):
+    """The server's resident memory, sampled every half second until stopped: the most."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.most, self.done = pid, 0, threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.5):
+            try:
+                self.most = max(self.most, rss_kib(self.pid))
+            except OSError:
+                return
+
+
+def one_run(connections: int, args: argparse.Namespace) -> dict[str, Any]:
+    """A fresh server under ``connections`` connections at human pace: its figures."""
+    with tempfile.TemporaryDirectory(prefix="guobiao-pace-") as data:
+        site = Path(data) / "site.toml"
+        site.write_text(SITE.format(data=data), encoding="utf-8")
+        server = subprocess.Popen(
+            [sys.executable, "-m", "server", "serve", "--config", str(site), "--port", "0"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            port = announced_port(server)
+            time.sleep(1.0)  # settled: its idle memory
+            idle = rss_kib(server.pid)
+            load_before = os.getloadavg()[0]
+            cpu_before = cpu_seconds(server.pid)
+            actions_before = scrape(port).get("guobiao_actions_total", 0.0)
+            peak = Peak(server.pid)
+            peak.start()
+            report = loadtest(
+                f"ws://127.0.0.1:{port}/ws",
+                connections // 4,
+                args.duration,
+                *("--think", THINK, "--processes", "2", "--connect-concurrency", "32"),
+            )
+            peak.done.set()
+            series = scrape(port)
+            cpu = cpu_seconds(server.pid) - cpu_before
+            load_after = os.getloadavg()[0]
+        finally:
+            server.terminate()
+            server.wait(30)
+    actions = series.get("guobiao_actions_total", 0.0) - actions_before
+    served, lag = report["served_latency_ms"], report["loop_lag_ms"]
+    return {
+        "connections": connections,
+        "connected": report["connections"]["connected"],
+        "served_p95_ms": served["p95"],
+        "served_p99_ms": served["p99"],
+        "served_samples": served["samples"],
+        "tool_lag_p99_ms": lag["p99"],
+        "inferred_p99_ms": report["server_latency_ms"]["p99"],
+        "client_p99_ms": report["latency_ms"]["p99"],
+        "server_hist_p99_ms": histogram_p99(series, "guobiao_action_update_seconds"),
+        "errors": sum(report["errors"].values()) + report["connections"]["dropped"],
+        "error_kinds": report["errors"],
+        "actions_per_s": report["actions"]["per_second"],
+        "cpu_ms_per_action": round(cpu * 1000 / actions, 3) if actions else None,
+        "kib_per_connection": round((peak.most - idle) / connections, 1),
+        "load_before": round(load_before, 2),
+        "load_after": round(load_after, 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--connections", default="1000,2000,4000", help="comma-separated")
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--duration", type=float, default=60.0)
+    parser.add_argument("--json", type=Path, help="write every run's figures to this file")
+    args = parser.parse_args()
+    sizes = [int(x) for x in args.connections.split(",")]
+    print(f"guobiao at human pace (think {THINK} s), {os.cpu_count()} CPUs, {args.runs} run(s)")
+    header = (
+        f"{'conns':>6} {'served p95':>10} {'p99':>8} {'tool lag':>8} {'inferred':>8} "
+        f"{'client':>8} {'server':>7} {'errors':>6} {'CPU ms/a':>8} {'KiB/c':>6} {'load':>10}"
+    )
+    print(header, flush=True)
+    rows = []
+    for _ in range(args.runs):
+        for size in sizes:
+            row = one_run(size, args)
+            rows.append(row)
+
+            def ms(value: float | None) -> str:
+                return "-" if value is None else f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+
+            print(
+                f"{size:>6} {ms(row['served_p95_ms']):>10} {ms(row['served_p99_ms']):>8} "
+                f"{ms(row['tool_lag_p99_ms']):>8} {ms(row['inferred_p99_ms']):>8} "
+                f"{ms(row['client_p99_ms']):>8} {ms(row['server_hist_p99_ms']):>7} "
+                f"{row['errors']:>6} {row['cpu_ms_per_action'] or '-':>8} "
+                f"{row['kib_per_connection']:>6} "
+                f"{row['load_before']:>4.1f}->{row['load_after']:<4.1f}",
+                flush=True,
+            )
+    print("(ms; p99 of each; 'server' is its histogram's bucket edge; load: 1-minute average)")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
