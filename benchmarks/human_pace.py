@@ -72,39 +72,51 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
-def scrape(port: int) -> dict[str, float]:
-    """The server's ``/metrics`` series without labels but ``le``: name{le} -> value."""
+def scrape(port: int) -> list[tuple[str, dict[str, str], float]]:
+    """The server's ``/metrics``: (series name, labels, value) for every sample."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as reply:
         text = reply.read().decode()
-    out: dict[str, float] = {}
+    out = []
     for line in text.splitlines():
         if line.startswith("#") or " " not in line:
             continue
-        name, value = line.rsplit(" ", 1)
-        if "le=" in name:
-            le = name.split('le="', 1)[1].split('"', 1)[0]
-            name = name.split("{", 1)[0] + "{" + le + "}"
-        else:
-            name = name.split("{", 1)[0]
-        out[name] = float(value)
+        key, value = line.rsplit(" ", 1)
+        name, _, rest = key.partition("{")
+        labels = dict(
+            (part.split("=", 1)[0], part.split("=", 1)[1].strip('"'))
+            for part in rest.rstrip("}").split(",")
+            if "=" in part
+        )
+        out.append((name, labels, float(value)))
     return out
 
 
-def histogram_p99(series: dict[str, float], name: str) -> float | None:
-    """The upper edge (ms) of the bucket of histogram ``name`` that holds its 99th
-    percentile; None without samples."""
-    buckets = sorted(
-        (float(key[len(name) + 8 : -1]), count)
-        for key, count in series.items()
-        if key.startswith(name + "_bucket{") and key[len(name) + 8 : -1] != "+Inf"
+def total(series: list[tuple[str, dict[str, str], float]], name: str, **match: str) -> float:
+    """The sum of series ``name``'s samples whose labels include ``match``."""
+    return sum(
+        v
+        for n, labels, v in series
+        if n == name and all(labels.get(k) == x for k, x in match.items())
     )
-    total = series.get(name + "_count", 0.0)
-    if not total:
+
+
+def histogram_p99(
+    series: list[tuple[str, dict[str, str], float]], name: str, **match: str
+) -> float | None:
+    """The upper edge (ms) of the bucket of histogram ``name`` (its samples whose labels
+    include ``match``) that holds its 99th percentile; None without samples."""
+    count = total(series, name + "_count", **match)
+    if not count:
         return None
-    for edge, count in buckets:
-        if count >= 0.99 * total:
+    edges: dict[float, float] = {}
+    for n, labels, v in series:
+        if n == name + "_bucket" and all(labels.get(k) == x for k, x in match.items()):
+            edge = float(labels["le"])  # (float("+Inf") is infinity)
+            edges[edge] = edges.get(edge, 0.0) + v
+    for edge in sorted(edges):
+        if edges[edge] >= 0.99 * count:
             return edge * 1000
-    return float("inf")
+    return None
 
 
 class Peak(threading.Thread):
@@ -140,7 +152,7 @@ def one_run(connections: int, args: argparse.Namespace) -> dict[str, Any]:
             idle = rss_kib(server.pid)
             load_before = os.getloadavg()[0]
             cpu_before = cpu_seconds(server.pid)
-            actions_before = scrape(port).get("guobiao_actions_total", 0.0)
+            actions_before = total(scrape(port), "guobiao_actions_total")
             peak = Peak(server.pid)
             peak.start()
             report = loadtest(
@@ -156,7 +168,7 @@ def one_run(connections: int, args: argparse.Namespace) -> dict[str, Any]:
         finally:
             server.terminate()
             server.wait(30)
-    actions = series.get("guobiao_actions_total", 0.0) - actions_before
+    actions = total(series, "guobiao_actions_total") - actions_before
     served, lag = report["served_latency_ms"], report["loop_lag_ms"]
     return {
         "connections": connections,
@@ -168,6 +180,9 @@ def one_run(connections: int, args: argparse.Namespace) -> dict[str, Any]:
         "inferred_p99_ms": report["server_latency_ms"]["p99"],
         "client_p99_ms": report["latency_ms"]["p99"],
         "server_hist_p99_ms": histogram_p99(series, "guobiao_action_update_seconds"),
+        "loop_lag_p99_ms": histogram_p99(series, "guobiao_event_loop_lag_seconds"),
+        "commit_p99_ms": histogram_p99(series, "guobiao_store_commit_seconds", what="actions"),
+        "gc_pause_s": round(total(series, "guobiao_gc_pause_seconds_sum"), 2),
         "errors": sum(report["errors"].values()) + report["connections"]["dropped"],
         "error_kinds": report["errors"],
         "actions_per_s": report["actions"]["per_second"],

@@ -87,6 +87,7 @@ class ActionLog(Transactions):
         """Write what was appended, then close the log's connection."""
         if self._flusher is not None and not self._flusher.done():
             await self._flusher  # what was appended is written before the engine goes
+        await sqlite_log.checkpoints_done()
         if self._log is not None:
             with contextlib.suppress(Exception):
                 await self._log.close()

@@ -18,8 +18,12 @@ The loop never waits for the lock: on the log's connection the busy timeout is 0
 transaction goes to the thread, which waits as every other write does (the connection's
 own busy timeout set back for it). The log's connection does not checkpoint the write-ahead
 log on its commits (a checkpoint syncs the database file: milliseconds, not for the loop);
-every ``CHECKPOINT_EVERY`` commits it checkpoints in its thread, and the other connections'
-commits checkpoint as they always did.
+every ``CHECKPOINT_EVERY`` commits a checkpoint runs in a thread of its own, on a connection
+of its own, and nothing waits for it: in WAL mode the log goes on committing meanwhile.
+(It used to run in the log's own thread, awaited by the commit that asked for it: every
+append of every table waited behind the sync, up to a second at 2,000 connections, the tail
+of the latency at human pace: docs/performance.md.) The other connections' commits
+checkpoint as they always did.
 
 The values are bound by the columns' own SQLAlchemy types (``TypeEngine.bind_processor``: the
 JSON column's serializer, ``UTCDateTime``'s naive UTC, the dialect's datetime text), so the
@@ -29,6 +33,8 @@ SQLAlchemy's ``IntegrityError``, as the store expects. Other databases keep the 
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import sqlite3
 import weakref
 from collections.abc import Callable, Sequence
@@ -95,7 +101,8 @@ async def insert_rows(
         (wait,) = db.execute("PRAGMA busy_timeout").fetchone()
         db.execute("PRAGMA busy_timeout = 0").fetchall()
         db.execute("PRAGMA wal_autocheckpoint = 0").fetchall()
-        log = _LOGS[driver] = _Log(wait)
+        path = next((row[2] for row in db.execute("PRAGMA database_list") if row[1] == "main"), "")
+        log = _LOGS[driver] = _Log(wait, path)
     try:
         try:
             fenced = _insert(db, sql, params, keys)
@@ -106,9 +113,17 @@ async def insert_rows(
     except sqlite3.IntegrityError as exc:
         raise IntegrityError(sql, None, exc) from exc
     log.commits += 1
-    if log.commits % CHECKPOINT_EVERY == 0:
-        await driver._execute(_checkpoint, db)
+    if log.commits % CHECKPOINT_EVERY == 0 and log.path and not _CHECKPOINTS:
+        task = asyncio.create_task(asyncio.to_thread(checkpoint, log.path), name="wal-checkpoint")
+        _CHECKPOINTS.add(task)
+        task.add_done_callback(_checkpoint_done)
     return {id(rows[i]): token for i, token in fenced.items()}
+
+
+async def checkpoints_done() -> None:
+    """Wait for the checkpoint running, if one is (before the database is closed)."""
+    if _CHECKPOINTS:
+        await asyncio.gather(*_CHECKPOINTS, return_exceptions=True)
 
 
 @dataclass
@@ -117,6 +132,7 @@ class _Log:
     busy timeout as it was made, milliseconds), the commits it made."""
 
     wait: int
+    path: str  # the database file ("" in memory: no checkpoint)
     commits: int = 0
 
 
@@ -125,10 +141,28 @@ _LOGS: weakref.WeakKeyDictionary[Any, _Log] = weakref.WeakKeyDictionary()
 _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 
 
-def _checkpoint(db: sqlite3.Connection) -> None:
-    """Copy what the write-ahead log holds into the database, as far as no reader needs it
-    (in the thread: this syncs the database file)."""
-    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+# The checkpoint running (one at a time), kept until it ends.
+_CHECKPOINTS: set[asyncio.Task[None]] = set()
+
+
+def checkpoint(path: str) -> None:
+    """Copy what the write-ahead log of the database file ``path`` holds into the database,
+    as far as no reader needs it, on a connection of its own (in a thread: this syncs the
+    database file). PASSIVE: it takes no lock a writer needs."""
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    finally:
+        db.close()
+
+
+def _checkpoint_done(task: asyncio.Task[None]) -> None:
+    _CHECKPOINTS.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        # A checkpoint that failed loses nothing (the log holds it all); the next one retries.
+        logging.getLogger("guobiao.store").warning(
+            "checkpoint of the action log failed: %r", task.exception()
+        )
 
 
 def _insert_waiting(

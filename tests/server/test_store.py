@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import json
 import sqlite3
+import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -21,6 +22,7 @@ from engine.actions import ActionKind
 from engine.match import Match
 from engine.table import Phase
 from server.cli import replay as replay_cli
+from server.db import sqlite_log
 from server.db.models import MatchAction
 from server.db.store import (
     ActionRow,
@@ -579,3 +581,38 @@ async def test_a_stored_match_replays(store: Store, tmp_path: Path) -> None:
         drawn,
     )
     assert won + lost + drawn == 16
+
+
+@pytest.mark.asyncio
+async def test_no_append_waits_for_the_logs_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The log's periodic checkpoint syncs the database file; it runs on a connection and in
+    a thread of its own, and the appends go on committing meanwhile (it once held every
+    table's next action up to a second)."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'guobiao.db'}"
+    await upgrade(url)
+    store = await Store.open(url)
+    release = threading.Event()
+    started = threading.Event()
+    real = sqlite_log.checkpoint
+
+    def held_checkpoint(path: str) -> None:
+        started.set()
+        release.wait(10)
+        real(path)
+
+    monkeypatch.setattr(sqlite_log, "CHECKPOINT_EVERY", 2)
+    monkeypatch.setattr(sqlite_log, "checkpoint", held_checkpoint)
+    try:
+        match_id = await new_match(store)
+        for seq in range(1, 3):  # the second commit starts the checkpoint, which hangs
+            await store.append_action(match_id, seq, 1, 0, {"type": "pass"})
+        await asyncio.wait_for(asyncio.to_thread(started.wait, 5), 6)
+        for seq in range(3, 8):  # committed while the checkpoint still runs
+            await asyncio.wait_for(store.append_action(match_id, seq, 1, 0, {"type": "pass"}), 5)
+        assert (await store.last_action(match_id)).seq == 7  # type: ignore[union-attr]
+        assert not release.is_set()
+    finally:
+        release.set()
+        await store.close()
