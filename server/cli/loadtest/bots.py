@@ -26,6 +26,9 @@ from server.client import (
 
 CLOSE_SECONDS = 5.0  # the most the closing of all connections may take
 LAG_EVERY = 0.05  # seconds between two samples of this process's own event loop lag
+# Seconds after start-up before the served time counts as the steady state's too: the
+# tables all start their matches about when the last bots are seated.
+SETTLE_SECONDS = 20.0
 
 
 class Run:
@@ -41,6 +44,7 @@ class Run:
         self.seated = 0
         self.unseated = 0  # bots of groups that gave up (a connection or a login failed)
         self.steady = False  # every connection is seated: start-up is over
+        self.settled_at: float | None = None  # SETTLE_SECONDS after that (perf_counter)
         self.groups: dict[str, list[Client]] = {}  # table -> its four bots' connections
         self.served: dict[int, float] = {}  # connection -> its action the server answered
 
@@ -54,7 +58,10 @@ class Run:
             if isinstance(stamp, float) and self.steady:
                 # The server read the action that caused it at ``stamp`` (the machine's
                 # monotonic clock, as ``received_at``): its service, to this receipt.
-                report.served_latencies.append(message.received_at - stamp)
+                served = message.received_at - stamp
+                report.served_latencies.append(served)
+                if self.settled_at is not None and message.received_at >= self.settled_at:
+                    report.settled_latencies.append(served)
             if message.table is not None:
                 self._server_latency(message, receiver)
         elif message.type == "error":
@@ -230,6 +237,7 @@ async def loadtest(
         ):
             report.startup_seconds = now - started
             run.steady = True
+            run.settled_at = now + SETTLE_SECONDS
         if progress and now >= next_line:
             next_line += 5.0
             print(

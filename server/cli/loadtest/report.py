@@ -36,6 +36,7 @@ class Report:
     # From the server reading an action (its update's ``input_at``) to each connection's
     # receipt of that update: only against a server that stamps (``[server] stamp_updates``).
     served_latencies: list[float] = field(default_factory=list)
+    settled_latencies: list[float] = field(default_factory=list)  # the same, 20 s on
     loop_lags: list[float] = field(default_factory=list)  # this tool's own event loop
     errors: Counter[str] = field(default_factory=Counter)
     dropped: int = 0
@@ -82,6 +83,7 @@ class Report:
             out.latencies += part.latencies
             out.server_latencies += part.server_latencies
             out.served_latencies += part.served_latencies
+            out.settled_latencies += part.settled_latencies
             out.loop_lags += part.loop_lags
             out.errors += part.errors
             out.notes += [note for note in part.notes if note not in out.notes]
@@ -138,6 +140,10 @@ class Report:
                 **self.percentiles(self.served_latencies),
                 "samples": len(self.served_latencies),
             },
+            "settled_latency_ms": {
+                **self.percentiles(self.settled_latencies),
+                "samples": len(self.settled_latencies),
+            },
             "loop_lag_ms": {**self.percentiles(self.loop_lags), "samples": len(self.loop_lags)},
             "errors": dict(self.errors.most_common()),
             "matches": {"started": self.matches_started, "completed": self.matches_completed},
@@ -148,6 +154,7 @@ class Report:
     def _served_lines(d: dict[str, Any]) -> list[str]:
         """The stamped service time and this tool's own lag (absent when not measured)."""
         served, lag = d["served_latency_ms"], d["loop_lag_ms"]
+        settled = d["settled_latency_ms"]
         out = []
         if served["samples"]:
             out.append(
@@ -155,6 +162,13 @@ class Report:
                 f"p99 {_text_ms(served['p99'])}, max {_text_ms(served['max'])} "
                 f"({served['samples']} samples, the server reading an action -> each "
                 "connection's receipt of its update, after start-up)"
+            )
+        if settled["samples"]:
+            out.append(
+                f"  settled    p50 {_text_ms(settled['p50'])}, p95 {_text_ms(settled['p95'])}, "
+                f"p99 {_text_ms(settled['p99'])}, max {_text_ms(settled['max'])} "
+                f"({settled['samples']} samples, the same from 20 s after start-up: the "
+                "tables' starts behind)"
             )
         if lag["samples"]:
             out.append(
