@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -34,7 +32,7 @@ import urllib.request
 from importlib import resources
 from pathlib import Path
 
-from benchkit import ROOT, announced_port, cpu_seconds, loadtest
+from benchkit import ROOT, announced_port, cpu_seconds, loadtest, serve
 
 SAMPLE_EVERY = 0.5  # seconds between samples of the server's CPU and actions
 WARM_UP = 3.0  # seconds after the first action before the steady window opens
@@ -113,13 +111,7 @@ def one_run(tree: Path, args: argparse.Namespace) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as folder:
         site = Path(folder) / "site.toml"
         site.write_text(SITE.format(data=Path(folder) / "data"))
-        server = subprocess.Popen(
-            [sys.executable, "-m", "server", "serve", "--config", str(site), "--port", "0"],
-            cwd=tree,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
+        server = serve(site, tree)
         assert server.stdout is not None
         try:
             port = announced_port(server)

@@ -8,6 +8,8 @@ tests' ``tests/pgkit.py``, shared with the benchmarks that need one).
 - ``announced_port(server)``: the port a ``guobiao serve --port 0`` child listens on, read
   from the line it prints once it serves.
 - ``cpu_seconds(pid)``: a process's CPU time so far (Linux ``/proc``).
+- ``serve(site, tree)``: ``guobiao serve --config SITE --port 0`` of ``tree``'s code (its
+  working directory), quiet, its first line to be read by ``announced_port``.
 - ``loadtest(url, tables, duration, ...)``: ``guobiao loadtest --json`` in a child process
   (so that its bots do not share this process's event loop with anything), its report.
 
@@ -62,6 +64,18 @@ def announced_port(server: subprocess.Popen[str], timeout: float = 60.0) -> int:
     if "127.0.0.1:" not in line:
         raise RuntimeError(f"the server did not start within {timeout:g} s: {line!r}")
     return int(line.split("127.0.0.1:")[1].split("/")[0])
+
+
+def serve(site: Path, tree: Path = ROOT) -> subprocess.Popen[str]:
+    """``guobiao serve`` on a free port with the configuration ``site``, run from ``tree``
+    (``python -m server`` puts the working directory's code first on the path)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "server", "serve", "--config", str(site), "--port", "0"],
+        cwd=tree,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
 
 
 def cpu_seconds(pid: int) -> float:

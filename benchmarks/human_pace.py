@@ -40,8 +40,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -49,7 +47,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from benchkit import ROOT, announced_port, cpu_seconds, loadtest
+from benchkit import announced_port, cpu_seconds, loadtest, serve
 
 SITE = """\
 [server]
@@ -142,13 +140,7 @@ def one_run(connections: int, args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="guobiao-pace-") as data:
         site = Path(data) / "site.toml"
         site.write_text(SITE.format(data=data), encoding="utf-8")
-        server = subprocess.Popen(
-            [sys.executable, "-m", "server", "serve", "--config", str(site), "--port", "0"],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
+        server = serve(site)
         try:
             port = announced_port(server)
             time.sleep(1.0)  # settled: its idle memory

@@ -12,7 +12,7 @@ import pytest
 from engine.actions import Action, ActionKind
 from engine.notation import parse_tiles
 from server.cli import build_parser, main
-from server.cli.loadtest import Pacer, Think, loadtest, think_ms, think_range
+from server.cli.loadtest import Pacer, Report, Think, loadtest, think_ms, think_range
 
 DISCARD = Action(ActionKind.DISCARD, tile=parse_tiles("5m")[0])
 PASS = Action(ActionKind.PASS)
@@ -117,10 +117,9 @@ def test_bad_pacing_arguments_stop_the_command_with_a_clear_message(
     assert message in capsys.readouterr().err
 
 
-@pytest.mark.asyncio
-async def test_a_short_run_with_a_tiny_think_range_plays_and_reports(start_server: Any) -> None:
-    app = await start_server()
-    report = await loadtest(
+async def short_run(app: Any) -> Report:
+    """Two seconds of one table's four bots, a few ms of think each, against ``app``."""
+    return await loadtest(
         f"ws://127.0.0.1:{app.port}/ws",
         tables=1,
         duration=2.0,
@@ -128,6 +127,12 @@ async def test_a_short_run_with_a_tiny_think_range_plays_and_reports(start_serve
         think=Think(0.001, 0.004),
         seed=3,
     )
+
+
+@pytest.mark.asyncio
+async def test_a_short_run_with_a_tiny_think_range_plays_and_reports(start_server: Any) -> None:
+    app = await start_server()
+    report = await short_run(app)
     assert report.connected == 4 and report.dropped == 0 and not report.errors
     assert report.actions_sent > 0 and report.latencies
     assert report.matches_started >= 1
@@ -153,14 +158,7 @@ async def test_against_a_server_that_stamps_updates_the_service_time_is_measured
     that action, and the tool measures from then to each connection's receipt: never
     negative (one clock, one machine), and never more than the whole round trip it is part
     of, the tool's own latency (action sent -> next update)."""
-    app = await start_server(server={"stamp_updates": True})
-    report = await loadtest(
-        f"ws://127.0.0.1:{app.port}/ws",
-        tables=1,
-        duration=2.0,
-        rate=None,
-        think=Think(0.001, 0.004),
-    )
+    report = await short_run(await start_server(server={"stamp_updates": True}))
     served = report.served_latencies
     assert len(served) > report.actions_sent  # each action's update reaches four connections
     assert min(served) >= 0 and max(served) < 5.0
