@@ -22,7 +22,6 @@ from typing import Any
 
 import orjson
 
-from server import presets
 from server.errors import QUOTED, shown
 from server.messages import inbound
 from server.messages.outbound import Error, ServerMessage
@@ -59,7 +58,6 @@ Ping = inbound.Ping
 TournamentRequest = inbound.TournamentRequest
 TOURNAMENT_FIELDS = inbound.TOURNAMENT_FIELDS
 SETTINGS_FIELDS = inbound.SETTINGS_FIELDS
-MAX_CLAIM_WINDOW_MS = presets.MAX_CLAIM_WINDOW_MS
 MESSAGE_TYPES = inbound.MESSAGE_TYPES
 
 

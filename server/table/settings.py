@@ -17,7 +17,7 @@ from typing import Any
 from engine.match import MATCH_HANDS
 from server.db.models import iso
 from server.db.store import TableRow
-from server.protocol import MAX_CLAIM_WINDOW_MS
+from server.presets import MAX_CLAIM_WINDOW_MS
 from server.table.errors import LobbyError
 
 MAX_SPECTATOR_DELAY = 3600  # seconds: a tournament's spectators see its tables this late at most
