@@ -28,11 +28,10 @@ import statistics
 import tempfile
 import threading
 import time
-import urllib.request
 from importlib import resources
 from pathlib import Path
 
-from benchkit import ROOT, announced_port, cpu_seconds, loadtest, serve
+from benchkit import ROOT, announced_port, cpu_seconds, loadtest, scrape, serve, total
 
 SAMPLE_EVERY = 0.5  # seconds between samples of the server's CPU and actions
 WARM_UP = 3.0  # seconds after the first action before the steady window opens
@@ -49,15 +48,6 @@ guest_per_hour = 1000000
 """
 
 
-def actions_total(port: int) -> float:
-    """The server's ``guobiao_actions_total`` (its ``/metrics`` on the game port)."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
-        for line in reply.read().decode().splitlines():
-            if line.startswith("guobiao_actions_total"):
-                return float(line.split()[-1])
-    return 0.0
-
-
 class Sampler(threading.Thread):
     """(seconds, CPU seconds, actions) of the server every ``SAMPLE_EVERY`` until stopped."""
 
@@ -71,7 +61,9 @@ class Sampler(threading.Thread):
         while not self.done.wait(SAMPLE_EVERY):
             # CPU first, actions after: the metrics request's own CPU falls outside the window
             cpu = cpu_seconds(self.pid)
-            self.samples.append((time.monotonic(), cpu, actions_total(self.port)))
+            self.samples.append(
+                (time.monotonic(), cpu, total(scrape(self.port), "guobiao_actions_total"))
+            )
 
     def steady_ms_per_action(self) -> float:
         """Server CPU ms per action over the steady window (the module's docstring)."""

@@ -40,7 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchkit import ROOT, announced_port
+from benchkit import ROOT, announced_port, rss_kib
 
 sys.path.insert(0, str(ROOT))
 
@@ -91,14 +91,6 @@ def raise_open_files() -> None:
     ``preexec_fn``, in the server's)."""
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-
-
-def rss_kib(pid: int) -> int:
-    """The resident set size of a process, KiB (``VmRSS`` in ``/proc/PID/status``)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for process {pid}")
 
 
 RETRIES: list[str] = []  # guests asked again after an internal_error (see open_guests)

@@ -7,7 +7,10 @@ tests' ``tests/pgkit.py``, shared with the benchmarks that need one).
 - ``free_port()``: a TCP port free on 127.0.0.1 now, for a server started with it.
 - ``announced_port(server)``: the port a ``guobiao serve --port 0`` child listens on, read
   from the line it prints once it serves.
-- ``cpu_seconds(pid)``: a process's CPU time so far (Linux ``/proc``).
+- ``cpu_seconds(pid)``: a process's CPU time so far (Linux ``/proc``); ``rss_kib(pid)``: its
+  resident memory.
+- ``scrape(port)``: a server's ``/metrics`` as (name, labels, value) samples; ``total(...)``:
+  the sum of one series' samples.
 - ``serve(site, tree)``: ``guobiao serve --config SITE --port 0`` of ``tree``'s code (its
   working directory), quiet, its first line to be read by ``announced_port``.
 - ``loadtest(url, tables, duration, ...)``: ``guobiao loadtest --json`` in a child process
@@ -27,6 +30,7 @@ import select
 import socket
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,6 +87,42 @@ def cpu_seconds(pid: int) -> float:
     where there is none)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def rss_kib(pid: int) -> int:
+    """The resident set size of a process, KiB (``VmRSS`` in ``/proc/PID/status``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+def scrape(port: int) -> list[tuple[str, dict[str, str], float]]:
+    """The server's ``/metrics``: (series name, labels, value) for every sample."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as reply:
+        text = reply.read().decode()
+    out = []
+    for line in text.splitlines():
+        if line.startswith("#") or " " not in line:
+            continue
+        key, value = line.rsplit(" ", 1)
+        name, _, rest = key.partition("{")
+        labels = {
+            part.split("=", 1)[0]: part.split("=", 1)[1].strip('"')
+            for part in rest.rstrip("}").split(",")
+            if "=" in part
+        }
+        out.append((name, labels, float(value)))
+    return out
+
+
+def total(series: list[tuple[str, dict[str, str], float]], name: str, **match: str) -> float:
+    """The sum of series ``name``'s samples whose labels include ``match``."""
+    return sum(
+        v
+        for n, labels, v in series
+        if n == name and all(labels.get(k) == x for k, x in match.items())
+    )
 
 
 def loadtest(url: str, tables: int, duration: float, *options: str) -> dict[str, Any]:

@@ -43,11 +43,10 @@ import os
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-from benchkit import announced_port, cpu_seconds, loadtest, serve
+from benchkit import announced_port, cpu_seconds, loadtest, rss_kib, scrape, serve, total
 
 SITE = """\
 [server]
@@ -63,42 +62,6 @@ guest_burst = 100000
 guest_per_hour = 1000000
 """
 THINK = "0.8-3"
-
-
-def rss_kib(pid: int) -> int:
-    """The resident memory of process ``pid`` (``/proc/PID/status``'s ``VmRSS``), in KiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
-def scrape(port: int) -> list[tuple[str, dict[str, str], float]]:
-    """The server's ``/metrics``: (series name, labels, value) for every sample."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as reply:
-        text = reply.read().decode()
-    out = []
-    for line in text.splitlines():
-        if line.startswith("#") or " " not in line:
-            continue
-        key, value = line.rsplit(" ", 1)
-        name, _, rest = key.partition("{")
-        labels = {
-            part.split("=", 1)[0]: part.split("=", 1)[1].strip('"')
-            for part in rest.rstrip("}").split(",")
-            if "=" in part
-        }
-        out.append((name, labels, float(value)))
-    return out
-
-
-def total(series: list[tuple[str, dict[str, str], float]], name: str, **match: str) -> float:
-    """The sum of series ``name``'s samples whose labels include ``match``."""
-    return sum(
-        v
-        for n, labels, v in series
-        if n == name and all(labels.get(k) == x for k, x in match.items())
-    )
 
 
 def histogram_p99(
@@ -131,7 +94,7 @@ class Peak(threading.Thread):
         while not self.done.wait(0.5):
             try:
                 self.most = max(self.most, rss_kib(self.pid))
-            except OSError:
+            except (OSError, RuntimeError):  # (the server is gone)
                 return
 
 
