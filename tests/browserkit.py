@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from playwright.async_api import Page, WebSocket, expect
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 # ``await open_page(path="/", phone=False, lang="en")``: a page in a fresh browser context.
 OpenPage = Callable[..., Awaitable[Page]]
@@ -175,8 +176,25 @@ async def play_until(
     returns the number of clicks. Fails after ``seconds``."""
     loop = asyncio.get_running_loop()
     until = loop.time() + seconds
-    count = 0
-    while (spot := await _next_spot(page, done, clicks, until - loop.time()))["found"] != -2:
-        await _click(page, spot, tap)
-        count += 1
-    return count
+    clicked: list[str] = []
+    try:
+        while (spot := await _next_spot(page, done, clicks, until - loop.time()))["found"] != -2:
+            await _click(page, spot, tap)
+            clicked.append(clicks[spot["found"]])
+    except PlaywrightTimeout:
+        state = await page.evaluate(TABLE_STATE)
+        raise AssertionError(
+            f"{done!r} did not show in {seconds} s after {len(clicked)} clicks"
+            f" (the last: {clicked[-5:]}); the page: {state}"
+        ) from None
+    return len(clicked)
+
+
+# What a person sees at the table, for a test's failure message: where the page is, its
+# connection, the centre (round, wall, clock), the action bar and any dialog.
+TABLE_STATE = """() => {
+  const text = (s) => [...document.querySelectorAll(s)].map((e) => e.innerText.trim()).join(" | ");
+  return {url: location.hash, connection: document.querySelector(".conn")?.dataset.status,
+          centre: text(".centre"), actions: text(".actions"), dialog: text("[role=dialog]"),
+          status: text("[role=status]"), hand: text(".own-hand")};
+}"""
