@@ -43,7 +43,7 @@ from engine.rules import RulesError, RuleSet, rule_set_from_dict
 from server.config import Config
 from server.db.store import ActionRow, Conflict, MatchRow, TableRow
 from server.ladder.store import LadderStore
-from server.messages.outbound import Tables
+from server.messages.outbound import MatchEnd, TableInfo, Tables
 from server.metrics import Metrics
 from server.nodes import Creator, Nodes, OneNode
 from server.protocol import encode
@@ -67,6 +67,10 @@ class LobbyStore(TableStore, Protocol):
     async def table_matches(self, table_id: str) -> list[MatchRow]: ...
 
     async def match_actions(self, match_id: int) -> list[ActionRow]: ...
+
+    async def match_hands(self, match_id: int) -> list[dict[str, Any]]: ...
+
+    async def rating_changes(self, match_id: int) -> list[dict[str, Any]]: ...
 
 
 # ------------------------------------------------------------------ replay ---
@@ -551,6 +555,35 @@ class Lobby:
         table.start()
         return table
 
+    async def stored_end(self, table_id: str) -> list[str] | None:
+        """The end of ``table_id``'s match as its owner told its players, from the database:
+        the table's summary (``finished``) and its ``match_end``, encoded. For the players
+        of a node that was stopped while another finished the match (cluster mode: no node
+        runs the table any more, and nobody told them). None unless the table's last match
+        is stored as finished."""
+        row = await self.store.get_table(table_id)
+        played = await self.store.table_matches(table_id) if row is not None else []
+        match = played[-1] if played else None  # (stored before the row says it finished)
+        if row is None or match is None or match.final_scores is None:
+            return None  # (not finished; or closed with nobody at it: no match to end)
+        scores = list(match.final_scores)
+        settings = TableSettings.from_row(
+            row,
+            claim_window_ms=self._claim_window(row),
+            hands=match.hands_planned,
+            rated=match.rated,
+        )
+        summary = settings.summary(
+            table_id,
+            rule_options=stored_rules(match, self.presets).to_dict(),
+            seats=row.seats,
+            state="finished",
+            hand_no=len(await self.store.match_hands(match.id)),
+        )
+        ratings = await self.store.rating_changes(match.id) if match.rated else []
+        end = MatchEnd(table_id, match.id, scores, ratings)
+        return [encode(TableInfo(summary)), encode(end)]
+
     async def _restore_table(
         self,
         row: TableRow,
@@ -565,15 +598,11 @@ class Lobby:
         else:
             raise LobbyError("corrupt_match", f"its rule preset {row.rules!r} is no longer defined")
         timers = self.config.timers
-        # Its own window (stored since revision 0008), else its preset's, else the server's.
-        window = row.claim_window_ms
-        if window is None:
-            window = self.claim_windows.get(row.rules, timers.claim_window_ms)
         table = Table(
             id=row.id,
             settings=TableSettings.from_row(
                 row,
-                claim_window_ms=window,
+                claim_window_ms=self._claim_window(row),
                 hands=stored.hands_planned if stored is not None else row.hands,
                 rated=stored.rated if stored is not None else row.rated,
             ),
@@ -602,6 +631,13 @@ class Lobby:
             else:
                 table.state = "waiting"
         return table
+
+    def _claim_window(self, row: TableRow) -> int:
+        """A stored table's claim window: its own (stored since revision 0008), else its
+        preset's, else the server's."""
+        if row.claim_window_ms is not None:
+            return row.claim_window_ms
+        return self.claim_windows.get(row.rules, self.config.timers.claim_window_ms)
 
     async def _replay(self, table: Table, stored: MatchRow) -> None:
         match = replay_log(stored, await self.store.match_actions(stored.id), self.presets)

@@ -377,6 +377,13 @@ class Node(Inbox, Leases):
         owner = await self.owner_of(table_id, fresh=True)
         if owner is not None and owner != self.name:
             self._reattach(table_id, owner, players)
+        else:  # (ours: a lapsed lease our keeper took back) finished elsewhere, or between
+            # owners (then its next owner's ``moved`` re-attaches them)
+            seated = set(players)
+            here = [c for c in self.connections if table_id in c.tables or c.username in seated]
+            for conn in here:
+                conn.tables.setdefault(table_id, None)
+            await self._tell_the_end(table_id, here)
         await self._pass_on(table_id, left)
 
     async def _pass_on(self, table_id: str, left: list[Any]) -> None:

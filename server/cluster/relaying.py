@@ -244,10 +244,34 @@ class Relaying(NodeState):
                 due.setdefault(table_id, []).append(cid)
         for table_id, cids in due.items():
             owner = await self.owner_of(table_id, fresh=True)
-            for cid in cids:
-                conn = self.by_cid.get(cid)
-                if owner is not None and conn is not None and table_id in conn.tables:
+            conns = [c for c in map(self.by_cid.get, cids) if c is not None]
+            if owner is None and await self._tell_the_end(table_id, conns):
+                continue  # (its owner finished the match and let the table go meanwhile)
+            for conn in conns:
+                if owner is not None and table_id in conn.tables:
                     self._reattach_one(conn, table_id, owner)
+
+    async def _tell_the_end(self, table_id: str, conns: Iterable[Here]) -> bool:
+        """Tell ``conns`` the end of ``table_id``'s match as stored (its summary and its
+        ``match_end``: ``Lobby.stored_end``), if the table is finished: its owner finished
+        it and let it go while this node was stopped, or before a re-attach reached it, and
+        nobody told them. False if it is not (or the database cannot say: asked again)."""
+        try:
+            frames = await self.lobby.stored_end(table_id)
+        except Exception as exc:
+            log.warning("cluster: cannot read how table %s ended: %r", table_id, exc)
+            return False
+        if frames is None:
+            return False
+        for conn in conns:
+            if conn.tables.pop(table_id, ...) is ...:
+                continue
+            self.reattaching.pop((conn.cid, table_id), None)
+            self.resyncing.discard((conn.cid, table_id))
+            for frame in frames:
+                conn.send(frame)
+        log.info("cluster: table %s finished elsewhere; its connections here were told", table_id)
+        return True
 
     def _attach_here(
         self, table: Table | None, peer: Any, username: str | None, watch: str | None

@@ -255,7 +255,8 @@ class Playing(Showing):
         self.clock.match_over()
         self._changed()
         await self._save()
-        self._broadcast_text(encode(MatchEnd(self.id, self.match_id, list(match.scores), ratings)))
+        self.ended = encode(MatchEnd(self.id, self.match_id, list(match.scores), ratings))
+        self._broadcast_text(self.ended)
         log.info("match %s finished at table %s: %s", self.match_id, self.id, match.scores)
 
     async def _close_empty(self) -> None:

@@ -181,6 +181,8 @@ class Seating(Playing):
         peer.send(encode(TableInfo(self.summary())))
         if self.state == "playing":
             self._send_update(peer, mine, [], full=True)
+        elif self.ended is not None:  # (back after its end: a node of hers was stopped)
+            peer.send(self.ended)
 
     def _sit(self, peer: Peer, mine: int) -> None:
         """``peer``, a connection of the player of seat ``mine``, plays the seat from now."""

@@ -103,6 +103,7 @@ class TableState:
     queue: asyncio.Queue[_Input] = field(default_factory=asyncio.Queue)
     task: asyncio.Task[None] | None = None
     told_host: TableSummary | None = None  # the summary last pushed to the host
+    ended: str | None = None  # its ``match_end``, encoded, once the match is finished
     # The writes and what waits for them, the database-failure pause (``durable``).
     durable: Durable = field(init=False)
     new_match: tuple[int, bytes, bool] | None = None  # seed, salt, tried before

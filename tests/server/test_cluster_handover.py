@@ -141,6 +141,61 @@ async def test_owner_paused_past_its_lease_its_players_play_on(
         check_saw_the_log(player, table, hands)
 
 
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_owner_paused_until_its_match_ended_elsewhere_its_player_is_told_the_end(
+    make_cluster: MakeCluster,  # noqa: F811 (the fixture imported above)
+) -> None:
+    """The owner (n1) of a one-hand table is stopped (SIGSTOP) while it waits for the
+    discard of east, the one player on n1. n2 adopts the table and its three players finish
+    the match (east's seat played for her, away) while n1 stays stopped; no node runs the
+    table any more. Continued, n1 learns it lost the table: east, whose connection to n1 was
+    never closed, is told the match's end as stored, the same ``match_end`` as the others,
+    and the table's summary says it is finished."""
+    lease = 1.5
+    cluster = await make_cluster(2, lease_seconds=lease)
+    n1, n2 = cluster["n1"], cluster["n2"]
+    host = await Player.register(n1, "ended_host")
+    table = (await host.client.create_table(turn_seconds=TURN_SECONDS, hands=1)).table
+    await host.close()
+    players = [await Player.register(node, f"ended{i}") for i, node in enumerate((n1, n2, n2, n2))]
+    for seat, player in enumerate(players):
+        player.seat = await player.client.join_table(table, seat=seat)
+    east = players[0]
+    tasks = [asyncio.create_task(p.play(cluster, table, timeout=40)) for p in players[1:]]
+    holding = await hold_at(east, table, 1)
+    try:
+        n1.pause()
+        ends = await asyncio.gather(*tasks)  # adopted by n2 and played to its end meanwhile
+        told = asyncio.ensure_future(
+            east.client.wait_for(
+                lambda m: m.type == "match_end" and m.payload["table"] == table, timeout=30
+            )
+        )
+        summary = asyncio.ensure_future(
+            east.client.wait_for(
+                lambda m: (
+                    m.type == "table"
+                    and m.payload["table"] == table
+                    and m.payload["state"] == "finished"
+                ),
+                timeout=30,
+            )
+        )
+        await asyncio.sleep(0)
+        n1.resume()
+        end, listed = await asyncio.gather(told, summary)
+    finally:
+        for task in (holding, *tasks):
+            task.cancel()
+        if n1.paused:
+            n1.resume()
+        for player in players:
+            await player.close()
+    assert all(e == ends[0] for e in ends) and end.payload == ends[0]
+    assert listed.payload["hand_no"] == 1
+
+
 @contextlib.asynccontextmanager
 async def row_locked(cluster: Cluster, table: str) -> AsyncIterator[None]:
     """The table's row locked (``FOR UPDATE``) in PostgreSQL meanwhile: a node adopting the

@@ -522,6 +522,33 @@ async def test_a_disconnected_player_comes_back_with_resume() -> None:
         await lobby.shutdown()
 
 
+@pytest.mark.asyncio
+async def test_a_player_back_after_the_match_ended_is_told_its_end() -> None:
+    """She goes mid-match; the server plays her seat to the match's end. Her connection
+    comes back (``BackInput``: a ``resume``, or a cluster node re-attaching her after it was
+    stopped while another finished the match): the table's summary says it is finished, and
+    she gets the ``match_end`` the others got, which she missed."""
+    table = table_for(turn_seconds=60)
+    table.settings = dataclasses.replace(table.settings, hands=1)
+    table.start()
+    try:
+        bob = FakePeer("bob")  # watching: the finished table waits for him to leave
+        await table.queue.put(WatchInput(bob, None, None))
+        alice = await gone_mid_hand(table)
+        await until(lambda: bob.frames("match_end"), "the match's end", timeout=10)
+        assert not alice.frames("match_end")  # gone before it ended
+        back = FakePeer("alice")
+        await table.queue.put(BackInput(back, None))
+        await handled(table)
+        summary, end = back.sent
+        assert summary["type"] == "table" and summary["payload"]["state"] == "finished"
+        assert end["type"] == "match_end" and end["payload"]["table"] == "t1"
+        assert end["payload"] == bob.frames("match_end")[0]
+        assert table.match is not None and end["payload"]["scores"] == list(table.match.scores)
+    finally:
+        await table.stop()
+
+
 async def gone_mid_hand(table: Table) -> FakePeer:
     """alice sits at seat 0 with three ``default`` bots, and goes once the match starts:
     the server plays her seat; returns once it has played a few moves."""
