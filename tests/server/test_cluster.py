@@ -429,6 +429,48 @@ async def test_resume_elsewhere_right_after_sitting(make_cluster: MakeCluster) -
 
 @pytest.mark.postgres
 @pytest.mark.asyncio
+async def test_a_relayed_reader_gets_the_next_hand_once_she_has_read_the_result(
+    make_cluster: MakeCluster,
+) -> None:
+    """Protocol version 3 across nodes: she plays from n2 at a table of n1 (her messages
+    relayed), on a client that says when she has read each hand's result (``next_hand``).
+    The table waits up to ``result_seconds`` (60 here) for its readers: it deals each next
+    hand once her word reaches it through the relay, not after the minute."""
+    cluster = await make_cluster(2, timers={**TEST_TIMERS, "result_seconds": 60})
+    n1, n2 = cluster["n1"], cluster["n2"]
+    reader, table = await solo_table(n1, "reader")
+    token = reader.token
+    await reader.close()
+    client = await Client.connect(n2.url, rate=None, record=True, versions=(1, 2, 3))
+    sent: list[asyncio.Future[None]] = []
+
+    def read_at_once(message: Any) -> None:
+        view = message.payload.get("view") if message.type == "update" else None
+        if view is not None and view.get("phase") == "over":
+            frame = {
+                "type": "next_hand",
+                "payload": {"table": table, "hand_no": message.payload["hand_no"]},
+            }
+            sent.append(asyncio.ensure_future(client.ws.send(json.dumps(frame))))
+
+    try:
+        full = asyncio.ensure_future(
+            client.wait_for(lambda m: m.type == "update" and m.table == table, timeout=20)
+        )
+        await asyncio.sleep(0)
+        await client.resume(token)
+        await full
+        assert await cluster.owner(table) == "n1"
+        bot = make_bot("default", seed=0)
+        end = await asyncio.wait_for(play(client, table, bot, on_message=read_at_once), 45)
+    finally:
+        await client.close()
+    assert end is not None and len(sent) >= HANDS - 1
+    await check_as_offline(cluster, end)
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
 async def test_owner_killed_mid_match_another_node_adopts(make_cluster: MakeCluster) -> None:
     """kill -9 of the owner in hand 2: another node adopts the table within about
     lease_seconds + 1 s, restored from the log; the players connected to the dead node
