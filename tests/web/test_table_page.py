@@ -719,3 +719,41 @@ async def test_the_next_hand_waits_while_the_player_reads_the_result(open_page: 
     assert await page.locator(".countdown").count() == 0, "a clock runs under the sheet"
     await page.locator(".result .close-result").tap()
     await expect(page.locator(".board:not(.phase-over) .own-hand")).to_be_visible(timeout=10_000)
+
+
+async def test_a_player_who_leaves_a_result_unread_does_not_hold_the_table(
+    open_page: OpenPage,
+) -> None:
+    """The table waits (up to ``result_seconds``) for its seated players to read each hand's
+    result. A player who goes to the lobby with the result still open is not reading it: the
+    page tells the server she has (``next_hand``) as it leaves, so the others do not wait
+    for her. (A hand that ends while she is elsewhere is told as it ends: ``unreadElsewhere``,
+    web/test/app.test.js.)"""
+    page = await open_page("about:blank")  # no client yet: its socket is recorded from the start
+    frames = record_frames(page)
+    await page.goto("/")
+    table = await play_now(page)
+    await play_until(page, RESULT)
+    over = [
+        p["hand_no"]
+        for way, f in frames
+        if way == "received" and f["type"] == "update"
+        for p in [f["payload"]]
+        if p["table"] == table and p["view"]["phase"] == "over"
+    ][-1]
+    await page.get_by_role("link", name="Lobby", exact=True).click()
+    await page.wait_for_url(re.compile(r".*#/lobby$"))
+
+    def told(hand_no: int) -> bool:
+        return any(
+            way == "sent"
+            and f["type"] == "next_hand"
+            and f["payload"] == {"table": table, "hand_no": hand_no}
+            for way, f in frames
+        )
+
+    for _ in range(50):  # (the frame is sent as the page is left; its event may trail)
+        if told(over):
+            break
+        await page.wait_for_timeout(100)
+    assert told(over), [f for way, f in frames if way == "sent"][-5:]

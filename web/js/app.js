@@ -44,6 +44,13 @@ export function parseRoute(hash) {
 }
 
 /** The seat `username` holds in a table summary, or -1. */
+/** Whether ``update`` ends a hand of the player's own table (``myTable``, its summary) while
+ * the page is on another ``route``: its result is read by nobody, the table is told so. */
+export function unreadElsewhere(update, route, myTable) {
+  const here = route.name === "table" && route.params.table === update.table;
+  return !here && update.view?.phase === "over" && myTable?.table === update.table;
+}
+
 export function seatOf(summary, username) {
   return username ? summary.seats.indexOf(username) : -1;
 }
@@ -224,6 +231,17 @@ export function createApp({ onRender, env = {} }) {
   // connection to the table (the `table` message links back to it); say where it is.
   app.net.on("tournament_session", (p) => {
     app.toast(app.t("app.tournament.session_started", { session: p.session, table: p.table, wind: app.t(`table.wind.${p.wind}`) }));
+  });
+  // A hand of this player's table ended while she is elsewhere in the app (the lobby, the
+  // ladder): nobody reads its result here, so the table is not held for her between hands
+  // (`next_hand`; the table page says it itself, on Continue or when it is left).
+  let told = "";
+  app.net.on("update", (p) => {
+    const key = `${p.table}/${p.hand_no}`;
+    if (told !== key && unreadElsewhere(p, app.route, app.myTable)) {
+      told = key;
+      app.net.send("next_hand", { table: p.table, hand_no: p.hand_no });
+    }
   });
   attachQueue(app);
   // Errors answering no request (actions are sent without an id): the table page shows its

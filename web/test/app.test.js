@@ -1,7 +1,7 @@
 // The shell's pure parts: the dictionaries, the texts, the errors in words, the routes.
 import { eq, ok, test } from "./harness.js";
 import { DICTIONARIES, errorText, missingKeys, mergeDictionaries, translate, defaultLang } from "../js/i18n.js";
-import { parseRoute, seatOf } from "../js/app.js";
+import { parseRoute, seatOf, unreadElsewhere } from "../js/app.js";
 import { connectionText } from "../js/header.js";
 import { serverError } from "../js/net.js";
 import { refusal, when } from "../js/pages/player.js";
@@ -131,4 +131,16 @@ test("the lobby names the rules and the state of a table", () => {
   eq(stateText(fakeApp("en"), { state: "playing", hand_no: 3 }), "Playing: hand 3");
   eq(stateText(fakeApp("zh"), { state: "waiting", hand_no: 0 }), "等待玩家");
   eq(stateText(fakeApp("en"), { state: "playing", hand_no: 0 }), "Playing");
+});
+
+test("a hand of the player's table that ends while the page is elsewhere is told read", () => {
+  const over = { table: "t7", hand_no: 3, view: { phase: "over" } };
+  const mine = { table: "t7", state: "playing" };
+  const lobby = { name: "lobby", params: {} };
+  eq(unreadElsewhere(over, lobby, mine), true, "in the lobby");
+  eq(unreadElsewhere(over, { name: "table", params: { table: "t7" } }, mine), false, "its page reads it");
+  eq(unreadElsewhere(over, { name: "table", params: { table: "t8" } }, mine), true, "another table's page");
+  eq(unreadElsewhere({ ...over, view: { phase: "discard" } }, lobby, mine), false, "not over");
+  eq(unreadElsewhere(over, lobby, { table: "t9" }), false, "not her table");
+  eq(unreadElsewhere(over, lobby, null), false, "seated nowhere");
 });

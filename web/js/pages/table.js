@@ -50,6 +50,7 @@ export const tablePage = {
   },
   leave() {
     if (!s) return;
+    tellRead(); // a result left unread: the table is not held for a reader who went elsewhere
     s.off.forEach((off) => off());
     clearInterval(s.timer);
     s.callTimers.forEach(clearTimeout);
@@ -411,13 +412,19 @@ function seatNames(app) {
  * read the result (or after its `result_seconds`), so reading costs no turn time. */
 function closeResult() {
   s.resultOpen = false;
+  tellRead();
+  s.app.refresh();
+}
+
+/** Tells the server the result of the hand just over has been read (once per hand): on
+ * Continue, and when the player leaves the page with it unread (nobody reads it here). */
+function tellRead() {
   const p = s.update;
   const r = s.result;
   if (s.mode === "play" && r && p && p.hand_no === r.hand_no && p.view.phase === "over" && s.readHand !== r.hand_no) {
     s.readHand = r.hand_no;
     s.app.net.send("next_hand", { table: s.table, hand_no: r.hand_no });
   }
-  s.app.refresh();
 }
 
 /** The hand's result (and, once the match is over, its final ranking above it) in one
