@@ -100,8 +100,12 @@ class Connection:
         # Sent during this turn of the event loop, written at its end (``_flush``).
         self.pending: list[bytes] = []
         self.flushing: asyncio.Handle | None = None
-        # Waiting for the socket (a slow client): emptied by the writer task, in order.
-        self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=limits.send_queue)
+        # Waiting for the socket (a slow client): emptied by the writer task, in order. Both
+        # made the first time the socket is full (``_queue``): most connections never need
+        # them, and a task waiting on a queue is about 3 KiB a connection.
+        self.outbox: asyncio.Queue[bytes | None] | None = None
+        self.writer: asyncio.Task[None] | None = None
+        self.send_queue = limits.send_queue
         self.writing = False  # the writer task is sending (its batch is out of the outbox)
         self.tokens = float(limits.message_burst)
         self.refilled = time.monotonic()
@@ -116,7 +120,6 @@ class Connection:
         self.queue_frame: str | None = None  # its queue_join, while queued by another node
         self.frame: str | bytes = ""  # the frame being dispatched
         self.dropped = False
-        self.writer = asyncio.create_task(self._write(), name="writer")
 
     # --------------------------------------------------------- outgoing ---
 
@@ -139,7 +142,7 @@ class Connection:
             return
         ws = self.ws
         if (
-            self.outbox.empty()
+            (self.outbox is None or self.outbox.empty())
             and not self.writing
             and not ws.paused
             and ws.protocol.state is State.OPEN
@@ -151,9 +154,10 @@ class Connection:
                 ws.protocol.send_text(data)
             ws.transport.write(b"".join(ws.protocol.data_to_send()))
             return
+        outbox = self._queue()
         for data in frames:
             try:
-                self.outbox.put_nowait(data)
+                outbox.put_nowait(data)
             except asyncio.QueueFull:
                 self.dropped = True
                 log.warning("dropping slow client %s", self.username or self.ws.remote_address)
@@ -161,17 +165,24 @@ class Connection:
                 asyncio.get_running_loop().create_task(self.ws.close(1013, "too slow"))
                 return
 
-    async def _write(self) -> None:
+    def _queue(self) -> asyncio.Queue[bytes | None]:
+        """The outbox, and its writer task, made the first time they are needed."""
+        if self.outbox is None:
+            self.outbox = asyncio.Queue(maxsize=self.send_queue)
+            self.writer = asyncio.create_task(self._write(self.outbox), name="writer")
+        return self.outbox
+
+    async def _write(self, outbox: asyncio.Queue[bytes | None]) -> None:
         while True:
-            data = await self.outbox.get()
+            data = await outbox.get()
             if data is None:
                 return
             batch = [data]
             closing = False
             # What queued meanwhile goes out with it: one write to the socket for all of
             # them (each is still a frame of its own), not one system call per message.
-            while not self.outbox.empty() and len(batch) < WRITE_BATCH:
-                more = self.outbox.get_nowait()
+            while not outbox.empty() and len(batch) < WRITE_BATCH:
+                more = outbox.get_nowait()
                 if more is None:
                     closing = True
                     break
@@ -216,12 +227,15 @@ class Connection:
         if self.flushing is not None:
             self.flushing.cancel()
             self._flush()
+        writer = self.writer
+        if self.outbox is None or writer is None:
+            return  # everything went straight to the socket
         with contextlib.suppress(asyncio.QueueFull):
             self.outbox.put_nowait(None)
         if not self.dropped:
             with contextlib.suppress(asyncio.TimeoutError, ConnectionClosed):
-                await asyncio.wait_for(asyncio.shield(self.writer), 2)
-        self.writer.cancel()
+                await asyncio.wait_for(asyncio.shield(writer), 2)
+        writer.cancel()
 
     @property
     def lobby(self) -> Lobby:
