@@ -92,6 +92,34 @@ def check_saw_the_log(player: Player, table: str, hands: dict[int, list[Event]])
     assert hand_no == max(truth) and seen == truth[hand_no], f"{player.name} missed the end"
 
 
+@contextlib.asynccontextmanager
+async def cleaned_up(node: Node, players: list[Player]) -> AsyncIterator[list[asyncio.Task[Any]]]:
+    """However the block ends: the tasks it adds to the list it is given cancelled, ``node``
+    continued if it is still stopped, the players' connections closed."""
+    running: list[asyncio.Task[Any]] = []
+    try:
+        yield running
+    finally:
+        for task in running:
+            task.cancel()
+        if node.paused:
+            node.resume()
+        for player in players:
+            await player.close()
+
+
+async def one_hand_table(name: str, nodes: tuple[Node, ...]) -> tuple[str, list[Player]]:
+    """A one-hand table made on the first of ``nodes`` (so that node owns it; its host
+    leaves it), and a player on each of ``nodes`` seated at it, in order."""
+    host = await Player.register(nodes[0], f"{name}_host")
+    table = (await host.client.create_table(turn_seconds=TURN_SECONDS, hands=1)).table
+    await host.close()
+    players = [await Player.register(node, f"{name}{i}") for i, node in enumerate(nodes)]
+    for seat, player in enumerate(players):
+        player.seat = await player.client.join_table(table, seat=seat)
+    return table, players
+
+
 @pytest.mark.postgres
 @pytest.mark.asyncio
 async def test_owner_paused_past_its_lease_its_players_play_on(
@@ -106,16 +134,12 @@ async def test_owner_paused_past_its_lease_its_players_play_on(
     lease = 1.5
     cluster = await make_cluster(2, lease_seconds=lease)
     n1, n2 = cluster["n1"], cluster["n2"]
-    host = await Player.register(n1, "paused_host")
-    table = (await host.client.create_table(turn_seconds=TURN_SECONDS, hands=1)).table
-    await host.close()
-    players = [await Player.register(node, f"paused{i}") for i, node in enumerate((n1, n2, n1, n2))]
-    for seat, player in enumerate(players):
-        player.seat = await player.client.join_table(table, seat=seat)
+    table, players = await one_hand_table("paused", (n1, n2, n1, n2))
     east, south = players[:2]  # east (n1) deals, so discards first; south (n2) waits
-    tasks = [asyncio.create_task(p.play(cluster, table, timeout=40)) for p in players[2:]]
-    holding = await hold_at(east, table, 1)
-    try:
+    async with cleaned_up(n1, players) as running:
+        tasks = [asyncio.create_task(p.play(cluster, table, timeout=40)) for p in players[2:]]
+        holding = await hold_at(east, table, 1)
+        running.extend([*tasks, holding])
         n1.pause()
         view = east.state(table).typed_view()
         assert view is not None
@@ -125,15 +149,9 @@ async def test_owner_paused_past_its_lease_its_players_play_on(
         n1.resume()
         holding.cancel()
         tasks += [asyncio.create_task(p.play(cluster, table, timeout=40)) for p in (east, south)]
+        running.extend(tasks)
         await south.client.sync(table)  # her turn may have come meanwhile: asked again
         ends = await asyncio.gather(*tasks)
-    finally:
-        for task in (holding, *tasks):
-            task.cancel()
-        if n1.paused:
-            n1.resume()
-        for player in players:
-            await player.close()
     assert all(end == ends[0] for end in ends)
     match_id = await check_as_offline(cluster, ends[0], hands=1)
     hands = await logged_hands(cluster.database_url, match_id)
@@ -155,16 +173,12 @@ async def test_owner_paused_until_its_match_ended_elsewhere_its_player_is_told_t
     lease = 1.5
     cluster = await make_cluster(2, lease_seconds=lease)
     n1, n2 = cluster["n1"], cluster["n2"]
-    host = await Player.register(n1, "ended_host")
-    table = (await host.client.create_table(turn_seconds=TURN_SECONDS, hands=1)).table
-    await host.close()
-    players = [await Player.register(node, f"ended{i}") for i, node in enumerate((n1, n2, n2, n2))]
-    for seat, player in enumerate(players):
-        player.seat = await player.client.join_table(table, seat=seat)
+    table, players = await one_hand_table("ended", (n1, n2, n2, n2))
     east = players[0]
-    tasks = [asyncio.create_task(p.play(cluster, table, timeout=40)) for p in players[1:]]
-    holding = await hold_at(east, table, 1)
-    try:
+    async with cleaned_up(n1, players) as running:
+        tasks = [asyncio.create_task(p.play(cluster, table, timeout=40)) for p in players[1:]]
+        holding = await hold_at(east, table, 1)
+        running.extend([*tasks, holding])
         n1.pause()
         ends = await asyncio.gather(*tasks)  # adopted by n2 and played to its end meanwhile
         told = asyncio.ensure_future(
@@ -185,13 +199,6 @@ async def test_owner_paused_until_its_match_ended_elsewhere_its_player_is_told_t
         await asyncio.sleep(0)
         n1.resume()
         end, listed = await asyncio.gather(told, summary)
-    finally:
-        for task in (holding, *tasks):
-            task.cancel()
-        if n1.paused:
-            n1.resume()
-        for player in players:
-            await player.close()
     assert all(e == ends[0] for e in ends) and end.payload == ends[0]
     assert listed.payload["hand_no"] == 1
 
