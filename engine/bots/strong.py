@@ -9,7 +9,9 @@ the hand (``weigh``):
   wall still holds) times what a win brings (a ready hand's by the fan its waits score,
   ``win_value``; a farther one's ``WIN_GAIN``), less the chance it feeds an opponent's win
   (``engine.bots.danger``) times what dealing in costs: MCR's discarder pays the winner's
-  fan on top of the base every player pays;
+  fan on top of the base every player pays. Under a fan minimum, danger counts only once
+  some opponent is more likely ready than not (``DEFEND_AT``): before that, the risks are
+  small and read far too roughly to be worth the hand's own plans;
 - a kong is worth the hand after it, plus a free draw;
 - passing a claim is worth the hand as it is; a claim the best discard after it, less
   ``CLAIM_COST``; a hand not yet ready is worth more while it is concealed (its win will
@@ -17,8 +19,9 @@ the hand (``weigh``):
 
 So it pushes with a hand close to winning and folds a far one when an opponent is likely
 ready, giving up the tiles that opponent let pass, tiles nobody can wait on, and tiles of
-suits its sets do not want; among discards of equal use it gives up the safer; and of two
-ready hands it keeps the one whose waits are worth more (fan times copies left).
+suits its sets do not want; among discards of equal use under that pressure it gives up
+the safer; and of two ready hands it keeps the one whose waits are worth more (fan times
+copies left).
 
 Pure: the same view always gets the same action (its memos are ``PlanPlay``'s and
 ``SpeedPlay``'s, of functions of their keys); ``seed`` is unused: it needs no randomness.
@@ -55,6 +58,14 @@ KONG_BONUS: Final = 1.0  # a kong's free draw and its fan
 CONCEALED_GAIN: Final = 6.0  # what a hand with no claimed set adds to a win (the concealed
 # hand's fans: Concealed Hand on a discard, Fully Concealed self-drawn; duel: +0.7/hand)
 CLAIM_COST: Final = 1.5  # a claim shows the hand and leaves fewer tiles to fold with (+0.3)
+# Under a fan minimum, the chance that some opponent is ready (``Danger.pressure``) from
+# which danger counts at all. Below it, danger's small numbers only tipped the choice between
+# discards of about equal use against what the hand's plans wanted: with danger read all
+# hand long strong beat normal by 2.7-2.9 points a hand, from 0.5 on by 3.2-3.8 (duel, three
+# seeds of 8,000 hands; 0.3 and 0.7 did less well). Under wild tiles or no minimum danger
+# counts all hand long (there, the same threshold measured no better: docs/bots.md).
+DEFEND_AT: Final = 0.5
+NO_DANGER: Final = Danger(())
 SELF_DRAWN_SHARE: Final = 0.27  # the share of wins that are self-drawn (duel, strong)
 
 
@@ -124,9 +135,10 @@ class StrongBot:
 class _Weigher:
     """What both strategies' weighing shares: the danger, the wall, the value of a discard."""
 
-    def __init__(self, view: View, unseen: Sequence[int]) -> None:
+    def __init__(self, view: View, unseen: Sequence[int], defend_at: float = 0.0) -> None:
         self.view = view
-        self.danger: Danger = read_danger(view, unseen)
+        danger = read_danger(view, unseen)
+        self.danger: Danger = danger if danger.pressure >= defend_at else NO_DANGER
         self.draws = view.wall_remaining / 4.0
         self.unseen_total = sum(unseen)
 
@@ -152,7 +164,7 @@ class _PlanWeigher(_Weigher):
         self.counts = counts
         self.unseen = unseen_and_dead(view, counts)
         self.seat = Seat(me.melds, me.wind, view.round_wind, view.rules)
-        super().__init__(view, self.unseen)
+        super().__init__(view, self.unseen, DEFEND_AT)
 
     def _discards(self, counts: list[int], seat: Seat, legal: set[int]) -> list[tuple[float, int]]:
         tiles = [t for t in range(N_KINDS) if counts[t] and t in legal]
