@@ -619,13 +619,23 @@ async def test_claims_are_announced_at_the_claimers_seat_to_a_spectator(
     words = {"chow": "Chow", "pung": "Pung", "kong": "Kong"}
 
     def claims() -> list[tuple[int, str]]:
-        return [
-            (event["player"], words[event["type"]])
-            for way, message in frames
-            if way == "received" and message.get("type") == "update"
-            for event in message["payload"]["events"]
-            if event["kind"] == "claim"
-        ]
+        """The claims the watcher's socket brought as they were made: those in an update
+        after its first full one (a claim made before it came, while the watcher was still
+        being attached, is only in that snapshot, and nothing is announced of a snapshot)."""
+        made, followed = [], False
+        for way, message in frames:
+            if way != "received" or message.get("type") != "update":
+                continue
+            payload = message["payload"]
+            if payload.get("full"):
+                followed = True
+            elif followed:
+                made += [
+                    (e["player"], words[e["type"]])
+                    for e in payload["events"]
+                    if e["kind"] == "claim"
+                ]
+        return made
 
     loop = asyncio.get_running_loop()
     until = loop.time() + 90

@@ -196,6 +196,9 @@ export function createApp({ onRender, env = {} }) {
     },
   };
 
+  /** A summary of a table (a `table` message, or the lobby listing's line of the player's
+   * own table, whichever comes first): the player's table kept, and when her match begins
+   * while she waits elsewhere, she is taken to her seat. */
   function tableMessage(summary) {
     const mine = app.session && seatOf(summary, app.session.username) >= 0;
     const before = app.myTable && app.myTable.table === summary.table ? app.myTable : null;
@@ -220,6 +223,7 @@ export function createApp({ onRender, env = {} }) {
     },
   });
   app.net.on("table", tableMessage);
+  app.tableSummary = tableMessage;
   // The match is over: the header's "Back to table" link goes (its last summary said playing).
   app.net.on("match_end", (payload) => {
     if (app.myTable && app.myTable.table === payload.table) {

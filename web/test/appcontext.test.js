@@ -101,6 +101,20 @@ test("a player waiting in the lobby is taken to its table when the match starts"
   eq(app.myTable, null, "a finished table is nobody's seat");
 });
 
+test("a waiting player is taken to its table whichever summary says first that it began", async () => {
+  const { app, world, location } = start(memoryStorage(), "#/lobby");
+  app.route = { name: "lobby", params: {} };
+  await settle();
+  await app.guest();
+  const socket = world.sockets[0];
+  socket.deliver({ type: "table", payload: summary("t4", ["guest-7", "a", "b", null]) });
+  await settle();
+  app.tableSummary(summary("t4", ["guest-7", "a", "b", "c"], "playing")); // the lobby's listing
+  await settle();
+  eq(location.hash, "#/table/t4");
+  eq(app.myTable.state, "playing");
+});
+
 test("an expired session is forgotten, said so, and the connection goes on", async () => {
   const storage = memoryStorage({ "guobiao.session": JSON.stringify({ username: "lin", token: "old" }) });
   const { app, world } = start(storage);

@@ -24,6 +24,11 @@ function scriptedApp(replies) {
     invites: {},
     t: (key, params) => translate("en", key, params),
     refresh() {},
+    summaries: [], // what the page passed on as its table's summary (app.js: tableSummary)
+    tableSummary(summary) {
+      app.summaries.push(summary);
+      app.myTable = summary;
+    },
     fail(error) {
       throw error;
     },
@@ -141,4 +146,15 @@ test("the player page shows the grade, the counts and each recent match with its
   } finally {
     globalThis.fetch = realFetch;
   }
+});
+
+test("the listing's line of the player's own table goes the way of a table message", async () => {
+  const playing = { ...TABLE, state: "playing", hand_no: 1, seats: ["lin", "a", "b", "c"] };
+  const app = scriptedApp({ subscribe_lobby: { tables: [playing] } });
+  app.myTable = { ...TABLE, seats: ["lin", "a", "b", null] };
+  lobbyPage.enter(app, {});
+  await settle();
+  eq(app.summaries, [playing], "the listing may be the first to say the match began");
+  eq(app.myTable, playing);
+  lobbyPage.leave(app);
 });

@@ -25,8 +25,10 @@ function show(app, tables) {
   state.tables = tables;
   state.loaded = true;
   // The seated players hear of lobby changes, not of every new hand: the listing is newer.
+  // It goes the way of a `table` message: should it be the first to say the match began,
+  // the player is still taken to her seat.
   const mine = app.myTable && tables.find((s) => s.table === app.myTable.table);
-  if (mine) app.myTable = mine;
+  if (mine) app.tableSummary(mine);
   app.refresh();
 }
 
