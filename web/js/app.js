@@ -43,14 +43,14 @@ export function parseRoute(hash) {
   return { name: "notfound", params: {} };
 }
 
-/** The seat `username` holds in a table summary, or -1. */
-/** Whether ``update`` ends a hand of the player's own table (``myTable``, its summary) while
- * the page is on another ``route``: its result is read by nobody, the table is told so. */
+/** Whether `update` ends a hand of the player's own table (`myTable`, its summary) while
+ * the page is on another `route`: its result is read by nobody, the table is told so. */
 export function unreadElsewhere(update, route, myTable) {
   const here = route.name === "table" && route.params.table === update.table;
   return !here && update.view?.phase === "over" && myTable?.table === update.table;
 }
 
+/** The seat `username` holds in a table summary, or -1. */
 export function seatOf(summary, username) {
   return username ? summary.seats.indexOf(username) : -1;
 }

@@ -80,12 +80,17 @@ test("Play now adds bots of the level this device remembers", async () => {
   eq(world.sockets[0].sent[4].payload, { table: "t1", bot: "strong" });
 });
 
-test("a player waiting in the lobby is taken to its table when the match starts", async () => {
+/** The app on the lobby page, the guest "guest-7" logged in; its socket. */
+async function guestInLobby() {
   const { app, world, location } = start(memoryStorage(), "#/lobby");
   app.route = { name: "lobby", params: {} };
   await settle();
   await app.guest();
-  const socket = world.sockets[0];
+  return { app, socket: world.sockets[0], location };
+}
+
+test("a player waiting in the lobby is taken to its table when the match starts", async () => {
+  const { app, socket, location } = await guestInLobby();
   socket.deliver({ type: "table", payload: summary("t2", ["x", "y", "z", null]) });
   socket.deliver({ type: "table", payload: summary("t2", ["x", "y", "z", "w"], "playing") });
   await settle();
@@ -102,11 +107,7 @@ test("a player waiting in the lobby is taken to its table when the match starts"
 });
 
 test("a waiting player is taken to its table whichever summary says first that it began", async () => {
-  const { app, world, location } = start(memoryStorage(), "#/lobby");
-  app.route = { name: "lobby", params: {} };
-  await settle();
-  await app.guest();
-  const socket = world.sockets[0];
+  const { app, socket, location } = await guestInLobby();
   socket.deliver({ type: "table", payload: summary("t4", ["guest-7", "a", "b", null]) });
   await settle();
   app.tableSummary(summary("t4", ["guest-7", "a", "b", "c"], "playing")); // the lobby's listing
