@@ -79,6 +79,7 @@ class FaultyStore:
     plan: Plan | None = None
     faults: int = 0  # injected so far
     counts: dict[str, int] = field(default_factory=dict)  # writes asked for, by method
+    done: dict[str, int] = field(default_factory=dict)  # writes that returned, by method
 
     def __getattr__(self, name: str) -> Any:
         target = getattr(self.store, name)
@@ -95,6 +96,7 @@ class FaultyStore:
             if fate == "after":
                 self.faults += 1
                 raise injected(name)
+            self.done[name] = self.done.get(name, 0) + 1
             return result
 
         return write
