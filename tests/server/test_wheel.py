@@ -47,7 +47,7 @@ needs_mypyc = pytest.mark.skipif(not COMPILES, reason="mypy (mypyc) is not insta
 def run(command: list[str | Path], cwd: Path, env: dict[str, str], timeout: float = 1200) -> str:
     """Run ``command``; its stdout. A failure shows the command and everything it printed.
 
-    The timeout only stops a hung command: compiling the engine takes about 200 s alone and
+    The timeout only stops a hung command: compiling the engine takes about a minute alone and
     several times that while the suite's other workers share the CPU (``make test``)."""
     done = subprocess.run(
         [str(part) for part in command],
