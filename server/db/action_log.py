@@ -211,7 +211,10 @@ class ActionLog(Transactions):
                     _ACTION_COLUMNS,
                     connection.dialect,
                 )
-            fenced = await sqlite_log.insert_rows(connection, *self._sqlite_log, rows, fence=_FENCE)
+            async with self._write_turn(urgent=True):
+                fenced = await sqlite_log.insert_rows(
+                    connection, *self._sqlite_log, rows, fence=_FENCE
+                )
         else:
             await connection.execution_options(**{WRITE_OPTION: True})
             async with connection.begin():

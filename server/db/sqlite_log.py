@@ -16,10 +16,13 @@ hand-off to that thread and back costs the loop about 50 us of CPU, five times t
 The loop never waits for the lock: on the log's connection the busy timeout is 0, so
 ``BEGIN IMMEDIATE`` fails at once when the lock is taken, having done nothing, and the
 transaction goes to the thread, which waits as every other write does (the connection's
-own busy timeout set back for it). The log's connection does not checkpoint the write-ahead
-log on its commits (a checkpoint syncs the database file: milliseconds, not for the loop);
-every ``CHECKPOINT_EVERY`` commits a checkpoint runs in a thread of its own, on a connection
-of its own, and nothing waits for it: in WAL mode the log goes on committing meanwhile.
+own busy timeout set back for it). Within this process the log never finds the lock taken:
+the store's writes take turns at its ``WriteGate`` (server/db/transactions.py), the log's
+first; only another process's writer sends it to the thread. The log's connection does not
+checkpoint the write-ahead log on its commits (a checkpoint syncs the database file:
+milliseconds, not for the loop); every ``CHECKPOINT_EVERY`` commits a checkpoint runs in a
+thread of its own, on a connection of its own, and nothing waits for it: in WAL mode the log
+goes on committing meanwhile.
 (It used to run in the log's own thread, awaited by the commit that asked for it: every
 append of every table waited behind the sync, up to a second at 2,000 connections, the tail
 of the latency at human pace: docs/performance.md.) The other connections' commits
