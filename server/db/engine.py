@@ -21,6 +21,9 @@ ASYNC_DRIVERS = {"sqlite": "aiosqlite", "postgresql": "asyncpg", "postgres": "as
 # Connection execution option: a unit of work that writes (SQLite then takes the write lock
 # at BEGIN, see ``make_engine``).
 WRITE_OPTION = "guobiao_write"
+# How long a write waits for SQLite's write lock before it fails ("database is locked"): the
+# connections' busy timeout, and the longest wait for a turn at the store's write gate.
+SQLITE_WRITE_WAIT = 10.0  # seconds
 
 
 def parse_url(url: str | URL) -> URL:
@@ -109,7 +112,7 @@ def _sqlite_events(engine: AsyncEngine) -> None:
             cursor.execute("PRAGMA foreign_keys = ON")
             cursor.execute("PRAGMA journal_mode = WAL")
             cursor.execute("PRAGMA synchronous = NORMAL")
-            cursor.execute("PRAGMA busy_timeout = 10000")
+            cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_WRITE_WAIT * 1000)}")
         finally:
             cursor.close()
 

@@ -16,34 +16,47 @@ actions all write at once: profiled at 4,000 connections, SQLite's threads were 
 in the busy handler, and actions waited a second or more. At the gate a writer waits for an
 ``asyncio`` future instead and is woken the moment the one before it is done; the action
 log's commits, which every table's next move waits for, go before the other writes waiting.
-A writer in another process (a ``guobiao`` command) still meets the busy handler, as before.
+A writer in another process (a ``guobiao`` command) still meets the busy handler, as before;
+a turn that does not come within the busy timeout fails as SQLite would ("database is
+locked"), so that a write lock held elsewhere pauses the tables as it always did.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from server.db.engine import WRITE_OPTION
+from server.db.engine import SQLITE_WRITE_WAIT, WRITE_OPTION
 
 
 class WriteGate:
     """One writer at a time in this process, in the order they came, the urgent ones first
-    (module docstring). ``async with gate.turn():`` holds it."""
+    (module docstring). ``async with gate.turn():`` holds it; a turn not come within
+    ``wait`` seconds raises SQLAlchemy's ``OperationalError``, "database is locked"."""
 
-    def __init__(self) -> None:
+    def __init__(self, wait: float = SQLITE_WRITE_WAIT) -> None:
+        self.wait = wait
         self._held = False
         self._urgent: deque[asyncio.Future[None]] = deque()
         self._others: deque[asyncio.Future[None]] = deque()
 
     @asynccontextmanager
     async def turn(self, *, urgent: bool = False) -> AsyncIterator[None]:
-        await self._acquire(urgent)
+        try:
+            async with asyncio.timeout(self.wait):
+                await self._acquire(urgent)
+        except TimeoutError:
+            locked = sqlite3.OperationalError("database is locked")
+            raise OperationalError(
+                f"(no turn to write within {self.wait:g} s)", None, locked
+            ) from None
         try:
             yield
         finally:

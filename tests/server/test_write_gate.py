@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
+from sqlalchemy.exc import OperationalError
 
 from server.db.models import Player
 from server.db.store import Store, upgrade
@@ -77,6 +78,29 @@ async def test_a_writer_cancelled_as_its_turn_came_hands_it_on() -> None:
     await first
     with pytest.raises(asyncio.CancelledError):
         await unlucky
+    await asyncio.wait_for(writer(gate, "next", log), 1)
+    assert log == ["next in", "next out"]
+
+
+@pytest.mark.asyncio
+async def test_a_turn_that_does_not_come_in_time_fails_as_a_locked_database() -> None:
+    """A writer holding the gate for longer than the busy timeout (a lock held by another
+    process, say): the one waiting fails as SQLite's busy handler would have, and the gate
+    is still the holder's, then free."""
+    gate, log = WriteGate(wait=0.05), []
+    release = asyncio.Event()
+
+    async def holder() -> None:
+        async with gate.turn():
+            await release.wait()
+
+    first = asyncio.create_task(holder())
+    await asyncio.sleep(0)
+    with pytest.raises(OperationalError, match="database is locked"):
+        await writer(gate, "late", log)
+    assert log == []
+    release.set()
+    await first
     await asyncio.wait_for(writer(gate, "next", log), 1)
     assert log == ["next in", "next out"]
 
