@@ -110,8 +110,10 @@ class Transactions:
         """A write transaction; ``timed``: tell ``on_commit`` how long it took to commit
         (from BEGIN, the wait for SQLite's write lock included), if it did."""
         started = time.perf_counter()
-        # The option makes SQLite take its write lock at BEGIN (see server/db/engine.py).
-        async with self._write_turn(), self._sessions() as session, session.begin():
+        # The option makes SQLite take its write lock at BEGIN (see server/db/engine.py). The
+        # turn spans BEGIN to COMMIT, not the connection's return to the pool after it (a
+        # rollback, another hop to the driver's thread).
+        async with self._sessions() as session, self._write_turn(), session.begin():
             await session.connection(execution_options={WRITE_OPTION: True})
             yield session
         if timed is not None and self.on_commit is not None:
