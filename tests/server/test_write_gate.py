@@ -5,6 +5,7 @@ a writer cancelled while it waits (or just as its turn came) never leaves the ga
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,31 @@ async def test_many_store_writes_at_once_all_commit(tmp_path: Path) -> None:
             assert await session.scalar(select(func.count()).select_from(Player)) == 200
     finally:
         await store.close()
+
+
+@pytest.mark.asyncio
+async def test_the_action_logs_commit_waits_before_the_other_writes(store: Store) -> None:
+    """The store's wiring: while a write holds the gate, an account waits among the others
+    and the action log's append among the urgent; both commit once it is free."""
+    if store._gate is None:
+        pytest.skip("only SQLite's writes take turns")
+    start = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+    seats = ["lin", "bot:normal", "Mei", "bot:fast"]
+    match_id = await store.create_match("t1", "mcr", 42, "ab" * 32, seats, start)
+    gate = store._gate
+    async with store._write():  # holds the gate, as any write does
+        account = asyncio.create_task(store.create_player("late", "x" * 60, False))
+        append = asyncio.create_task(store.append_action(match_id, 1, 1, 0, {"type": "pass"}))
+        # (the log's flusher task takes a few turns, and a hop to the driver, to get there)
+        async with asyncio.timeout(10):
+            while not (gate._urgent and gate._others):
+                await asyncio.sleep(0.01)
+        waiting = (
+            [not f.done() for f in gate._urgent],
+            [not f.done() for f in gate._others],
+        )
+        assert not account.done() and not append.done()
+    assert waiting == ([True], [True])
+    await asyncio.wait_for(asyncio.gather(account, append), 10)
+    assert [row.seq for row in await store.match_actions(match_id)] == [1]
+    assert await store.get_player("late") is not None
