@@ -107,6 +107,8 @@ class Store(Accounts, Tables, Matches, ActionLog, Reports):
 
     async def close(self) -> None:
         await self._close_log()  # what was appended is written before the engine goes
+        if self._gate is not None:  # no write starts on the engine as it goes
+            self._gate.close()
         await self.engine.dispose()
 
     async def __aenter__(self) -> Self:

@@ -44,6 +44,7 @@ class WriteGate:
     def __init__(self, wait: float = SQLITE_WRITE_WAIT) -> None:
         self.wait = wait
         self._held = False
+        self._closed = False
         self._urgent: deque[asyncio.Future[None]] = deque()
         self._others: deque[asyncio.Future[None]] = deque()
 
@@ -62,7 +63,19 @@ class WriteGate:
         finally:
             self._release()
 
+    def close(self) -> None:
+        """The store is closing: the writes still waiting, and any asking later, fail
+        (``OperationalError``) instead of opening a connection on an engine that is going."""
+        self._closed = True
+        for waiter in (*self._urgent, *self._others):
+            if not waiter.done():
+                waiter.set_exception(_closed())
+        self._urgent.clear()
+        self._others.clear()
+
     async def _acquire(self, urgent: bool) -> None:
+        if self._closed:
+            raise _closed()
         if not self._held:
             self._held = True
             return
@@ -86,6 +99,10 @@ class WriteGate:
                     waiter.set_result(None)
                     return
         self._held = False
+
+
+def _closed() -> OperationalError:
+    return OperationalError("(the store is closed)", None, sqlite3.OperationalError("closed"))
 
 
 class Transactions:

@@ -107,6 +107,31 @@ async def test_a_turn_that_does_not_come_in_time_fails_as_a_locked_database() ->
 
 
 @pytest.mark.asyncio
+async def test_a_closed_gate_fails_the_writes_waiting_and_any_later() -> None:
+    """When the store closes, a write still waiting for its turn fails rather than open a
+    connection on the engine being disposed; so does any write asked for later."""
+    gate, log = WriteGate(), []
+    release = asyncio.Event()
+
+    async def holder() -> None:
+        async with gate.turn():
+            await release.wait()
+
+    first = asyncio.create_task(holder())
+    await asyncio.sleep(0)
+    waiting = asyncio.create_task(writer(gate, "waiting", log))
+    await settle()
+    gate.close()
+    with pytest.raises(OperationalError, match="closed"):
+        await waiting
+    release.set()
+    await first
+    with pytest.raises(OperationalError, match="closed"):
+        await writer(gate, "later", log)
+    assert log == []
+
+
+@pytest.mark.asyncio
 async def test_many_store_writes_at_once_all_commit(tmp_path: Path) -> None:
     """Two hundred accounts made at the same moment on SQLite: they take turns at the gate,
     every one commits, and the gate is free at the end."""
