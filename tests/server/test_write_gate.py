@@ -25,6 +25,12 @@ async def writer(gate: WriteGate, name: str, log: list[str], *, urgent: bool = F
         log.append(f"{name} out")
 
 
+async def hold(gate: WriteGate, release: asyncio.Event) -> None:
+    """Hold the gate until ``release`` is set (a long write)."""
+    async with gate.turn():
+        await release.wait()
+
+
 async def settle() -> None:
     for _ in range(5):
         await asyncio.sleep(0)
@@ -90,12 +96,7 @@ async def test_a_turn_that_does_not_come_in_time_fails_as_a_locked_database() ->
     is still the holder's, then free."""
     gate, log = WriteGate(wait=0.05), []
     release = asyncio.Event()
-
-    async def holder() -> None:
-        async with gate.turn():
-            await release.wait()
-
-    first = asyncio.create_task(holder())
+    first = asyncio.create_task(hold(gate, release))
     await asyncio.sleep(0)
     with pytest.raises(OperationalError, match="database is locked"):
         await writer(gate, "late", log)
@@ -112,12 +113,7 @@ async def test_a_closed_gate_fails_the_writes_waiting_and_any_later() -> None:
     connection on the engine being disposed; so does any write asked for later."""
     gate, log = WriteGate(), []
     release = asyncio.Event()
-
-    async def holder() -> None:
-        async with gate.turn():
-            await release.wait()
-
-    first = asyncio.create_task(holder())
+    first = asyncio.create_task(hold(gate, release))
     await asyncio.sleep(0)
     waiting = asyncio.create_task(writer(gate, "waiting", log))
     await settle()
