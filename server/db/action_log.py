@@ -184,18 +184,21 @@ class ActionLog(Transactions):
         # One connection held for the log (only the flusher task appends, one commit at a
         # time): a pool checkout and reset per commit cost about as much as the commit.
         # One that failed is closed and not used again.
-        if self._log is None or self._log.closed or self._log.invalidated:
-            self._log = await self.engine.connect()
-        connection = self._log
-        try:
-            fenced = await self._insert_on(connection, rows)
-        except IntegrityError:
-            raise  # rolled back; the connection is fine
-        except BaseException:
-            self._log = None
-            with contextlib.suppress(Exception):
-                await connection.invalidate()
-            raise
+        # The turn (SQLite: server/db/transactions.py) before the connection: a store closed
+        # meanwhile refuses the turn, so no connection is opened on its engine as it goes.
+        async with self._write_turn(urgent=True):
+            if self._log is None or self._log.closed or self._log.invalidated:
+                self._log = await self.engine.connect()
+            connection = self._log
+            try:
+                fenced = await self._insert_on(connection, rows)
+            except IntegrityError:
+                raise  # rolled back; the connection is fine
+            except BaseException:
+                self._log = None
+                with contextlib.suppress(Exception):
+                    await connection.invalidate()
+                raise
         if self.on_commit is not None:  # committed (an error went past this)
             self.on_commit("actions", time.perf_counter() - started)
         return fenced
@@ -211,10 +214,7 @@ class ActionLog(Transactions):
                     _ACTION_COLUMNS,
                     connection.dialect,
                 )
-            async with self._write_turn(urgent=True):
-                fenced = await sqlite_log.insert_rows(
-                    connection, *self._sqlite_log, rows, fence=_FENCE
-                )
+            fenced = await sqlite_log.insert_rows(connection, *self._sqlite_log, rows, fence=_FENCE)
         else:
             await connection.execution_options(**{WRITE_OPTION: True})
             async with connection.begin():
