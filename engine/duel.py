@@ -83,7 +83,8 @@ class SideTally:
 
     The defence audit's counts (``engine.duel_audit``): of its ``discards``, ``feeding`` left
     the seat one or more tiles from ready and an opponent could win on it; ``feeding_safe``
-    of those, the seat held a tile of equal use nobody could win on.
+    of those, the seat held a tile of equal use nobody could win on; ``feeding_known`` of
+    those, one the opponents it fed had let pass, which its own view showed.
     """
 
     seat_hands: int = 0
@@ -96,6 +97,7 @@ class SideTally:
     discards: int = 0
     feeding: int = 0
     feeding_safe: int = 0
+    feeding_known: int = 0
 
     def add(self, other: SideTally) -> None:
         for f in fields(self):
@@ -178,6 +180,7 @@ def play_deal(
                     side.discards += 1
                     side.feeding += audit.feeds
                     side.feeding_safe += audit.safe_alternative
+                    side.feeding_known += audit.known_safe_alternative
                 match.apply(player, action)
             tally_hand(match.records[-1], sides)
             out.hands += 1

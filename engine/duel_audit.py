@@ -12,7 +12,12 @@ nobody was waiting on. ``audit_discard`` answers, for a discard about to be made
   the discard is played on a copy of the hand and the copy's legal actions read, so the
   scoring and the minimum are the engine's own, never a second opinion;
 - ``safe_alternative``: the seat held another tile of equal use (discarding it instead keeps
-  the same shanten) that no opponent could win on, decided the same way.
+  the same shanten) that no opponent could win on, decided the same way;
+- ``known_safe_alternative``: of those tiles of equal use, one that every opponent fed had let
+  pass since its own last discard (``engine.bots.danger.let_pass``, read off the seat's own
+  view): a tile the seat could have known was safe against them, as riichi players know the
+  tiles a declared hand let pass. The first share needs the whole table to see; this one
+  only what the seat sees, and which opponent to fear.
 
 Most discards are ruled out by the cheap shape test the table itself runs first (the
 opponents' waits: ``engine.forms.waits_of_packed``, or ``engine.wilds.waits_with_wilds``);
@@ -27,6 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from engine.actions import DISCARDS, WIN, ActionKind
+from engine.bots.danger import let_pass
 from engine.forms import waits_of_packed
 from engine.shanten import shanten
 from engine.table import HandState
@@ -39,10 +45,11 @@ _WAITS_MEMO = 1 << 14  # wild-tile hands' waits kept (an opponent's hand lasts m
 @dataclass(frozen=True, slots=True)
 class DiscardAudit:
     """What one discard was (module docs): ``safe_alternative`` is only ever true for a
-    discard that ``feeds``."""
+    discard that ``feeds``, ``known_safe_alternative`` only with ``safe_alternative``."""
 
     feeds: bool = False
     safe_alternative: bool = False
+    known_safe_alternative: bool = False
 
 
 NOT_FEEDING = DiscardAudit()
@@ -59,7 +66,10 @@ def audit_discard(hand: HandState, player: int, tile: Tile) -> DiscardAudit:
     if not any(tile in w for w in waits):
         return NOT_FEEDING
     after = _shanten_after(hand, player, tile)
-    if after < 1 or not _feeds(hand, player, tile, opponents):
+    if after < 1:
+        return NOT_FEEDING
+    fed = _fed(hand, player, tile, opponents)
+    if not fed:
         return NOT_FEEDING
     others = sorted(
         a.tile
@@ -72,18 +82,28 @@ def audit_discard(hand: HandState, player: int, tile: Tile) -> DiscardAudit:
     )
     equal = [t for t in others if _shanten_after(hand, player, t) == after]
     # Tiles nobody waits on by shape are safe outright; the others need the table's word.
-    safe = any(not any(t in w for w in waits) for t in equal) or any(
-        not _feeds(hand, player, t, opponents) for t in equal
-    )
-    return DiscardAudit(feeds=True, safe_alternative=safe)
+
+    def safe(t: Tile) -> bool:
+        return not any(t in w for w in waits) or not _fed(hand, player, t, opponents)
+
+    if not any(safe(t) for t in equal):
+        return DiscardAudit(feeds=True)
+    passed = let_pass(_trial(hand).view(player))  # a copy's: the hand's memos left alone
+    known = any(safe(t) for t in equal if all(t in passed[p] for p in fed))
+    return DiscardAudit(feeds=True, safe_alternative=True, known_safe_alternative=known)
 
 
-def _feeds(hand: HandState, player: int, tile: Tile, opponents: list[int]) -> bool:
-    """Whether the table, ``player`` discarding ``tile``, offers one of ``opponents`` a win:
-    played on a copy of the hand (its event history left behind, its rules shared)."""
-    trial = copy.deepcopy(hand, {id(hand.events): [], id(hand.rules): hand.rules})
+def _fed(hand: HandState, player: int, tile: Tile, opponents: list[int]) -> list[int]:
+    """Those of ``opponents`` the table offers a win, ``player`` discarding ``tile``: played
+    on a copy of the hand."""
+    trial = _trial(hand)
     trial.apply(player, DISCARDS[tile])
-    return any(WIN in trial.legal_actions(p) for p in opponents)
+    return [p for p in opponents if WIN in trial.legal_actions(p)]
+
+
+def _trial(hand: HandState) -> HandState:
+    """A copy of ``hand`` to play on, its event history left behind and its rules shared."""
+    return copy.deepcopy(hand, {id(hand.events): [], id(hand.rules): hand.rules})
 
 
 def _shanten_after(hand: HandState, player: int, tile: Tile) -> int:

@@ -176,20 +176,32 @@ def _flush_suit(melds: Sequence[tuple[MeldKind, Tile]]) -> int | None:
     return suits.pop() if len(suits) == 1 else None
 
 
-def read_danger(view: View, unseen: Sequence[int]) -> Danger:
-    """The danger every opponent of the viewer poses (module docs); ``unseen``: the unseen
-    copies of each kind for the viewer (``reading.unseen_copies``)."""
-    viewer = view.viewer
+def let_pass(view: View) -> dict[int, frozenset[Tile]]:
+    """For each opponent of the viewer (by player), the kinds it has let pass since its own
+    last discard: every discard made after it, which it did not win on (``Threat.passed``)."""
     order = discard_order(view)
-    threats = []
+    out = {}
     for pos, seat in enumerate(view.seats):
-        if seat.player == viewer:
+        if seat.player == view.viewer:
             continue
         last = -1
         for i, (who, _) in enumerate(order):
             if who == pos:
                 last = i
-        passed = frozenset(t for _, t in order[last + 1 :])
+        out[seat.player] = frozenset(t for _, t in order[last + 1 :])
+    return out
+
+
+def read_danger(view: View, unseen: Sequence[int]) -> Danger:
+    """The danger every opponent of the viewer poses (module docs); ``unseen``: the unseen
+    copies of each kind for the viewer (``reading.unseen_copies``)."""
+    viewer = view.viewer
+    passed_by = let_pass(view)
+    threats = []
+    for seat in view.seats:
+        if seat.player == viewer:
+            continue
+        passed = passed_by[seat.player]
         sets = len(seat.melds) + seat.hidden_kongs
         column = min(len(seat.river) // 3, 6)
         ready = READY[min(sets, 4)][column]

@@ -271,7 +271,8 @@ def report(played: Played) -> str:
     lines.append("  defence audit (docs/bots.md)")
     row("discards", str(c.discards), str(r.discards))
     row("feeding a waiting opponent", str(c.feeding), str(r.feeding))
-    row("  with a safe tile held", _share(c), _share(r))
+    row("  with a safe tile held", _share(c, c.feeding_safe), _share(r, r.feeding_safe))
+    row("  ... one they let pass", _share(c, c.feeding_known), _share(r, r.feeding_known))
     lines.append(
         f"decision  {setup.challenger}: median {1000 * quantile(times, 0.5):.2f} ms, "
         f"p99 {1000 * quantile(times, 0.99):.2f} ms over {len(times)} decisions"
@@ -288,10 +289,11 @@ def _pct(rate: float) -> str:
     return f"{100 * rate:.1f}%"
 
 
-def _share(side: SideTally) -> str:
+def _share(side: SideTally, count: int) -> str:
+    """``count`` of the side's feeding discards, with its share of them."""
     if not side.feeding:
         return "0"
-    return f"{side.feeding_safe} ({100 * side.feeding_safe / side.feeding:.0f}%)"
+    return f"{count} ({100 * count / side.feeding:.0f}%)"
 
 
 def to_json(played: Played) -> dict[str, Any]:

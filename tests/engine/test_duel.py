@@ -13,7 +13,7 @@ import statistics
 from itertools import count
 
 import pytest
-from tablekit import deal, snapshot, tile
+from tablekit import deal, discard, drive, snapshot, tile
 
 from engine.duel import (
     ONE_AGAINST_THREE,
@@ -29,6 +29,7 @@ from engine.duel import (
 )
 from engine.duel_audit import DiscardAudit, audit_discard
 from engine.rules import CUSTOM, MCR, RuleSet
+from engine.table import HandState
 
 
 def play(setup: DuelSetup, deals: int, seed: int = 0) -> list[DealResult]:
@@ -92,10 +93,14 @@ def test_a_deal_replays_the_same_and_a_clock_changes_nothing() -> None:
 
 def test_side_tallies_add_and_give_rates() -> None:
     a = SideTally(seat_hands=4, wins=1, fan=10, points=12, discards=30, feeding=2)
-    a.add(SideTally(seat_hands=4, wins=1, fan=20, points=-4, feeding=1, feeding_safe=1))
-    assert (a.seat_hands, a.wins, a.fan, a.points, a.feeding, a.feeding_safe) == (
-        8, 2, 30, 8, 3, 1,
-    )  # fmt: skip
+    a.add(
+        SideTally(
+            seat_hands=4, wins=1, fan=20, points=-4, feeding=1, feeding_safe=1, feeding_known=1
+        )
+    )
+    assert (
+        a.seat_hands, a.wins, a.fan, a.points, a.feeding, a.feeding_safe, a.feeding_known
+    ) == (8, 2, 30, 8, 3, 1, 1)  # fmt: skip
     assert a.rate(a.wins) == 0.25 and a.average_fan == 15 and a.to_dict()["points_per_hand"] == 1
 
 
@@ -176,6 +181,28 @@ def test_a_wait_short_of_the_minimum_is_not_fed() -> None:
     assert audit_discard(state, 0, tile("5p")) == DiscardAudit()
 
 
+def let_go_round(state: HandState) -> None:
+    """Player 0 lets N go; the others pass every claim and discard what they draw, until
+    player 0 has drawn again."""
+    state.apply(0, discard("N"))
+    drive(state, lambda s: s.awaiting() == [0] and s.drawn is not None)
+
+
+def test_a_tile_the_fed_opponent_let_pass_is_one_the_seat_could_know_safe() -> None:
+    # Player 3 draws and lets W go after player 2's last discard, and player 2, waiting on
+    # 5p, lets it pass: the seat's own view shows W safe against player 2.
+    state = deal(FEEDS_5P, draws="9m1pW1m")
+    let_go_round(state)
+    assert state.river[3][-1] == (tile("W"), False)
+    assert audit_discard(state, 0, tile("5p")) == DiscardAudit(
+        feeds=True, safe_alternative=True, known_safe_alternative=True
+    )
+    # Had player 3 let 9s go instead, E, S and W were still safe, but no view could tell.
+    state = deal(FEEDS_5P, draws="9m1p9s1m")
+    let_go_round(state)
+    assert audit_discard(state, 0, tile("5p")) == DiscardAudit(feeds=True, safe_alternative=True)
+
+
 def test_no_safe_alternative_when_every_tile_of_equal_use_feeds() -> None:
     state = deal(BOTH_FED)
     assert audit_discard(state, 0, tile("E")) == DiscardAudit(feeds=True, safe_alternative=False)
@@ -192,7 +219,7 @@ def test_a_discard_that_leaves_the_seat_ready_is_not_counted() -> None:
 def test_the_audit_counts_stay_within_the_discards() -> None:
     summary = summarize(play(DuelSetup("normal", "fast", hands=4), deals=2, seed=1))
     for side in (summary.challenger, summary.reference):
-        assert side.feeding_safe <= side.feeding <= side.discards
+        assert side.feeding_known <= side.feeding_safe <= side.feeding <= side.discards
     # fast discards what it draws, far from ready: each of its deal-ins fed a waiting hand.
     assert summary.reference.feeding >= summary.reference.deal_ins > 0
 
