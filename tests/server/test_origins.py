@@ -11,7 +11,9 @@ from httpkit import http_request
 from serverkit import StartServer
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
+from websockets.typing import Origin
 
+from server.app import App
 from server.config import ConfigError, load
 from server.origins import origin_allowed, parse_allowed
 
@@ -109,3 +111,18 @@ async def test_the_handshake_refuses_a_page_of_another_origin(start_server: Star
     assert answer.headers["content-type"] == "application/json; charset=utf-8"
     reason = json.loads(answer.body)["error"]
     assert "http://evil.example" in reason and "allowed_origins" in reason
+
+
+@pytest.mark.asyncio
+async def test_the_handshake_headers_are_let_go_once_the_websocket_is_open(app: App) -> None:
+    # websockets keeps the handshake's request and response for the connection's life:
+    # their headers were about 3.5 KiB of every connection (benchmarks/bench_memory.py).
+    url = f"ws://127.0.0.1:{app.port}/ws"
+    async with connect(url, origin=Origin("http://localhost:3000")) as ws:
+        await ws.send(json.dumps({"type": "hello", "id": "h", "payload": {"versions": [1]}}))
+        assert json.loads(await ws.recv())["reply_to"] == "h"
+        (served,) = app.connections
+        assert served.ws.request is not None and served.ws.response is not None
+        assert not served.ws.request.headers and not served.ws.response.headers
+        await ws.send(json.dumps({"type": "guest", "id": "g", "payload": {}}))
+        assert json.loads(await ws.recv())["type"] != "error"  # and it serves on
