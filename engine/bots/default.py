@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from engine.actions import PASS, Action, ActionKind
 from engine.bots.plan_play import PlanPlay
+from engine.bots.reading import HandScope
 from engine.bots.speed_play import SpeedPlay
 from engine.errors import MahjongError
 from engine.view import Phase, View
@@ -30,8 +31,10 @@ class DefaultBot:
         self.seed = seed  # unused: the bot needs no randomness
         self._plans = PlanPlay()
         self._speed = SpeedPlay()
+        self._scope = HandScope(self._plans, self._speed)
 
     def choose(self, view: View) -> Action:
+        self._scope.see(view)
         legal = view.legal
         if not legal:
             raise MahjongError("the bot has nothing to choose from: view.legal is empty")

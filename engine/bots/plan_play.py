@@ -107,6 +107,11 @@ class PlanPlay:
         self._waits: dict[tuple[bytes, Seat], _WaitFans] = {}
         self._plans: dict[tuple[bytes, tuple[Meld, ...]], list[PlanEval]] = {}
 
+    def forget(self) -> None:
+        """Empty the memos (a new hand: ``reading.HandScope``)."""
+        self._waits.clear()
+        self._plans.clear()
+
     def choose(self, view: View) -> Action:
         """The action for a turn or a claim (a win, a lone choice, robbing: the caller's)."""
         me, concealed = own_seat(view)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 from engine.actions import DISCARDS, Action, ActionKind
 from engine.bots.parts import at_least
@@ -37,6 +37,36 @@ class Seat:
 
     def with_melds(self, melds: tuple[Meld, ...]) -> Seat:
         return Seat(melds, self.seat_wind, self.round_wind, self.rules)
+
+
+class Forgetful(Protocol):
+    """Memos a bot can empty (``PlanPlay``, ``SpeedPlay``)."""
+
+    def forget(self) -> None: ...
+
+
+class HandScope:
+    """Empties a bot's memos when its views move on to another hand (``see``): none of a
+    hand's 13-tile hands comes back in the next, and a bot seated for a whole match (a
+    table's stand-in, "Play now"'s three) otherwise kept up to its memos' bound, hundreds of
+    KiB (docs/performance.md, "Memory").
+
+    A hand's wall only shrinks, so a longer wall, or other dice, is another hand. (Missing
+    one, when a hand ended so early that the next one's wall is no longer, costs memory
+    until the next, never a decision: the memos are of pure functions.)"""
+
+    def __init__(self, *memos: Forgetful) -> None:
+        self._memos = memos
+        self._wall = -1
+        self._dice: tuple[tuple[int, int], tuple[int, int]] | None = None
+
+    def see(self, view: View) -> None:
+        """Note the view the bot is asked about; a view of another hand empties the memos."""
+        wall, dice = view.wall_remaining, view.dice
+        if wall > self._wall or dice != self._dice:
+            for memo in self._memos:
+                memo.forget()
+        self._wall, self._dice = wall, dice
 
 
 def discard(tile: Tile) -> Action:

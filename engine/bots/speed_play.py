@@ -93,6 +93,10 @@ class SpeedPlay:
         # A memo of a pure function of its key: it changes the bot's speed, not its play.
         self._memo: dict[_Key, tuple[int, tuple[int, ...]]] = {}
 
+    def forget(self) -> None:
+        """Empty the memo (a new hand: ``reading.HandScope``)."""
+        self._memo.clear()
+
     def choose(self, view: View) -> Action:
         """The action for a turn or a claim (a win, a lone choice, robbing: the caller's)."""
         hand, seat, unseen = self.read(view)

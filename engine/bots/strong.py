@@ -37,6 +37,7 @@ from engine.bots.danger import Danger, read_danger
 from engine.bots.plan_play import PlanPlay
 from engine.bots.reading import (
     KONGS,
+    HandScope,
     Seat,
     claimed_set,
     keep_score,
@@ -106,12 +107,14 @@ class StrongBot:
         self.seed = seed  # unused: the bot needs no randomness
         self._plans = PlanPlay()
         self._speed = SpeedPlay()
+        self._scope = HandScope(self._plans, self._speed)
 
     def choose(self, view: View) -> Action:
         return self.weigh(view)[0][0]
 
     def weigh(self, view: View) -> list[tuple[Action, float]]:
         """Every legal action with its value in expected points for the hand, best first."""
+        self._scope.see(view)
         legal = view.legal
         if not legal:
             raise MahjongError("the bot has nothing to choose from: view.legal is empty")

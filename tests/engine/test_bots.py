@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import pickle
 from pathlib import Path
 
@@ -22,7 +23,9 @@ from tablekit import act, deal, discard, tile
 
 from engine.actions import PASS, PUNG, WIN, Action, ActionKind
 from engine.bots import BOTS, LEVELS, STRONGEST, DefaultBot, FastBot, make_bot
+from engine.bots.reading import HandScope
 from engine.hand import Hand
+from engine.match import Match
 from engine.notation import format_tiles
 from engine.rules import MCR, RuleSet, Wilds, custom_rules
 from engine.scoring import score
@@ -268,3 +271,63 @@ def test_the_fast_bot_wins_passes_and_gives_back_its_draw() -> None:
     state.apply(0, discard("7p"))
     assert bot.choose(state.view(1)) == PASS  # no pung
     assert bot.choose(state.view(2)) == WIN
+
+
+# ------------------------------------------------------------ memos per hand ---
+
+
+class Memo:
+    def __init__(self) -> None:
+        self.forgotten = 0
+
+    def forget(self) -> None:
+        self.forgotten += 1
+
+
+def test_a_hand_scope_empties_the_memos_when_the_views_move_to_another_hand() -> None:
+    memos = (Memo(), Memo())
+    scope = HandScope(*memos)
+    match = Match(3, MCR, match_id=0, hands=2)
+    walls = []
+    for _ in range(2):
+        match.start_hand()
+        hand = match.hand
+        assert hand is not None
+        before = memos[0].forgotten
+        bots = [make_bot("normal", seed=p) for p in range(4)]
+        while hand.phase is not Phase.OVER:
+            player = hand.awaiting()[0]
+            view = hand.view(player)
+            scope.see(view)
+            walls.append(view.wall_remaining)
+            match.apply(player, bots[player].choose(view))
+        assert memos[0].forgotten == before + 1  # once, at the hand's first view
+    assert memos[0].forgotten == memos[1].forgotten == 2
+    # Other dice are another hand too, whatever the wall.
+    scope.see(dataclasses.replace(view, dice=((1, 1), (1, 1))))
+    assert memos[0].forgotten == 3
+
+
+@pytest.mark.parametrize("name", ["normal", "strong", "easy"])
+def test_a_bot_keeps_no_memo_of_an_earlier_hand(name: str) -> None:
+    # A bot seated for a whole match kept its memos of every hand up to their bound
+    # (hundreds of KiB a bot); the hands of one hand never come back in the next.
+    bots = [make_bot(name, seed=p) for p in range(4)]
+    plans = bots[0]._normal._plans if name == "easy" else bots[0]._plans  # type: ignore[attr-defined]
+    match = Match(3, MCR, match_id=0, hands=2)
+    match.start_hand()
+    hand = match.hand
+    assert hand is not None
+    while hand.phase is not Phase.OVER:
+        player = hand.awaiting()[0]
+        match.apply(player, bots[player].choose(hand.view(player)))
+    first = set(plans._plans)
+    assert first
+    match.start_hand()
+    hand = match.hand
+    assert hand is not None
+    while hand.awaiting() != [0] or hand.phase is not Phase.TURN:
+        player = hand.awaiting()[0]
+        match.apply(player, bots[player].choose(hand.view(player)))
+    bots[0].choose(hand.view(0))
+    assert not first & set(plans._plans)  # (without forgetting, all of first is still there)
