@@ -24,10 +24,13 @@ child processes) for ``--duration`` seconds. Prints one row per run:
   decoded to its update queued: the served span less the socket and the tool), as the
   upper edge of the bucket that holds its 99th percentile;
 - ``errors``, the server's ``CPU ms/action`` (its CPU time over the actions it applied),
-  ``KiB/conn`` (the most resident memory it held during the run, less what it held idle,
-  over the connections; idle is read after a warm-up of two tables of engine bots playing
-  for eight seconds, so that what a process allocates once, on first use, is not counted
-  per connection), and the machine's 1-minute load average before and after.
+  ``KiB/conn`` (the most resident memory it held while the connections were open, less what
+  it held idle, over the connections; idle is read after a warm-up of two tables of engine
+  bots playing for eight seconds, so that what a process allocates once, on first use, is
+  not counted per connection), ``+close`` (the same with the seconds after the tool closed
+  its connections: every seat of every table is then played by a stand-in bot, which is
+  the bots' memory, not the connections'), and the machine's 1-minute load average before
+  and after.
 
 Figures only: no assertion. A run takes ``--duration`` plus start-up; the default grid
 (1,000/2,000/4,000 connections, 2 runs each, 150 s: 4,000 connections take about half a
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import tempfile
 import threading
@@ -90,18 +94,23 @@ def histogram_p99(
 
 
 class Peak(threading.Thread):
-    """The server's resident memory, sampled every half second until stopped: the most."""
+    """The server's resident memory, sampled every half second until stopped: (monotonic
+    time, KiB) samples, and the most of those before a time (``most``)."""
 
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
-        self.pid, self.most, self.done = pid, 0, threading.Event()
+        self.pid, self.done = pid, threading.Event()
+        self.samples: list[tuple[float, int]] = []
 
     def run(self) -> None:
         while not self.done.wait(0.5):
             try:
-                self.most = max(self.most, rss_kib(self.pid))
+                self.samples.append((time.monotonic(), rss_kib(self.pid)))
             except (OSError, RuntimeError):  # (the server is gone)
                 return
+
+    def most(self, before: float = math.inf) -> int:
+        return max((kib for at, kib in self.samples if at < before), default=0)
 
 
 def one_run(connections: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -123,6 +132,7 @@ def one_run(connections: int, args: argparse.Namespace) -> dict[str, Any]:
             actions_before = total(scrape(port), "guobiao_actions_total")
             peak = Peak(server.pid)
             peak.start()
+            launched = time.monotonic()
             report = loadtest(
                 f"ws://127.0.0.1:{port}/ws",
                 connections // 4,
@@ -157,7 +167,13 @@ def one_run(connections: int, args: argparse.Namespace) -> dict[str, Any]:
         "error_kinds": report["errors"],
         "actions_per_s": report["actions"]["per_second"],
         "cpu_ms_per_action": round(cpu * 1000 / actions, 3) if actions else None,
-        "kib_per_connection": round((peak.most - idle) / connections, 1),
+        # While the connections are open (the tool closes them ``elapsed_s`` after it
+        # started, later than ``launched``), and with what follows their close: every seat
+        # is then played by a stand-in bot (benchmarks/bench_bot_memory.py).
+        "kib_per_connection": round(
+            (peak.most(launched + report["elapsed_s"]) - idle) / connections, 1
+        ),
+        "kib_per_connection_closing": round((peak.most() - idle) / connections, 1),
         "load_before": round(load_before, 2),
         "load_after": round(load_after, 2),
     }
@@ -175,7 +191,8 @@ def main() -> None:
     header = (
         f"{'conns':>6} {'served p95':>10} {'p99':>8} {'settled p99':>11} {'tool lag':>8} "
         f"{'inferred':>8} "
-        f"{'client':>8} {'server':>7} {'errors':>6} {'CPU ms/a':>8} {'KiB/c':>6} {'load':>10}"
+        f"{'client':>8} {'server':>7} {'errors':>6} {'CPU ms/a':>8} {'KiB/c':>6} {'+close':>6} "
+        f"{'load':>10}"
     )
     print(header, flush=True)
     rows = []
@@ -193,13 +210,15 @@ def main() -> None:
                 f"{ms(row['tool_lag_p99_ms']):>8} {ms(row['inferred_p99_ms']):>8} "
                 f"{ms(row['client_p99_ms']):>8} {ms(row['server_hist_p99_ms']):>7} "
                 f"{row['errors']:>6} {row['cpu_ms_per_action'] or '-':>8} "
-                f"{row['kib_per_connection']:>6} "
+                f"{row['kib_per_connection']:>6} {row['kib_per_connection_closing']:>6} "
                 f"{row['load_before']:>4.1f}->{row['load_after']:<4.1f}",
                 flush=True,
             )
     print(
         "(ms; p99 of each; 'settled': served from 20 s after start-up, the tables' starts "
-        "behind; 'server' is its histogram's bucket edge; load: 1-minute average)"
+        "behind; 'server' is its histogram's bucket edge; KiB/c: the server's memory per "
+        "connection while they are open, '+close' with their close, every seat then played "
+        "by a stand-in bot; load: 1-minute average)"
     )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
