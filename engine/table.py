@@ -55,6 +55,7 @@ Payments: ``engine.payments`` (``rules.base_points`` plus the fan, as in MCR; wi
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cache
 from itertools import compress
 from typing import Any
 
@@ -466,7 +467,7 @@ class HandState:
         self.turns += 1
         self.drawn = None
         self.kong_draw = False
-        out.append(Event(wire.Discard.KIND, wire.Discard.fields(player, tile)))
+        out.append(_discard_event(player, tile))
         options = self._claim_options(player, tile)
         if options or self.hold_claims:
             self.phase = Phase.CLAIM
@@ -670,9 +671,7 @@ class HandState:
     @staticmethod
     def _draw_events(player: int, tile: Tile, source: str, out: list[Event]) -> None:
         """A draw as its player sees it (the tile) and as the others do (only the source)."""
-        # Built without the typed instances: the events of every turn (wire.Draw.fields).
-        out.append(Event(wire.Draw.KIND, wire.Draw.fields(player, source, tile), to=player))
-        out.append(Event(wire.Draw.KIND, wire.Draw.fields(player, source), hide=player))
+        out.extend(_draw_pair(player, tile, source))
 
     # ---------------------------------------------------------- the turn ---
 
@@ -1093,3 +1092,23 @@ class HandState:
             concealed=concealed,
             wilds=wilds,
         )
+
+
+# The events of every turn, one of each kind for every player and tile, shared by every hand
+# of the process: an event is frozen and nobody changes its data, and a hand keeps all of its
+# events (two a draw, one a discard), a third of a table's memory before (docs/performance.md,
+# "Memory"). Built without the typed instances (``wire.Draw.fields``): the hot path.
+
+
+@cache
+def _draw_pair(player: int, tile: Tile, source: str) -> tuple[Event, Event]:
+    """A draw as its player sees it (the tile) and as the others do (only the source)."""
+    return (
+        Event(wire.Draw.KIND, wire.Draw.fields(player, source, tile), to=player),
+        Event(wire.Draw.KIND, wire.Draw.fields(player, source), hide=player),
+    )
+
+
+@cache
+def _discard_event(player: int, tile: Tile) -> Event:
+    return Event(wire.Discard.KIND, wire.Discard.fields(player, tile))

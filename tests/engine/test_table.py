@@ -980,6 +980,25 @@ def test_draw_and_deal_events_to_others_carry_no_tile() -> None:
     tablekit.check_views(state, state.events)
 
 
+def test_the_events_of_a_turn_are_shared_by_every_hand_and_read_as_if_new() -> None:
+    # A hand keeps all of its events; the draws' and discards' are the same objects in
+    # every hand of the process (frozen, their data never changed), not new ones each turn.
+    first, second = deal(PRIORITY, draws="N"), deal(PRIORITY, draws="N")
+    for state in (first, second):
+        state.apply(0, discard("5p"))
+        for p in (1, 2, 3):
+            state.apply(p, PASS)
+    turn = [i for i, e in enumerate(first.events) if e.kind in ("draw", "discard")]
+    assert len(turn) == 3  # the discard, the next draw as its player and as the others see it
+    for i in turn:
+        assert second.events[i] is first.events[i]
+    assert [(e.kind, e.data, e.to, e.hide) for e in (first.events[i] for i in turn)] == [
+        ("discard", {"player": 0, "tile": "5p"}, None, None),
+        ("draw", {"player": 1, "tile": "N", "source": "wall"}, 1, None),
+        ("draw", {"player": 1, "source": "wall"}, None, 1),
+    ]
+
+
 # ---------------------------------------------- rulings T6..T8 (docs/rulings.md) ---
 
 
