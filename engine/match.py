@@ -33,6 +33,7 @@ import hashlib
 import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from engine import wire
@@ -371,7 +372,7 @@ class Match:
         if self.hand is None:
             raise IllegalAction("no_hand", "no hand has been dealt yet")
         events = self.hand.apply(player, action)
-        self.log.append((self.hand_index, player, action))
+        self.log.append(_logged(self.hand_index, player, action))
         self._record_if_over()
         return events
 
@@ -432,3 +433,11 @@ class Match:
     def log_entries(self) -> list[dict[str, Any]]:
         """The action log as JSON-ready dicts."""
         return [{"hand": h + 1, "player": p, "action": a.to_dict()} for h, p, a in self.log]
+
+
+@cache
+def _logged(hand_index: int, player: int, action: Action) -> tuple[int, int, Action]:
+    """A line of ``Match.log``, made once and shared by every match of the process: a match
+    keeps its whole log (16 hands of about a hundred actions), and a tuple an action was
+    most of what a long match held beyond its hand (docs/performance.md, "Memory")."""
+    return (hand_index, player, action)

@@ -23,8 +23,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from engine.actions import Action, ActionKind, Event
+from engine.bots import make_bot
 from engine.errors import IllegalAction
 from engine.match import HANDS_PER_ROUND, SEATING, Match, ReplayError, hand_seeds
+from engine.simulation import play_match
 from engine.table import HandState, Phase
 from engine.tiles import FIRST_FLOWER, N_FLOWERS, N_KINDS, Wind
 
@@ -402,3 +404,14 @@ def test_a_replay_checks_the_logged_results() -> None:
     wrong = {**record, "scores": [1, 2, 3, -6]}
     with pytest.raises(ReplayError, match=r"hand 1 replays differently \(logged, replayed\)"):
         Match.replay(match.seed, match.rules, rows_after, results=[(line * 2 + 1, 1, wrong)])
+
+
+def test_the_lines_of_a_log_are_shared_by_every_match_and_read_as_before() -> None:
+    # A match keeps its whole log; a line is made once per (hand, player, action) and shared
+    # by every match of the process, not a new tuple for every action.
+    first = play_match(3, [make_bot("normal", seed=p) for p in range(4)], hands=2)
+    second = play_match(3, [make_bot("normal", seed=p) for p in range(4)], hands=2)
+    assert first.log == second.log and len(first.log) > 50
+    assert all(a is b for a, b in zip(first.log, second.log, strict=True))
+    hand, player, action = first.log[0]
+    assert (hand, player) == (0, 0) and action.kind is ActionKind.DISCARD
