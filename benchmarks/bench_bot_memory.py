@@ -18,24 +18,15 @@ import gc
 import tracemalloc
 
 from engine.bots import make_bot
-from engine.match import Match
 from engine.rules import MCR
-from engine.view import Phase
+from engine.simulation import play_match
 
 
 def bots_after(level: str, hands: int, seed: int) -> float:
     """KiB each of the four bots of ``level`` holds once they have played a match of
     ``hands`` hands (the mean of the four): what is traced with them, less without them."""
     bots = [make_bot(level, seed=seed + p) for p in range(4)]
-    match = Match(seed, MCR, match_id=0, hands=hands)
-    while not match.over:
-        match.start_hand()
-        hand = match.hand
-        assert hand is not None
-        while hand.phase is not Phase.OVER:
-            player = hand.awaiting()[0]
-            match.apply(player, bots[player].choose(hand.view(player)))
-    del match, hand
+    play_match(seed, bots, MCR, hands=hands)
     gc.collect()
     with_bots = tracemalloc.get_traced_memory()[0]
     del bots
