@@ -81,16 +81,18 @@ def audit_discard(hand: HandState, player: int, tile: Tile) -> DiscardAudit:
         and a.tile not in hand.wilds
     )
     equal = [t for t in others if _shanten_after(hand, player, t) == after]
-    # Tiles nobody waits on by shape are safe outright; the others need the table's word.
+    # The tiles of equal use every opponent fed let pass first, then the others, each asked
+    # once. Tiles nobody waits on by shape are safe outright; the others need the table's word.
+    passed = let_pass(_trial(hand).view(player))  # a copy's: the hand's memos left alone
+    let_by = [t for t in equal if all(t in passed[p] for p in fed)]
 
     def safe(t: Tile) -> bool:
         return not any(t in w for w in waits) or not _fed(hand, player, t, opponents)
 
-    if not any(safe(t) for t in equal):
-        return DiscardAudit(feeds=True)
-    passed = let_pass(_trial(hand).view(player))  # a copy's: the hand's memos left alone
-    known = any(safe(t) for t in equal if all(t in passed[p] for p in fed))
-    return DiscardAudit(feeds=True, safe_alternative=True, known_safe_alternative=known)
+    if any(safe(t) for t in let_by):
+        return DiscardAudit(feeds=True, safe_alternative=True, known_safe_alternative=True)
+    rest = any(safe(t) for t in equal if t not in let_by)
+    return DiscardAudit(feeds=True, safe_alternative=rest)
 
 
 def _fed(hand: HandState, player: int, tile: Tile, opponents: list[int]) -> list[int]:
