@@ -637,7 +637,7 @@ class HandState:
     def _draw(self, player: int, tile: Tile, source: str, out: list[Event]) -> None:
         """Give ``tile`` to ``player``, replacing flowers from the tail, then it is their turn."""
         self.kong_draw = source == "kong"
-        self._draw_events(player, tile, source, out)
+        out.extend(_draw_pair(player, tile, source))
         if self.flowers_wild and is_flower(tile):  # kept in the hand as a wild tile
             self.held[player].append(tile)
         else:
@@ -663,15 +663,10 @@ class HandState:
                 self._finish_draw(out)
                 return None
             tile = self.wall.draw_tail()
-            self._draw_events(player, tile, "flower", out)
+            out.extend(_draw_pair(player, tile, "flower"))
             if not is_flower(tile):
                 return tile
             flower = tile
-
-    @staticmethod
-    def _draw_events(player: int, tile: Tile, source: str, out: list[Event]) -> None:
-        """A draw as its player sees it (the tile) and as the others do (only the source)."""
-        out.extend(_draw_pair(player, tile, source))
 
     # ---------------------------------------------------------- the turn ---
 
