@@ -240,7 +240,7 @@ class App:
             await ws.close(1013, "server full")
             return
         # The handshake is over and its headers are read no more, but websockets keeps the
-        # request and the response for the connection's life: about 3.5 KiB a connection of
+        # request and the response for the connection's life: about 3.9 KiB a connection of
         # header names and values (benchmarks/bench_memory.py).
         for message in (ws.request, ws.response):
             if message is not None:
