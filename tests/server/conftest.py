@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import os
 import secrets
 import shutil
@@ -217,8 +218,12 @@ REDIS_URL = os.environ.get("GUOBIAO_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 @pytest.fixture
-def redis_url() -> str:
-    """The shared test Redis; the test is skipped if it does not answer."""
+def redis_url() -> Iterator[str]:
+    """The shared test Redis; the test is skipped if it does not answer.
+
+    After the test (its fixtures closed), a collection: a Redis client or socket the test
+    left open is reported as its own failure (an unraisable ``ResourceWarning``), not as a
+    later test's on the same worker, whenever the collector happens to run."""
     client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1.0, socket_timeout=1.0)
     try:
         client.ping()
@@ -226,7 +231,8 @@ def redis_url() -> str:
         pytest.skip(f"no Redis at {REDIS_URL} (GUOBIAO_TEST_REDIS_URL): {exc!r}")
     finally:
         client.close()
-    return REDIS_URL
+    yield REDIS_URL
+    gc.collect()
 
 
 @pytest.fixture

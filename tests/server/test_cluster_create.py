@@ -47,8 +47,7 @@ async def test_a_table_the_database_refused_leaves_no_lease(redis_url: str, pref
         await table.stop()
     finally:
         await client.aclose()
-        await node.keeper.close(1.0)
-        await node.redis.aclose()
+        await node.close()  # its background tasks first: none reconnects after
 
 
 async def until_empty(client: aioredis.Redis, pattern: str) -> None:

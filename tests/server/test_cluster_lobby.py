@@ -101,8 +101,7 @@ async def test_a_publication_overtaken_by_another_is_not_confused(
         await beat
         assert await read_hash(redis_url, f"{prefix}:seated") == {"bob": "t1 n1"}
     finally:
-        await node.keeper.close(1.0)
-        await node.redis.aclose()
+        await node.close()  # its background tasks first: none reconnects after
 
 
 @pytest.mark.asyncio
@@ -134,8 +133,7 @@ async def test_concurrent_publications_leave_exactly_who_sits_where(
         assert set(listing) == set(lobby.tables)
         assert orjson.loads(listing["t0"]) == {"n": "n1", "l": {"table": "t0"}}
     finally:
-        await node.keeper.close(1.0)
-        await node.redis.aclose()
+        await node.close()  # its background tasks first: none reconnects after
 
 
 @pytest.mark.asyncio
@@ -169,5 +167,4 @@ async def test_every_node_counts_the_others_waiting_tables_by_creator(
         assert n2.remote_creators(theirs.tables) == []
     finally:
         for node in (n1, n2):
-            await node.keeper.close(1.0)
-            await node.redis.aclose()
+            await node.close()  # its background tasks first: none reconnects after

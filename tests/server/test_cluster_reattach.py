@@ -177,8 +177,7 @@ async def rig(redis_url: str, prefix: str) -> AsyncIterator[Rig]:
         yield Rig(node, lobby, sent, connections, client)
     finally:
         await client.aclose()
-        await node.keeper.close(1.0)
-        await node.redis.aclose()
+        await node.close()  # its background tasks first: none reconnects after
 
 
 def age(node: Node, seconds: float) -> None:
