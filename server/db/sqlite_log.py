@@ -28,6 +28,10 @@ append of every table waited behind the sync, up to a second at 2,000 connection
 of the latency at human pace: docs/performance.md.) The other connections' commits
 checkpoint as they always did.
 
+``insert_now`` is the same transaction for a caller that cannot wait: it commits, or does
+nothing when the write lock is taken (the action log's appends when nothing else is being
+written, ``ActionLog._append_now``); ``insert_rows`` waits.
+
 The values are bound by the columns' own SQLAlchemy types (``TypeEngine.bind_processor``: the
 JSON column's serializer, ``UTCDateTime``'s naive UTC, the dialect's datetime text), so the
 rows stored are byte for byte what the ORM path stored; a constraint failure is raised as
@@ -89,38 +93,83 @@ async def insert_rows(
 
     The transaction runs here, in the event loop, unless another connection holds the
     write lock; then in aiosqlite's thread as one call (its ``_execute``), waiting for the
-    lock (module docstring)."""
+    lock (module docstring). This sets the connection up as the log's (``insert_now`` takes
+    its driver, ``log_driver``, from then on)."""
+    driver = await log_driver(connection)
+    fenced = insert_now(driver, sql, bind, rows, fence=fence)
+    if fenced is not None:
+        return fenced
+    log = _LOGS[driver]
+    params, keys = _bound(bind, rows, fence)
+    try:
+        found = await driver._execute(_insert_waiting, driver._conn, log.wait, sql, params, keys)
+    except sqlite3.IntegrityError as exc:
+        raise IntegrityError(sql, None, exc) from exc
+    _committed(log)
+    return {id(rows[i]): token for i, token in found.items()}
+
+
+async def log_driver(connection: AsyncConnection) -> Any:
+    """The driver's connection (aiosqlite's) under ``connection``, set up as the log's: busy
+    timeout 0, no automatic checkpoint (module docstring)."""
     raw = await connection.get_raw_connection()
     driver = raw.driver_connection
     assert driver is not None
-    params = [bind(row) for row in rows]
-    keys = [row.get(fence) if fence is not None else None for row in rows]
-    # aiosqlite runs a function in its thread with ``_execute`` (how its own methods run),
-    # on its sqlite3 connection ``_conn`` (made with ``check_same_thread=False``); only this
-    # function uses the log's connection, one transaction at a time.
-    db: sqlite3.Connection = driver._conn
-    log = _LOGS.get(driver)
-    if log is None:  # first use: this is the log's connection from now on
+    if driver not in _LOGS:  # first use: this is the log's connection from now on
+        # aiosqlite runs a function in its thread with ``_execute`` (how its own methods
+        # run), on its sqlite3 connection ``_conn`` (made with ``check_same_thread=False``);
+        # only this module uses the log's connection, one transaction at a time.
+        db: sqlite3.Connection = driver._conn
         (wait,) = db.execute("PRAGMA busy_timeout").fetchone()
         db.execute("PRAGMA busy_timeout = 0").fetchall()
         db.execute("PRAGMA wal_autocheckpoint = 0").fetchall()
         path = next((row[2] for row in db.execute("PRAGMA database_list") if row[1] == "main"), "")
-        log = _LOGS[driver] = _Log(wait, path)
+        _LOGS[driver] = _Log(wait, path)
+    return driver
+
+
+def insert_now(
+    driver: Any,
+    sql: str,
+    bind: Binder,
+    rows: list[dict[str, Any]],
+    *,
+    fence: str | None = None,
+) -> dict[int, int | None] | None:
+    """``insert_rows`` on the log's driver connection (``log_driver``) without leaving the
+    caller: the transaction in the event loop, or None, having done nothing, when another
+    connection holds the write lock (``insert_rows`` then waits for it in the thread). An
+    append that commits here costs no task, future or turn of the event loop."""
+    log = _LOGS[driver]
+    params, keys = _bound(bind, rows, fence)
     try:
-        try:
-            fenced = _insert(db, sql, params, keys)
-        except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorcode & 0xFF not in _BUSY:  # (extended codes: BUSY_*)
-                raise
-            fenced = await driver._execute(_insert_waiting, db, log.wait, sql, params, keys)
+        fenced = _insert(driver._conn, sql, params, keys)
+    except sqlite3.OperationalError as exc:
+        if exc.sqlite_errorcode & 0xFF in _BUSY:  # (extended codes: BUSY_*)
+            return None
+        raise
     except sqlite3.IntegrityError as exc:
         raise IntegrityError(sql, None, exc) from exc
+    _committed(log)
+    return {id(rows[i]): token for i, token in fenced.items()}
+
+
+def _bound(
+    bind: Binder, rows: list[dict[str, Any]], fence: str | None
+) -> tuple[list[tuple[Any, ...]], list[tuple[str, int] | None]]:
+    """The rows' parameters, and each row's (table id, fencing token) or None."""
+    params = [bind(row) for row in rows]
+    keys = [row.get(fence) if fence is not None else None for row in rows]
+    return params, keys
+
+
+def _committed(log: _Log) -> None:
+    """Count a commit of the log; every ``CHECKPOINT_EVERY``, start a checkpoint."""
     log.commits += 1
     if log.commits % CHECKPOINT_EVERY == 0 and log.path and not _CHECKPOINTS:
         task = asyncio.create_task(asyncio.to_thread(checkpoint, log.path), name="wal-checkpoint")
         _CHECKPOINTS.add(task)
         task.add_done_callback(_checkpoint_done)
-    return {id(rows[i]): token for i, token in fenced.items()}
 
 
 async def checkpoints_done() -> None:

@@ -50,18 +50,28 @@ class WriteGate:
 
     @asynccontextmanager
     async def turn(self, *, urgent: bool = False) -> AsyncIterator[None]:
-        try:
-            async with asyncio.timeout(self.wait):
-                await self._acquire(urgent)
-        except TimeoutError:
-            locked = sqlite3.OperationalError("database is locked")
-            raise OperationalError(
-                f"(no turn to write within {self.wait:g} s)", None, locked
-            ) from None
+        if not self.take_now():  # (a free gate is taken without a timer: most writes)
+            try:
+                async with asyncio.timeout(self.wait):
+                    await self._acquire(urgent)
+            except TimeoutError:
+                locked = sqlite3.OperationalError("database is locked")
+                raise OperationalError(
+                    f"(no turn to write within {self.wait:g} s)", None, locked
+                ) from None
         try:
             yield
         finally:
-            self._release()
+            self.release()
+
+    def take_now(self) -> bool:
+        """Take the turn if it is free (nobody holds it, so nobody waits for it) and the
+        gate open; False, having taken nothing, otherwise. Whoever took it calls
+        ``release``."""
+        if self._held or self._closed:
+            return False
+        self._held = True
+        return True
 
     def close(self) -> None:
         """The store is closing: the writes still waiting, and any asking later, fail
@@ -86,11 +96,11 @@ class WriteGate:
             await waiter
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled():  # handed the turn, then cancelled
-                self._release()
-            # (otherwise the waiter is cancelled, and ``_release`` passes over it)
+                self.release()
+            # (otherwise the waiter is cancelled, and ``release`` passes over it)
             raise
 
-    def _release(self) -> None:
+    def release(self) -> None:
         """Hand the turn to the next waiter (it holds the gate from now), or free it."""
         for queue in (self._urgent, self._others):
             while queue:

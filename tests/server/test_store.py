@@ -270,6 +270,48 @@ async def locked_log_waits(store: Store, migrated_url: str) -> None:
     assert [a.seq for a in await store.match_actions(match_id)] == [1, 2, 3]
 
 
+def finished_at_once(append: Any) -> bool:
+    """Whether the coroutine ``append`` returned in one step, never waiting for the event
+    loop (no task, future or hop to a thread on its way); it is run either way."""
+    try:
+        append.send(None)
+    except StopIteration:
+        return True
+    append.close()
+    return False
+
+
+@pytest.mark.asyncio
+async def test_on_sqlite_an_append_with_nothing_else_writing_commits_at_once(
+    store: Store,
+) -> None:
+    """Once the log's connection is set up, an append that finds nothing else being written
+    commits in its caller's own step (sqlite_log.insert_now), refusals included; while
+    another write holds this process's turn, it waits and joins the next batch."""
+    if store.engine.dialect.name != "sqlite":
+        pytest.skip("SQLite's own path")
+    match_id = await new_match(store)
+    await store.append_action(match_id, 1, 1, 0, {"type": "pass"})  # sets the log up
+    assert finished_at_once(store.append_action(match_id, 2, 1, 1, {"type": "pass"}))
+    duplicate = store.append_action(match_id, 2, 1, 2, {"type": "pass"})
+    with pytest.raises(Conflict):
+        duplicate.send(None)  # refused in the same step
+    assert [a.seq for a in await store.match_actions(match_id)] == [1, 2]
+
+    gate = store._gate
+    assert gate is not None and gate.take_now()  # another write holds the turn
+    try:
+        waiting = asyncio.create_task(store.append_action(match_id, 3, 1, 2, {"type": "pass"}))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()
+    finally:
+        gate.release()
+    await asyncio.wait_for(waiting, 5)
+    assert [a.seq for a in await store.match_actions(match_id)] == [1, 2, 3]
+    assert finished_at_once(store.append_action(match_id, 4, 1, 3, {"type": "pass"}))
+    assert [a.seq for a in await store.match_actions(match_id)] == [1, 2, 3, 4]
+
+
 @pytest.mark.asyncio
 async def test_actions_come_back_in_seq_order(store: Store) -> None:
     match_id = await new_match(store)
