@@ -49,7 +49,26 @@ class Action:
         """Decode ``{"type": "discard", "tile": "5m"}``.
 
         Raises ``IllegalAction`` (code ``bad_action``) saying what is wrong.
+
+        A server decodes every action a player sends: what decoded once is remembered (by
+        its fields, in their order; ``_DECODED``), and a listed action comes back as the
+        very object the table lists (``DISCARDS``, ``PASS``...), found among the legal
+        actions by identity.
         """
+        key = tuple(data.items()) if isinstance(data, dict) else None
+        try:
+            known = _DECODED.get(key) if key is not None else None
+        except TypeError:  # a value that is not hashable: decoded anew, and not kept
+            key = known = None
+        if known is not None:
+            return known
+        action = cls._decode(data)
+        if key is not None and len(_DECODED) < _DECODED_MAX:
+            _DECODED[key] = action = _CANONICAL.get(action, action)
+        return action
+
+    @classmethod
+    def _decode(cls, data: object) -> Action:
         from engine.notation import parse_tiles  # noqa: PLC0415 (avoid an import cycle)
 
         if not isinstance(data, dict):
@@ -93,6 +112,11 @@ KONG = Action(ActionKind.KONG)
 # The discard of each kind (0..33), one object each: the table lists these, so an answer
 # taken from them is found among the legal actions by identity.
 DISCARDS = tuple(Action(ActionKind.DISCARD, t) for t in range(N_KINDS))
+_CANONICAL = {a: a for a in (PASS, WIN, PUNG, KONG, *DISCARDS)}
+# ``Action.from_dict``'s memory: an action's fields (in their order) -> the action. Only what
+# decoded is kept, so only strings as values; bounded against a client inventing spellings.
+_DECODED: dict[tuple[tuple[Any, Any], ...], Action] = {}
+_DECODED_MAX = 4096
 
 
 @dataclass(frozen=True, slots=True)
