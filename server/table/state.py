@@ -103,6 +103,7 @@ class TableState:
     queue: asyncio.Queue[_Input] = field(default_factory=asyncio.Queue)
     task: asyncio.Task[None] | None = None
     told_host: TableSummary | None = None  # the summary last pushed to the host
+    told_host_of: tuple[Any, ...] = ()  # what it was made of (``_changed``)
     ended: str | None = None  # its ``match_end``, encoded, once the match is finished
     # The writes and what waits for them, the database-failure pause (``durable``).
     durable: Durable = field(init=False)
@@ -199,6 +200,18 @@ class TableState:
         listing and seating must never lag: a join elsewhere asks it), and after each
         input and drive as a safety net."""
         self._note_empty()
+        # What the summary is made of, cheap to compare: most calls change none of it.
+        match = self.match
+        made_of = (
+            self.state,
+            self.settings,
+            self.rule_set,
+            match.hand_index if match is not None else None,
+            tuple((s.kind, s.name) if s is not None else None for s in self.seats),
+        )
+        if made_of == self.told_host_of:
+            return
+        self.told_host_of = made_of
         summary = TableSummary(
             table=self.id,
             private=self.settings.private,
