@@ -90,10 +90,14 @@ class Table(Seating):
     async def _run(self) -> None:
         speaking.set(self)
         failures = 0
+        first = True
         while True:
             try:
-                # (Also before the first input: a restored match may play to its end alone.)
-                if failures == 0:
+                # Before the first input: a restored match may play to its end alone. (Later
+                # the drive after each input is the drive before the next; after a failure,
+                # the next input or wake-up drives again.)
+                if first:
+                    first = False
                     if not await self._owned():
                         return
                     if await self._drove_to_the_end():
