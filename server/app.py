@@ -24,7 +24,7 @@ from websockets.http11 import Request, Response
 import engine
 from server import accounts, replay
 from server.config import Config
-from server.connection import VERSION, Connection
+from server.connection import VERSION, Connection, EndOfTurn
 from server.db.store import Store, upgrade
 from server.errors import shown
 from server.ladder import api as ladder_api
@@ -53,6 +53,7 @@ class App:
         self.matchmaker: Matchmaker | None = None
         self.tournaments: Tournaments | None = None
         self.connections: set[Connection] = set()
+        self.end_of_turn = EndOfTurn()  # what they were sent this turn, written at its end
         self.ws_server: WsServer | None = None
         self.slow_drops = 0
         self.guard = accounts.Guard(config.accounts)
