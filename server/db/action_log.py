@@ -28,7 +28,7 @@ from server.db.engine import WRITE_OPTION
 from server.db.errors import Conflict, Fenced
 from server.db.models import GameTable, MatchAction
 from server.db.rows import ActionRow, utcnow
-from server.db.transactions import Transactions
+from server.db.transactions import Transactions, store_closed
 
 
 def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
@@ -95,9 +95,13 @@ class ActionLog(Transactions):
         # Its driver connection once set up on SQLite (``sqlite_log.log_driver``): an append
         # that finds nothing else being written commits from its caller (``_append_now``).
         self._driver: Any = None
+        self._log_closed = False  # closed by ``_close_log``: never opened again
 
     async def _close_log(self) -> None:
-        """Write what was appended, then close the log's connection."""
+        """Write what was appended, then close the log's connection. A batch that would
+        need a connection from now on fails instead (``store_closed``): a connection opened
+        as the store closes would be left open (found as a ``ResourceWarning`` in CI)."""
+        self._log_closed = True
         if self._flusher is not None and not self._flusher.done():
             await self._flusher  # what was appended is written before the engine goes
         await sqlite_log.checkpoints_done()
@@ -228,6 +232,8 @@ class ActionLog(Transactions):
         # meanwhile refuses the turn, so no connection is opened on its engine as it goes.
         async with self._write_turn(urgent=True):
             if self._log is None or self._log.closed or self._log.invalidated:
+                if self._log_closed:
+                    raise store_closed()
                 self._log, self._driver = await self.engine.connect(), None
             connection = self._log
             try:

@@ -79,13 +79,13 @@ class WriteGate:
         self._closed = True
         for waiter in (*self._urgent, *self._others):
             if not waiter.done():
-                waiter.set_exception(_closed())
+                waiter.set_exception(store_closed())
         self._urgent.clear()
         self._others.clear()
 
     async def _acquire(self, urgent: bool) -> None:
         if self._closed:
-            raise _closed()
+            raise store_closed()
         if not self._held:
             self._held = True
             return
@@ -111,7 +111,8 @@ class WriteGate:
         self._held = False
 
 
-def _closed() -> OperationalError:
+def store_closed() -> OperationalError:
+    """What a write asked of a closed (or closing) store fails with."""
     return OperationalError("(the store is closed)", None, sqlite3.OperationalError("closed"))
 
 

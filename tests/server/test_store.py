@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy import insert, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import StatementError
+from sqlalchemy.exc import OperationalError, StatementError
 
 from engine.actions import ActionKind
 from engine.match import Match
@@ -310,6 +310,22 @@ async def test_on_sqlite_an_append_with_nothing_else_writing_commits_at_once(
     assert [a.seq for a in await store.match_actions(match_id)] == [1, 2, 3]
     assert finished_at_once(store.append_action(match_id, 4, 1, 3, {"type": "pass"}))
     assert [a.seq for a in await store.match_actions(match_id)] == [1, 2, 3, 4]
+
+
+@pytest.mark.asyncio
+async def test_a_closing_store_opens_no_connection_for_the_log(migrated_url: str) -> None:
+    """An append that comes once the store has begun to close (its log closed, the engine
+    about to go) fails, "the store is closed", instead of opening a connection that nobody
+    would close (a ``ResourceWarning`` found in CI)."""
+    store = await Store.open(migrated_url)
+    try:
+        match_id = await new_match(store)
+        await store._close_log()  # close's first step
+        with pytest.raises(OperationalError, match="store is closed"):
+            await store.append_action(match_id, 1, 1, 0, {"type": "pass"})
+        assert store._log is None
+    finally:
+        await store.close()
 
 
 @pytest.mark.asyncio
