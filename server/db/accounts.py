@@ -4,10 +4,13 @@ the housekeeping of guests (``Store.purge_guests``, run by ``server.accounts``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from server.db.errors import Conflict, UsernameLookalike, UsernameTaken
 from server.db.models import GameTable, Match, MatchPlayer, Player, PlayerSession
@@ -32,6 +35,25 @@ def _new_player(username: str, password_hash: str | None, guest: bool, now: date
         matches=0,
         grade=0.0,
     )
+
+
+def _create_account(
+    new: Callable[[], Player], login: tuple[str, datetime], db: Session
+) -> PlayerRow:
+    """``Accounts.create_account``'s transaction: the player ``new()`` makes."""
+    player = new()
+    db.add(player)
+    db.flush()
+    token_hash, expires_at = login
+    db.add(
+        PlayerSession(
+            player_id=player.id,
+            token_hash=token_hash,
+            created_at=player.created_at,
+            expires_at=expires_at,
+        )
+    )
+    return PlayerRow.of(player)
 
 
 class Accounts(Transactions):
@@ -70,25 +92,11 @@ class Accounts(Transactions):
         each through the driver's thread several times, made a thousand guests logging in
         at once wait tens of seconds.) ``UsernameTaken`` if the name exists in any case,
         ``UsernameLookalike`` if an existing one looks like it."""
-        created = now or utcnow()
+        new = partial(_new_player, username, password_hash, guest, now or utcnow())
         try:
-            async with self._write() as db:
-                player = _new_player(username, password_hash, guest, created)
-                db.add(player)
-                await db.flush()
-                token_hash, expires_at = session
-                db.add(
-                    PlayerSession(
-                        player_id=player.id,
-                        token_hash=token_hash,
-                        created_at=created,
-                        expires_at=expires_at,
-                    )
-                )
-                row = PlayerRow.of(player)
+            return await self._write_now(partial(_create_account, new, session))
         except IntegrityError:
             raise await self._taken(username) from None
-        return row
 
     async def _taken(self, username: str) -> UsernameTaken:
         """Why ``username`` could not be added: its name is taken, or one like it (read

@@ -13,11 +13,12 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from engine.match import MATCH_HANDS, check_match_hands
 from server.db.errors import Conflict, Fenced, StoreError
@@ -38,13 +39,13 @@ class NotRateable(StoreError, ValueError):
     """A rated match whose seats are not four registered accounts."""
 
 
-async def _registered_ids(session: AsyncSession, seats: Sequence[str | None]) -> list[int]:
+def _registered_ids(session: Session, seats: Sequence[str | None]) -> list[int]:
     """The account ids of a rated match's seats, by seat; ``NotRateable`` unless all four
     are registered accounts (not guests, not bots, not empty)."""
     keys = [s.lower() if s is not None and not is_bot(s) else None for s in seats]
     found = {
         p.username_key: p
-        for p in await session.scalars(
+        for p in session.scalars(
             select(Player).where(Player.username_key.in_([k for k in keys if k]))
         )
     }
@@ -63,13 +64,27 @@ class NoSuchMatch(StoreError, LookupError):
     """A match id the database does not know."""
 
 
-async def _check_fence(session: AsyncSession, table_id: str, fence: int) -> None:
+def _check_fence(session: Session, table_id: str, fence: int) -> None:
     """``Fenced`` unless ``fence`` is the table's token; holds the row till the commit."""
-    current = await session.scalar(
+    current = session.scalar(
         select(GameTable.fence).where(GameTable.id == table_id).with_for_update(read=True)
     )
     if current != fence:
         raise Fenced(table_id, fence, current)
+
+
+def _create_match(fields: dict[str, Any], fence: int | None, session: Session) -> int:
+    """``Matches.create_match``'s transaction: a match of ``fields`` (a rated one with its
+    foursome), its id."""
+    if fence is not None:
+        _check_fence(session, fields["table_id"], fence)
+    foursome = None
+    if fields["rated"]:
+        foursome = foursome_key(_registered_ids(session, fields["seats"]))
+    match = Match(**fields, foursome=foursome)
+    session.add(match)
+    session.flush()
+    return match.id
 
 
 class Matches(Transactions):
@@ -102,27 +117,18 @@ class Matches(Transactions):
         if len(seats) != 4:
             raise ValueError(f"a match has 4 seats, got {seats!r}")
         check_match_hands(hands_planned)
-        async with self._write() as session:
-            if fence is not None:
-                await _check_fence(session, table_id, fence)
-            foursome = None
-            if rated:
-                foursome = foursome_key(await _registered_ids(session, seats))
-            match = Match(
-                table_id=table_id,
-                rules=rules,
-                seed=seed,
-                salt=salt,
-                seats=list(seats),
-                started_at=started_at,
-                rule_options=dict(rule_options) if rule_options is not None else None,
-                hands_planned=hands_planned,
-                rated=rated,
-                foursome=foursome,
-            )
-            session.add(match)
-            await session.flush()
-            return match.id
+        fields = {
+            "table_id": table_id,
+            "rules": rules,
+            "seed": seed,
+            "salt": salt,
+            "seats": list(seats),
+            "started_at": started_at,
+            "rule_options": dict(rule_options) if rule_options is not None else None,
+            "hands_planned": hands_planned,
+            "rated": rated,
+        }
+        return await self._write_now(partial(_create_match, fields, fence))
 
     async def finish_hand(
         self,

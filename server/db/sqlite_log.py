@@ -166,8 +166,15 @@ def _bound(
 def _committed(log: _Log) -> None:
     """Count a commit of the log; every ``CHECKPOINT_EVERY``, start a checkpoint."""
     log.commits += 1
-    if log.commits % CHECKPOINT_EVERY == 0 and log.path and not _CHECKPOINTS:
-        task = asyncio.create_task(asyncio.to_thread(checkpoint, log.path), name="wal-checkpoint")
+    checkpoint_now_and_then(log.commits, log.path)
+
+
+def checkpoint_now_and_then(commits: int, path: str) -> None:
+    """After a connection that does not checkpoint on its commits (the log's, and
+    ``sqlite_now``'s) made its ``commits``-th: every ``CHECKPOINT_EVERY``, a checkpoint of
+    the database file ``path`` ("": none) in a thread, unless one is running."""
+    if commits % CHECKPOINT_EVERY == 0 and path and not _CHECKPOINTS:
+        task = asyncio.create_task(asyncio.to_thread(checkpoint, path), name="wal-checkpoint")
         _CHECKPOINTS.add(task)
         task.add_done_callback(_checkpoint_done)
 

@@ -109,6 +109,8 @@ class Store(Accounts, Tables, Matches, ActionLog, Reports):
         await self._close_log()  # what was appended is written before the engine goes
         if self._gate is not None:  # no write starts on the engine as it goes
             self._gate.close()
+        if self._now is not None:
+            self._now.close()
         await self.engine.dispose()
 
     async def __aenter__(self) -> Self:

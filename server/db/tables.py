@@ -6,13 +6,43 @@ writes ``Fenced``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from sqlalchemy import select, update
+from sqlalchemy.orm import Session
 
 from server.db.errors import Fenced
 from server.db.models import GameTable
 from server.db.rows import TableRow
 from server.db.transactions import Transactions
+
+
+def _save_table(row: TableRow, fence: int | None, session: Session) -> None:
+    """``Tables.save_table``'s transaction."""
+    table = session.get(GameTable, row.id, with_for_update=fence is not None)
+    if table is None:
+        table = GameTable(id=row.id)
+        session.add(table)
+    elif fence is not None and table.fence != fence:
+        raise Fenced(row.id, fence, table.fence)
+    table.rules = row.rules
+    table.turn_seconds = row.turn_seconds
+    table.private = row.private
+    table.invite_code = row.invite_code
+    table.seats = list(row.seats)
+    table.created_at = row.created_at
+    table.state = row.state
+    table.hands = row.hands
+    table.aids = row.aids
+    table.rated = row.rated
+    table.ends_at = row.ends_at
+    table.seed = row.seed
+    table.reveals = row.reveals
+    table.watchable = row.watchable
+    table.spectator_delay_seconds = row.spectator_delay_seconds
+    table.claim_window_ms = row.claim_window_ms
+    tournament = row.tournament or (None, None, None)
+    table.tournament_id, table.tournament_session, table.tournament_table = tournament
 
 
 class Tables(Transactions):
@@ -21,31 +51,7 @@ class Tables(Transactions):
     async def save_table(self, row: TableRow, *, fence: int | None = None) -> None:
         """Insert the table, or update it if its id exists. ``fence``: the writer's fencing
         token (cluster mode): ``Fenced`` unless it is the stored table's."""
-        async with self._write() as session:
-            table = await session.get(GameTable, row.id, with_for_update=fence is not None)
-            if table is None:
-                table = GameTable(id=row.id)
-                session.add(table)
-            elif fence is not None and table.fence != fence:
-                raise Fenced(row.id, fence, table.fence)
-            table.rules = row.rules
-            table.turn_seconds = row.turn_seconds
-            table.private = row.private
-            table.invite_code = row.invite_code
-            table.seats = list(row.seats)
-            table.created_at = row.created_at
-            table.state = row.state
-            table.hands = row.hands
-            table.aids = row.aids
-            table.rated = row.rated
-            table.ends_at = row.ends_at
-            table.seed = row.seed
-            table.reveals = row.reveals
-            table.watchable = row.watchable
-            table.spectator_delay_seconds = row.spectator_delay_seconds
-            table.claim_window_ms = row.claim_window_ms
-            tournament = row.tournament or (None, None, None)
-            table.tournament_id, table.tournament_session, table.tournament_table = tournament
+        await self._write_now(partial(_save_table, row, fence))
 
     async def load_open_tables(self) -> list[TableRow]:
         """The tables waiting or playing, oldest first."""

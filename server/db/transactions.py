@@ -29,11 +29,16 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from typing import TypeVar
 
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Session
 
-from server.db.engine import SQLITE_WRITE_WAIT, WRITE_OPTION
+from server.db.engine import SQLITE_WRITE_WAIT, WRITE_OPTION, sqlite_path
+from server.db.sqlite_now import NowWriter
+
+_T = TypeVar("_T")
 
 
 class WriteGate:
@@ -122,6 +127,9 @@ class Transactions:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
         self._gate = WriteGate() if engine.dialect.name == "sqlite" else None
+        # Short writes in the event loop (SQLite on a file: server/db/sqlite_now.py).
+        path = sqlite_path(engine.url)
+        self._now = NowWriter(path) if path is not None else None
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
         # Told how long each committed write of the game's log took: ("actions": a group
         # commit, "hand": finish_hand, "match": finish_match) and seconds; the server's
@@ -146,6 +154,24 @@ class Transactions:
             yield session
         if timed is not None and self.on_commit is not None:
             self.on_commit(timed, time.perf_counter() - started)
+
+    async def _write_now(self, body: Callable[[Session], _T], timed: str | None = None) -> _T:
+        """``body`` as a write transaction (as ``_write``'s, given its session): in the event
+        loop on SQLite when this process's turn to write is free and no other process holds
+        the lock (server/db/sqlite_now.py), else through the asyncio layer. Only for short
+        writes: the loop is held while it runs."""
+        if self._now is not None and self._gate is not None and self._gate.take_now():
+            started = time.perf_counter()
+            try:
+                done, result = self._now.run(body)
+            finally:
+                self._gate.release()
+            if done:
+                if timed is not None and self.on_commit is not None:
+                    self.on_commit(timed, time.perf_counter() - started)
+                return result  # type: ignore[return-value]  # (done: body's own)
+        async with self._write(timed) as session:
+            return await session.run_sync(body)
 
     def _write_turn(self, *, urgent: bool = False) -> AbstractAsyncContextManager[None]:
         """This process's turn to write (SQLite: module docstring); elsewhere no wait."""

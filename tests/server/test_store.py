@@ -23,6 +23,7 @@ from engine.match import Match
 from engine.table import Phase
 from server.cli import replay as replay_cli
 from server.db import sqlite_log
+from server.db.errors import Fenced
 from server.db.models import MatchAction
 from server.db.store import (
     ActionRow,
@@ -310,6 +311,93 @@ async def test_on_sqlite_an_append_with_nothing_else_writing_commits_at_once(
     assert [a.seq for a in await store.match_actions(match_id)] == [1, 2, 3]
     assert finished_at_once(store.append_action(match_id, 4, 1, 3, {"type": "pass"}))
     assert [a.seq for a in await store.match_actions(match_id)] == [1, 2, 3, 4]
+
+
+def sqlite_only(store: Store) -> None:
+    if store.engine.dialect.name != "sqlite":
+        pytest.skip("SQLite's own path")
+
+
+@pytest.mark.asyncio
+async def test_on_sqlite_a_short_write_with_nothing_else_writing_commits_at_once(
+    store: Store,
+) -> None:
+    """A login's account, a table's saves and its match commit in their caller's own step (server/db/
+    sqlite_now.py), refusals too (the transaction rolled back); while another write holds
+    this process's turn they wait for it and go the asyncio way; what either way stores is
+    the same."""
+    sqlite_only(store)
+    session = ("h" * 64, T0 + timedelta(days=3))
+    assert finished_at_once(store.create_account("lin", None, True, session, now=T0))
+    with pytest.raises(UsernameTaken):  # refused, rolled back (then told why by a read)
+        await store.create_account("LIN", None, True, ("i" * 64, T0), now=T0)
+    table = TableRow("t1", "mcr", 15, False, None, ("lin", None, None, None), T0)
+    assert finished_at_once(store.save_table(table))
+    moved = TableRow("t1", "mcr", 15, False, None, ("lin", "mei", None, None), T0)
+    assert finished_at_once(store.save_table(moved, fence=0))
+    with pytest.raises(Fenced):
+        store.save_table(table, fence=7).send(None)  # refused in the same step
+    assert await store.get_table("t1") == moved
+    creating = store.create_match("t1", "mcr", 42, SALT, SEATS, T0, fence=0)
+    with pytest.raises(StopIteration) as created:
+        creating.send(None)  # committed in this one step
+    match = await store.get_match(created.value.value)
+    assert match is not None and (match.table_id, match.seats, match.seed) == (
+        "t1",
+        tuple(SEATS),
+        42,
+    )
+    with pytest.raises(Fenced):
+        store.create_match("t1", "mcr", 43, SALT, SEATS, T0, fence=7).send(None)
+    assert len(await store.table_matches("t1")) == 1
+
+    gate = store._gate
+    assert gate is not None and gate.take_now()  # another write holds the turn
+    try:
+        mei_login = store.create_account("mei", None, True, ("j" * 64, T0), now=T0)
+        waiting = asyncio.create_task(mei_login)
+        saving = asyncio.create_task(store.save_table(table))
+        await asyncio.sleep(0.05)
+        assert not waiting.done() and not saving.done()
+    finally:
+        gate.release()
+    mei = await asyncio.wait_for(waiting, 5)
+    await asyncio.wait_for(saving, 5)
+    lin = await store.get_player("lin")
+    assert lin is not None and (lin.guest, lin.password_hash, lin.created_at) == (True, None, T0)
+    assert (mei.guest, mei.password_hash, mei.created_at) == (True, None, T0)
+    assert mei.id == lin.id + 1
+    assert await store.get_table("t1") == table
+
+
+@pytest.mark.asyncio
+async def test_on_sqlite_a_short_write_waits_for_another_process_outside_the_loop(
+    store: Store, migrated_url: str
+) -> None:
+    """While another connection (a ``guobiao`` command) holds SQLite's write lock, a short
+    write does not wait in the event loop: it goes the asyncio way and waits there, the loop
+    running on, and commits once the lock is let go."""
+    sqlite_only(store)
+    table = TableRow("t1", "mcr", 15, False, None, (None,) * 4, T0)
+    await store.save_table(table)  # (the file in WAL mode, as a running server's is)
+    path = make_url(migrated_url).database
+    assert path is not None
+    holder = sqlite3.connect(path, timeout=5, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # the write lock, held
+    table = TableRow("t1", "mcr", 15, False, None, ("lin", None, None, None), T0)
+    try:
+        saving = asyncio.create_task(store.save_table(table))
+        ticks = 0
+        for _ in range(20):  # 0.2 s: the loop runs, the save waits
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert ticks == 20 and not saving.done()
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    await asyncio.wait_for(saving, 5)
+    assert await store.get_table("t1") == table
+    assert finished_at_once(store.save_table(table))  # the lock free again: in the loop
 
 
 @pytest.mark.asyncio

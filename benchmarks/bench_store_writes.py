@@ -1,0 +1,197 @@
+"""What seating players costs the database layer: guest logins and a table's saves, CPU each.
+
+Seating thousands of players at once (a server's start, a tournament session, a load test)
+is mostly writes: each guest's account and login session, each table's row as it is made,
+as each player sits and as its match starts. This measures them on a fresh SQLite database
+(the embedded default, migrated; ``--postgres URL`` for a PostgreSQL server's scratch
+database instead), in this process, through the ``Store`` the server uses:
+
+- ``guests``: ``--guests`` guest logins (``server.accounts.guest``), ``--concurrency`` at a
+  time (as many connections logging in at once): the process's CPU (every thread: the
+  driver's included) per login, and how many names the database refused because a guest
+  had it (each a try lost, and a read to say why);
+- ``tables``: ``--tables`` tables seated as the lobby seats them: saved new and empty, saved
+  again as each of four players sits, and once more as its match starts (six saves), the
+  same concurrency: CPU per table.
+
+``--other TREE`` runs the same in another checkout (a child process whose ``server`` is that
+tree's), in turns with this one, ``--runs`` times each, and prints each run and the ratios
+of the medians. Figures only; nothing is asserted.
+
+    .venv/bin/python benchmarks/bench_store_writes.py [--guests 4000] [--tables 1000]
+        [--concurrency 32] [--runs 3] [--other TREE] [--postgres URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchkit import ROOT
+
+
+async def _guests(store: Any, count: int, concurrency: int) -> dict[str, Any]:
+    from server.accounts import guest  # noqa: PLC0415 (the tree the child runs in)
+
+    left = iter(range(count))
+
+    async def worker() -> None:
+        for _ in left:
+            await guest(store, 3)
+
+    started, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - started
+    return {"cpu_ms": 1000 * cpu / count, "wall_s": wall}
+
+
+async def _tables(store: Any, count: int, concurrency: int) -> dict[str, Any]:
+    from server.db.rows import TableRow  # noqa: PLC0415 (the tree the child runs in)
+
+    left = iter(range(count))
+    now = datetime.now(UTC)
+
+    async def seat(n: int) -> None:
+        seats: list[str | None] = [None] * 4
+        row = TableRow(f"bench{n:06d}", "mcr", 30, False, None, seats, now)
+        await store.save_table(row)
+        for place in range(4):
+            seats[place] = f"guest-{n:06d}{place}"
+            row = TableRow(f"bench{n:06d}", "mcr", 30, False, None, seats, now)
+            await store.save_table(row)
+        playing = TableRow(f"bench{n:06d}", "mcr", 30, False, None, seats, now, "playing")
+        await store.save_table(playing)
+
+    async def worker() -> None:
+        for n in left:
+            await seat(n)
+
+    started, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - started
+    return {"cpu_ms": 1000 * cpu / count, "wall_s": wall}
+
+
+async def _refused_names(url: str) -> int:
+    """Guest names longer than the first try's (``guest-NNNN``): each at least one refusal."""
+    from sqlalchemy import func, select  # noqa: PLC0415 (the tree the child runs in)
+
+    from server.db.models import Player  # noqa: PLC0415 (the tree the child runs in)
+    from server.db.store import Store  # noqa: PLC0415 (the tree the child runs in)
+
+    store = await Store.open(url)
+    try:
+        async with store._read() as session:
+            longer = await session.scalar(
+                select(func.count()).where(
+                    Player.guest.is_(True), func.length(Player.username) > 10
+                )
+            )
+        return int(longer or 0)
+    finally:
+        await store.close()
+
+
+async def child(args: argparse.Namespace) -> dict[str, Any]:
+    """One run on a fresh database (this process's ``server``: the tree it runs in)."""
+    from server.db.migrate import upgrade  # noqa: PLC0415 (the tree the child runs in)
+    from server.db.store import Store  # noqa: PLC0415 (the tree the child runs in)
+
+    with tempfile.TemporaryDirectory(prefix="guobiao-writes-") as folder:
+        if args.postgres:
+            sys.path.insert(0, str(Path.cwd() / "tests"))
+            import pgkit  # noqa: PLC0415 (the tree the child runs in)
+
+            url = await pgkit.create_database("guobiao_bench_writes", args.postgres)
+        else:
+            url = f"sqlite+aiosqlite:///{folder}/guobiao.db"
+        try:
+            await upgrade(url)
+            store = await Store.open(url)
+            try:
+                guests = await _guests(store, args.guests, args.concurrency)
+                tables = await _tables(store, args.tables, args.concurrency)
+            finally:
+                await store.close()
+            guests["longer_names"] = await _refused_names(url)
+        finally:
+            if args.postgres:
+                await pgkit.drop_database(url, args.postgres)
+    return {"guests": guests, "tables": tables}
+
+
+def run_in(tree: Path, args: argparse.Namespace) -> dict[str, Any]:
+    command = [sys.executable, str(Path(__file__).resolve()), "--child"]
+    command += ["--guests", str(args.guests), "--tables", str(args.tables)]
+    command += ["--concurrency", str(args.concurrency)]
+    if args.postgres:
+        command += ["--postgres", args.postgres]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise SystemExit(f"the run in {tree} failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--guests", type=int, default=4000)
+    parser.add_argument("--tables", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--other", type=Path, help="another checkout to compare (A/B)")
+    parser.add_argument("--postgres", help="a PostgreSQL server's URL (default: SQLite)")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(asyncio.run(child(args))))
+        return
+    trees = {"this": ROOT} | ({"other": args.other.resolve()} if args.other else {})
+    database = "PostgreSQL" if args.postgres else "SQLite"
+    print(
+        f"{args.guests} guest logins, then {args.tables} tables seated (six saves each), "
+        f"{args.concurrency} at a time, {database}, {args.runs} run(s) a tree, in turns"
+    )
+    print(
+        f"{'tree':6} {'run':>3} {'login CPU ms':>12} {'wall s':>7} {'longer names':>12} "
+        f"{'table CPU ms':>12} {'wall s':>7} {'load':>5}"
+    )
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+    for run in range(1, args.runs + 1):
+        for name, tree in trees.items():
+            result = run_in(tree, args)
+            results[name].append(result)
+            g, t = result["guests"], result["tables"]
+            print(
+                f"{name:6} {run:>3} {g['cpu_ms']:>12.3f} {g['wall_s']:>7.1f} "
+                f"{g['longer_names']:>12} {t['cpu_ms']:>12.3f} {t['wall_s']:>7.1f} "
+                f"{os.getloadavg()[0]:>5.2f}",
+                flush=True,
+            )
+    for name in trees:
+        logins = [r["guests"]["cpu_ms"] for r in results[name]]
+        tables = [r["tables"]["cpu_ms"] for r in results[name]]
+        print(
+            f"{name}: login {statistics.median(logins):.3f} ms CPU (median; "
+            f"{min(logins):.3f}-{max(logins):.3f}), table {statistics.median(tables):.3f} ms "
+            f"({min(tables):.3f}-{max(tables):.3f})"
+        )
+    if "other" in trees:
+        for what in ("guests", "tables"):
+            this = statistics.median(r[what]["cpu_ms"] for r in results["this"])
+            other = statistics.median(r[what]["cpu_ms"] for r in results["other"])
+            print(f"{what}: this/other x{this / other:.2f} (CPU, medians)")
+
+
+if __name__ == "__main__":
+    main()
