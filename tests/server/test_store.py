@@ -322,10 +322,10 @@ def sqlite_only(store: Store) -> None:
 async def test_on_sqlite_a_short_write_with_nothing_else_writing_commits_at_once(
     store: Store,
 ) -> None:
-    """A login's account, a table's saves and its match commit in their caller's own step (server/db/
-    sqlite_now.py), refusals too (the transaction rolled back); while another write holds
-    this process's turn they wait for it and go the asyncio way; what either way stores is
-    the same."""
+    """A login's account, a table's saves and its match commit in their caller's own step
+    (server/db/sqlite_now.py), refusals too (the transaction rolled back); while another
+    write holds this process's turn they wait for it and go the asyncio way; what either
+    way stores is the same."""
     sqlite_only(store)
     session = ("h" * 64, T0 + timedelta(days=3))
     assert finished_at_once(store.create_account("lin", None, True, session, now=T0))
