@@ -7,6 +7,8 @@ which setting to raise. The rules themselves are tested on the lobby
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from serverkit import StartServer
 
@@ -32,8 +34,13 @@ async def test_an_address_has_only_so_many_tables_waiting(start_server: StartSer
         assert "127.0.0.1" in refused.value.reason, refused.value.reason
         # One of them starts (its creator sits and fills it with bots): room again.
         await first.join_table(made[0])
+        # (waited for from before the bots sit: it may come in the same read as the reply)
+        dealt = asyncio.create_task(
+            first.wait_for(lambda m: m.type == "update" and m.table == made[0])
+        )
+        await asyncio.sleep(0)
         await first.add_bots(made[0], "fast")
-        await first.wait_for(lambda m: m.type == "update" and m.table == made[0])
+        await dealt
         assert (await second.create_table()).table not in made
     finally:
         for client in (first, second):
