@@ -60,7 +60,10 @@ HASH_BYTES = 32
 MIN_PASSWORD = 8
 USERNAME = re.compile(r"[A-Za-z0-9_-]{3,20}")
 GUEST_PREFIX = "guest-"
-GUEST_DIGITS = (4, 4, 4, 4, 6, 6, 6, 8, 8, 8)  # digits of each try at a free guest name
+# Digits of each try at a free guest name: two at four digits, then wider. (Four tries at
+# four digits, as before, made 6,300 refused names for 8,000 guests: with most of the
+# 10,000 names taken, most guests tried them all. benchmarks/bench_store_writes.py.)
+GUEST_DIGITS = (4, 4, 6, 6, 6, 8, 8, 8, 8, 8)
 
 
 class AccountError(ServerError):
@@ -361,7 +364,7 @@ async def guest(
         guard.check_guest(address)
     for digits in GUEST_DIGITS:
         try:
-            return await _new_account(store, guest_name(digits), None, days, now)
+            return await _new_account(store, guest_name(digits), None, days, now, why=False)
         except UsernameTaken:
             continue
     raise AccountError("auth_failed", "no free guest name; try again")
@@ -395,15 +398,27 @@ async def _start_session(
 
 
 async def _new_account(
-    store: Store, username: str, password_hash: str | None, days: int, now: datetime | None
+    store: Store,
+    username: str,
+    password_hash: str | None,
+    days: int,
+    now: datetime | None,
+    *,
+    why: bool = True,
 ) -> tuple[PlayerRow, str, datetime]:
     """A new account (a guest without ``password_hash``) and its first session, in one
-    write. ``UsernameTaken`` if the name exists."""
+    write. ``UsernameTaken`` if the name exists (``UsernameLookalike`` if one like it does,
+    unless not asked ``why``: a guest's name is simply tried again)."""
     now = now or datetime.now(UTC)
     token = new_token()
     expires_at = now + timedelta(days=days)
     player = await store.create_account(
-        username, password_hash, password_hash is None, (token_hash(token), expires_at), now=now
+        username,
+        password_hash,
+        password_hash is None,
+        (token_hash(token), expires_at),
+        now=now,
+        why=why,
     )
     return player, token, expires_at
 

@@ -86,16 +86,21 @@ class Accounts(Transactions):
         session: tuple[str, datetime],
         *,
         now: datetime | None = None,
+        why: bool = True,
     ) -> PlayerRow:
         """``create_player`` and its first login ``session`` (token hash, expiry) in one
         transaction: the new player. (A guest's login is this one write: three before,
         each through the driver's thread several times, made a thousand guests logging in
         at once wait tens of seconds.) ``UsernameTaken`` if the name exists in any case,
-        ``UsernameLookalike`` if an existing one looks like it."""
+        ``UsernameLookalike`` if an existing one looks like it; with ``why=False`` always
+        ``UsernameTaken``, without the read that tells which (a guest's name, to be tried
+        again with another)."""
         new = partial(_new_player, username, password_hash, guest, now or utcnow())
         try:
             return await self._write_now(partial(_create_account, new, session))
         except IntegrityError:
+            if not why:
+                raise UsernameTaken(f"the username {username!r} is taken") from None
             raise await self._taken(username) from None
 
     async def _taken(self, username: str) -> UsernameTaken:

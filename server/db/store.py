@@ -3,7 +3,10 @@
 Each method is one unit of work with its own short-lived ``AsyncSession`` (never shared
 between tasks): it begins, does its work, commits (or rolls back) and returns plain frozen
 snapshots (``PlayerRow``, ``TableRow``, ``MatchRow``), never ORM objects, so nothing
-outside ``server.db`` can lazy-load or mutate a row by accident.
+outside ``server.db`` can lazy-load or mutate a row by accident. The short writes that
+seating players takes (a guest's account, a table's row, a match's) are a function of a
+``Session`` instead, run in the event loop on SQLite when its write lock is free
+(``server.db.sqlite_now``) and through the asyncio layer otherwise.
 
 Times are inputs: every method that stamps a row takes the time from its caller (or an
 optional ``now``), as timezone-aware datetimes.
@@ -21,7 +24,8 @@ The database must be migrated first (``upgrade(url)``, or ``guobiao db upgrade``
 - ``server.db.accounts``: players, login sessions, the purge of old guests;
 - ``server.db.tables``: lobby tables and their fencing tokens (cluster mode);
 - ``server.db.matches``: a match's row, its hands, its end (counts, grades, ratings);
-- ``server.db.action_log``: a match's action log, appends grouped into commits;
+- ``server.db.action_log``: a match's action log, appends grouped into commits (on
+  SQLite past SQLAlchemy, ``server.db.sqlite_log``);
 - ``server.db.reports``: what the HTTP API reads (a player's summary, a match's detail);
 - ``server.db.rows``: the snapshots all of them give back;
 - ``store.ladder`` (``server.ladder.store``) and ``store.tournaments``

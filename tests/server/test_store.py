@@ -31,6 +31,7 @@ from server.db.store import (
     NoSuchMatch,
     Store,
     TableRow,
+    UsernameLookalike,
     UsernameTaken,
     upgrade,
 )
@@ -54,6 +55,20 @@ async def new_match(store: Store, seats: Sequence[str | None] = SEATS, seed: int
 
 
 # Accounts and sessions.
+
+
+@pytest.mark.asyncio
+async def test_a_refused_account_says_why_only_when_asked(store: Store) -> None:
+    """A name like an existing one is refused as a lookalike, naming it; without ``why``
+    (a guest's name, tried again with another) as taken, unread."""
+    await store.create_account("Lin1", None, False, ("a" * 64, T0), now=T0)
+    with pytest.raises(UsernameLookalike) as lookalike:
+        await store.create_account("LinI", None, False, ("b" * 64, T0), now=T0)
+    assert lookalike.value.existing == "Lin1"
+    with pytest.raises(UsernameTaken) as taken:
+        await store.create_account("LinI", None, True, ("c" * 64, T0), now=T0, why=False)
+    assert type(taken.value) is UsernameTaken
+    assert [await store.get_player(n) is None for n in ("Lin1", "LinI")] == [False, True]
 
 
 @pytest.mark.asyncio
