@@ -100,7 +100,7 @@ class ActionLog(Transactions):
     async def _close_log(self) -> None:
         """Write what was appended, then close the log's connection. A batch that would
         need a connection from now on fails instead (``store_closed``): a connection opened
-        as the store closes would be left open (found as a ``ResourceWarning`` in CI)."""
+        as the store closes would be left open (likely the ``ResourceWarning`` seen in CI)."""
         self._log_closed = True
         if self._flusher is not None and not self._flusher.done():
             await self._flusher  # what was appended is written before the engine goes
@@ -261,7 +261,8 @@ class ActionLog(Transactions):
                     connection.dialect,
                 )
             fenced = await sqlite_log.insert_rows(connection, *self._sqlite_log, rows, fence=_FENCE)
-            self._driver = await sqlite_log.log_driver(connection)  # set up: (``_append_now``)
+            if self._driver is None:  # set up (``_append_now``): once, not after every batch
+                self._driver = await sqlite_log.log_driver(connection)
         else:
             await connection.execution_options(**{WRITE_OPTION: True})
             async with connection.begin():
