@@ -8,7 +8,7 @@ import asyncio
 import json
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -267,23 +267,29 @@ async def test_on_sqlite_a_locked_log_waits_in_its_thread_not_in_the_loop(
 async def locked_log_waits(store: Store, migrated_url: str) -> None:
     match_id = await new_match(store)
     await store.append_action(match_id, 1, 1, 0, {"type": "pass"})
+    await waits_while_locked(migrated_url, store.append_action(match_id, 2, 1, 1, {"type": "pass"}))
+    await store.append_action(match_id, 3, 1, 2, {"type": "pass"})
+    assert [a.seq for a in await store.match_actions(match_id)] == [1, 2, 3]
+
+
+async def waits_while_locked(migrated_url: str, write: Coroutine[Any, Any, Any]) -> None:
+    """Run ``write`` while another connection holds SQLite's write lock: it waits, the
+    event loop running on meanwhile, and ends once the lock is let go."""
     path = make_url(migrated_url).database
     assert path is not None
     holder = sqlite3.connect(path, timeout=5, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")  # the write lock, held
     try:
-        append = asyncio.create_task(store.append_action(match_id, 2, 1, 1, {"type": "pass"}))
+        waiting = asyncio.create_task(write)
         ticks = 0
-        for _ in range(20):  # 0.2 s: the loop runs, the append waits
+        for _ in range(20):  # 0.2 s: the loop runs, the write waits
             await asyncio.sleep(0.01)
             ticks += 1
-        assert ticks == 20 and not append.done()
+        assert ticks == 20 and not waiting.done()
     finally:
         holder.execute("COMMIT")
         holder.close()
-    await asyncio.wait_for(append, 5)
-    await store.append_action(match_id, 3, 1, 2, {"type": "pass"})
-    assert [a.seq for a in await store.match_actions(match_id)] == [1, 2, 3]
+    await asyncio.wait_for(waiting, 5)
 
 
 def finished_at_once(append: Any) -> bool:
@@ -395,22 +401,8 @@ async def test_on_sqlite_a_short_write_waits_for_another_process_outside_the_loo
     sqlite_only(store)
     table = TableRow("t1", "mcr", 15, False, None, (None,) * 4, T0)
     await store.save_table(table)  # (the file in WAL mode, as a running server's is)
-    path = make_url(migrated_url).database
-    assert path is not None
-    holder = sqlite3.connect(path, timeout=5, isolation_level=None, check_same_thread=False)
-    holder.execute("BEGIN IMMEDIATE")  # the write lock, held
     table = TableRow("t1", "mcr", 15, False, None, ("lin", None, None, None), T0)
-    try:
-        saving = asyncio.create_task(store.save_table(table))
-        ticks = 0
-        for _ in range(20):  # 0.2 s: the loop runs, the save waits
-            await asyncio.sleep(0.01)
-            ticks += 1
-        assert ticks == 20 and not saving.done()
-    finally:
-        holder.execute("COMMIT")
-        holder.close()
-    await asyncio.wait_for(saving, 5)
+    await waits_while_locked(migrated_url, store.save_table(table))
     assert await store.get_table("t1") == table
     assert finished_at_once(store.save_table(table))  # the lock free again: in the loop
 
