@@ -111,7 +111,8 @@ class Store(Accounts, Tables, Matches, ActionLog, Reports):
 
     async def close(self) -> None:
         await self._close_log()  # what was appended is written before the engine goes
-        if self._gate is not None:  # no write starts on the engine as it goes
+        self._closed = True  # no read starts on the engine as it goes
+        if self._gate is not None:  # nor any write
             self._gate.close()
         if self._now is not None:
             self._now.close()

@@ -130,6 +130,7 @@ class Transactions:
         # Short writes in the event loop (SQLite on a file: server/db/sqlite_now.py).
         path = sqlite_path(engine.url)
         self._now = NowWriter(path) if path is not None else None
+        self._closed = False  # set by ``Store.close``: no read opens a connection after it
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
         # Told how long each committed write of the game's log took: ("actions": a group
         # commit, "hand": finish_hand, "match": finish_match) and seconds; the server's
@@ -138,6 +139,8 @@ class Transactions:
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[AsyncSession]:
+        if self._closed:  # (a connection opened now would outlive the engine's disposal)
+            raise store_closed()
         async with self._sessions() as session, session.begin():
             yield session
 

@@ -424,6 +424,18 @@ async def test_a_closing_store_opens_no_connection_for_the_log(migrated_url: str
 
 
 @pytest.mark.asyncio
+async def test_a_closed_store_opens_no_connection_to_read(migrated_url: str) -> None:
+    """A read asked of a store that has closed (a task still running as the server stops)
+    fails, "the store is closed", instead of opening a connection nobody would close."""
+    store = await Store.open(migrated_url)
+    await store.save_table(TableRow("t1", "mcr", 15, False, None, (None,) * 4, T0))
+    await store.close()
+    with pytest.raises(OperationalError, match="store is closed"):
+        await store.get_table("t1")
+    assert store.engine.sync_engine.pool.checkedout() == 0
+
+
+@pytest.mark.asyncio
 async def test_actions_come_back_in_seq_order(store: Store) -> None:
     match_id = await new_match(store)
     for seq in (3, 1, 2):
