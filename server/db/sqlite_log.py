@@ -145,13 +145,18 @@ def insert_now(
     try:
         fenced = _insert(driver._conn, sql, params, keys)
     except sqlite3.OperationalError as exc:
-        if exc.sqlite_errorcode & 0xFF in _BUSY:  # (extended codes: BUSY_*)
+        if busy(exc):
             return None
         raise
     except sqlite3.IntegrityError as exc:
         raise IntegrityError(sql, None, exc) from exc
     _committed(log)
     return {id(rows[i]): token for i, token in fenced.items()}
+
+
+def busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused for a lock another connection holds (having done nothing)."""
+    return exc.sqlite_errorcode & 0xFF in _BUSY  # (extended codes: BUSY_*)
 
 
 def _bound(

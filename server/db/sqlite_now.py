@@ -45,8 +45,6 @@ from server.db import sqlite_log
 
 _T = TypeVar("_T")
 
-_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
-
 
 class NowWriter:
     """Write transactions in the event loop on the SQLite database file ``path`` (module
@@ -84,10 +82,7 @@ class NowWriter:
 
 
 def _busy(exc: OperationalError) -> bool:
-    cause = exc.orig
-    return isinstance(cause, sqlite3.OperationalError) and (
-        cause.sqlite_errorcode & 0xFF in _BUSY  # (extended codes: BUSY_*)
-    )
+    return isinstance(exc.orig, sqlite3.OperationalError) and sqlite_log.busy(exc.orig)
 
 
 def _set_up(connection: Any, _record: Any) -> None:
