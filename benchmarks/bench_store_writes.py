@@ -33,11 +33,29 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from benchkit import ROOT
+
+
+async def _timed(
+    count: int, concurrency: int, job: Callable[[int], Awaitable[object]]
+) -> dict[str, Any]:
+    """``job(0)`` .. ``job(count - 1)``, ``concurrency`` at a time: the process's CPU per job
+    (ms, every thread's) and the wall time (s)."""
+    left = iter(range(count))
+
+    async def worker() -> None:
+        for n in left:
+            await job(n)
+
+    started, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - started
+    return {"cpu_ms": 1000 * cpu / count, "wall_s": wall}
 
 
 async def _guests(store: Any, count: int, concurrency: int) -> dict[str, Any]:
@@ -52,22 +70,13 @@ async def _guests(store: Any, count: int, concurrency: int) -> dict[str, Any]:
         return named(*args, **kwargs)
 
     accounts.guest_name = counted
-    left = iter(range(count))
-
-    async def worker() -> None:
-        for _ in left:
-            await accounts.guest(store, 3)
-
-    started, cpu = time.perf_counter(), time.process_time()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    cpu, wall = time.process_time() - cpu, time.perf_counter() - started
-    return {"cpu_ms": 1000 * cpu / count, "wall_s": wall, "refused": tries - count}
+    timed = await _timed(count, concurrency, lambda _: accounts.guest(store, 3))
+    return {**timed, "refused": tries - count}
 
 
 async def _tables(store: Any, count: int, concurrency: int) -> dict[str, Any]:
     from server.db.rows import TableRow  # noqa: PLC0415 (the tree the child runs in)
 
-    left = iter(range(count))
     now = datetime.now(UTC)
 
     async def seat(n: int) -> None:
@@ -81,14 +90,7 @@ async def _tables(store: Any, count: int, concurrency: int) -> dict[str, Any]:
         playing = TableRow(f"bench{n:06d}", "mcr", 30, False, None, seats, now, "playing")
         await store.save_table(playing)
 
-    async def worker() -> None:
-        for n in left:
-            await seat(n)
-
-    started, cpu = time.perf_counter(), time.process_time()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    cpu, wall = time.process_time() - cpu, time.perf_counter() - started
-    return {"cpu_ms": 1000 * cpu / count, "wall_s": wall}
+    return await _timed(count, concurrency, seat)
 
 
 async def child(args: argparse.Namespace) -> dict[str, Any]:

@@ -292,6 +292,11 @@ async def waits_while_locked(migrated_url: str, write: Coroutine[Any, Any, Any])
     await asyncio.wait_for(waiting, 5)
 
 
+def sqlite_only(store: Store) -> None:
+    if store.engine.dialect.name != "sqlite":
+        pytest.skip("SQLite's own path")
+
+
 def finished_at_once(append: Any) -> bool:
     """Whether the coroutine ``append`` returned in one step, never waiting for the event
     loop (no task, future or hop to a thread on its way); it is run either way."""
@@ -310,8 +315,7 @@ async def test_on_sqlite_an_append_with_nothing_else_writing_commits_at_once(
     """Once the log's connection is set up, an append that finds nothing else being written
     commits in its caller's own step (sqlite_log.insert_now), refusals included; while
     another write holds this process's turn, it waits and joins the next batch."""
-    if store.engine.dialect.name != "sqlite":
-        pytest.skip("SQLite's own path")
+    sqlite_only(store)
     match_id = await new_match(store)
     await store.append_action(match_id, 1, 1, 0, {"type": "pass"})  # sets the log up
     assert finished_at_once(store.append_action(match_id, 2, 1, 1, {"type": "pass"}))
@@ -332,11 +336,6 @@ async def test_on_sqlite_an_append_with_nothing_else_writing_commits_at_once(
     assert [a.seq for a in await store.match_actions(match_id)] == [1, 2, 3]
     assert finished_at_once(store.append_action(match_id, 4, 1, 3, {"type": "pass"}))
     assert [a.seq for a in await store.match_actions(match_id)] == [1, 2, 3, 4]
-
-
-def sqlite_only(store: Store) -> None:
-    if store.engine.dialect.name != "sqlite":
-        pytest.skip("SQLite's own path")
 
 
 @pytest.mark.asyncio
