@@ -435,6 +435,38 @@ async def test_a_closed_store_opens_no_connection_to_read(migrated_url: str) -> 
 
 
 @pytest.mark.asyncio
+async def test_on_postgres_a_connection_the_server_closed_is_replaced_before_use(
+    store: Store,
+) -> None:
+    """PostgreSQL ends the store's idle pooled connections (a restart, an administrator's
+    ``pg_terminate_backend``): the next read and write get new ones and succeed, as they
+    did when a ping at every checkout found the closed ones out; no round trip tells."""
+    if store.engine.dialect.name != "postgresql":
+        pytest.skip("PostgreSQL's own path")
+    await store.save_table(TableRow("t1", "mcr", 15, False, None, (None,) * 4, T0))
+    pool = store.engine.sync_engine.pool
+    assert pool.checkedin() >= 1  # (a connection idle in the pool, to be closed)
+    killer = await Store.open(store.engine.url.render_as_string(hide_password=False))
+    try:
+        async with killer.engine.connect() as connection:
+            killed = await connection.scalar(
+                text(
+                    "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) "
+                    "FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+            )
+    finally:
+        await killer.close()
+    assert killed >= 1
+    await asyncio.sleep(0.2)  # the event loop reads the close off the pooled sockets
+    found = await store.get_table("t1")
+    assert found is not None and found.id == "t1"
+    await store.save_table(TableRow("t2", "mcr", 15, False, None, (None,) * 4, T0))
+    assert await store.get_table("t2") is not None
+
+
+@pytest.mark.asyncio
 async def test_actions_come_back_in_seq_order(store: Store) -> None:
     match_id = await new_match(store)
     for seq in (3, 1, 2):
