@@ -24,8 +24,8 @@ The database must be migrated first (``upgrade(url)``, or ``guobiao db upgrade``
 - ``server.db.accounts``: players, login sessions, the purge of old guests;
 - ``server.db.tables``: lobby tables and their fencing tokens (cluster mode);
 - ``server.db.matches``: a match's row, its hands, its end (counts, grades, ratings);
-- ``server.db.action_log``: a match's action log, appends grouped into commits (on
-  SQLite past SQLAlchemy, ``server.db.sqlite_log``);
+- ``server.db.action_log``: a match's action log, appends grouped into commits (past
+  SQLAlchemy's statements: ``server.db.sqlite_log``, ``server.db.postgres_log``);
 - ``server.db.reports``: what the HTTP API reads (a player's summary, a match's detail);
 - ``server.db.rows``: the snapshots all of them give back;
 - ``store.ladder`` (``server.ladder.store``) and ``store.tournaments``
