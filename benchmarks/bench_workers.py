@@ -7,10 +7,15 @@ the second in cluster mode on a Redis (``--redis-url``, default ``redis://127.0.
 every key under a prefix of the run's own). For each load in ``--tables`` the same client
 (``guobiao loadtest``, in a process of its own, seed fixed) runs ``--duration`` seconds of fast
 bots against each server in turn; prints actions/s and the action-to-update latency (p50,
-p99) of each, and the largest load at which each kept its p99 under 100 ms. At human pace
-(``--think``) the latency is the loadtest's server latency (from the last action a table
-waited for to its first update, once start-up is over): a connection's own latency then
-mostly measures the other players' think times. The client runs on
+p99) of each, the servers' CPU time per action (every worker's), and the largest load at
+which each kept its p99 under 100 ms. At human pace (``--think``) the latency is the one
+``benchmarks/human_pace.py`` reports (docs/performance.md, "What each figure measures"):
+*served*, from the server reading the action that completed a table's wait (the
+``input_at`` the servers stamp on its updates) to each connection's receipt of them, beside
+the load tool's own lag (how late its event loops ran: a served figure no smaller than it
+says the tool was late) and the older *inferred* figure (from the last action a table
+waited for to its first update as the tool saw both, its sending delays included). A
+connection's own latency would mostly measure the other players' think times. The client runs on
 the same machine and takes CPU from the servers: on a 2-core box that caps what two workers
 can show (say so when quoting the figures). It runs as ``--client-processes`` processes
 (``guobiao loadtest --processes``, default 2): one process reading 4,000 connections
@@ -31,9 +36,10 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 from typing import Any
 
-from benchkit import ROOT, free_port, loadtest
+from benchkit import ROOT, cpu_seconds, free_port, loadtest
 
 sys.path.insert(0, str(ROOT / "tests"))  # pgkit: the tests' scratch PostgreSQL databases
 
@@ -71,12 +77,22 @@ def _load(port: int, tables: int, args: argparse.Namespace) -> dict[str, Any]:
     return loadtest(f"ws://127.0.0.1:{port}/ws", tables, args.duration, *options)
 
 
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+
+
+def _server_cpu(pid: int) -> float:
+    """CPU seconds so far of the server ``pid`` and of its workers (its children)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return sum(cpu_seconds(p) for p in [pid, *map(int, children)])
+
+
 def _run(
     args: argparse.Namespace, tables: int, workers: int, env: dict[str, str]
 ) -> dict[str, Any]:
     """One server run (``workers`` processes) on a fresh database of its own: what a run
     leaves unfinished would otherwise be adopted (and played by its server bots) by the
-    next. Its loadtest report."""
+    next. Its loadtest report, with ``cpu_s``: the servers' CPU time while it ran."""
     try:
         url = asyncio.run(pgkit.create_database("guobiao_bench_workers", args.postgres))
     except pgkit.Unavailable as exc:
@@ -87,7 +103,9 @@ def _run(
         try:
             _wait_ready(port)
             time.sleep(1.0 if workers > 1 else 0.0)  # both workers up and leased
-            return _load(port, tables, args)
+            before = _server_cpu(server.pid)
+            report = _load(port, tables, args)
+            return {**report, "cpu_s": _server_cpu(server.pid) - before}
         finally:
             server.terminate()
             server.wait(60)
@@ -129,6 +147,7 @@ def main() -> None:
         "GUOBIAO_ACCOUNTS_GUEST_PER_HOUR": "1000000",
         "GUOBIAO_ACCOUNTS_GUEST_BURST": "100000",
         "GUOBIAO_LIMITS_WAITING_TABLES_PER_ADDRESS": "0",
+        "GUOBIAO_SERVER_STAMP_UPDATES": "true",  # the served latency (docstring)
     }
     clustered = {
         **env,
@@ -140,9 +159,12 @@ def main() -> None:
         f"{os.cpu_count()} CPUs; fast bots, {pace}, {args.duration:g} s a load, seed 1, "
         f"{args.client_processes} client process(es)"
     )
+    latency = "served p50/p99, tool lag p99, inferred p99" if args.think else "p50/p99"
+    print(f"latency ({latency}) in ms; CPU: the servers' (every worker's) ms per action")
     print(
-        f"{'tables':>6} {'conns':>6}  {'server':12} {'actions/s':>10} {'p50 ms':>8} "
-        f"{'p99 ms':>8}  errors"
+        f"{'tables':>6} {'conns':>6}  {'server':12} {'actions/s':>10} {'p50':>6} {'p99':>6} "
+        + (f"{'lag':>6} {'infer.':>6} " if args.think else "")
+        + f"{'CPU':>6}  errors"
     )
     best: dict[str, int] = {}
     for tables in loads:
@@ -151,15 +173,22 @@ def main() -> None:
             runs = [runs[int(args.only) - 1]]
         for label, workers, environ in runs:
             report = _run(args, tables, workers, environ)
-            latency = report["server_latency_ms" if args.think else "latency_ms"]
+            latency = report["served_latency_ms" if args.think else "latency_ms"]
             actions, kinds = report["actions"], report["errors"]
             p99 = latency["p99"]
             errors = sum(kinds.values())
             conns = report["connections"]["connected"]
-            p50 = "-" if latency["p50"] is None else latency["p50"]
+            cpu = 1000 * report["cpu_s"] / actions["accepted"] if actions["accepted"] else None
+            extra = ""
+            if args.think:
+                extra = (
+                    f"{_ms(report['loop_lag_ms']['p99']):>6} "
+                    f"{_ms(report['server_latency_ms']['p99']):>6} "
+                )
             print(
                 f"{tables:>6} {conns:>6}  {label:12} {actions['per_second']:>10} "
-                f"{p50:>8} {'-' if p99 is None else p99:>8}  {errors} {kinds or ''}",
+                f"{_ms(latency['p50']):>6} {_ms(p99):>6} {extra}"
+                f"{'-' if cpu is None else f'{cpu:.2f}':>6}  {errors} {kinds or ''}",
                 flush=True,
             )
             for note in report["notes"]:
