@@ -35,7 +35,8 @@ written, ``ActionLog._append_now``); ``insert_rows`` waits.
 The values are bound by the columns' own SQLAlchemy types (``TypeEngine.bind_processor``: the
 JSON column's serializer, ``UTCDateTime``'s naive UTC, the dialect's datetime text), so the
 rows stored are byte for byte what the ORM path stored; a constraint failure is raised as
-SQLAlchemy's ``IntegrityError``, as the store expects. Other databases keep the Core path.
+SQLAlchemy's ``IntegrityError``, as the store expects. PostgreSQL has its own one-statement
+append (``server.db.postgres_log``), bound by the same ``binder``.
 """
 
 from __future__ import annotations
