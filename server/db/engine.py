@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import URL, event, make_url
-from sqlalchemy.exc import ArgumentError, DisconnectionError, NoSuchModuleError
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
@@ -81,10 +81,6 @@ def make_engine(url: str | URL, *, store: bool = True) -> AsyncEngine:
     writes, so that a read-then-write transaction waits for the write lock instead of
     failing with "database is locked" when another connection wrote meanwhile.
 
-    PostgreSQL (``store=True``): a pooled connection the server closed (a restart, an
-    administrator's ``pg_terminate_backend``) is replaced when it is checked out
-    (``_postgres_events``).
-
     ``store=False`` (migrations): no pool and no pragmas, in particular foreign keys stay
     off as Alembic's batch mode on SQLite needs.
     """
@@ -95,29 +91,22 @@ def make_engine(url: str | URL, *, store: bool = True) -> AsyncEngine:
     options: dict[str, Any] = {}
     if not store:
         options["poolclass"] = NullPool
+    elif parsed.get_backend_name() == "postgresql":
+        # A ping as each connection is checked out (three round trips with asyncpg: a
+        # transaction begun, the ping, a rollback). Asking asyncpg whether the connection is
+        # closed instead costs none, but a connection PostgreSQL ended in the middle of an
+        # operation can be left not closed and unusable ("another operation is in
+        # progress"): the fault-injection test that ends the server's connections during a
+        # match failed 3 runs in 4 that way (2026-12-05). The action log holds a connection
+        # of its own, so its appends do not pay for the ping.
+        options["pool_pre_ping"] = True
     try:
         engine = create_async_engine(parsed, **options)
     except (ArgumentError, NoSuchModuleError, ImportError) as exc:
         raise BadDatabaseURL(f"cannot use {display(parsed)}: {exc}") from None
     if store and parsed.get_backend_name() == "sqlite":
         _sqlite_events(engine)
-    if store and parsed.get_backend_name() == "postgresql":
-        _postgres_events(engine)
     return engine
-
-
-def _postgres_events(engine: AsyncEngine) -> None:
-    @event.listens_for(engine.sync_engine, "checkout")
-    def on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
-        # A connection the server closed is replaced before it is used (the pool checks out
-        # another on DisconnectionError). asyncpg learns of the close as its socket does, in
-        # the event loop, so this costs no round trip: ``pool_pre_ping`` costs three with
-        # asyncpg (a transaction begun, a ping, a rollback) at every checkout, which was a
-        # third of the round trips of an append to the action log. A close not yet seen
-        # fails the statement, as it would fail after a ping: the store's callers handle a
-        # failed write (a pause, docs/deployment.md, "Failover").
-        if dbapi_connection.driver_connection.is_closed():
-            raise DisconnectionError("PostgreSQL closed this connection")
 
 
 def _sqlite_events(engine: AsyncEngine) -> None:

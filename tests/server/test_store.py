@@ -439,8 +439,8 @@ async def test_on_postgres_a_connection_the_server_closed_is_replaced_before_use
     store: Store,
 ) -> None:
     """PostgreSQL ends the store's idle pooled connections (a restart, an administrator's
-    ``pg_terminate_backend``): the next read and write get new ones and succeed, as they
-    did when a ping at every checkout found the closed ones out; no round trip tells."""
+    ``pg_terminate_backend``): the next read and write get new ones and succeed (the pool
+    pings a connection as it checks it out: server/db/engine.py)."""
     if store.engine.dialect.name != "postgresql":
         pytest.skip("PostgreSQL's own path")
     await store.save_table(TableRow("t1", "mcr", 15, False, None, (None,) * 4, T0))
