@@ -70,9 +70,9 @@ class ActionLog(Transactions):
         # then go together in the next one (see ``append_action``).
         self._pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
-        # The log's statement and how a row is bound, made at the first append.
-        self._sqlite_log: tuple[str, sqlite_log.Binder] | None = None
-        self._postgres_bind: sqlite_log.Binder | None = None
+        # The log's INSERT (SQLite's) and how a row is bound (both databases'), made at the
+        # first append for the engine's dialect.
+        self._binder: tuple[str, sqlite_log.Binder] | None = None
         self._log: AsyncConnection | None = None  # the action log's own connection
         # Its driver connection once set up on SQLite (``sqlite_log.log_driver``): an append
         # that finds nothing else being written commits from its caller (``_append_now``).
@@ -180,13 +180,13 @@ class ActionLog(Transactions):
         The rows refused by their fencing token, as ``_insert_actions``; None, having done
         nothing, when it cannot (then the append joins the next batch)."""
         driver, gate, log = self._driver, self._gate, self._log
-        if driver is None or gate is None or self._sqlite_log is None:
+        if driver is None or gate is None or self._binder is None:
             return None
         if log is None or log.closed or log.invalidated or not gate.take_now():
             return None
         started = time.perf_counter()
         try:
-            fenced = sqlite_log.insert_now(driver, *self._sqlite_log, [row], fence=_FENCE)
+            fenced = sqlite_log.insert_now(driver, *self._binder, [row], fence=_FENCE)
         except IntegrityError:
             raise _conflict(row) from None  # rolled back; the connection is fine
         except BaseException:
@@ -234,26 +234,20 @@ class ActionLog(Transactions):
     async def _insert_on(
         self, connection: AsyncConnection, rows: list[dict[str, Any]]
     ) -> dict[int, int | None]:
+        if self._binder is None:
+            self._binder = sqlite_log.binder(
+                MatchAction.__table__,
+                MatchAction.__tablename__,
+                _ACTION_COLUMNS,
+                connection.dialect,
+            )
+        sql, bind = self._binder
         if connection.dialect.name == "sqlite":  # the embedded default: see sqlite_log
-            if self._sqlite_log is None:
-                self._sqlite_log = sqlite_log.binder(
-                    MatchAction.__table__,
-                    MatchAction.__tablename__,
-                    _ACTION_COLUMNS,
-                    connection.dialect,
-                )
-            fenced = await sqlite_log.insert_rows(connection, *self._sqlite_log, rows, fence=_FENCE)
+            fenced = await sqlite_log.insert_rows(connection, sql, bind, rows, fence=_FENCE)
             if self._driver is None:  # set up (``_append_now``): once, not after every batch
                 self._driver = await sqlite_log.log_driver(connection)
         else:
-            if self._postgres_bind is None:
-                _, self._postgres_bind = sqlite_log.binder(
-                    MatchAction.__table__,
-                    MatchAction.__tablename__,
-                    _ACTION_COLUMNS,
-                    connection.dialect,
-                )
-            fenced = await postgres_log.insert_rows(connection, self._postgres_bind, rows, _FENCE)
+            fenced = await postgres_log.insert_rows(connection, bind, rows, _FENCE)
         return fenced
 
     async def match_actions(self, match_id: int) -> list[ActionRow]:
