@@ -39,7 +39,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from benchkit import ROOT, cpu_seconds, free_port, loadtest
+from benchkit import ROOT, cpu_seconds, free_port, loadtest, ms
 
 sys.path.insert(0, str(ROOT / "tests"))  # pgkit: the tests' scratch PostgreSQL databases
 
@@ -75,10 +75,6 @@ def _load(port: int, tables: int, args: argparse.Namespace) -> dict[str, Any]:
     if args.think:
         options += ["--think", args.think, "--turn-seconds", "30"]
     return loadtest(f"ws://127.0.0.1:{port}/ws", tables, args.duration, *options)
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0f}" if value >= 10 else f"{value:.1f}"
 
 
 def _server_cpu(pid: int) -> float:
@@ -182,12 +178,12 @@ def main() -> None:
             extra = ""
             if args.think:
                 extra = (
-                    f"{_ms(report['loop_lag_ms']['p99']):>6} "
-                    f"{_ms(report['server_latency_ms']['p99']):>6} "
+                    f"{ms(report['loop_lag_ms']['p99']):>6} "
+                    f"{ms(report['server_latency_ms']['p99']):>6} "
                 )
             print(
                 f"{tables:>6} {conns:>6}  {label:12} {actions['per_second']:>10} "
-                f"{_ms(latency['p50']):>6} {_ms(p99):>6} {extra}"
+                f"{ms(latency['p50']):>6} {ms(p99):>6} {extra}"
                 f"{'-' if cpu is None else f'{cpu:.2f}':>6}  {errors} {kinds or ''}",
                 flush=True,
             )

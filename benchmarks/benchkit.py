@@ -13,6 +13,7 @@ tests' ``tests/pgkit.py``, shared with the benchmarks that need one).
   the sum of one series' samples.
 - ``serve(site, tree)``: ``guobiao serve --config SITE --port 0`` of ``tree``'s code (its
   working directory), quiet, its first line to be read by ``announced_port``.
+- ``ms(value)``: milliseconds as a table prints them ("-" for none, whole from 10).
 - ``loadtest(url, tables, duration, ...)``: ``guobiao loadtest --json`` in a child process
   (so that its bots do not share this process's event loop with anything), its report.
 
@@ -123,6 +124,12 @@ def total(series: list[tuple[str, dict[str, str], float]], name: str, **match: s
         for n, labels, v in series
         if n == name and all(labels.get(k) == x for k, x in match.items())
     )
+
+
+def ms(value: float | None) -> str:
+    """Milliseconds as the benchmarks' tables print them: "-" for none, whole from 10 up,
+    else to a tenth."""
+    return "-" if value is None else f"{value:.0f}" if value >= 10 else f"{value:.1f}"
 
 
 def loadtest(url: str, tables: int, duration: float, *options: str) -> dict[str, Any]:

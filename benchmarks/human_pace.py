@@ -52,7 +52,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchkit import announced_port, cpu_seconds, loadtest, rss_kib, scrape, serve, total
+from benchkit import announced_port, cpu_seconds, loadtest, ms, rss_kib, scrape, serve, total
 
 SITE = """\
 [server]
@@ -200,9 +200,6 @@ def main() -> None:
         for size in sizes:
             row = one_run(size, args)
             rows.append(row)
-
-            def ms(value: float | None) -> str:
-                return "-" if value is None else f"{value:.0f}" if value >= 10 else f"{value:.1f}"
 
             print(
                 f"{size:>6} {ms(row['served_p95_ms']):>10} {ms(row['served_p99_ms']):>8} "
