@@ -232,6 +232,8 @@ class Lobby:
             table = self.tables.get(summary.table)
             if table is not None:  # (its state is finished once its match is stored so)
                 self._table_finished(table)
+            # The other nodes hear it now, before the players are told the match ended.
+            self.nodes.match_over(summary.table, (before or summary).players)
         if before is not None:
             for name in before.players:
                 if self.seated.get(name) == summary.table:

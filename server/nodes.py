@@ -15,7 +15,7 @@ import ``server.app``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -154,6 +154,11 @@ class Nodes(Protocol):
         """Who sits where, or which tables wait for players, changed here."""
         ...
 
+    def match_over(self, table_id: str, players: Sequence[str]) -> None:
+        """The match of ``table_id``, a table here, finished: ``players`` sit there no more
+        (called before they are told)."""
+        ...
+
     def remote_listing(self, local: Collection[str]) -> list[dict[str, Any]]:
         """The other nodes' public tables, but ``local`` (ours now)."""
         ...
@@ -236,6 +241,9 @@ class OneNode:
         return None
 
     def lobby_changed(self) -> None:
+        pass
+
+    def match_over(self, table_id: str, players: Sequence[str]) -> None:
         pass
 
     def remote_listing(self, local: Collection[str]) -> list[dict[str, Any]]:

@@ -53,6 +53,9 @@ class Directory:
         self.listings: dict[str, dict[str, Any]] = {}  # other nodes' public tables
         self.listed: dict[str, str] = {}  # other nodes' public tables -> their node
         self.seated: dict[str, str] = {}  # username -> table, all nodes
+        # username -> the finished table its owner said she left (``unseated``), until
+        # ``PREFIX:seated`` no longer says she sits there (its owner publishes it soon).
+        self.unseated_at: dict[str, str] = {}
         self.waiting: dict[str, Creator] = {}  # other nodes' waiting tables -> their creator
         self._published_listing: dict[str, bytes] = {}
         self._published_seated: dict[str, str] = {}
@@ -202,11 +205,18 @@ class Directory:
             self.listings = listings
             self.lobby.feed.changed()
         seated: dict[str, str] = {}
+        still: dict[str, str] = {}  # told unseated, not yet published so
         for user, where in seated_raw.items():
             table_id, _, node = _text(where).partition(" ")
-            if node in live:
-                seated[_text(user)] = table_id
+            name = _text(user)
+            if node not in live:
+                continue
+            if self.unseated_at.get(name) == table_id:
+                still[name] = table_id
+            else:
+                seated[name] = table_id
         self.seated = seated
+        self.unseated_at = still
         waiting: dict[str, Creator] = {}
         for table_id, raw in waiting_raw.items():
             entry = orjson.loads(raw)
@@ -215,13 +225,28 @@ class Directory:
         self.waiting = waiting
         return coordinator.decode() if coordinator is not None else None
 
+    def unseated(self, table_id: str, users: Iterable[str]) -> None:
+        """``users`` sit at ``table_id`` no more (its match finished): forgotten there now,
+        and in what ``PREFIX:seated`` says until its owner has published it."""
+        for user in users:
+            self.unseated_at[user] = table_id
+            if self.seated.get(user) == table_id:
+                del self.seated[user]
+
+    def everyone_speaks(self, level: int) -> bool:
+        """Whether every live node speaks the messages of ``level`` (``messages.SPEAKS``)."""
+        return all(info.get("speaks", 1) >= level for info in self.live.values())
+
     async def seated_table(self, username: str) -> str | None:
         """The table (on any node) where ``username`` sits, as the owners last said."""
         try:
             raw = await self.redis.hget(f"{self.prefix}:seated", username)
         except (RedisError, OSError):
             return self.seated.get(username)
-        return _text(raw).partition(" ")[0] if raw is not None else None
+        if raw is None:
+            return None
+        table_id = _text(raw).partition(" ")[0]
+        return None if self.unseated_at.get(username) == table_id else table_id
 
     def remote_listing(self, local: Collection[str]) -> list[dict[str, Any]]:
         return [entry for t, entry in self.listings.items() if t not in local]

@@ -45,6 +45,7 @@ from server.cluster.messages import (
     ServiceGone,
     TableFinished,
     Take,
+    Unseated,
 )
 from server.cluster.peers import RemotePeer
 from server.cluster.relaying import Relaying, moving
@@ -123,6 +124,8 @@ class Inbox(Relaying):
                 await self._drain(message)
             case Coordinator():
                 await self._coordinator_changed(message)
+            case Unseated():
+                self.directory.unseated(message.table, message.users)
             case TableFinished():
                 await self._tournament_table_finished(message)
             case Replace():

@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Union
 
 __all__ = [
     "KINDS",
+    "SPEAKS",
     "Attach",
     "Attached",
     "Back",
@@ -53,9 +54,15 @@ __all__ = [
     "ServiceGone",
     "TableFinished",
     "Take",
+    "Unseated",
     "decode",
     "encode",
 ]
+
+# The messages this release speaks, written in each node's presence (``speaks``): 1, those of
+# the first release; 2 adds ``unseated``. A node sends a newer message only once every live
+# node speaks it (a rolling restart runs both releases side by side).
+SPEAKS = 2
 
 
 class BadMessage(ValueError):
@@ -280,6 +287,18 @@ class Coordinator:
     owner: str = field(metadata=key("o"))
 
 
+@dataclass(frozen=True, slots=True)
+class Unseated:
+    """To every node: the people ``us`` sit no more at table ``t``, whose match finished on
+    the sender's node. Each node forgets them there at once, not at its next read of
+    ``PREFIX:seated`` (a player who leaves a finished match may sit down anywhere at once).
+    Sent before the players are told the match ended, so every node hears it first."""
+
+    kind: ClassVar[str] = "unseated"
+    table: str = field(metadata=key("t"))
+    users: tuple[str, ...] = field(metadata=key("us"))
+
+
 # ------------------------------------------------------------------ tournaments ---
 
 
@@ -334,6 +353,7 @@ Message = Union[  # noqa: UP007 (a union of classes, read by get_type_hints belo
     Move,
     Drain,
     Coordinator,
+    Unseated,
     TableFinished,
     Replace,
     Reply,

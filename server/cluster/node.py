@@ -83,7 +83,7 @@ from redis.exceptions import RedisError
 from server.cluster.fenced import FencedStore
 from server.cluster.inbox import Inbox
 from server.cluster.leases import Leases
-from server.cluster.messages import Coordinator, In, Moved, Released, Take
+from server.cluster.messages import SPEAKS, Coordinator, In, Moved, Released, Take, Unseated
 from server.cluster.peers import RemotePeer
 from server.cluster.relaying import moving
 from server.cluster.state import KEEPER_STOP_SECONDS
@@ -183,6 +183,7 @@ class Node(Inbox, Leases):
             "tables": len(lobby.tables),
             "connections": len(self.connections),
             "coordinator": self.is_coordinator,
+            "speaks": SPEAKS,
         }
         await self.redis.set(self.node_key, orjson.dumps(info), px=self.lease_ms)
 
@@ -192,6 +193,14 @@ class Node(Inbox, Leases):
     def lobby_changed(self) -> None:
         """Who sits where changed here: published soon (``Directory.changed``)."""
         self.directory.changed()
+
+    def match_over(self, table_id: str, players: Sequence[str]) -> None:
+        """Every node forgets ``players`` at ``table_id`` now (``Unseated``): a node that read
+        ``PREFIX:seated`` before we publish it would refuse them a seat until its next beat.
+        Not while a node of the previous release runs (a rolling restart): it would not know
+        the message; everyone then learns it at the beat, as that release did."""
+        if players and self.directory.everyone_speaks(SPEAKS):
+            self.bus.broadcast(Unseated(table_id, tuple(players)))
 
     async def _read_cluster(self) -> None:
         """What every node published, who is alive, and who is the coordinator."""

@@ -429,6 +429,44 @@ async def test_resume_elsewhere_right_after_sitting(make_cluster: MakeCluster) -
 
 @pytest.mark.postgres
 @pytest.mark.asyncio
+async def test_a_player_whose_match_ended_sits_down_at_once_on_another_node(
+    make_cluster: MakeCluster,
+) -> None:
+    """Her match over, a player sits at a table of another node at once (as ``guobiao
+    loadtest`` does, and a person who clicks fast): the finished table's owner tells every
+    node (``unseated``) before it tells her, instead of them refusing her (``already_seated``)
+    until they next read who sits where, at a beat (4 s here). Alice plays n1's table through
+    n2 (relayed), Carol on n1; each then sits at once at a table of n2."""
+    # (Waiting for n2 to list her seated polls as guests: slow beats, many guests.)
+    guests = {"accounts": {"guest_burst": 1000, "guest_per_hour": 100_000}}
+    cluster = await make_cluster(2, lease_seconds=12.0, sections=guests)
+    n1, n2 = cluster["n1"], cluster["n2"]
+    host = await Player.register(n2, "host_next")
+    alice = carol = None
+    try:
+        following = (await host.client.create_table(turn_seconds=TURN_SECONDS)).table
+        assert await cluster.wait_owner(following) == "n2"
+        alice, alice_table = await solo_table(n1, "alice_next", player_node=n2)
+        carol, carol_table = await solo_table(n1, "carol_next")
+
+        async def play_then_sit(player: Player, table: str, seat: int) -> dict[str, Any]:
+            end = await player.play(cluster, table)
+            assert await player.client.join_table(following, seat=seat) == seat
+            return end
+
+        ends = await asyncio.gather(
+            play_then_sit(alice, alice_table, 1), play_then_sit(carol, carol_table, 2)
+        )
+    finally:
+        for player in (host, alice, carol):
+            if player is not None:
+                await player.close()
+    for end in ends:
+        await check_as_offline(cluster, end)
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
 async def test_a_relayed_reader_gets_the_next_hand_once_she_has_read_the_result(
     make_cluster: MakeCluster,
 ) -> None:

@@ -28,8 +28,19 @@ class Summary:
     state: str = "playing"
 
 
+class Feed:
+    """The lobby's listing feed: told when another node's listing changed."""
+
+    def __init__(self) -> None:
+        self.changes = 0
+
+    def changed(self) -> None:
+        self.changes += 1
+
+
 @dataclass
 class Lobby:
+    feed: Feed = field(default_factory=Feed)
     summaries: dict[str, Summary] = field(default_factory=dict)
     tables: dict[str, object] = field(default_factory=dict)
     seated: dict[str, str] = field(default_factory=dict)
@@ -168,3 +179,66 @@ async def test_every_node_counts_the_others_waiting_tables_by_creator(
     finally:
         for node in (n1, n2):
             await node.close()  # its background tasks first: none reconnects after
+
+
+@pytest.mark.asyncio
+async def test_players_told_unseated_stay_so_until_their_tables_owner_publishes_it(
+    redis_url: str, prefix: str
+) -> None:
+    """n1's match at t1 finished: n2 hears ``unseated`` before n1 publishes who sits where (a
+    moment later), and forgets alice and bob there at once. A beat of n2 reading the hash
+    meanwhile does not seat them there again; once the hash says so too, n2 keeps no trace,
+    and a later seat of hers is read as usual."""
+    ours, theirs = Lobby(), Lobby()
+    for name, table in (("alice", "t1"), ("bob", "t1"), ("carol", "t2")):
+        ours.sit(name, table)
+    n1, n2 = node_for(redis_url, prefix, ours), node_for(redis_url, prefix, theirs, "n2")
+    try:
+        await n1._presence()
+        await n2._presence()
+        await n1._publish_lobby()
+        await n2._read_cluster()
+        assert n2.seated_elsewhere("alice") == "t1"
+        n2.directory.unseated("t1", ("alice", "bob"))  # as n2's inbox does with the message
+        assert n2.seated_elsewhere("alice") is None and n2.seated_elsewhere("carol") == "t2"
+        await n2._read_cluster()  # the hash still says t1: n1 has not published yet
+        assert n2.seated_elsewhere("alice") is None and n2.seated_elsewhere("bob") is None
+        assert await n2.directory.seated_table("alice") is None
+        assert n2.seated_elsewhere("carol") == "t2"
+        del ours.seated["alice"], ours.seated["bob"]
+        await n1._publish_lobby()
+        await n2._read_cluster()
+        assert n2.directory.unseated_at == {}
+        ours.sit("alice", "t3")
+        await n1._publish_lobby()
+        await n2._read_cluster()
+        assert n2.seated_elsewhere("alice") == "t3"
+    finally:
+        for node in (n1, n2):
+            await node.close()  # its background tasks first: none reconnects after
+
+
+@pytest.mark.asyncio
+async def test_a_finished_match_is_told_to_every_node_only_if_every_node_speaks_it(
+    redis_url: str, prefix: str
+) -> None:
+    """``unseated`` is broadcast when a match ends while every live node's presence says it
+    speaks it; not while a node of the previous release runs (its presence says nothing),
+    which would refuse an unknown message: the beat tells everyone then, as before."""
+    n1 = node_for(redis_url, prefix, Lobby())
+    sent: list[Any] = []
+    n1.bus.broadcast = sent.append  # type: ignore[method-assign]
+    try:
+        await n1._presence()
+        await n1._read_cluster()
+        n1.match_over("t1", ("alice", "bob"))
+        assert [(m.kind, m.table, m.users) for m in sent] == [("unseated", "t1", ("alice", "bob"))]
+        n1.match_over("t2", ())  # nobody sat there (a table closed empty)
+        assert len(sent) == 1
+        older = {"node": "n0", "incarnation": 1, "tables": 0}  # a presence without "speaks"
+        await n1.redis.set(f"{prefix}:node:n0", orjson.dumps(older), px=5000)
+        await n1._read_cluster()
+        n1.match_over("t3", ("carol",))
+        assert len(sent) == 1
+    finally:
+        await n1.close()
