@@ -234,8 +234,13 @@ class Directory:
                 del self.seated[user]
 
     def everyone_speaks(self, level: int) -> bool:
-        """Whether every live node speaks the messages of ``level`` (``messages.SPEAKS``)."""
-        return all(info.get("speaks", 1) >= level for info in self.live.values())
+        """Whether every live node speaks the messages of ``level`` (``messages.SPEAKS``);
+        not before the first read of who is live."""
+        return bool(self.live) and len(self.speakers(level)) == len(self.live)
+
+    def speakers(self, level: int) -> list[str]:
+        """The live nodes that speak the messages of ``level``."""
+        return [name for name, info in self.live.items() if info.get("speaks", 1) >= level]
 
     async def seated_table(self, username: str) -> str | None:
         """The table (on any node) where ``username`` sits, as the owners last said."""

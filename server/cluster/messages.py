@@ -60,8 +60,9 @@ __all__ = [
 ]
 
 # The messages this release speaks, written in each node's presence (``speaks``): 1, those of
-# the first release; 2 adds ``unseated``. A node sends a newer message only once every live
-# node speaks it (a rolling restart runs both releases side by side).
+# the first release; 2 adds ``unseated`` and publications packing several messages (a JSON
+# array, ``server.cluster.bus``). A node sends a newer form only to nodes that speak it (a
+# rolling restart runs both releases side by side).
 SPEAKS = 2
 
 

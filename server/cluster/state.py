@@ -22,7 +22,7 @@ import redis.asyncio as aioredis
 from server.cluster.bus import Bus
 from server.cluster.directory import Directory
 from server.cluster.keeper import LeaseKeeper, keeper_client
-from server.cluster.messages import Message
+from server.cluster.messages import SPEAKS, Message
 from server.cluster.peers import RemotePeer
 from server.config import ClusterSection
 from server.ladder.queue import Matchmaker
@@ -111,9 +111,14 @@ class NodeState:
         # updates are dropped (one after a gap would show a move without what came before).
         self.resyncing: set[tuple[str, str]] = set()
         self._claimed: dict[str, float] = {}  # new table -> when its lease was taken
-        self.bus = Bus(self.redis, self.prefix, self.name, self._on_message, self._on_up)
+        self.bus = Bus(
+            self.redis, self.prefix, self.name, self._on_message, self._on_up, packs=self._packs
+        )
         # What the nodes publish for each other: tables, players, creators, presence.
         self.directory = Directory(self.redis, self.prefix, self.name, lobby, self._spawn)
+        # The channels whose every listener reads packed publications, as of which presences.
+        self._packing: set[bytes] = set()
+        self._packing_of: dict[str, dict[str, Any]] | None = None
         self.started = datetime.now(UTC)
         self.owners: dict[str, str] = {}  # table -> its owner, as last heard
         self.tokens: dict[str, int] = {}  # table -> the fencing token its owner last announced
@@ -155,6 +160,17 @@ class NodeState:
 
     def new_cid(self) -> str:
         return f"{self.incarnation}.{next(self._counter)}"
+
+    def _packs(self, channel: bytes) -> bool:
+        """Whether every node listening on ``channel`` reads packed publications (``Bus``):
+        a node's own channel if its presence says so, everyone's if every live node's does."""
+        live = self.directory.live
+        if live is not self._packing_of:  # (read again at each beat)
+            self._packing_of = live
+            self._packing = {self.bus.channel(n) for n in self.directory.speakers(SPEAKS)}
+            if self.directory.everyone_speaks(SPEAKS):
+                self._packing.add(self.bus.everyone)
+        return channel in self._packing
 
     def _spawn(self, coro: Any, name: str) -> None:
         task = asyncio.create_task(coro, name=name)
