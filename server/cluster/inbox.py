@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, assert_never
 
 import orjson
+from redis.exceptions import RedisError
 
 from server import protocol
 from server.cluster.messages import (
@@ -388,7 +389,21 @@ class Inbox(Relaying):
 
     async def _take(self, message: Take) -> None:
         # In a task of its own: the messages for other tables are not held up meanwhile.
-        self._spawn(self.adopt(message.table), f"adopt-{message.table}")
+        self._spawn(self._adopt_handed(message.table), f"adopt-{message.table}")
+
+    async def _adopt_handed(self, table_id: str) -> None:
+        """Adopt a table its owner handed us, as many at once as orphans: a node that stops
+        hands all its tables over together, and adopting them all at once ran out of Redis
+        connections. Should Redis fail, the table is an orphan: a beat adopts it."""
+        async with self.adoption_room:
+            try:
+                await self.adopt(table_id)
+            except (RedisError, OSError) as exc:
+                log.warning(
+                    "cluster: adopting table %s, handed to us, failed (%r); an orphan now",
+                    table_id,
+                    exc,
+                )
 
     async def _move(self, message: Move) -> None:
         await self.hand_off(message.table, message.to)

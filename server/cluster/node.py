@@ -93,8 +93,6 @@ from server.table import BackInput, GoneInput, SyncInput
 
 log = logging.getLogger("guobiao.cluster")
 
-ADOPTING_AT_ONCE = 8  # tables restored from their logs at the same time
-
 
 # -------------------------------------------------------------------- node ---
 
@@ -285,12 +283,11 @@ class Node(Inbox, Leases):
         # log), so a dead node's tables come back together rather than one after another.
         # Every orphan is tried (in our random order) until our share is adopted: another
         # node may win some of them, and then we take others.
-        room = asyncio.Semaphore(ADOPTING_AT_ONCE)
         adopted = 0
 
         async def adopt(table_id: str) -> None:
             nonlocal adopted
-            async with room:
+            async with self.adoption_room:
                 if adopted < share and await self.adopt(table_id):
                     adopted += 1
 

@@ -43,6 +43,9 @@ return 0
 """
 
 
+ADOPTING_AT_ONCE = 8  # tables restored from their logs at the same time
+
+
 class NodeState:
     """A node's state and keys (the parts of ``Node`` build on it)."""
 
@@ -143,6 +146,9 @@ class NodeState:
         self._tick: asyncio.Task[None] | None = None
         self._release = self.redis.register_script(_RELEASE)
         self._background: set[asyncio.Task[Any]] = set()
+        # Adoptions under way at once, orphans and tables handed to us alike: each holds a
+        # Redis connection and restores a table from the database.
+        self.adoption_room = asyncio.Semaphore(ADOPTING_AT_ONCE)
         self._replies: dict[str, asyncio.Future[Any]] = {}  # request id -> its answer
 
     # ------------------------------------------------------------ keys ---
@@ -175,7 +181,14 @@ class NodeState:
     def _spawn(self, coro: Any, name: str) -> None:
         task = asyncio.create_task(coro, name=name)
         self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        task.add_done_callback(self._background_done)
+
+    def _background_done(self, task: asyncio.Task[Any]) -> None:
+        """A background task ended: forgotten, its failure logged now (not as asyncio's
+        "never retrieved" whenever the task is collected)."""
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("cluster: %s failed", task.get_name(), exc_info=task.exception())
 
     def _local_table(self, table_id: str) -> Table | None:
         return self.lobby.tables.get(table_id)

@@ -341,6 +341,10 @@ async def owned(node: Node) -> int:
     return int((await node.healthz())["cluster"]["tables_owned"])
 
 
+async def owned_is(node: Node, count: int) -> bool:
+    return await owned(node) == count
+
+
 # ------------------------------------------------------------------ tests ---
 
 
@@ -672,6 +676,36 @@ async def test_rolling_restart_during_matches(make_cluster: MakeCluster) -> None
     assert len({end["match"] for end in ends}) == 3
     for end in ends:
         await check_as_offline(cluster, end)
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_a_node_handed_many_tables_at_once_adopts_every_one(
+    make_cluster: MakeCluster,
+) -> None:
+    """n1 is drained with 150 tables while n2 is busy (paused a moment): n2 reads the 150
+    ``take`` together and adopts them a few at a time, as orphans are (before, all at once,
+    they ran out of Redis connections, 100 by default, and waited as orphans for a beat)."""
+    cluster = await make_cluster(2, lease_seconds=6.0)
+    n1, n2 = cluster["n1"], cluster["n2"]
+    host = await Player.register(n1, "many_tables")
+    try:
+        tables = [
+            (await host.client.create_table(turn_seconds=TURN_SECONDS)).table for _ in range(150)
+        ]
+        await until(lambda: owned_is(n1, 150), 10, "n1 owns its 150 tables")
+        n2.pause()
+        try:
+            drained = await cluster.cli("drain", "n1")
+        finally:
+            n2.resume()
+        assert drained.returncode == 0, drained.stdout + drained.stderr
+        await until(lambda: owned_is(n2, 150), 30, "n2 owns the 150 tables")
+    finally:
+        await host.close()
+    assert {await cluster.owner(t) for t in tables} == {"n2"}
+    log = n2.tail(2000)
+    assert "MaxConnectionsError" not in log and "failed" not in log, log
 
 
 @pytest.mark.postgres
