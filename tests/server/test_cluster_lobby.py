@@ -9,6 +9,7 @@ and creators."""
 from __future__ import annotations
 
 import asyncio
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -242,3 +243,55 @@ async def test_a_finished_match_is_told_to_every_node_only_if_every_node_speaks_
         assert len(sent) == 1
     finally:
         await n1.close()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("seed", range(3))
+async def test_reading_only_what_changed_gives_what_reading_everything_gives(
+    redis_url: str, prefix: str, seed: int
+) -> None:
+    """n2 reads at every beat only the entries of ``PREFIX:seated`` and ``PREFIX:listing``
+    that changed (``Directory._delta``). After each of 40 random steps of n1 (players sit
+    down, leave, move; tables come and go; n1 dies and comes back), what n2 knows is what a
+    node reading everything for the first time (n3) knows."""
+    rng = random.Random(seed)
+    ours = Lobby()
+    n1 = node_for(redis_url, prefix, ours)
+    n2 = node_for(redis_url, prefix, Lobby(), "n2")
+    try:
+        await n2._presence()
+        alive = True
+        for step in range(40):
+            roll = rng.random()
+            if roll < 0.1 and alive:  # n1 dies: its word is no more
+                await n1.redis.delete(n1.node_key)
+                alive = False
+            elif roll < 0.2 and not alive:
+                alive = True
+            for _ in range(rng.randrange(1, 6)):
+                user, table = f"p{rng.randrange(12)}", f"t{rng.randrange(5)}"
+                if rng.random() < 0.3:
+                    ours.seated.pop(user, None)
+                else:
+                    ours.sit(user, table)
+            for table in list(ours.tables):
+                if table not in ours.seated.values() and rng.random() < 0.3:
+                    del ours.tables[table], ours.summaries[table]
+            if alive:
+                await n1._presence()
+            await n1._publish_lobby()
+            await n2._read_cluster()
+            n3 = node_for(redis_url, prefix, Lobby(), "n3")
+            try:
+                await n3._read_cluster()
+                assert n2.directory.seated == n3.directory.seated, step
+                assert n2.directory.listings == n3.directory.listings, step
+                assert n2.directory.listed == n3.directory.listed, step
+            finally:
+                await n3.close()
+            expected = dict(ours.seated) if alive else {}  # (a dead node's word is no more)
+            assert n2.directory.seated == expected, step
+            assert set(n2.directory.listed) == (set(ours.tables) if alive else set()), step
+    finally:
+        for node in (n1, n2):
+            await node.close()
