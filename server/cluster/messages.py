@@ -374,18 +374,18 @@ def encode(message: Message) -> dict[str, Any]:
 
 
 def _write(value: Any, body: dict[str, Any]) -> None:
-    for item in dataclasses.fields(value):
-        data = getattr(value, item.name)
-        if isinstance(data, Sender):
+    for slot in _layout(type(value)):
+        data = getattr(value, slot.attr)
+        if slot.sender:
             _write(data, body)
         elif data is None or data is False or data == ():
             continue  # (the reader takes the default back)
         elif data is True:
-            body[item.metadata["key"]] = 1
+            body[slot.key] = 1
         elif isinstance(data, tuple):
-            body[item.metadata["key"]] = list(data)
+            body[slot.key] = list(data)
         else:
-            body[item.metadata["key"]] = data
+            body[slot.key] = data
 
 
 def decode(body: object) -> Message:
@@ -400,30 +400,53 @@ def decode(body: object) -> Message:
 
 
 def _read(cls: type[Any], body: Mapping[str, Any]) -> Any:
-    hints = _hints(cls)
     values: dict[str, Any] = {}
-    for item in dataclasses.fields(cls):
-        hint = hints[item.name]
-        if hint is Sender:
-            values[item.name] = _read(Sender, body)
+    for slot in _layout(cls):
+        if slot.sender:
+            values[slot.attr] = _read(Sender, body)
             continue
-        name = item.metadata["key"]
-        if name not in body or body[name] is None:
-            if item.default is dataclasses.MISSING:
-                raise BadMessage(f"{cls.__name__} without {name!r}", body)
-            continue
-        values[item.name] = _check(hint, body[name], name, body)
+        value = body.get(slot.key)
+        if value is None:
+            if slot.required:
+                raise BadMessage(f"{cls.__name__} without {slot.key!r}", body)
+        elif type(value) is slot.plain:  # (a str field holding a str: most of them)
+            values[slot.attr] = value
+        else:
+            values[slot.attr] = _check(slot.hint, value, slot.key, body)
     return cls(**values)
 
 
-_HINTS: dict[type[Any], dict[str, Any]] = {}
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    """A field of a message as the codec reads and writes it, worked out once per kind."""
+
+    attr: str  # the dataclass field
+    key: str  # its wire key ("" for the ``Sender``, written flat)
+    hint: Any  # its type
+    plain: type | None  # str or int when the field is exactly that: read without a check
+    required: bool
+    sender: bool
 
 
-def _hints(cls: type[Any]) -> dict[str, Any]:
-    hints = _HINTS.get(cls)
-    if hints is None:
-        hints = _HINTS[cls] = typing.get_type_hints(cls)
-    return hints
+_LAYOUTS: dict[type[Any], tuple[_Slot, ...]] = {}
+
+
+def _layout(cls: type[Any]) -> tuple[_Slot, ...]:
+    layout = _LAYOUTS.get(cls)
+    if layout is None:
+        hints = typing.get_type_hints(cls)
+        layout = _LAYOUTS[cls] = tuple(
+            _Slot(
+                item.name,
+                item.metadata.get("key", ""),
+                hints[item.name],
+                hints[item.name] if hints[item.name] in (str, int) else None,
+                item.default is dataclasses.MISSING,
+                hints[item.name] is Sender,
+            )
+            for item in dataclasses.fields(cls)
+        )
+    return layout
 
 
 def _check(hint: Any, value: Any, name: str, body: Mapping[str, Any]) -> Any:
