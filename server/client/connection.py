@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any, Self
 from urllib.parse import urlsplit, urlunsplit
 
+import orjson
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
@@ -332,7 +333,7 @@ class Connection:
                 now = time.perf_counter()
                 self.received += 1
                 try:
-                    data = json.loads(frame)
+                    data = _loads(frame)
                 except (ValueError, TypeError):
                     log.warning("ignoring a frame that is not JSON: %.80r", frame)
                     continue
@@ -510,6 +511,16 @@ class Connection:
             return
         self.tournament_seats[(seat.tournament, seat.session)] = seat
         self._table(seat.table_id).seat = seat.seat
+
+
+def _loads(frame: str | bytes) -> Any:
+    """A frame's JSON: read by orjson (a tenth of a load-test client's time was the standard
+    library's decoder), by ``json`` where orjson refuses what ``json`` reads (a lone
+    surrogate in a string)."""
+    try:
+        return orjson.loads(frame)
+    except orjson.JSONDecodeError:
+        return json.loads(frame)
 
 
 def request_frame(kind: str, payload: Mapping[str, Any] | None, mid: str | int) -> str:

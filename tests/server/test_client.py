@@ -40,6 +40,7 @@ from server.client import (
     play,
     view_from_dict,
 )
+from server.client import connection as client_connection
 from server.client.connection import request_frame
 from server.messages import outbound
 from server.presets import load_presets
@@ -609,3 +610,15 @@ def test_an_incoming_message_reads_as_its_typed_class() -> None:
     assert Incoming("newer_than_this_client", {}).message() is None
     with pytest.raises(ClientError, match="without 'seat'"):
         Incoming("joined", {"table": "t1"}).message()
+
+
+def test_frames_are_read_as_the_standard_librarys_json_reads_them() -> None:
+    """The client reads frames with orjson, and with ``json`` what orjson refuses (a lone
+    surrogate, which ``json`` reads): the same values either way."""
+    frames = [
+        '{"type": "update", "payload": {"seq": 3, "scores": [-8, 8], "x": 2.5, "n": null}}',
+        '{"type": "chat", "payload": {"text": "\\ud800 \\u4e2d"}}',
+        '{"type": "table", "payload": {"name": "\u9ebb\u5c06", "big": 12345678901234567890}}',
+    ]
+    for frame in frames:
+        assert client_connection._loads(frame) == json.loads(frame)
