@@ -11,7 +11,8 @@ p99) of each, the servers' CPU time per action (every worker's), and the largest
 which each kept its p99 under 100 ms. At human pace (``--think``) the latency is the one
 ``benchmarks/human_pace.py`` reports (docs/performance.md, "What each figure measures"):
 *served*, from the server reading the action that completed a table's wait (the
-``input_at`` the servers stamp on its updates) to each connection's receipt of them, beside
+``input_at`` the servers stamp on its updates) to each connection's receipt of them (and
+*settled*, the same from 20 s after start-up, the logins and the tables' starts behind), beside
 the load tool's own lag (how late its event loops ran: a served figure no smaller than it
 says the tool was late) and the older *inferred* figure (from the last action a table
 waited for to its first update as the tool saw both, its sending delays included). A
@@ -155,11 +156,15 @@ def main() -> None:
         f"{os.cpu_count()} CPUs; fast bots, {pace}, {args.duration:g} s a load, seed 1, "
         f"{args.client_processes} client process(es)"
     )
-    latency = "served p50/p99, tool lag p99, inferred p99" if args.think else "p50/p99"
+    latency = (
+        "served p50/p99, settled p99 (from 20 s on), tool lag p99, inferred p99"
+        if args.think
+        else "p50/p99"
+    )
     print(f"latency ({latency}) in ms; CPU: the servers' (every worker's) ms per action")
     print(
         f"{'tables':>6} {'conns':>6}  {'server':12} {'actions/s':>10} {'p50':>6} {'p99':>6} "
-        + (f"{'lag':>6} {'infer.':>6} " if args.think else "")
+        + (f"{'settl.':>6} {'lag':>6} {'infer.':>6} " if args.think else "")
         + f"{'CPU':>6}  errors"
     )
     best: dict[str, int] = {}
@@ -178,6 +183,7 @@ def main() -> None:
             extra = ""
             if args.think:
                 extra = (
+                    f"{ms(report['settled_latency_ms']['p99']):>6} "
                     f"{ms(report['loop_lag_ms']['p99']):>6} "
                     f"{ms(report['server_latency_ms']['p99']):>6} "
                 )
