@@ -9,7 +9,9 @@ and creators."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +59,20 @@ class Lobby:
 def node_for(redis_url: str, prefix: str, lobby: Lobby, name: str = "n1") -> Node:
     config = ClusterSection(redis_url=redis_url, lease_seconds=3.0, prefix=prefix)
     return Node(config, name, store=None, lobby=lobby, connections=[], by_cid={})  # type: ignore[arg-type]
+
+
+@contextlib.asynccontextmanager
+async def nodes_for(
+    redis_url: str, prefix: str, *lobbies: Lobby, first: int = 1
+) -> AsyncIterator[list[Node]]:
+    """Nodes n1, n2, ... (from n``first``) with these lobbies, closed at the end (their
+    background tasks first: none reconnects after)."""
+    made = [node_for(redis_url, prefix, lobby, f"n{i}") for i, lobby in enumerate(lobbies, first)]
+    try:
+        yield made
+    finally:
+        for node in made:
+            await node.close()
 
 
 async def read_hash(redis_url: str, key: str) -> dict[str, str]:
@@ -157,8 +173,7 @@ async def test_every_node_counts_the_others_waiting_tables_by_creator(
     the count at n1's next publication; a dead node's count nowhere."""
     ours, theirs = Lobby(), Lobby()
     ours.creators = {"t1": Creator("alice", "192.0.2.1"), "t2": Creator("bob", "192.0.2.1")}
-    n1, n2 = node_for(redis_url, prefix, ours), node_for(redis_url, prefix, theirs, "n2")
-    try:
+    async with nodes_for(redis_url, prefix, ours, theirs) as (n1, n2):
         await n1._presence()
         await n2._presence()
         await n1._publish_lobby()
@@ -177,9 +192,6 @@ async def test_every_node_counts_the_others_waiting_tables_by_creator(
         await n1.redis.delete(n1.node_key)  # n1 died: its word is no more
         await n2._read_cluster()
         assert n2.remote_creators(theirs.tables) == []
-    finally:
-        for node in (n1, n2):
-            await node.close()  # its background tasks first: none reconnects after
 
 
 @pytest.mark.asyncio
@@ -193,8 +205,7 @@ async def test_players_told_unseated_stay_so_until_their_tables_owner_publishes_
     ours, theirs = Lobby(), Lobby()
     for name, table in (("alice", "t1"), ("bob", "t1"), ("carol", "t2")):
         ours.sit(name, table)
-    n1, n2 = node_for(redis_url, prefix, ours), node_for(redis_url, prefix, theirs, "n2")
-    try:
+    async with nodes_for(redis_url, prefix, ours, theirs) as (n1, n2):
         await n1._presence()
         await n2._presence()
         await n1._publish_lobby()
@@ -214,9 +225,6 @@ async def test_players_told_unseated_stay_so_until_their_tables_owner_publishes_
         await n1._publish_lobby()
         await n2._read_cluster()
         assert n2.seated_elsewhere("alice") == "t3"
-    finally:
-        for node in (n1, n2):
-            await node.close()  # its background tasks first: none reconnects after
 
 
 @pytest.mark.asyncio
@@ -226,10 +234,9 @@ async def test_a_finished_match_is_told_to_every_node_only_if_every_node_speaks_
     """``unseated`` is broadcast when a match ends while every live node's presence says it
     speaks it; not while a node of the previous release runs (its presence says nothing),
     which would refuse an unknown message: the beat tells everyone then, as before."""
-    n1 = node_for(redis_url, prefix, Lobby())
-    sent: list[Any] = []
-    n1.bus.broadcast = sent.append  # type: ignore[method-assign]
-    try:
+    async with nodes_for(redis_url, prefix, Lobby()) as (n1,):
+        sent: list[Any] = []
+        n1.bus.broadcast = sent.append  # type: ignore[method-assign]
         await n1._presence()
         await n1._read_cluster()
         n1.match_over("t1", ("alice", "bob"))
@@ -241,8 +248,6 @@ async def test_a_finished_match_is_told_to_every_node_only_if_every_node_speaks_
         await n1._read_cluster()
         n1.match_over("t3", ("carol",))
         assert len(sent) == 1
-    finally:
-        await n1.close()
 
 
 @pytest.mark.asyncio
@@ -256,9 +261,7 @@ async def test_reading_only_what_changed_gives_what_reading_everything_gives(
     node reading everything for the first time (n3) knows."""
     rng = random.Random(seed)
     ours = Lobby()
-    n1 = node_for(redis_url, prefix, ours)
-    n2 = node_for(redis_url, prefix, Lobby(), "n2")
-    try:
+    async with nodes_for(redis_url, prefix, ours, Lobby()) as (n1, n2):
         await n2._presence()
         alive = True
         for step in range(40):
@@ -281,17 +284,11 @@ async def test_reading_only_what_changed_gives_what_reading_everything_gives(
                 await n1._presence()
             await n1._publish_lobby()
             await n2._read_cluster()
-            n3 = node_for(redis_url, prefix, Lobby(), "n3")
-            try:
-                await n3._read_cluster()
-                assert n2.directory.seated == n3.directory.seated, step
-                assert n2.directory.listings == n3.directory.listings, step
-                assert n2.directory.listed == n3.directory.listed, step
-            finally:
-                await n3.close()
+            async with nodes_for(redis_url, prefix, Lobby(), first=3) as (fresh,):
+                await fresh._read_cluster()
+                assert n2.directory.seated == fresh.directory.seated, step
+                assert n2.directory.listings == fresh.directory.listings, step
+                assert n2.directory.listed == fresh.directory.listed, step
             expected = dict(ours.seated) if alive else {}  # (a dead node's word is no more)
             assert n2.directory.seated == expected, step
             assert set(n2.directory.listed) == (set(ours.tables) if alive else set()), step
-    finally:
-        for node in (n1, n2):
-            await node.close()
