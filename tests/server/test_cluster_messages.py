@@ -12,6 +12,7 @@ import dataclasses
 import logging
 import re
 import typing
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -140,46 +141,57 @@ def test_every_kind_and_field_is_documented() -> None:
             assert f"`{key}`" in fields, (cls.kind, key)
 
 
-@pytest.mark.asyncio
-async def test_the_bus_logs_and_drops_what_it_cannot_read(
-    redis_url: str, prefix: str, caplog: pytest.LogCaptureFixture
-) -> None:
-    got: list[Message] = []
-    arrived = asyncio.Event()
+class Received:
+    """What a bus hands its handler; ``all_in`` is set once ``expect`` messages came."""
 
-    async def handler(message: Message) -> None:
-        got.append(message)
-        arrived.set()
+    def __init__(self, expect: int) -> None:
+        self.got: list[Message] = []
+        self.expect = expect
+        self.all_in = asyncio.Event()
+
+    async def handler(self, message: Message) -> None:
+        self.got.append(message)
+        if len(self.got) >= self.expect:
+            self.all_in.set()
+
+
+@contextlib.asynccontextmanager
+async def bus_of_n1(
+    redis_url: str, prefix: str, received: Received, **options: Any
+) -> AsyncIterator[tuple[Bus, aioredis.Redis]]:
+    """Node n1's bus, subscribed, handing what it reads to ``received``; and its Redis."""
 
     async def nothing() -> None:
         pass
 
     redis = aioredis.from_url(redis_url)
-    bus = Bus(redis, prefix, "n1", handler, nothing)
+    bus = Bus(redis, prefix, "n1", received.handler, nothing, **options)
     bus.start()
     try:
         async with asyncio.timeout(5):
             while not bus.up:
                 await asyncio.sleep(0.01)
-        with caplog.at_level(logging.ERROR, logger="guobiao.cluster"):
-            await redis.publish(bus.channel("n1"), b"not json")
-            await redis.publish(bus.channel("n1"), orjson.dumps({"k": "moved", "t": 1}))
-            await redis.publish(bus.channel("n1"), orjson.dumps({"k": "what"}))
-            bus.send("n1", Bye("n2", "x.1"))
-            await asyncio.wait_for(arrived.wait(), 5)
-        assert got == [Bye("n2", "x.1")]
-        refused = [r.getMessage() for r in caplog.records]
-        assert len(refused) == 3 and "unknown kind 'what'" in refused[2], refused
+        yield bus, redis
     finally:
         await bus.close()
         await redis.aclose()
 
 
-async def bus_up(bus: Bus) -> None:
-    bus.start()
-    async with asyncio.timeout(5):
-        while not bus.up:
-            await asyncio.sleep(0.01)
+@pytest.mark.asyncio
+async def test_the_bus_logs_and_drops_what_it_cannot_read(
+    redis_url: str, prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    received = Received(1)
+    async with bus_of_n1(redis_url, prefix, received) as (bus, redis):
+        with caplog.at_level(logging.ERROR, logger="guobiao.cluster"):
+            await redis.publish(bus.channel("n1"), b"not json")
+            await redis.publish(bus.channel("n1"), orjson.dumps({"k": "moved", "t": 1}))
+            await redis.publish(bus.channel("n1"), orjson.dumps({"k": "what"}))
+            bus.send("n1", Bye("n2", "x.1"))
+            await asyncio.wait_for(received.all_in.wait(), 5)
+    assert received.got == [Bye("n2", "x.1")]
+    refused = [r.getMessage() for r in caplog.records]
+    assert len(refused) == 3 and "unknown kind 'what'" in refused[2], refused
 
 
 async def raw_publications(redis: aioredis.Redis, channels: list[bytes], into: list[Any]) -> None:
@@ -202,47 +214,34 @@ async def test_the_bus_packs_runs_of_one_channel_and_keeps_the_order(
     n1 gets all 603 in order. To a receiver that reads packs they are 5 publications (256,
     256, 88, the broadcast, 2: the broadcast is not moved ahead of nor behind its
     neighbours); to one that does not (a node of the previous release), 603 objects."""
-    got: list[Message] = []
-    done = asyncio.Event()
-
-    async def handler(message: Message) -> None:
-        got.append(message)
-        if len(got) == 603:
-            done.set()
-
-    async def nothing() -> None:
-        pass
-
-    redis = aioredis.from_url(redis_url)
-    bus = Bus(redis, prefix, "n1", handler, nothing, packs=lambda channel: packs)
+    received = Received(603)
     seen: list[Any] = []
-    watcher = asyncio.create_task(raw_publications(redis, [bus.channel("n1"), bus.everyone], seen))
-    try:
-        await bus_up(bus)
-        await asyncio.sleep(0.1)  # the watcher subscribed too
-        sent: list[Message] = [Bye("n2", f"x.{i}") for i in range(600)]
-        sent += [Moved("t1", "n2", 7, ("alice",)), Bye("n2", "y.1"), Bye("n2", "y.2")]
-        for message in sent[:600]:
-            bus.send("n1", message)
-        bus.broadcast(sent[600])
-        bus.send("n1", sent[601])
-        bus.send("n1", sent[602])
-        await asyncio.wait_for(done.wait(), 5)
-        assert got == sent
-        await asyncio.sleep(0.1)
-        if packs:
-            counts = [len(orjson.loads(data)) for _, data in seen]
-            assert counts == [256, 256, 88, 1, 2]
-            assert seen[3][0] == bus.everyone
-        else:
-            assert len(seen) == 603
-            assert all(isinstance(orjson.loads(data), dict) for _, data in seen)
-    finally:
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watcher
-        await bus.close()
-        await redis.aclose()
+    async with bus_of_n1(redis_url, prefix, received, packs=lambda channel: packs) as (bus, redis):
+        channels = [bus.channel("n1"), bus.everyone]
+        watcher = asyncio.create_task(raw_publications(redis, channels, seen))
+        try:
+            await asyncio.sleep(0.1)  # the watcher subscribed too
+            sent: list[Message] = [Bye("n2", f"x.{i}") for i in range(600)]
+            sent += [Moved("t1", "n2", 7, ("alice",)), Bye("n2", "y.1"), Bye("n2", "y.2")]
+            for message in sent[:600]:
+                bus.send("n1", message)
+            bus.broadcast(sent[600])
+            bus.send("n1", sent[601])
+            bus.send("n1", sent[602])
+            await asyncio.wait_for(received.all_in.wait(), 5)
+            await asyncio.sleep(0.1)
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+    assert received.got == sent
+    if packs:
+        counts = [len(orjson.loads(data)) for _, data in seen]
+        assert counts == [256, 256, 88, 1, 2]
+        assert seen[3][0] == bus.everyone
+    else:
+        assert len(seen) == 603
+        assert all(isinstance(orjson.loads(data), dict) for _, data in seen)
 
 
 @pytest.mark.asyncio
@@ -251,33 +250,12 @@ async def test_the_bus_reads_a_pack_and_refuses_only_what_it_cannot_read_in_it(
 ) -> None:
     """A publication of several messages, one of them of an unknown kind and one ill-typed:
     the others are handled, in order, and each bad one is logged."""
-    got: list[Message] = []
-    arrived = asyncio.Event()
-
-    async def handler(message: Message) -> None:
-        got.append(message)
-        if len(got) == 2:
-            arrived.set()
-
-    async def nothing() -> None:
-        pass
-
-    redis = aioredis.from_url(redis_url)
-    bus = Bus(redis, prefix, "n1", handler, nothing)
-    try:
-        await bus_up(bus)
-        pack = [
-            encode(Bye("n2", "a")),
-            {"k": "what"},
-            {"k": "moved", "t": 1},
-            encode(Bye("n2", "b")),
-        ]
+    received = Received(2)
+    pack = [encode(Bye("n2", "a")), {"k": "what"}, {"k": "moved", "t": 1}, encode(Bye("n2", "b"))]
+    async with bus_of_n1(redis_url, prefix, received) as (bus, redis):
         with caplog.at_level(logging.ERROR, logger="guobiao.cluster"):
             await redis.publish(bus.channel("n1"), orjson.dumps(pack))
-            await asyncio.wait_for(arrived.wait(), 5)
-        assert got == [Bye("n2", "a"), Bye("n2", "b")]
-        refused = [r.getMessage() for r in caplog.records]
-        assert len(refused) == 2 and "unknown kind 'what'" in refused[0], refused
-    finally:
-        await bus.close()
-        await redis.aclose()
+            await asyncio.wait_for(received.all_in.wait(), 5)
+    assert received.got == [Bye("n2", "a"), Bye("n2", "b")]
+    refused = [r.getMessage() for r in caplog.records]
+    assert len(refused) == 2 and "unknown kind 'what'" in refused[0], refused
