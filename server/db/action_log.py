@@ -24,7 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from server.db import postgres_log, sqlite_log
+from server.db import binding, postgres_log, sqlite_log
 from server.db.errors import Conflict, Fenced
 from server.db.models import MatchAction
 from server.db.rows import ActionRow, utcnow
@@ -72,7 +72,7 @@ class ActionLog(Transactions):
         self._flusher: asyncio.Task[None] | None = None
         # The log's INSERT (SQLite's) and how a row is bound (both databases'), made at the
         # first append for the engine's dialect.
-        self._binder: tuple[str, sqlite_log.Binder] | None = None
+        self._binder: tuple[str, binding.Binder] | None = None
         self._log: AsyncConnection | None = None  # the action log's own connection
         # Its driver connection once set up on SQLite (``sqlite_log.log_driver``): an append
         # that finds nothing else being written commits from its caller (``_append_now``).
@@ -235,11 +235,9 @@ class ActionLog(Transactions):
         self, connection: AsyncConnection, rows: list[dict[str, Any]]
     ) -> dict[int, int | None]:
         if self._binder is None:
-            self._binder = sqlite_log.binder(
-                MatchAction.__table__,
-                MatchAction.__tablename__,
-                _ACTION_COLUMNS,
-                connection.dialect,
+            self._binder = (
+                sqlite_log.insert_sql(MatchAction.__tablename__, _ACTION_COLUMNS),
+                binding.binder(MatchAction.__table__, _ACTION_COLUMNS, connection.dialect),
             )
         sql, bind = self._binder
         if connection.dialect.name == "sqlite":  # the embedded default: see sqlite_log

@@ -13,7 +13,7 @@ locked from the read to the statement's commit, so a takeover's increment of a t
 for it; a statement that comes after the increment reads the new token (under READ
 COMMITTED a row locked ``FOR SHARE`` is read as its newest committed version) and inserts
 nothing of the old owner's. A row without a token (one process, no cluster) is inserted
-as is. The values are bound by the columns' own SQLAlchemy types (``sqlite_log.binder``:
+as is. The values are bound by the columns' own SQLAlchemy types (``server.db.binding``:
 the JSON column's serializer, ``UTCDateTime``'s check), so the rows stored are those the
 Core path stored; a constraint failure is raised as SQLAlchemy's ``IntegrityError``, as
 the store expects.
@@ -26,7 +26,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from server.db.sqlite_log import Binder
+from server.db.binding import Binder
 
 # The rows come as one array a column (``unnest``), in the order of ``COLUMNS``, then each
 # row's table and token (NULL: none); $1 is the tables whose tokens are read.

@@ -32,11 +32,10 @@ checkpoint as they always did.
 nothing when the write lock is taken (the action log's appends when nothing else is being
 written, ``ActionLog._append_now``); ``insert_rows`` waits.
 
-The values are bound by the columns' own SQLAlchemy types (``TypeEngine.bind_processor``: the
-JSON column's serializer, ``UTCDateTime``'s naive UTC, the dialect's datetime text), so the
-rows stored are byte for byte what the ORM path stored; a constraint failure is raised as
+The values are bound by the columns' own SQLAlchemy types (``server.db.binding``), so the rows
+stored are byte for byte what the ORM path stored; a constraint failure is raised as
 SQLAlchemy's ``IntegrityError``, as the store expects. PostgreSQL has its own one-statement
-append (``server.db.postgres_log``), bound by the same ``binder``.
+append (``server.db.postgres_log``), bound the same way.
 """
 
 from __future__ import annotations
@@ -45,38 +44,21 @@ import asyncio
 import logging
 import sqlite3
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import FromClause
-from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-Binder = Callable[[dict[str, Any]], tuple[Any, ...]]
+from server.db.binding import Binder
 
 CHECKPOINT_EVERY = 500  # commits of the log between two checkpoints of its own
 
 
-def binder(
-    table: FromClause, name: str, columns: Sequence[str], dialect: Dialect
-) -> tuple[str, Binder]:
-    """The ``INSERT`` of ``columns`` into ``table`` (named ``name``) and the function turning
-    a row (a dict by column name) into its parameters, bound as SQLAlchemy binds them on
-    ``dialect``."""
-    processors = [table.c[column].type.bind_processor(dialect) for column in columns]
-    names = ", ".join(columns)
-    marks = ", ".join("?" for _ in columns)
-    sql = f"INSERT INTO {name} ({names}) VALUES ({marks})"
-
-    def bind(row: dict[str, Any]) -> tuple[Any, ...]:
-        return tuple(
-            row[column] if process is None else process(row[column])
-            for column, process in zip(columns, processors, strict=True)
-        )
-
-    return sql, bind
+def insert_sql(name: str, columns: Sequence[str]) -> str:
+    """The ``INSERT`` of ``columns`` into table ``name``, its values as ``?`` parameters."""
+    return f"INSERT INTO {name} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})"
 
 
 async def insert_rows(
