@@ -25,6 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import redis
 from benchkit import ROOT
 
 # Run in a child process with the tree's code first on the path: prints {"cpu_ms": C,
@@ -141,13 +142,13 @@ def main() -> None:
 
 def _delete(url: str, prefix: str) -> None:
     """The run's keys (its own prefix), whatever became of the child."""
-    code = (
-        "import sys, redis\n"
-        "r = redis.Redis.from_url(sys.argv[1])\n"
-        "keys = list(r.scan_iter(match=sys.argv[2] + ':*'))\n"
-        "r.delete(*keys) if keys else None\n"
-    )
-    subprocess.run([sys.executable, "-c", code, url, prefix], check=False)
+    client = redis.Redis.from_url(url)
+    try:
+        keys = list(client.scan_iter(match=f"{prefix}:*"))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
 
 
 if __name__ == "__main__":
