@@ -436,17 +436,20 @@ def _layout(cls: type[Any]) -> tuple[_Slot, ...]:
     if layout is None:
         hints = typing.get_type_hints(cls)
         layout = _LAYOUTS[cls] = tuple(
-            _Slot(
-                item.name,
-                item.metadata.get("key", ""),
-                hints[item.name],
-                hints[item.name] if hints[item.name] in (str, int) else None,
-                item.default is dataclasses.MISSING,
-                hints[item.name] is Sender,
-            )
-            for item in dataclasses.fields(cls)
+            _slot(item, hints[item.name]) for item in dataclasses.fields(cls)
         )
     return layout
+
+
+def _slot(item: dataclasses.Field[Any], hint: Any) -> _Slot:
+    return _Slot(
+        attr=item.name,
+        key=item.metadata.get("key", ""),
+        hint=hint,
+        plain=hint if hint in (str, int) else None,
+        required=item.default is dataclasses.MISSING,
+        sender=hint is Sender,
+    )
 
 
 def _check(hint: Any, value: Any, name: str, body: Mapping[str, Any]) -> Any:
