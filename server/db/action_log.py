@@ -72,7 +72,7 @@ class ActionLog(Transactions):
         self._flusher: asyncio.Task[None] | None = None
         # The log's INSERT (SQLite's) and how a row is bound (both databases'), made at the
         # first append for the engine's dialect.
-        self._binder: tuple[str, binding.Binder] | None = None
+        self._sql_and_bind: tuple[str, binding.Binder] | None = None
         self._log: AsyncConnection | None = None  # the action log's own connection
         # Its driver connection once set up on SQLite (``sqlite_log.log_driver``): an append
         # that finds nothing else being written commits from its caller (``_append_now``).
@@ -180,13 +180,13 @@ class ActionLog(Transactions):
         The rows refused by their fencing token, as ``_insert_actions``; None, having done
         nothing, when it cannot (then the append joins the next batch)."""
         driver, gate, log = self._driver, self._gate, self._log
-        if driver is None or gate is None or self._binder is None:
+        if driver is None or gate is None or self._sql_and_bind is None:
             return None
         if log is None or log.closed or log.invalidated or not gate.take_now():
             return None
         started = time.perf_counter()
         try:
-            fenced = sqlite_log.insert_now(driver, *self._binder, [row], fence=_FENCE)
+            fenced = sqlite_log.insert_now(driver, *self._sql_and_bind, [row], fence=_FENCE)
         except IntegrityError:
             raise _conflict(row) from None  # rolled back; the connection is fine
         except BaseException:
@@ -234,12 +234,12 @@ class ActionLog(Transactions):
     async def _insert_on(
         self, connection: AsyncConnection, rows: list[dict[str, Any]]
     ) -> dict[int, int | None]:
-        if self._binder is None:
-            self._binder = (
+        if self._sql_and_bind is None:
+            self._sql_and_bind = (
                 sqlite_log.insert_sql(MatchAction.__tablename__, _ACTION_COLUMNS),
                 binding.binder(MatchAction.__table__, _ACTION_COLUMNS, connection.dialect),
             )
-        sql, bind = self._binder
+        sql, bind = self._sql_and_bind
         if connection.dialect.name == "sqlite":  # the embedded default: see sqlite_log
             fenced = await sqlite_log.insert_rows(connection, sql, bind, rows, fence=_FENCE)
             if self._driver is None:  # set up (``_append_now``): once, not after every batch
