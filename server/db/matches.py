@@ -16,7 +16,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -87,6 +87,36 @@ def _create_match(fields: dict[str, Any], fence: int | None, session: Session) -
     return match.id
 
 
+def _finish_hand(  # noqa: PLR0917 (partial's arguments, then the session)
+    match_id: int,
+    hand_no: int,
+    record: dict[str, Any],
+    deltas: list[int],
+    finished_at: datetime,
+    session: Session,
+) -> bool:
+    """``Matches.finish_hand``'s transaction: True if the hand is stored now, False if it
+    was stored already with the same record and deltas; ``Conflict`` if with others. A
+    plain ``INSERT`` (no unit of work: a hand is stored once and never read back here)."""
+    stored = session.execute(
+        select(Hand.record, Hand.deltas).where(Hand.match_id == match_id, Hand.hand_no == hand_no)
+    ).first()
+    if stored is not None:
+        if stored.record == record and stored.deltas == deltas:
+            return False
+        raise Conflict(f"hand {hand_no} of match {match_id} is stored already, with another record")
+    session.execute(
+        insert(Hand).values(
+            match_id=match_id,
+            hand_no=hand_no,
+            record=record,
+            deltas=deltas,
+            finished_at=finished_at,
+        )
+    )
+    return True
+
+
 class Matches(Transactions):
     """The ``Store``'s matches: created, their hands stored, finished and read."""
 
@@ -145,29 +175,14 @@ class Matches(Transactions):
         (crash recovery may replay a hand whose record was already stored). ``Conflict`` if
         the hand is stored with another record, or the match does not exist.
         """
-        record = json.loads(json.dumps(record))  # as the JSON column gives it back
+        stored_form = json.loads(json.dumps(record))  # as the JSON column gives it back
         deltas = [int(d) for d in deltas]
+        finished_at = now or utcnow()
         try:
-            async with self._write(timed="hand") as session:
-                stored = await session.scalar(
-                    select(Hand).where(Hand.match_id == match_id, Hand.hand_no == hand_no)
-                )
-                if stored is not None:
-                    if stored.record == record and stored.deltas == deltas:
-                        return False
-                    raise Conflict(
-                        f"hand {hand_no} of match {match_id} is stored already, with another record"
-                    )
-                session.add(
-                    Hand(
-                        match_id=match_id,
-                        hand_no=hand_no,
-                        record=record,
-                        deltas=deltas,
-                        finished_at=now or utcnow(),
-                    )
-                )
-                return True
+            return await self._write_now(
+                partial(_finish_hand, match_id, hand_no, stored_form, deltas, finished_at),
+                timed="hand",
+            )
         except IntegrityError:
             raise Conflict(
                 f"cannot store hand {hand_no} of match {match_id}: the match is unknown"

@@ -158,19 +158,22 @@ class Transactions:
         if timed is not None and self.on_commit is not None:
             self.on_commit(timed, time.perf_counter() - started)
 
-    async def _write_now(self, body: Callable[[Session], _T]) -> _T:
+    async def _write_now(self, body: Callable[[Session], _T], timed: str | None = None) -> _T:
         """``body`` as a write transaction (as ``_write``'s, given its session): in the event
         loop on SQLite when this process's turn to write is free and no other process holds
         the lock (server/db/sqlite_now.py), else through the asyncio layer. Only for short
-        writes: the loop is held while it runs."""
+        writes: the loop is held while it runs. ``timed``: as ``_write``'s."""
         if self._now is not None and self._gate is not None and self._gate.take_now():
+            started = time.perf_counter()
             try:
                 done, result = self._now.run(body)
             finally:
                 self._gate.release()
             if done:
+                if timed is not None and self.on_commit is not None:
+                    self.on_commit(timed, time.perf_counter() - started)
                 return result  # type: ignore[return-value]  # (done: body's own)
-        async with self._write() as session:
+        async with self._write(timed) as session:
             return await session.run_sync(body)
 
     def _write_turn(self, *, urgent: bool = False) -> AbstractAsyncContextManager[None]:
