@@ -659,8 +659,10 @@ class Lobby:
         """Stop every table task; what they stored stays (``App.stop`` tells the clients).
         The ``on_table_finished`` calls still running are waited for."""
         self.feed.close()
-        for table in list(self.tables.values()):
-            await table.stop()
+        tables = list(self.tables.values())
+        for table in tables:  # all told first: none moves again while the others stop
+            table.stopping = True
+        await asyncio.gather(*(table.stop() for table in tables))
         if self.hooks:
             _, late = await asyncio.wait(self.hooks, timeout=HOOK_SECONDS)
             for task in late:

@@ -118,9 +118,11 @@ class TableState:
     close_when_empty: float = 0.0
     empty_since: float | None = None
     # Cluster mode: whether this node still runs the table (``_owned``); whether the task
-    # waits for its node to know; whether ``stop`` was called.
+    # waits for its node to know.
     lease: Lease | None = None
     lease_waiting: bool = False
+    # Whether the table is told to stop (``stop``, or the lobby's shutdown telling every
+    # table first): it makes no move from then on (``_drive``).
     stopping: bool = False
     left: list[_Input] = field(default_factory=list)  # taken, never handled (``unhandled``)
 

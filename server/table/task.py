@@ -272,8 +272,8 @@ class Table(Seating):
 
     async def _drive(self) -> None:
         """Play for whoever the server plays for, start hands, finish the match; while the
-        database fails, only try it again when due."""
-        if not await self._catch_up():
+        database fails, only try it again when due. Nothing once the table is stopping."""
+        if self.stopping or not await self._catch_up():
             return
         full = all(s is not None for s in self.seats)
         if self.state == "waiting" and full:
@@ -283,7 +283,7 @@ class Table(Seating):
         if self.state != "playing" or self.match is None:
             return
         match = self.match
-        while True:
+        while not self.stopping:
             if self.durable.pause.down:
                 return  # paused: _wakeup knows when to try again
             if self.lease is not None and not self.lease.held():
