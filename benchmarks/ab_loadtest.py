@@ -67,16 +67,23 @@ class Sampler(threading.Thread):
 
     def steady_ms_per_action(self) -> float:
         """Server CPU ms per action over the steady window (the module's docstring)."""
-        started = [t for t, _, actions in self.samples if actions > 0]
-        if not started:
-            return float("nan")
-        window = [s for s in self.samples if s[0] >= started[0] + WARM_UP]
-        while len(window) > 1 and window[-1][2] == window[-2][2]:
-            window.pop()  # the actions stopped: the clients are leaving
-        if len(window) < 2 or window[-1][2] == window[0][2]:
-            return float("nan")
-        (_, cpu0, actions0), (_, cpu1, actions1) = window[0], window[-1]
-        return 1000 * (cpu1 - cpu0) / (actions1 - actions0)
+        return steady_ms_per_action(self.samples)
+
+
+def steady_ms_per_action(samples: list[tuple[float, float, float]]) -> float:
+    """CPU ms per action over the steady window of ``samples`` ((seconds, CPU seconds,
+    actions), in order): from ``WARM_UP`` after the first action to the last sample
+    before the actions stop rising."""
+    started = [t for t, _, actions in samples if actions > 0]
+    if not started:
+        return float("nan")
+    window = [s for s in samples if s[0] >= started[0] + WARM_UP]
+    while len(window) > 1 and window[-1][2] == window[-2][2]:
+        window.pop()  # the actions stopped: the clients are leaving
+    if len(window) < 2 or window[-1][2] == window[0][2]:
+        return float("nan")
+    (_, cpu0, actions0), (_, cpu1, actions1) = window[0], window[-1]
+    return 1000 * (cpu1 - cpu0) / (actions1 - actions0)
 
 
 # The folders the install maps into ``server`` (pyproject.toml's package-dir). This venv's
