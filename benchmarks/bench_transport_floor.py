@@ -27,15 +27,14 @@ import asyncio
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import orjson
-from ab_loadtest import SITE, Sampler, steady_ms_per_action
-from benchkit import ROOT, announced_port, cpu_seconds, loadtest, serve
+from ab_loadtest import one_run, steady_ms_per_action
+from benchkit import ROOT
 
 PLAY = {"type": "play", "payload": {"table": "t0a1b2c", "seq": 0}, "id": 0}
 
@@ -172,30 +171,9 @@ def floor_run(args: argparse.Namespace, rate: float) -> tuple[float, float]:
     return steady_ms_per_action(samples), steady_rate(samples)
 
 
-def real_run(args: argparse.Namespace) -> tuple[float, float]:
-    """``guobiao serve`` under ``guobiao loadtest``: steady CPU ms per action, actions/s."""
-    with tempfile.TemporaryDirectory() as folder:
-        site = Path(folder) / "site.toml"
-        site.write_text(SITE.format(data=Path(folder) / "data"))
-        server = serve(site)
-        assert server.stdout is not None
-        try:
-            port = announced_port(server)
-            cpu_seconds(server.pid)
-            sampler = Sampler(server.pid, port)
-            sampler.start()
-            loadtest(f"ws://127.0.0.1:{port}/ws", args.tables, args.duration)
-            sampler.done.set()
-            sampler.join()
-        finally:
-            server.terminate()
-            server.wait(30)
-            server.stdout.close()
-    return sampler.steady_ms_per_action(), steady_rate(sampler.samples)
-
-
 def steady_rate(samples: list[tuple[float, float, float]]) -> float:
-    """Actions a second over the run's middle half (of ``(seconds, CPU, actions)``)."""
+    """The floor's actions a second over the run's middle half (of ``(seconds, CPU,
+    actions)``)."""
     quarter = len(samples) // 4
     (t0, _, a0), (t1, _, a1) = samples[quarter], samples[-quarter - 1]
     return (a1 - a0) / (t1 - t0) if t1 > t0 else float("nan")
@@ -225,7 +203,8 @@ def main() -> None:
     print(f"{'run':>3} {'side':8} {'CPU ms/action':>13} {'actions/s':>9}")
     figures: dict[str, list[float]] = {"floor": [], "guobiao": []}
     for run in range(1, args.runs + 1):
-        cpu, rate = real_run(args)
+        real = one_run(ROOT, args)  # (ab_loadtest's: the same loadtest, the same window)
+        cpu, rate = real["steady_cpu_ms_per_action"], real["actions_per_s"]
         figures["guobiao"].append(cpu)
         print(f"{run:>3} {'guobiao':8} {cpu:>13.3f} {rate:>9,.0f}", flush=True)
         cpu, rate = floor_run(args, rate)
