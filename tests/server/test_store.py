@@ -342,10 +342,10 @@ async def test_on_sqlite_an_append_with_nothing_else_writing_commits_at_once(
 async def test_on_sqlite_a_short_write_with_nothing_else_writing_commits_at_once(
     store: Store,
 ) -> None:
-    """A login's account, a table's saves and its match commit in their caller's own step
-    (server/db/sqlite_now.py), refusals too (the transaction rolled back); while another
-    write holds this process's turn they wait for it and go the asyncio way; what either
-    way stores is the same."""
+    """A login's account, a table's saves, its match and a finished hand commit in their
+    caller's own step (server/db/sqlite_now.py), refusals too (the transaction rolled
+    back); while another write holds this process's turn they wait for it and go the
+    asyncio way; what either way stores is the same."""
     sqlite_only(store)
     session = ("h" * 64, T0 + timedelta(days=3))
     assert finished_at_once(store.create_account("lin", None, True, session, now=T0))
@@ -370,6 +370,16 @@ async def test_on_sqlite_a_short_write_with_nothing_else_writing_commits_at_once
     with pytest.raises(Fenced):
         store.create_match("t1", "mcr", 43, SALT, SEATS, T0, fence=7).send(None)
     assert len(await store.table_matches("t1")) == 1
+    match_id = match.id
+    first = win(0, [24, -8, -8, -8])
+    assert finished_at_once(store.finish_hand(match_id, 1, first, first["deltas"], now=T0))
+    with pytest.raises(StopIteration) as again:
+        store.finish_hand(match_id, 1, first, first["deltas"]).send(None)
+    assert again.value.value is False  # stored already, the same: nothing done
+    with pytest.raises(Conflict):
+        store.finish_hand(match_id, 1, draw(), [0, 0, 0, 0]).send(None)
+    with pytest.raises(Conflict, match="unknown"):
+        store.finish_hand(match_id + 9, 1, draw(), [0, 0, 0, 0]).send(None)
 
     gate = store._gate
     assert gate is not None and gate.take_now()  # another write holds the turn
@@ -377,12 +387,16 @@ async def test_on_sqlite_a_short_write_with_nothing_else_writing_commits_at_once
         mei_login = store.create_account("mei", None, True, ("j" * 64, T0), now=T0)
         waiting = asyncio.create_task(mei_login)
         saving = asyncio.create_task(store.save_table(table))
+        second = draw(2)
+        storing = asyncio.create_task(store.finish_hand(match_id, 2, second, [0, 0, 0, 0]))
         await asyncio.sleep(0.05)
-        assert not waiting.done() and not saving.done()
+        assert not waiting.done() and not saving.done() and not storing.done()
     finally:
         gate.release()
     mei = await asyncio.wait_for(waiting, 5)
     await asyncio.wait_for(saving, 5)
+    assert await asyncio.wait_for(storing, 5) is True
+    assert [h["hand_no"] for h in await store.match_hands(match_id)] == [1, 2]
     lin = await store.get_player("lin")
     assert lin is not None and (lin.guest, lin.password_hash, lin.created_at) == (True, None, T0)
     assert (mei.guest, mei.password_hash, mei.created_at) == (True, None, T0)
@@ -404,6 +418,9 @@ async def test_on_sqlite_a_short_write_waits_for_another_process_outside_the_loo
     await waits_while_locked(migrated_url, store.save_table(table))
     assert await store.get_table("t1") == table
     assert finished_at_once(store.save_table(table))  # the lock free again: in the loop
+    match_id = await new_match(store)
+    await waits_while_locked(migrated_url, store.finish_hand(match_id, 1, draw(), [0, 0, 0, 0]))
+    assert [h["hand_no"] for h in await store.match_hands(match_id)] == [1]
 
 
 @pytest.mark.asyncio
