@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from importlib import metadata
 from typing import Protocol
 
 
@@ -56,6 +57,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="guobiao", description="Chinese Official Mahjong (MCR) server and tools."
     )
+    parser.add_argument("--version", action="version", version=version_line())
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in [only] if only in COMMAND_MODULES else COMMAND_MODULES:
         command = _command(name)
@@ -72,9 +74,17 @@ def child_command(*args: str) -> list[str]:
     return [sys.executable, "-P", "-m", "server", *args]
 
 
+def version_line() -> str:
+    """``guobiao VERSION``, the installed distribution's version."""
+    return f"guobiao {metadata.version('guobiao')}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the command, return its exit status."""
     words = sys.argv[1:] if argv is None else argv
+    if words == ["--version"]:  # (said without importing every command for the parser)
+        print(version_line())
+        return 0
     args = build_parser(words[0] if words else None).parse_args(words)
     try:
         status: int = args.run(args)
