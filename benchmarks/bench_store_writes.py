@@ -15,14 +15,17 @@ database instead), in this process, through the ``Store`` the server uses:
   same concurrency: CPU per table;
 - ``hands``: ``--hands`` finished hands stored (``Store.finish_hand``), one match's sixteen
   records (played by the fast bots, seed fixed) over and over, each time in a match of its
-  own, the same concurrency: CPU per hand (the match's creation not counted).
+  own, the same concurrency: CPU per hand (the match's creation not counted);
+- ``appends``: ``--appends`` actions appended to the log (``Store.append_action``, a discard
+  each), over as many matches as ``--concurrency``, the same concurrency: CPU per action.
 
 ``--other TREE`` runs the same in another checkout (a child process whose ``server`` is that
 tree's), in turns with this one, ``--runs`` times each, and prints each run and the ratios
 of the medians. Figures only; nothing is asserted.
 
     .venv/bin/python benchmarks/bench_store_writes.py [--guests 4000] [--tables 1000]
-        [--hands 2000] [--concurrency 32] [--runs 3] [--other TREE] [--postgres URL]
+        [--hands 2000] [--appends 20000] [--concurrency 32] [--runs 3] [--other TREE]
+        [--postgres URL]
 """
 
 from __future__ import annotations
@@ -118,6 +121,20 @@ async def _hands(store: Any, count: int, concurrency: int) -> dict[str, Any]:
     return await _timed(count, concurrency, finish)
 
 
+async def _appends(store: Any, count: int, concurrency: int) -> dict[str, Any]:
+    matches = [
+        await store.create_match(f"log{n:06d}", "mcr", n, "00", ["a", "b", "c", "d"], _NOW)
+        for n in range(concurrency)
+    ]
+    discard = {"type": "discard", "tile": "5m"}
+
+    async def append(n: int) -> None:
+        seq, match = divmod(n, concurrency)
+        await store.append_action(matches[match], seq + 1, 1, seq % 4, discard)
+
+    return await _timed(count, concurrency, append)
+
+
 async def child(args: argparse.Namespace) -> dict[str, Any]:
     """One run on a fresh database (this process's ``server``: the tree it runs in)."""
     from server.db.migrate import upgrade  # noqa: PLC0415 (the tree the child runs in)
@@ -138,18 +155,19 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
                 guests = await _guests(store, args.guests, args.concurrency)
                 tables = await _tables(store, args.tables, args.concurrency)
                 hands = await _hands(store, args.hands, args.concurrency)
+                appends = await _appends(store, args.appends, args.concurrency)
             finally:
                 await store.close()
         finally:
             if args.postgres:
                 await pgkit.drop_database(url, args.postgres)
-    return {"guests": guests, "tables": tables, "hands": hands}
+    return {"guests": guests, "tables": tables, "hands": hands, "appends": appends}
 
 
 def run_in(tree: Path, args: argparse.Namespace) -> dict[str, Any]:
     command = [sys.executable, str(Path(__file__).resolve()), "--child"]
     command += ["--guests", str(args.guests), "--tables", str(args.tables)]
-    command += ["--hands", str(args.hands)]
+    command += ["--hands", str(args.hands), "--appends", str(args.appends)]
     command += ["--concurrency", str(args.concurrency)]
     if args.postgres:
         command += ["--postgres", args.postgres]
@@ -165,6 +183,7 @@ def main() -> None:
     parser.add_argument("--guests", type=int, default=4000)
     parser.add_argument("--tables", type=int, default=1000)
     parser.add_argument("--hands", type=int, default=2000)
+    parser.add_argument("--appends", type=int, default=20000)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--other", type=Path, help="another checkout to compare (A/B)")
@@ -178,23 +197,25 @@ def main() -> None:
     database = "PostgreSQL" if args.postgres else "SQLite"
     print(
         f"{args.guests} guest logins, then {args.tables} tables seated (six saves each), "
-        f"then {args.hands} hands stored, "
+        f"then {args.hands} hands stored, then {args.appends} actions appended, "
         f"{args.concurrency} at a time, {database}, {args.runs} run(s) a tree, in turns"
     )
     print(
         f"{'tree':6} {'run':>3} {'login CPU ms':>12} {'wall s':>7} {'refused':>8} "
-        f"{'table CPU ms':>12} {'wall s':>7} {'hand CPU ms':>11} {'wall s':>7} {'load':>5}"
+        f"{'table CPU ms':>12} {'wall s':>7} {'hand CPU ms':>11} {'wall s':>7} "
+        f"{'append CPU ms':>13} {'wall s':>7} {'load':>5}"
     )
     results: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
     for run in range(1, args.runs + 1):
         for name, tree in trees.items():
             result = run_in(tree, args)
             results[name].append(result)
-            g, t, h = result["guests"], result["tables"], result["hands"]
+            g, t, h, a = (result[k] for k in ("guests", "tables", "hands", "appends"))
             print(
                 f"{name:6} {run:>3} {g['cpu_ms']:>12.3f} {g['wall_s']:>7.1f} "
                 f"{g['refused']:>8} {t['cpu_ms']:>12.3f} {t['wall_s']:>7.1f} "
                 f"{h['cpu_ms']:>11.3f} {h['wall_s']:>7.1f} "
+                f"{a['cpu_ms']:>13.4f} {a['wall_s']:>7.1f} "
                 f"{os.getloadavg()[0]:>5.2f}",
                 flush=True,
             )
@@ -202,14 +223,16 @@ def main() -> None:
         logins = [r["guests"]["cpu_ms"] for r in results[name]]
         tables = [r["tables"]["cpu_ms"] for r in results[name]]
         hands = [r["hands"]["cpu_ms"] for r in results[name]]
+        appends = [r["appends"]["cpu_ms"] for r in results[name]]
         print(
             f"{name}: login {statistics.median(logins):.3f} ms CPU (median; "
             f"{min(logins):.3f}-{max(logins):.3f}), table {statistics.median(tables):.3f} ms "
             f"({min(tables):.3f}-{max(tables):.3f}), hand {statistics.median(hands):.3f} ms "
-            f"({min(hands):.3f}-{max(hands):.3f})"
+            f"({min(hands):.3f}-{max(hands):.3f}), append {statistics.median(appends):.4f} ms "
+            f"({min(appends):.4f}-{max(appends):.4f})"
         )
     if "other" in trees:
-        for what in ("guests", "tables", "hands"):
+        for what in ("guests", "tables", "hands", "appends"):
             this = statistics.median(r[what]["cpu_ms"] for r in results["this"])
             other = statistics.median(r[what]["cpu_ms"] for r in results["other"])
             print(f"{what}: this/other x{this / other:.2f} (CPU, medians)")
