@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -47,12 +48,29 @@ READY_TIMEOUT = 60.0  # seconds for a node to answer /readyz 200 (imports, migra
 TAIL_LINES = 40
 
 
+# Ports for the nodes and Redis servers this kit starts: a block for each test process
+# (pytest-xdist's worker gw0, gw1...), below the kernel's ephemeral ports (32768 and up on
+# Linux), which every outgoing connection's own end and every port-0 probe take from. A
+# node listens with SO_REUSEPORT, so a port that two nodes happened to pick (the kernel's
+# choice for one probe, given again to another process's probe before the first node
+# bound it) was not refused: the kernel split the connections between two clusters' nodes,
+# and a test asking n1 got n2 of another test (seen once in CI).
+PORT_BASE, PORT_BLOCK, BLOCKS = 10_000, 1_350, 16  # (10,000 to 31,600)
+_ports = itertools.count()
+
+
 def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now (the kernel's choice)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+    """A TCP port free on 127.0.0.1 now, from this test process's own block (above)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    first = PORT_BASE + PORT_BLOCK * (int(worker) % BLOCKS if worker.isdigit() else 0)
+    while True:
+        port = first + next(_ports) % PORT_BLOCK
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # taken (by a node of this process still running, say)
+            return port
 
 
 def tail(path: Path, lines: int = TAIL_LINES) -> str:

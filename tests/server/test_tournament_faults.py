@@ -8,6 +8,7 @@ to its stored result (docs/tournaments.md, "Reliability")."""
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import sqlite3
 from collections.abc import Awaitable, Callable
@@ -58,8 +59,19 @@ async def test_sigkill_mid_session_then_restart_counts_every_table_once(
     finally:
         await store.close()
     config = write_config(tmp_path, url)
-    with open(config, "a", encoding="utf-8") as more:
-        more.write(f'\n[tournaments]\ndirectors = "{DIRECTOR}"\n')
+    # The tables' automatic moves paced (10 ms each) so that a match lasts seconds: at full
+    # speed one could end before this test, polling the database, saw it begin (seen in CI
+    # on a loaded machine once hands were stored in the event loop), and the kill would no
+    # longer be mid-match.
+    paced, found = re.subn(
+        r"^unattended_move_seconds = 0\b",
+        "unattended_move_seconds = 0.01",
+        config.read_text(),
+        count=1,
+        flags=re.MULTILINE,
+    )
+    assert found == 1, "write_config no longer sets unattended_move_seconds"
+    config.write_text(paced + f'\n[tournaments]\ndirectors = "{DIRECTOR}"\n')
     kills = 0
     served = await serve(config)
     director = await director_of(served.url, first=True)
