@@ -22,9 +22,9 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.http11 import Request, Response
 
 import engine
-from server import accounts, replay
+from server import VERSION, accounts, replay
 from server.config import Config
-from server.connection import VERSION, Connection, EndOfTurn
+from server.connection import Connection, EndOfTurn
 from server.db.store import Store, upgrade
 from server.errors import shown
 from server.ladder import api as ladder_api

@@ -25,7 +25,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
-from server import accounts, protocol
+from server import VERSION, accounts, protocol
 from server.config import Config
 from server.errors import ServerError
 from server.ladder.queue import Matchmaker
@@ -47,7 +47,6 @@ from server.tournaments.host import Tournaments
 
 log = logging.getLogger("guobiao.server")
 
-VERSION = "0.1.0"
 WRITE_BATCH = 64  # messages joined into one socket write at most
 RATE_STRIKES = 20  # rate-limited messages before the connection is closed as abusive
 REFUSAL_PAUSE = 1.0  # seconds an account request refused by a limit waits for its answer

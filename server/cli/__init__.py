@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from importlib import metadata
 from typing import Protocol
+
+from server import VERSION
 
 
 class Command(Protocol):
@@ -75,8 +76,8 @@ def child_command(*args: str) -> list[str]:
 
 
 def version_line() -> str:
-    """``guobiao VERSION``, the installed distribution's version."""
-    return f"guobiao {metadata.version('guobiao')}"
+    """``guobiao VERSION``, as the server's ``welcome`` says it."""
+    return f"guobiao {VERSION}"
 
 
 def main(argv: list[str] | None = None) -> int:
