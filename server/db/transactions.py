@@ -155,6 +155,10 @@ class Transactions:
         async with self._sessions() as session, self._write_turn(), session.begin():
             await session.connection(execution_options={WRITE_OPTION: True})
             yield session
+        self._committed(timed, started)
+
+    def _committed(self, timed: str | None, started: float) -> None:
+        """Tell ``on_commit`` how long the write ``timed`` took since ``started``, if timed."""
         if timed is not None and self.on_commit is not None:
             self.on_commit(timed, time.perf_counter() - started)
 
@@ -170,8 +174,7 @@ class Transactions:
             finally:
                 self._gate.release()
             if done:
-                if timed is not None and self.on_commit is not None:
-                    self.on_commit(timed, time.perf_counter() - started)
+                self._committed(timed, started)
                 return result  # type: ignore[return-value]  # (done: body's own)
         async with self._write(timed) as session:
             return await session.run_sync(body)
