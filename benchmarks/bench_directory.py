@@ -25,8 +25,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import redis
 from benchkit import ROOT
+
+sys.path.insert(0, str(ROOT / "tests"))  # clusterkit: deleting a run's keys
+
+from clusterkit import delete_keys
 
 # Run in a child process with the tree's code first on the path: prints {"cpu_ms": C,
 # "wall_ms": W}, a beat's read of the directory, the median over BEATS beats.
@@ -126,7 +129,7 @@ def main() -> None:
                         check=True,
                     )
                 finally:
-                    _delete(args.redis_url, prefix)
+                    delete_keys(args.redis_url, prefix)
                 figures = json.loads(done.stdout.strip().splitlines()[-1])
                 results.setdefault((label, kind), []).append(figures)
                 print(
@@ -138,17 +141,6 @@ def main() -> None:
         cpu = statistics.median(r["cpu_ms"] for r in runs)
         wall = statistics.median(r["wall_ms"] for r in runs)
         print(f"median {label:5} {kind:9}: a beat {cpu:.2f} ms CPU, {wall:.2f} ms wall")
-
-
-def _delete(url: str, prefix: str) -> None:
-    """The run's keys (its own prefix), whatever became of the child."""
-    client = redis.Redis.from_url(url)
-    try:
-        keys = list(client.scan_iter(match=f"{prefix}:*"))
-        if keys:
-            client.delete(*keys)
-    finally:
-        client.close()
 
 
 if __name__ == "__main__":

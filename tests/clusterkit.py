@@ -127,6 +127,20 @@ async def _read_reply(reader: asyncio.StreamReader) -> Any:
     raise ConnectionError(f"unexpected reply from Redis: {line!r}")
 
 
+def delete_keys(url: str, prefix: str) -> None:
+    """Delete the keys under ``prefix`` (``PREFIX:*``) on the Redis at ``url`` (redis-py): a
+    test's or a benchmark's own, whatever became of what wrote them."""
+    import redis  # noqa: PLC0415 (the cluster extra's; only the callers of this need it)
+
+    client = redis.Redis.from_url(url)
+    try:
+        keys = list(client.scan_iter(match=f"{prefix}:*"))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
+
+
 async def redis_command(port: int, *args: str | int | float) -> Any:
     """One command on a fresh connection to the Redis at 127.0.0.1:``port``; its reply
     (strings, ints, None, lists). ``OSError`` when nothing answers."""

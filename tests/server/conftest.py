@@ -40,6 +40,7 @@ import pgkit
 import pytest
 import pytest_asyncio
 import redis
+from clusterkit import delete_keys
 from serverkit import TEST_LIMITS, TEST_TIMERS, StartServer
 from sqlalchemy import URL, make_url
 
@@ -240,10 +241,4 @@ def prefix(redis_url: str) -> Iterator[str]:
     """A key prefix of this test's own; its keys are deleted afterwards."""
     name = f"gbtest-{secrets.token_hex(4)}"
     yield name
-    client = redis.Redis.from_url(redis_url)
-    try:
-        keys = list(client.scan_iter(match=f"{name}:*"))
-        if keys:
-            client.delete(*keys)
-    finally:
-        client.close()
+    delete_keys(redis_url, name)
