@@ -85,20 +85,27 @@ async def _guests(store: Any, count: int, concurrency: int) -> dict[str, Any]:
 async def _tables(store: Any, count: int, concurrency: int) -> dict[str, Any]:
     from server.db.rows import TableRow  # noqa: PLC0415 (the tree the child runs in)
 
-    now = datetime.now(UTC)
-
     async def seat(n: int) -> None:
         seats: list[str | None] = [None] * 4
-        row = TableRow(f"bench{n:06d}", "mcr", 30, False, None, seats, now)
+        row = TableRow(f"bench{n:06d}", "mcr", 30, False, None, seats, _NOW)
         await store.save_table(row)
         for place in range(4):
             seats[place] = f"guest-{n:06d}{place}"
-            row = TableRow(f"bench{n:06d}", "mcr", 30, False, None, seats, now)
+            row = TableRow(f"bench{n:06d}", "mcr", 30, False, None, seats, _NOW)
             await store.save_table(row)
-        playing = TableRow(f"bench{n:06d}", "mcr", 30, False, None, seats, now, "playing")
+        playing = TableRow(f"bench{n:06d}", "mcr", 30, False, None, seats, _NOW, "playing")
         await store.save_table(playing)
 
     return await _timed(count, concurrency, seat)
+
+
+async def _new_matches(store: Any, name: str, count: int) -> list[int]:
+    """``count`` new matches (their ids), at tables ``NAME000000``, ``NAME000001``..."""
+    seats = ["a", "b", "c", "d"]
+    return [
+        await store.create_match(f"{name}{n:06d}", "mcr", n, "00", seats, _NOW)
+        for n in range(count)
+    ]
 
 
 async def _hands(store: Any, count: int, concurrency: int) -> dict[str, Any]:
@@ -107,10 +114,7 @@ async def _hands(store: Any, count: int, concurrency: int) -> dict[str, Any]:
     from engine.simulation import play_match  # noqa: PLC0415
 
     records = play_match(7, [FastBot() for _ in range(4)]).records
-    matches = [
-        await store.create_match(f"hands{n:06d}", "mcr", n, "00", ["a", "b", "c", "d"], _NOW)
-        for n in range(-(-count // len(records)))
-    ]
+    matches = await _new_matches(store, "hands", -(-count // len(records)))
 
     async def finish(n: int) -> None:
         record = records[n % len(records)]
@@ -122,10 +126,7 @@ async def _hands(store: Any, count: int, concurrency: int) -> dict[str, Any]:
 
 
 async def _appends(store: Any, count: int, concurrency: int) -> dict[str, Any]:
-    matches = [
-        await store.create_match(f"log{n:06d}", "mcr", n, "00", ["a", "b", "c", "d"], _NOW)
-        for n in range(concurrency)
-    ]
+    matches = await _new_matches(store, "log", concurrency)
     discard = {"type": "discard", "tile": "5m"}
 
     async def append(n: int) -> None:
