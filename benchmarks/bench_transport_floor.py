@@ -9,12 +9,15 @@ updates on average (the real server's is 1.63: the action's, and the claim windo
 of ``--update-bytes`` each (424: the mean of a real match's protocol-2 updates), each
 encoded by orjson from a dict of its own, written as the server writes them (one write per
 connection per turn of the loop, ``server.connection.EndOfTurn``); the last tells the next
-seat to act, which it does at once. Then the real server (``guobiao serve``, SQLite) under
-``guobiao loadtest`` with the same tables, for the ratio in the same run.
+seat to act. Each run first measures the real server (``guobiao serve``, SQLite) under
+``guobiao loadtest`` with the same tables (``ab_loadtest.one_run``), then the floor, its
+seats waiting before they act so that it serves about as many actions a second as the real
+one did (more a second would share each turn of the event loop among more actions, and
+cost each less).
 
-Both are measured alike: the server process's CPU time (``/proc``) over its actions, in the
-steady part of the run (``ab_loadtest.Sampler``'s window: from 3 s after the first action
-to the last sample before the actions stop rising), in turns, ``--runs`` times. Figures only.
+Both are measured alike: the server process's CPU time over its actions, in the steady part
+of the run (``ab_loadtest.steady_ms_per_action``: from 3 s after the first action to the
+last sample before the actions stop rising), ``--runs`` times. Figures only.
 
     .venv/bin/python benchmarks/bench_transport_floor.py [--runs 3] [--tables 20]
         [--duration 15] [--publishes 1.63] [--update-bytes 424]
@@ -203,8 +206,8 @@ def main() -> None:
     print(f"{'run':>3} {'side':8} {'CPU ms/action':>13} {'actions/s':>9}")
     figures: dict[str, list[float]] = {"floor": [], "guobiao": []}
     for run in range(1, args.runs + 1):
-        real = one_run(ROOT, args)  # (ab_loadtest's: the same loadtest, the same window)
-        cpu, rate = real["steady_cpu_ms_per_action"], real["actions_per_s"]
+        served = one_run(ROOT, args)  # (ab_loadtest's: the same loadtest, the same window)
+        cpu, rate = served["steady_cpu_ms_per_action"], served["actions_per_s"]
         figures["guobiao"].append(cpu)
         print(f"{run:>3} {'guobiao':8} {cpu:>13.3f} {rate:>9,.0f}", flush=True)
         cpu, rate = floor_run(args, rate)
