@@ -15,6 +15,17 @@ serial run.
 
 from __future__ import annotations
 
+import asyncio
+import faulthandler
+import io
+import os
+import signal
+import sys
+import threading
+import traceback
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -34,3 +45,85 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     A serial run keeps the files' order."""
     if hasattr(config, "workerinput"):  # an xdist worker
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+# A test that never ends would hold CI until its own limit and say nothing of where: every
+# test has a time limit (pytest-timeout, ``timeout`` in pyproject.toml), past which it fails
+# with the stacks of what it waits for. The plugin's "signal" method shows the main thread's
+# stack, which for an asyncio test is the event loop waiting in ``select``; this hook fails it
+# instead with every task of the loop and every other thread, where each waits. The plugin's
+# timer stops at the test's first failure, so a test whose teardown hangs as well is ended by
+# a second one: ``_AFTER_TIMEOUT`` seconds later the process writes every thread's stack and
+# exits, and xdist reports the worker's crash on that test and goes on with a new worker.
+_AFTER_TIMEOUT = 60.0
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> bool | None:
+    if settings.method != "signal" or threading.current_thread() is not threading.main_thread():
+        return None  # the plugin's own timer
+
+    def on_timeout(_signum: int, _frame: object) -> None:
+        where = _where_everything_waits()
+        pytest.fail(f"Timeout: over {settings.timeout:g} s\n{where}", pytrace=False)
+
+    def cancel() -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+    item.cancel_timeout = cancel  # type: ignore[attr-defined]  # (the plugin's protocol)
+    signal.signal(signal.SIGALRM, on_timeout)
+    signal.setitimer(signal.ITIMER_REAL, settings.timeout)
+    return True
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    limit = float(item.config.getini("timeout") or 0)
+    if limit <= 0:
+        yield
+        return
+    # (Not faulthandler's own timer: pytest cancels that at a test's first failure too.)
+    watchdog = threading.Timer(limit + _AFTER_TIMEOUT, _end_process, (item,))
+    watchdog.name = _WATCHDOG
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        yield
+    finally:
+        watchdog.cancel()
+
+
+_WATCHDOG = "the test's watchdog"
+_STDERR = pytest.StashKey[int]()  # the process's stderr (during a test fd 2 is pytest's capture)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_STDERR] = os.dup(2)  # (capture is suspended while pytest configures)
+
+
+def _end_process(item: pytest.Item) -> None:
+    stderr = item.config.stash[_STDERR]
+    said = f"\n{item.nodeid}: still running {_AFTER_TIMEOUT:g} s past its time limit; ending it\n"
+    os.write(stderr, said.encode())
+    faulthandler.dump_traceback(file=stderr, all_threads=True)
+    os._exit(1)
+
+
+def _where_everything_waits() -> str:
+    """The stacks of the running event loop's tasks and of every other thread."""
+    out = io.StringIO()
+    try:
+        tasks = asyncio.all_tasks(asyncio.get_running_loop())
+    except RuntimeError:  # (no loop running: a synchronous test)
+        tasks = set()
+    for task in tasks:
+        out.write(f"--- task {task.get_name()}: {task.get_coro()!r}\n")
+        task.print_stack(file=out)
+    me = threading.get_ident()
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    for ident, frame in sys._current_frames().items():
+        if ident != me and names.get(ident) != _WATCHDOG:
+            out.write(f"--- thread {names.get(ident, ident)}\n")
+            out.write("".join(traceback.format_stack(frame)))
+    return out.getvalue()

@@ -1,0 +1,84 @@
+"""Every test has a time limit (tests/conftest.py): one that hangs fails, saying where each of
+its tasks and threads waits, and one whose teardown hangs too ends its process a little later.
+
+Each case runs pytest on a small test file of its own in a process of its own, with this
+suite's conftest (its second limit cut from a minute to a second) and a 2-second limit.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+CONFTEST = Path(__file__).with_name("conftest.py")
+INI = """\
+[pytest]
+asyncio_default_fixture_loop_scope = function
+timeout = 2
+"""
+
+
+def run_pytest(folder: Path, tests: str) -> subprocess.CompletedProcess[str]:
+    conftest = CONFTEST.read_text()
+    shortened = conftest.replace("_AFTER_TIMEOUT = 60.0", "_AFTER_TIMEOUT = 1.0")
+    assert shortened != conftest, "the conftest's second limit is no longer _AFTER_TIMEOUT"
+    (folder / "conftest.py").write_text(shortened)
+    (folder / "pytest.ini").write_text(INI)
+    (folder / "test_it.py").write_text(tests)
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist"]
+    return subprocess.run(
+        [*command, "-q", "test_it.py"],
+        check=False,  # (a failing run is what the cases make)
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_an_asyncio_test_that_hangs_fails_naming_what_each_task_awaits(tmp_path: Path) -> None:
+    done = run_pytest(
+        tmp_path,
+        """\
+import asyncio
+import pytest
+
+async def never_answered():
+    await asyncio.Event().wait()
+
+@pytest.mark.asyncio
+async def test_hangs():
+    await asyncio.gather(never_answered())
+
+def test_after_it():
+    pass
+""",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed, 1 passed" in done.stdout
+    assert "Timeout: over 2 s" in done.stdout
+    assert "await asyncio.Event().wait()" in done.stdout  # the task it waits for, and where
+    assert "in never_answered" in done.stdout
+
+
+def test_a_test_whose_teardown_hangs_too_ends_its_process(tmp_path: Path) -> None:
+    done = run_pytest(
+        tmp_path,
+        """\
+import time
+import pytest
+
+@pytest.fixture
+def stuck():
+    yield
+    while True:
+        time.sleep(0.05)  # the teardown's own loop
+
+def test_slow_then_stuck(stuck):
+    time.sleep(30)
+""",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "test_it.py::test_slow_then_stuck: still running 1 s past its time limit" in done.stderr
+    assert "in stuck" in done.stderr  # every thread's stack: the main one in the teardown
