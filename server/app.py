@@ -173,7 +173,7 @@ class App:
         if self.matchmaker is not None:
             await self.matchmaker.stop()
         if self.tournaments is not None:
-            self.tournaments.close()
+            await self.tournaments.close()
         if self.lobby is not None:
             await self.lobby.shutdown()
         for conn in list(self.connections):

@@ -76,6 +76,8 @@ class Tournaments:
         self.sessions = SessionTables(store, lobby, peers, self._state)
         self.locks: dict[int, asyncio.Lock] = {}
         self.pushes: dict[int, tuple[asyncio.TimerHandle | None, str, float]] = {}
+        self._delivering: set[asyncio.Task[None]] = set()  # pushes being sent (``close``)
+        self._closed = False
 
     def _lock(self, tournament_id: int) -> asyncio.Lock:
         return self.locks.setdefault(tournament_id, asyncio.Lock())
@@ -130,7 +132,10 @@ class Tournaments:
 
     def _push(self, tournament_id: int, what: str) -> None:
         """``tournament_changed`` to the players and directors connected, at most once a
-        second per tournament (the latest ``what``)."""
+        second per tournament (the latest ``what``); none once closed (the server is
+        stopping, and tells its clients so)."""
+        if self._closed:
+            return
         handle, _, sent_at = self.pushes.get(tournament_id, (None, "", -1e9))
         loop = asyncio.get_running_loop()
         if handle is None:
@@ -141,7 +146,9 @@ class Tournaments:
     def _send_push(self, tournament_id: int) -> None:
         _, what, _ = self.pushes[tournament_id]
         self.pushes[tournament_id] = (None, what, asyncio.get_running_loop().time())
-        asyncio.get_running_loop().create_task(self._deliver(tournament_id, what))
+        task = asyncio.get_running_loop().create_task(self._deliver(tournament_id, what))
+        self._delivering.add(task)
+        task.add_done_callback(self._delivering.discard)
 
     async def _deliver(self, tournament_id: int, what: str) -> None:
         try:
@@ -156,11 +163,16 @@ class Tournaments:
             if peer.username is not None and peer.username.lower() in names:
                 peer.send(text)
 
-    def close(self) -> None:
+    async def close(self) -> None:
+        """No more pushes: those still waiting for their second are dropped, and those being
+        sent are waited for (each reads the store, which the server closes next)."""
+        self._closed = True
         for handle, _, _ in self.pushes.values():
             if handle is not None:
                 handle.cancel()
         self.pushes.clear()
+        if self._delivering:
+            await asyncio.wait(self._delivering)
 
     # ------------------------------------------------------------- reads ---
 

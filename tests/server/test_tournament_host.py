@@ -537,3 +537,42 @@ async def test_a_private_tournament_is_unlisted_and_its_players_still_sit_at_its
     finally:
         for c in (director, *players, watcher):
             await c.close()
+
+
+async def test_a_push_being_sent_as_the_server_stops_is_waited_for_and_none_begins_after(
+    start_server: StartServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tournament_changed`` is sent from a task of its own, which reads the tournament from
+    the store: the server's stop waits for one begun (the store closes after it) and begins
+    none. (A push that read a closing store failed, or left a connection unclosed.)"""
+    app = await start_server(tournaments={"directors": DIRECTOR})
+    director = await connect(app, DIRECTOR)
+    try:
+        tid = (await ask(director, "tournament_create", name="Late news"))["id"]
+    finally:
+        await director.close()
+    tournaments = app.tournaments
+    assert tournaments is not None
+    reading, go_on = asyncio.Event(), asyncio.Event()
+    get = tournaments.store.get
+
+    async def slow_get(tournament_id: int) -> Any:
+        reading.set()
+        await go_on.wait()
+        return await get(tournament_id)
+
+    monkeypatch.setattr(tournaments.store, "get", slow_get)
+    tournaments._push(tid, "table_finished")
+    await asyncio.wait_for(reading.wait(), 10)  # the push's task reads the tournament
+    closing = asyncio.create_task(tournaments.close())
+    await asyncio.sleep(0.1)
+    assert not closing.done(), "close() did not wait for the push being sent"
+    go_on.set()
+    await asyncio.wait_for(closing, 10)
+    assert not [t for t in asyncio.all_tasks() if "_deliver" in repr(t.get_coro())]
+
+    reading.clear()
+    tournaments._push(tid, "closed")  # after close: nothing scheduled, nothing read
+    assert tournaments.pushes == {}
+    await asyncio.sleep(0.2)
+    assert not reading.is_set()
