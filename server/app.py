@@ -140,9 +140,9 @@ class App:
             ping_interval=20,
             ping_timeout=20,
             server_header=f"guobiao/{VERSION}",
-            # Cluster mode: the workers of one machine listen on one port (the kernel
-            # spreads the connections among them).
-            reuse_port=self.config.clustered,
+            # ``serve --workers``: the workers listen on one port (the kernel spreads the
+            # connections among them); any other server keeps its port to itself.
+            reuse_port=self.config.server.share_port,
         )
         listen = self.config.metrics.address
         if listen is not None:

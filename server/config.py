@@ -44,6 +44,10 @@ class ServerSection:
     # action (its monotonic clock): for ``guobiao loadtest`` on the same machine only
     # (docs/performance.md); it tells every viewer when the last answer came in.
     stamp_updates: bool = False
+    # Listen with SO_REUSEPORT: other processes that do may listen on the same port, and the
+    # kernel spreads the connections among them. ``serve --workers`` sets it for its workers;
+    # a server started alone keeps its port to itself ("address already in use" for another).
+    share_port: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,11 +50,12 @@ TAIL_LINES = 40
 
 # Ports for the nodes and Redis servers this kit starts: a block for each test process
 # (pytest-xdist's worker gw0, gw1...), below the kernel's ephemeral ports (32768 and up on
-# Linux), which every outgoing connection's own end and every port-0 probe take from. A
-# node listens with SO_REUSEPORT, so a port that two nodes happened to pick (the kernel's
-# choice for one probe, given again to another process's probe before the first node
-# bound it) was not refused: the kernel split the connections between two clusters' nodes,
-# and a test asking n1 got n2 of another test (seen once in CI).
+# Linux), which every outgoing connection's own end and every port-0 probe take from. (Nodes
+# used to listen with SO_REUSEPORT, so a port that two nodes happened to pick, the kernel's
+# choice for one probe given again to another process's probe before the first node bound
+# it, was not refused: the kernel split the connections between two clusters' nodes, and a
+# test asking n1 got n2 of another test, seen once in CI. Now only ``--workers``' workers
+# share a port, and such a clash fails the second node's start instead.)
 PORT_BASE, PORT_BLOCK, BLOCKS = 10_000, 1_350, 16  # (10,000 to 31,600)
 _ports = itertools.count()
 

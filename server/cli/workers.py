@@ -2,10 +2,11 @@
 
 Each worker is a ``guobiao serve`` of its own (the same arguments, ``--workers`` left out),
 a cluster node named ``NODE/wI`` (``[server] node``, else ``hostname:port``); they listen on
-the same port with ``SO_REUSEPORT``, so the kernel spreads new connections among them, and
-share the tables as any nodes of a cluster do (server/cluster/node.py). This process only
-supervises: a worker that dies is started again (after a pause that grows if it keeps dying);
-SIGTERM or Ctrl-C stops them all, each handing its tables to the others as it goes.
+the same port with ``SO_REUSEPORT`` (``[server] share_port``, set for them), so the kernel
+spreads new connections among them, and share the tables as any nodes of a cluster do
+(server/cluster/node.py). This process only supervises: a worker that dies is started again
+(after a pause that grows if it keeps dying); SIGTERM or Ctrl-C stops them all, each handing
+its tables to the others as it goes.
 
 Each worker counts its own metrics (a registry per process, its ``node`` label its name):
 with ``[metrics] listen`` set, worker I serves them on that port plus I - 1 (``worker_metrics``),
@@ -70,7 +71,7 @@ def supervise(argv: list[str], count: int, config: Config) -> int:
     killing_at = float("inf")  # when workers that ignored SIGTERM are killed
 
     def start(name: str) -> None:
-        env = {**os.environ, "GUOBIAO_SERVER_NODE": name}
+        env = {**os.environ, "GUOBIAO_SERVER_NODE": name, "GUOBIAO_SERVER_SHARE_PORT": "true"}
         if config.metrics.listen:
             env["GUOBIAO_METRICS_LISTEN"] = worker_metrics(
                 config.metrics.listen, names.index(name) + 1

@@ -825,3 +825,24 @@ async def test_workers_share_the_port_and_stop_together(make_cluster: MakeCluste
     assert (await http_request(node.port, "/metrics")).status == 404
     assert await node.stop() == 0, node.tail()
     await until(lambda: not any(running(pid) for pid in pids), 10, "both workers gone")
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_a_node_started_on_another_nodes_port_fails_saying_so(
+    make_cluster: MakeCluster,
+) -> None:
+    """Only ``--workers``' workers share a port: a second node given a running node's port
+    (an operator's slip) does not start, saying the address is in use, and the first keeps
+    every connection (it used to listen beside it, the kernel splitting the connections)."""
+    cluster = await make_cluster(1)
+    n1 = cluster["n1"]
+    n2 = cluster.add("n2")
+    n2.port = n1.port
+    with contextlib.suppress(RuntimeError):  # (exited; or n1 answered its wait for /readyz)
+        await n2.start()
+    await until(lambda: not n2.alive, 30, "n2 exiting")
+    assert "address already in use" in n2.tail(), n2.tail()
+    for _ in range(20):
+        health = await http_request(n1.port, "/healthz")
+        assert json.loads(health.body)["node"] == "n1"
