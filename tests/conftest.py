@@ -54,7 +54,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # instead with every task of the loop and every other thread, where each waits. The plugin's
 # timer stops at the test's first failure, so a test whose teardown hangs as well is ended by
 # a second one: ``_AFTER_TIMEOUT`` seconds later the process writes every thread's stack and
-# exits, and xdist reports the worker's crash on that test and goes on with a new worker.
+# exits, and xdist reports the worker's crash on that test and goes on with a new worker. A
+# third, faulthandler's, does the same a minute after that without needing the GIL.
 _AFTER_TIMEOUT = 60.0
 
 
@@ -83,15 +84,20 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     if limit <= 0:
         yield
         return
-    # (Not faulthandler's own timer: pytest cancels that at a test's first failure too.)
+    # Not faulthandler's own timer alone: pytest cancels that at a test's first failure (the
+    # time limit's, say). It is the last resort, a minute later, should a thread hold the GIL
+    # and keep both the time limit and this watchdog from running.
     watchdog = threading.Timer(limit + _AFTER_TIMEOUT, _end_process, (item,))
     watchdog.name = _WATCHDOG
     watchdog.daemon = True
     watchdog.start()
+    stderr = item.config.stash[_STDERR]
+    faulthandler.dump_traceback_later(limit + 2 * _AFTER_TIMEOUT, exit=True, file=stderr)
     try:
         yield
     finally:
         watchdog.cancel()
+        faulthandler.cancel_dump_traceback_later()
 
 
 _WATCHDOG = "the test's watchdog"

@@ -1,5 +1,6 @@
 """Every test has a time limit (tests/conftest.py): one that hangs fails, saying where each of
-its tasks and threads waits, and one whose teardown hangs too ends its process a little later.
+its tasks and threads waits; one whose teardown hangs too ends its process a little later, and
+one that holds the GIL (so that neither can run) later still.
 
 Each case runs pytest on a small test file of its own in a process of its own, with this
 suite's conftest (its second limit cut from a minute to a second) and a 2-second limit.
@@ -82,3 +83,20 @@ def test_slow_then_stuck(stuck):
     assert done.returncode == 1, done.stdout + done.stderr
     assert "test_it.py::test_slow_then_stuck: still running 1 s past its time limit" in done.stderr
     assert "in stuck" in done.stderr  # every thread's stack: the main one in the teardown
+
+
+def test_a_test_holding_the_gil_past_both_limits_ends_its_process(tmp_path: Path) -> None:
+    done = run_pytest(
+        tmp_path,
+        """\
+import ctypes
+import signal
+
+def test_holds_the_gil():
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)  # the time limit cannot interrupt it
+    ctypes.PyDLL(None).sleep(30)  # libc's sleep, the GIL held: no Python thread runs
+""",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Timeout (0:00:04)!" in done.stderr  # faulthandler's, 2 + 2 x 1 s
+    assert "in test_holds_the_gil" in done.stderr
