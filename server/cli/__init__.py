@@ -86,10 +86,13 @@ def main(argv: list[str] | None = None) -> int:
     if words == ["--version"]:  # (said without importing every command for the parser)
         print(version_line())
         return 0
-    args = build_parser(words[0] if words else None).parse_args(words)
     try:
+        args = build_parser(words[0] if words else None).parse_args(words)
         status: int = args.run(args)
     except BrokenPipeError:  # the reader went away (``guobiao ... | head``): not an error
         sys.stderr.close()
         return 0
+    except KeyboardInterrupt:  # Ctrl+C before the command took it over (while importing):
+        print(file=sys.stderr)  # a new line after the terminal's ^C, and no traceback
+        return 130  # (128 + SIGINT, as a shell reports a command it interrupted)
     return status

@@ -117,8 +117,7 @@ def run(args: argparse.Namespace) -> int:
         return workers.supervise(sys.argv[1:], args.workers, config)
     fmt = logs.setup(config.server.log_level, config.server.log_format)
     tune_collector()
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(config, human=fmt == "human"))
+    asyncio.run(serve(config, human=fmt == "human"))  # (Ctrl+C while it starts: cli.main's)
     return 0
 
 
@@ -139,6 +138,17 @@ async def serve(config: Config, ready: asyncio.Event | None = None, *, human: bo
         print(f"guobiao serve: cannot listen on {where}: {exc.strerror}", file=sys.stderr)
         await app.stop()
         raise SystemExit(1) from None
+    # Before the ready line, not after: whoever reads it may stop the server at once (a
+    # supervisor, a test, a person's Ctrl+C), and a signal before these handlers would end
+    # the process unstopped (SIGTERM) or, where SIGINT is ignored (a background job), not at
+    # all.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    with contextlib.suppress(NotImplementedError, AttributeError):
+        loop.add_signal_handler(signal.SIGUSR1, _dump_tasks)  # where is it stuck?
     host = config.server.host
     metrics = ""
     if app.metrics_port is not None:
@@ -155,13 +165,6 @@ async def serve(config: Config, ready: asyncio.Event | None = None, *, human: bo
             f"database: {_safe(config.database_url)})",
             flush=True,
         )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
-    with contextlib.suppress(NotImplementedError, AttributeError):
-        loop.add_signal_handler(signal.SIGUSR1, _dump_tasks)  # where is it stuck?
     if ready is not None:
         ready.set()
     await stop.wait()
