@@ -210,5 +210,8 @@ def test_ctrl_c_while_the_server_starts_ends_it_without_a_traceback(tmp_path: Pa
         if server.poll() is None:
             server.kill()
             server.communicate(timeout=10)
-    assert server.returncode == 130, (server.returncode, out, err)
+    # 130 (128 + SIGINT), or ended by SIGINT itself, which a shell reports as 130 too: CPython
+    # does that at exit after some interrupted imports (about one in six here, by strace: it
+    # re-raises SIGINT on itself), though cli.main caught the KeyboardInterrupt.
+    assert server.returncode in (130, -signal.SIGINT), (server.returncode, out, err)
     assert b"Traceback" not in err and b"KeyboardInterrupt" not in err, err
