@@ -1,7 +1,8 @@
-"""Failover: how long a cluster takes to bring back the tables of a node killed with kill -9.
+"""Failover: how long a cluster takes to bring back the tables of a node killed with kill -9
+(or stopped with SIGTERM, or drained: ``--stop``).
 
     .venv/bin/python benchmarks/bench_failover.py [--nodes 3] [--tables 100] [--hands 1]
-        [--pace 0.5] [--lease 3.0] [--settle 5]
+        [--pace 0.5] [--lease 3.0] [--settle 5] [--stop kill|term|drain]
 
 Starts ``--nodes`` nodes (tests/clusterkit.py: ``guobiao serve`` processes on a fresh
 PostgreSQL database of GUOBIAO_TEST_POSTGRES_URL's server and a Redis of its own), then
@@ -9,12 +10,17 @@ PostgreSQL database of GUOBIAO_TEST_POSTGRES_URL's server and a Redis of its own
 node, so that node owns it): the guest sits, three ``default`` server bots fill the table and
 the guest disconnects, so the server plays all four seats, one move every ``--pace`` seconds
 (``[timers] unattended_move_seconds``). After ``--settle`` seconds it kills -9 the node that
-owns most tables (its /healthz ``tables_owned``) and prints, from the kill:
+owns most tables (its /healthz ``tables_owned``; ``--stop term``: SIGTERM, its graceful stop,
+which hands its tables over; ``--stop drain``: ``guobiao cluster drain``, which hands them
+over and leaves it up) and prints, from the kill (the signal, the drain command's start):
 
 - lease: when the last of its tables had a lease naming a surviving node (Redis
   ``PREFIX:lease:TABLE``);
 - owned: when the survivors' /healthz ``tables_owned`` added up to every unfinished table;
-- resumed: when the last of its tables had a new action stored (its match played on);
+- resumed: when the last of its tables had a new action stored after its lease moved (its
+  match played on, on a survivor);
+- for term and drain, how long the stop or the drain command took, and, from the node's log,
+  how many tables it handed over and between its first hand-off and its last;
 - how many of the survivors' own tables changed hands meanwhile (none should);
 
 then waits for every match to finish and prints how many did, and how many are exactly the
@@ -31,6 +37,7 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +83,20 @@ async def owned(node: Node) -> int:
     except (OSError, TimeoutError, AssertionError):
         return 0
     return int(body.get("cluster", {}).get("tables_owned", 0))
+
+
+def handoffs(log: str) -> str:
+    """How many tables a node's log says it handed over, and over how long (its text lines'
+    times: ``2026-12-05 18:26:48,750 INFO guobiao.cluster: cluster: handed table ...``)."""
+    times = [
+        datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f")
+        for line in log.splitlines()
+        if "cluster: handed table" in line
+    ]
+    if not times:
+        return "no table handed over"
+    span = (max(times) - min(times)).total_seconds()
+    return f"{len(times)} tables handed over in {1000 * span:.0f} ms (first to last)"
 
 
 def offline(seed: int, match_id: int, hands: int) -> tuple[list[Any], list[int]]:
@@ -156,13 +177,22 @@ async def run(args: argparse.Namespace) -> int:
         )
         mine = [t for t, owner in zip(tables, leases, strict=True) if owner == victim.name]
         db = await pgkit.connect(cluster.database_url)
-        print(f"tables owned: {counts}; killing {victim.name} ({len(mine)} tables)")
+        doing = {"kill": "killing", "term": "stopping (SIGTERM)", "drain": "draining"}
+        print(f"tables owned: {counts}; {doing[args.stop]} {victim.name} ({len(mine)} tables)")
 
-        await victim.kill()
+        before = await matches(db)
         killed = time.monotonic()
-        before = await matches(db)  # after the kill: what the dead node stored, and no more
+        stopping: asyncio.Task[Any] | None = None
+        if args.stop == "kill":
+            await victim.kill()
+        elif args.stop == "term":
+            stopping = asyncio.create_task(victim.stop(timeout=args.timeout))
+        else:
+            stopping = asyncio.create_task(cluster.cli("drain", victim.name))
         live = [t for t in mine if t in before and not before[t][2]]
         print(f"{len(live)} of them unfinished")
+        moved_at: dict[str, int] = {}  # table -> its last stored seq when its lease moved
+        stopped_after: float | None = None
         leased: dict[str, float] = {}
         # The survivors' own tables: none should change hands (a survivor busy adopting
         # that failed to renew its own leases would lose them to the others).
@@ -186,17 +216,22 @@ async def run(args: argparse.Namespace) -> int:
                     strict=True,
                 )
             )
+            state = await matches(db)
             for table in live:
                 owner = owners[table]
                 if owner is not None and owner != victim.name and table not in leased:
                     leased[table] = now
+                    moved_at[table] = state[table][1]
             for table, first in original.items():  # a survivor's table changing hands
                 if owners[table] not in (None, first):
                     shifted.add(table)
-            state = await matches(db)
             for table in live:
-                if table not in resumed and (state[table][1] > before[table][1] or state[table][2]):
+                if table in resumed or table not in moved_at:
+                    continue
+                if state[table][1] > moved_at[table] or state[table][2]:
                     resumed[table] = now
+            if stopping is not None and stopping.done() and stopped_after is None:
+                stopped_after = now
             if owned_at is None:
                 unfinished = sum(1 for _, _, done in state.values() if not done)
                 total = sum([await owned(n) for n in survivors])
@@ -223,6 +258,15 @@ async def run(args: argparse.Namespace) -> int:
         )
         print(f"  a new action stored:  {figure(resumed)}")
         print(f"  survivors' own tables that changed hands meanwhile: {len(shifted)}")
+        if stopping is not None:
+            result = await stopping
+            took = "" if stopped_after is None else f" in {stopped_after:.2f} s"
+            if args.stop == "term":
+                print(f"  the node exited ({result}){took}")
+            else:
+                said = (result.stdout.strip() or result.stderr.strip()).splitlines()[-1:]
+                print(f"  guobiao cluster drain returned {result.returncode}{took}: {said}")
+            print(f"  in {victim.name}'s log: {handoffs(victim.log())}")
 
         finish_deadline = time.monotonic() + args.finish_timeout
         while time.monotonic() < finish_deadline:
@@ -258,6 +302,12 @@ def main() -> int:
     parser.add_argument("--pace", type=float, default=0.5, help="seconds per server move")
     parser.add_argument("--lease", type=float, default=3.0, help="[cluster] lease_seconds")
     parser.add_argument("--settle", type=float, default=5.0, help="seconds before the kill")
+    parser.add_argument(
+        "--stop",
+        choices=("kill", "term", "drain"),
+        default="kill",
+        help="kill -9 (default), SIGTERM (a graceful stop), or guobiao cluster drain",
+    )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait to resume")
     parser.add_argument(
         "--finish-timeout", type=float, default=600.0, help="seconds to wait for the ends"
