@@ -11,6 +11,7 @@ import re
 import pytest
 from browserkit import OpenPage, connected, play_as_guest, play_now
 from playwright.async_api import Page, expect
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 OFFLINE = {
     "en": "Cannot reach the server: this device is offline.",
@@ -34,10 +35,27 @@ NOTIFICATIONS = """(() => {
 })();"""
 
 
+# What the page's service worker registration is doing (each worker's state, or none).
+REGISTRATION = """async () => {
+  const r = await navigator.serviceWorker.getRegistration();
+  if (!r) return "no registration";
+  const state = (w) => (w ? w.state : null);
+  return JSON.stringify({installing: state(r.installing), waiting: state(r.waiting),
+                         active: state(r.active)});
+}"""
+
+
 async def worker_ready(page: Page) -> None:
-    """Wait until the service worker controls the page (its cache is filled by then)."""
-    await page.evaluate("navigator.serviceWorker.ready")
-    await page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+    """Wait until the service worker controls the page (it is installed, its cache filled, by
+    then); fail saying what the registration is doing if it does not within 30 s. (Not
+    ``evaluate("navigator.serviceWorker.ready")``: a worker that never installs leaves that
+    promise pending for ever, and the test with it.)"""
+    try:
+        await page.wait_for_function(
+            "() => navigator.serviceWorker.controller !== null", timeout=30_000
+        )
+    except PlaywrightTimeoutError:
+        pytest.fail(f"no service worker controls the page: {await page.evaluate(REGISTRATION)}")
 
 
 @pytest.mark.asyncio
