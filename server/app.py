@@ -68,6 +68,10 @@ class App:
         self.nodes: Nodes = OneNode()
         self.by_cid: dict[str, Connection] = {}  # connections by their cluster-wide id
         self.reviews = Reviews(config.review)  # GET /api/matches/{id}/review
+        # Set once ``start`` is done: until then /readyz says "starting" (it listens before:
+        # the metrics' port and the cluster's start come after), and ``guobiao serve`` takes
+        # its signals, in the same step of the loop, before anyone can be told it is ready.
+        self.started = False
 
     def new_cid(self) -> str:
         """A connection id no other connection of the cluster has."""
@@ -157,6 +161,7 @@ class App:
             except OSError as exc:  # (``guobiao serve`` says where it could not listen)
                 raise OSError(exc.errno, exc.strerror, self.config.metrics.listen) from exc
         await self.nodes.start(self.port)
+        self.started = True
 
     @property
     def metrics_port(self) -> int | None:
@@ -205,8 +210,10 @@ class App:
 
     async def _ready(self, connection: ServerConnection) -> Response:
         """``/readyz``: whether a proxy should send this server new connections."""
-        if not await self.store.ping():
-            why: str | None = "the database does not answer"
+        if not self.started:
+            why: str | None = "starting"
+        elif not await self.store.ping():
+            why = "the database does not answer"
         else:
             why = self.nodes.unready()  # (cluster mode: draining, or Redis does not answer)
         if why is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
 import logging
 import os
 import pty
@@ -17,10 +18,12 @@ import sys
 import time
 from pathlib import Path
 
+import httpkit
 import pytest
 from serverkit import decoy_checkout
 
 from server import logs
+from server.app import App
 from server.cli import child_command
 from server.cli.serve import GC_THRESHOLDS, serve
 from server.config import load
@@ -215,3 +218,39 @@ def test_ctrl_c_while_the_server_starts_ends_it_without_a_traceback(tmp_path: Pa
     # re-raises SIGINT on itself), though cli.main caught the KeyboardInterrupt.
     assert server.returncode in (130, -signal.SIGINT), (server.returncode, out, err)
     assert b"Traceback" not in err and b"KeyboardInterrupt" not in err, err
+
+
+@pytest.mark.asyncio
+async def test_readyz_says_starting_until_the_start_is_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server listens before its start is done (the metrics' port and, in cluster mode,
+    the node's start come after): until then /readyz is 503 "starting", so that whoever
+    waits for it to say ready may stop the server at once and have the graceful stop."""
+    local = {"host": "127.0.0.1", "port": 0, "data_dir": str(tmp_path)}
+    app = App(load(None, environ={}, overrides={"server": local}))
+    go_on = asyncio.Event()
+    nodes_start = app.nodes.start
+
+    async def held(port: int) -> None:  # the last step of the start, held back
+        await go_on.wait()
+        await nodes_start(port)
+
+    monkeypatch.setattr(app.nodes, "start", held)
+    starting = asyncio.create_task(app.start())
+    try:
+        for _ in range(600):
+            if app.ws_server is not None or starting.done():
+                break
+            await asyncio.sleep(0.05)
+        status, body = await httpkit.http_get(app.port, "/readyz")
+        assert (status, json.loads(body)["why"]) == (503, "starting"), body
+        go_on.set()
+        await asyncio.wait_for(starting, 30)
+        status, body = await httpkit.http_get(app.port, "/readyz")
+        assert status == 200 and json.loads(body)["ready"], body
+    finally:
+        go_on.set()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(starting, 30)
+        await app.stop()
