@@ -54,6 +54,7 @@ from server.tournaments.views import State
 log = logging.getLogger("guobiao.tournaments")
 
 PUSH_SECONDS = 1.0  # a tournament's ``tournament_changed`` goes out at most this often
+CLOSE_SECONDS = 5.0  # how long ``close`` waits for the pushes being sent
 
 
 # ------------------------------------------------------------------- host ---
@@ -171,8 +172,10 @@ class Tournaments:
             if handle is not None:
                 handle.cancel()
         self.pushes.clear()
-        if self._delivering:
-            await asyncio.wait(self._delivering)
+        if self._delivering:  # (each a read or two; a database that hangs costs at most this)
+            _, late = await asyncio.wait(self._delivering, timeout=CLOSE_SECONDS)
+            for task in late:
+                task.cancel()
 
     # ------------------------------------------------------------- reads ---
 
