@@ -66,7 +66,10 @@ def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> bool | None:
 
     def on_timeout(_signum: int, _frame: object) -> None:
         where = _where_everything_waits()
-        pytest.fail(f"Timeout: over {settings.timeout:g} s\n{where}", pytrace=False)
+        # (Raised in whatever runs now: a task of the test's loop may take it as its own end,
+        # and the test go on to pass. ``pytest_runtest_makereport`` fails it regardless.)
+        item.stash[_TIMED_OUT] = f"Timeout: over {settings.timeout:g} s\n{where}"
+        pytest.fail(item.stash[_TIMED_OUT], pytrace=False)
 
     def cancel() -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -101,6 +104,19 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
 
 
 _WATCHDOG = "the test's watchdog"
+_TIMED_OUT = pytest.StashKey[str]()  # the time limit's failure, once it fired
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    timed_out = item.stash.get(_TIMED_OUT, None)
+    if call.when == "call" and timed_out is not None and not report.failed:
+        report.outcome = "failed"
+        report.longrepr = timed_out
+
+
 _STDERR = pytest.StashKey[int]()  # the process's stderr (during a test fd 2 is pytest's capture)
 
 

@@ -100,3 +100,33 @@ def test_holds_the_gil():
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Timeout (0:00:04)!" in done.stderr  # faulthandler's, 2 + 2 x 1 s
     assert "in test_holds_the_gil" in done.stderr
+
+
+def test_a_test_whose_time_limit_lands_in_a_spinning_task_still_fails(tmp_path: Path) -> None:
+    done = run_pytest(
+        tmp_path,
+        """\
+import asyncio
+import time
+import pytest
+
+@pytest.mark.asyncio
+async def test_waits_for_a_spinner():
+    stop = False
+
+    async def spin():  # always ready again: the time limit most likely lands in here
+        while not stop:
+            time.sleep(0.001)
+            await asyncio.sleep(0)
+
+    spinner = asyncio.create_task(spin())
+    try:
+        await asyncio.wait_for(asyncio.shield(spinner), 8)  # ends once the spinner does
+    except BaseException:
+        pass
+    stop = True
+""",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed" in done.stdout and "Timeout: over 2 s" in done.stdout, done.stdout
+    assert "in spin" in done.stdout
