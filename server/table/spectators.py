@@ -58,15 +58,14 @@ class SpectatorFeed(Generic[P]):
         update = full() if dealt or last is None else last.full
         number = last.n + 1 if last is not None else 0
         self.shown.append(Shown(number, now, text, summary, update))
-        self.forget(now - delay)
+        self.forget(now, delay)
 
     def start(self, spectator: P, now: float, delay: float) -> tuple[dict[str, Any], str | None]:
         """``spectator`` starts watching at ``now``: the table's summary and full update
         (None if nothing was dealt, or nothing is old enough yet) as it was ``delay`` seconds
         ago, or, before the delay has passed since the table started, as it started (its
         first entry, sent once due). Something must be kept (``keep``) first."""
-        due = now - delay
-        seen = [entry for entry in self.shown if entry.at <= due]
+        seen = [entry for entry in self.shown if entry.at + delay <= now]
         entry = seen[-1] if seen else self.shown[0]
         self.watch_next[spectator] = entry.n + 1 if seen else entry.n
         return entry.summary, entry.full if seen else None
@@ -80,33 +79,39 @@ class SpectatorFeed(Generic[P]):
         sends: list[tuple[P, str]] = []
         if not self.shown:
             return sends
-        due = now - delay
         first = self.shown[0].n
         for spectator, number in list(self.watch_next.items()):
             if not watching(spectator):
                 del self.watch_next[spectator]  # gone, or seated since
                 continue
             i = max(0, number - first)
-            while i < len(self.shown) and self.shown[i].at <= due:
+            while i < len(self.shown) and self.shown[i].at + delay <= now:
                 entry = self.shown[i]
                 text = entry.text if entry.text is not None else entry.full
                 if text is not None:
                     sends.append((spectator, text))
                 i += 1
             self.watch_next[spectator] = first + i
-        self.forget(due)
+        self.forget(now, delay)
         return sends
 
-    def forget(self, due: float) -> None:
+    def forget(self, now: float, delay: float) -> None:
         """Forget what every delayed spectator has been sent and no new one needs: all but
-        the latest entry kept by ``due`` (where a spectator coming now starts)."""
+        the latest entry ``delay`` old at ``now`` (where a spectator coming now starts)."""
         needed = min(self.watch_next.values(), default=None)
         shown = self.shown
-        while len(shown) > 1 and shown[1].at <= due and (needed is None or shown[0].n < needed):
+        while (
+            len(shown) > 1
+            and shown[1].at + delay <= now
+            and (needed is None or shown[0].n < needed)
+        ):
             shown.popleft()
 
     def next_release(self, delay: float) -> float | None:
-        """When the next entry some delayed spectator waits for is due (monotonic)."""
+        """When the next entry some delayed spectator waits for is due (monotonic): the
+        moment ``release`` sends it. (Every comparison here is ``at + delay <= now``, the
+        one sum: ``at <= now - delay`` need not agree with it in floating point, and a task
+        woken for an entry that ``release`` then finds not yet due would spin.)"""
         if not self.watch_next or not self.shown:
             return None
         i = max(0, min(self.watch_next.values()) - self.shown[0].n)

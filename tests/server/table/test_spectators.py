@@ -3,6 +3,9 @@ new spectator starts from, what is released when, and what is forgotten."""
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from server.table.spectators import SpectatorFeed
 
 DELAY = 60.0
@@ -58,3 +61,25 @@ def test_what_everyone_got_is_forgotten_but_where_a_new_spectator_starts() -> No
     feed.start("sam", now=190, delay=DELAY)
     kept(feed, 200, "late")
     assert feed.shown[0].n <= feed.watch_next["sam"]  # what sam still waits for is kept
+
+
+@given(
+    at=st.floats(0, 1e6, allow_nan=False),
+    delay=st.floats(0.001, 600, allow_nan=False),
+    late=st.floats(0, 1, allow_nan=False),
+)
+def test_once_the_next_release_is_due_the_release_sends_it(
+    at: float, delay: float, late: float
+) -> None:
+    # The table's task sleeps until ``next_release`` and then calls ``release``: if the
+    # two disagreed on when an entry is due (``at + delay <= now`` against ``at <= now -
+    # delay``, which floating point need not agree on), the task would wake with nothing
+    # to send, find it due at once again and spin on a clock that stands still.
+    feed: SpectatorFeed[str] = SpectatorFeed()
+    feed.keep(at, delay, None, {}, lambda: "full", dealt=True)
+    feed.start("sam", now=at, delay=delay)
+    due = feed.next_release(delay)
+    assert due is not None
+    now = due + late * delay
+    assert feed.release(now, delay, lambda _: True) == [("sam", "full")]
+    assert feed.next_release(delay) is None
