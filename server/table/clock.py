@@ -126,8 +126,8 @@ def plays_itself(seat: Seat | None, now: float, disconnected_seconds: float) -> 
     person away for ``disconnected_seconds`` (a seat nobody holds too)."""
     if seat is None or seat.kind == BOT:
         return True
-    away = seat.away_since
-    return away is not None and now - away >= disconnected_seconds
+    away = seat.away_since  # (the sum ``wakeup`` wakes for: the same comparison)
+    return away is not None and now >= away + disconnected_seconds
 
 
 def readers(peers: Mapping[Peer, int | None], seats: Sequence[Seat | None]) -> set[int]:
@@ -168,19 +168,25 @@ def wakeup(
     retry_at: float | None = None,
 ) -> float | None:
     """Seconds from ``now`` until something is due without any input (None: nothing is):
-    the deadline, a delayed spectator's ``release``, the close of a table left empty
-    (``empty_due``) and, while the match is ``playing``, the end of the pause, of the
-    claim window, an away player's seat being taken over. While the database fails
-    (``retry_at``: its next try), only that try and the release (the clocks are paused)."""
+    a delayed spectator's ``release``, the close of a table left empty (``empty_due``)
+    and, while the match is ``playing``, the end of the pause (between hands, or pacing an
+    unattended table) or else the deadline, the end of the claim window and an away
+    player's seat being taken over. While the database fails (``retry_at``: its next
+    try), only that try and the release (the clocks are paused).
+
+    It wakes for exactly what ``TableCore.step`` acts on, compared the same way: a time
+    already past that the step does not act on (a spent deadline during a pause, say)
+    would wake the task at once, find nothing to do, and wake it at once again."""
     if retry_at is not None:
         retry = retry_at if release is None else min(release, retry_at)
         return max(0.0, retry - now)
-    times = [t for t in (clock.deadline, release, empty_due) if t is not None]
-    if playing:
-        if clock.pause_until > now:
-            times.append(clock.pause_until)
-        if clock.reading and clock.reading_until > now:
-            times.append(clock.reading_until)
+    times = [t for t in (release, empty_due) if t is not None]
+    if playing and clock.paused(now):
+        # Nothing but the pause's end: the step does nothing before it.
+        times.append(clock.pause_until if now < clock.pause_until else clock.reading_until)
+    elif playing:
+        if clock.deadline is not None:
+            times.append(clock.deadline)
         if clock.window_until is not None and clock.window_until > now:
             times.append(clock.window_until)
         for seat in seats:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.actions import PASS, Action, ActionKind
 from engine.bots import BOTS, STRONGEST, make_bot, safe_action
@@ -18,7 +20,7 @@ from engine.notation import parse_tiles
 from engine.rules import MCR
 from engine.table import Phase
 from server.config import BotsSection, TimersSection
-from server.table.clock import TableClock
+from server.table.clock import TableClock, wakeup
 from server.table.core import (
     Append,
     AutoPlay,
@@ -256,6 +258,104 @@ def test_a_table_nobody_watches_is_paced() -> None:
     assert isinstance(core.step(NOW + 0.5, WALL), AutoPlay)
     seats[0] = Seat(HUMAN, "alice")
     assert not core.paced(NOW + 1, answering=False)
+
+
+def sleep_of(core: TableCore, now: float) -> float | None:
+    """How long the table's task sleeps at ``now`` (``clock.wakeup``, as the task asks it)."""
+    return wakeup(
+        now,
+        core.clock,
+        playing=True,
+        seats=core.seats,
+        disconnected_seconds=TIMERS.disconnected_seconds,
+    )
+
+
+def test_a_paced_table_whose_last_decision_ran_out_of_time_sleeps_until_the_pace_is_over() -> None:
+    # Nobody is there (so the table is paced); the dealer's clock runs out and the server
+    # plays for her. Her spent clock must not wake the table before the pace is over:
+    # woken at once, finding nothing to do, it would wake at once again, and spin.
+    seats: list[Seat | None] = [
+        Seat(HUMAN, name, connected=False, away_since=NOW) for name in ("al", "bo", "cy", "di")
+    ]
+    core = core_of(seats, hold_claims=False)
+    player = dealer(core)
+    assert core.step(NOW, WALL) == Idle()
+    assert sleep_of(core, NOW) == 20
+    assert core.step(NOW + 20, WALL) == AutoPlay((player,), answering=False)
+    _, action = discard_drawn(core)
+    stored(core, player, action)
+    assert core.paced(NOW + 20, answering=False)
+    assert core.step(NOW + 20, WALL) == Idle()
+    assert sleep_of(core, NOW + 20) == pytest.approx(0.5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    kinds=st.lists(st.sampled_from(["bot", "there", "away", "gone"]), min_size=4, max_size=4),
+    hold_claims=st.booleans(),
+    answers=st.lists(st.floats(0, 1), min_size=1, max_size=40),
+)
+def test_whenever_the_table_has_nothing_to_do_its_task_sleeps(
+    kinds: list[str], hold_claims: bool, answers: list[float]
+) -> None:
+    # The table's task in small, on a clock that moves only when it sleeps: whenever a
+    # step says there is nothing to do (``Idle``), the wakeup must be later than now.
+    # (A wakeup already due with nothing to do spins the task: on a real clock until
+    # that moment passes, on a test's stopped clock for ever.) People there answer at a
+    # random moment of their turn; the others are played by the server, paced.
+    seats: list[Seat | None] = []
+    for i, kind in enumerate(kinds):
+        name = f"p{i}"
+        if kind == "bot":
+            seats.append(Seat(BOT, "fast"))
+        elif kind == "there":
+            seats.append(Seat(HUMAN, name))
+        else:  # away: back within the grace; gone: never back
+            seats.append(Seat(HUMAN, name, connected=False, away_since=NOW))
+    core = core_of(seats, hold_claims=hold_claims)
+    now, hands = NOW, 0
+    there_seats = {p for p, kind in enumerate(kinds) if kind == "there"}
+    for i in range(1500):
+        moment = answers[i % len(answers)]
+        hand = core.match.hand
+        assert hand is not None
+        step = core.step(now, WALL)
+        if isinstance(step, FinishMatch):
+            break
+        if isinstance(step, DealHand):
+            core.clock.new_hand()
+            core.match.start_hand()
+            continue
+        if isinstance(step, CloseWindow):
+            core.clock.close_window()
+            core.match.close_claims()
+        elif isinstance(step, AutoPlay):
+            for player in step.players:
+                if player in hand.awaiting():
+                    seat = core.seats[player]
+                    choice = auto_action(hand.view(player), seat, seat_bot(seat, 0, "normal"))
+                    stored(core, player, choice)
+            core.paced(now, step.answering)
+        else:
+            assert isinstance(step, Idle)
+            sleep = sleep_of(core, now)
+            assert sleep is None or sleep > 0, f"idle at {now - NOW:g} s, woken at once"
+            there = [p for p in hand.awaiting() if p in there_seats]
+            if core.clock.reading and moment < 0.5:  # one reads the result before its time
+                core.clock.has_read(min(core.clock.reading))
+            elif there and (sleep is None or moment < 0.9):  # a person answers first
+                player = there[0]
+                legal = hand.legal_actions(player)
+                stored(core, player, legal[int(moment * len(legal)) % len(legal)])
+                now += moment * (sleep if sleep is not None else 1)
+            else:
+                assert sleep is not None, "nothing due, nobody to answer: the table stalls"
+                now += sleep
+        if hand.phase is Phase.OVER and hands == len(core.match.records) - 1:
+            hands += 1
+            core.clock.hand_over(now, TIMERS.hand_pause_seconds, there_seats, result_seconds=30)
+    assert hands >= 1 or not answers  # (the time moved on to the next hand)
 
 
 def test_between_hands_the_pause_then_the_deal() -> None:
