@@ -1,9 +1,9 @@
-"""Every test has a time limit (tests/conftest.py): one that hangs fails, saying where each of
+"""Every test has a time limit (tests/timelimits.py): one that hangs fails, saying where each of
 its tasks and threads waits; one whose teardown hangs too ends its process a little later, and
 one that holds the GIL (so that neither can run) later still.
 
 Each case runs pytest on a small test file of its own in a process of its own, with this
-suite's conftest (its second limit cut from a minute to a second) and a 2-second limit.
+suite's time-limit plugin (its second limit cut from a minute to a second) and a 2-second limit.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CONFTEST = Path(__file__).with_name("conftest.py")
+PLUGIN = Path(__file__).with_name("timelimits.py")
 INI = """\
 [pytest]
 asyncio_default_fixture_loop_scope = function
@@ -21,10 +21,11 @@ timeout = 2
 
 
 def run_pytest(folder: Path, tests: str) -> subprocess.CompletedProcess[str]:
-    conftest = CONFTEST.read_text()
-    shortened = conftest.replace("_AFTER_TIMEOUT = 60.0", "_AFTER_TIMEOUT = 1.0")
-    assert shortened != conftest, "the conftest's second limit is no longer _AFTER_TIMEOUT"
-    (folder / "conftest.py").write_text(shortened)
+    plugin = PLUGIN.read_text()
+    shortened = plugin.replace("_AFTER_TIMEOUT = 60.0", "_AFTER_TIMEOUT = 1.0")
+    assert shortened != plugin, "the plugin's second limit is no longer _AFTER_TIMEOUT"
+    (folder / "timelimits.py").write_text(shortened)
+    (folder / "conftest.py").write_text('pytest_plugins = ("timelimits",)\n')
     (folder / "pytest.ini").write_text(INI)
     (folder / "test_it.py").write_text(tests)
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist"]
@@ -130,3 +131,44 @@ async def test_waits_for_a_spinner():
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 failed" in done.stdout and "Timeout: over 2 s" in done.stdout, done.stdout
     assert "in spin" in done.stdout
+
+
+def test_a_fixture_whose_setup_spins_past_the_limit_fails_the_test(tmp_path: Path) -> None:
+    # The same, in a fixture's setup: the phase the limit fired in is the one that fails,
+    # and only that one (the test after it runs as usual).
+    done = run_pytest(
+        tmp_path,
+        """\
+import asyncio
+import time
+import pytest
+import pytest_asyncio
+
+@pytest_asyncio.fixture
+async def spun_up():
+    stop = False
+
+    async def spin():
+        while not stop:
+            time.sleep(0.001)
+            await asyncio.sleep(0)
+
+    spinner = asyncio.create_task(spin())
+    try:
+        await asyncio.wait_for(asyncio.shield(spinner), 8)
+    except BaseException:
+        pass
+    stop = True
+    yield
+
+@pytest.mark.asyncio
+async def test_uses_it(spun_up):
+    pass
+
+def test_after_it():
+    pass
+""",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 passed, 1 error" in done.stdout, done.stdout
+    assert "Timeout: over 2 s" in done.stdout and "in spin" in done.stdout
