@@ -64,6 +64,7 @@ MESSAGE_TYPES = inbound.MESSAGE_TYPES
 _BRACKET = re.compile(r"[\[\]{}]")
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONG_DIGITS = re.compile(r"\d{19}")  # 10**18 and beyond: maybe over 64 bits
 
 
 def _depth_over(text: str, limit: int) -> bool:
@@ -79,11 +80,22 @@ def _depth_over(text: str, limit: int) -> bool:
 
 
 def _parse(text: str) -> Any:
-    """``json.loads`` with the nesting bounded; ``ProtocolError`` for what it refuses."""
+    """``json.loads`` with the nesting bounded; ``ProtocolError`` for what it refuses.
+
+    Every player's action comes through here: orjson reads it about four times as fast.
+    What orjson refuses (not JSON; or JSON it does not take: a lone surrogate's escape,
+    NaN, a number beyond a double) and a text with 19 digits in a row (an integer orjson
+    might read as a float) are read by ``json.loads`` as before, so what is accepted,
+    what it reads as, and every error's words are what they were."""
     if _depth_over(text, MAX_DEPTH):
         raise ProtocolError(
             "bad_message", f"the message nests objects or arrays deeper than {MAX_DEPTH}"
         )
+    if _LONG_DIGITS.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
     try:
         return json.loads(text)
     except ValueError as exc:

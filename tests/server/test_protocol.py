@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine.actions import Action, ActionKind
 from server import protocol
@@ -163,6 +165,59 @@ def test_encode_writes_what_json_dumps_writes(payload: dict[str, object]) -> Non
     message = {"type": "update", "payload": payload, "reply_to": "r1"}
     expected = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
     assert protocol.encode(outbound.Update(payload), "r1") == expected
+
+
+_JSON_TEXTS = [
+    "1e400",  # beyond a double: inf, as json.loads reads it
+    "-1e-400",
+    "123456789012345678901234567890",  # beyond 64 bits: an int, not orjson's float
+    "-9223372036854775809",
+    "18446744073709551616",
+    '"12345678901234567890"',  # (19 digits in a string: read alike, by the stdlib)
+    "NaN",
+    "[Infinity, -Infinity]",
+    '"\\ud800"',  # a lone surrogate's escape (refused later, naming its field)
+    '{"a": 1, "a": 2}',
+    "\ufeff{}",  # a byte order mark: an error, in json.loads' words
+    "{'a': 1}",
+    '{"a": 1,}',
+    "",
+]
+
+
+def same(a: object, b: object) -> bool:
+    return repr(a) == repr(b)  # (NaN is not equal to itself; its repr is)
+
+
+@pytest.mark.parametrize("text", _JSON_TEXTS)
+def test_reading_a_frame_takes_and_refuses_what_json_loads_does(text: str) -> None:
+    """The fast reader (orjson) changes nothing: what it refuses or may read otherwise
+    (big integers, numbers beyond a double, NaN, lone surrogates) is read by the standard
+    library as before, and an error is worded as before."""
+    try:
+        expected: object = json.loads(text)
+    except ValueError as exc:
+        with pytest.raises(ProtocolError) as refused:
+            protocol._parse(text)
+        assert refused.value.code == "bad_json"
+        assert refused.value.reason == f"not valid JSON: {exc}"
+    else:
+        assert same(protocol._parse(text), expected)
+
+
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+        max_leaves=12,
+    ),
+    st.booleans(),
+)
+def test_any_json_value_reads_as_json_loads_reads_it(value: object, ascii_only: bool) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    if protocol._depth_over(text, protocol.MAX_DEPTH):
+        return
+    assert same(protocol._parse(text), json.loads(text))
 
 
 # ------------------------------------------- nesting and invalid Unicode ---
