@@ -8,6 +8,7 @@ means the whole table and spectators.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -117,6 +118,22 @@ _CANONICAL = {a: a for a in (PASS, WIN, PUNG, KONG, *DISCARDS)}
 # decoded is kept, so only strings as values; bounded against a client inventing spellings.
 _DECODED: dict[tuple[tuple[Any, Any], ...], Action] = {}
 _DECODED_MAX = 4096
+# ``legal_json``'s memory: each action's JSON form, made once (there are a few hundred).
+_JSON: dict[Action, dict[str, Any]] = {}
+
+
+def legal_json(actions: Iterable[Action]) -> list[dict[str, Any]]:
+    """``[a.to_dict() for a in actions]``, each action's form made once and shared by every
+    update that lists it (the legal actions of a seat's every update: a server's hot path).
+    The forms are for encoding only: never change one."""
+    forms = _JSON
+    out = []
+    for action in actions:
+        form = forms.get(action)
+        if form is None:
+            form = forms[action] = action.to_dict()
+        out.append(form)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

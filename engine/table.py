@@ -60,7 +60,17 @@ from itertools import compress
 from typing import Any
 
 from engine import wire
-from engine.actions import DISCARDS, KONG, PASS, PUNG, WIN, Action, ActionKind, Event
+from engine.actions import (
+    DISCARDS,
+    KONG,
+    PASS,
+    PUNG,
+    WIN,
+    Action,
+    ActionKind,
+    Event,
+    legal_json,
+)
 from engine.errors import IllegalAction, NotWinning
 from engine.forms import is_winning, waits_of_packed
 from engine.hand import Hand, Meld, MeldKind
@@ -964,7 +974,7 @@ class HandState:
             }
         if player is not None:
             out["you"] = player
-            out["legal"] = [a.to_dict() for a in self._legal.get(player, ())]
+            out["legal"] = legal_json(self._legal.get(player, ()))
         if tail:
             out.update(tail)
         return out

@@ -28,7 +28,7 @@ from enum import Enum
 from functools import cache, cached_property
 from typing import Any
 
-from engine.actions import Action
+from engine.actions import Action, legal_json
 from engine.hand import Meld
 from engine.notation import format_tiles
 from engine.rules import MCR, RuleSet
@@ -180,7 +180,7 @@ def encode_view(view: View, plain: bool) -> dict[str, Any]:
         }
     if view.viewer is not None:
         out["you"] = view.viewer
-        out["legal"] = [a.to_dict() for a in view.legal]
+        out["legal"] = legal_json(view.legal)
     if not plain:
         out["rules"] = view.rules.to_dict()
         out["indicator"] = name(view.indicator) if view.indicator is not None else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.actions import DISCARDS, KONG, PASS, PUNG, WIN, Action, ActionKind
+from engine.actions import DISCARDS, KONG, PASS, PUNG, WIN, Action, ActionKind, legal_json
 from engine.errors import IllegalAction
 from engine.tiles import N_KINDS
 
@@ -45,3 +45,12 @@ def test_a_refused_action_is_refused_every_time(bad: object) -> None:
         with pytest.raises(IllegalAction) as refused:
             Action.from_dict(bad)
         assert refused.value.code == "bad_action"
+
+
+def test_the_legal_actions_json_form_is_each_actions_own_made_once() -> None:
+    actions = [PASS, WIN, PUNG, KONG, *DISCARDS, Action(ActionKind.CHOW, 4)]
+    actions += [Action(ActionKind.CONCEALED_KONG, 30), Action(ActionKind.ADD_KONG, 2)]
+    first = legal_json(actions)
+    assert first == [a.to_dict() for a in actions]
+    again = legal_json([Action(ActionKind.CHOW, 4)])  # an equal action: the same form
+    assert again[0] is first[-3]
