@@ -15,6 +15,7 @@ import http
 import json
 import logging
 import socket
+import time
 from typing import Any
 
 from websockets.asyncio.server import Server as WsServer
@@ -41,6 +42,8 @@ from server.tournaments import api as tournament_api
 from server.tournaments.host import Tournaments
 
 log = logging.getLogger("guobiao.server")
+
+SLOW_STOP_STEP = 2.0  # seconds: a step of the stop that takes longer is logged
 
 
 class App:
@@ -72,6 +75,7 @@ class App:
         # the metrics' port and the cluster's start come after), and ``guobiao serve`` takes
         # its signals, in the same step of the loop, before anyone can be told it is ready.
         self.started = False
+        self.stopping: str | None = None  # the step of ``stop`` under way
 
     def new_cid(self) -> str:
         """A connection id no other connection of the cluster has."""
@@ -171,31 +175,74 @@ class App:
         return int(next(iter(self.metrics_server.sockets)).getsockname()[1])
 
     async def stop(self) -> None:
-        """Stop accepting, tell clients, let tables finish writing, close the database."""
+        """Stop accepting, tell clients, let tables finish writing, close the database.
+
+        Step by step (``stopping``: the step under way, which ``guobiao serve`` names if the
+        stop takes too long); a step that takes over ``SLOW_STOP_STEP`` seconds is logged
+        with its time, so that a slow stop says where it was slow."""
+        for step, run in (
+            ("stopping listening", self._stop_listening),
+            ("handing the tables to other nodes", self.nodes.hand_over),
+            ("stopping the ladder's queue", self._stop_matchmaker),
+            ("closing the tournaments", self._close_tournaments),
+            ("stopping the tables", self._stop_tables),
+            ("telling the clients", self._tell_clients),
+            ("closing the connections", self._close_connections),
+            ("stopping the purge", self._stop_purger),
+            ("leaving the cluster", self._leave),
+            ("closing the database", self._close_store),
+            ("closing the metrics", self._close_metrics),
+        ):
+            self.stopping = step
+            began = time.monotonic()
+            await run()
+            took = time.monotonic() - began
+            if took > SLOW_STOP_STEP:
+                log.warning("stopping: %s took %.1f s", step, took)
+        self.stopping = "stopped"
+
+    async def _stop_listening(self) -> None:
         if self.ws_server is not None:
             self.ws_server.server.close()  # stop listening; connections stay open for now
-        await self.nodes.hand_over()  # (cluster mode: every table to another node, none ends)
+
+    async def _stop_matchmaker(self) -> None:
         if self.matchmaker is not None:
             await self.matchmaker.stop()
+
+    async def _close_tournaments(self) -> None:
         if self.tournaments is not None:
             await self.tournaments.close()
+
+    async def _stop_tables(self) -> None:
         if self.lobby is not None:
             await self.lobby.shutdown()
+
+    async def _tell_clients(self) -> None:
         for conn in list(self.connections):
             conn.send(error("server_shutdown", "the server is stopping; reconnect soon"))
             await conn.close_writer()
+
+    async def _close_connections(self) -> None:
         if self.ws_server is not None:
             self.ws_server.close()  # closes every connection with 1001 (going away)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.ws_server.wait_closed(), 5)
+
+    async def _stop_purger(self) -> None:
         if self.purger is not None:
             self.purger.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self.purger
         self.guard.close()
+
+    async def _leave(self) -> None:
         await self.nodes.close()
+
+    async def _close_store(self) -> None:
         if self.store is not None:
             await self.store.close()
+
+    async def _close_metrics(self) -> None:
         if self.metrics_server is not None:
             self.metrics_server.close()
             with contextlib.suppress(Exception):

@@ -175,8 +175,8 @@ async def serve(config: Config, ready: asyncio.Event | None = None, *, human: bo
         # Every action was stored before anyone saw it: nothing is lost by going now. What
         # it was waiting for goes to the log, for the bug report.
         print(
-            f"guobiao: the stop took over {STOP_SECONDS:g} s; exiting anyway (nothing stored "
-            "is lost); its tasks follow",
+            f"guobiao: the stop took over {STOP_SECONDS:g} s ({app.stopping}); exiting anyway "
+            "(nothing stored is lost); its tasks follow",
             file=sys.stderr,
             flush=True,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import io
 import json
 import logging
@@ -22,12 +23,15 @@ import httpkit
 import pytest
 from serverkit import decoy_checkout
 
+from server import app as app_module
 from server import logs
 from server.app import App
 from server.cli import child_command
 from server.cli.serve import GC_THRESHOLDS, serve
 from server.config import load
 from server.db.migrate import head, revisions_between
+
+serve_module = importlib.import_module("server.cli.serve")  # (``serve`` is its function)
 
 
 def test_serving_sets_the_collectors_thresholds() -> None:
@@ -254,3 +258,53 @@ async def test_readyz_says_starting_until_the_start_is_done(
         with contextlib.suppress(Exception):
             await asyncio.wait_for(starting, 30)
         await app.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_slow_step_of_the_stop_is_logged_and_a_stop_past_its_limit_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stop that takes long says where: each slow step is logged with its time, and a
+    stop cut short at its limit names the step it was in (a two-worker server once took a
+    minute to stop, its log silent on why)."""
+    monkeypatch.setattr(app_module, "SLOW_STOP_STEP", 0.05)
+    monkeypatch.setattr(serve_module, "STOP_SECONDS", 0.5)
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    local = {"host": "127.0.0.1", "port": 0, "data_dir": str(tmp_path)}
+    config = load(None, environ={}, overrides={"server": local})
+    made: list[App] = []
+    original = App.__init__
+
+    def keep(self: App, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+        made.append(self)
+
+    monkeypatch.setattr(App, "__init__", keep)
+    ready = asyncio.Event()
+    serving = asyncio.create_task(serve(config, ready))
+    await asyncio.wait_for(ready.wait(), 60)
+    [app] = made
+    released = asyncio.Event()
+    close_store = app._close_store
+
+    async def slow_tables() -> None:
+        await asyncio.sleep(0.2)
+
+    async def stuck_store() -> None:
+        await released.wait()
+        await close_store()
+
+    monkeypatch.setattr(app, "_stop_tables", slow_tables)
+    monkeypatch.setattr(app, "_close_store", stuck_store)
+    caplog.set_level(logging.WARNING, logger="guobiao.server")
+    try:
+        signal.raise_signal(signal.SIGTERM)
+        await asyncio.wait_for(serving, 60)
+    finally:
+        released.set()
+        await close_store()
+    slow = [r.getMessage() for r in caplog.records if r.getMessage().startswith("stopping:")]
+    assert any(m.startswith("stopping: stopping the tables took 0.") for m in slow), slow
+    assert "the stop took over 0.5 s (closing the database)" in err.getvalue(), err.getvalue()
