@@ -7,7 +7,9 @@ the second in cluster mode on a Redis (``--redis-url``, default ``redis://127.0.
 every key under a prefix of the run's own). For each load in ``--tables`` the same client
 (``guobiao loadtest``, in a process of its own, seed fixed) runs ``--duration`` seconds of fast
 bots against each server in turn; prints actions/s and the action-to-update latency (p50,
-p99) of each, the servers' CPU time per action (every worker's), and the largest load at
+p99) of each, the servers' CPU time per action (every worker's), the actions the server
+played for a player it took for gone (``stand-ins``: 0 when all is well, every player being
+there; read from the run's database), and the largest load at
 which each kept its p99 under 100 ms. At human pace (``--think``) the latency is the one
 ``benchmarks/human_pace.py`` reports (docs/performance.md, "What each figure measures"):
 *served*, from the server reading the action that completed a table's wait (the
@@ -37,10 +39,13 @@ import subprocess
 import sys
 import time
 import urllib.request
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from benchkit import ROOT, cpu_seconds, free_port, loadtest, ms
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
 
 sys.path.insert(0, str(ROOT / "tests"))  # pgkit: the tests' scratch PostgreSQL databases
 
@@ -84,6 +89,19 @@ def _server_cpu(pid: int) -> float:
     return sum(cpu_seconds(p) for p in [pid, *map(int, children)])
 
 
+async def _stand_ins(url: str, before: datetime) -> int:
+    """The stored actions the server played for a person (``actions.stand_in``) before
+    ``before``: the players are all there, so any is a player the server took for gone."""
+    engine = create_async_engine(url)
+    query = text("SELECT count(*) FROM actions WHERE stand_in AND created_at < :before")
+    try:
+        async with engine.connect() as db:
+            found = await db.execute(query, {"before": before.replace(tzinfo=None)})
+            return int(found.scalar_one())
+    finally:
+        await engine.dispose()
+
+
 def _run(
     args: argparse.Namespace, tables: int, workers: int, env: dict[str, str]
 ) -> dict[str, Any]:
@@ -101,8 +119,14 @@ def _run(
             _wait_ready(port)
             time.sleep(1.0 if workers > 1 else 0.0)  # both workers up and leased
             before = _server_cpu(server.pid)
+            began = datetime.now(UTC)
             report = _load(port, tables, args)
-            return {**report, "cpu_s": _server_cpu(server.pid) - before}
+            cpu = _server_cpu(server.pid) - before
+            # Until the load tool stopped playing (once it has, and closed its connections,
+            # the server plays every seat after the grace for a disconnection: not counted).
+            # (The tool's duration counts from its own start, after ``began``.)
+            ended = began + timedelta(seconds=args.duration)
+            return {**report, "cpu_s": cpu, "stand_ins": asyncio.run(_stand_ins(url, ended))}
         finally:
             server.terminate()
             server.wait(60)
@@ -165,7 +189,7 @@ def main() -> None:
     print(
         f"{'tables':>6} {'conns':>6}  {'server':12} {'actions/s':>10} {'p50':>6} {'p99':>6} "
         + (f"{'settl.':>6} {'lag':>6} {'infer.':>6} " if args.think else "")
-        + f"{'CPU':>6}  errors"
+        + f"{'CPU':>6} {'stand-ins':>9}  errors"
     )
     best: dict[str, int] = {}
     for tables in loads:
@@ -190,7 +214,8 @@ def main() -> None:
             print(
                 f"{tables:>6} {conns:>6}  {label:12} {actions['per_second']:>10} "
                 f"{ms(latency['p50']):>6} {ms(p99):>6} {extra}"
-                f"{'-' if cpu is None else f'{cpu:.2f}':>6}  {errors} {kinds or ''}",
+                f"{'-' if cpu is None else f'{cpu:.2f}':>6} {report['stand_ins']:>9}  "
+                f"{errors} {kinds or ''}",
                 flush=True,
             )
             for note in report["notes"]:
