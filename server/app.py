@@ -182,14 +182,14 @@ class App:
         with its time, so that a slow stop says where it was slow."""
         for step, run in (
             ("stopping listening", self._stop_listening),
-            ("handing the tables to other nodes", self.nodes.hand_over),
+            ("handing the tables to other nodes", self.nodes.hand_over),  # (cluster mode)
             ("stopping the ladder's queue", self._stop_matchmaker),
             ("closing the tournaments", self._close_tournaments),
             ("stopping the tables", self._stop_tables),
             ("telling the clients", self._tell_clients),
             ("closing the connections", self._close_connections),
             ("stopping the purge", self._stop_purger),
-            ("leaving the cluster", self._leave),
+            ("leaving the cluster", self.nodes.close),
             ("closing the database", self._close_store),
             ("closing the metrics", self._close_metrics),
         ):
@@ -234,9 +234,6 @@ class App:
             with contextlib.suppress(asyncio.CancelledError):
                 await self.purger
         self.guard.close()
-
-    async def _leave(self) -> None:
-        await self.nodes.close()
 
     async def _close_store(self) -> None:
         if self.store is not None:
