@@ -119,7 +119,10 @@ async def test_a_takeover_sees_every_append_the_old_owner_ever_stored(store: Sto
             stored.append(seq)
 
     writer = asyncio.create_task(old_owner())
-    await asyncio.sleep(0.05)
+    # The takeover comes while the old owner is appending: once it has stored a few (a
+    # fixed 50 ms was not always enough on a loaded machine: CI once found none stored).
+    while len(stored) < 5 and not writer.done():
+        await asyncio.sleep(0.005)
     await store.take_table("t1")
     seen = await _seqs(store, match_id)
     await writer
