@@ -86,7 +86,7 @@ from server.cluster.leases import Leases
 from server.cluster.messages import SPEAKS, Coordinator, In, Moved, Released, Take, Unseated
 from server.cluster.peers import RemotePeer
 from server.cluster.relaying import moving
-from server.cluster.state import KEEPER_STOP_SECONDS
+from server.cluster.state import KEEPER_STOP_SECONDS, stop_task
 from server.errors import ServerError
 from server.nodes import Creator
 from server.table import BackInput, GoneInput, SyncInput
@@ -118,9 +118,7 @@ class Node(Inbox, Leases):
     async def close(self) -> None:
         """Leave: stop beating and renewing, say goodbye (our presence key goes)."""
         if self._tick is not None:
-            self._tick.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._tick
+            await stop_task(self._tick)
         for task in list(self._background):
             task.cancel()
         await self._give_up_coordinator()
