@@ -178,7 +178,11 @@ class Table(Seating):
 
     def _wakeup(self) -> float | None:
         """Seconds until something is due without any input (``clock.wakeup``); while the
-        database fails, only the next try (the clocks are paused)."""
+        database fails, only the next try (the clocks are paused). None once the table is
+        stopping: it makes no move (``_drive``), so a time already due would wake it at once
+        for ever, never yielding to the stop that is to reach it through its queue."""
+        if self.stopping:
+            return None
         empty = self.empty_since
         return wakeup(
             sources.time.monotonic(),

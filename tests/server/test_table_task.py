@@ -409,6 +409,23 @@ async def test_the_claim_window_closes_only_once_answered_and_its_time_is_up(
     assert after and after[0]["events"] and after[0]["events"][0]["kind"] != "discard"
 
 
+@pytest.mark.asyncio
+async def test_a_table_told_to_stop_with_a_time_already_due_sleeps_until_its_stop(
+    running: Callable[..., Table], clock: Clock
+) -> None:
+    """Alice's decision clock has run out, and the table is told to stop (``stopping``, as
+    the lobby's shutdown tells every table before stopping any): it makes no move, so it must
+    not wake for that time either. It did, at once and for ever without yielding: the
+    stop, which reaches it through its queue, never ran (a CI run stood still on it)."""
+    table = running(turn_seconds=60, claim_window_ms=800)
+    await started_match(table)
+    clock.now += 61  # the deadline is past: the next wake-up is due now
+    table.stopping = True
+    assert table._wakeup() is None
+    await asyncio.wait_for(table.stop(), 30)
+    assert table.task is not None and table.task.done()
+
+
 # ------------------------------------------------------------------ lobby ---
 
 
