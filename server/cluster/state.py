@@ -40,10 +40,10 @@ KEEPER_STOP_SECONDS = CONNECT_TIMEOUT + REPLY_TIMEOUT + 1.0  # the keeper's last
 async def stop_task(task: asyncio.Task[Any]) -> None:
     """Cancel ``task`` and wait until it has ended, cancelling it again as long as it runs.
 
-    A library may swallow a cancellation (a Redis call that catches it mid-reply): the beat
-    took it so inside a beat and went on beating, and the node's close, awaiting it, waited
-    a minute for the stop's own time limit. A cancellation of the caller meanwhile is the
-    caller's: it is raised, not taken for the task's."""
+    Something inside a task may swallow a cancellation: the beat once lost one so, somewhere
+    within a beat (which call is not known), and went on beating, and the node's close,
+    awaiting it, waited a minute for the stop's own time limit. A cancellation of the caller
+    meanwhile is the caller's: it is raised, not taken for the task's."""
     while not task.done():
         task.cancel()
         await asyncio.wait({task}, timeout=0.1)
