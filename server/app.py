@@ -38,6 +38,7 @@ from server.protocol import error
 from server.query import BadRequest, parse_query, whole_number
 from server.review import Busy, Reviews
 from server.static import WebFiles
+from server.tasks import stop_task
 from server.tournaments import api as tournament_api
 from server.tournaments.host import Tournaments
 
@@ -230,9 +231,7 @@ class App:
 
     async def _stop_purger(self) -> None:
         if self.purger is not None:
-            self.purger.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.purger
+            await stop_task(self.purger)
         self.guard.close()
 
     async def _close_store(self) -> None:

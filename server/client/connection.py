@@ -36,6 +36,7 @@ from server.client.errors import (
 )
 from server.client.state import Incoming, Predicate, Session, TableState, TournamentSeat
 from server.messages import registry
+from server.tasks import stop_task
 
 log = logging.getLogger("guobiao.client")
 
@@ -177,10 +178,7 @@ class Connection:
             await asyncio.wait_for(self.ws.close(), 5)
         with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._reader), 5)
-        if not self._reader.done():
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
+        await stop_task(self._reader)
 
     @property
     def is_open(self) -> bool:

@@ -29,6 +29,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from server.cluster.messages import BadMessage, Message, decode, encode
+from server.tasks import stop_task
 
 log = logging.getLogger("guobiao.cluster")
 
@@ -78,10 +79,7 @@ class Bus:
     async def close(self) -> None:
         await self.flush()
         for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            await stop_task(task)
 
     # ---------------------------------------------------------- outgoing ---
 

@@ -86,10 +86,11 @@ from server.cluster.leases import Leases
 from server.cluster.messages import SPEAKS, Coordinator, In, Moved, Released, Take, Unseated
 from server.cluster.peers import RemotePeer
 from server.cluster.relaying import moving
-from server.cluster.state import KEEPER_STOP_SECONDS, stop_task
+from server.cluster.state import KEEPER_STOP_SECONDS
 from server.errors import ServerError
 from server.nodes import Creator
 from server.table import BackInput, GoneInput, SyncInput
+from server.tasks import stop_task
 
 log = logging.getLogger("guobiao.cluster")
 

@@ -37,18 +37,6 @@ CONNECT_TIMEOUT, REPLY_TIMEOUT = 1.0, 2.0  # seconds, of the node's Redis client
 KEEPER_STOP_SECONDS = CONNECT_TIMEOUT + REPLY_TIMEOUT + 1.0  # the keeper's last round ends
 
 
-async def stop_task(task: asyncio.Task[Any]) -> None:
-    """Cancel ``task`` and wait until it has ended, cancelling it again as long as it runs.
-
-    Something inside a task may swallow a cancellation: the beat once lost one so, somewhere
-    within a beat (which call is not known), and went on beating, and the node's close,
-    awaiting it, waited a minute for the stop's own time limit. A cancellation of the caller
-    meanwhile is the caller's: it is raised, not taken for the task's."""
-    while not task.done():
-        task.cancel()
-        await asyncio.wait({task}, timeout=0.1)
-
-
 # The leases are renewed by server.cluster.keeper (renew ours, take back a lapsed one that was
 # ours, report another node's). Delete a lease only if it is ours.
 _RELEASE = """

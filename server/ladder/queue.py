@@ -14,7 +14,6 @@ holds is in memory: a restart empties the queue (the clients join again).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import statistics
 import time
@@ -31,6 +30,7 @@ from server.lobby import Lobby
 from server.messages.outbound import Queue
 from server.protocol import encode
 from server.table import JoinInput, LobbyError, Peer
+from server.tasks import stop_task
 
 log = logging.getLogger("guobiao.queue")
 
@@ -113,9 +113,7 @@ class Matchmaker:
 
     async def stop(self) -> None:
         if self.task is not None:
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
+            await stop_task(self.task)
             self.task = None
 
     async def _run(self) -> None:

@@ -1,4 +1,4 @@
-"""``server.cluster.state.stop_task``: a task that swallows a cancellation is stopped all the
+"""``server.tasks.stop_task``: a task that swallows a cancellation is stopped all the
 same, and whoever waits for it can still be cancelled itself."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from server.cluster.state import stop_task
+from server.tasks import stop_task
 
 
 @pytest.mark.asyncio
@@ -54,3 +54,21 @@ async def test_the_callers_own_cancellation_is_the_callers() -> None:
     stop = True
     await asyncio.wait({task}, timeout=5)
     assert task.done()
+
+
+@pytest.mark.asyncio
+async def test_an_error_the_task_ends_with_is_logged_not_raised(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def fails_as_it_stops() -> None:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            raise RuntimeError("the connection broke as it closed") from None
+
+    task = asyncio.create_task(fails_as_it_stops(), name="sender")
+    await asyncio.sleep(0)
+    await stop_task(task)
+    assert task.done() and not task.cancelled()
+    assert "task sender ended with an error as it stopped" in caplog.text
+    assert "the connection broke as it closed" in caplog.text
