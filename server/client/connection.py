@@ -265,8 +265,7 @@ class Connection:
             if waiter is not None:
                 with contextlib.suppress(ValueError):
                     self._waiters.remove(waiter)
-            if not future.done():
-                future.cancel()
+            _settle(future)
 
     async def wait_for(self, predicate: Predicate, timeout: float | None = None) -> Incoming:
         """The next message (that answers no request) for which ``predicate`` is true."""
@@ -282,8 +281,7 @@ class Connection:
         finally:
             with contextlib.suppress(ValueError):
                 self._waiters.remove(waiter)
-            if not future.done():
-                future.cancel()
+            _settle(future)
 
     # ----------------------------------------------------------- messages ---
 
@@ -537,3 +535,14 @@ def normalize_url(url: str) -> str:
     scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
     path = parts.path if parts.path not in ("", "/") else "/ws"
     return urlunsplit((scheme, parts.netloc, path, parts.query, ""))
+
+
+def _settle(future: asyncio.Future[Incoming]) -> None:
+    """A request's or a wait's future as its caller leaves: cancelled if nothing came, and an
+    error it holds marked read. The reader fails every pending future as the connection
+    closes, while its caller may be failing on its own (its send meeting the closed
+    connection, a time limit); asyncio would report each such error "never retrieved"."""
+    if not future.done():
+        future.cancel()
+    elif not future.cancelled():
+        future.exception()

@@ -4,6 +4,7 @@ request/response correlation against a small fake server on 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import socket
 from collections import Counter
@@ -452,6 +453,38 @@ async def test_a_connection_lost_while_acting_is_not_open_when_play_returns(fake
         with pytest.raises(ConnectionLost):
             await client.list_tables()
     finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_a_request_whose_send_meets_the_close_leaves_no_error_unread(fake: Any) -> None:
+    """The request waits to be sent (paced) while the server hangs up: the reader fails its
+    answer's future, the send then fails too, and the request raises that. The future's own
+    error must have been read: else asyncio reports "Future exception was never retrieved"
+    for every such request (a load test closing thousands of connections printed pages)."""
+    server = await fake({})
+    client = await Client.connect(f"ws://127.0.0.1:{server.port}", rate=2, burst=1)
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+
+        async def request() -> str:
+            try:
+                await client.list_tables()  # hello took the token: sent in 0.5 s
+            except ConnectionLost as exc:
+                return type(exc).__name__  # (the error's frames not kept: gc may collect)
+            return "answered"
+
+        waiting = asyncio.create_task(request())
+        await asyncio.sleep(0.05)
+        await server.links[0].close(1001, "going away")
+        assert await asyncio.wait_for(waiting, 5) == "ConnectionLost"
+        gc.collect()
+        await asyncio.sleep(0)
+        assert [context["message"] for context in reported] == []
+    finally:
+        loop.set_exception_handler(None)
         await client.close()
 
 
