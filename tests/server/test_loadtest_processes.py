@@ -137,11 +137,11 @@ async def test_a_group_that_cannot_log_in_does_not_hold_the_start_up_open(
         refused.set(index == 1)  # (the group's own task: its opens see it)
         await real_group(run, index, gate)
 
-    async def open_(run: Run, gate: asyncio.Semaphore) -> Client | None:
+    async def open_(run: Run) -> Client | None:
         if refused.get():
             run.report.errors["guest: rate_limited"] += 1
             return None
-        return await real_open(run, gate)
+        return await real_open(run)
 
     monkeypatch.setattr(Run, "table_group", table_group)
     monkeypatch.setattr(Run, "open", open_)
@@ -151,6 +151,46 @@ async def test_a_group_that_cannot_log_in_does_not_hold_the_start_up_open(
     # Start-up ended when the second group gave up: the first table's latencies count.
     assert report.startup_seconds < 3.0
     assert report.server_latencies
+
+
+@pytest.mark.asyncio
+async def test_groups_are_opened_in_turn_so_each_table_starts_as_its_players_are_in(
+    start_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One connection opened at a time: the first group's four, then the second's, and the
+    # first table plays before the last group has connected (not each group's first, then
+    # each group's second...: no table could start until the last round of connections).
+    app = await start_server()
+    group: contextvars.ContextVar[int] = contextvars.ContextVar("group")
+    real_group, real_open = Run.table_group, Run.open
+    events: list[tuple[str, int]] = []
+
+    async def table_group(run: Run, index: int, gate: asyncio.Semaphore) -> None:
+        group.set(index)
+        await real_group(run, index, gate)
+
+    async def open_(run: Run) -> Client | None:
+        client = await real_open(run)
+        events.append(("opened", group.get()))
+        return client
+
+    def on_message(run: Run, message: Any, client: Client | None) -> None:
+        if message.type == "update" and ("update", 0) not in events:
+            events.append(("update", 0))
+        real_on_message(run, message, client)
+
+    real_on_message = Run.on_message
+    monkeypatch.setattr(Run, "table_group", table_group)
+    monkeypatch.setattr(Run, "open", open_)
+    monkeypatch.setattr(Run, "on_message", on_message)
+    report = await loadtest(
+        f"ws://127.0.0.1:{app.port}/ws", tables=5, duration=2.0, rate=None, connect_concurrency=1
+    )
+    assert report.connected == 20
+    opened = [index for what, index in events if what == "opened"]
+    assert opened == [i for i in range(5) for _ in range(4)]
+    last_group = events.index(("opened", 4))
+    assert events.index(("update", 0)) < last_group  # the first table plays meanwhile
 
 
 @pytest.mark.asyncio

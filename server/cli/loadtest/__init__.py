@@ -39,7 +39,9 @@ reported a server p99 twice what two processes of 2,000 did, same server, same l
 times, each with its share of the tables, the connections keeping the random streams they
 would have in one process) and merges their reports: the percentiles are of every sample.
 
-Start-up is staggered: at most ``--connect-concurrency`` connections are being opened at once.
+Start-up is staggered: at most ``--connect-concurrency`` connections are being opened at once,
+table by table (a table's four in turn, then the next table's), so each table starts playing
+as soon as its players are in, as people arriving do.
 Outgoing messages are paced per connection (``--rate``, the server's default limit) so the
 bots do not trip the server's rate limit; raise it for a server configured higher. Only the
 given URL is contacted.

@@ -94,51 +94,57 @@ class Run:
         if pending and self.steady:
             self.report.server_latencies.append(now - max(pending))
 
-    async def open(self, gate: asyncio.Semaphore) -> Client | None:
-        async with gate:
-            if self.stop.is_set():
-                return None
-            opened: list[Client] = []  # the connection, once open: whose message it is
-            try:
-                client = await Client.connect(
-                    self.url,
-                    on_message=lambda m: self.on_message(m, opened[0] if opened else None),
-                    rate=self.options["rate"],
-                    burst=self.options["burst"],
-                    timeout=self.options["timeout"],
-                )
-            except (ClientError, OSError) as exc:
-                self.report.connect_failures += 1
-                self.report.errors[f"connect: {type(exc).__name__}"] += 1
-                return None
-            opened.append(client)
-            self.clients.append(client)
-            self.report.connected += 1
-            try:
-                await client.guest()
-            except ClientError as exc:
-                code = getattr(exc, "code", type(exc).__name__)
-                self.report.errors[f"guest: {code}"] += 1
-                hint = (
-                    "the server limits guest accounts per address: raise its [accounts] "
-                    "guest_burst and guest_per_hour for a load test of this size"
-                )
-                if code == "rate_limited" and hint not in self.report.notes:
-                    self.report.notes.append(hint)
-                await client.close()
-                return None
-            return client
+    async def open(self) -> Client | None:
+        if self.stop.is_set():
+            return None
+        opened: list[Client] = []  # the connection, once open: whose message it is
+        try:
+            client = await Client.connect(
+                self.url,
+                on_message=lambda m: self.on_message(m, opened[0] if opened else None),
+                rate=self.options["rate"],
+                burst=self.options["burst"],
+                timeout=self.options["timeout"],
+            )
+        except (ClientError, OSError) as exc:
+            self.report.connect_failures += 1
+            self.report.errors[f"connect: {type(exc).__name__}"] += 1
+            return None
+        opened.append(client)
+        self.clients.append(client)
+        self.report.connected += 1
+        try:
+            await client.guest()
+        except ClientError as exc:
+            code = getattr(exc, "code", type(exc).__name__)
+            self.report.errors[f"guest: {code}"] += 1
+            hint = (
+                "the server limits guest accounts per address: raise its [accounts] "
+                "guest_burst and guest_per_hour for a load test of this size"
+            )
+            if code == "rate_limited" and hint not in self.report.notes:
+                self.report.notes.append(hint)
+            await client.close()
+            return None
+        return client
 
     async def table_group(self, index: int, gate: asyncio.Semaphore) -> None:
         """Four bots: connect, then play matches at fresh tables until the stop."""
         clients: list[Client] = []
         try:
-            for _ in range(4):
-                client = await self.open(gate)
-                if client is None:
-                    self.unseated += 4  # the group will not play: start-up is over without it
-                    return
-                clients.append(client)
+            # The group holds a place at the gate while it opens its four, one after the
+            # other: the gate serves first come, first served, so the groups are opened in
+            # turn and each table starts as soon as its players are in, as people arriving
+            # do. (A place per connection had every group wait behind every other group's
+            # connection of the same rank: no table started before three quarters of all
+            # the connections were open, the first seconds of a large run logins alone.)
+            async with gate:
+                for _ in range(4):
+                    client = await self.open()
+                    if client is None:
+                        self.unseated += 4  # the group will not play: start-up is over
+                        return
+                    clients.append(client)
             self.seated += 4
             bot, think, seed = self.options["bot"], self.options["think"], self.options["seed"]
             pacers = [Pacer(think, seed, 4 * index + p) for p in range(4)]
