@@ -12,8 +12,8 @@ child processes) for ``--duration`` seconds. Prints one row per run:
   the game waits for (other players' answers, the claim window: the update is stamped with
   the action that completed the wait) and the load tool's own delay in *sending*, but not
   its delay in *reading*: that is ``tool lag``, beside it;
-- ``settled p99``: the same from 20 s after start-up, when the tables' starts (every match
-  created at about the same moment) are behind;
+- ``settled p99``: the same from 20 s after start-up (the last player seated), when the
+  logins and the tables' starts are behind;
 - ``tool lag p99``: how late the load tool's event loops ran (a 50 ms sleep that woke
   late); a served figure no smaller than it says the tool, not the server, was late;
 - ``inferred p99``: the tool's older figure, from the last action the table waited for to its
@@ -34,7 +34,7 @@ child processes) for ``--duration`` seconds. Prints one row per run:
 
 Figures only: no assertion. A run takes ``--duration`` plus start-up; the default grid
 (1,000/2,000/4,000 connections, 2 runs each, 150 s: 4,000 connections take about half a
-minute to seat, and the tables' starts another twenty seconds) about twenty minutes.
+minute to seat, each table starting as its four are in) about twenty minutes.
 
     .venv/bin/python benchmarks/human_pace.py [--connections 1000,2000,4000] [--runs 2]
         [--duration 150] [--json FILE]
