@@ -116,6 +116,8 @@ class Store(Accounts, Tables, Matches, ActionLog, Reports):
             self._gate.close()
         if self._now is not None:
             self._now.close()
+        if self._pg_now is not None:
+            await self._pg_now.close()
         await self.engine.dispose()
 
     async def __aenter__(self) -> Self:

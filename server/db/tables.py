@@ -50,7 +50,11 @@ class Tables(Transactions):
 
     async def save_table(self, row: TableRow, *, fence: int | None = None) -> None:
         """Insert the table, or update it if its id exists. ``fence``: the writer's fencing
-        token (cluster mode): ``Fenced`` unless it is the stored table's."""
+        token (cluster mode): ``Fenced`` unless it is the stored table's. On PostgreSQL one
+        statement (server/db/postgres_now.py)."""
+        if self._pg_now is not None:
+            await self._pg_now.save_table(row, fence)
+            return
         await self._write_now(partial(_save_table, row, fence))
 
     async def load_open_tables(self) -> list[TableRow]:

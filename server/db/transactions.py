@@ -36,6 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
 from server.db.engine import SQLITE_WRITE_WAIT, WRITE_OPTION, sqlite_path
+from server.db.postgres_now import PostgresNow
 from server.db.sqlite_now import NowWriter
 
 _T = TypeVar("_T")
@@ -130,6 +131,9 @@ class Transactions:
         # Short writes in the event loop (SQLite on a file: server/db/sqlite_now.py).
         path = sqlite_path(engine.url)
         self._now = NowWriter(path) if path is not None else None
+        # Short writes as one statement each on PostgreSQL (server/db/postgres_now.py).
+        postgres = engine.dialect.name == "postgresql"
+        self._pg_now = PostgresNow(engine, store_closed) if postgres else None
         self._closed = False  # set by ``Store.close``: no read opens a connection after it
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
         # Told how long each committed write of the game's log took: ("actions": a group

@@ -455,14 +455,17 @@ async def test_a_closed_store_opens_no_connection_to_read(migrated_url: str) -> 
 async def test_on_postgres_a_connection_the_server_closed_is_replaced_before_use(
     store: Store,
 ) -> None:
-    """PostgreSQL ends the store's idle pooled connections (a restart, an administrator's
+    """PostgreSQL ends the store's idle connections (a restart, an administrator's
     ``pg_terminate_backend``): the next read and write get new ones and succeed (the pool
-    pings a connection as it checks it out: server/db/engine.py)."""
+    pings a connection as it checks it out: server/db/engine.py; a table's save, on a
+    connection of its own, opens another: server/db/postgres_now.py)."""
     if store.engine.dialect.name != "postgresql":
         pytest.skip("PostgreSQL's own path")
     await store.save_table(TableRow("t1", "mcr", 15, False, None, (None,) * 4, T0))
+    await store.get_table("t1")
     pool = store.engine.sync_engine.pool
     assert pool.checkedin() >= 1  # (a connection idle in the pool, to be closed)
+    assert pool.checkedout() >= 1  # (and the saves' own)
     killer = await Store.open(store.engine.url.render_as_string(hide_password=False))
     try:
         async with killer.engine.connect() as connection:
@@ -475,12 +478,37 @@ async def test_on_postgres_a_connection_the_server_closed_is_replaced_before_use
             )
     finally:
         await killer.close()
-    assert killed >= 1
+    assert killed >= 2
     await asyncio.sleep(0.2)  # the event loop reads the close off the pooled sockets
     found = await store.get_table("t1")
     assert found is not None and found.id == "t1"
     await store.save_table(TableRow("t2", "mcr", 15, False, None, (None,) * 4, T0))
     assert await store.get_table("t2") is not None
+
+
+@pytest.mark.asyncio
+async def test_on_postgres_a_save_whose_connection_just_ended_is_made_on_another(
+    store: Store,
+) -> None:
+    """The saves' own connection ended by the database, the end not yet read by the event
+    loop (a save follows at once): the save fails on it, and is made again on a new one
+    (server/db/postgres_now.py), once: the row is stored, and stored once."""
+    if store.engine.dialect.name != "postgresql":
+        pytest.skip("PostgreSQL's own path")
+    await store.save_table(TableRow("t1", "mcr", 15, False, None, (None,) * 4, T0))
+    assert store._pg_now is not None and store._pg_now._connection is not None
+    raw = await store._pg_now._connection.get_raw_connection()
+    pid = raw.driver_connection.get_server_pid()  # type: ignore[union-attr]
+    killer = await Store.open(store.engine.url.render_as_string(hide_password=False))
+    try:
+        async with killer.engine.connect() as connection:
+            assert await connection.scalar(text(f"SELECT pg_terminate_backend({int(pid)})"))
+    finally:
+        await killer.close()
+    moved = TableRow("t1", "mcr", 15, False, None, ("lin", None, None, None), T0, "waiting")
+    await store.save_table(moved)
+    assert await store.get_table("t1") == moved
+    assert [t.id for t in await store.load_open_tables()] == ["t1"]
 
 
 @pytest.mark.asyncio

@@ -1,0 +1,161 @@
+"""Short writes on PostgreSQL as one statement each, past SQLAlchemy's per-statement machinery.
+
+A table's row is saved as the table is made, as each player sits and as its match starts:
+six saves a table. Through SQLAlchemy's asyncio layer each save was a pool checkout with its
+ping (three round trips with asyncpg), ``BEGIN``, the ORM's read of the row, its ``UPDATE``
+and ``COMMIT``, each a hop through SQLAlchemy's greenlets: about 1.4 ms of the server's CPU
+a save, where the same row as one statement on the driver's connection costs about 0.1
+(docs/performance.md, "Tables that start as their players arrive"). Seating thousands of
+players at once on PostgreSQL was mostly that.
+
+``PostgresNow`` runs such a write as one statement in autocommit on a connection it holds
+(asyncpg's, under a SQLAlchemy connection of the store's engine, as the action log's own,
+``server.db.postgres_log``), one statement at a time. A connection that fails is closed and
+the statement is tried once more on a new one (each write here may be made twice: the row
+ends the same); a write that fails again raises, as it did, and the table that asked pauses
+and saves again later (``server.table.durable``). The values are bound by the
+columns' own SQLAlchemy types (``server.db.binding``), so the rows stored are those the ORM
+stored.
+
+``save_table``: an insert that updates the row if its id exists (``ON CONFLICT DO
+UPDATE``), only if the stored fencing token is the writer's when it gives one (cluster
+mode): else nothing is written and ``Fenced`` says whose token it is. The statement locks
+the row as the ORM's read ``FOR UPDATE`` did, so a takeover's increment of the token waits
+for it, and one that came first makes it write nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from server.db import binding
+from server.db.errors import Fenced
+from server.db.models import GameTable
+from server.db.rows import TableRow
+
+# The columns a save writes, in the order of its parameters ($1 is the id).
+TABLE_COLUMNS = (
+    "rules",
+    "turn_seconds",
+    "private",
+    "invite_code",
+    "seats",
+    "created_at",
+    "state",
+    "hands",
+    "aids",
+    "rated",
+    "ends_at",
+    "seed",
+    "reveals",
+    "watchable",
+    "spectator_delay_seconds",
+    "claim_window_ms",
+    "tournament_id",
+    "tournament_session",
+    "tournament_table",
+)
+_SAVE = (
+    f"INSERT INTO tables (id, {', '.join(TABLE_COLUMNS)}) "
+    f"VALUES ({', '.join(f'${i}' for i in range(1, len(TABLE_COLUMNS) + 2))}) "
+    "ON CONFLICT (id) DO UPDATE SET "
+    + ", ".join(f"{column} = excluded.{column}" for column in TABLE_COLUMNS)
+)
+SAVE_TABLE = _SAVE
+# The same, written only if the stored token is the writer's (the last parameter).
+SAVE_FENCED_TABLE = f"{_SAVE} WHERE tables.fence = ${len(TABLE_COLUMNS) + 2}"
+
+
+class PostgresNow:
+    """Short writes on PostgreSQL, one statement each on a connection held for them (the
+    module's docstring)."""
+
+    def __init__(self, engine: AsyncEngine, closed_error: Callable[[], Exception]) -> None:
+        self.engine = engine
+        self._closed_error = closed_error  # what a write after ``close`` raises
+        self._connection: AsyncConnection | None = None
+        self._turn = asyncio.Lock()  # one statement at a time on the connection
+        self._bind_table = binding.binder(
+            GameTable.__table__, ("id", *TABLE_COLUMNS), engine.dialect
+        )
+        self.closed = False
+
+    async def save_table(self, row: TableRow, fence: int | None) -> None:
+        """``Tables.save_table`` (the module's docstring)."""
+        tournament = row.tournament or (None, None, None)
+        values = self._bind_table(
+            {
+                "id": row.id,
+                "rules": row.rules,
+                "turn_seconds": row.turn_seconds,
+                "private": row.private,
+                "invite_code": row.invite_code,
+                "seats": list(row.seats),
+                "created_at": row.created_at,
+                "state": row.state,
+                "hands": row.hands,
+                "aids": row.aids,
+                "rated": row.rated,
+                "ends_at": row.ends_at,
+                "seed": row.seed,
+                "reveals": row.reveals,
+                "watchable": row.watchable,
+                "spectator_delay_seconds": row.spectator_delay_seconds,
+                "claim_window_ms": row.claim_window_ms,
+                "tournament_id": tournament[0],
+                "tournament_session": tournament[1],
+                "tournament_table": tournament[2],
+            }
+        )
+        if fence is None:
+            await self._run("execute", SAVE_TABLE, *values)
+            return
+        status = await self._run("execute", SAVE_FENCED_TABLE, *values, fence)
+        if status.endswith(" 0"):  # "INSERT 0 0": the row holds another writer's token
+            stored = await self._run("fetchval", "SELECT fence FROM tables WHERE id = $1", row.id)
+            raise Fenced(row.id, fence, stored)
+
+    async def _run(self, method: str, sql: str, *args: Any) -> Any:
+        """``method`` (asyncpg's ``execute``, ``fetchval``...) of ``sql`` on the held
+        connection, opened first if there is none or the database closed it. A connection
+        that fails is closed and the statement tried once more on a new one: every write
+        here may be made twice (the row ends the same), and a connection PostgreSQL ended
+        while it sat idle (a restart, ``pg_terminate_backend``) is found out only so when
+        the end has not been read yet."""
+        async with self._turn:
+            for tries_left in (1, 0):
+                if self.closed:
+                    raise self._closed_error()
+                if self._connection is None:
+                    self._connection = await self.engine.connect()
+                connection = self._connection
+                try:
+                    raw = await connection.get_raw_connection()
+                    driver = raw.driver_connection
+                    assert driver is not None
+                    if driver.is_closed():
+                        raise ConnectionError("the database closed the connection")
+                    return await getattr(driver, method)(sql, *args)
+                except BaseException as exc:
+                    # Anything but an answer (the database gone, a cancellation in the
+                    # middle of the statement) may leave the connection unusable.
+                    self._connection = None
+                    with contextlib.suppress(Exception):
+                        await connection.invalidate()
+                    if not tries_left or not isinstance(exc, Exception):
+                        raise
+        raise AssertionError("unreachable")  # (the last try returns or raises)
+
+    async def close(self) -> None:
+        """Close the held connection (before the engine is disposed); no write after it."""
+        async with self._turn:
+            self.closed = True
+            if self._connection is not None:
+                connection, self._connection = self._connection, None
+                with contextlib.suppress(Exception):
+                    await connection.close()
