@@ -12,6 +12,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from server.db import postgres_now
 from server.db.errors import Conflict, UsernameLookalike, UsernameTaken
 from server.db.models import GameTable, Match, MatchPlayer, Player, PlayerSession
 from server.db.rows import GuestPurge, PlayerRow, SessionRow, utcnow
@@ -97,11 +98,26 @@ class Accounts(Transactions):
         again with another)."""
         new = partial(_new_player, username, password_hash, guest, now or utcnow())
         try:
+            if self._pg_now is not None:  # one statement (server/db/postgres_now.py)
+                return await self._create_account_now(new(), session)
             return await self._write_now(partial(_create_account, new, session))
         except IntegrityError:
             if not why:
                 raise UsernameTaken(f"the username {username!r} is taken") from None
             raise await self._taken(username) from None
+
+    async def _create_account_now(self, player: Player, login: tuple[str, datetime]) -> PlayerRow:
+        """``create_account``'s write on PostgreSQL (``PostgresNow.create_account``)."""
+        assert self._pg_now is not None
+        columns = {column: getattr(player, column) for column in postgres_now.PLAYER_COLUMNS}
+        token_hash, expires_at = login
+        session = {
+            "token_hash": token_hash,
+            "created_at": player.created_at,
+            "expires_at": expires_at,
+        }
+        player.id = await self._pg_now.create_account(columns, session)
+        return PlayerRow.of(player)
 
     async def _taken(self, username: str) -> UsernameTaken:
         """Why ``username`` could not be added: its name is taken, or one like it (read

@@ -31,11 +31,12 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.db import binding
 from server.db.errors import Fenced
-from server.db.models import GameTable
+from server.db.models import GameTable, Player, PlayerSession
 from server.db.rows import TableRow
 
 # The columns a save writes, in the order of its parameters ($1 is the id).
@@ -71,6 +72,36 @@ SAVE_TABLE = _SAVE
 SAVE_FENCED_TABLE = f"{_SAVE} WHERE tables.fence = ${len(TABLE_COLUMNS) + 2}"
 
 
+# A new account and its first login session, one statement (one transaction).
+PLAYER_COLUMNS = (
+    "username",
+    "username_key",
+    "username_skeleton",
+    "password_hash",
+    "guest",
+    "created_at",
+    "score",
+    "hands_won",
+    "hands_lost",
+    "hands_drawn",
+    "matches",
+    "grade",
+)
+SESSION_COLUMNS = ("token_hash", "created_at", "expires_at")
+_PLAYER_PARAMS = len(PLAYER_COLUMNS)
+CREATE_ACCOUNT = f"""\
+WITH player AS (
+    INSERT INTO players ({", ".join(PLAYER_COLUMNS)})
+    VALUES ({", ".join(f"${i}" for i in range(1, _PLAYER_PARAMS + 1))})
+    RETURNING id
+), login AS (
+    INSERT INTO sessions (player_id, {", ".join(SESSION_COLUMNS)})
+    SELECT id, {", ".join(f"${_PLAYER_PARAMS + i}" for i in range(1, len(SESSION_COLUMNS) + 1))}
+    FROM player
+)
+SELECT id FROM player"""
+
+
 class PostgresNow:
     """Short writes on PostgreSQL, one statement each on a connection held for them (the
     module's docstring)."""
@@ -82,6 +113,10 @@ class PostgresNow:
         self._turn = asyncio.Lock()  # one statement at a time on the connection
         self._bind_table = binding.binder(
             GameTable.__table__, ("id", *TABLE_COLUMNS), engine.dialect
+        )
+        self._bind_player = binding.binder(Player.__table__, PLAYER_COLUMNS, engine.dialect)
+        self._bind_session = binding.binder(
+            PlayerSession.__table__, SESSION_COLUMNS, engine.dialect
         )
         self.closed = False
 
@@ -113,22 +148,32 @@ class PostgresNow:
             }
         )
         if fence is None:
-            await self._run("execute", SAVE_TABLE, *values)
+            await self._run("execute", SAVE_TABLE, *values, again=True)
             return
-        status = await self._run("execute", SAVE_FENCED_TABLE, *values, fence)
+        status = await self._run("execute", SAVE_FENCED_TABLE, *values, fence, again=True)
         if status.endswith(" 0"):  # "INSERT 0 0": the row holds another writer's token
             stored = await self._run("fetchval", "SELECT fence FROM tables WHERE id = $1", row.id)
             raise Fenced(row.id, fence, stored)
 
-    async def _run(self, method: str, sql: str, *args: Any) -> Any:
+    async def create_account(self, player: dict[str, Any], session: dict[str, Any]) -> int:
+        """``Accounts.create_account``'s write: the row ``player`` (by the names of
+        ``PLAYER_COLUMNS``) and its login ``session`` (``SESSION_COLUMNS``), in one
+        statement; the new player's id. A name taken raises ``IntegrityError``. Not made
+        twice: a first try whose answer was lost may have created the account."""
+        values = (*self._bind_player(player), *self._bind_session(session))
+        player_id: int = await self._run("fetchval", CREATE_ACCOUNT, *values)
+        return player_id
+
+    async def _run(self, method: str, sql: str, *args: Any, again: bool = False) -> Any:
         """``method`` (asyncpg's ``execute``, ``fetchval``...) of ``sql`` on the held
-        connection, opened first if there is none or the database closed it. A connection
-        that fails is closed and the statement tried once more on a new one: every write
-        here may be made twice (the row ends the same), and a connection PostgreSQL ended
-        while it sat idle (a restart, ``pg_terminate_backend``) is found out only so when
-        the end has not been read yet."""
+        connection, opened first if there is none or the database closed it. An error the
+        database answered with is raised (a constraint's as SQLAlchemy's ``IntegrityError``,
+        as the store expects); a connection that failed otherwise is closed, and ``again``
+        (a write that may be made twice: the row ends the same) the statement is tried once
+        more on a new one: a connection PostgreSQL ended while it sat idle (a restart,
+        ``pg_terminate_backend``) is found out only so when the end has not been read yet."""
         async with self._turn:
-            for tries_left in (1, 0):
+            for tries_left in (1, 0) if again else (0,):
                 if self.closed:
                     raise self._closed_error()
                 if self._connection is None:
@@ -141,15 +186,27 @@ class PostgresNow:
                     if driver.is_closed():
                         raise ConnectionError("the database closed the connection")
                     return await getattr(driver, method)(sql, *args)
-                except BaseException as exc:
-                    # Anything but an answer (the database gone, a cancellation in the
-                    # middle of the statement) may leave the connection unusable.
-                    self._connection = None
-                    with contextlib.suppress(Exception):
-                        await connection.invalidate()
-                    if not tries_left or not isinstance(exc, Exception):
+                except Exception as exc:
+                    state = str(getattr(exc, "sqlstate", "") or "")
+                    if state:  # the database's answer: the connection is fine
+                        if state.startswith("23"):  # a constraint (a name taken)
+                            raise IntegrityError(sql, None, exc) from exc
                         raise
+                    await self._drop(connection)
+                    if not tries_left:
+                        raise
+                except BaseException:
+                    # A cancellation in the middle of the statement may leave the
+                    # connection busy with it.
+                    await self._drop(connection)
+                    raise
         raise AssertionError("unreachable")  # (the last try returns or raises)
+
+    async def _drop(self, connection: AsyncConnection) -> None:
+        """Set the held connection aside: the next statement opens another."""
+        self._connection = None
+        with contextlib.suppress(Exception):
+            await connection.invalidate()
 
     async def close(self) -> None:
         """Close the held connection (before the engine is disposed); no write after it."""
