@@ -10,7 +10,8 @@ players at once on PostgreSQL was mostly that.
 
 ``PostgresNow`` runs such a write as one statement in autocommit on a connection it holds
 (asyncpg's, under a SQLAlchemy connection of the store's engine, as the action log's own,
-``server.db.postgres_log``), one statement at a time. A connection that fails is closed and
+``server.db.postgres_log``), one statement at a time on each (up to ``CONNECTIONS`` of them,
+as many as writes come at once). A connection that fails is closed and
 the statement is tried once more on a new one (each write here may be made twice: the row
 ends the same); a write that fails again raises, as it did, and the table that asked pauses
 and saves again later (``server.table.durable``). The values are bound by the
@@ -102,6 +103,17 @@ WITH player AS (
 SELECT id FROM player"""
 
 
+# Connections held for the short writes at most, each one statement at a time: as many are
+# opened as writes come at once (a database across a network answers each write later).
+CONNECTIONS = 4
+
+
+class _Held:
+    """A connection held for the short writes: None until first used, and after one failed."""
+
+    connection: AsyncConnection | None = None
+
+
 class PostgresNow:
     """Short writes on PostgreSQL, one statement each on a connection held for them (the
     module's docstring)."""
@@ -109,8 +121,12 @@ class PostgresNow:
     def __init__(self, engine: AsyncEngine, closed_error: Callable[[], Exception]) -> None:
         self.engine = engine
         self._closed_error = closed_error  # what a write after ``close`` raises
-        self._connection: AsyncConnection | None = None
-        self._turn = asyncio.Lock()  # one statement at a time on the connection
+        self.held = [_Held() for _ in range(CONNECTIONS)]
+        # The free ones, the last used first: a second is opened only for a second write
+        # at once.
+        self._free: asyncio.LifoQueue[_Held] = asyncio.LifoQueue()
+        for held in reversed(self.held):
+            self._free.put_nowait(held)
         self._bind_table = binding.binder(
             GameTable.__table__, ("id", *TABLE_COLUMNS), engine.dialect
         )
@@ -172,47 +188,62 @@ class PostgresNow:
         (a write that may be made twice: the row ends the same) the statement is tried once
         more on a new one: a connection PostgreSQL ended while it sat idle (a restart,
         ``pg_terminate_backend``) is found out only so when the end has not been read yet."""
-        async with self._turn:
-            for tries_left in (1, 0) if again else (0,):
-                if self.closed:
-                    raise self._closed_error()
-                if self._connection is None:
-                    self._connection = await self.engine.connect()
-                connection = self._connection
-                try:
-                    raw = await connection.get_raw_connection()
-                    driver = raw.driver_connection
-                    assert driver is not None
-                    if driver.is_closed():
-                        raise ConnectionError("the database closed the connection")
-                    return await getattr(driver, method)(sql, *args)
-                except Exception as exc:
-                    state = str(getattr(exc, "sqlstate", "") or "")
-                    if state:  # the database's answer: the connection is fine
-                        if state.startswith("23"):  # a constraint (a name taken)
-                            raise IntegrityError(sql, None, exc) from exc
-                        raise
-                    await self._drop(connection)
-                    if not tries_left:
-                        raise
-                except BaseException:
-                    # A cancellation in the middle of the statement may leave the
-                    # connection busy with it.
-                    await self._drop(connection)
+        held = await self._free.get()
+        try:
+            return await self._run_on(held, method, sql, args, again)
+        finally:
+            self._free.put_nowait(held)
+
+    async def _run_on(
+        self, held: _Held, method: str, sql: str, args: tuple[Any, ...], again: bool
+    ) -> Any:
+        """``_run`` on ``held``, which no other write uses meanwhile."""
+        for tries_left in (1, 0) if again else (0,):
+            if self.closed:
+                raise self._closed_error()
+            if held.connection is None:
+                held.connection = await self.engine.connect()
+            connection = held.connection
+            try:
+                raw = await connection.get_raw_connection()
+                driver = raw.driver_connection
+                assert driver is not None
+                if driver.is_closed():
+                    raise ConnectionError("the database closed the connection")
+                return await getattr(driver, method)(sql, *args)
+            except Exception as exc:
+                state = str(getattr(exc, "sqlstate", "") or "")
+                if state:  # the database's answer: the connection is fine
+                    if state.startswith("23"):  # a constraint (a name taken)
+                        raise IntegrityError(sql, None, exc) from exc
                     raise
+                await _drop(held)
+                if not tries_left:
+                    raise
+            except BaseException:
+                # A cancellation in the middle of the statement may leave the connection
+                # busy with it.
+                await _drop(held)
+                raise
         raise AssertionError("unreachable")  # (the last try returns or raises)
 
-    async def _drop(self, connection: AsyncConnection) -> None:
-        """Set the held connection aside: the next statement opens another."""
-        self._connection = None
-        with contextlib.suppress(Exception):
-            await connection.invalidate()
-
     async def close(self) -> None:
-        """Close the held connection (before the engine is disposed); no write after it."""
-        async with self._turn:
-            self.closed = True
-            if self._connection is not None:
-                connection, self._connection = self._connection, None
+        """Close the held connections (before the engine is disposed), each once its write
+        is done; no write after it."""
+        self.closed = True
+        taken = [await self._free.get() for _ in self.held]
+        for held in taken:
+            if held.connection is not None:
+                connection, held.connection = held.connection, None
                 with contextlib.suppress(Exception):
                     await connection.close()
+        for held in taken:  # (a write waiting for one raises: closed)
+            self._free.put_nowait(held)
+
+
+async def _drop(held: _Held) -> None:
+    """Set ``held``'s connection aside: its next statement opens another."""
+    connection, held.connection = held.connection, None
+    if connection is not None:
+        with contextlib.suppress(Exception):
+            await connection.invalidate()

@@ -22,7 +22,7 @@ from engine.actions import ActionKind
 from engine.match import Match
 from engine.table import Phase
 from server.cli import replay as replay_cli
-from server.db import sqlite_log
+from server.db import postgres_now, sqlite_log
 from server.db.errors import Fenced
 from server.db.models import MatchAction
 from server.db.store import (
@@ -496,8 +496,9 @@ async def test_on_postgres_a_save_whose_connection_just_ended_is_made_on_another
     if store.engine.dialect.name != "postgresql":
         pytest.skip("PostgreSQL's own path")
     await store.save_table(TableRow("t1", "mcr", 15, False, None, (None,) * 4, T0))
-    assert store._pg_now is not None and store._pg_now._connection is not None
-    raw = await store._pg_now._connection.get_raw_connection()
+    assert store._pg_now is not None
+    (held,) = [h.connection for h in store._pg_now.held if h.connection is not None]
+    raw = await held.get_raw_connection()
     pid = raw.driver_connection.get_server_pid()  # type: ignore[union-attr]
     killer = await Store.open(store.engine.url.render_as_string(hide_password=False))
     try:
@@ -509,6 +510,23 @@ async def test_on_postgres_a_save_whose_connection_just_ended_is_made_on_another
     await store.save_table(moved)
     assert await store.get_table("t1") == moved
     assert [t.id for t in await store.load_open_tables()] == ["t1"]
+
+
+@pytest.mark.asyncio
+async def test_on_postgres_saves_at_once_share_a_few_held_connections(store: Store) -> None:
+    """Writes that come at once each take a held connection (up to ``CONNECTIONS``), one
+    statement at a time on each; a write after the store closed is refused."""
+    if store.engine.dialect.name != "postgresql":
+        pytest.skip("PostgreSQL's own path")
+    rows = [TableRow(f"t{i}", "mcr", 15, False, None, (None,) * 4, T0) for i in range(40)]
+    await asyncio.gather(*(store.save_table(row) for row in rows))
+    assert sorted(t.id for t in await store.load_open_tables()) == sorted(r.id for r in rows)
+    assert store._pg_now is not None
+    opened = [h for h in store._pg_now.held if h.connection is not None]
+    assert 1 < len(opened) <= postgres_now.CONNECTIONS
+    await store.close()
+    with pytest.raises(OperationalError, match="closed"):
+        await store.save_table(rows[0])
 
 
 @pytest.mark.asyncio
