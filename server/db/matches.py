@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from functools import partial
@@ -179,6 +180,10 @@ class Matches(Transactions):
         deltas = [int(d) for d in deltas]
         finished_at = now or utcnow()
         try:
+            if self._pg_now is not None:  # one statement (server/db/postgres_now.py)
+                return await self._finish_hand_now(
+                    match_id, hand_no, stored_form, deltas, finished_at
+                )
             return await self._write_now(
                 partial(_finish_hand, match_id, hand_no, stored_form, deltas, finished_at),
                 timed="hand",
@@ -187,6 +192,33 @@ class Matches(Transactions):
             raise Conflict(
                 f"cannot store hand {hand_no} of match {match_id}: the match is unknown"
             ) from None
+
+    async def _finish_hand_now(
+        self,
+        match_id: int,
+        hand_no: int,
+        record: dict[str, Any],
+        deltas: list[int],
+        finished_at: datetime,
+    ) -> bool:
+        """``finish_hand``'s write on PostgreSQL (``PostgresNow.insert_hand``), timed as
+        ``hand`` as the other path is."""
+        assert self._pg_now is not None
+        started = time.perf_counter()
+        hand = {
+            "match_id": match_id,
+            "hand_no": hand_no,
+            "record": record,
+            "deltas": deltas,
+            "finished_at": finished_at,
+        }
+        stored = await self._pg_now.insert_hand(hand)
+        self._committed("hand", started)
+        if stored is None:
+            return True
+        if json.loads(stored[0]) == record and json.loads(stored[1]) == deltas:
+            return False
+        raise Conflict(f"hand {hand_no} of match {match_id} is stored already, with another record")
 
     async def finish_match(
         self,

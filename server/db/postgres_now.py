@@ -37,7 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.db import binding
 from server.db.errors import Fenced
-from server.db.models import GameTable, Player, PlayerSession
+from server.db.models import GameTable, Hand, Player, PlayerSession
 from server.db.rows import TableRow
 
 # The columns a save writes, in the order of its parameters ($1 is the id).
@@ -102,6 +102,13 @@ WITH player AS (
 )
 SELECT id FROM player"""
 
+# A finished hand, unless its match has it already (then what is stored is read, to compare).
+HAND_COLUMNS = ("match_id", "hand_no", "record", "deltas", "finished_at")
+INSERT_HAND = (
+    f"INSERT INTO hands ({', '.join(HAND_COLUMNS)}) VALUES ($1, $2, $3, $4, $5) "
+    "ON CONFLICT (match_id, hand_no) DO NOTHING"
+)
+STORED_HAND = "SELECT record::text, deltas::text FROM hands WHERE match_id = $1 AND hand_no = $2"
 
 # Connections held for the short writes at most, each one statement at a time: as many are
 # opened as writes come at once (a database across a network answers each write later).
@@ -131,6 +138,7 @@ class PostgresNow:
             GameTable.__table__, ("id", *TABLE_COLUMNS), engine.dialect
         )
         self._bind_player = binding.binder(Player.__table__, PLAYER_COLUMNS, engine.dialect)
+        self._bind_hand = binding.binder(Hand.__table__, HAND_COLUMNS, engine.dialect)
         self._bind_session = binding.binder(
             PlayerSession.__table__, SESSION_COLUMNS, engine.dialect
         )
@@ -179,6 +187,20 @@ class PostgresNow:
         values = (*self._bind_player(player), *self._bind_session(session))
         player_id: int = await self._run("fetchval", CREATE_ACCOUNT, *values)
         return player_id
+
+    async def insert_hand(self, hand: dict[str, Any]) -> tuple[str, str] | None:
+        """``Matches.finish_hand``'s write: the row ``hand`` (by the names of
+        ``HAND_COLUMNS``), None once stored; if its match has that hand already, nothing
+        is written and the stored record and deltas are returned (as JSON text) to compare.
+        An unknown match raises ``IntegrityError``. May be made twice (a hand stored by the
+        first try is then read back as stored)."""
+        status = await self._run("execute", INSERT_HAND, *self._bind_hand(hand), again=True)
+        if not status.endswith(" 0"):
+            return None
+        stored = await self._run(
+            "fetchrow", STORED_HAND, hand["match_id"], hand["hand_no"], again=True
+        )
+        return (stored[0], stored[1])
 
     async def _run(self, method: str, sql: str, *args: Any, again: bool = False) -> Any:
         """``method`` (asyncpg's ``execute``, ``fetchval``...) of ``sql`` on the held
