@@ -35,6 +35,25 @@ log = logging.getLogger("guobiao.cluster")
 
 CONNECT_TIMEOUT, REPLY_TIMEOUT = 1.0, 2.0  # seconds, of the node's Redis clients
 KEEPER_STOP_SECONDS = CONNECT_TIMEOUT + REPLY_TIMEOUT + 1.0  # the keeper's last round ends
+# Commands of the node in flight at once, each on a connection of its own; one more waits for
+# a free connection (up to REPLY_TIMEOUT). redis-py's own pool refuses it instead
+# (``MaxConnectionsError``, from 100 on since redis-py 8): at 8,000 players on two workers a
+# burst of lobby commands took the beat's connection, and the node took Redis for
+# unreachable and paused its relays.
+REDIS_CONNECTIONS = 128
+
+
+def node_client(url: str) -> aioredis.Redis:
+    """The node's Redis client (its event loop's): timeouts ``CONNECT_TIMEOUT`` and
+    ``REPLY_TIMEOUT``, at most ``REDIS_CONNECTIONS`` commands at once, the next waiting."""
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url,
+        max_connections=REDIS_CONNECTIONS,
+        timeout=REPLY_TIMEOUT,
+        socket_connect_timeout=CONNECT_TIMEOUT,
+        socket_timeout=REPLY_TIMEOUT,
+    )
+    return aioredis.Redis.from_pool(pool)
 
 
 # The leases are renewed by server.cluster.keeper (renew ours, take back a lapsed one that was
@@ -81,9 +100,7 @@ class NodeState:
         self.lease_ms = int(config.lease_seconds * 1000)
         self.name = name
         self.incarnation = secrets.token_hex(4)  # this run: connection ids are unique
-        self.redis = aioredis.from_url(
-            config.redis_url, socket_connect_timeout=CONNECT_TIMEOUT, socket_timeout=REPLY_TIMEOUT
-        )
+        self.redis = node_client(config.redis_url)
         # Our presence and leases, renewed from a thread of their own while the loop runs.
         self.keeper = LeaseKeeper(
             keeper_client(
