@@ -393,7 +393,11 @@ async def test_a_login_flood_hashes_at_most_hash_workers_at_once(
             if sum(t.done() for t in logins) >= 30 - 6:
                 break
             await asyncio.sleep(0.01)
-        await asyncio.sleep(0.1)  # (nothing else would finish)
+        for _ in range(500):  # the two workers' threads under way (a loaded machine: late)
+            if running[0] == 2:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.1)  # (nothing else would finish, nor start hashing)
         assert sum(t.done() for t in logins) == 24 and guard.hashing.pending == 6
         assert running == [2, 2]  # two hashing, four waiting
     finally:
