@@ -40,7 +40,8 @@ from server.db.errors import Fenced
 from server.db.models import GameTable, Hand, Player, PlayerSession
 from server.db.rows import TableRow
 
-# The columns a save writes, in the order of its parameters ($1 is the id).
+# The columns a save writes (``TableRow.columns``), in the order of its parameters ($1 is
+# the id).
 TABLE_COLUMNS = (
     "rules",
     "turn_seconds",
@@ -62,15 +63,14 @@ TABLE_COLUMNS = (
     "tournament_session",
     "tournament_table",
 )
-_SAVE = (
+SAVE_TABLE = (
     f"INSERT INTO tables (id, {', '.join(TABLE_COLUMNS)}) "
     f"VALUES ({', '.join(f'${i}' for i in range(1, len(TABLE_COLUMNS) + 2))}) "
     "ON CONFLICT (id) DO UPDATE SET "
     + ", ".join(f"{column} = excluded.{column}" for column in TABLE_COLUMNS)
 )
-SAVE_TABLE = _SAVE
 # The same, written only if the stored token is the writer's (the last parameter).
-SAVE_FENCED_TABLE = f"{_SAVE} WHERE tables.fence = ${len(TABLE_COLUMNS) + 2}"
+SAVE_FENCED_TABLE = f"{SAVE_TABLE} WHERE tables.fence = ${len(TABLE_COLUMNS) + 2}"
 
 
 # A new account and its first login session, one statement (one transaction).
@@ -146,31 +146,7 @@ class PostgresNow:
 
     async def save_table(self, row: TableRow, fence: int | None) -> None:
         """``Tables.save_table`` (the module's docstring)."""
-        tournament = row.tournament or (None, None, None)
-        values = self._bind_table(
-            {
-                "id": row.id,
-                "rules": row.rules,
-                "turn_seconds": row.turn_seconds,
-                "private": row.private,
-                "invite_code": row.invite_code,
-                "seats": list(row.seats),
-                "created_at": row.created_at,
-                "state": row.state,
-                "hands": row.hands,
-                "aids": row.aids,
-                "rated": row.rated,
-                "ends_at": row.ends_at,
-                "seed": row.seed,
-                "reveals": row.reveals,
-                "watchable": row.watchable,
-                "spectator_delay_seconds": row.spectator_delay_seconds,
-                "claim_window_ms": row.claim_window_ms,
-                "tournament_id": tournament[0],
-                "tournament_session": tournament[1],
-                "tournament_table": tournament[2],
-            }
-        )
+        values = self._bind_table({"id": row.id, **row.columns()})
         if fence is None:
             await self._run("execute", SAVE_TABLE, *values, again=True)
             return

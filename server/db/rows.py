@@ -136,6 +136,33 @@ class TableRow:
             tournament=tournament,
         )
 
+    def columns(self) -> dict[str, Any]:
+        """Its ``tables`` row's columns but the id (and the fencing token, which only a
+        takeover changes), by name: what a save writes, on either path (``server.db.tables``,
+        ``server.db.postgres_now``)."""
+        tournament = self.tournament or (None, None, None)
+        return {
+            "rules": self.rules,
+            "turn_seconds": self.turn_seconds,
+            "private": self.private,
+            "invite_code": self.invite_code,
+            "seats": list(self.seats),
+            "created_at": self.created_at,
+            "state": self.state,
+            "hands": self.hands,
+            "aids": self.aids,
+            "rated": self.rated,
+            "ends_at": self.ends_at,
+            "seed": self.seed,
+            "reveals": self.reveals,
+            "watchable": self.watchable,
+            "spectator_delay_seconds": self.spectator_delay_seconds,
+            "claim_window_ms": self.claim_window_ms,
+            "tournament_id": tournament[0],
+            "tournament_session": tournament[1],
+            "tournament_table": tournament[2],
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class MatchRow:

@@ -25,24 +25,8 @@ def _save_table(row: TableRow, fence: int | None, session: Session) -> None:
         session.add(table)
     elif fence is not None and table.fence != fence:
         raise Fenced(row.id, fence, table.fence)
-    table.rules = row.rules
-    table.turn_seconds = row.turn_seconds
-    table.private = row.private
-    table.invite_code = row.invite_code
-    table.seats = list(row.seats)
-    table.created_at = row.created_at
-    table.state = row.state
-    table.hands = row.hands
-    table.aids = row.aids
-    table.rated = row.rated
-    table.ends_at = row.ends_at
-    table.seed = row.seed
-    table.reveals = row.reveals
-    table.watchable = row.watchable
-    table.spectator_delay_seconds = row.spectator_delay_seconds
-    table.claim_window_ms = row.claim_window_ms
-    tournament = row.tournament or (None, None, None)
-    table.tournament_id, table.tournament_session, table.tournament_table = tournament
+    for column, value in row.columns().items():
+        setattr(table, column, value)
 
 
 class Tables(Transactions):

@@ -24,7 +24,7 @@ from engine.table import Phase
 from server.cli import replay as replay_cli
 from server.db import postgres_now, sqlite_log
 from server.db.errors import Fenced
-from server.db.models import MatchAction
+from server.db.models import GameTable, MatchAction
 from server.db.store import (
     ActionRow,
     Conflict,
@@ -182,6 +182,15 @@ async def test_tables_are_saved_and_reloaded(store: Store) -> None:
     await store.save_table(TableRow("t2", "mcr", 30, True, "k3y", (None,) * 4, T0, "finished"))
     assert await store.load_open_tables() == [playing]
     assert await store.max_table_number() == 10
+
+
+def test_a_save_writes_every_column_of_the_table_but_its_id_and_token() -> None:
+    """Both paths write ``TableRow.columns`` (the ORM's, and PostgreSQL's one statement by
+    ``postgres_now.TABLE_COLUMNS``): a column added to the table and not to them fails."""
+    row = TableRow("t1", "mcr", 15, False, None, (None,) * 4, T0, tournament=(1, 2, 3))
+    stored = {column.name for column in GameTable.__table__.columns} - {"id", "fence"}
+    assert set(row.columns()) == set(postgres_now.TABLE_COLUMNS) == stored
+    assert len(postgres_now.TABLE_COLUMNS) == len(stored)
 
 
 def test_a_table_row_is_checked() -> None:
