@@ -116,9 +116,11 @@ CONNECTIONS = 4
 
 
 class _Held:
-    """A connection held for the short writes: None until first used, and after one failed."""
+    """A connection held for the short writes, and asyncpg's under it (read once: each read
+    is a hop through SQLAlchemy's greenlets): None until first used, and after one failed."""
 
     connection: AsyncConnection | None = None
+    driver: Any = None
 
 
 class PostgresNow:
@@ -201,11 +203,10 @@ class PostgresNow:
                 raise self._closed_error()
             if held.connection is None:
                 held.connection = await self.engine.connect()
-            connection = held.connection
             try:
-                raw = await connection.get_raw_connection()
-                driver = raw.driver_connection
-                assert driver is not None
+                if held.driver is None:
+                    held.driver = (await held.connection.get_raw_connection()).driver_connection
+                driver = held.driver
                 if driver.is_closed():
                     raise ConnectionError("the database closed the connection")
                 return await getattr(driver, method)(sql, *args)
@@ -232,7 +233,7 @@ class PostgresNow:
         taken = [await self._free.get() for _ in self.held]
         for held in taken:
             if held.connection is not None:
-                connection, held.connection = held.connection, None
+                connection, held.connection, held.driver = held.connection, None, None
                 with contextlib.suppress(Exception):
                     await connection.close()
         for held in taken:  # (a write waiting for one raises: closed)
@@ -241,7 +242,7 @@ class PostgresNow:
 
 async def _drop(held: _Held) -> None:
     """Set ``held``'s connection aside: its next statement opens another."""
-    connection, held.connection = held.connection, None
+    connection, held.connection, held.driver = held.connection, None, None
     if connection is not None:
         with contextlib.suppress(Exception):
             await connection.invalidate()
