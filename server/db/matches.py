@@ -103,9 +103,7 @@ def _finish_hand(  # noqa: PLR0917 (partial's arguments, then the session)
         select(Hand.record, Hand.deltas).where(Hand.match_id == match_id, Hand.hand_no == hand_no)
     ).first()
     if stored is not None:
-        if stored.record == record and stored.deltas == deltas:
-            return False
-        raise Conflict(f"hand {hand_no} of match {match_id} is stored already, with another record")
+        return _stored_again(match_id, hand_no, stored.record == record and stored.deltas == deltas)
     session.execute(
         insert(Hand).values(
             match_id=match_id,
@@ -116,6 +114,14 @@ def _finish_hand(  # noqa: PLR0917 (partial's arguments, then the session)
         )
     )
     return True
+
+
+def _stored_again(match_id: int, hand_no: int, same: bool) -> bool:
+    """A hand found stored already: False (a replay, nothing to do) if it is the ``same``
+    record and deltas, else ``Conflict``."""
+    if same:
+        return False
+    raise Conflict(f"hand {hand_no} of match {match_id} is stored already, with another record")
 
 
 class Matches(Transactions):
@@ -216,9 +222,8 @@ class Matches(Transactions):
         self._committed("hand", started)
         if stored is None:
             return True
-        if json.loads(stored[0]) == record and json.loads(stored[1]) == deltas:
-            return False
-        raise Conflict(f"hand {hand_no} of match {match_id} is stored already, with another record")
+        same = json.loads(stored[0]) == record and json.loads(stored[1]) == deltas
+        return _stored_again(match_id, hand_no, same)
 
     async def finish_match(
         self,
