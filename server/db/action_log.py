@@ -77,6 +77,9 @@ class ActionLog(Transactions):
         # Its driver connection once set up on SQLite (``sqlite_log.log_driver``): an append
         # that finds nothing else being written commits from its caller (``_append_now``).
         self._driver: Any = None
+        # On PostgreSQL: asyncpg's connection under ``_log`` (that connection, and it), read
+        # once, not before every append (each read is a hop through SQLAlchemy's greenlets).
+        self._pg_driver: tuple[AsyncConnection, Any] | None = None
         self._log_closed = False  # closed by ``_close_log``: never opened again
 
     async def _close_log(self) -> None:
@@ -245,7 +248,10 @@ class ActionLog(Transactions):
             if self._driver is None:  # set up (``_append_now``): once, not after every batch
                 self._driver = await sqlite_log.log_driver(connection)
         else:
-            fenced = await postgres_log.insert_rows(connection, bind, rows, _FENCE)
+            if self._pg_driver is None or self._pg_driver[0] is not connection:
+                raw = await connection.get_raw_connection()
+                self._pg_driver = (connection, raw.driver_connection)
+            fenced = await postgres_log.insert_rows(self._pg_driver[1], bind, rows, _FENCE)
         return fenced
 
     async def match_actions(self, match_id: int) -> list[ActionRow]:

@@ -24,7 +24,6 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.db.binding import Binder
 
@@ -48,21 +47,19 @@ SELECT id, fence FROM fence"""
 
 
 async def insert_rows(
-    connection: AsyncConnection, bind: Binder, rows: list[dict[str, Any]], fence: str
+    driver: Any, bind: Binder, rows: list[dict[str, Any]], fence: str
 ) -> dict[int, int | None]:
     """Insert ``rows`` (dicts by the names of ``COLUMNS``, bound by ``bind``; ``fence``: the
-    key of a row's (table id, fencing token), if it has one) in one statement on
-    ``connection``'s driver, in autocommit: those whose token is not their table's are
-    left out and returned (``id(row)`` -> the table's token, None if it is gone).
-    ``connection`` must not be in a transaction (the statement commits on its own)."""
+    key of a row's (table id, fencing token), if it has one) in one statement on ``driver``
+    (asyncpg's connection, under the log's own), in autocommit: those whose token is not
+    their table's are left out and returned (``id(row)`` -> the table's token, None if it is
+    gone).
+    ``driver`` must not be in a transaction (the statement commits on its own)."""
     keys = [row.get(fence) for row in rows]
     values = list(zip(*(bind(row) for row in rows), strict=True))
     tables = sorted({key[0] for key in keys if key is not None})
     owners = [key[0] if key is not None else None for key in keys]
     tokens = [key[1] if key is not None else None for key in keys]
-    raw = await connection.get_raw_connection()
-    driver = raw.driver_connection
-    assert driver is not None
     try:
         found = await driver.fetch(APPEND, tables, *map(list, values), owners, tokens)
     except Exception as exc:
