@@ -104,6 +104,9 @@ def _make_meld(tiles: list[Tile], offer: int, text: str, position: int) -> Meld:
 
 def parse_tiles(text: str) -> list[Tile]:
     """Parse a plain run of tiles (no brackets): ``"123m55pEEE"`` -> tile ints."""
+    plain = _plain_tiles(text)
+    if plain is not None:
+        return plain
     tiles, digits, at = _scan_tiles(text, 0, "[]")
     if digits:
         raise InvalidNotation(f"digits {digits!r} have no suit letter", text, at)
@@ -178,8 +181,23 @@ def _parse_written_plainly(text: str) -> Hand | None:
                 return None
             found.append(meld)
         melds = tuple(found)
+    tiles = _plain_tiles(rest)
+    if tiles is None or len(tiles) != 14 - 3 * len(melds):
+        return None
+    win = tiles.pop()
+    tiles.sort()
     try:
-        data = rest.encode("ascii")
+        return Hand(melds, tuple(tiles), win)
+    except InvalidHand:
+        return None
+
+
+def _plain_tiles(text: str) -> list[Tile] | None:
+    """The tiles of a run written plainly (``1-9`` digits before ``m p s``, honor letters,
+    ``*``; no spaces, no ``z``); None for anything else, for the careful reader to read or
+    refuse (``parse_tiles``, ``_parse_hand``)."""
+    try:
+        data = text.encode("ascii")
     except UnicodeEncodeError:
         return None
     tiles: list[Tile] = []
@@ -202,14 +220,7 @@ def _parse_written_plainly(text: str) -> Hand | None:
             if digits >= 0:
                 return None
             tiles.append(code - 200)
-    if digits >= 0 or len(tiles) != 14 - 3 * len(melds):
-        return None
-    win = tiles.pop()
-    tiles.sort()
-    try:
-        return Hand(melds, tuple(tiles), win)
-    except InvalidHand:
-        return None
+    return None if digits >= 0 else tiles
 
 
 def _parse_hand(text: str) -> Hand:

@@ -46,14 +46,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from engine.actions import Action, ActionKind, Event
 from engine.errors import InvalidWire, MahjongError
 from engine.hand import Meld, MeldKind
 from engine.notation import parse_tiles
 from engine.rules import RulesError, RuleSet, rule_set_from_dict
-from engine.tiles import FLOWERS_BY_NAME, N_KINDS, WILD, Tile, Wind, name
+from engine.tiles import FLOWERS_BY_NAME, N_KINDS, NAMES, WILD, Tile, Wind, name
 from engine.view import (
     CLAIMED_MARK,
     HIDDEN_KONG,
@@ -108,7 +108,7 @@ __all__ = [  # with the view's encoders (``engine.view``), named here beside its
 
 
 def _field(d: object, key: str, where: str) -> Any:
-    if not isinstance(d, Mapping):
+    if type(d) is not dict and not isinstance(d, Mapping):  # (a dict: no ABC's check)
         raise InvalidWire(f"{where}: expected an object, got {d!r}")
     if key not in d:
         raise InvalidWire(f"{where}: missing field {key!r} (has {sorted(d)})")
@@ -165,6 +165,9 @@ def _one_of(value: str, allowed: Sequence[str], what: str) -> str:
 
 def decode_tile(text: object, what: str) -> Tile:
     """A suited or honor tile, ``"5m"``, ``"E"``."""
+    tile = _TILE_NAMED.get(text) if isinstance(text, str) else None
+    if tile is not None:
+        return tile  # as the server writes it; any other spelling is read below
     if not isinstance(text, str):
         raise InvalidWire(f"{what}: expected a tile like '5m', got {text!r}")
     try:
@@ -174,6 +177,31 @@ def decode_tile(text: object, what: str) -> Tile:
     if len(tiles) != 1 or not 0 <= tiles[0] < N_KINDS:
         raise InvalidWire(f"{what}: {text!r} is not one tile")
     return tiles[0]
+
+
+def _melds_written() -> dict[str, Meld]:
+    """Every meld as ``str(meld)`` writes it (``"[123m,2]"``, ``"[EEEE]"``), to itself."""
+    melds = {}
+    for kind in MeldKind:
+        for tile in range(N_KINDS):
+            if kind is MeldKind.CHOW and not (tile < 27 and tile % 9 <= 6):
+                continue
+            for offer in (0, 1, 2, 3) if kind is MeldKind.KONG else (1, 2, 3):
+                meld = Meld(kind, tile, offer)
+                melds[str(meld)] = meld
+    return melds
+
+
+# The wire's tiles and melds as the server writes them: read by a lookup, the rest (other
+# spellings the notation accepts, and every error) by the careful readers.
+_TILE_NAMED: Final = {NAMES[t]: t for t in range(N_KINDS)}
+_MELD_WRITTEN: Final = _melds_written()
+# A river's entry: the tile, and whether it was claimed (``*``).
+_RIVER_WRITTEN: Final = {
+    **{text: (t, False) for text, t in _TILE_NAMED.items()},
+    **{text + CLAIMED_MARK: (t, True) for text, t in _TILE_NAMED.items()},
+}
+_WIND_LETTERED: Final = {wind.letter: wind for wind in Wind}
 
 
 def decode_flower(text: object, what: str) -> Tile:
@@ -206,9 +234,9 @@ def _wind(d: object, key: str, where: str) -> Wind:
 
 
 def _wind_of(text: object, what: str) -> Wind:
-    for wind in Wind:
-        if text == wind.letter:
-            return wind
+    wind = _WIND_LETTERED.get(text) if isinstance(text, str) else None
+    if wind is not None:
+        return wind
     raise InvalidWire(f"{what}: expected a wind E, S, W or N, got {text!r}")
 
 
@@ -242,6 +270,9 @@ def _rules(d: object, where: str) -> RuleSet:
 
 def decode_meld(text: object, what: str = "meld") -> Meld:
     """``"[123m,1]"`` (chow, claimed tile 1st), ``"[EEE,2]"``, ``"[5555p]"`` (concealed kong)."""
+    meld = _MELD_WRITTEN.get(text) if isinstance(text, str) else None
+    if meld is not None:
+        return meld  # as the server writes it; any other spelling is read below
     if not isinstance(text, str) or not (text.startswith("[") and text.endswith("]")):
         raise InvalidWire(f"{what}: a meld is written like '[123m,1]', got {text!r}")
     body = text[1:-1]
@@ -303,12 +334,14 @@ def decode_seat(
     ``*`` were claimed, the concealed tiles are held wild tiles first (``wild_tiles``)."""
     melds_text = _list(d, "melds", where)
     hidden = sum(1 for m in melds_text if m == HIDDEN_KONG)
-    river = []
-    for i, entry in enumerate(_list(d, "river", where)):
-        claimed = isinstance(entry, str) and entry.endswith(CLAIMED_MARK)
-        river.append(
-            (decode_tile(entry[:-1] if claimed else entry, f"{where}.river[{i}]"), claimed)
-        )
+    entries = _list(d, "river", where)
+    river = [_RIVER_WRITTEN[e] for e in entries if isinstance(e, str) and e in _RIVER_WRITTEN]
+    if len(river) < len(entries):  # a spelling of the notation's, or an error: its place said
+        river = []
+        for i, entry in enumerate(entries):
+            claimed = isinstance(entry, str) and entry.endswith(CLAIMED_MARK)
+            text = entry[:-1] if claimed else entry
+            river.append((decode_tile(text, f"{where}.river[{i}]"), claimed))
     concealed: tuple[Tile, ...] | None = None
     wilds = 0
     assert isinstance(d, Mapping)

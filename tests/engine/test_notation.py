@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engine import notation
 from engine.errors import InvalidNotation
 from engine.hand import Hand, Meld, MeldKind
 from engine.notation import format_hand, format_tiles, parse_hand, parse_tiles
@@ -132,6 +133,23 @@ def test_format_then_parse_tiles(tiles: list[Tile]) -> None:
 def test_parse_tiles_keeps_the_written_order(data: st.DataObject) -> None:
     tiles = data.draw(st.lists(st.integers(0, N_KINDS - 1), max_size=20))
     assert parse_tiles(_tokens(data.draw, tiles)) == tiles
+
+
+@given(st.text(alphabet="0123456789mpszESWNCFP*[] x", max_size=24))
+def test_the_plain_reader_reads_what_the_careful_one_does(text: str) -> None:
+    # ``parse_tiles`` reads a run written plainly by a table of bytes and leaves the rest
+    # (spaces, ``z``, a ``0``, anything it cannot read) to the careful reader: what the
+    # first reads, the second reads the same, and the first gives up on nothing the second
+    # reads but for a space, a ``z`` or a ``0``.
+    plain = notation._plain_tiles(text)
+    try:
+        careful: list[Tile] | None = notation.parse_tiles(" " + text)  # (a space: careful)
+    except InvalidNotation:
+        careful = None
+    if plain is not None:
+        assert plain == careful
+    elif careful is not None:
+        assert any(c in text for c in " z0"), text
 
 
 def test_canonical_examples() -> None:

@@ -186,6 +186,45 @@ def test_malformed_views_are_refused_naming_the_field() -> None:
         wire.decode_view({k: v for k, v in good.items() if k != "current"})
 
 
+def test_tiles_and_melds_as_the_server_writes_them_read_as_the_careful_reader_reads_them() -> None:
+    # The readers look up a tile, a meld or a river's entry as ``str``/``name`` write them;
+    # any other spelling goes the long way (the notation's reader). Both give the same.
+    for text, tile in wire._TILE_NAMED.items():
+        assert wire.decode_tile(text, "t") == tile == wire.decode_tile(f"{text[0]} {text[1:]}", "t")
+        assert wire._RIVER_WRITTEN[text + wire.CLAIMED_MARK] == (tile, True)
+    assert len(wire._TILE_NAMED) == 34
+    for text, meld in wire._MELD_WRITTEN.items():
+        assert str(meld) == text
+        assert wire.decode_meld(f"[ {text[1:]}") == meld  # (a space: the long way)
+    kinds = Counter(m.kind for m in wire._MELD_WRITTEN.values())
+    assert kinds == {MeldKind.CHOW: 21 * 3, MeldKind.PUNG: 34 * 3, MeldKind.KONG: 34 * 4}
+
+
+def test_a_view_spelt_otherwise_decodes_the_same_and_errors_name_the_river_entry() -> None:
+    match = Match(8)
+    bots = [make_bot("fast", seed=8 + p) for p in range(4)]
+    match.start_hand()
+    hand = match.hand
+    assert hand is not None
+    for _ in range(40):  # some discards, so that every river has tiles
+        player = hand.awaiting()[0]
+        match.apply(player, bots[player].choose(hand.view(player)))
+    good = hand.view(0).to_dict()
+    respelt = json.loads(json.dumps(good))
+    for seat in respelt["seats"]:  # honors as 1z..7z, suited tiles with a space
+        seat["river"] = [
+            f"{'ESWNCFP'.index(t[0]) + 1}z{t[1:]}" if t[0] in "ESWNCFP" else f"{t[0]} {t[1:]}"
+            for t in seat["river"]
+        ]
+    assert any(seat["river"] for seat in respelt["seats"])
+    assert wire.decode_view(respelt) == wire.decode_view(good)
+    broken = json.loads(json.dumps(good))
+    broken["seats"][2]["river"] = [*broken["seats"][2]["river"], "0m*"]
+    at = len(broken["seats"][2]["river"]) - 1
+    with pytest.raises(InvalidWire, match=rf"view\.seats\[2\]\.river\[{at}\]"):
+        wire.decode_view(broken)
+
+
 # -------------------------------------------------------------- the docs ---
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
