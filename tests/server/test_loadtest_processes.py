@@ -49,6 +49,7 @@ def test_parts_merge_into_one_report_of_every_sample() -> None:
         actions_sent=60,
         actions_refused=1,
         updates=300,
+        cpu_seconds=0.25,
         startup_seconds=1.5,
         elapsed=10.0,
         active_seconds=9.0,
@@ -64,6 +65,7 @@ def test_parts_merge_into_one_report_of_every_sample() -> None:
         connect_failures=1,
         actions_sent=40,
         updates=200,
+        cpu_seconds=0.5,
         startup_seconds=2.5,
         elapsed=10.5,
         active_seconds=8.0,
@@ -80,6 +82,8 @@ def test_parts_merge_into_one_report_of_every_sample() -> None:
     assert figures["actions"]["sent"] == 100 and figures["actions"]["refused"] == 1
     assert figures["actions"]["per_second"] == round(99 / 9.0, 1)  # over the longest window
     assert (figures["startup_s"], figures["elapsed_s"]) == (2.5, 10.5)
+    # Both processes' CPU, over both processes' updates.
+    assert figures["tool_cpu"] == {"seconds": 0.75, "us_per_update": 1500.0}
     assert figures["latency_ms"]["samples"] == 100
     assert figures["latency_ms"]["p50"] == 1.0 and figures["latency_ms"]["p99"] == 200.0
     assert figures["server_latency_ms"]["p99"] == 100.0
@@ -105,6 +109,8 @@ async def test_a_run_over_two_processes_plays_every_table_and_reports_once(
     assert report["think_s"] == [0.001, 0.004]
     assert report["actions"]["accepted"] > 0 and report["errors"] == {}
     assert report["latency_ms"]["samples"] > 0 and report["matches"]["started"] >= 3
+    cpu = report["tool_cpu"]  # the two processes' own, not this one's (a thread's waiting)
+    assert 0 < cpu["seconds"] < 2 * 3 and cpu["us_per_update"] > 0
     # The three groups of four each made a table here (and one more for each match after):
     # counted in the database, since a table whose match ended as the run did is forgotten
     # by the lobby once its players have gone (its summary is no count of what was made).

@@ -230,7 +230,7 @@ async def loadtest(
             "turn_seconds": turn_seconds,
         },
     )
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     sampler = asyncio.create_task(_sample_lag(run))
     gate = asyncio.Semaphore(connect_concurrency)
     groups = [asyncio.create_task(run.table_group(first_table + i, gate)) for i in range(tables)]
@@ -258,6 +258,7 @@ async def loadtest(
             break
         await asyncio.sleep(min(0.1, max(0.0, deadline - now)))
     stopped = time.perf_counter()
+    report.cpu_seconds = time.process_time() - cpu_started
     run.stop.set()  # no more actions
     sampler.cancel()
     if not report.startup_seconds:

@@ -31,6 +31,7 @@ class Report:
     actions_sent: int = 0
     actions_refused: int = 0
     updates: int = 0
+    cpu_seconds: float = 0.0  # this tool's own, from the start to the stop (every process)
     latencies: list[float] = field(default_factory=list)
     server_latencies: list[float] = field(default_factory=list)  # to the table's first update
     # From the server reading an action (its update's ``input_at``) to each connection's
@@ -77,6 +78,7 @@ class Report:
             "processes",
         ):
             setattr(out, name, sum(getattr(part, name) for part in parts))
+        out.cpu_seconds = sum(part.cpu_seconds for part in parts)
         for name in ("startup_seconds", "elapsed", "active_seconds"):
             setattr(out, name, max(getattr(part, name) for part in parts))
         for part in parts:
@@ -130,6 +132,14 @@ class Report:
             "updates": {
                 "received": self.updates,
                 "per_second": round(self.updates / window, 1) if window else 0.0,
+            },
+            # What reading the updates and playing cost this tool: its processes' CPU time
+            # over the updates they received (logins and start-up included).
+            "tool_cpu": {
+                "seconds": round(self.cpu_seconds, 3),
+                "us_per_update": (
+                    round(self.cpu_seconds / self.updates * 1e6, 1) if self.updates else None
+                ),
             },
             "latency_ms": {**self.percentiles(), "samples": len(self.latencies)},
             "server_latency_ms": {
@@ -187,6 +197,8 @@ class Report:
             return "-" if value is None else f"{value:.2f} ms"
 
         errors = ", ".join(f"{k} {v}" for k, v in d["errors"].items()) or "none"
+        cpu = d["tool_cpu"]
+        per_update = f", {cpu['us_per_update']:.0f} us an update" if cpu["us_per_update"] else ""
         pace = f", think {self.think.text()} (seed {self.seed})" if self.think.high else ""
         spread = f", {self.processes} client processes" if self.processes > 1 else ""
         lines = [
@@ -196,7 +208,8 @@ class Report:
             f"{c['dropped']} dropped; start-up {d['startup_s']:.2f} s",
             f"actions      {a['sent']} sent, {a['accepted']} accepted, {a['refused']} refused; "
             f"{a['per_second']:.1f} actions/s over {d['active_s']:.1f} s",
-            f"updates      {u['received']} received, {u['per_second']:.1f}/s",
+            f"updates      {u['received']} received, {u['per_second']:.1f}/s; this tool's "
+            f"CPU {cpu['seconds']:.1f} s{per_update}",
             f"latency      p50 {ms(lat['p50'])}, p95 {ms(lat['p95'])}, p99 {ms(lat['p99'])}, "
             f"max {ms(lat['max'])} ({lat['samples']} samples, action sent -> next update)",
             f"server       p50 {ms(first['p50'])}, p95 {ms(first['p95'])}, "
