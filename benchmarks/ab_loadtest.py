@@ -28,7 +28,6 @@ import statistics
 import tempfile
 import threading
 import time
-from importlib import resources
 from pathlib import Path
 
 from benchkit import ROOT, announced_port, cpu_seconds, loadtest, scrape, serve, total
@@ -86,25 +85,6 @@ def steady_ms_per_action(samples: list[tuple[float, float, float]]) -> float:
     return 1000 * (cpu1 - cpu0) / (actions1 - actions0)
 
 
-# The folders the install maps into ``server`` (pyproject.toml's package-dir). This venv's
-# editable install maps them to this tree's folders, so OTHER's server would read this tree's
-# default configuration, migrations and web client: a link in OTHER's ``server`` finds its own
-# first (imports look in the package's folder before the editable install's finder).
-SHIPPED = {"config_files": "config", "migrations": "migrations", "web": "web"}
-
-
-def own_folders(tree: Path) -> None:
-    """Link ``tree``'s configuration, migrations and web client into its ``server``, unless
-    the install maps them to ``tree`` already (the tree of this venv's editable install)."""
-    mapped = Path(str(resources.files("server.config_files"))).resolve()
-    if mapped == (tree / "config").resolve():
-        return
-    for name, folder in SHIPPED.items():
-        link = tree / "server" / name
-        if not link.exists():
-            link.symlink_to(Path("..") / folder)
-
-
 def one_run(tree: Path, args: argparse.Namespace) -> dict[str, float]:
     """One server from ``tree`` under this tree's loadtest: its figures."""
     with tempfile.TemporaryDirectory() as folder:
@@ -143,8 +123,6 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=20)
     args = parser.parse_args()
     trees = {"this": ROOT, "other": args.other.resolve()}
-    for tree in trees.values():
-        own_folders(tree)
     results: dict[str, list[dict[str, float]]] = {"this": [], "other": []}
     for run in range(args.runs):
         for name in ("other", "this") if run % 2 else ("this", "other"):

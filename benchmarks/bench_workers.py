@@ -7,7 +7,8 @@ the second in cluster mode on a Redis (``--redis-url``, default ``redis://127.0.
 every key under a prefix of the run's own). For each load in ``--tables`` the same client
 (``guobiao loadtest``, in a process of its own, seed fixed) runs ``--duration`` seconds of fast
 bots against each server in turn; prints actions/s and the action-to-update latency (p50,
-p99) of each, the servers' CPU time per action (every worker's), the actions the server
+p99) of each, the servers' CPU time per action (every worker's), the load tool's own CPU per
+update it received and the machine's load average as the run ended, the actions the server
 played for a player it took for gone (``stand-ins``: 0 when all is well, every player being
 there; read from the run's database), and the largest load at
 which each kept its p99 under 100 ms. At human pace (``--think``) the latency is the one
@@ -43,7 +44,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from benchkit import ROOT, cpu_seconds, free_port, loadtest, ms
+from benchkit import ROOT, cpu_seconds, free_port, loadtest, ms, tree_env
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -71,7 +72,7 @@ def _serve(port: int, env: dict[str, str], workers: int) -> subprocess.Popen[byt
     command = [sys.executable, "-m", "server", "serve", "--port", str(port)]
     if workers > 1:
         command += ["--workers", str(workers)]
-    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    return subprocess.Popen(command, cwd=ROOT, env=tree_env(ROOT, env), stdout=subprocess.DEVNULL)
 
 
 def _load(port: int, tables: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -185,11 +186,15 @@ def main() -> None:
         if args.think
         else "p50/p99"
     )
-    print(f"latency ({latency}) in ms; CPU: the servers' (every worker's) ms per action")
+    print(
+        f"latency ({latency}) in ms; CPU: the servers' (every worker's) ms per action; tool: "
+        "the load tool's CPU per update it received, us; load: the machine's 1-minute load "
+        "average as the run ended"
+    )
     print(
         f"{'tables':>6} {'conns':>6}  {'server':12} {'actions/s':>10} {'p50':>6} {'p99':>6} "
         + (f"{'settl.':>6} {'lag':>6} {'infer.':>6} " if args.think else "")
-        + f"{'CPU':>6} {'stand-ins':>9}  errors"
+        + f"{'CPU':>6} {'tool':>5} {'load':>5} {'stand-ins':>9}  errors"
     )
     best: dict[str, int] = {}
     for tables in loads:
@@ -198,6 +203,8 @@ def main() -> None:
             runs = [runs[int(args.only) - 1]]
         for label, workers, environ in runs:
             report = _run(args, tables, workers, environ)
+            load = os.getloadavg()[0]
+            tool = report.get("tool_cpu", {}).get("us_per_update")  # (older trees: none)
             latency = report["served_latency_ms" if args.think else "latency_ms"]
             actions, kinds = report["actions"], report["errors"]
             p99 = latency["p99"]
@@ -214,7 +221,9 @@ def main() -> None:
             print(
                 f"{tables:>6} {conns:>6}  {label:12} {actions['per_second']:>10} "
                 f"{ms(latency['p50']):>6} {ms(p99):>6} {extra}"
-                f"{'-' if cpu is None else f'{cpu:.2f}':>6} {report['stand_ins']:>9}  "
+                f"{'-' if cpu is None else f'{cpu:.2f}':>6} "
+                f"{'-' if tool is None else f'{tool:.0f}':>5} {load:>5.1f} "
+                f"{report['stand_ins']:>9}  "
                 f"{errors} {kinds or ''}",
                 flush=True,
             )

@@ -13,6 +13,10 @@ tests' ``tests/pgkit.py``, shared with the benchmarks that need one).
   the sum of one series' samples.
 - ``serve(site, tree)``: ``guobiao serve --config SITE --port 0`` of ``tree``'s code (its
   working directory), quiet, its first line to be read by ``announced_port``.
+- ``tree_env(tree)``: the environment of a child process that is to run ``tree``'s code, and
+  whose own children (``serve --workers``' workers, ``loadtest --processes``' parts) are to
+  run it too; ``own_folders(tree)``: ``tree``'s configuration, migrations and web client
+  linked into its ``server``, where the install would map this tree's.
 - ``ms(value)``: milliseconds as a table prints them ("-" for none, whole from 10).
 - ``loadtest(url, tables, duration, ...)``: ``guobiao loadtest --json`` in a child process
   (so that its bots do not share this process's event loop with anything), its report.
@@ -71,12 +75,46 @@ def announced_port(server: subprocess.Popen[str], timeout: float = 60.0) -> int:
     return int(line.split("127.0.0.1:")[1].split("/")[0])
 
 
+# The folders the install maps into ``server`` (pyproject.toml's package-dir). This venv's
+# editable install maps them to this tree's folders, so another tree's server would read this
+# tree's default configuration, migrations and web client: a link in that tree's ``server``
+# finds its own first (imports look in the package's folder before the editable install's
+# finder).
+SHIPPED = {"config_files": "config", "migrations": "migrations", "web": "web"}
+
+
+def own_folders(tree: Path) -> None:
+    """Link ``tree``'s configuration, migrations and web client into its ``server``, unless
+    the install maps them to ``tree`` already (the tree of this venv's editable install)."""
+    from importlib import resources  # noqa: PLC0415 (imports ``server``: only when needed)
+
+    mapped = Path(str(resources.files("server.config_files"))).resolve()
+    if mapped == (tree / "config").resolve():
+        return
+    for name, folder in SHIPPED.items():
+        link = tree / "server" / name
+        if not link.exists():
+            link.symlink_to(Path("..") / folder)
+
+
+def tree_env(tree: Path, env: dict[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: this process's) for a child running ``tree``'s code: ``PYTHONPATH``
+    ``tree``. ``python -m server`` from ``tree`` runs its code already, but the processes the
+    command starts in turn (``serve --workers``' workers, ``loadtest --processes``' parts)
+    leave the working directory off their path (``server.cli.child_command``) and, without
+    this, ran the installed package's code: an A/B of two trees under two workers compared
+    this venv's install with itself."""
+    own_folders(tree)
+    return {**(os.environ if env is None else env), "PYTHONPATH": str(tree)}
+
+
 def serve(site: Path, tree: Path = ROOT) -> subprocess.Popen[str]:
     """``guobiao serve`` on a free port with the configuration ``site``, run from ``tree``
     (``python -m server`` puts the working directory's code first on the path)."""
     return subprocess.Popen(
         [sys.executable, "-m", "server", "serve", "--config", str(site), "--port", "0"],
         cwd=tree,
+        env=tree_env(tree),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -139,6 +177,8 @@ def loadtest(url: str, tables: int, duration: float, *options: str) -> dict[str,
         *(sys.executable, "-m", "server", "loadtest", "--url", url),
         *("--tables", str(tables), "--duration", str(duration), "--json", *options),
     ]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        command, cwd=ROOT, env=tree_env(ROOT), capture_output=True, text=True, check=True
+    )
     report: dict[str, Any] = json.loads(done.stdout)
     return report

@@ -24,6 +24,8 @@ child processes) for ``--duration`` seconds. Prints one row per run:
   decoded to its update queued: the served span less the socket and the tool), as the
   upper edge of the bucket that holds its 99th percentile;
 - ``errors``, the server's ``CPU ms/action`` (its CPU time over the actions it applied),
+  ``tool`` (the load tool's own CPU per update it received, microseconds: what it takes from
+  the cores it shares with the server),
   ``KiB/conn`` (the most resident memory it held while the connections were open, less what
   it held idle, over the connections; idle is read after a warm-up of two tables of engine
   bots playing for eight seconds, so that what a process allocates once, on first use, is
@@ -167,6 +169,7 @@ def one_run(connections: int, args: argparse.Namespace) -> dict[str, Any]:
         "error_kinds": report["errors"],
         "actions_per_s": report["actions"]["per_second"],
         "cpu_ms_per_action": round(cpu * 1000 / actions, 3) if actions else None,
+        "tool_us_per_update": report.get("tool_cpu", {}).get("us_per_update"),  # (older: none)
         # While the connections are open (the tool closes them ``elapsed_s`` after it
         # started, later than ``launched``), and with what follows their close: every seat
         # is then played by a stand-in bot (benchmarks/bench_bot_memory.py).
@@ -191,7 +194,8 @@ def main() -> None:
     header = (
         f"{'conns':>6} {'served p95':>10} {'p99':>8} {'settled p99':>11} {'tool lag':>8} "
         f"{'inferred':>8} "
-        f"{'client':>8} {'server':>7} {'errors':>6} {'CPU ms/a':>8} {'KiB/c':>6} {'+close':>6} "
+        f"{'client':>8} {'server':>7} {'errors':>6} {'CPU ms/a':>8} {'tool':>5} {'KiB/c':>6} "
+        f"{'+close':>6} "
         f"{'load':>10}"
     )
     print(header, flush=True)
@@ -207,13 +211,15 @@ def main() -> None:
                 f"{ms(row['tool_lag_p99_ms']):>8} {ms(row['inferred_p99_ms']):>8} "
                 f"{ms(row['client_p99_ms']):>8} {ms(row['server_hist_p99_ms']):>7} "
                 f"{row['errors']:>6} {row['cpu_ms_per_action'] or '-':>8} "
+                f"{row['tool_us_per_update'] or '-':>5} "
                 f"{row['kib_per_connection']:>6} {row['kib_per_connection_closing']:>6} "
                 f"{row['load_before']:>4.1f}->{row['load_after']:<4.1f}",
                 flush=True,
             )
     print(
         "(ms; p99 of each; 'settled': served from 20 s after start-up, the tables' starts "
-        "behind; 'server' is its histogram's bucket edge; KiB/c: the server's memory per "
+        "behind; 'server' is its histogram's bucket edge; tool: the load tool's CPU per "
+        "update it received, us; KiB/c: the server's memory per "
         "connection while they are open, '+close' with their close, every seat then played "
         "by a stand-in bot; load: 1-minute average)"
     )
