@@ -5,6 +5,8 @@ arguments and their errors, and a short real run with a tiny range."""
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextvars
 from typing import Any
 
 import pytest
@@ -13,6 +15,8 @@ from engine.actions import Action, ActionKind
 from engine.notation import parse_tiles
 from server.cli import build_parser, main
 from server.cli.loadtest import Pacer, Report, Think, loadtest, think_ms, think_range
+from server.cli.loadtest.bots import Run
+from server.client import Client
 
 DISCARD = Action(ActionKind.DISCARD, tile=parse_tiles("5m")[0])
 PASS = Action(ActionKind.PASS)
@@ -165,3 +169,37 @@ async def test_against_a_server_that_stamps_updates_the_service_time_is_measured
     assert sorted(served)[len(served) // 2] <= sorted(report.latencies)[len(report.latencies) // 2]
     assert "the server reading an action -> each connection's receipt" in report.text()
     assert report.to_dict()["served_latency_ms"]["samples"] == len(served)
+
+
+@pytest.mark.asyncio
+async def test_the_tables_that_play_while_others_are_seated_are_measured_apart(
+    start_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run whose start-up never ends (a group's logins still pending at the stop: a load
+    the server cannot seat in time) still says how the tables that did play were served:
+    as ``start-up``, apart from the steady figure, which has no sample."""
+    app = await start_server(server={"stamp_updates": True})
+    stalled: contextvars.ContextVar[bool] = contextvars.ContextVar("stalled", default=False)
+    real_group, real_open = Run.table_group, Run.open
+
+    async def table_group(run: Run, index: int, gate: asyncio.Semaphore) -> None:
+        stalled.set(index == 1)  # (the group's own task: its opens see it)
+        await real_group(run, index, gate)
+
+    async def open_(run: Run) -> Client | None:
+        if stalled.get():
+            await run.stop.wait()  # a login that does not finish before the stop
+            return None
+        return await real_open(run)
+
+    monkeypatch.setattr(Run, "table_group", table_group)
+    monkeypatch.setattr(Run, "open", open_)
+    report = await loadtest(
+        f"ws://127.0.0.1:{app.port}/ws", tables=2, duration=2.0, rate=None, think=0.002
+    )
+    assert "only 4 of 8 bots were seated in time" in report.notes
+    assert report.served_latencies == [] and report.settled_latencies == []
+    startup = report.startup_latencies
+    assert len(startup) > report.actions_sent and min(startup) >= 0
+    assert report.to_dict()["startup_latency_ms"]["samples"] == len(startup)
+    assert "before every player was seated" in report.text() and "served " not in report.text()

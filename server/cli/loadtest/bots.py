@@ -55,13 +55,16 @@ class Run:
             if message.latency is not None:
                 report.latencies.append(message.latency)
             stamp = message.payload.get("input_at")
-            if isinstance(stamp, float) and self.steady:
+            if isinstance(stamp, float):
                 # The server read the action that caused it at ``stamp`` (the machine's
                 # monotonic clock, as ``received_at``): its service, to this receipt.
                 served = message.received_at - stamp
-                report.served_latencies.append(served)
-                if self.settled_at is not None and message.received_at >= self.settled_at:
-                    report.settled_latencies.append(served)
+                if not self.steady:  # the tables that play while others are seated
+                    report.startup_latencies.append(served)
+                else:
+                    report.served_latencies.append(served)
+                    if self.settled_at is not None and message.received_at >= self.settled_at:
+                        report.settled_latencies.append(served)
             if message.table is not None:
                 self._server_latency(message, receiver)
         elif message.type == "error":

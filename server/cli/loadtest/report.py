@@ -38,6 +38,7 @@ class Report:
     # receipt of that update: only against a server that stamps (``[server] stamp_updates``).
     served_latencies: list[float] = field(default_factory=list)
     settled_latencies: list[float] = field(default_factory=list)  # the same, 20 s on
+    startup_latencies: list[float] = field(default_factory=list)  # the same, before it
     loop_lags: list[float] = field(default_factory=list)  # this tool's own event loop
     errors: Counter[str] = field(default_factory=Counter)
     dropped: int = 0
@@ -86,6 +87,7 @@ class Report:
             out.server_latencies += part.server_latencies
             out.served_latencies += part.served_latencies
             out.settled_latencies += part.settled_latencies
+            out.startup_latencies += part.startup_latencies
             out.loop_lags += part.loop_lags
             out.errors += part.errors
             out.notes += [note for note in part.notes if note not in out.notes]
@@ -154,6 +156,10 @@ class Report:
                 **self.percentiles(self.settled_latencies),
                 "samples": len(self.settled_latencies),
             },
+            "startup_latency_ms": {
+                **self.percentiles(self.startup_latencies),
+                "samples": len(self.startup_latencies),
+            },
             "loop_lag_ms": {**self.percentiles(self.loop_lags), "samples": len(self.loop_lags)},
             "errors": dict(self.errors.most_common()),
             "matches": {"started": self.matches_started, "completed": self.matches_completed},
@@ -164,7 +170,7 @@ class Report:
     def _served_lines(d: dict[str, Any]) -> list[str]:
         """The stamped service time and this tool's own lag (absent when not measured)."""
         served, lag = d["served_latency_ms"], d["loop_lag_ms"]
-        settled = d["settled_latency_ms"]
+        settled, startup = d["settled_latency_ms"], d["startup_latency_ms"]
         out = []
         if served["samples"]:
             out.append(
@@ -179,6 +185,13 @@ class Report:
                 f"p99 {_text_ms(settled['p99'])}, max {_text_ms(settled['max'])} "
                 f"({settled['samples']} samples, the same from 20 s after start-up: the "
                 "tables' starts behind)"
+            )
+        if startup["samples"]:
+            out.append(
+                f"  start-up   p50 {_text_ms(startup['p50'])}, p95 {_text_ms(startup['p95'])}, "
+                f"p99 {_text_ms(startup['p99'])}, max {_text_ms(startup['max'])} "
+                f"({startup['samples']} samples, the same before every player was seated: the "
+                "tables that played while others logged in)"
             )
         if lag["samples"]:
             out.append(
