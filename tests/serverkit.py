@@ -1,15 +1,22 @@
 """The servers the tests start: their settings (tests/server/conftest.py and the tests that
 build a ``Config`` of their own: short timers, no rate limit for bots that answer at once),
 and the first line ``guobiao serve`` prints, for the tests that run it as a process; a decoy
-``server`` package for a working directory its child processes must not import."""
+``server`` package for a working directory its child processes must not import; one table
+group of ``guobiao loadtest`` opening its connections otherwise (``group_opens``)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import pytest
+
 from server.app import App
+from server.cli.loadtest.bots import Run
+from server.client import Client
 from server.config import LimitsSection, TimersSection
 
 TEST_TIMERS = TimersSection(
@@ -53,3 +60,22 @@ def decoy_checkout(folder: Path) -> Path:
         'raise ImportError("the server package of the working directory was imported")\n'
     )
     return folder
+
+
+def group_opens(
+    monkeypatch: pytest.MonkeyPatch, group: int, instead: Callable[[Run], Awaitable[Client | None]]
+) -> None:
+    """``guobiao loadtest``'s table group ``group`` opens each of its connections with
+    ``instead(run)`` (a login refused, one that never finishes), the other groups as ever."""
+    chosen: contextvars.ContextVar[bool] = contextvars.ContextVar("chosen", default=False)
+    real_group, real_open = Run.table_group, Run.open
+
+    async def table_group(run: Run, index: int, gate: asyncio.Semaphore) -> None:
+        chosen.set(index == group)  # (the group's own task: its opens see it)
+        await real_group(run, index, gate)
+
+    async def open_(run: Run) -> Client | None:
+        return await (instead(run) if chosen.get() else real_open(run))
+
+    monkeypatch.setattr(Run, "table_group", table_group)
+    monkeypatch.setattr(Run, "open", open_)

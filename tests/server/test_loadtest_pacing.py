@@ -5,11 +5,10 @@ arguments and their errors, and a short real run with a tiny range."""
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextvars
 from typing import Any
 
 import pytest
+from serverkit import group_opens
 
 from engine.actions import Action, ActionKind
 from engine.notation import parse_tiles
@@ -179,21 +178,12 @@ async def test_the_tables_that_play_while_others_are_seated_are_measured_apart(
     the server cannot seat in time) still says how the tables that did play were served:
     as ``start-up``, apart from the steady figure, which has no sample."""
     app = await start_server(server={"stamp_updates": True})
-    stalled: contextvars.ContextVar[bool] = contextvars.ContextVar("stalled", default=False)
-    real_group, real_open = Run.table_group, Run.open
 
-    async def table_group(run: Run, index: int, gate: asyncio.Semaphore) -> None:
-        stalled.set(index == 1)  # (the group's own task: its opens see it)
-        await real_group(run, index, gate)
+    async def stalled(run: Run) -> Client | None:
+        await run.stop.wait()  # a login that does not finish before the stop
+        return None
 
-    async def open_(run: Run) -> Client | None:
-        if stalled.get():
-            await run.stop.wait()  # a login that does not finish before the stop
-            return None
-        return await real_open(run)
-
-    monkeypatch.setattr(Run, "table_group", table_group)
-    monkeypatch.setattr(Run, "open", open_)
+    group_opens(monkeypatch, 1, stalled)
     report = await loadtest(
         f"ws://127.0.0.1:{app.port}/ws", tables=2, duration=2.0, rate=None, think=0.002
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serverkit import decoy_checkout
+from serverkit import decoy_checkout, group_opens
 from sqlalchemy import func, select
 
 from server.cli import main
@@ -136,21 +136,12 @@ async def test_a_group_that_cannot_log_in_does_not_hold_the_start_up_open(
     # The second table's bots are refused as a login refused would refuse them (a limit on
     # guest accounts cannot pick which group it stops: they connect in turns).
     app = await start_server()
-    refused: contextvars.ContextVar[bool] = contextvars.ContextVar("refused", default=False)
-    real_group, real_open = Run.table_group, Run.open
 
-    async def table_group(run: Run, index: int, gate: asyncio.Semaphore) -> None:
-        refused.set(index == 1)  # (the group's own task: its opens see it)
-        await real_group(run, index, gate)
+    async def refused(run: Run) -> Client | None:
+        run.report.errors["guest: rate_limited"] += 1
+        return None
 
-    async def open_(run: Run) -> Client | None:
-        if refused.get():
-            run.report.errors["guest: rate_limited"] += 1
-            return None
-        return await real_open(run)
-
-    monkeypatch.setattr(Run, "table_group", table_group)
-    monkeypatch.setattr(Run, "open", open_)
+    group_opens(monkeypatch, 1, refused)
     report = await loadtest(f"ws://127.0.0.1:{app.port}/ws", tables=2, duration=3.0, rate=None)
     assert report.errors["guest: rate_limited"] == 1
     assert report.matches_started >= 1 and report.connected == 4
