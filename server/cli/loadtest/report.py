@@ -169,30 +169,31 @@ class Report:
     @staticmethod
     def _served_lines(d: dict[str, Any]) -> list[str]:
         """The stamped service time and this tool's own lag (absent when not measured)."""
-        served, lag = d["served_latency_ms"], d["loop_lag_ms"]
-        settled, startup = d["settled_latency_ms"], d["startup_latency_ms"]
-        out = []
-        if served["samples"]:
-            out.append(
-                f"served       p50 {_text_ms(served['p50'])}, p95 {_text_ms(served['p95'])}, "
-                f"p99 {_text_ms(served['p99'])}, max {_text_ms(served['max'])} "
-                f"({served['samples']} samples, the server reading an action -> each "
-                "connection's receipt of its update, after start-up)"
+        out = [
+            f"{label} p50 {_text_ms(f['p50'])}, p95 {_text_ms(f['p95'])}, "
+            f"p99 {_text_ms(f['p99'])}, max {_text_ms(f['max'])} ({f['samples']} samples, {what})"
+            for label, f, what in (
+                (
+                    "served      ",
+                    d["served_latency_ms"],
+                    "the server reading an action -> each connection's receipt of its update, "
+                    "after start-up",
+                ),
+                (
+                    "  settled   ",
+                    d["settled_latency_ms"],
+                    "the same from 20 s after start-up: the tables' starts behind",
+                ),
+                (
+                    "  start-up  ",
+                    d["startup_latency_ms"],
+                    "the same before every player was seated: the tables that played while "
+                    "others logged in",
+                ),
             )
-        if settled["samples"]:
-            out.append(
-                f"  settled    p50 {_text_ms(settled['p50'])}, p95 {_text_ms(settled['p95'])}, "
-                f"p99 {_text_ms(settled['p99'])}, max {_text_ms(settled['max'])} "
-                f"({settled['samples']} samples, the same from 20 s after start-up: the "
-                "tables' starts behind)"
-            )
-        if startup["samples"]:
-            out.append(
-                f"  start-up   p50 {_text_ms(startup['p50'])}, p95 {_text_ms(startup['p95'])}, "
-                f"p99 {_text_ms(startup['p99'])}, max {_text_ms(startup['max'])} "
-                f"({startup['samples']} samples, the same before every player was seated: the "
-                "tables that played while others logged in)"
-            )
+            if f["samples"]
+        ]
+        lag = d["loop_lag_ms"]
         if lag["samples"]:
             out.append(
                 f"tool lag     p50 {_text_ms(lag['p50'])}, p99 {_text_ms(lag['p99'])}, "
