@@ -17,18 +17,29 @@ puts it first on the path; the folders the install maps into ``server``, its con
 migrations and web client, are linked into OTHER's ``server`` so that it reads its own).
 Figures only: no assertion.
 
+``--together`` runs the two servers at the same time instead, each under a loadtest of its
+own with ``--tables`` tables, and reads both every half second over the same seconds: whatever else
+the machine does in those seconds (this project's machine is shared, and the same tree's
+figure moves by a third from one minute to the next) falls on both sides alike, so each run
+gives a ratio of its own, and the ratios' spread says what a difference of a few percent is
+worth. ``--same`` puts this tree on both sides (an A/A run): how far apart two identical
+servers measure.
+
     .venv/bin/python benchmarks/ab_loadtest.py OTHER_TREE [--runs 2] [--tables 20]
-        [--duration 20]
+        [--duration 20] [--together] [--same]
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from benchkit import ROOT, announced_port, cpu_seconds, loadtest, scrape, serve, total
 
@@ -87,29 +98,55 @@ def steady_ms_per_action(samples: list[tuple[float, float, float]]) -> float:
 
 def one_run(tree: Path, args: argparse.Namespace) -> dict[str, float]:
     """One server from ``tree`` under this tree's loadtest: its figures."""
+    return together([tree], args)[0]
+
+
+def together(trees: list[Path], args: argparse.Namespace) -> list[dict[str, float]]:
+    """A server from each of ``trees``, all at once, each under a loadtest of its own:
+    their figures, in order."""
     with tempfile.TemporaryDirectory() as folder:
-        site = Path(folder) / "site.toml"
-        site.write_text(SITE.format(data=Path(folder) / "data"))
-        server = serve(site, tree)
-        assert server.stdout is not None
+        servers = []
         try:
-            port = announced_port(server)
-            before = cpu_seconds(server.pid)
-            sampler = Sampler(server.pid, port)
-            sampler.start()
-            figures = loadtest(f"ws://127.0.0.1:{port}/ws", args.tables, args.duration)
-            used = cpu_seconds(server.pid) - before
-            sampler.done.set()
-            sampler.join()
+            for i, tree in enumerate(trees):
+                site = Path(folder) / f"site{i}.toml"
+                site.write_text(SITE.format(data=Path(folder) / f"data{i}"))
+                servers.append(serve(site, tree))
+            ports = [announced_port(server) for server in servers]
+            before = [cpu_seconds(server.pid) for server in servers]
+            samplers = [Sampler(s.pid, port) for s, port in zip(servers, ports, strict=True)]
+            for sampler in samplers:
+                sampler.start()
+            with ThreadPoolExecutor(len(trees)) as pool:
+                reports = list(
+                    pool.map(
+                        lambda port: loadtest(
+                            f"ws://127.0.0.1:{port}/ws", args.tables, args.duration
+                        ),
+                        ports,
+                    )
+                )
+            used = [cpu_seconds(s.pid) - b for s, b in zip(servers, before, strict=True)]
+            for sampler in samplers:
+                sampler.done.set()
+                sampler.join()
         finally:
-            server.terminate()
-            server.wait(30)
-            server.stdout.close()
-    actions = figures["actions"]["accepted"]
+            for server in servers:
+                server.terminate()
+                server.wait(30)
+                if server.stdout is not None:
+                    server.stdout.close()
+    return [
+        _figures(report, cpu, sampler)
+        for report, cpu, sampler in zip(reports, used, samplers, strict=True)
+    ]
+
+
+def _figures(report: dict[str, Any], used: float, sampler: Sampler) -> dict[str, float]:
+    actions = report["actions"]["accepted"]
     return {
-        "actions_per_s": figures["actions"]["per_second"],
-        "p50_ms": figures["latency_ms"]["p50"],
-        "p99_ms": figures["latency_ms"]["p99"],
+        "actions_per_s": report["actions"]["per_second"],
+        "p50_ms": report["latency_ms"]["p50"],
+        "p99_ms": report["latency_ms"]["p99"],
         "cpu_ms_per_action": 1000 * used / actions if actions else float("nan"),
         "steady_cpu_ms_per_action": sampler.steady_ms_per_action(),
     }
@@ -117,19 +154,32 @@ def one_run(tree: Path, args: argparse.Namespace) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("other", type=Path, help="the other checkout (a git worktree)")
+    parser.add_argument("other", type=Path, nargs="?", help="the other checkout (a git worktree)")
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--tables", type=int, default=20)
     parser.add_argument("--duration", type=float, default=20)
+    parser.add_argument(
+        "--together", action="store_true", help="both servers at once (module docstring)"
+    )
+    parser.add_argument("--same", action="store_true", help="this tree on both sides (A/A)")
     args = parser.parse_args()
-    trees = {"this": ROOT, "other": args.other.resolve()}
+    if args.other is None and not args.same:
+        parser.error("give the other checkout, or --same to put this tree on both sides")
+    trees = {"this": ROOT, "other": ROOT if args.same else args.other.resolve()}
     results: dict[str, list[dict[str, float]]] = {"this": [], "other": []}
     for run in range(args.runs):
-        for name in ("other", "this") if run % 2 else ("this", "other"):
-            figures = one_run(trees[name], args)
-            results[name].append(figures)
-            shown = ", ".join(f"{key} {value:.3f}" for key, value in figures.items())
+        order = ("other", "this") if run % 2 else ("this", "other")
+        if args.together:
+            pair = dict(zip(order, together([trees[name] for name in order], args), strict=True))
+        else:
+            pair = {name: one_run(trees[name], args) for name in order}
+        for name in order:
+            results[name].append(pair[name])
+            shown = ", ".join(f"{key} {value:.3f}" for key, value in pair[name].items())
             print(f"run {run + 1} {name:5}: {shown}", flush=True)
+        if args.together:
+            key = "steady_cpu_ms_per_action"
+            print(f"run {run + 1} {key} this/other {pair['this'][key] / pair['other'][key]:.3f}")
     medians = {
         name: {key: statistics.median(r[key] for r in runs) for key in runs[0]}
         for name, runs in results.items()
@@ -137,6 +187,25 @@ def main() -> None:
     for key in medians["this"]:
         this, other = medians["this"][key], medians["other"][key]
         print(f"{key:18}: this {this:.3f}, other {other:.3f}, this/other {this / other:.2f}")
+    if args.together:
+        key = "steady_cpu_ms_per_action"
+        ratios = sorted(
+            a[key] / b[key] for a, b in zip(results["this"], results["other"], strict=True)
+        )
+        low, high = median_interval(ratios)
+        print(
+            f"{key} this/other by run: median {statistics.median(ratios):.3f} "
+            f"(95% interval {low:.3f}-{high:.3f}), range {ratios[0]:.3f}-{ratios[-1]:.3f}, "
+            f"{sum(r < 1 for r in ratios)} of {len(ratios)} runs under 1"
+        )
+
+
+def median_interval(values: list[float], draws: int = 10_000) -> tuple[float, float]:
+    """A 95% interval of the median of ``values`` (a bootstrap: the median of as many values
+    drawn again with replacement, ``draws`` times; seeded, so a rerun prints the same)."""
+    rng = random.Random(0)
+    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(draws))
+    return medians[int(0.025 * draws)], medians[int(0.975 * draws) - 1]
 
 
 if __name__ == "__main__":
