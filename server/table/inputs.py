@@ -95,6 +95,15 @@ class StopInput(_Input):
     pass
 
 
+@dataclass(frozen=True, slots=True)
+class WakeInput(_Input):
+    """Not a client's: the table's own timer, put on its queue when something may be due
+    (``Table._next_input``). The task drives the table on it as on a timeout."""
+
+
+WAKE = WakeInput(None, None)
+
+
 def input_for(peer: Peer, m: protocol.Message) -> tuple[str, _Input] | None:
     """The table a client's message is for and the input it is there, or None if it is no
     table's: the same whether the table is on the client's node or another."""

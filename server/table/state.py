@@ -102,6 +102,8 @@ class TableState:
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     queue: asyncio.Queue[_Input] = field(default_factory=asyncio.Queue)
     task: asyncio.Task[None] | None = None
+    # The timer that wakes the task when something is due (``Table._next_input``).
+    wake_timer: asyncio.TimerHandle | None = None
     told_host: TableSummary | None = None  # the summary last pushed to the host
     told_host_of: tuple[Any, ...] = ()  # what it was made of (``_changed``)
     ended: str | None = None  # its ``match_end``, encoded, once the match is finished

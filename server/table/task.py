@@ -30,6 +30,7 @@ from server.table.core import (
 )
 from server.table.errors import LobbyError, StoreDown
 from server.table.inputs import (
+    WAKE,
     AddBotsInput,
     AnalyzeInput,
     BackInput,
@@ -41,6 +42,7 @@ from server.table.inputs import (
     ReplaceInput,
     StopInput,
     SyncInput,
+    WakeInput,
     WatchInput,
     _Input,
 )
@@ -83,11 +85,19 @@ class Table(Seating):
         left, self.left = self.left, []
         while not self.queue.empty():
             item = self.queue.get_nowait()
-            if not isinstance(item, StopInput):
+            if not isinstance(item, StopInput | WakeInput):
                 left.append(item)
         return left
 
     async def _run(self) -> None:
+        try:
+            await self._drive_inputs()
+        finally:
+            if self.wake_timer is not None:
+                self.wake_timer.cancel()
+                self.wake_timer = None
+
+    async def _drive_inputs(self) -> None:
         speaking.set(self)
         failures = 0
         first = True
@@ -163,18 +173,41 @@ class Table(Seating):
         return False
 
     async def _next_input(self) -> _Input | None:
-        """The next input, or None when it is time to drive the table again."""
-        if not self.queue.empty():
-            return self.queue.get_nowait()
-        timeout = self._wakeup()
-        if timeout is not None and timeout <= 0:
-            return None
-        try:
-            # (``asyncio.timeout``, not ``wait_for``: that makes a task of every wait.)
-            async with asyncio.timeout(timeout):
-                return await self.queue.get()
-        except TimeoutError:
-            return None
+        """The next input, or None when it is time to drive the table again.
+
+        What is due without an input wakes the task through its queue: a timer puts
+        ``WAKE`` there. The timer is not cancelled when an input comes first, but kept for
+        the next wait as long as it is not later than what is due then (a decision's clock
+        set after it is later: the timer then wakes the table early, once, and the wait
+        starts again). A timer made and cancelled for every wait, or ``asyncio.timeout``'s
+        (a context manager, the task's cancellation), cost the event loop more than the
+        wait itself (docs/performance.md); ``wait_for`` makes a task of every wait."""
+        queue = self.queue
+        if queue.empty():
+            timeout = self._wakeup()
+            if timeout is not None:
+                if timeout <= 0:
+                    return None
+                self._wake_within(timeout)
+            item = await queue.get()
+        else:
+            item = queue.get_nowait()
+        return None if item is WAKE else item
+
+    def _wake_within(self, timeout: float) -> None:
+        """Have ``WAKE`` put on the queue within ``timeout`` seconds (``_next_input``)."""
+        loop = asyncio.get_running_loop()
+        at = loop.time() + timeout
+        timer = self.wake_timer
+        if timer is not None and timer.when() <= at:
+            return
+        if timer is not None:
+            timer.cancel()
+        self.wake_timer = loop.call_at(at, self._wake)
+
+    def _wake(self) -> None:
+        self.wake_timer = None
+        self.queue.put_nowait(WAKE)
 
     def _wakeup(self) -> float | None:
         """Seconds until something is due without any input (``clock.wakeup``); while the

@@ -426,6 +426,51 @@ async def test_a_table_told_to_stop_with_a_time_already_due_sleeps_until_its_sto
     assert table.task is not None and table.task.done()
 
 
+@pytest.mark.asyncio
+async def test_a_wake_up_with_nothing_due_changes_nothing_and_is_nobodys_input(
+    running: Callable[..., Table],
+) -> None:
+    """The table's timer may wake it before anything is due (it is kept from an earlier
+    wait while the next due time is later): the table drives, finds nothing to do, and
+    waits again; a wake-up left on the queue of a stopped table is not an input to hand
+    on to the table's next owner."""
+    store = FakeStore()
+    table = running(store=store, turn_seconds=60)
+    alice = await started_match(table)
+    await handled(table)
+    seq, sent, log = table.seq, len(alice.sent), dict(store.actions)
+    await table.queue.put(server.table.inputs.WAKE)
+    await handled(table)
+    assert (table.seq, dict(store.actions)) == (seq, log)
+    assert len(alice.sent) == sent  # nothing to her (it is her turn, 60 s to go)
+    assert table.wake_timer is not None  # waiting for her clock
+    await table.stop()
+    assert table.wake_timer is None  # a stopped task leaves no timer behind
+    table.queue.put_nowait(server.table.inputs.WAKE)
+    assert table.unhandled() == []
+
+
+@pytest.mark.asyncio
+async def test_a_due_time_sooner_than_the_timer_kept_wakes_the_table_on_time(
+    running: Callable[..., Table],
+) -> None:
+    """Alice has a minute to move, and the timer set for it is kept. She discards; the bots
+    answer at once, but the claim window (0.2 s) stays open for its whole time, and nothing
+    else comes: only the timer can wake the table at the window's end, sooner than the
+    timer kept. It is set again for the sooner time, and the table goes on."""
+    table = running(turn_seconds=60, claim_window_ms=200)
+    alice = await started_match(table)
+    await handled(table)
+    kept = table.wake_timer
+    assert kept is not None
+    discard = next(
+        Action.from_dict(a) for a in alice.updates()[-1]["view"]["legal"] if a["type"] == "discard"
+    )
+    await table.queue.put(PlayInput(alice, 5, 1, discard))
+    await until(lambda: table.seq >= 3, "the close of the window, by the timer alone", timeout=5)
+    assert kept.cancelled()
+
+
 # ------------------------------------------------------------------ lobby ---
 
 
