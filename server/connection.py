@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import struct
 import time
 from typing import Any, Protocol
 
@@ -48,6 +49,24 @@ from server.tournaments.host import Tournaments
 log = logging.getLogger("guobiao.server")
 
 WRITE_BATCH = 64  # messages joined into one socket write at most
+
+# The heads of a server's text frames (RFC 6455, 5.2: FIN, the text opcode, no mask, the
+# length in 7 bits, or 126 and 16 bits, or 127 and 64 bits), the short ones made once.
+_SHORT_HEADS = tuple(bytes((0x81, n)) for n in range(126))
+_HEAD_16 = struct.Struct("!BBH")
+_HEAD_64 = struct.Struct("!BBQ")
+
+
+def frame_head(length: int) -> bytes:
+    """The head of an unfragmented, unmasked text frame of ``length`` bytes without any
+    extension: what websockets' protocol writes before a server's text."""
+    if length < 126:
+        return _SHORT_HEADS[length]
+    if length < 65536:
+        return _HEAD_16.pack(0x81, 126, length)
+    return _HEAD_64.pack(0x81, 127, length)
+
+
 RATE_STRIKES = 20  # rate-limited messages before the connection is closed as abusive
 REFUSAL_PAUSE = 1.0  # seconds an account request refused by a limit waits for its answer
 # What a visitor (a connection with no session) may ask: the lobby's listing and watching a
@@ -178,9 +197,21 @@ class Connection:
             # What ``ws.send`` does, without its coroutine and wait: the socket is not
             # paused, so there is nothing to wait for. (A batch the protocol could not take
             # would raise before anything is written.)
+            protocol = ws.protocol
+            if protocol.extensions or protocol.debug:
+                for data in frames:
+                    protocol.send_text(data)
+                ws.transport.write(b"".join(protocol.data_to_send()))
+                return
+            # No extension (the server negotiates no compression): each frame is its head
+            # and the text, as the protocol would make it (``frame_head``), without its
+            # frame object and buffer per frame. Anything the protocol queued itself goes
+            # first.
+            parts = protocol.data_to_send()
             for data in frames:
-                ws.protocol.send_text(data)
-            ws.transport.write(b"".join(ws.protocol.data_to_send()))
+                parts.append(frame_head(len(data)))
+                parts.append(data)
+            ws.transport.write(b"".join(parts))
             return
         outbox = self._queue()
         for data in frames:
