@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchkit import ROOT
+from benchkit import ab_trees
 
 # Run in a child process with the tree's own engine first on the path: prints
 # {"actions": N, "cpu_s": S} for the interleaved replay of TABLES one-hand matches.
@@ -78,9 +78,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--other", type=Path, help="another checkout to compare (A/B)")
     args = parser.parse_args()
-    trees = {"this": ROOT}
-    if args.other is not None:
-        trees["other"] = args.other.resolve()
+    trees = ab_trees(args.other)
     sizes = [int(n) for n in args.tables.split(",")]
     print(f"the rules' CPU per action, hands interleaved over N tables, {args.runs} run(s)")
     print(f"{'tree':6} {'tables':>6} {'run':>4} {'us/action':>10}", flush=True)

@@ -40,7 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchkit import ROOT, announced_port, rss_kib
+from benchkit import ROOT, ab_trees, announced_port, rss_kib
 
 sys.path.insert(0, str(ROOT))
 
@@ -220,7 +220,7 @@ def main() -> None:
             f"bench_memory: {max(counts)} connections need about {2 * max(counts) + 100} "
             f"open files here, the hard limit is {limit}"
         )
-    trees = {"this": ROOT} | ({"other": args.other.resolve()} if args.other else {})
+    trees = ab_trees(args.other)
     print(
         f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; goal: under 30 KiB "
         "per connection (compression off)"

@@ -44,7 +44,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchkit import ROOT
+from benchkit import ab_trees
 
 _NOW = datetime.now(UTC)
 
@@ -194,7 +194,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(asyncio.run(child(args))))
         return
-    trees = {"this": ROOT} | ({"other": args.other.resolve()} if args.other else {})
+    trees = ab_trees(args.other)
     database = "PostgreSQL" if args.postgres else "SQLite"
     print(
         f"{args.guests} guest logins, then {args.tables} tables seated (six saves each), "

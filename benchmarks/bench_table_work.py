@@ -26,7 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchkit import ROOT
+from benchkit import ab_trees
 
 # Run in a child process with the tree's code (and its tests' fakes) first on the path:
 # prints {"actions": N, "cpu_s": S, "answering_s": A} for one match at seed SEED.
@@ -126,9 +126,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20261206)
     parser.add_argument("--other", type=Path, help="another checkout to compare (A/B)")
     args = parser.parse_args()
-    trees = {"this": ROOT}
-    if args.other is not None:
-        trees["other"] = args.other.resolve()
+    trees = ab_trees(args.other)
     print(f"the table's CPU per action, one match at seed {args.seed}, {args.runs} run(s)")
     print(f"{'run':>4} {'tree':6} {'actions':>8} {'table us':>9} {'answering us':>13}", flush=True)
     results: dict[str, list[float]] = {name: [] for name in trees}

@@ -97,6 +97,12 @@ def own_folders(tree: Path) -> None:
             link.symlink_to(Path("..") / folder)
 
 
+def ab_trees(other: Path | None) -> dict[str, Path]:
+    """The trees an A/B benchmark runs: this one, and ``other`` (another checkout, a git
+    worktree) when given."""
+    return {"this": ROOT} | ({"other": other.resolve()} if other is not None else {})
+
+
 def tree_env(tree: Path, env: dict[str, str] | None = None) -> dict[str, str]:
     """``env`` (default: this process's) for a child running ``tree``'s code: ``PYTHONPATH``
     ``tree``. ``python -m server`` from ``tree`` runs its code already, but the processes the
