@@ -50,6 +50,20 @@ log = logging.getLogger("guobiao.server")
 
 WRITE_BATCH = 64  # messages joined into one socket write at most
 
+RATE_STRIKES = 20  # rate-limited messages before the connection is closed as abusive
+REFUSAL_PAUSE = 1.0  # seconds an account request refused by a limit waits for its answer
+# What a visitor (a connection with no session) may ask: the lobby's listing and watching a
+# table as a spectator (the spectator view, as for anyone watching). Sitting, creating, bots,
+# actions, the queue and tournaments need a session.
+VISITOR_MESSAGES: tuple[type[protocol.Message], ...] = (
+    protocol.ListTables,
+    protocol.SubscribeLobby,
+    protocol.Watch,
+    protocol.Sync,
+    protocol.LeaveTable,
+)
+
+
 # The heads of a server's text frames (RFC 6455, 5.2: FIN, the text opcode, no mask, the
 # length in 7 bits, or 126 and 16 bits, or 127 and 64 bits), the short ones made once.
 _SHORT_HEADS = tuple(bytes((0x81, n)) for n in range(126))
@@ -65,20 +79,6 @@ def frame_head(length: int) -> bytes:
     if length < 65536:
         return _HEAD_16.pack(0x81, 126, length)
     return _HEAD_64.pack(0x81, 127, length)
-
-
-RATE_STRIKES = 20  # rate-limited messages before the connection is closed as abusive
-REFUSAL_PAUSE = 1.0  # seconds an account request refused by a limit waits for its answer
-# What a visitor (a connection with no session) may ask: the lobby's listing and watching a
-# table as a spectator (the spectator view, as for anyone watching). Sitting, creating, bots,
-# actions, the queue and tournaments need a session.
-VISITOR_MESSAGES: tuple[type[protocol.Message], ...] = (
-    protocol.ListTables,
-    protocol.SubscribeLobby,
-    protocol.Watch,
-    protocol.Sync,
-    protocol.LeaveTable,
-)
 
 
 class Server(Protocol):
