@@ -326,26 +326,11 @@ class HandState:
     # ------------------------------------------------------------ actions ---
 
     def apply(self, player: int, action: Action) -> list[Event]:
-        """Carry out ``action`` for ``player``; refuse it, changing nothing, when not legal."""
-        if self.phase is Phase.OVER:
-            raise IllegalAction("hand_over", "the hand is over")
-        if player not in self.position:
-            raise IllegalAction("no_such_player", f"there is no player {player!r} at this table")
-        legal = self._legal.get(player)
-        if not legal:
-            if self.phase in (Phase.TURN, Phase.CLAIMED):
-                who = f"player {self.current}"
-                raise IllegalAction("not_your_turn", f"it is {who}'s turn to play, not yours")
-            if self.pending is not None and player in self.pending.answers:
-                raise IllegalAction("already_answered", "you have already answered this claim")
-            raise IllegalAction("not_your_turn", "you have nothing to decide now")
-        # The bots answer with the very objects listed: found by identity (in C), no
-        # dataclass ``__eq__`` called on the actions listed before it.
-        if id(action) not in map(id, legal) and action not in legal:
-            options = ", ".join(str(a) for a in legal)
-            raise IllegalAction(
-                self._refusal_code(player, action), f"{action} is not legal now; legal: {options}"
-            )
+        """Carry out ``action`` for ``player``; refuse it, changing nothing, when not legal
+        (``refusal``)."""
+        refused = self.refusal(player, action)
+        if refused is not None:
+            raise refused
         out: list[Event] = []
         self.version += 1
         if self.phase in (Phase.TURN, Phase.CLAIMED):
@@ -398,6 +383,30 @@ class HandState:
             self._resolve_claims(out)
         else:
             self._resolve_rob(out)
+
+    def refusal(self, player: int, action: Action) -> IllegalAction | None:
+        """Why ``apply`` would refuse ``action`` of ``player`` (the error it raises), or None
+        if it is legal: asked without changing anything, or copying the hand."""
+        if self.phase is Phase.OVER:
+            return IllegalAction("hand_over", "the hand is over")
+        if player not in self.position:
+            return IllegalAction("no_such_player", f"there is no player {player!r} at this table")
+        legal = self._legal.get(player)
+        if not legal:
+            if self.phase in (Phase.TURN, Phase.CLAIMED):
+                who = f"player {self.current}"
+                return IllegalAction("not_your_turn", f"it is {who}'s turn to play, not yours")
+            if self.pending is not None and player in self.pending.answers:
+                return IllegalAction("already_answered", "you have already answered this claim")
+            return IllegalAction("not_your_turn", "you have nothing to decide now")
+        # The bots answer with the very objects listed: found by identity (in C), no
+        # dataclass ``__eq__`` called on the actions listed before it.
+        if id(action) not in map(id, legal) and action not in legal:
+            options = ", ".join(str(a) for a in legal)
+            return IllegalAction(
+                self._refusal_code(player, action), f"{action} is not legal now; legal: {options}"
+            )
+        return None
 
     def _refusal_code(self, player: int, action: Action) -> str:
         """Why ``action`` (not among the legal ones) is refused: the code of the error."""

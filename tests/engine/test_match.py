@@ -269,11 +269,18 @@ def test_a_refused_action_at_any_point_changes_nothing(
     assume(player not in hand.position or action not in hand.legal_actions(player))
     before = tablekit.snapshot(hand)
     log = list(match.log)
+    # Asked first (the server's way of explaining a refusal): the same error, nothing changed.
+    refused = hand.refusal(player, action)
+    assert tablekit.snapshot(hand) == before
     with pytest.raises(IllegalAction) as info:
         match.apply(player, action)
     assert info.value.code in ERROR_CODES
+    assert refused is not None
+    assert (refused.code, str(refused)) == (info.value.code, str(info.value))
     assert tablekit.snapshot(hand) == before
     assert match.log == log
+    # And no legal action is refused.
+    assert all(hand.refusal(p, a) is None for p in hand.awaiting() for a in hand.legal_actions(p))
 
 
 @pytest.mark.parametrize("seed", SEEDS)
