@@ -173,8 +173,8 @@ class TableCore:
         """The append that would take ``action`` of ``player`` (``stand_in``: played for
         her by the server, ``stands_in``): it must be one the engine
         lists (the server checks membership; the engine knows the rules), and nothing may
-        wait for the database. ``IllegalAction`` (the engine's reason, asked of a copy of
-        the hand: the live state is never touched by an action the log lacks) or
+        wait for the database. ``IllegalAction`` (the engine's reason, asked of the hand
+        without changing it: the live state is never touched by an action the log lacks) or
         ``StoreDown`` otherwise; nothing changes either way."""
         hand = self.match.hand
         if hand is None or action not in hand.legal_actions(player):
