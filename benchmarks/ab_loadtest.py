@@ -18,15 +18,16 @@ migrations and web client, are linked into OTHER's ``server`` so that it reads i
 Figures only: no assertion.
 
 ``--together`` runs the two servers at the same time instead, each under a loadtest of its
-own with ``--tables`` tables, and reads both every half second over the same seconds: whatever else
-the machine does in those seconds (this project's machine is shared, and the same tree's
-figure moves by a third from one minute to the next) falls on both sides alike, so each run
-gives a ratio of its own, and the ratios' spread says what a difference of a few percent is
-worth. ``--same`` puts this tree on both sides (an A/A run): how far apart two identical
-servers measure.
+own with ``--tables`` tables, and reads both every half second over the same seconds:
+whatever else the machine does in those seconds (this project's machine is shared, and the
+same tree's figure moves by a third from one minute to the next) falls on both sides alike,
+so each run gives a ratio of its own, and the ratios' spread says what a difference of a
+few percent is worth (their median is printed with a 95% interval). ``--same`` puts this
+tree on both sides (an A/A run, no OTHER_TREE): how far apart two identical servers measure.
 
     .venv/bin/python benchmarks/ab_loadtest.py OTHER_TREE [--runs 2] [--tables 20]
-        [--duration 20] [--together] [--same]
+        [--duration 20] [--together]
+    .venv/bin/python benchmarks/ab_loadtest.py --same --together [--runs 30] ...
 """
 
 from __future__ import annotations
