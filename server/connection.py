@@ -49,7 +49,6 @@ from server.tournaments.host import Tournaments
 log = logging.getLogger("guobiao.server")
 
 WRITE_BATCH = 64  # messages joined into one socket write at most
-
 RATE_STRIKES = 20  # rate-limited messages before the connection is closed as abusive
 REFUSAL_PAUSE = 1.0  # seconds an account request refused by a limit waits for its answer
 # What a visitor (a connection with no session) may ask: the lobby's listing and watching a

@@ -25,7 +25,6 @@ The wall-clock ``wall`` (UTC) is only compared with a time cap; ``now`` is monot
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -39,9 +38,6 @@ from server.table.clock import TableClock, capped, nobody_watches, plays_itself
 from server.table.errors import LobbyError, StoreDown
 from server.table.seats import BOT, HUMAN, Seat
 from server.table.settings import TableSettings
-
-log = logging.getLogger("guobiao.table")
-
 
 # --------------------------------------------------------------- steps ---
 
@@ -171,14 +167,19 @@ class TableCore:
 
     def propose(self, player: int, action: Action, *, stand_in: bool = False) -> Append:
         """The append that would take ``action`` of ``player`` (``stand_in``: played for
-        her by the server, ``stands_in``): it must be one the engine
-        lists (the server checks membership; the engine knows the rules), and nothing may
-        wait for the database. ``IllegalAction`` (the engine's reason, asked of the hand
-        without changing it: the live state is never touched by an action the log lacks) or
-        ``StoreDown`` otherwise; nothing changes either way."""
+        her by the server, ``stands_in``): it must be one the engine lists, and nothing
+        may wait for the database. ``IllegalAction`` (the engine's reason,
+        ``HandState.refusal``: asked of the hand without changing it, so the live state is
+        never touched by an action the log lacks; it was asked of a deep copy of the hand,
+        2.5 ms a refusal, which a seated player sending illegal moves could have the server
+        make twenty times a second) or ``StoreDown`` otherwise; nothing changes either
+        way."""
         hand = self.match.hand
-        if hand is None or action not in hand.legal_actions(player):
-            raise self.refusal(player, action)
+        if hand is None:
+            raise IllegalAction("no_hand", "no hand has been dealt yet")
+        refused = hand.refusal(player, action)
+        if refused is not None:
+            raise refused
         if self.behind:
             raise StoreDown(f"table {self.table} is waiting for its database; try again")
         return Append(self.log_seq + 1, self.match.hand_index + 1, player, action, stand_in)
@@ -192,22 +193,6 @@ class TableCore:
         self.log_seq = append.seq
         finished = match.records[-1] if len(match.records) > records_before else None
         return Applied(events, finished)
-
-    def refusal(self, player: int, action: Action) -> IllegalAction:
-        """The engine's reason for refusing ``action`` (``HandState.refusal``: asked of the
-        hand without changing it; it was asked of a deep copy of the hand, 2.5 ms a refusal,
-        which a seated player sending illegal moves could have the server make twenty times
-        a second)."""
-        hand = self.match.hand
-        if hand is None:
-            return IllegalAction("no_hand", "no hand has been dealt yet")
-        refused = hand.refusal(player, action)
-        if refused is not None:
-            return refused
-        log.error(
-            "table %s: the engine accepts %s but does not list it as legal", self.table, action
-        )
-        return IllegalAction("illegal_action", f"{action} is not among the legal actions")
 
 
 def play_refusal(
