@@ -27,12 +27,14 @@ SHIPPED_FOLDERS = [
 ]
 
 # The engine's modules compiled by mypyc: the calculator, shanten, the bots and what they
-# call. Left as Python: the package files; enums (``fans``) and exceptions (``errors``, which
-# the server subclasses; mypyc refuses a Python subclass of a compiled class); ``wire`` (mypyc
-# takes a dataclass's ClassVar for a field, mypyc/mypyc#1122); ``table``, ``match``,
-# ``matchlog``, ``simulation`` (subclassed by tests, read with ``vars()``); ``view`` (split
-# from ``table`` as it was: ``SeatView`` caches its JSON form on the instance); ``bots.reading``
-# (subclasses ``list``); ``copyable`` (called back by copy and pickle).
+# call, and the hand (``table``) and match (``match``) the server's tables play, each class
+# naming what it asks of mypyc (``engine.compiling.mypyc_attr``). Left as Python: the package
+# files; enums (``fans``) and exceptions (``errors``, which the server subclasses; mypyc
+# refuses a Python subclass of a compiled class); ``wire`` (mypyc takes a dataclass's ClassVar
+# for a field, mypyc/mypyc#1122); ``matchlog``, ``simulation`` (off the server's path,
+# subclassed by tests); ``view`` (split from ``table`` as it was: ``SeatView`` caches its JSON
+# form on the instance); ``bots.reading`` (subclasses ``list``); ``copyable`` (called back by
+# copy and pickle); ``compiling`` (mypyc's decorator where mypy is not installed).
 COMPILED = [
     "engine/actions.py",
     "engine/analysis.py",
@@ -50,6 +52,7 @@ COMPILED = [
     "engine/bots/strong.py",
     "engine/forms.py",
     "engine/hand.py",
+    "engine/match.py",
     "engine/notation.py",
     "engine/payments.py",
     "engine/rules.py",
@@ -65,6 +68,7 @@ COMPILED = [
     "engine/scoring/substitutions.py",
     "engine/scoring/wild.py",
     "engine/shanten.py",
+    "engine/table.py",
     "engine/tiles.py",
     "engine/wall.py",
     "engine/wilds.py",

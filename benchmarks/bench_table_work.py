@@ -11,8 +11,9 @@ store that keeps nothing (``FakeStore`` with an append that does nothing). The p
 answer every update that asks them as the load tool's fast bots would cost nothing: a pass
 when they may, else the discard of the tile drawn, else the first legal action; the CPU
 time of that answering is left out of the figure. One whole match per run, the same seed
-for both trees (``--other``: another checkout, a git worktree, in a child process of its
-own, in turns). Figures only.
+for both trees (``--other``: another checkout, a git worktree, or the compiled tree that
+``bench_compiled.py --into`` unpacks, which runs with this tree's tests' fakes; each in a
+child process of its own, in turns). Figures only.
 
     .venv/bin/python benchmarks/bench_table_work.py [--runs 5] [--other TREE]
 """
@@ -26,13 +27,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchkit import ab_trees
+from benchkit import ROOT, ab_trees
 
 # Run in a child process with the tree's code (and its tests' fakes) first on the path:
 # prints {"actions": N, "cpu_s": S, "answering_s": A} for one match at seed SEED.
+# Arguments: TREE SEED TESTS (the folder of the fakes).
 CHILD = """
 import asyncio, json, sys, time
-sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
+sys.path[:0] = [sys.argv[1], sys.argv[3]]
 from fakes import FakePeer, FakeStore, table_for
 import server.table
 from engine.actions import ActionKind
@@ -107,8 +109,11 @@ asyncio.run(main())
 def one_run(tree: Path, seed: int) -> tuple[float, float, int]:
     """Microseconds of CPU per action of ``tree``'s table, of the answering, and the
     actions of the match at ``seed``."""
+    # The tree's own tests' fakes; a tree unpacked from a wheel (``bench_compiled.py
+    # --into``: the compiled engine) has none, and runs with this tree's.
+    tests = tree / "tests" if (tree / "tests").is_dir() else ROOT / "tests"
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(tree), str(seed)],
+        [sys.executable, "-c", CHILD, str(tree), str(seed), str(tests)],
         cwd=tree,
         capture_output=True,
         text=True,

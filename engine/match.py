@@ -34,10 +34,11 @@ import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine import wire
 from engine.actions import Action, Event
+from engine.compiling import mypyc_attr
 from engine.errors import IllegalAction, MahjongError
 from engine.notation import format_hand
 from engine.rules import MCR, RuleSet
@@ -72,10 +73,24 @@ ResultRow = tuple[int, int, Mapping[str, Any]]
 class ReplayError(MahjongError):
     """A logged match that does not replay: ``line`` is the log line (or seq) at fault."""
 
-    def __init__(self, line: int, why: str) -> None:
+    def __init__(self, line: int, why: str, cause: BaseException | None = None) -> None:
         super().__init__(f"line {line}: {why}")
         self.line = line
         self.why = why
+        # ``cause``: the error the line's action or deal raised, as ``raise ... from cause``
+        # would set it (compiled by mypyc, that statement drops it; setting it here does not).
+        if cause is not None:
+            self.__cause__ = cause
+
+
+class LogLine(NamedTuple):
+    """A line of ``Match.log``. A named tuple, not a plain one, so that a compiled match
+    keeps the very object ``_logged`` made (mypyc unpacks a plain tuple of a fixed length
+    into a C struct and makes a new tuple from it wherever it is stored)."""
+
+    hand_index: int  # 0-based
+    player: int
+    action: Action
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +167,7 @@ def check_match_hands(hands: object) -> int:
     return hands
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # tests derive from it (engine.compiling)
 class Match:
     """A match between players 0..3: its hands, with scores and records. ``hands`` is its
     length in deals (see the module docstring)."""
@@ -162,7 +178,7 @@ class Match:
         rules: RuleSet = MCR,
         match_id: int = 0,
         *,
-        hands: int = MATCH_HANDS,
+        hands: object = MATCH_HANDS,  # checked: ValueError unless a whole number 1..16
         hold_claims: bool = False,
     ) -> None:
         self.seed = seed
@@ -171,7 +187,7 @@ class Match:
         self.hands = check_match_hands(hands)
         self.extended = not is_plain_mcr(rules)
         # ``hands`` without dealer repeat; unknown (None) until the match ends with it.
-        self.hands_total: int | None = None if rules.dealer_repeat else hands
+        self.hands_total: int | None = None if rules.dealer_repeat else self.hands
         self.hand_index = -1  # 0-based; -1 before the first hand
         self.hand: HandState | None = None
         # The events that closed the hand before ``hand`` (its head bump, win or exhausted
@@ -182,7 +198,7 @@ class Match:
         self.hand_start: Event | None = None
         self.scores = [0, 0, 0, 0]
         self.records: list[HandRecord] = []
-        self.log: list[tuple[int, int, Action]] = []  # (hand index, player, action)
+        self.log: list[LogLine] = []
         # Where the deal stands: round 0..3, the dealer's position 0..3 in it, its repeats.
         # Before the first hand these describe the first hand (what ``start_hand`` deals).
         self.round_index = 0
@@ -252,7 +268,8 @@ class Match:
             try:
                 self.start_hand()
             except IllegalAction as exc:
-                raise ReplayError(line, f"cannot deal hand {self.hand_index + 2}: {exc}") from exc
+                why = f"cannot deal hand {self.hand_index + 2}: {exc}"
+                raise ReplayError(line, why, exc) from exc
 
     def _replay_action(
         self, line: int, hand_no: int, player: int, action: Mapping[str, Any]
@@ -261,9 +278,8 @@ class Match:
         try:
             self.apply(player, Action.from_dict(action))
         except MahjongError as exc:
-            raise ReplayError(
-                line, f"hand {hand_no}, player {player!r}, action {dict(action)!r}: {exc}"
-            ) from exc
+            why = f"hand {hand_no}, player {player!r}, action {dict(action)!r}: {exc}"
+            raise ReplayError(line, why, exc) from exc
 
     def _check_result(self, line: int, hand_no: int, logged: Mapping[str, Any]) -> None:
         self._deal_up_to(line, hand_no)
@@ -436,8 +452,8 @@ class Match:
 
 
 @cache
-def _logged(hand_index: int, player: int, action: Action) -> tuple[int, int, Action]:
+def _logged(hand_index: int, player: int, action: Action) -> LogLine:
     """A line of ``Match.log``, made once and shared by every match of the process: a match
     keeps its whole log (16 hands of about a hundred actions), and a tuple an action was
     most of what a long match held beyond its hand (docs/performance.md, "Memory")."""
-    return (hand_index, player, action)
+    return LogLine(hand_index, player, action)

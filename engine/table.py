@@ -71,6 +71,8 @@ from engine.actions import (
     Event,
     legal_json,
 )
+from engine.compiling import mypyc_attr
+from engine.copyable import copyable
 from engine.errors import IllegalAction, NotWinning
 from engine.forms import is_winning, waits_of_packed
 from engine.hand import Hand, Meld, MeldKind
@@ -138,6 +140,9 @@ class HandResult:
     deltas: tuple[int, int, int, int]
 
 
+copyable(HandResult)  # a hand is deep-copied (the duel's audit), compiled or not
+
+
 @dataclass(slots=True)
 class _Pending:
     """Answers being collected in ``CLAIM`` or ``ROB``."""
@@ -170,6 +175,7 @@ class Win:
         return self.known
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # so it deep-copies (engine.compiling)
 class HandState:
     """One hand from the deal to the win or the drawn hand."""
 

@@ -147,9 +147,18 @@ def concealed(state: HandState, player: int) -> list[Tile]:
 # ------------------------------------------------------------ snapshots ---
 
 
+def attributes(obj: object) -> dict[str, Any]:
+    """``obj``'s attributes by name: ``vars(obj)``, or, for an instance of a class compiled by
+    mypyc (which has no ``__dict__``), the attributes its class declares."""
+    names = getattr(type(obj), "__mypyc_attrs__", None)
+    if names is None:
+        return dict(vars(obj))
+    return {name: getattr(obj, name) for name in names}
+
+
 def snapshot(state: HandState) -> dict[str, Any]:
     """A deep copy of every attribute of the hand, the wall's included (for before/after)."""
-    out = copy.deepcopy({k: v for k, v in vars(state).items() if k not in ("wall", "events")})
+    out = copy.deepcopy({k: v for k, v in attributes(state).items() if k not in ("wall", "events")})
     out["events"] = tuple(state.events)  # events are frozen and never edited once made
     wall = state.wall
     out["wall"] = (
