@@ -238,12 +238,15 @@ def test_the_installed_wheel_migrates_and_serves(
     print(f"\nwheel test: {', '.join(timings)}")
 
 
-def engine_of(wheel: Path, into: Path) -> dict[str, str]:
+def engine_of(wheel: Path, into: Path, *, whole: bool = False) -> dict[str, str]:
     """The wheel's ``engine`` (and mypyc's shared library) unpacked into ``into``: the
-    environment that imports it instead of the checkout's."""
+    environment that imports it instead of the checkout's. ``whole``: the wheel's ``server``
+    too (a test run from the repository's ``tests`` would otherwise find ``tests/server``, a
+    folder without an ``__init__.py``, before the editable install's ``server``)."""
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
-        archive.extractall(into, [n for n in names if n.startswith("engine/") or "__mypyc" in n])
+        wanted = ("engine/", "server/") if whole else ("engine/",)
+        archive.extractall(into, [n for n in names if n.startswith(wanted) or "__mypyc" in n])
     return environment() | {"PYTHONPATH": str(into)}
 
 
@@ -270,6 +273,24 @@ def test_the_compiled_engine_passes_every_engine_test(tmp_path: Path, wheel: Pat
     tests = REPO / "tests" / "engine"
     run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SIDE_BY_SIDE, tests],
+        cwd=tmp_path,
+        env=env,
+        timeout=1800,
+    )
+
+
+@needs_mypyc
+def test_the_servers_tables_pass_their_tests_on_the_compiled_engine(
+    tmp_path: Path, wheel: Path
+) -> None:
+    """The hand and the match a table plays are compiled: the table's own tests (its core,
+    its task, its commitments) run against them, as a compiled server runs them."""
+    env = engine_of(wheel, tmp_path / "site", whole=True)
+    assert run([sys.executable, "-c", PROBE], cwd=tmp_path, env=env).split()[0] == "True"
+    server_tests = REPO / "tests" / "server"
+    tests = [server_tests / "table", *sorted(server_tests.glob("test_table_*.py"))]
+    run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SIDE_BY_SIDE, *tests],
         cwd=tmp_path,
         env=env,
         timeout=1800,
