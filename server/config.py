@@ -80,6 +80,10 @@ class LimitsSection:
     messages_per_second: int = 20
     message_burst: int = 40
     send_queue: int = 256
+    # Bytes queued for a slow client before it is disconnected, whatever their count: a
+    # client that asks for big answers (a listing of many tables) and reads none would
+    # otherwise have ``send_queue`` of them held for it.
+    send_queue_bytes: int = 4 << 20
     max_tables: int = 1000
     max_connections: int = 5000
     # Of max_tables, the share only the ladder queue and tournament sessions may fill.
@@ -324,6 +328,7 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("limits", "messages_per_second"): (1, 10000),
     ("limits", "message_burst"): (1, 100000),
     ("limits", "send_queue"): (8, 100000),
+    ("limits", "send_queue_bytes"): (4096, 1 << 30),
     ("limits", "max_tables"): (1, 1000000),
     ("limits", "max_connections"): (1, 1000000),
     ("limits", "reserved_share"): (0, 0.9),

@@ -151,6 +151,8 @@ class Connection:
         self.outbox: asyncio.Queue[bytes | None] | None = None
         self.writer: asyncio.Task[None] | None = None
         self.send_queue = limits.send_queue
+        self.send_queue_bytes = limits.send_queue_bytes
+        self.queued_bytes = 0  # in the outbox, and in the writer's batch until it is written
         self.writing = False  # the writer task is sending (its batch is out of the outbox)
         self.tokens = float(limits.message_burst)
         self.refilled = time.monotonic()
@@ -214,14 +216,23 @@ class Connection:
             return
         outbox = self._queue()
         for data in frames:
+            if self.queued_bytes + len(data) > self.send_queue_bytes:
+                self._drop_slow()
+                return
             try:
                 outbox.put_nowait(data)
             except asyncio.QueueFull:
-                self.dropped = True
-                log.warning("dropping slow client %s", self.username or self.ws.remote_address)
-                self.app.slow_drops += 1
-                asyncio.get_running_loop().create_task(self.ws.close(1013, "too slow"))
+                self._drop_slow()
                 return
+            self.queued_bytes += len(data)
+
+    def _drop_slow(self) -> None:
+        """Disconnect a client too slow to read what it is sent (its outbox is full: by
+        count, ``send_queue``, or by bytes, ``send_queue_bytes``); nothing more is queued."""
+        self.dropped = True
+        log.warning("dropping slow client %s", self.username or self.ws.remote_address)
+        self.app.slow_drops += 1
+        asyncio.get_running_loop().create_task(self.ws.close(1013, "too slow"))
 
     def _queue(self) -> asyncio.Queue[bytes | None]:
         """The outbox, and its writer task, made the first time they are needed."""
@@ -255,6 +266,7 @@ class Connection:
                 return
             finally:
                 self.writing = False
+                self.queued_bytes -= sum(map(len, batch))
             if closing:
                 return
 

@@ -12,6 +12,7 @@ updates fill them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 from serverkit import StartServer
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 from engine.bots import make_bot
 from server.app import App
@@ -88,6 +90,95 @@ async def test_a_client_that_stops_reading_is_dropped_and_the_table_plays_on(
     finally:
         playing.cancel()
         await player.close()
+
+
+@pytest.mark.asyncio
+async def test_a_client_that_stops_reading_is_dropped_by_the_bytes_queued_too(
+    start_server: StartServer,
+) -> None:
+    """An outbox that could hold 100,000 messages still holds no more than
+    ``send_queue_bytes``: the spectator that stops reading is dropped once its updates
+    queued reach 16 KiB."""
+    app = await start_server(limits={"send_queue": 100_000, "send_queue_bytes": 16384})
+    player, table, playing = await fast_table(app)
+    try:
+        ws, served = await spectator(app, table, "slow")
+        ws.transport.pause_reading()
+        held = 0
+
+        def dropped() -> bool:
+            nonlocal held
+            held = max(held, served.queued_bytes)
+            return served.dropped
+
+        await wait_until(dropped, 30, "the slow spectator dropped")
+        assert app.slow_drops == 1
+        assert 0 < held <= 16384, held
+        assert served.outbox is not None and served.outbox.qsize() < 100_000
+        ws.transport.resume_reading()
+        async with asyncio.timeout(10):
+            await ws.wait_closed()
+        assert ws.close_code == 1013, (ws.close_code, ws.close_reason)
+    finally:
+        playing.cancel()
+        await player.close()
+
+
+@pytest.mark.asyncio
+async def test_a_visitor_asking_for_the_listing_and_reading_none_is_dropped(
+    start_server: StartServer,
+) -> None:
+    """``list_tables`` needs no login and its answer grows with the tables listed: a visitor
+    that asks for it again and again and reads nothing is held to ``send_queue_bytes``, not
+    to ``send_queue`` listings, and is then disconnected (1013)."""
+    app = await start_server(
+        limits={
+            "send_queue": 100_000,
+            "send_queue_bytes": 16384,
+            "messages_per_second": 10_000,
+            "message_burst": 10_000,
+        }
+    )
+    url = f"ws://127.0.0.1:{app.port}/ws"
+    owner = await Client.connect(url, rate=None)
+    await owner.guest()
+    for _ in range(2):
+        await owner.create_table(turn_seconds=30)  # two public tables waiting: listed
+    ws = await connect(url, max_queue=1)
+    try:
+        await ws.send(json.dumps({"type": "hello", "id": 1, "payload": {"versions": [2]}}))
+        assert json.loads(await ws.recv())["type"] == "welcome"
+        await ws.send(json.dumps({"type": "list_tables", "id": 2, "payload": {}}))
+        listing = await ws.recv()
+        assert len(json.loads(listing)["payload"]["tables"]) == 2
+        ws.transport.get_extra_info("socket").setsockopt(
+            socket.SOL_SOCKET, socket.SO_RCVBUF, SMALL_BUFFER
+        )
+        served = next(c for c in app.connections if c.username is None)
+        served.ws.transport.get_extra_info("socket").setsockopt(
+            socket.SOL_SOCKET, socket.SO_SNDBUF, SMALL_BUFFER
+        )
+        served.ws.transport.set_write_buffer_limits(high=SMALL_BUFFER)
+        ws.transport.pause_reading()
+        asks = 0
+        while not served.dropped and asks < 5000:  # each answer about as long as `listing`
+            await ws.send(json.dumps({"type": "list_tables", "id": 3, "payload": {}}))
+            asks += 1
+            await asyncio.sleep(0)
+        await wait_until(lambda: served.dropped, 10, "the visitor dropped")
+        assert app.slow_drops == 1
+        # Dropped long before 100,000 answers, or 5,000: at 16 KiB queued, give or take
+        # what the sockets held.
+        assert asks < 16384 // len(listing) + 200, (asks, len(listing))
+        ws.transport.resume_reading()
+        with contextlib.suppress(ConnectionClosed):
+            async with asyncio.timeout(10):
+                async for _ in ws:  # what was on its way, then the close
+                    pass
+        assert ws.close_code == 1013, (ws.close_code, ws.close_reason)
+    finally:
+        await ws.close()
+        await owner.close()
 
 
 @pytest.mark.asyncio
