@@ -495,13 +495,13 @@ class Connection:
                 "not_authenticated", "log in first (register, login, guest or resume)"
             )
         if isinstance(m, protocol.ListTables):
-            self.send(encode(Tables(self.lobby.listing()), m.id))
+            self._send_listing(m.id)
         elif isinstance(m, protocol.SubscribeLobby):
             if m.on:
                 self.lobby.feed.subscribe(self, m.id)
             else:
                 self.lobby.feed.unsubscribe(self)
-                self.send(encode(Tables(self.lobby.listing()), m.id))
+                self._send_listing(m.id)
         elif isinstance(m, (protocol.TournamentRequest, protocol.QueueJoin, protocol.QueueLeave)):
             await self._service(m)
         elif isinstance(m, protocol.CreateTable):
@@ -525,6 +525,14 @@ class Connection:
             if isinstance(m, protocol.JoinTable):
                 self._leave_queue()
             await self._to_table(*found, isinstance(m, protocol.Watch))
+
+    def _send_listing(self, reply_to: str | int | None) -> None:
+        """The listing of the tables, charged to the message limit by its size: one message
+        more for every ``listing_bytes_per_message`` bytes (the bucket may go below zero:
+        the next messages then wait for it to refill, and are answered ``rate_limited``)."""
+        text = encode(Tables(self.lobby.listing()), reply_to)
+        self.send(text)
+        self.tokens -= len(text) // self.app.config.limits.listing_bytes_per_message
 
     async def _service(self, m: protocol.Message) -> None:
         """A queue or tournament request: here, or relayed to the node that runs them (the

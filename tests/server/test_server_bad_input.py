@@ -666,6 +666,54 @@ async def test_refused_actions_change_nothing_and_the_match_still_finishes(app: 
 # ------------------------------------------------------------------ flood ---
 
 
+@pytest.mark.parametrize("charged", [True, False])
+@pytest.mark.asyncio
+async def test_a_listing_counts_against_the_message_limit_by_its_size(
+    start_server: Any, charged: bool
+) -> None:
+    """``list_tables`` needs no login and its answer grows with the tables: each answer is
+    one message more for every ``listing_bytes_per_message`` bytes, so a visitor asking
+    again and again gets few listings and then ``rate_limited``. (Not charged, the same
+    visitor gets every one.)"""
+    app: App = await start_server(
+        limits={
+            "messages_per_second": 1,
+            "message_burst": 30,
+            "listing_bytes_per_message": 64 if charged else 1 << 30,
+            "waiting_tables_per_address": 0,
+        }
+    )
+    url = url_of(app)
+    owner, visitor = await Wire.open(url), await Wire.open(url)
+    try:
+        await guest(owner)
+        for _ in range(3):  # three public tables waiting: listed
+            await owner.answered("create_table", {"turn_seconds": 30}, "table_created")
+        first = await visitor.answered("list_tables", {}, "tables")
+        assert len(first["payload"]["tables"]) == 3
+        # At least as long as the text the server sent (its spacing may add to it).
+        size = len(json.dumps(first, separators=(",", ":"), ensure_ascii=False).encode())
+        mark = len(visitor.frames)
+        for n in range(10):
+            await visitor.send({"type": "list_tables", "id": f"l{n}", "payload": {}})
+        await visitor.wait(lambda f: f.get("reply_to") == "l9", mark)
+        answers = visitor.frames[mark:]
+        listings = [f for f in answers if f["type"] == "tables"]
+        limited = [f for f in answers if f["type"] == "error"]
+        assert {f["payload"]["code"] for f in limited} <= {"rate_limited"}
+        assert len(listings) + len(limited) == 10
+        if charged:
+            # A burst of 30: the hello and the first listing (1 + at least 10) leave at
+            # most 18, which pays for two listings more at most (11 each, or more).
+            assert size >= 640, size
+            assert len(listings) <= 2, (len(listings), size)
+        else:
+            assert len(listings) == 10 and not limited
+    finally:
+        await owner.close()
+        await visitor.close()
+
+
 @pytest.mark.parametrize("flooder_role", ["watching", "seated"])
 @pytest.mark.asyncio
 async def test_a_flood_is_rate_limited_then_closed_and_the_table_plays_on(
