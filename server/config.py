@@ -84,10 +84,11 @@ class LimitsSection:
     # client that asks for big answers (a listing of many tables) and reads none would
     # otherwise have ``send_queue`` of them held for it.
     send_queue_bytes: int = 4 << 20
-    # A listing of the tables (``list_tables``, ``subscribe_lobby`` turned off) counts as
-    # one message more for every this many bytes it holds: at a thousand public tables one
-    # is 400 KiB, which the message limit alone let a visitor have twenty times a second.
-    listing_bytes_per_message: int = 8192
+    # The listings of the tables a connection may be sent on request (``list_tables``,
+    # ``subscribe_lobby`` either way), in bytes a second, in bursts of eight seconds' worth:
+    # at a thousand public tables one is 400 KiB, which the message limit alone let a
+    # visitor have twenty times a second. Beyond it such a request is refused alone.
+    listing_bytes_per_second: int = 262144
     max_tables: int = 1000
     max_connections: int = 5000
     # Of max_tables, the share only the ladder queue and tournament sessions may fill.
@@ -333,7 +334,7 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("limits", "message_burst"): (1, 100000),
     ("limits", "send_queue"): (8, 100000),
     ("limits", "send_queue_bytes"): (4096, 1 << 30),
-    ("limits", "listing_bytes_per_message"): (64, 1 << 30),
+    ("limits", "listing_bytes_per_second"): (64, 1 << 30),
     ("limits", "max_tables"): (1, 1000000),
     ("limits", "max_connections"): (1, 1000000),
     ("limits", "reserved_share"): (0, 0.9),

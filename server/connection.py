@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import struct
 import time
 from typing import Any, Protocol
@@ -50,6 +51,7 @@ log = logging.getLogger("guobiao.server")
 
 WRITE_BATCH = 64  # messages joined into one socket write at most
 RATE_STRIKES = 20  # rate-limited messages before the connection is closed as abusive
+LISTING_BURST_SECONDS = 8.0  # a connection's listings at once: this many seconds' worth
 REFUSAL_PAUSE = 1.0  # seconds an account request refused by a limit waits for its answer
 # What a visitor (a connection with no session) may ask: the lobby's listing and watching a
 # table as a spectator (the spectator view, as for anyone watching). Sitting, creating, bots,
@@ -155,6 +157,8 @@ class Connection:
         self.queued_bytes = 0  # in the outbox, and in the writer's batch until it is written
         self.writing = False  # the writer task is sending (its batch is out of the outbox)
         self.tokens = float(limits.message_burst)
+        self.listing_budget = LISTING_BURST_SECONDS * limits.listing_bytes_per_second
+        self.listing_refilled = time.monotonic()
         self.refilled = time.monotonic()
         self.strikes = 0
         self.refusals = 0  # account requests refused by a limit in a row
@@ -495,10 +499,16 @@ class Connection:
                 "not_authenticated", "log in first (register, login, guest or resume)"
             )
         if isinstance(m, protocol.ListTables):
-            self._send_listing(m.id)
+            if self._listing_allowed(m.id):
+                self._send_listing(m.id)
         elif isinstance(m, protocol.SubscribeLobby):
+            if not self._listing_allowed(m.id):
+                return  # (subscribed or not, as before)
             if m.on:
-                self.lobby.feed.subscribe(self, m.id)
+                feed = self.lobby.feed
+                feed.subscribe(self, m.id)
+                self.lobby.listing_bytes = len(feed.subscribers.get(self, ""))
+                self.listing_budget -= self.lobby.listing_bytes
             else:
                 self.lobby.feed.unsubscribe(self)
                 self._send_listing(m.id)
@@ -526,13 +536,36 @@ class Connection:
                 self._leave_queue()
             await self._to_table(*found, isinstance(m, protocol.Watch))
 
+    def _listing_allowed(self, reply_to: str | int | None) -> bool:
+        """Whether this connection may be sent a listing of the tables now: a token bucket
+        of bytes, ``listing_bytes_per_second`` sustained, eight seconds' worth at once, each
+        listing charged what the last one made cost (known before this one is made). If
+        not, the request is answered ``rate_limited`` with the seconds to wait; the other
+        messages are not held back."""
+        rate = self.app.config.limits.listing_bytes_per_second
+        now = time.monotonic()
+        self.listing_budget = min(
+            LISTING_BURST_SECONDS * rate,
+            self.listing_budget + (now - self.listing_refilled) * rate,
+        )
+        self.listing_refilled = now
+        # (A listing longer than the burst is charged as the burst: it is still sent, about
+        # once in its own length's seconds.)
+        short = min(self.lobby.listing_bytes, LISTING_BURST_SECONDS * rate) - self.listing_budget
+        if short <= 0:
+            return True
+        self.app.metrics.rate_limited["messages"].inc()
+        wait = max(1, math.ceil(short / rate))
+        reason = f"too many listings of the tables; try again in {wait} s"
+        self.send(encode(Error("rate_limited", reason, wait), reply_to))
+        return False
+
     def _send_listing(self, reply_to: str | int | None) -> None:
-        """The listing of the tables, charged to the message limit by its size: one message
-        more for every ``listing_bytes_per_message`` bytes (the bucket may go below zero:
-        the next messages then wait for it to refill, and are answered ``rate_limited``)."""
+        """The listing of the tables now, charged to the connection's listing budget."""
         text = encode(Tables(self.lobby.listing()), reply_to)
         self.send(text)
-        self.tokens -= len(text) // self.app.config.limits.listing_bytes_per_message
+        self.lobby.listing_bytes = len(text)
+        self.listing_budget -= len(text)
 
     async def _service(self, m: protocol.Message) -> None:
         """A queue or tournament request: here, or relayed to the node that runs them (the

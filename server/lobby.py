@@ -208,6 +208,9 @@ class Lobby:
         self.claim_windows: dict[str, int] = config.claim_windows()  # presets' own windows
         self.set_aside: dict[str, SetAside] = {}  # tables restore could not rebuild
         self.feed = LobbyFeed(self.listing)  # subscribe_lobby
+        # The length of the last listing a connection was sent on request: what the next one
+        # is charged before it is made (``Connection._listing_allowed``).
+        self.listing_bytes = 0
         # Called (and awaited, in a task of its own; an exception is logged) with each table
         # whose match was stored as finished, and with each table ``restore`` finds finished
         # (its match ended just before a crash): the tournaments set it, before ``restore``.

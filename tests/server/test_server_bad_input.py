@@ -666,20 +666,20 @@ async def test_refused_actions_change_nothing_and_the_match_still_finishes(app: 
 # ------------------------------------------------------------------ flood ---
 
 
-@pytest.mark.parametrize("charged", [True, False])
+@pytest.mark.parametrize("limited", [True, False])
 @pytest.mark.asyncio
-async def test_a_listing_counts_against_the_message_limit_by_its_size(
-    start_server: Any, charged: bool
+async def test_listings_on_request_are_limited_by_their_bytes_and_nothing_else_is(
+    start_server: Any, limited: bool
 ) -> None:
-    """``list_tables`` needs no login and its answer grows with the tables: each answer is
-    one message more for every ``listing_bytes_per_message`` bytes, so a visitor asking
-    again and again gets few listings and then ``rate_limited``. (Not charged, the same
-    visitor gets every one.)"""
+    """``list_tables`` needs no login and its answer grows with the tables: a connection is
+    sent listings on request up to ``listing_bytes_per_second`` (eight seconds' worth at
+    once); a visitor asking again and again is then answered ``rate_limited`` with the
+    seconds to wait, ``subscribe_lobby`` too, while her other messages are answered as
+    ever. (With the limit out of reach, every listing asked for is sent.)"""
     app: App = await start_server(
         limits={
-            "messages_per_second": 1,
-            "message_burst": 30,
-            "listing_bytes_per_message": 64 if charged else 1 << 30,
+            # Eight seconds' worth: 2,000 bytes, about one listing of three tables.
+            "listing_bytes_per_second": 250 if limited else 1 << 30,
             "waiting_tables_per_address": 0,
         }
     )
@@ -693,22 +693,26 @@ async def test_a_listing_counts_against_the_message_limit_by_its_size(
         assert len(first["payload"]["tables"]) == 3
         # At least as long as the text the server sent (its spacing may add to it).
         size = len(json.dumps(first, separators=(",", ":"), ensure_ascii=False).encode())
+        assert 1000 < size < 2000, size  # (within the burst, with less than a listing left)
         mark = len(visitor.frames)
         for n in range(10):
             await visitor.send({"type": "list_tables", "id": f"l{n}", "payload": {}})
-        await visitor.wait(lambda f: f.get("reply_to") == "l9", mark)
-        answers = visitor.frames[mark:]
+        await visitor.send({"type": "subscribe_lobby", "id": "s", "payload": {"on": True}})
+        await visitor.alive()  # a ping is answered at once, listings refused or not
+        answers = [f for f in visitor.frames[mark:] if f.get("reply_to") != "s"]
+        subscribed = await visitor.wait(lambda f: f.get("reply_to") == "s", mark)
         listings = [f for f in answers if f["type"] == "tables"]
-        limited = [f for f in answers if f["type"] == "error"]
-        assert {f["payload"]["code"] for f in limited} <= {"rate_limited"}
-        assert len(listings) + len(limited) == 10
-        if charged:
-            # A burst of 30: the hello and the first listing (1 + at least 10) leave at
-            # most 18, which pays for two listings more at most (11 each, or more).
-            assert size >= 640, size
-            assert len(listings) <= 2, (len(listings), size)
+        refused = [f for f in answers if f["type"] == "error"]
+        if limited:
+            assert not listings and len(refused) == 10
+            assert {f["payload"]["code"] for f in refused} == {"rate_limited"}
+            assert all(f["payload"]["retry_after"] >= 1 for f in refused)
+            assert subscribed["type"] == "error", subscribed
+            assert subscribed["payload"]["code"] == "rate_limited"
+            assert visitor.close_code is None  # refused, not disconnected
         else:
-            assert len(listings) == 10 and not limited
+            assert len(listings) == 10 and not refused
+            assert subscribed["type"] == "tables"
     finally:
         await owner.close()
         await visitor.close()
