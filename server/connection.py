@@ -502,15 +502,16 @@ class Connection:
             if self._listing_allowed(m.id):
                 self._send_listing(m.id)
         elif isinstance(m, protocol.SubscribeLobby):
+            feed = self.lobby.feed
+            if not m.on:
+                feed.unsubscribe(self)  # (even when the listing that answers it is refused)
             if not self._listing_allowed(m.id):
-                return  # (subscribed or not, as before)
-            if m.on:
-                feed = self.lobby.feed
+                pass  # refused: not subscribed, if it asked to be
+            elif m.on:
                 feed.subscribe(self, m.id)
                 self.lobby.listing_bytes = len(feed.subscribers.get(self, ""))
                 self.listing_budget -= self.lobby.listing_bytes
             else:
-                self.lobby.feed.unsubscribe(self)
                 self._send_listing(m.id)
         elif isinstance(m, (protocol.TournamentRequest, protocol.QueueJoin, protocol.QueueLeave)):
             await self._service(m)

@@ -674,8 +674,9 @@ async def test_listings_on_request_are_limited_by_their_bytes_and_nothing_else_i
     """``list_tables`` needs no login and its answer grows with the tables: a connection is
     sent listings on request up to ``listing_bytes_per_second`` (eight seconds' worth at
     once); a visitor asking again and again is then answered ``rate_limited`` with the
-    seconds to wait, ``subscribe_lobby`` too, while her other messages are answered as
-    ever. (With the limit out of reach, every listing asked for is sent.)"""
+    seconds to wait, ``subscribe_lobby`` too (turned off all the same), while her other
+    messages are answered as ever. (With the limit out of reach, every listing asked for is
+    sent.)"""
     app: App = await start_server(
         limits={
             # Eight seconds' worth: 2,000 bytes, about one listing of three tables.
@@ -689,7 +690,7 @@ async def test_listings_on_request_are_limited_by_their_bytes_and_nothing_else_i
         await guest(owner)
         for _ in range(3):  # three public tables waiting: listed
             await owner.answered("create_table", {"turn_seconds": 30}, "table_created")
-        first = await visitor.answered("list_tables", {}, "tables")
+        first = await visitor.answered("subscribe_lobby", {"on": True}, "tables")
         assert len(first["payload"]["tables"]) == 3
         # At least as long as the text the server sent (its spacing may add to it).
         size = len(json.dumps(first, separators=(",", ":"), ensure_ascii=False).encode())
@@ -697,7 +698,7 @@ async def test_listings_on_request_are_limited_by_their_bytes_and_nothing_else_i
         mark = len(visitor.frames)
         for n in range(10):
             await visitor.send({"type": "list_tables", "id": f"l{n}", "payload": {}})
-        await visitor.send({"type": "subscribe_lobby", "id": "s", "payload": {"on": True}})
+        await visitor.send({"type": "subscribe_lobby", "id": "s", "payload": {"on": False}})
         await visitor.alive()  # a ping is answered at once, listings refused or not
         answers = [f for f in visitor.frames[mark:] if f.get("reply_to") != "s"]
         subscribed = await visitor.wait(lambda f: f.get("reply_to") == "s", mark)
@@ -713,6 +714,8 @@ async def test_listings_on_request_are_limited_by_their_bytes_and_nothing_else_i
         else:
             assert len(listings) == 10 and not refused
             assert subscribed["type"] == "tables"
+        # Turned off either way: the listing that answers it may be refused, not the change.
+        assert app.lobby is not None and not app.lobby.feed.subscribers
     finally:
         await owner.close()
         await visitor.close()
