@@ -1,9 +1,10 @@
 """What a client that reads slowly, or not at all, gets from ``server.connection.Connection``.
 
 What is sent to a connection is written straight to its socket while the socket takes it,
-and waits in the connection's bounded outbox while it does not (``limits.send_queue``). A
-client that stops reading is disconnected (1013, "too slow") once its outbox is full, and the
-table plays on; one that pauses and reads again gets every message, in order, whichever way
+and waits in the connection's bounded outbox while it does not (``limits.send_queue``
+messages, ``limits.send_queue_bytes`` bytes). A client that stops reading is disconnected
+(1013, "too slow") once its outbox is full either way, and the table plays on; a visitor who
+asks for big answers (the listing) and reads none is held to the bytes too; one that pauses and reads again gets every message, in order, whichever way
 each went. Here a spectator watches a fast table (a network bot and three server bots); the
 socket buffers of the connections under test are made small, on both sides, so that a few
 updates fill them.
@@ -69,41 +70,33 @@ async def wait_until(check: Any, timeout: float, what: str) -> None:
     assert check(), what
 
 
+async def told_too_slow(ws: ClientConnection) -> None:
+    """A client that stopped reading reads again: what was on its way, then the server's
+    close, 1013 "too slow"."""
+    ws.transport.resume_reading()
+    with contextlib.suppress(ConnectionClosed):
+        async with asyncio.timeout(10):
+            async for _ in ws:
+                pass
+    assert ws.close_code == 1013, (ws.close_code, ws.close_reason)
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [{"send_queue": 8}, {"send_queue": 100_000, "send_queue_bytes": 16384}],
+    ids=["messages", "bytes"],
+)
 @pytest.mark.asyncio
 async def test_a_client_that_stops_reading_is_dropped_and_the_table_plays_on(
-    start_server: StartServer,
+    start_server: StartServer, limits: dict[str, int]
 ) -> None:
-    app = await start_server(limits={"send_queue": 8})
+    """Dropped once its outbox is full by count (8 messages) or, though it could hold
+    100,000 messages, by bytes (16 KiB queued, ``send_queue_bytes``)."""
+    app = await start_server(limits=limits)
     player, table, playing = await fast_table(app)
     try:
         ws, served = await spectator(app, table, "slow")
         ws.transport.pause_reading()  # it reads no more
-        await wait_until(lambda: served.dropped, 30, "the slow spectator dropped")
-        assert app.slow_drops == 1
-        assert app.lobby is not None
-        seq = app.lobby.get(table).seq
-        await wait_until(lambda: app.lobby.get(table).seq > seq + 20, 30, "the table plays on")
-        ws.transport.resume_reading()
-        async with asyncio.timeout(10):
-            await ws.wait_closed()
-        assert ws.close_code == 1013, (ws.close_code, ws.close_reason)
-    finally:
-        playing.cancel()
-        await player.close()
-
-
-@pytest.mark.asyncio
-async def test_a_client_that_stops_reading_is_dropped_by_the_bytes_queued_too(
-    start_server: StartServer,
-) -> None:
-    """An outbox that could hold 100,000 messages still holds no more than
-    ``send_queue_bytes``: the spectator that stops reading is dropped once its updates
-    queued reach 16 KiB."""
-    app = await start_server(limits={"send_queue": 100_000, "send_queue_bytes": 16384})
-    player, table, playing = await fast_table(app)
-    try:
-        ws, served = await spectator(app, table, "slow")
-        ws.transport.pause_reading()
         held = 0
 
         def dropped() -> bool:
@@ -113,12 +106,12 @@ async def test_a_client_that_stops_reading_is_dropped_by_the_bytes_queued_too(
 
         await wait_until(dropped, 30, "the slow spectator dropped")
         assert app.slow_drops == 1
-        assert 0 < held <= 16384, held
-        assert served.outbox is not None and served.outbox.qsize() < 100_000
-        ws.transport.resume_reading()
-        async with asyncio.timeout(10):
-            await ws.wait_closed()
-        assert ws.close_code == 1013, (ws.close_code, ws.close_reason)
+        assert 0 < held <= app.config.limits.send_queue_bytes, held
+        assert served.outbox is not None and served.outbox.qsize() <= limits["send_queue"]
+        assert app.lobby is not None
+        seq = app.lobby.get(table).seq
+        await wait_until(lambda: app.lobby.get(table).seq > seq + 20, 30, "the table plays on")
+        await told_too_slow(ws)
     finally:
         playing.cancel()
         await player.close()
@@ -170,12 +163,7 @@ async def test_a_visitor_asking_for_the_listing_and_reading_none_is_dropped(
         # Dropped long before 100,000 answers, or 5,000: at 16 KiB queued, give or take
         # what the sockets held.
         assert asks < 16384 // len(listing) + 200, (asks, len(listing))
-        ws.transport.resume_reading()
-        with contextlib.suppress(ConnectionClosed):
-            async with asyncio.timeout(10):
-                async for _ in ws:  # what was on its way, then the close
-                    pass
-        assert ws.close_code == 1013, (ws.close_code, ws.close_reason)
+        await told_too_slow(ws)
     finally:
         await ws.close()
         await owner.close()
