@@ -4,10 +4,10 @@ What is sent to a connection is written straight to its socket while the socket 
 and waits in the connection's bounded outbox while it does not (``limits.send_queue``
 messages, ``limits.send_queue_bytes`` bytes). A client that stops reading is disconnected
 (1013, "too slow") once its outbox is full either way, and the table plays on; a visitor who
-asks for big answers (the listing) and reads none is held to the bytes too; one that pauses and reads again gets every message, in order, whichever way
-each went. Here a spectator watches a fast table (a network bot and three server bots); the
-socket buffers of the connections under test are made small, on both sides, so that a few
-updates fill them.
+asks for big answers (the listing) and reads none is held to the bytes too; one that pauses
+and reads again gets every message, in order, whichever way each went. Here a spectator
+watches a fast table (a network bot and three server bots); the socket buffers of the
+connections under test are made small, on both sides, so that a few updates fill them.
 """
 
 from __future__ import annotations
