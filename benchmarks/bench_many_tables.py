@@ -16,13 +16,10 @@ A cost per action that grows with the tables is a cache too small for them. Figu
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
-from benchkit import ab_trees
+from benchkit import ab_trees, child_figures
 
 # Run in a child process with the tree's own engine first on the path: prints
 # {"actions": N, "cpu_s": S} for the interleaved replay of TABLES one-hand matches.
@@ -61,14 +58,7 @@ print(json.dumps({"actions": actions, "cpu_s": time.process_time() - started}))
 def one_run(tree: Path, tables: int, seed: int) -> float:
     """Microseconds of CPU per action replaying ``tables`` interleaved hands with ``tree``'s
     engine."""
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(tree), str(tables), str(seed)],
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    figures = json.loads(done.stdout)
+    figures = child_figures(CHILD, tree, tables, seed)
     return 1e6 * figures["cpu_s"] / figures["actions"]
 
 

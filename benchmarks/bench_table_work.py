@@ -21,13 +21,10 @@ child process of its own, in turns). Figures only.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
-from benchkit import ROOT, ab_trees
+from benchkit import ROOT, ab_trees, child_figures
 
 # Run in a child process with the tree's code (and its tests' fakes) first on the path:
 # prints {"actions": N, "cpu_s": S, "answering_s": A} for one match at seed SEED.
@@ -112,14 +109,7 @@ def one_run(tree: Path, seed: int) -> tuple[float, float, int]:
     # The tree's own tests' fakes; a tree unpacked from a wheel (``bench_compiled.py
     # --into``: the compiled engine) has none, and runs with this tree's.
     tests = tree / "tests" if (tree / "tests").is_dir() else ROOT / "tests"
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(tree), str(seed), str(tests)],
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    figures = json.loads(done.stdout)
+    figures = child_figures(CHILD, tree, seed, tests)
     actions = figures["actions"]
     table = 1e6 * (figures["cpu_s"] - figures["answering_s"]) / actions
     return table, 1e6 * figures["answering_s"] / actions, actions

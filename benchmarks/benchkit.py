@@ -103,6 +103,21 @@ def ab_trees(other: Path | None) -> dict[str, Path]:
     return {"this": ROOT} | ({"other": other.resolve()} if other is not None else {})
 
 
+def child_figures(code: str, tree: Path, *args: object) -> dict[str, Any]:
+    """Run ``code`` (a benchmark's child script, which prints one JSON object) in a child of
+    this interpreter from ``tree`` (its code first on the path), with ``tree`` and ``args``
+    as its arguments; the object it printed."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tree), *map(str, args)],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    figures: dict[str, Any] = json.loads(done.stdout)
+    return figures
+
+
 def tree_env(tree: Path, env: dict[str, str] | None = None) -> dict[str, str]:
     """``env`` (default: this process's) for a child running ``tree``'s code: ``PYTHONPATH``
     ``tree``. ``python -m server`` from ``tree`` runs its code already, but the processes the
