@@ -509,8 +509,7 @@ class Connection:
                 pass  # refused: not subscribed, if it asked to be
             elif m.on:
                 feed.subscribe(self, m.id)
-                self.lobby.listing_bytes = len(feed.subscribers.get(self, ""))
-                self.listing_budget -= self.lobby.listing_bytes
+                self._charge_listing(len(feed.subscribers.get(self, "")))
             else:
                 self._send_listing(m.id)
         elif isinstance(m, (protocol.TournamentRequest, protocol.QueueJoin, protocol.QueueLeave)):
@@ -565,8 +564,13 @@ class Connection:
         """The listing of the tables now, charged to the connection's listing budget."""
         text = encode(Tables(self.lobby.listing()), reply_to)
         self.send(text)
-        self.lobby.listing_bytes = len(text)
-        self.listing_budget -= len(text)
+        self._charge_listing(len(text))
+
+    def _charge_listing(self, size: int) -> None:
+        """A listing of ``size`` bytes sent on request: out of the budget, and what the next
+        request anyone makes is charged before its listing is made."""
+        self.lobby.listing_bytes = size
+        self.listing_budget -= size
 
     async def _service(self, m: protocol.Message) -> None:
         """A queue or tournament request: here, or relayed to the node that runs them (the
