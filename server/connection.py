@@ -505,13 +505,12 @@ class Connection:
             feed = self.lobby.feed
             if not m.on:
                 feed.unsubscribe(self)  # (even when the listing that answers it is refused)
-            if not self._listing_allowed(m.id):
-                pass  # refused: not subscribed, if it asked to be
-            elif m.on:
-                feed.subscribe(self, m.id)
-                self._charge_listing(len(feed.subscribers.get(self, "")))
-            else:
-                self._send_listing(m.id)
+            if self._listing_allowed(m.id):  # (refused: not subscribed, if it asked to be)
+                if m.on:
+                    feed.subscribe(self, m.id)
+                    self._charge_listing(len(feed.subscribers.get(self, "")))
+                else:
+                    self._send_listing(m.id)
         elif isinstance(m, (protocol.TournamentRequest, protocol.QueueJoin, protocol.QueueLeave)):
             await self._service(m)
         elif isinstance(m, protocol.CreateTable):
