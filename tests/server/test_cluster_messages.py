@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import os
 import re
 import typing
 from collections.abc import AsyncIterator
@@ -19,6 +20,7 @@ from typing import Any
 import orjson
 import pytest
 import redis.asyncio as aioredis
+from clusterkit import RedisServer, Unavailable, until
 
 from server.cluster.bus import Bus
 from server.cluster.messages import (
@@ -259,3 +261,36 @@ async def test_the_bus_reads_a_pack_and_refuses_only_what_it_cannot_read_in_it(
     assert received.got == [Bye("n2", "a"), Bye("n2", "b")]
     refused = [r.getMessage() for r in caplog.records]
     assert len(refused) == 2 and "unknown kind 'what'" in refused[0], refused
+
+
+@pytest.mark.asyncio
+async def test_after_a_redis_restart_the_bus_publishes_again(tmp_path: Path, prefix: str) -> None:
+    """Redis restarts (a Redis of the test's own): the connection the bus published on is
+    cut. Once the bus is subscribed again, what it sends goes on a new connection, in
+    order, none dropped."""
+    redis_server = RedisServer(tmp_path / "redis")
+    try:
+        await redis_server.start()
+    except Unavailable as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI needs redis-server: {exc}")
+        pytest.skip(str(exc))
+    received = Received(3)
+    try:
+        async with bus_of_n1(redis_server.url(), prefix, received) as (bus, _):
+            bus.send("n1", Bye("n2", "x.1"))
+            await until(lambda: len(received.got) == 1, 5, "the first message")
+            await redis_server.restart(down_seconds=0.1)
+            channel = bus.channel("n1").decode()
+
+            async def subscribed() -> bool:
+                return await redis_server.command("PUBSUB", "NUMSUB", channel) == [channel, 1]
+
+            await until(subscribed, 10, "the bus subscribed again")
+            bus.send("n1", Bye("n2", "x.2"))
+            bus.send("n1", Bye("n2", "x.3"))
+            await asyncio.wait_for(received.all_in.wait(), 5)
+            assert bus.dropped == 0
+    finally:
+        redis_server.close()
+    assert received.got == [Bye("n2", f"x.{i}") for i in (1, 2, 3)]
