@@ -178,6 +178,17 @@ class Nodes(Protocol):
         """A table of this node finished, or was never made: its lease goes."""
         ...
 
+    def placement(self, peers: Sequence[Any]) -> str | None:
+        """Where a table the queue makes for ``peers`` had best run: the node most of their
+        connections are on, if that is another, ready one; None: here."""
+        ...
+
+    async def place(self, table_id: str, node: str, peers: Sequence[Any]) -> bool:
+        """Hand a table this node just made for ``peers`` (none sitting yet) to ``node``
+        (``placement``): True, and they sit down there as any moved table's players do
+        (``moved``); False if it could not be handed, and it stays here."""
+        ...
+
 
 class OneNode:
     """A server alone: every table is here, nothing is relayed or published; the queue and
@@ -259,3 +270,9 @@ class OneNode:
 
     def table_done(self, table_id: str) -> None:
         pass
+
+    def placement(self, peers: Sequence[Any]) -> str | None:
+        return None
+
+    async def place(self, table_id: str, node: str, peers: Sequence[Any]) -> bool:
+        return False

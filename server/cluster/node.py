@@ -44,7 +44,9 @@ lease's holder. A message for a table between two owners (let go by one, being r
 the next) waits for the new owner's word and goes on to it (``unowned``): a connection never
 loses its table meanwhile. The ladder queue and the tournaments' sessions run on one node,
 the coordinator (``PREFIX:coordinator``, leased the same way); the others relay their
-players' requests to it.
+players' requests to it. A table the queue makes goes to the node most of its players are
+on (``placement``, ``place``: handed off at once, its players re-attached by its adopter's
+``moved``).
 
 Who created each of a node's tables still waiting for players (its account and address,
 ``Lobby.creators``) is published in ``PREFIX:waiting`` with its lobby, so that every node
@@ -74,6 +76,7 @@ import os
 import random
 import socket
 import time
+from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
@@ -93,6 +96,10 @@ from server.table import BackInput, GoneInput, SyncInput
 from server.tasks import stop_task
 
 log = logging.getLogger("guobiao.cluster")
+
+# Leases for which a player whose table the queue handed on counts as seated there, until its
+# owner publishes it (a beat, a third of a lease, after it adopted it).
+PLACED_LEASES = 3
 
 
 # -------------------------------------------------------------------- node ---
@@ -436,6 +443,34 @@ class Node(Inbox, Leases):
         await self._pass_on(table_id, table.unhandled())
         return True
 
+    def placement(self, peers: Sequence[Any]) -> str | None:
+        """Where a table the queue makes here for ``peers`` had best run: the node most of
+        their connections are on, if that is another, ready one (a tie stays here), so that
+        its players are relayed the least and the queue's tables are spread over the nodes
+        instead of all running on the coordinator."""
+        homes = Counter(p.home if isinstance(p, RemotePeer) else self.name for p in peers)
+        if not homes:
+            return None
+        best, most = max(homes.items(), key=lambda item: (item[1], item[0] == self.name))
+        if most <= homes[self.name] or best not in self._ready_nodes():
+            return None
+        return best
+
+    async def place(self, table_id: str, node: str, peers: Sequence[Any]) -> bool:
+        """Hand a table the queue just made here for ``peers`` to ``node``, as a drain
+        hands a table (its adopter's ``moved`` re-attaches every node's connections of its
+        players). Until its owner publishes them seated, its players count as seated there
+        here (``seated_elsewhere``)."""
+        if not await self.hand_off(table_id, node):
+            return False
+        now = time.monotonic()
+        self.placed = {name: kept for name, kept in self.placed.items() if kept[1] > now}
+        until = now + PLACED_LEASES * self.lease_seconds
+        for peer in peers:
+            if peer.username is not None:
+                self.placed[peer.username] = (table_id, until)
+        return True
+
     async def drain(self) -> int:
         """Stop taking tables and hand every table we own to the others; how many."""
         self.draining = True
@@ -526,7 +561,13 @@ class Node(Inbox, Leases):
         return self.is_coordinator
 
     def seated_elsewhere(self, username: str) -> str | None:
-        return self.directory.seated.get(username)
+        found = self.directory.seated.get(username)
+        if found is None and username in self.placed:
+            table_id, until = self.placed[username]
+            if time.monotonic() < until:
+                return table_id
+            del self.placed[username]
+        return found
 
     def status(self) -> dict[str, Any]:
         return {

@@ -155,6 +155,9 @@ class NodeState:
         self.is_coordinator = False
         self.draining = False
         self.adopting: set[str] = set()
+        # Players whose table the queue made here and handed on (``Node.place``) -> (the
+        # table, until when): seated there before its owner publishes it.
+        self.placed: dict[str, tuple[str, float]] = {}
         # Monotonic: no adoption, and no node taken for dead, before (a lease after Redis
         # came back: every presence may have been lost, and each node writes its own again).
         self.scan_after = 0.0

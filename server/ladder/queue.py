@@ -27,7 +27,7 @@ from server.errors import shown
 from server.ladder.matchmaking import Entry, GapSchedule, form_tables
 from server.ladder.store import LadderStore
 from server.lobby import Lobby
-from server.messages.outbound import Queue
+from server.messages.outbound import Joined, Queue
 from server.protocol import encode
 from server.table import JoinInput, LobbyError, Peer
 from server.tasks import stop_task
@@ -258,6 +258,7 @@ class Matchmaker:
             log.warning("queue: no table for %s: %s", names, exc.reason)
             return
         humans = frozenset(n for n in names if not n.startswith("bot:"))
+        seated: list[tuple[int, Queued]] = []
         for seat, name in enumerate(names):
             if name.startswith("bot:"):
                 continue
@@ -265,10 +266,20 @@ class Matchmaker:
             left = queue.players.get(name)
             if left is None:
                 continue  # gone while the table was made: the seat waits for them (away)
-            peer = left.peer
             self._remove(queue, name)
+            seated.append((seat, left.peer))
+        # In a cluster the table goes to the node most of them are on, where they sit down
+        # as a moved table's players do (``Nodes.place``); else they sit down here.
+        nodes, peers = self.lobby.nodes, [peer for _, peer in seated]
+        elsewhere = nodes.placement(peers)
+        for seat, peer in seated:
             peer.attach(table.id)
             peer.send(encode(Queue("matched", queue.ladder, queue.casual, table.id, seat)))
+            if elsewhere is not None:  # (here the table says it: ``JoinInput``)
+                peer.send(encode(Joined(table.id, seat)))
+        if elsewhere is not None and await nodes.place(table.id, elsewhere, peers):
+            return
+        for seat, peer in seated:
             await table.queue.put(JoinInput(peer, None, seat, None))
 
     async def _bots(self, queue: _Queue, now: float) -> None:

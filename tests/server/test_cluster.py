@@ -51,7 +51,7 @@ from engine.bots import make_bot
 from engine.rules import MCR
 from engine.simulation import play_match
 from server.cli.replay import read_log
-from server.client import Client, ClientError, TableState, play
+from server.client import Client, ClientError, ServerError, TableState, play
 from server.db.store import Store
 
 # Turns outlast every wait of these tests: a decision nobody is asked again (an update lost
@@ -412,6 +412,73 @@ async def test_four_players_on_two_nodes_play_a_table_of_a_third(make_cluster: M
     assert all(end == ends[0] for end in ends), "the players saw different match ends"
     assert await cluster.owner(table) in (None, "n3")
     await check_as_offline(cluster, ends[0])
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+@pytest.mark.parametrize("on_coordinator", [1, 2])
+async def test_players_queued_on_both_nodes_are_matched_and_play(
+    make_cluster: MakeCluster, on_coordinator: int
+) -> None:
+    """The ladder's queue runs on the coordinator (docs/deployment.md: "the queue ... work[s]
+    the same from every node"). Four registered players queue, ``on_coordinator`` of them
+    through the coordinator and the others through the other node: all four are told the
+    same table, each her own seat; the table runs where most of them are (three on the
+    other node: there; two and two: the coordinator, which made it); they play its match to
+    the end, rated, the match the offline one of its seed."""
+    cluster = await make_cluster(2, sections={"matchmaking": {"hands": 1, "pass_seconds": 0.2}})
+    coordinator = await until(cluster.coordinator, 10, "a coordinator")
+    other = "n2" if coordinator == "n1" else "n1"
+    # Once the coordinator has read the other node (its lobby lists a table of it), it
+    # places tables there.
+    host = await Player.register(cluster[other], "host")
+    hosted = (await host.client.create_table(turn_seconds=TURN_SECONDS)).table
+    await until(lambda: listed(cluster[coordinator], {hosted}), 10, f"{coordinator} reads {other}")
+    homes = [cluster[coordinator]] * on_coordinator + [cluster[other]] * (4 - on_coordinator)
+    players = [await Player.register(node, f"queued{i}") for i, node in enumerate(homes)]
+    try:
+        watching = [
+            asyncio.ensure_future(
+                p.client.wait_for(
+                    lambda m: m.type == "queue" and m.payload["state"] == "matched", 30
+                )
+            )
+            for p in players
+        ]
+        joined = [
+            asyncio.ensure_future(p.client.wait_for(lambda m: m.type == "joined", 30))
+            for p in players
+        ]
+        await asyncio.sleep(0)
+        for player in players:
+            assert (await player.client.queue_join())["state"] == "waiting"
+        matched = [m.payload for m in await asyncio.gather(*watching)]
+        table = matched[0]["table"]
+        assert {m["table"] for m in matched} == {table}
+        assert sorted(m["seat"] for m in matched) == [0, 1, 2, 3]
+        for player, m in zip(players, matched, strict=True):
+            player.seat = m["seat"]
+        if on_coordinator < 2:  # queued again at once: she sits there, before its owner says
+            with pytest.raises(ServerError) as refused:
+                await players[-1].client.queue_join()
+            assert refused.value.code == "already_seated", refused.value
+        # Each is told she sits there (``joined``, docs/protocol.md), wherever it runs.
+        seats = [j.payload for j in await asyncio.gather(*joined)]
+        assert seats == [{"table": table, "seat": m["seat"]} for m in matched]
+        if on_coordinator < 2:  # made on the coordinator, handed to the other node
+            assert await cluster.wait_owner(table, not_in={coordinator}) == other
+        else:
+            assert await cluster.wait_owner(table) == coordinator
+        ends = await asyncio.gather(*(p.play(cluster, table) for p in players))
+    finally:
+        for player in (host, *players):
+            await player.close()
+    assert all(end == ends[0] for end in ends), "the players saw different match ends"
+    assert sorted(r["name"] for r in ends[0]["ratings"]) == sorted(p.name for p in players)
+    for player in players:  # told once
+        told = [f["payload"] for f in player.frames if f["type"] == "joined"]
+        assert told == [{"table": table, "seat": player.seat}], player.name
+    await check_as_offline(cluster, ends[0], hands=1)
 
 
 @pytest.mark.postgres
