@@ -48,6 +48,7 @@ from server.cluster import relaying
 from server.cluster.fenced import FencedStore
 from server.cluster.messages import Out, Sender, decode, encode
 from server.cluster.node import Node
+from server.cluster.peers import RemotePeer
 from server.config import ClusterSection
 from server.errors import ServerError
 from server.table import BackInput, GoneInput, PlayInput, SyncInput, speaking
@@ -527,3 +528,36 @@ async def test_what_a_dropped_table_had_not_handled_goes_on(rig: Rig) -> None:
     assert json.loads(passed["f"]) == {"type": "sync", "payload": {"table": "t1"}, "id": 4}
     told = [json.loads(m["x"]) for _, m in sent.kinds("out")]
     assert [(m["reply_to"], m["payload"]["code"]) for m in told] == [(5, "server_busy")]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("homes", "placed"),
+    [
+        (["n1", "n1", "n1", "n2"], "n1"),  # three of four elsewhere: there
+        (["n1", "n1", "n3", "n2"], "n1"),  # the most, even if not half
+        (["n1", "n1", "n2", "n2"], None),  # a tie stays here
+        (["n1", "n3", "n2", "n2"], None),  # most here already
+        (["n3", "n3", "n3", "n2"], None),  # that node is draining
+        (["n4", "n4", "n4", "n2"], None),  # that node is not live (as last read)
+        (["n1", "n3", "n3", "n3"], None),  # (not n1 either: n3 has the most)
+        ([], None),  # nobody came: here
+    ],
+)
+async def test_a_queue_table_is_placed_where_most_of_its_players_are(
+    rig: Rig, homes: list[str], placed: str | None
+) -> None:
+    """``Node.placement`` (n2 the coordinator, n1 and n2 ready, n3 draining): the node most
+    of the table's connections are on, if that is another, ready one; else None (here). A
+    connection of this node counts as here, one of another node as its home's."""
+    node = rig.node
+    node.directory.live = {"n1": {}, "n2": {}, "n3": {"draining": True}}
+    peers: list[Any] = [
+        Conn(f"c{i}", {}, username=f"p{i}")
+        if home == "n2"
+        else RemotePeer(
+            node.bus, "n2", home, f"c{i}", username=f"p{i}", guest=False, address="", version=2
+        )
+        for i, home in enumerate(homes)
+    ]
+    assert node.placement(peers) == placed
