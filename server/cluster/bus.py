@@ -129,9 +129,10 @@ class Bus:
     async def _publish(self, publications: list[tuple[bytes, bytes]]) -> None:
         """``publications`` in one round trip, on a connection of the sender's own: written
         as one packet, then each reply read. (Through redis-py's pipeline a round trip of one
-        publication cost about 125 us of CPU, the connection taken from the pool and given
-        back, against 65-90 here; relayed tables make one a turn of the event loop.) A
-        connection that failed is closed; the next round trip opens it again."""
+        publication cost 100-125 us of CPU, the connection taken from the pool and given
+        back, against 60-70 here, ``benchmarks/bench_bus.py``; relayed tables make one a
+        turn of the event loop.) A connection that failed is closed; the next round trip
+        opens it again."""
         conn = self._publisher
         if conn is None:
             pool: Any = self.redis.connection_pool  # (redis-py does not type it)
