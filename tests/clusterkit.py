@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from httpkit import http_request
 from pgkit import POSTGRES_URL, Unavailable, create_database
 
@@ -220,6 +221,19 @@ class RedisServer:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait(10)
+
+
+async def private_redis(folder: Path) -> RedisServer:
+    """A ``RedisServer`` of the test's own in ``folder``, started (the caller closes it).
+    Where ``redis-server`` is missing the test is skipped, and fails in CI, which has it."""
+    server = RedisServer(folder)
+    try:
+        await server.start()
+    except Unavailable as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI needs redis-server: {exc}")
+        pytest.skip(str(exc))
+    return server
 
 
 # -------------------------------------------------------------- PostgreSQL ---

@@ -459,17 +459,18 @@ class Node(Inbox, Leases):
     async def place(self, table_id: str, node: str, peers: Sequence[Any]) -> bool:
         """Hand a table the queue just made here for ``peers`` to ``node``, as a drain
         hands a table (its adopter's ``moved`` re-attaches every node's connections of its
-        players). Until its owner publishes them seated, its players count as seated there
-        here (``seated_elsewhere``)."""
-        if not await self.hand_off(table_id, node):
-            return False
+        players). From the moment it leaves this lobby until its owner publishes them
+        seated, its players count as seated there here (``seated_elsewhere``)."""
         now = time.monotonic()
         self.placed = {name: kept for name, kept in self.placed.items() if kept[1] > now}
         until = now + PLACED_LEASES * self.lease_seconds
-        for peer in peers:
-            if peer.username is not None:
-                self.placed[peer.username] = (table_id, until)
-        return True
+        names = [peer.username for peer in peers if peer.username is not None]
+        self.placed.update(dict.fromkeys(names, (table_id, until)))
+        if await self.hand_off(table_id, node):
+            return True
+        for name in names:
+            self.placed.pop(name, None)
+        return False
 
     async def drain(self) -> int:
         """Stop taking tables and hand every table we own to the others; how many."""

@@ -38,10 +38,10 @@ from clusterkit import (
     TEST_TIMERS,
     Cluster,
     Node,
-    RedisServer,
     Unavailable,
     free_port,
     postgres,
+    private_redis,
     until,
 )
 from httpkit import http_request
@@ -352,14 +352,8 @@ async def owned_is(node: Node, count: int) -> bool:
 async def test_private_redis_restarts_empty(tmp_path: Path) -> None:
     """The harness's own Redis: on a port of its own, and empty after a restart (it keeps
     nothing on disk), which the Redis scenario below relies on."""
-    redis = RedisServer(tmp_path / "redis")
+    redis = await private_redis(tmp_path / "redis")
     try:
-        try:
-            await redis.start()
-        except Unavailable as exc:
-            if os.environ.get("CI") == "true":
-                pytest.fail(f"CI needs redis-server: {exc}")
-            pytest.skip(str(exc))
         assert redis.port != 6379
         assert await redis.command("SET", "guobiao:lease:T", "n1", "PX", 60_000) == "OK"
         assert await redis.command("GET", "guobiao:lease:T") == "n1"

@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import os
 import re
 import typing
 from collections.abc import AsyncIterator
@@ -20,7 +19,7 @@ from typing import Any
 import orjson
 import pytest
 import redis.asyncio as aioredis
-from clusterkit import RedisServer, Unavailable, until
+from clusterkit import private_redis, until
 
 from server.cluster.bus import Bus
 from server.cluster.messages import (
@@ -268,13 +267,7 @@ async def test_after_a_redis_restart_the_bus_publishes_again(tmp_path: Path, pre
     """Redis restarts (a Redis of the test's own): the connection the bus published on is
     cut. Once the bus is subscribed again, what it sends goes on a new connection, in
     order, none dropped."""
-    redis_server = RedisServer(tmp_path / "redis")
-    try:
-        await redis_server.start()
-    except Unavailable as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI needs redis-server: {exc}")
-        pytest.skip(str(exc))
+    redis_server = await private_redis(tmp_path / "redis")
     received = Received(3)
     try:
         async with bus_of_n1(redis_server.url(), prefix, received) as (bus, _):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import socket
 import threading
 import time
@@ -26,7 +25,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import redis
-from clusterkit import RedisServer, Unavailable, until
+from clusterkit import RedisServer, private_redis, until
 
 from server.cluster.keeper import LOOP_SILENT_LEASES, LeaseKeeper, OnRound, keeper_client
 
@@ -365,13 +364,7 @@ async def test_after_a_redis_restart_the_leases_are_taken_again(
 ) -> None:
     """A private Redis killed (it keeps nothing) and started again: the keeper logs the
     outage once, and once Redis answers takes its lease again and says so."""
-    server = RedisServer(tmp_path / "redis")
-    try:
-        await server.start()
-    except Unavailable as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI needs redis-server: {exc}")
-        pytest.skip(str(exc))
+    server = await private_redis(tmp_path / "redis")
     try:
         key = "guobiao:lease:T1"
         with caplog.at_level(logging.INFO, logger="guobiao.cluster"):
