@@ -444,17 +444,17 @@ class Node(Inbox, Leases):
         return True
 
     def placement(self, peers: Sequence[Any]) -> str | None:
-        """Where a table the queue makes here for ``peers`` had best run: the node most of
-        their connections are on, if that is another, ready one (a tie stays here), so that
-        its players are relayed the least and the queue's tables are spread over the nodes
-        instead of all running on the coordinator."""
+        """Where a table the queue makes here for ``peers`` had best run: of the ready nodes,
+        the one most of their connections are on, if that is another than this one (a tie
+        stays here), so that its players are relayed the least and the queue's tables are
+        spread over the nodes instead of all running on the coordinator."""
         homes = Counter(p.home if isinstance(p, RemotePeer) else self.name for p in peers)
-        if not homes:
+        ready = {*self._ready_nodes(), self.name}
+        counted = [(count, node == self.name, node) for node, count in homes.items()]
+        best = max((c for c in counted if c[2] in ready), default=None)
+        if best is None or best[2] == self.name or best[0] <= homes[self.name]:
             return None
-        best, most = max(homes.items(), key=lambda item: (item[1], item[0] == self.name))
-        if most <= homes[self.name] or best not in self._ready_nodes():
-            return None
-        return best
+        return best[2]
 
     async def place(self, table_id: str, node: str, peers: Sequence[Any]) -> bool:
         """Hand a table the queue just made here for ``peers`` to ``node``, as a drain

@@ -540,16 +540,16 @@ async def test_what_a_dropped_table_had_not_handled_goes_on(rig: Rig) -> None:
         (["n1", "n3", "n2", "n2"], None),  # most here already
         (["n3", "n3", "n3", "n2"], None),  # that node is draining
         (["n4", "n4", "n4", "n2"], None),  # that node is not live (as last read)
-        (["n1", "n3", "n3", "n3"], None),  # (not n1 either: n3 has the most)
+        (["n1", "n3", "n3", "n3"], "n1"),  # the most of the ready ones
         ([], None),  # nobody came: here
     ],
 )
 async def test_a_queue_table_is_placed_where_most_of_its_players_are(
     rig: Rig, homes: list[str], placed: str | None
 ) -> None:
-    """``Node.placement`` (n2 the coordinator, n1 and n2 ready, n3 draining): the node most
-    of the table's connections are on, if that is another, ready one; else None (here). A
-    connection of this node counts as here, one of another node as its home's."""
+    """``Node.placement`` (n2 the coordinator, n1 and n2 ready, n3 draining): of the ready
+    nodes, the one most of the table's connections are on, if that is another; else None
+    (here). A connection of this node counts as here, one of another node as its home's."""
     node = rig.node
     node.directory.live = {"n1": {}, "n2": {}, "n3": {"draining": True}}
     peers: list[Any] = [
