@@ -563,11 +563,10 @@ class Node(Inbox, Leases):
 
     def seated_elsewhere(self, username: str) -> str | None:
         found = self.directory.seated.get(username)
-        if found is None and username in self.placed:
+        if found is None and username in self.placed:  # (pruned by ``place``)
             table_id, until = self.placed[username]
             if time.monotonic() < until:
                 return table_id
-            del self.placed[username]
         return found
 
     def status(self) -> dict[str, Any]:
