@@ -21,6 +21,8 @@ from typing import Any
 from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.http11 import Request, Response
+from websockets.protocol import State
+from websockets.server import ServerProtocol
 
 import engine
 from server import VERSION, accounts, replay
@@ -28,6 +30,7 @@ from server.config import Config
 from server.connection import Connection, EndOfTurn
 from server.db.store import Store, upgrade
 from server.errors import shown
+from server.handoff import AdoptedConnection, Handoff
 from server.ladder import api as ladder_api
 from server.ladder.queue import Matchmaker
 from server.lobby import Lobby
@@ -45,6 +48,9 @@ from server.tournaments.host import Tournaments
 log = logging.getLogger("guobiao.server")
 
 SLOW_STOP_STEP = 2.0  # seconds: a step of the stop that takes longer is logged
+# Every websocket connection's keepalive and queue, those it accepts and those another worker
+# handed it alike.
+WS_OPTIONS: dict[str, Any] = {"max_queue": 16, "ping_interval": 20, "ping_timeout": 20}
 
 
 class App:
@@ -77,6 +83,9 @@ class App:
         # its signals, in the same step of the loop, before anyone can be told it is ready.
         self.started = False
         self.stopping: str | None = None  # the step of ``stop`` under way
+        # ``serve --workers``: where this worker takes connections its siblings hand it, and
+        # hands them those that join a table a sibling runs (server/handoff.py).
+        self.handoff: Handoff | None = None
 
     def new_cid(self) -> str:
         """A connection id no other connection of the cluster has."""
@@ -145,13 +154,11 @@ class App:
             process_response=_json_errors,
             max_size=self.config.limits.max_message_bytes,
             compression=None,
-            max_queue=16,
-            ping_interval=20,
-            ping_timeout=20,
             server_header=f"guobiao/{VERSION}",
             # ``serve --workers``: the workers listen on one port (the kernel spreads the
             # connections among them); any other server keeps its port to itself.
             reuse_port=self.config.server.share_port,
+            **WS_OPTIONS,
         )
         listen = self.config.metrics.address
         if listen is not None:
@@ -166,6 +173,9 @@ class App:
             except OSError as exc:  # (``guobiao serve`` says where it could not listen)
                 raise OSError(exc.errno, exc.strerror, self.config.metrics.listen) from exc
         await self.nodes.start(self.port)
+        if self.config.server.handoff_dir and self.config.clustered:
+            self.handoff = Handoff(self.config.server.handoff_dir, self.node, self._adopt)
+            self.handoff.start()
         self.started = True
 
     @property
@@ -203,6 +213,8 @@ class App:
         self.stopping = "stopped"
 
     async def _stop_listening(self) -> None:
+        if self.handoff is not None:
+            self.handoff.close()
         if self.ws_server is not None:
             self.ws_server.server.close()  # stop listening; connections stay open for now
 
@@ -286,7 +298,43 @@ class App:
             except Exception:  # a failing database must not stop the purges for good
                 log.exception("purging expired guests and sessions failed")
 
-    async def _handle(self, ws: ServerConnection) -> None:
+    def _adopt(self, sock: socket.socket, state: dict[str, Any]) -> None:
+        """Serve a connection a sibling worker handed over (``server.handoff``), its state
+        with it; closed at once if this server is stopping."""
+        if self.ws_server is None or self.stopping is not None:
+            sock.close()
+            return
+        task = asyncio.get_running_loop().create_task(self._serve_adopted(sock, state))
+        self.ws_server.handler_tasks.add(task)  # (the websocket server's stop waits for it)
+
+    async def _serve_adopted(self, sock: socket.socket, state: dict[str, Any]) -> None:
+        server = self.ws_server
+        assert server is not None
+        try:
+            protocol = ServerProtocol(
+                state=State.OPEN, max_size=self.config.limits.max_message_bytes
+            )
+            ws = AdoptedConnection(protocol, server, **WS_OPTIONS)
+            try:
+                await asyncio.get_running_loop().connect_accepted_socket(lambda: ws, sock)
+            except OSError:
+                sock.close()  # (the client went meanwhile)
+                return
+            server.all_connections.add(ws)
+            ws.start_keepalive()
+            try:
+                async with ws:  # (closed as any connection is when it is done)
+                    await self._handle(ws, state)
+            except Exception:
+                log.exception("serving a handed connection failed")
+            finally:
+                server.all_connections.discard(ws)
+        finally:
+            server.handler_tasks.discard(asyncio.current_task())
+
+    async def _handle(self, ws: ServerConnection, handed: dict[str, Any] | None = None) -> None:
+        """Serve one websocket connection; ``handed``: one a sibling worker handed over,
+        with its state and the message it is to handle first."""
         if len(self.connections) >= self.config.limits.max_connections:
             await ws.close(1013, "server full")
             return
@@ -300,7 +348,7 @@ class App:
         self.connections.add(conn)
         self.by_cid[conn.cid] = conn
         try:
-            await conn.serve()
+            await conn.serve(handed)
         finally:
             self.connections.discard(conn)
             self.by_cid.pop(conn.cid, None)

@@ -48,6 +48,11 @@ class ServerSection:
     # kernel spreads the connections among them. ``serve --workers`` sets it for its workers;
     # a server started alone keeps its port to itself ("address already in use" for another).
     share_port: bool = False
+    # A private folder of Unix sockets through which the workers of one machine hand each
+    # other connections (a player joining a table another worker runs moves to it, rather
+    # than have her every message relayed: server/handoff.py). ``serve --workers`` makes one
+    # and sets it for its workers; "" (a server alone, any other node): none.
+    handoff_dir: str = ""
 
 
 @dataclass(frozen=True, slots=True)

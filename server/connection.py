@@ -30,6 +30,7 @@ from websockets.protocol import State
 from server import VERSION, accounts, protocol
 from server.config import Config
 from server.errors import ServerError
+from server.handoff import MAX_MOVES, Handoff, release
 from server.ladder.queue import Matchmaker
 from server.lobby import Lobby
 from server.messages.outbound import (
@@ -93,6 +94,7 @@ class Server(Protocol):
     lobby: Lobby | None
     matchmaker: Matchmaker | None
     slow_drops: int
+    handoff: Handoff | None
 
     @property
     def tournaments_host(self) -> Tournaments: ...
@@ -171,6 +173,7 @@ class Connection:
         self.queue_frame: str | None = None  # its queue_join, while queued by another node
         self.frame: str | bytes = ""  # the frame being dispatched
         self.dropped = False
+        self.moves = 0  # times it was handed from one worker to another (``server.handoff``)
 
     # --------------------------------------------------------- outgoing ---
 
@@ -359,60 +362,20 @@ class Connection:
             return True
         return False
 
-    async def serve(self) -> None:
+    async def serve(self, handed: dict[str, Any] | None = None) -> None:
+        """Read and handle the client's messages until it goes. ``handed``: the connection
+        was handed over by the worker it came to (``server.handoff``): its state, and the
+        message it is to handle first (already counted against its rate there)."""
         try:
+            if handed is not None:
+                first = self._restore(handed)
+                if "back" in handed and self.username is not None:
+                    await self._back(_request_id(handed["back"]))
+                elif first is not None and not await self._receive(first, counted=True):
+                    return
             async for frame in self.ws:
-                # Decoded first (cheap: frames are small): an answer to our prompt goes free.
-                message: protocol.Message | ProtocolError
-                try:
-                    message = protocol.decode(frame)
-                    reply_to = message.id
-                except ProtocolError as exc:
-                    message, reply_to = exc, protocol.request_id(frame)
-                if not self.answers_prompt(message) and not self.allow():
-                    self.strikes += 1
-                    self.app.metrics.rate_limited["messages"].inc()
-                    self.send(
-                        error(
-                            "rate_limited",
-                            "too many messages; slow down (this one was dropped)",
-                            reply_to,
-                        )
-                    )
-                    if self.strikes >= RATE_STRIKES:
-                        await self.ws.close(1008, "rate limit exceeded")
-                        return
-                    continue
-                try:
-                    if isinstance(message, ProtocolError):
-                        raise message
-                    self.frame = frame
-                    await self.dispatch(message)
-                except accounts.RateLimited as exc:
-                    self.app.metrics.rate_limited["accounts"].inc()
-                    # A refusal is cheap, so a client asking again at once could send
-                    # thousands a second: held a moment, it gets one a second on this
-                    # connection, for the cost of a sleeping task.
-                    await asyncio.sleep(REFUSAL_PAUSE)
-                    self.send(encode(Error(exc.code, exc.reason, exc.retry_after), reply_to))
-                    # Asking again and again without waiting is a flood: it costs the
-                    # connection like any other.
-                    self.refusals += 1
-                    if self.refusals >= RATE_STRIKES:
-                        await self.ws.close(1008, "rate limit exceeded")
-                        return
-                except ServerError as exc:  # protocol, accounts and lobby refusals
-                    self.send(error(exc.code, exc.reason, reply_to))
-                except Exception:
-                    # A bug or a failing database must not cost the client its connection.
-                    log.exception("error while handling a message from %s", self.username)
-                    self.send(
-                        error(
-                            "internal_error",
-                            "the server could not handle that message; try again",
-                            reply_to,
-                        )
-                    )
+                if not await self._receive(frame):
+                    return
         except ConnectionClosed:
             pass
         finally:
@@ -420,6 +383,61 @@ class Connection:
             await self._detach()
             self.app.nodes.bye(self)
             await self.close_writer()
+
+    async def _receive(self, frame: str | bytes, counted: bool = False) -> bool:
+        """Handle one frame of the client's; False: the connection is closed for abuse."""
+        # Decoded first (cheap: frames are small): an answer to our prompt goes free.
+        message: protocol.Message | ProtocolError
+        try:
+            message = protocol.decode(frame)
+            reply_to = message.id
+        except ProtocolError as exc:
+            message, reply_to = exc, protocol.request_id(frame)
+        if not counted and not self.answers_prompt(message) and not self.allow():
+            self.strikes += 1
+            self.app.metrics.rate_limited["messages"].inc()
+            self.send(
+                error(
+                    "rate_limited",
+                    "too many messages; slow down (this one was dropped)",
+                    reply_to,
+                )
+            )
+            if self.strikes >= RATE_STRIKES:
+                await self.ws.close(1008, "rate limit exceeded")
+                return False
+            return True
+        try:
+            if isinstance(message, ProtocolError):
+                raise message
+            self.frame = frame
+            await self.dispatch(message)
+        except accounts.RateLimited as exc:
+            self.app.metrics.rate_limited["accounts"].inc()
+            # A refusal is cheap, so a client asking again at once could send
+            # thousands a second: held a moment, it gets one a second on this
+            # connection, for the cost of a sleeping task.
+            await asyncio.sleep(REFUSAL_PAUSE)
+            self.send(encode(Error(exc.code, exc.reason, exc.retry_after), reply_to))
+            # Asking again and again without waiting is a flood: it costs the
+            # connection like any other.
+            self.refusals += 1
+            if self.refusals >= RATE_STRIKES:
+                await self.ws.close(1008, "rate limit exceeded")
+                return False
+        except ServerError as exc:  # protocol, accounts and lobby refusals
+            self.send(error(exc.code, exc.reason, reply_to))
+        except Exception:
+            # A bug or a failing database must not cost the client its connection.
+            log.exception("error while handling a message from %s", self.username)
+            self.send(
+                error(
+                    "internal_error",
+                    "the server could not handle that message; try again",
+                    reply_to,
+                )
+            )
+        return True
 
     async def dispatch(self, m: protocol.Message) -> None:
         app = self.app
@@ -479,11 +497,11 @@ class Connection:
             self.refusals = 0
             expiry = expires.isoformat().replace("+00:00", "Z")
             self.send(encode(Session(player.username, token, player.guest, expiry), m.id))
-            table = self.lobby.table_of(self.username)
-            if table is not None:
-                self.tables[table.id] = None
-                await table.queue.put(BackInput(self, m.id))
-            elif isinstance(m, (protocol.Login, protocol.Resume)):
+            if self.lobby.table_of(self.username) is not None:
+                await self._back(m.id)
+            elif isinstance(m, (protocol.Login, protocol.Resume)) and not (
+                await self._hand_to_seat(m.id)  # seated at a sibling worker's table: to it
+            ):
                 await app.nodes.find_seat(self)  # seated at another node's table?
             return
         if isinstance(m, protocol.Logout):
@@ -533,6 +551,8 @@ class Connection:
                 return
             if isinstance(m, protocol.JoinTable):
                 self._leave_queue()
+                if await self._hand_to_table(found[0]):
+                    return
             await self._to_table(*found, isinstance(m, protocol.Watch))
 
     def _listing_allowed(self, reply_to: str | int | None) -> bool:
@@ -610,6 +630,97 @@ class Connection:
                 nodes.relay_gone(self, table_id)
         self.tables.clear()
 
+    # ---------------------------------------------------- handing over ---
+
+    async def _back(self, reply_to: str | int | None) -> None:
+        """Her seat at a table of this node's is hers again (she logged in or resumed)."""
+        assert self.username is not None
+        table = self.lobby.table_of(self.username)
+        if table is None:
+            await self.app.nodes.find_seat(self)  # (it moved meanwhile: wherever it is)
+            return
+        self.tables[table.id] = None
+        await table.queue.put(BackInput(self, reply_to))
+
+    async def _hand_to_table(self, table_id: str) -> bool:
+        """Hand this connection, asking to join ``table_id``, to the sibling worker that runs
+        it (its ``join`` handled there); True if it went."""
+        if table_id in self.lobby.tables:
+            return False
+        return await self._hand_to(await self.app.nodes.owner_of(table_id), {})
+
+    async def _hand_to_seat(self, reply_to: str | int | None) -> bool:
+        """Hand this connection, back after a reconnection, to the sibling worker that runs
+        the table she sits at (she is seated back there, ``reply_to`` answered); True if it
+        went."""
+        if self.app.handoff is None or self.username is None:
+            return False
+        return await self._hand_to(
+            await self.app.nodes.seat_owner(self.username), {"back": reply_to}
+        )
+
+    async def _hand_to(self, owner: str | None, then: dict[str, Any]) -> bool:
+        """Hand this connection to ``owner`` if it is a sibling worker (``serve --workers``:
+        ``server.handoff``), to do ``then`` there first (``{}``: handle the frame being
+        handled; ``back``: seat her back); True if it went (this worker then forgets it).
+        Only a connection at no table yet: every message of hers would be relayed to it."""
+        handoff = self.app.handoff
+        if handoff is None or self.tables or self.queue_frame is not None or self.dropped:
+            return False
+        to = handoff.sibling(owner) if self.moves < MAX_MOVES else None
+        if to is None or self.tables or self.dropped:  # (what it is may change meanwhile)
+            return False
+        if self.flushing:
+            self._flush()  # what it was sent so far goes out from here
+        if self.outbox is not None and (not self.outbox.empty() or self.writing):
+            return False
+        if not handoff.hand_over(self.ws, to, {**self._state(), **then}):
+            return False
+        self.dropped = True  # nothing more from here: the sibling serves it now
+        self.lobby.feed.unsubscribe(self)
+        release(self.ws)
+        return True
+
+    def _state(self) -> dict[str, Any]:
+        """What the sibling that takes this connection needs of it: who the client is, its
+        limits' counts, and the frame being handled."""
+        return {
+            "username": self.username,
+            "token": self.token,
+            "guest": self.guest,
+            "version": self.version,
+            "lobby": self in self.lobby.feed.subscribers,
+            "moves": self.moves + 1,
+            "tokens": self.tokens,
+            "strikes": self.strikes,
+            "refusals": self.refusals,
+            "listing_budget": self.listing_budget,
+            "frame": _text(self.frame),
+        }
+
+    def _restore(self, state: dict[str, Any]) -> str | None:
+        """Take over a connection a sibling handed over (its ``_state``); the frame to
+        handle first."""
+        self.username = _str_or_none(state.get("username"))
+        self.token = _str_or_none(state.get("token"))
+        self.guest = bool(state.get("guest"))
+        self.greeted = True
+        version = state.get("version")
+        self.version = version if version in protocol.VERSIONS else 1
+        self.moves = _count(state.get("moves"), MAX_MOVES)
+        limits = self.app.config.limits
+        self.tokens = min(float(limits.message_burst), _number(state.get("tokens")))
+        self.strikes = _count(state.get("strikes"), RATE_STRIKES)
+        self.refusals = _count(state.get("refusals"), RATE_STRIKES)
+        self.listing_budget = min(self.listing_budget, _number(state.get("listing_budget")))
+        if state.get("lobby"):
+            # Followed from here: the listing goes to it at the feed's next send (it may
+            # differ from the last one the sibling sent).
+            feed = self.lobby.feed
+            feed.subscribers[self] = ""
+            feed.changed()
+        return _str_or_none(state.get("frame"))
+
     async def _to_table(self, table_id: str, item: Any, watch: bool = False) -> None:
         """Hand ``item`` to the table: its task, if it is on this node; else the frame goes
         to the node that owns it (cluster mode; ``no_such_table`` if none does). ``watch``:
@@ -625,6 +736,22 @@ class Connection:
         except ServerError:
             self.tables.pop(table_id, None)
             raise
+
+
+def _request_id(value: Any) -> str | int | None:
+    return value if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _count(value: Any, most: int) -> int:
+    return min(most, value) if isinstance(value, int) and value >= 0 else 0
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
 
 
 def _text(frame: str | bytes) -> str:

@@ -114,6 +114,16 @@ class Nodes(Protocol):
         ``no_such_table`` if no node runs it."""
         ...
 
+    async def owner_of(self, table_id: str) -> str | None:
+        """The node that runs ``table_id`` as far as this one knows (None: none does, or
+        not in a cluster)."""
+        ...
+
+    async def seat_owner(self, username: str) -> str | None:
+        """The node that runs the table ``username`` sits at, as far as this one knows (None:
+        none, or not in a cluster)."""
+        ...
+
     async def find_seat(self, conn: Here) -> None:
         """``conn``'s player logged in or resumed, and sits at no table here: her seat on
         another node is hers again."""
@@ -229,6 +239,12 @@ class OneNode:
 
     async def relay(self, conn: Here, table_id: str, frame: str | bytes) -> None:
         raise LobbyError("no_such_table", f"there is no table {table_id!r}")
+
+    async def owner_of(self, table_id: str) -> str | None:
+        return None
+
+    async def seat_owner(self, username: str) -> str | None:
+        return None
 
     async def find_seat(self, conn: Here) -> None:
         pass

@@ -467,6 +467,10 @@ class Cluster:
     timers: dict[str, Any] = field(default_factory=lambda: dict(TEST_TIMERS))
     limits: dict[str, Any] = field(default_factory=lambda: dict(TEST_LIMITS))
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)  # more config
+    # The folder of the nodes' hand-over sockets, as ``serve --workers`` gives its workers
+    # one (server/handoff.py): "" for none. A short path of the caller's (a socket's path
+    # is 107 bytes at most).
+    handoff_dir: str = ""
     nodes: dict[str, Node] = field(default_factory=dict)
 
     @property
@@ -493,6 +497,8 @@ class Cluster:
         env["GUOBIAO_CLUSTER_REDIS_URL"] = self.redis.url()
         env["GUOBIAO_CLUSTER_LEASE_SECONDS"] = str(self.lease_seconds)
         env["GUOBIAO_CLUSTER_PREFIX"] = self.prefix
+        if self.handoff_dir:
+            env["GUOBIAO_SERVER_HANDOFF_DIR"] = self.handoff_dir
         return env
 
     def add(self, name: str | None = None, args: Iterable[str] = ()) -> Node:

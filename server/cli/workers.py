@@ -4,9 +4,11 @@ Each worker is a ``guobiao serve`` of its own (the same arguments, ``--workers``
 a cluster node named ``NODE/wI`` (``[server] node``, else ``hostname:port``); they listen on
 the same port with ``SO_REUSEPORT`` (``[server] share_port``, set for them), so the kernel
 spreads new connections among them, and share the tables as any nodes of a cluster do
-(server/cluster/node.py). This process only supervises: a worker that dies is started again
-(after a pause that grows if it keeps dying); SIGTERM or Ctrl-C stops them all, each handing
-its tables to the others as it goes.
+(server/cluster/node.py). A connection that joins a table another worker runs is handed to
+that worker (server/handoff.py), through a private folder of sockets this process makes
+(``[server] handoff_dir``, set for them) and removes as it ends. This process only
+supervises: a worker that dies is started again (after a pause that grows if it keeps dying);
+SIGTERM or Ctrl-C stops them all, each handing its tables to the others as it goes.
 
 Each worker counts its own metrics (a registry per process, its ``node`` label its name):
 with ``[metrics] listen`` set, worker I serves them on that port plus I - 1 (``worker_metrics``),
@@ -17,10 +19,12 @@ random.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from types import FrameType
 
@@ -65,13 +69,29 @@ def supervise(argv: list[str], count: int, config: Config) -> int:
     base = config.server.node or f"{socket.gethostname()}:{config.server.port}"
     args = worker_args(argv)
     names = [f"{base}/w{i}" for i in range(1, count + 1)]
+    # Mode 0700: only this user's processes reach the workers' sockets.
+    handoff = config.server.handoff_dir or tempfile.mkdtemp(prefix="guobiao-handoff-")
+    try:
+        return _run(names, args, config, handoff)
+    finally:
+        if not config.server.handoff_dir:
+            shutil.rmtree(handoff, ignore_errors=True)
+
+
+def _run(names: list[str], args: list[str], config: Config, handoff: str) -> int:
+    count = len(names)
     procs: dict[str, subprocess.Popen[bytes]] = {}
     waits = dict.fromkeys(names, RESTART_FIRST)
     stopping = False
     killing_at = float("inf")  # when workers that ignored SIGTERM are killed
 
     def start(name: str) -> None:
-        env = {**os.environ, "GUOBIAO_SERVER_NODE": name, "GUOBIAO_SERVER_SHARE_PORT": "true"}
+        env = {
+            **os.environ,
+            "GUOBIAO_SERVER_NODE": name,
+            "GUOBIAO_SERVER_SHARE_PORT": "true",
+            "GUOBIAO_SERVER_HANDOFF_DIR": handoff,
+        }
         if config.metrics.listen:
             env["GUOBIAO_METRICS_LISTEN"] = worker_metrics(
                 config.metrics.listen, names.index(name) + 1

@@ -191,6 +191,11 @@ class Relaying(NodeState):
         """The table (on any node) where ``username`` sits, as the owners last said."""
         return await self.directory.seated_table(username)
 
+    async def seat_owner(self, username: str) -> str | None:
+        """The node that runs the table ``username`` sits at (None: none that we know)."""
+        table_id = await self.seated_table(username)
+        return None if table_id is None else await self.owner_of(table_id)
+
     def _reattach(self, table_id: str, owner: str, players: Iterable[str] = ()) -> None:
         """Our connections at ``table_id`` to its new owner ``owner``, and those of its
         seated ``players`` (one who came back, ``resume``, while no node ran the table found

@@ -24,8 +24,10 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
+import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -494,6 +496,65 @@ async def test_resume_elsewhere_right_after_sitting(make_cluster: MakeCluster) -
 
 @pytest.mark.postgres
 @pytest.mark.asyncio
+async def test_players_joining_a_table_another_worker_runs_are_handed_to_it(
+    make_cluster: MakeCluster,
+) -> None:
+    """Two nodes sharing a folder of hand-over sockets, as ``serve --workers``' workers do:
+    the table is n2's, three of its players come in through n1 and ask to join it; n1 hands
+    each connection to n2 (server/handoff.py), which seats her and serves her from then on,
+    the same TCP connection, nothing relayed. One of them reconnects through n1 and resumes:
+    handed to n2 too, her seat hers again. Then n2 is killed: its players lose their
+    connections as any of n2's, resume on n1, which adopts the table, and the match ends as
+    the offline one of its seed."""
+    folder = tempfile.mkdtemp(prefix="guobiao-handoff-")  # (short: a socket's path is too)
+    try:
+        cluster = await make_cluster(0, handoff_dir=folder)
+        await cluster.start(2)
+        n1, n2 = cluster["n1"], cluster["n2"]
+        host = await Player.register(n2, "handhost")
+        table = (await host.client.create_table(turn_seconds=TURN_SECONDS, hands=HANDS)).table
+        assert await cluster.wait_owner(table) == "n2"
+        host.seat = await host.client.join_table(table, seat=0)
+        players = [host] + [await Player.register(n1, f"handed{i}") for i in (1, 2, 3)]
+        assert (await n1.healthz())["connections"] == 3
+        for seat, player in enumerate(players[1:], 1):
+            player.seat = await player.client.join_table(table, seat=seat)
+            assert player.seat == seat
+        # Every player's connection is n2's now, none is n1's: nothing to relay.
+        assert (await n1.healthz())["connections"] == 0
+        assert (await n2.healthz())["connections"] == 4
+        for player in players:
+            assert player.client.is_open and player.client.session is not None
+            player.node = n2
+
+        one = players[1]
+        tasks = [asyncio.create_task(p.play(cluster, table)) for p in players if p is not one]
+        first = await hold_at(one, table, 2)  # the table waits for her discard in hand 2
+        try:
+            # She reconnects through n1 and resumes: handed to n2, seated back there.
+            await one.move_to(n1, table)
+            assert await asyncio.wait_for(first, 10) is None  # (her old connection closed)
+            assert (await n1.healthz())["connections"] == 0
+            assert (await n2.healthz())["connections"] == 4
+            one.node = n2
+            first = asyncio.create_task(one.play(cluster, table))
+            await progressed(one, table, 2, discards=8)
+            await n2.kill()
+            ends = await asyncio.gather(first, *tasks)
+        finally:
+            for task in (first, *tasks):
+                task.cancel()
+            for player in players:
+                await player.close()
+        assert all(end == ends[0] for end in ends), "the players saw different match ends"
+        assert [p.reconnects for p in players] == [["n1"], ["n1", "n1"], ["n1"], ["n1"]]
+        await check_as_offline(cluster, ends[0])
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
 async def test_a_player_whose_match_ended_sits_down_at_once_on_another_node(
     make_cluster: MakeCluster,
 ) -> None:
@@ -854,7 +915,9 @@ async def test_workers_share_the_port_and_stop_together(make_cluster: MakeCluste
     ``NODE/w2`` of the cluster (each with its presence record); a table created through
     the port is owned by one of them; each serves its own metrics on its own port
     (``[metrics] listen``'s, and the next), none on the game port (``game_port = false``);
-    SIGTERM to the parent stops both, and it exits 0."""
+    a player who joins the table through the other worker is handed to the table's (their
+    private folder of sockets); SIGTERM to the parent stops both, it exits 0 and removes
+    the folder."""
     cluster = await make_cluster(0)
     node = cluster.add("w", args=["--workers", "2"])
     metrics = free_ports(2)
@@ -871,21 +934,74 @@ async def test_workers_share_the_port_and_stop_together(make_cluster: MakeCluste
     pids = {int(r["pid"]) for r in records}
     assert len(pids) == 2 and node.process is not None and node.process.pid not in pids
     assert {int(r["port"]) for r in records} == {node.port}
+    # The workers' folder of hand-over sockets: one, private, the same for both.
+    folders = {handoff_dir(pid) for pid in pids}
+    assert len(folders) == 1 and None not in folders, folders
+    (folder,) = folders
+    assert folder is not None and os.stat(folder).st_mode & 0o777 == 0o700
+
+    async def connections() -> dict[str, int]:
+        """Each worker's open connections, by its metrics."""
+        counts = {}
+        for port, name in zip((metrics, metrics + 1), names, strict=True):
+            scrape = await http_request(port, "/metrics")
+            assert scrape.status == 200, (port, scrape.body)
+            line = f'guobiao_connections{{node="{name}"}} '.encode()
+            assert line in scrape.body, scrape.body[:300]
+            counts[name] = int(float(scrape.body.split(line)[1].split()[0]))
+        return counts
+
     alice = await Player.register(node, "alice_workers")
+    players = [alice]
     try:
         table = (await alice.client.create_table(turn_seconds=TURN_SECONDS)).table
-        assert await cluster.wait_owner(table) in names
+        owner = await cluster.wait_owner(table)
+        assert owner in names
+        (other,) = set(names) - {owner}
+        # Players come in through the port until one is on the worker that does not run
+        # the table (the kernel chooses: 1 in 2 each); then three join it.
+        elsewhere: Player | None = None
+        for i in range(20):
+            players.append(await Player.register(node, f"bob{i}_workers"))
+            if (await connections())[other]:
+                elsewhere = players[-1]
+                break
+        assert elsewhere is not None, "the kernel gave every connection to the table's worker"
+        while len(players) < 4:
+            players.append(await Player.register(node, f"carol{len(players)}_workers"))
+        joining = [elsewhere, *[p for p in players[1:] if p is not elsewhere][:2]]
+        for seat, player in enumerate(joining, 1):
+            assert await player.client.join_table(table, seat=seat) == seat
+        for player in players:
+            if player is not alice and player not in joining:
+                await player.close()
+        # The four seated are all on the table's worker: those on the other were handed.
+        await until(lambda: connections_are(connections, {owner: 4, other: 0}), 10, "all on it")
     finally:
-        await alice.close()
+        for player in players:
+            await player.close()
     listing = await cluster.cli("nodes")
     assert all(name in listing.stdout for name in names), listing.stdout
-    for port, name in zip((metrics, metrics + 1), names, strict=True):
-        scrape = await http_request(port, "/metrics")
-        assert scrape.status == 200, (port, scrape.body)
-        assert f'guobiao_connections{{node="{name}"}}'.encode() in scrape.body, scrape.body[:300]
     assert (await http_request(node.port, "/metrics")).status == 404
     assert await node.stop() == 0, node.tail()
     await until(lambda: not any(running(pid) for pid in pids), 10, "both workers gone")
+    assert not os.path.exists(folder), "serve --workers left its folder of sockets"
+
+
+async def connections_are(
+    connections: Callable[[], Awaitable[dict[str, int]]], expected: dict[str, int]
+) -> bool:
+    return await connections() == expected
+
+
+def handoff_dir(pid: int) -> str | None:
+    """A process's ``GUOBIAO_SERVER_HANDOFF_DIR`` (None: not set)."""
+    with open(f"/proc/{pid}/environ", "rb") as environ:
+        for item in environ.read().split(b"\0"):
+            name, _, value = item.partition(b"=")
+            if name == b"GUOBIAO_SERVER_HANDOFF_DIR":
+                return value.decode()
+    return None
 
 
 @pytest.mark.postgres
