@@ -12,6 +12,7 @@ What is counted where, and what it costs:
   ``guobiao_connections``, ``guobiao_tables{state}`` (the lobby's summaries),
   ``guobiao_queue_players{ladder,mode}`` and ``guobiao_queue_longest_wait_seconds``
   (``Matchmaker.snapshot``), ``guobiao_slow_client_drops_total`` (``App.slow_drops``),
+  ``guobiao_handoffs_total{way}`` (``serve --workers``: ``server.handoff``'s counts),
   ``guobiao_leases_held`` (cluster mode: the tables this node owns),
   ``guobiao_actions_total`` (a plain int the tables add one to: the server is one event
   loop, so it needs no lock), and ``guobiao_tournaments{state}`` (one indexed query of the
@@ -112,6 +113,16 @@ class Observed(Protocol):
 
     @property
     def slow_drops(self) -> int: ...
+
+    @property
+    def handoff(self) -> Handing | None: ...
+
+
+class Handing(Protocol):
+    """A worker's end of the connections handed between workers (``server.handoff``)."""
+
+    handed: int
+    adopted: int
 
 
 class TournamentSource(Protocol):
@@ -295,6 +306,16 @@ class _Scraped(Collector):
             "Connections closed because their outgoing queue was full (1013 too slow).",
             value=server.slow_drops,
         )
+        handoff = server.handoff
+        handed = CounterMetricFamily(
+            "guobiao_handoffs",
+            "Connections handed to the worker that runs their table (way=given) or taken "
+            "from another worker (way=taken): serve --workers only.",
+            labels=["way"],
+        )
+        handed.add_metric(["given"], handoff.handed if handoff else 0)
+        handed.add_metric(["taken"], handoff.adopted if handoff else 0)
+        yield handed
         yield GaugeMetricFamily(
             "guobiao_leases_held",
             "Table leases this node holds (cluster mode: the tables it owns; one process: 0).",

@@ -940,13 +940,13 @@ async def test_workers_share_the_port_and_stop_together(make_cluster: MakeCluste
     (folder,) = folders
     assert folder is not None and os.stat(folder).st_mode & 0o777 == 0o700
 
-    async def connections() -> dict[str, int]:
-        """Each worker's open connections, by its metrics."""
+    async def connections(series: str = "guobiao_connections", labels: str = "") -> dict[str, int]:
+        """Each worker's value of ``series`` (its open connections), by its metrics."""
         counts = {}
         for port, name in zip((metrics, metrics + 1), names, strict=True):
             scrape = await http_request(port, "/metrics")
             assert scrape.status == 200, (port, scrape.body)
-            line = f'guobiao_connections{{node="{name}"}} '.encode()
+            line = f'{series}{{node="{name}"{labels}}} '.encode()
             assert line in scrape.body, scrape.body[:300]
             counts[name] = int(float(scrape.body.split(line)[1].split()[0]))
         return counts
@@ -977,6 +977,10 @@ async def test_workers_share_the_port_and_stop_together(make_cluster: MakeCluste
                 await player.close()
         # The four seated are all on the table's worker: those on the other were handed.
         await until(lambda: connections_are(connections, {owner: 4, other: 0}), 10, "all on it")
+        given = await connections("guobiao_handoffs_total", ',way="given"')
+        taken = await connections("guobiao_handoffs_total", ',way="taken"')
+        assert given[other] >= 1 and given[other] == taken[owner], (given, taken)
+        assert given[owner] == taken[other] == 0, (given, taken)
     finally:
         for player in players:
             await player.close()

@@ -252,6 +252,7 @@ def test_leases_held_is_read_from_the_nodes_interface() -> None:
         matchmaker = None
         nodes = Nodes()
         slow_drops = 0
+        handoff = None
 
     metrics = Metrics(Server())
     text = generate_latest(metrics.registry).decode()
