@@ -110,6 +110,7 @@ class App:
 
     async def start(self) -> None:
         self.config.check_cluster_database()
+        self.config.check_handoff_dir()
         self.metrics.start()
         url = self.config.database_url
         await upgrade(url)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -263,6 +264,26 @@ class Config:
             raise ConfigError(
                 "[cluster] redis_url is set but the database is SQLite: the nodes of a cluster "
                 "share one PostgreSQL database ([database] url, GUOBIAO_DATABASE_URL)"
+            )
+
+    def check_handoff_dir(self) -> None:
+        """``ConfigError`` if ``[server] handoff_dir`` is set but is not a folder this user
+        owns that no one else may enter: whoever can reach the workers' sockets can hand
+        them a connection as any player (``guobiao serve`` asks)."""
+        folder = self.server.handoff_dir
+        if not folder:
+            return
+        try:
+            st = os.stat(folder)
+        except OSError as exc:
+            raise ConfigError(f"[server] handoff_dir {folder!r}: {exc.strerror}") from exc
+        if not stat.S_ISDIR(st.st_mode):
+            raise ConfigError(f"[server] handoff_dir {folder!r} is not a folder")
+        if st.st_uid != os.getuid() or st.st_mode & 0o077:
+            raise ConfigError(
+                f"[server] handoff_dir {folder!r} must be this user's own with mode 0700 (it is "
+                f"{stat.S_IMODE(st.st_mode):o}, owner {st.st_uid}): other users could hand the "
+                "server connections as any player (`serve --workers` makes one: leave it empty)"
             )
 
     @property

@@ -36,3 +36,24 @@ def test_a_level_outside_the_levels_is_refused_naming_the_file_and_key(
     assert str(caught.value) == (
         f"{site}: [bots] {key} must be one of {', '.join(LEVELS)}, got {level!r}"
     )
+
+
+def test_a_handoff_folder_others_may_enter_is_refused_saying_why(tmp_path: Path) -> None:
+    """Whoever reaches the workers' sockets can hand them a connection as any player: the
+    folder must be this user's, mode 0700 (``serve --workers`` makes such a one)."""
+    folder = tmp_path / "handoff"
+    folder.mkdir(mode=0o700)
+    folder.chmod(0o700)
+    load(None, environ={"GUOBIAO_SERVER_HANDOFF_DIR": str(folder)}).check_handoff_dir()
+    load(None, environ={}).check_handoff_dir()  # none: nothing to check
+
+    folder.chmod(0o755)
+    config = load(None, environ={"GUOBIAO_SERVER_HANDOFF_DIR": str(folder)})
+    with pytest.raises(ConfigError, match=r"handoff_dir .* must be this user's own with mode 0700"):
+        config.check_handoff_dir()
+    for missing in (tmp_path / "nowhere", tmp_path / "site.toml"):
+        if missing.name == "site.toml":
+            missing.write_text("")
+        config = load(None, environ={"GUOBIAO_SERVER_HANDOFF_DIR": str(missing)})
+        with pytest.raises(ConfigError, match=f"handoff_dir '{missing}'"):
+            config.check_handoff_dir()
