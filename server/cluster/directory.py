@@ -63,7 +63,11 @@ class Directory:
         self._seated_raw: dict[bytes, bytes] = {}
         self._alive: frozenset[str] = frozenset()
         self._reads = 0
+        # What the last publication wrote: each public table's entry and the summary it was
+        # made of (the lobby replaces a table's summary when it changes: one still there is
+        # not encoded again), and each seated player's table.
         self._published_listing: dict[str, bytes] = {}
+        self._published_summaries: dict[str, Any] = {}
         self._published_seated: dict[str, str] = {}
         self._published_waiting: dict[str, bytes] = {}
         self._publish_soon: asyncio.TimerHandle | None = None
@@ -72,6 +76,7 @@ class Directory:
     def forget_published(self) -> None:
         """Redis may have lost everything (it restarted): the next publication writes all."""
         self._published_listing.clear()
+        self._published_summaries.clear()
         self._published_seated.clear()
         self._published_waiting.clear()
 
@@ -84,25 +89,33 @@ class Directory:
             await self._publish_now()
 
     async def _publish_now(self) -> None:
+        # Soon after every seat taken (``changed``): with thousands of tables, what costs is
+        # what did not change, so it is passed over without being encoded or copied.
         lobby = self.lobby
-        listing: dict[str, bytes] = {}
+        summaries: dict[str, Any] = {}
+        changed: dict[str, bytes] = {}
+        published, encoded = self._published_listing, self._published_summaries
         for table_id, summary in lobby.summaries.items():
             if summary.private or summary.state == "finished" or table_id not in lobby.tables:
                 continue
-            listing[table_id] = orjson.dumps({"n": self.name, "l": summary.listing})
+            summaries[table_id] = summary
+            if encoded.get(table_id) is not summary:
+                entry = orjson.dumps({"n": self.name, "l": summary.listing})
+                if published.get(table_id) != entry:
+                    changed[table_id] = entry
         pipe = self.redis.pipeline(transaction=False)
         key = f"{self.prefix}:listing"
-        changed = {t: v for t, v in listing.items() if self._published_listing.get(t) != v}
-        gone = [t for t in self._published_listing if t not in listing]
+        gone = [t for t in encoded if t not in summaries]
         if changed:
             pipe.hset(key, mapping=cast(Any, changed))
         if gone:
             pipe.hdel(key, *gone)
         # username -> "TABLE NODE": whose word it is (a dead node's are ignored by readers)
-        seated = {u: f"{t} {self.name}" for u, t in lobby.seated.items()}
+        seated = dict(lobby.seated)
         seat_key = f"{self.prefix}:seated"
-        moved = {u: t for u, t in seated.items() if self._published_seated.get(u) != t}
-        left = [u for u, t in self._published_seated.items() if u not in seated]
+        was = self._published_seated
+        moved = {u: f"{t} {self.name}" for u, t in seated.items() if was.get(u) != t}
+        left = [u for u in was if u not in seated]
         if moved:
             pipe.hset(seat_key, mapping=cast(Any, moved))
         # table -> its creator: a table's id is ours alone while we hold it.
@@ -127,11 +140,14 @@ class Directory:
             stale = [
                 u
                 for u, now in zip(left, current, strict=True)
-                if now is not None and _text(now) == self._published_seated[u]
+                if now is not None and _text(now) == f"{was[u]} {self.name}"
             ]
             if stale:
                 await self.redis.hdel(seat_key, *stale)
-        self._published_listing = listing
+        published.update(changed)
+        for table_id in gone:
+            published.pop(table_id, None)
+        self._published_summaries = summaries
         self._published_seated = seated
         self._published_waiting = waiting
 

@@ -256,9 +256,11 @@ async def test_reading_only_what_changed_gives_what_reading_everything_gives(
     redis_url: str, prefix: str, seed: int
 ) -> None:
     """n2 reads at every beat only the entries of ``PREFIX:seated`` and ``PREFIX:listing``
-    that changed (``Directory._delta``). After each of 40 random steps of n1 (players sit
-    down, leave, move; tables come and go; n1 dies and comes back), what n2 knows is what a
-    node reading everything for the first time (n3) knows."""
+    that changed (``Directory._delta``), and n1 publishes only what changed (a table's
+    summary that is still the one it published is not encoded again). After each of 40
+    random steps of n1 (players sit down, leave, move; tables come and go, their summaries
+    replaced by the lobby, by an equal one or not; n1 dies and comes back), what n2 knows is
+    what a node reading everything for the first time (n3) knows, and what n1's lobby holds."""
     rng = random.Random(seed)
     ours = Lobby()
     async with nodes_for(redis_url, prefix, ours, Lobby()) as (n1, n2):
@@ -280,6 +282,9 @@ async def test_reading_only_what_changed_gives_what_reading_everything_gives(
             for table in list(ours.tables):
                 if table not in ours.seated.values() and rng.random() < 0.3:
                     del ours.tables[table], ours.summaries[table]
+                elif rng.random() < 0.3:  # a new summary (as the lobby makes one): same or not
+                    listing = {"table": table, "hand": rng.randrange(3)}
+                    ours.summaries[table] = Summary(listing)
             if alive:
                 await n1._presence()
             await n1._publish_lobby()
@@ -291,4 +296,6 @@ async def test_reading_only_what_changed_gives_what_reading_everything_gives(
                 assert n2.directory.listed == fresh.directory.listed, step
             expected = dict(ours.seated) if alive else {}  # (a dead node's word is no more)
             assert n2.directory.seated == expected, step
+            listings = {t: ours.summaries[t].listing for t in ours.tables} if alive else {}
+            assert n2.directory.listings == listings, step
             assert set(n2.directory.listed) == (set(ours.tables) if alive else set()), step
