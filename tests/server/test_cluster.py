@@ -502,7 +502,8 @@ async def test_players_joining_a_table_another_worker_runs_are_handed_to_it(
     """Two nodes sharing a folder of hand-over sockets, as ``serve --workers``' workers do:
     the table is n2's, three of its players come in through n1 and ask to join it; n1 hands
     each connection to n2 (server/handoff.py), which seats her and serves her from then on,
-    the same TCP connection, nothing relayed. One of them reconnects through n1 and resumes:
+    the same TCP connection, nothing relayed (one who followed the lobby follows it from n2).
+    One of them reconnects through n1 and resumes:
     handed to n2 too, her seat hers again. Then n2 is killed: its players lose their
     connections as any of n2's, resume on n1, which adopts the table, and the match ends as
     the offline one of its seed."""
@@ -517,6 +518,9 @@ async def test_players_joining_a_table_another_worker_runs_are_handed_to_it(
         host.seat = await host.client.join_table(table, seat=0)
         players = [host] + [await Player.register(n1, f"handed{i}") for i in (1, 2, 3)]
         assert (await n1.healthz())["connections"] == 3
+        # One follows the lobby (as the web client's home page does) before she sits.
+        follower = players[3].client
+        await follower.request("subscribe_lobby", {"on": True})
         for seat, player in enumerate(players[1:], 1):
             player.seat = await player.client.join_table(table, seat=seat)
             assert player.seat == seat
@@ -526,6 +530,23 @@ async def test_players_joining_a_table_another_worker_runs_are_handed_to_it(
         for player in players:
             assert player.client.is_open and player.client.session is not None
             player.node = n2
+        # She still follows it from n2: a table made meanwhile is pushed to her.
+        other_host = await Player.register(n2, "handhost2")
+        try:
+            listed = asyncio.ensure_future(
+                follower.wait_for(
+                    lambda m: (
+                        m.type == "tables" and any(t["table"] != table for t in m.payload["tables"])
+                    ),
+                    timeout=10,
+                )
+            )
+            await asyncio.sleep(0)
+            other = (await other_host.client.create_table(turn_seconds=TURN_SECONDS)).table
+            update = await listed
+            assert other in {t["table"] for t in update.payload["tables"]}
+        finally:
+            await other_host.close()
 
         one = players[1]
         tasks = [asyncio.create_task(p.play(cluster, table)) for p in players if p is not one]
