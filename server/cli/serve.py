@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import os
 import signal
 import sys
 from pathlib import Path
@@ -150,6 +151,7 @@ async def serve(config: Config, ready: asyncio.Event | None = None, *, human: bo
             loop.add_signal_handler(sig, stop.set)
     with contextlib.suppress(NotImplementedError, AttributeError):
         loop.add_signal_handler(signal.SIGUSR1, _dump_tasks)  # where is it stuck?
+    watch = _watch_supervisor(stop)
     host = config.server.host
     metrics = ""
     if app.metrics_port is not None:
@@ -169,6 +171,8 @@ async def serve(config: Config, ready: asyncio.Event | None = None, *, human: bo
     if ready is not None:
         ready.set()
     await stop.wait()
+    if watch is not None:
+        watch.cancel()
     print("guobiao: stopping (finishing writes, telling clients)", flush=True)
     try:
         await asyncio.wait_for(app.stop(), STOP_SECONDS)
@@ -185,6 +189,23 @@ async def serve(config: Config, ready: asyncio.Event | None = None, *, human: bo
 
 
 STOP_SECONDS = 60.0  # a graceful stop (tables handed over, clients told) takes at most this
+SUPERVISOR_CHECK_SECONDS = 1.0  # how often a worker looks whether its supervisor is there
+
+
+def _watch_supervisor(stop: asyncio.Event) -> asyncio.Task[None] | None:
+    """A worker of ``serve --workers``: stop (``stop``) once its supervisor is gone (its
+    parent is another process then: the supervisor was killed), as on SIGTERM."""
+    supervisor = os.environ.get(workers.SUPERVISOR_ENV, "")
+    if not supervisor.isdigit():
+        return None
+
+    async def watch() -> None:
+        while os.getppid() == int(supervisor):
+            await asyncio.sleep(SUPERVISOR_CHECK_SECONDS)
+        print(f"guobiao: the supervisor (pid {supervisor}) is gone: stopping", flush=True)
+        stop.set()
+
+    return asyncio.get_running_loop().create_task(watch(), name="watch-supervisor")
 
 
 def _dump_tasks() -> None:

@@ -8,7 +8,9 @@ spreads new connections among them, and share the tables as any nodes of a clust
 that worker (server/handoff.py), through a private folder of sockets this process makes
 (``[server] handoff_dir``, set for them) and removes as it ends. This process only
 supervises: a worker that dies is started again (after a pause that grows if it keeps dying);
-SIGTERM or Ctrl-C stops them all, each handing its tables to the others as it goes.
+SIGTERM or Ctrl-C stops them all, each handing its tables to the others as it goes. A worker
+whose supervisor is gone (killed with SIGKILL, say) stops as if told to (``SUPERVISOR_ENV``):
+else it would go on serving beside the workers the next supervisor starts on the same port.
 
 Each worker counts its own metrics (a registry per process, its ``node`` label its name):
 with ``[metrics] listen`` set, worker I serves them on that port plus I - 1 (``worker_metrics``),
@@ -32,6 +34,7 @@ from server.cli import child_command
 from server.config import Config
 
 RESTART_FIRST, RESTART_MAX = 1.0, 30.0  # seconds before a dead worker is started again
+SUPERVISOR_ENV = "GUOBIAO_SUPERVISOR_PID"  # a worker's: its supervisor's pid, to watch
 KILL_AFTER = 75.0  # seconds after SIGTERM before a worker still running is killed
 
 
@@ -91,6 +94,7 @@ def _run(names: list[str], args: list[str], config: Config, handoff: str) -> int
             "GUOBIAO_SERVER_NODE": name,
             "GUOBIAO_SERVER_SHARE_PORT": "true",
             "GUOBIAO_SERVER_HANDOFF_DIR": handoff,
+            SUPERVISOR_ENV: str(os.getpid()),
         }
         if config.metrics.listen:
             env["GUOBIAO_METRICS_LISTEN"] = worker_metrics(

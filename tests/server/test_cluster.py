@@ -1013,6 +1013,40 @@ async def test_workers_share_the_port_and_stop_together(make_cluster: MakeCluste
     assert not os.path.exists(folder), "serve --workers left its folder of sockets"
 
 
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_workers_stop_when_their_supervisor_is_killed(make_cluster: MakeCluster) -> None:
+    """``serve --workers 2`` killed with SIGKILL (its workers not told): each worker sees its
+    supervisor gone and stops as on SIGTERM, handing its tables over, rather than serve on
+    beside the workers of the next supervisor on the same port. The table a worker ran is
+    then another node's."""
+    cluster = await make_cluster(1)
+    node = cluster.add("w", args=["--workers", "2"])
+    cluster.write_config()
+    await node.start()
+    names = ("w/w1", "w/w2")
+
+    async def both_present() -> list[dict[str, Any]] | None:
+        records = [await cluster.node_record(name) for name in names]
+        return None if None in records else [r for r in records if r is not None]
+
+    records = await until(both_present, 20, "both workers' presence in Redis")
+    pids = {int(r["pid"]) for r in records}
+    alice = await Player.register(node, "alice_orphans")
+    try:
+        table = (await alice.client.create_table(turn_seconds=TURN_SECONDS)).table
+        assert await cluster.wait_owner(table) in names
+    finally:
+        await alice.close()
+    assert node.process is not None
+    node.process.kill()
+    await until(lambda: not any(running(pid) for pid in pids), 30, "both workers gone")
+    assert await cluster.wait_owner(table, timeout=10, not_in=set(names)) == "n1"
+    log = node.log()
+    assert log.count("the supervisor (pid") == 2, node.tail()
+    assert "stopping (finishing writes, telling clients)" in log, node.tail()
+
+
 async def connections_are(
     connections: Callable[[], Awaitable[dict[str, int]]], expected: dict[str, int]
 ) -> bool:
