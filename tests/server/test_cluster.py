@@ -946,12 +946,7 @@ async def test_workers_share_the_port_and_stop_together(make_cluster: MakeCluste
     cluster.write_config()
     await node.start()
     names = ("w/w1", "w/w2")
-
-    async def both_present() -> list[dict[str, Any]] | None:
-        records = [await cluster.node_record(name) for name in names]
-        return None if None in records else [r for r in records if r is not None]
-
-    records = await until(both_present, 20, "both workers' presence in Redis")
+    records = await workers_present(cluster, names)
     pids = {int(r["pid"]) for r in records}
     assert len(pids) == 2 and node.process is not None and node.process.pid not in pids
     assert {int(r["port"]) for r in records} == {node.port}
@@ -1025,12 +1020,7 @@ async def test_workers_stop_when_their_supervisor_is_killed(make_cluster: MakeCl
     cluster.write_config()
     await node.start()
     names = ("w/w1", "w/w2")
-
-    async def both_present() -> list[dict[str, Any]] | None:
-        records = [await cluster.node_record(name) for name in names]
-        return None if None in records else [r for r in records if r is not None]
-
-    records = await until(both_present, 20, "both workers' presence in Redis")
+    records = await workers_present(cluster, names)
     pids = {int(r["pid"]) for r in records}
     alice = await Player.register(node, "alice_orphans")
     try:
@@ -1045,6 +1035,17 @@ async def test_workers_stop_when_their_supervisor_is_killed(make_cluster: MakeCl
     log = node.log()
     assert log.count("the supervisor (pid") == 2, node.tail()
     assert "stopping (finishing writes, telling clients)" in log, node.tail()
+
+
+async def workers_present(cluster: Cluster, names: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The presence records of the workers ``names``, once each has written its own."""
+
+    async def all_present() -> list[dict[str, Any]] | None:
+        records = [await cluster.node_record(name) for name in names]
+        return None if None in records else [r for r in records if r is not None]
+
+    found: list[dict[str, Any]] = await until(all_present, 20, "the workers' presence in Redis")
+    return found
 
 
 async def connections_are(

@@ -208,12 +208,7 @@ async def test_a_sibling_that_stopped_taking_connections_leaves_it_where_it_is(
 ) -> None:
     one, two, port = workers
     two.handoff.close()  # its socket's file goes: it takes none
-    async with connect(f"ws://127.0.0.1:{port}", compression=None) as client:
-        await client.send("move")
-        assert await client.recv() == "w1 kept it"
-        await client.send("still here")
-        assert await client.recv() == "w1: still here"
-    assert one.moved == [False]
+    await moved_nowhere(one, port)
 
 
 @pytest.mark.asyncio
@@ -227,6 +222,11 @@ async def test_a_dead_siblings_socket_leaves_the_connection_where_it_is(
     two.handoff.sock.close()
     two.handoff.sock = None
     assert socket_path(one.folder, "w2").exists()
+    await moved_nowhere(one, port)
+
+
+async def moved_nowhere(one: Worker, port: int) -> None:
+    """A client asks w1 to move it: w1 keeps it, and answers it on."""
     async with connect(f"ws://127.0.0.1:{port}", compression=None) as client:
         await client.send("move")
         assert await client.recv() == "w1 kept it"
