@@ -92,7 +92,7 @@ from server.cluster.relaying import moving
 from server.cluster.state import KEEPER_STOP_SECONDS
 from server.errors import ServerError
 from server.nodes import Creator
-from server.table import BackInput, GoneInput, SyncInput
+from server.table import BackInput, GoneInput, JoinInput, SyncInput
 from server.tasks import stop_task
 
 log = logging.getLogger("guobiao.cluster")
@@ -399,23 +399,31 @@ class Node(Inbox, Leases):
         await self._pass_on(table_id, left)
 
     async def _pass_on(self, table_id: str, left: list[Any]) -> None:
-        """What a table we gave up had not handled yet: a ``sync`` goes on to its owner
-        (its sender waits for the answer); another request is told the table moved (its
-        connection is re-attached: its player gets the table again, and acts again)."""
+        """What a table we gave up had not handled yet: a ``sync`` or a ``join_table`` goes
+        on to its owner (its sender waits for the answer; a join not handled here is hers
+        to make there); another request is told the table moved (its connection is
+        re-attached: its player gets the table again, and acts again)."""
         for item in left:
             peer, reply_to = item.peer, item.reply_to
             if peer is None:
                 continue
+            payload: dict[str, Any] = {"table": table_id}
             if isinstance(item, SyncInput):
-                sync = {"type": "sync", "payload": {"table": table_id}}
-                frame = orjson.dumps(sync if reply_to is None else {**sync, "id": reply_to})
-                if isinstance(peer, RemotePeer):
-                    await self._in(In(peer.sender, table_id, frame.decode()))
-                else:
-                    with contextlib.suppress(ServerError):
-                        await self.relay(peer, table_id, frame)
-            elif reply_to is not None and not isinstance(item, BackInput | GoneInput):
-                peer.send(moving(table_id, reply_to))
+                kind = "sync"
+            elif isinstance(item, JoinInput):
+                kind = "join_table"
+                payload.update(seat=item.seat, invite_code=item.invite_code)
+            else:
+                if reply_to is not None and not isinstance(item, BackInput | GoneInput):
+                    peer.send(moving(table_id, reply_to))
+                continue
+            message = {"type": kind, "payload": payload}
+            frame = orjson.dumps(message if reply_to is None else {**message, "id": reply_to})
+            if isinstance(peer, RemotePeer):
+                await self._in(In(peer.sender, table_id, frame.decode()))
+            else:
+                with contextlib.suppress(ServerError):
+                    await self.relay(peer, table_id, frame)
 
     async def hand_off(self, table_id: str, to: str | None = None) -> bool:
         """Give a table of ours to another node (``to``, else the least loaded ready one):

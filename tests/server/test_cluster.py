@@ -576,6 +576,52 @@ async def test_players_joining_a_table_another_worker_runs_are_handed_to_it(
 
 @pytest.mark.postgres
 @pytest.mark.asyncio
+async def test_a_join_handed_to_a_paused_worker_is_answered_once_it_wakes(
+    make_cluster: MakeCluster,
+) -> None:
+    """The table's worker is paused (SIGSTOP) when a player asks another worker to join it:
+    her connection is handed to the paused one and waits there, unread. It stays paused past
+    its lease (the other adopts the table); woken, it serves her: the table is no longer its,
+    so her join goes on to its new owner, and she is seated there. A pause costs her the
+    pause, not her join."""
+    lease = 1.5
+    folder = tempfile.mkdtemp(prefix="guobiao-handoff-")
+    try:
+        cluster = await make_cluster(0, handoff_dir=folder, lease_seconds=lease)
+        await cluster.start(2)
+        n1, n2 = cluster["n1"], cluster["n2"]
+        host = await Player.register(n2, "pausedhost")
+        table = (await host.client.create_table(turn_seconds=TURN_SECONDS, hands=HANDS)).table
+        assert await cluster.wait_owner(table) == "n2"
+        await host.client.join_table(table, seat=0)
+        guest = await Player.register(n1, "pausedguest")
+        n2.pause()
+        try:
+            joining = asyncio.ensure_future(guest.client.join_table(table, seat=1))
+            await until(lambda: n1_handed(n1), 10, "n1 handing her over")
+            await asyncio.sleep(0)
+            assert await cluster.wait_owner(table, timeout=lease + 15, not_in={"n2"}) == "n1"
+            assert not joining.done()  # (her connection waits, unread, at the paused n2)
+        finally:
+            n2.resume()
+        assert await asyncio.wait_for(joining, 30) == 1
+        assert await cluster.owner(table) == "n1"
+        state = await guest.client.sync(table, timeout=20)
+        assert state.seat == 1 and state.summary is not None
+        assert state.summary["seats"][:2] == ["pausedhost", "pausedguest"], state.summary
+        await host.close()
+        await guest.close()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def n1_handed(node: Node) -> bool:
+    """Whether ``node`` has no connection left (the one it had was handed over)."""
+    return int((await node.healthz())["connections"]) == 0
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
 async def test_a_player_whose_match_ended_sits_down_at_once_on_another_node(
     make_cluster: MakeCluster,
 ) -> None:

@@ -51,7 +51,7 @@ from server.cluster.node import Node
 from server.cluster.peers import RemotePeer
 from server.config import ClusterSection
 from server.errors import ServerError
-from server.table import BackInput, GoneInput, PlayInput, SyncInput, speaking
+from server.table import BackInput, GoneInput, JoinInput, PlayInput, SyncInput, speaking
 
 
 def wire(body: dict[str, Any]) -> Any:
@@ -511,21 +511,30 @@ async def test_a_message_of_ours_that_comes_back_is_our_connections(rig: Rig) ->
 
 @pytest.mark.asyncio
 async def test_what_a_dropped_table_had_not_handled_goes_on(rig: Rig) -> None:
-    """n1 took t1 over while we were paused; our copy had a ``sync`` of bob's (on n3) and
-    an action of his waiting: the ``sync`` goes on to n1 (he waits for its answer), the
-    action is answered that the table moved (he is sent the table again anyway)."""
+    """n1 took t1 over while we were paused; our copy had a ``sync`` of bob's (on n3), an
+    action of his and carol's ``join_table`` waiting: the ``sync`` and the join go on to n1
+    (each sender waits for the answer; carol's join was not made here), the action is
+    answered that the table moved (he is sent the table again anyway)."""
     node, sent = rig.node, rig.sent
     table = StandInTable("t1", node, token=1)
     rig.lobby.tables["t1"] = table
     peer = node._peer(Sender("n3", "c.7", "bob", version=2))
+    carol = node._peer(Sender("n3", "c.8", "carol", version=2))
     table.queue.put_nowait(SyncInput(peer, 4))
     table.queue.put_nowait(PlayInput(peer, 5, 9, Action(ActionKind.PASS)))
+    table.queue.put_nowait(JoinInput(carol, 6, 2, "k3y"))
     await rig.lease("t1", "n1")
     await node._moved(wire({"k": "moved", "t": "t1", "o": "n1", "f": 2}))
     assert table.stopped
-    ((to, passed),) = sent.kinds("in")
+    (to, passed), (to_2, joined) = sent.kinds("in")
     assert to == "n1" and (passed["n"], passed["c"], passed["u"]) == ("n3", "c.7", "bob")
     assert json.loads(passed["f"]) == {"type": "sync", "payload": {"table": "t1"}, "id": 4}
+    assert to_2 == "n1" and (joined["c"], joined["u"]) == ("c.8", "carol")
+    assert json.loads(joined["f"]) == {
+        "type": "join_table",
+        "payload": {"table": "t1", "seat": 2, "invite_code": "k3y"},
+        "id": 6,
+    }
     told = [json.loads(m["x"]) for _, m in sent.kinds("out")]
     assert [(m["reply_to"], m["payload"]["code"]) for m in told] == [(5, "server_busy")]
 
