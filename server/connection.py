@@ -551,8 +551,9 @@ class Connection:
                 return
             if isinstance(m, protocol.JoinTable):
                 self._leave_queue()
-                if await self._hand_to_table(found[0]):
-                    return
+            sitting_or_watching = isinstance(m, protocol.JoinTable | protocol.Watch)
+            if sitting_or_watching and await self._hand_to_table(found[0]):
+                return
             await self._to_table(*found, isinstance(m, protocol.Watch))
 
     def _listing_allowed(self, reply_to: str | int | None) -> bool:
@@ -643,8 +644,8 @@ class Connection:
         await table.queue.put(BackInput(self, reply_to))
 
     async def _hand_to_table(self, table_id: str) -> bool:
-        """Hand this connection, asking to join ``table_id``, to the sibling worker that runs
-        it (its ``join`` handled there); True if it went."""
+        """Hand this connection, asking to join or watch ``table_id``, to the sibling worker
+        that runs it (its ``join_table`` or ``watch`` handled there); True if it went."""
         if table_id in self.lobby.tables:
             return False
         return await self._hand_to(await self.app.nodes.owner_of(table_id), {})
@@ -663,7 +664,8 @@ class Connection:
         """Hand this connection to ``owner`` if it is a sibling worker (``serve --workers``:
         ``server.handoff``), to do ``then`` there first (``{}``: handle the frame being
         handled; ``back``: seat her back); True if it went (this worker then forgets it).
-        Only a connection at no table yet: every message of hers would be relayed to it."""
+        Only a connection at no table yet (as a player or a spectator): everything she is
+        sent there would be relayed."""
         handoff = self.app.handoff
         if handoff is None or self.tables or self.queue_frame is not None or self.dropped:
             return False

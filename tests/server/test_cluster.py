@@ -502,7 +502,8 @@ async def test_players_joining_a_table_another_worker_runs_are_handed_to_it(
     """Two nodes sharing a folder of hand-over sockets, as ``serve --workers``' workers do:
     the table is n2's, three of its players come in through n1 and ask to join it; n1 hands
     each connection to n2 (server/handoff.py), which seats her and serves her from then on,
-    the same TCP connection, nothing relayed (one who followed the lobby follows it from n2).
+    the same TCP connection, nothing relayed (one who followed the lobby follows it from n2;
+    a visitor watching the table through n1 is handed over too).
     One of them reconnects through n1 and resumes:
     handed to n2 too, her seat hers again. Then n2 is killed: its players lose their
     connections as any of n2's, resume on n1, which adopts the table, and the match ends as
@@ -530,6 +531,19 @@ async def test_players_joining_a_table_another_worker_runs_are_handed_to_it(
         for player in players:
             assert player.client.is_open and player.client.session is not None
             player.node = n2
+        # A visitor who watches it through n1 is handed to n2 too, and sees the table.
+        watcher = await connect(n1)
+        try:
+            first_update = asyncio.ensure_future(
+                watcher.wait_for(lambda m: m.type == "update" and m.table == table, timeout=10)
+            )
+            await asyncio.sleep(0)
+            await watcher.watch(table)
+            await first_update
+            assert (await n1.healthz())["connections"] == 0
+            assert (await n2.healthz())["connections"] == 5
+        finally:
+            await watcher.close()
         # She still follows it from n2: a table made meanwhile is pushed to her.
         other_host = await Player.register(n2, "handhost2")
         try:
