@@ -646,7 +646,7 @@ class Connection:
     async def _hand_to_table(self, table_id: str) -> bool:
         """Hand this connection, asking to join or watch ``table_id``, to the sibling worker
         that runs it (its ``join_table`` or ``watch`` handled there); True if it went."""
-        if table_id in self.lobby.tables:
+        if not self._may_move() or table_id in self.lobby.tables:
             return False
         return await self._hand_to(await self.app.nodes.owner_of(table_id), {})
 
@@ -654,23 +654,33 @@ class Connection:
         """Hand this connection, back after a reconnection, to the sibling worker that runs
         the table she sits at (she is seated back there, ``reply_to`` answered); True if it
         went."""
-        if self.app.handoff is None or self.username is None:
+        if not self._may_move() or self.username is None:
             return False
         return await self._hand_to(
             await self.app.nodes.seat_owner(self.username), {"back": reply_to}
         )
 
+    def _may_move(self) -> bool:
+        """Whether this connection may be handed to a sibling worker (``serve --workers``):
+        only one at no table yet, as a player or a spectator (everything it would be sent
+        there would be relayed), not queued, not moved too often already."""
+        return (
+            self.app.handoff is not None
+            and not self.tables
+            and self.queue_frame is None
+            and not self.dropped
+            and self.moves < MAX_MOVES
+        )
+
     async def _hand_to(self, owner: str | None, then: dict[str, Any]) -> bool:
-        """Hand this connection to ``owner`` if it is a sibling worker (``serve --workers``:
-        ``server.handoff``), to do ``then`` there first (``{}``: handle the frame being
-        handled; ``back``: seat her back); True if it went (this worker then forgets it).
-        Only a connection at no table yet (as a player or a spectator): everything she is
-        sent there would be relayed."""
+        """Hand this connection to ``owner`` if it is a sibling worker (``server.handoff``),
+        to do ``then`` there first (``{}``: handle the frame being handled; ``back``: seat
+        her back); True if it went (this worker then forgets it)."""
         handoff = self.app.handoff
-        if handoff is None or self.tables or self.queue_frame is not None or self.dropped:
+        if handoff is None or not self._may_move():  # (it may have changed during the lookup)
             return False
-        to = handoff.sibling(owner) if self.moves < MAX_MOVES else None
-        if to is None or self.tables or self.dropped:  # (what it is may change meanwhile)
+        to = handoff.sibling(owner)
+        if to is None:
             return False
         if self.flushing:
             self._flush()  # what it was sent so far goes out from here
@@ -679,7 +689,6 @@ class Connection:
         if not handoff.hand_over(self.ws, to, {**self._state(), **then}):
             return False
         self.dropped = True  # nothing more from here: the sibling serves it now
-        self.lobby.feed.unsubscribe(self)
         release(self.ws)
         return True
 

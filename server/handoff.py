@@ -3,11 +3,12 @@
 The workers of one machine share one port, and the kernel gives each new connection to any of
 them: a player's table is as likely as not run by another worker than hers, and then every
 message of hers, and every update to her, is relayed between the two through Redis (about half
-of what two workers spend an action: docs/performance.md). So when a connection asks to join a
-table a sibling worker runs, its worker hands it the connection itself instead: the socket's
-file descriptor, over a Unix datagram socket of the sibling's (``SCM_RIGHTS``), with who the
-client is and the ``join`` it sent. The sibling serves that TCP connection from then on, the
-``join`` first; the client sees nothing but its answer, from the worker that runs the table.
+of what two workers spend an action: docs/performance.md). So when a connection asks to join or
+watch a table a sibling worker runs (or resumes a seat at one), its worker hands it the
+connection itself instead: the socket's file descriptor, over a Unix datagram socket of the
+sibling's (``SCM_RIGHTS``), with who the client is and what it asked. The sibling serves that
+TCP connection from then on, that request first; the client sees nothing but its answer, from
+the worker that runs the table.
 
 The siblings' sockets are in one private directory (``[server] handoff_dir``, made by ``serve
 --workers`` with mode 0700 and removed when it stops), a file per worker named from its node

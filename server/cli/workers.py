@@ -4,13 +4,14 @@ Each worker is a ``guobiao serve`` of its own (the same arguments, ``--workers``
 a cluster node named ``NODE/wI`` (``[server] node``, else ``hostname:port``); they listen on
 the same port with ``SO_REUSEPORT`` (``[server] share_port``, set for them), so the kernel
 spreads new connections among them, and share the tables as any nodes of a cluster do
-(server/cluster/node.py). A connection that joins a table another worker runs is handed to
-that worker (server/handoff.py), through a private folder of sockets this process makes
-(``[server] handoff_dir``, set for them) and removes as it ends. This process only
-supervises: a worker that dies is started again (after a pause that grows if it keeps dying);
-SIGTERM or Ctrl-C stops them all, each handing its tables to the others as it goes. A worker
-whose supervisor is gone (killed with SIGKILL, say) stops as if told to (``SUPERVISOR_ENV``):
-else it would go on serving beside the workers the next supervisor starts on the same port.
+(server/cluster/node.py). A connection that joins or watches a table another worker runs
+(or resumes a seat at one) is handed to that worker (server/handoff.py), through a private
+folder of sockets this process makes (``[server] handoff_dir``, set for them) and removes as
+it ends. This process only supervises: a worker that dies is started again (after a pause
+that grows if it keeps dying); SIGTERM or Ctrl-C stops them all, each handing its tables to
+the others as it goes. A worker whose supervisor is gone (killed with SIGKILL, say) stops as
+if told to (``SUPERVISOR_ENV``): else it would go on serving beside the workers the next
+supervisor starts on the same port.
 
 Each worker counts its own metrics (a registry per process, its ``node`` label its name):
 with ``[metrics] listen`` set, worker I serves them on that port plus I - 1 (``worker_metrics``),
