@@ -13,6 +13,9 @@ database instead), in this process, through the ``Store`` the server uses:
 - ``tables``: ``--tables`` tables seated as the lobby seats them: saved new and empty, saved
   again as each of four players sits, and once more as its match starts (six saves), the
   same concurrency: CPU per table;
+- ``matches``: a match started at each of those tables (``Store.create_match``), with the
+  table's fencing token as a cluster node gives it (checked in the same write), the same
+  concurrency: CPU per match;
 - ``hands``: ``--hands`` finished hands stored (``Store.finish_hand``), one match's sixteen
   records (played by the fast bots, seed fixed) over and over, each time in a match of its
   own, the same concurrency: CPU per hand (the match's creation not counted);
@@ -99,6 +102,16 @@ async def _tables(store: Any, count: int, concurrency: int) -> dict[str, Any]:
     return await _timed(count, concurrency, seat)
 
 
+async def _matches(store: Any, count: int, concurrency: int) -> dict[str, Any]:
+    """A match at each of ``_tables``' tables, its token given (cluster mode's write)."""
+    seats = ["a", "b", "c", "d"]
+
+    async def start(n: int) -> None:
+        await store.create_match(f"bench{n:06d}", "mcr", n, "00", seats, _NOW, fence=0)
+
+    return await _timed(count, concurrency, start)
+
+
 async def _new_matches(store: Any, name: str, count: int) -> list[int]:
     """``count`` new matches (their ids), at tables ``NAME000000``, ``NAME000001``..."""
     seats = ["a", "b", "c", "d"]
@@ -155,6 +168,7 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
             try:
                 guests = await _guests(store, args.guests, args.concurrency)
                 tables = await _tables(store, args.tables, args.concurrency)
+                matches = await _matches(store, args.tables, args.concurrency)
                 hands = await _hands(store, args.hands, args.concurrency)
                 appends = await _appends(store, args.appends, args.concurrency)
             finally:
@@ -162,7 +176,13 @@ async def child(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             if args.postgres:
                 await pgkit.drop_database(url, args.postgres)
-    return {"guests": guests, "tables": tables, "hands": hands, "appends": appends}
+    return {
+        "guests": guests,
+        "tables": tables,
+        "matches": matches,
+        "hands": hands,
+        "appends": appends,
+    }
 
 
 def run_in(tree: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -203,7 +223,8 @@ def main() -> None:
     )
     print(
         f"{'tree':6} {'run':>3} {'login CPU ms':>12} {'wall s':>7} {'refused':>8} "
-        f"{'table CPU ms':>12} {'wall s':>7} {'hand CPU ms':>11} {'wall s':>7} "
+        f"{'table CPU ms':>12} {'wall s':>7} {'match CPU ms':>12} {'wall s':>7} "
+        f"{'hand CPU ms':>11} {'wall s':>7} "
         f"{'append CPU ms':>13} {'wall s':>7} {'load':>5}"
     )
     results: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
@@ -211,10 +232,11 @@ def main() -> None:
         for name, tree in trees.items():
             result = run_in(tree, args)
             results[name].append(result)
-            g, t, h, a = (result[k] for k in ("guests", "tables", "hands", "appends"))
+            g, t, m, h, a = (result[k] for k in ("guests", "tables", "matches", "hands", "appends"))
             print(
                 f"{name:6} {run:>3} {g['cpu_ms']:>12.3f} {g['wall_s']:>7.1f} "
                 f"{g['refused']:>8} {t['cpu_ms']:>12.3f} {t['wall_s']:>7.1f} "
+                f"{m['cpu_ms']:>12.3f} {m['wall_s']:>7.1f} "
                 f"{h['cpu_ms']:>11.3f} {h['wall_s']:>7.1f} "
                 f"{a['cpu_ms']:>13.4f} {a['wall_s']:>7.1f} "
                 f"{os.getloadavg()[0]:>5.2f}",
@@ -223,17 +245,19 @@ def main() -> None:
     for name in trees:
         logins = [r["guests"]["cpu_ms"] for r in results[name]]
         tables = [r["tables"]["cpu_ms"] for r in results[name]]
+        matches = [r["matches"]["cpu_ms"] for r in results[name]]
         hands = [r["hands"]["cpu_ms"] for r in results[name]]
         appends = [r["appends"]["cpu_ms"] for r in results[name]]
         print(
             f"{name}: login {statistics.median(logins):.3f} ms CPU (median; "
             f"{min(logins):.3f}-{max(logins):.3f}), table {statistics.median(tables):.3f} ms "
-            f"({min(tables):.3f}-{max(tables):.3f}), hand {statistics.median(hands):.3f} ms "
+            f"({min(tables):.3f}-{max(tables):.3f}), match {statistics.median(matches):.3f} ms "
+            f"({min(matches):.3f}-{max(matches):.3f}), hand {statistics.median(hands):.3f} ms "
             f"({min(hands):.3f}-{max(hands):.3f}), append {statistics.median(appends):.4f} ms "
             f"({min(appends):.4f}-{max(appends):.4f})"
         )
     if "other" in trees:
-        for what in ("guests", "tables", "hands", "appends"):
+        for what in ("guests", "tables", "matches", "hands", "appends"):
             this = statistics.median(r[what]["cpu_ms"] for r in results["this"])
             other = statistics.median(r[what]["cpu_ms"] for r in results["other"])
             print(f"{what}: this/other x{this / other:.2f} (CPU, medians)")

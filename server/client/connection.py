@@ -48,6 +48,7 @@ CLIENT_NAME = "guobiao-client/0.1"
 DEFAULT_RATE = 20.0
 DEFAULT_BURST = 20
 REQUEST_TIMEOUT = 10.0
+PING_INTERVAL = 20.0  # seconds between keepalive pings (websockets' default)
 RESYNC_SECONDS = 5.0  # a ``sync`` for an update not followed, asked again if not answered
 
 # Server messages that concern one table (their payload names it).
@@ -113,6 +114,7 @@ class Connection:
         open_timeout: float = 10.0,
         proxy: str | None = None,
         versions: Iterable[int] = PROTOCOL_VERSIONS,
+        ping_interval: float | None = PING_INTERVAL,
         **options: Any,
     ) -> Self:
         """Open a connection, say ``hello`` and check the ``welcome``.
@@ -120,9 +122,11 @@ class Connection:
         ``url`` is ``ws://HOST:PORT/ws``; without a path, ``/ws`` is added. ``options`` go to
         ``Client`` (``record``, ``on_message``, ``queue_messages``, ``rate``, ``burst``,
         ``timeout``). No proxy unless ``proxy`` names one. ``versions``: the protocol
-        versions offered (the server speaks the highest it knows). Raises ``ConnectFailed`` when the
-        server cannot be reached or refuses the connection, ``ServerError`` when it refuses
-        the hello (``unsupported_version``).
+        versions offered (the server speaks the highest it knows). ``ping_interval``: seconds
+        between this client's keepalive pings (None: it sends none, as a browser does; the
+        server pings every connection itself and drops one that stops answering). Raises
+        ``ConnectFailed`` when the server cannot be reached or refuses the connection,
+        ``ServerError`` when it refuses the hello (``unsupported_version``).
         """
         url = normalize_url(url)
         try:
@@ -131,6 +135,7 @@ class Connection:
                 open_timeout=open_timeout,
                 compression=None,
                 max_size=2**22,
+                ping_interval=ping_interval,
                 user_agent_header=client_name,
                 proxy=proxy,
             )

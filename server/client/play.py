@@ -10,6 +10,7 @@ from typing import Any
 
 from engine.actions import Action
 from engine.bots import Bot, safe_action
+from engine.errors import MahjongError
 from engine.table import View
 from server.client.connection import DEFAULT_RATE
 from server.client.errors import ConnectionLost
@@ -41,9 +42,10 @@ async def play(
     """Play ``table`` with ``bot`` until the match ends; return the ``match_end`` payload.
 
     Reads ``client.messages()``: on each update that asks this seat to decide, the bot
-    chooses on the typed view (``view_from_dict``) and the action goes out for the update's
-    ``seq`` (once per ``seq``), after ``think`` seconds (or ``think(action)``: a pause drawn
-    per decision, as ``guobiao loadtest --think`` does). When the server refuses an action
+    chooses on the typed view (``view_from_dict``; a move that is the only legal one is made
+    without it) and the action goes out for the update's ``seq`` (once per ``seq``), after
+    ``think`` seconds (or ``think(action)``: a pause drawn per decision, as ``guobiao
+    loadtest --think`` does). When the server refuses an action
     other than as ``stale``, the simplest safe move (``fallback_action``) is sent once
     instead; after a ``rate_limited`` error an action still without update is sent again,
     once. Returns None when the connection closes first, or the table is finished without a
@@ -115,13 +117,15 @@ async def _play(  # noqa: PLR0917
             continue
         if not _newest(message, state):
             continue  # a newer update of this table is on its way: answer that one
-        view = state.typed_view()
-        assert view is not None
-        try:
-            action = bot.choose(view)
-        except Exception:
-            log.exception("table %s: the bot failed; playing safe", table)
-            action = fallback_action(view)
+        action = _forced(state.legal)
+        if action is None:
+            view = state.typed_view()
+            assert view is not None
+            try:
+                action = bot.choose(view)
+            except Exception:
+                log.exception("table %s: the bot failed; playing safe", table)
+                action = fallback_action(view)
         pause = think(action) if callable(think) else think
         if pause > 0:
             await asyncio.sleep(pause)
@@ -130,6 +134,18 @@ async def _play(  # noqa: PLR0917
         acted, last = state.seq, action
         await client.act(table, action)
     return None
+
+
+def _forced(legal: list[dict[str, Any]]) -> Action | None:
+    """The one legal action, when there is only one (most claim windows: pass), else None.
+    Every bot would play it; sent without reading the view (``typed_view`` decodes every
+    seat) or asking the bot."""
+    if len(legal) != 1:
+        return None
+    try:
+        return Action.from_dict(legal[0])
+    except MahjongError:
+        return None  # (the view's own decoding says what is wrong)
 
 
 def _newest(message: Incoming, state: TableState) -> bool:

@@ -165,6 +165,8 @@ class Matches(Transactions):
             "hands_planned": hands_planned,
             "rated": rated,
         }
+        if self._pg_now is not None and not rated:  # one statement (server/db/postgres_now.py)
+            return await self._pg_now.create_match(fields, fence)
         return await self._write_now(partial(_create_match, fields, fence))
 
     async def finish_hand(

@@ -22,7 +22,10 @@ stored.
 UPDATE``), only if the stored fencing token is the writer's when it gives one (cluster
 mode): else nothing is written and ``Fenced`` says whose token it is. The statement locks
 the row as the ORM's read ``FOR UPDATE`` did, so a takeover's increment of the token waits
-for it, and one that came first makes it write nothing.
+for it, and one that came first makes it write nothing. ``create_match`` the same way: the
+match's row inserted only if the table's token is the writer's, in the statement that reads
+it (through SQLAlchemy's ORM a match cost the seating of a table more than its six saves:
+the pool's ping, ``BEGIN``, the token's read, the unit of work's insert, ``COMMIT``).
 """
 
 from __future__ import annotations
@@ -32,12 +35,13 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.db import binding
 from server.db.errors import Fenced
-from server.db.models import GameTable, Hand, Player, PlayerSession
+from server.db.models import GameTable, Hand, Match, Player, PlayerSession
 from server.db.rows import TableRow
 
 # The columns a save writes (``TableRow.columns``), in the order of its parameters ($1 is
@@ -102,6 +106,48 @@ WITH player AS (
 )
 SELECT id FROM player"""
 
+# A new match of a table (not rated: a rated one reads its four accounts first, the ORM's
+# way), with the table's fencing token checked in the same statement when the writer gives
+# one: the table's row held (``FOR SHARE``) till the commit, as the ORM's read did, so a
+# takeover's increment waits for it. The stored token comes back beside the new id (None when
+# the token is another's: nothing written), so a refusal says whose it is without a read.
+MATCH_COLUMNS = (
+    "table_id",
+    "rules",
+    "seed",
+    "salt",
+    "seats",
+    "started_at",
+    "rule_options",
+    "hands_planned",
+    "rated",
+)
+CREATE_MATCH = (
+    f"INSERT INTO matches ({', '.join(MATCH_COLUMNS)}) "
+    f"VALUES ({', '.join(f'${i}' for i in range(1, len(MATCH_COLUMNS) + 1))}) RETURNING id"
+)
+_FENCE_PARAM = len(MATCH_COLUMNS) + 1
+
+
+def create_fenced_match(dialect: Dialect) -> str:
+    """The fenced match's statement (``dialect``: PostgreSQL's). In a SELECT list a parameter
+    has no column to take its type from: each is cast to its column's."""
+    table = Match.__table__
+    values = ", ".join(
+        f"${i}::{table.c[column].type.compile(dialect=dialect)}"
+        for i, column in enumerate(MATCH_COLUMNS, 1)
+    )
+    return f"""\
+WITH current AS (
+    SELECT fence FROM tables WHERE id = $1 FOR SHARE
+), created AS (
+    INSERT INTO matches ({", ".join(MATCH_COLUMNS)})
+    SELECT {values} FROM current WHERE fence = ${_FENCE_PARAM}
+    RETURNING id
+)
+SELECT (SELECT fence FROM current), (SELECT id FROM created)"""
+
+
 # A finished hand, unless its match has it already (then what is stored is read, to compare).
 HAND_COLUMNS = ("match_id", "hand_no", "record", "deltas", "finished_at")
 INSERT_HAND = (
@@ -141,6 +187,8 @@ class PostgresNow:
         )
         self._bind_player = binding.binder(Player.__table__, PLAYER_COLUMNS, engine.dialect)
         self._bind_hand = binding.binder(Hand.__table__, HAND_COLUMNS, engine.dialect)
+        self._bind_match = binding.binder(Match.__table__, MATCH_COLUMNS, engine.dialect)
+        self._create_fenced_match = create_fenced_match(engine.dialect)
         self._bind_session = binding.binder(
             PlayerSession.__table__, SESSION_COLUMNS, engine.dialect
         )
@@ -165,6 +213,21 @@ class PostgresNow:
         values = (*self._bind_player(player), *self._bind_session(session))
         player_id: int = await self._run("fetchval", CREATE_ACCOUNT, *values)
         return player_id
+
+    async def create_match(self, match: dict[str, Any], fence: int | None) -> int:
+        """``Matches.create_match``'s write for a match that is not rated: the row ``match``
+        (by the names of ``MATCH_COLUMNS``), in one statement; its id. ``fence``: the
+        writer's token for the match's table (``Fenced`` unless it is the stored one's:
+        nothing written). Not made twice: a first try whose answer was lost may have made
+        the match."""
+        values = self._bind_match(match)
+        if fence is None:
+            match_id: int = await self._run("fetchval", CREATE_MATCH, *values)
+            return match_id
+        stored, made = await self._run("fetchrow", self._create_fenced_match, *values, fence)
+        if made is None:
+            raise Fenced(match["table_id"], fence, stored)
+        return int(made)
 
     async def insert_hand(self, hand: dict[str, Any]) -> tuple[str, str] | None:
         """``Matches.finish_hand``'s write: the row ``hand`` (by the names of

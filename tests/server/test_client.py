@@ -398,6 +398,78 @@ async def test_play_answers_each_update_once_and_returns_the_match_end(fake: Any
         await client.close()
 
 
+class _Asked:
+    """A bot that keeps every view it is asked about, and plays the first legal move."""
+
+    def __init__(self) -> None:
+        self.views: list[View] = []
+
+    def choose(self, view: View) -> Action:
+        self.views.append(view)
+        return view.legal[0]
+
+
+@pytest.mark.asyncio
+async def test_play_makes_the_only_legal_move_without_asking_the_bot(fake: Any) -> None:
+    """A pass that is the only legal move goes out without the bot (or the view's seats,
+    which would not decode here); a choice of two is the bot's, on the whole view."""
+    prompts = iter(
+        [
+            [{"type": "pass"}],
+            [{"type": "discard", "tile": "1m"}, {"type": "discard", "tile": "2m"}],
+        ]
+    )
+
+    async def prompt(ws: ServerConnection, seq: int) -> None:
+        update = _update("t1", seq, next(prompts))
+        if seq == 1:
+            update["view"]["seats"] = "garbled"
+        await ws.send(_msg("update", update))
+
+    async def join(ws: ServerConnection, data: dict[str, Any]) -> None:
+        await ws.send(_msg("joined", {"table": "t1", "seat": 0}, data["id"]))
+        await prompt(ws, 1)
+
+    async def action(ws: ServerConnection, data: dict[str, Any]) -> None:
+        seq = data["payload"]["seq"]
+        if seq == 1:
+            await prompt(ws, 2)
+        else:
+            await ws.send(_msg("match_end", {"table": "t1", "match": 1, "scores": [0] * 4}))
+
+    server = await fake({"join_table": join, "action": action})
+    client = await Client.connect(f"ws://127.0.0.1:{server.port}")
+    bot = _Asked()
+    try:
+        await client.join_table("t1")
+        assert await asyncio.wait_for(play(client, "t1", bot), 5) is not None
+        sent = [m["payload"] for m in server.received if m["type"] == "action"]
+        assert [(p["seq"], p["action"]) for p in sent] == [
+            (1, {"type": "pass"}),
+            (2, {"type": "discard", "tile": "1m"}),
+        ]
+        assert len(bot.views) == 1 and len(bot.views[0].seats) == 4
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_a_client_pings_as_asked_or_not_at_all(fake: Any) -> None:
+    """``ping_interval``: the keepalive pings a client sends (None: none, as a browser;
+    ``guobiao loadtest``'s connections)."""
+    server = await fake({})
+    url = f"ws://127.0.0.1:{server.port}"
+    quiet = await Client.connect(url, ping_interval=None)
+    pinging = await Client.connect(url, ping_interval=0.05)
+    try:
+        await asyncio.sleep(0.3)
+        assert quiet.ws.ping_interval is None and quiet.ws.latency == 0  # none answered
+        assert pinging.ws.latency > 0
+    finally:
+        await quiet.close()
+        await pinging.close()
+
+
 @pytest.mark.asyncio
 async def test_a_closed_connection_fails_pending_requests_and_ends_messages(fake: Any) -> None:
     async def hang_up(ws: ServerConnection, data: dict[str, Any]) -> None:

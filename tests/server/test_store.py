@@ -19,7 +19,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError, StatementError
 
 from engine.actions import ActionKind
-from engine.match import Match
+from engine.match import MATCH_HANDS, Match
 from engine.table import Phase
 from server.cli import replay as replay_cli
 from server.db import postgres_now, sqlite_log
@@ -583,6 +583,39 @@ async def test_a_match_keeps_its_secret_seed(store: Store) -> None:
         await store.create_match("t7", "mcr", 2**63, SALT, SEATS, T0)
     with pytest.raises(ValueError):
         await store.create_match("t7", "mcr", 1, "not hex", SEATS, T0)
+
+
+@pytest.mark.asyncio
+async def test_a_new_match_reads_back_as_given_fenced_or_not(store: Store) -> None:
+    """Every field of a new match comes back as given, with a table's token or without (on
+    PostgreSQL each is one statement of its own, server/db/postgres_now.py); a token that is
+    not the table's writes nothing and says whose it is."""
+    rules = {"name": "mcr", "wilds": "none", "options": [1, None, "x"]}
+    await store.save_table(TableRow("t1", "mcr", 15, False, None, tuple(SEATS), T0))
+    late = T0 + timedelta(hours=1)
+    made = [
+        await store.create_match("t1", "mcr", -(2**63), SALT, SEATS, T0, rules, 2, fence=0),
+        await store.create_match("t2", "custom", 2**63 - 1, "cd" * 16, [None] * 4, late),
+    ]
+    await store.take_table("t1")
+    with pytest.raises(Fenced, match="its token is 1 now"):
+        await store.create_match("t1", "mcr", 5, SALT, SEATS, T0, fence=0)
+    with pytest.raises(Fenced, match="it is gone"):
+        await store.create_match("t9", "mcr", 5, SALT, SEATS, T0, fence=0)
+    found = [await store.get_match(match_id) for match_id in made]
+    assert [
+        (m.table_id, m.rules, m.seed, m.salt, m.seats, m.started_at, m.rule_options)
+        for m in found
+        if m is not None
+    ] == [
+        ("t1", "mcr", -(2**63), SALT, tuple(SEATS), T0, rules),
+        ("t2", "custom", 2**63 - 1, "cd" * 16, (None,) * 4, late, None),
+    ]
+    assert [(m.hands_planned, m.rated, m.ended_at) for m in found if m is not None] == [
+        (2, False, None),
+        (MATCH_HANDS, False, None),
+    ]
+    assert [m.id for m in await store.table_matches("t1")] == [made[0]]
 
 
 @pytest.mark.asyncio
