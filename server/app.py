@@ -104,12 +104,16 @@ class App:
 
     @property
     def node(self) -> str:
-        """This server's name (the metrics' ``node`` label): ``[server] node``, else
-        ``hostname:port``."""
-        return self.config.server.node or f"{socket.gethostname()}:{self.port}"
+        """This server's name (the metrics' ``node`` label, a cluster node's identity):
+        ``[server] node``, else ``hostname:port`` (the port configured, or listened on when
+        that is 0: a cluster node, named before it listens, needs one or the other,
+        ``Config.check_cluster_node``)."""
+        port = self.config.server.port or self.port
+        return self.config.server.node or f"{socket.gethostname()}:{port}"
 
     async def start(self) -> None:
         self.config.check_cluster_database()
+        self.config.check_cluster_node()
         self.config.check_handoff_dir()
         self.metrics.start()
         url = self.config.database_url

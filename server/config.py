@@ -266,6 +266,17 @@ class Config:
                 "share one PostgreSQL database ([database] url, GUOBIAO_DATABASE_URL)"
             )
 
+    def check_cluster_node(self) -> None:
+        """``ConfigError`` if this is a cluster node with neither a name nor a port: its
+        default name, ``hostname:port``, is its identity among the nodes from before it
+        listens, so port 0 (any free one) leaves it none (``guobiao serve`` asks)."""
+        if self.clustered and not self.server.node and not self.server.port:
+            raise ConfigError(
+                "[cluster] redis_url is set, [server] node is empty and [server] port is 0: "
+                "a cluster node is named by [server] node (--node), or by default "
+                "hostname:port, which needs a fixed port"
+            )
+
     def check_handoff_dir(self) -> None:
         """``ConfigError`` if ``[server] handoff_dir`` is set but is not a folder this user
         owns that no one else may enter: whoever can reach the workers' sockets can hand

@@ -90,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = config_from(args)
         config.check_cluster_database()
+        config.check_cluster_node()
         config.check_handoff_dir()
     except ConfigError as exc:
         print(f"guobiao serve: {exc}", file=sys.stderr)

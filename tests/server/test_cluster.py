@@ -412,6 +412,27 @@ async def test_four_players_on_two_nodes_play_a_table_of_a_third(make_cluster: M
 
 @pytest.mark.postgres
 @pytest.mark.asyncio
+async def test_a_node_without_a_name_is_named_by_its_host_and_port(
+    make_cluster: MakeCluster,
+) -> None:
+    """``[server] node`` empty (the default): the node is ``hostname:port`` among the nodes
+    (it once failed to start: its name was asked before it listened)."""
+    cluster = await make_cluster(0)
+    cluster.write_config()
+    node = await cluster.add("unnamed", args=["--node", ""]).start()
+    name = f"{socket.gethostname()}:{node.port}"
+    body = await node.healthz()
+    assert body["node"] == name and body["cluster"]["nodes"] == [name]
+    host = await Player.register(node, "host")
+    try:
+        table = (await host.client.create_table(turn_seconds=TURN_SECONDS)).table
+        assert await cluster.wait_owner(table) == name
+    finally:
+        await host.close()
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
 @pytest.mark.parametrize("on_coordinator", [1, 2])
 async def test_players_queued_on_both_nodes_are_matched_and_play(
     make_cluster: MakeCluster, on_coordinator: int

@@ -67,6 +67,25 @@ def test_a_cluster_node_on_sqlite_is_refused_by_serve_not_by_the_admin_commands(
     assert done.returncode == 2 and "the database is SQLite" in done.stderr
 
 
+def test_a_cluster_node_without_a_name_needs_a_fixed_port() -> None:
+    """Its default name is ``hostname:port``, wanted before it listens."""
+    cluster = {**PG, "cluster": {"redis_url": "redis://r:6379"}}
+    for server in ({"port": 8765}, {"port": 0, "node": "a"}):
+        load(None, environ={}, overrides={**cluster, "server": server}).check_cluster_node()
+    load(None, environ={}, overrides={"server": {"port": 0}}).check_cluster_node()  # alone
+    unnamed = load(None, environ={}, overrides={**cluster, "server": {"port": 0}})
+    with pytest.raises(ConfigError, match="needs a fixed port"):
+        unnamed.check_cluster_node()
+    done = _serve(
+        "--redis-url",
+        "redis://127.0.0.1:1/0",
+        "--port",
+        "0",
+        env={"GUOBIAO_DATABASE_URL": "postgresql+asyncpg://u@127.0.0.1:1/db"},
+    )
+    assert done.returncode == 2 and "needs a fixed port" in done.stderr
+
+
 def test_worker_args_leave_out_workers_and_the_node_name() -> None:
     argv = ["serve", "--workers", "3", "--port", "9000", "--workers=2", "--node", "a"]
     assert worker_args(argv) == ["serve", "--port", "9000"]
