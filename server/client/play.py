@@ -45,11 +45,11 @@ async def play(
     chooses on the typed view (``view_from_dict``; a move that is the only legal one is made
     without it) and the action goes out for the update's ``seq`` (once per ``seq``), after
     ``think`` seconds (or ``think(action)``: a pause drawn per decision, as ``guobiao
-    loadtest --think`` does). When the server refuses an action
-    other than as ``stale``, the simplest safe move (``fallback_action``) is sent once
-    instead; after a ``rate_limited`` error an action still without update is sent again,
-    once. Returns None when the connection closes first, or the table is finished without a
-    ``match_end`` for this connection; stops acting once ``stopping()`` is true.
+    loadtest --think`` does). When the server refuses an action other than as ``stale``,
+    the simplest safe move (``fallback_action``) is sent once instead; after a
+    ``rate_limited`` error an action still without update is sent again, once. Returns None
+    when the connection closes first, or the table is finished without a ``match_end`` for
+    this connection; stops acting once ``stopping()`` is true.
     """
     state = client._table(table)
     try:
