@@ -213,7 +213,13 @@ class Relaying(NodeState):
         watch = conn.tables[table_id]
         if owner == self.name:
             self.reattaching.pop((conn.cid, table_id), None)
-            self._attach_here(self._local_table(table_id), conn, conn.username, watch)
+            table = self._local_table(table_id)
+            if table is not None and table.attended_by(conn):
+                # At it already: the word of a table made here (``moved``) comes back to us
+                # once its players may have sat down; sent it whole again, each would
+                # answer its prompt twice.
+                return
+            self._attach_here(table, conn, conn.username, watch)
             return
         self.bus.send(owner, Reattach(self._sent_by(conn), table_id, watch))
         conn.relayed.add(owner)

@@ -259,6 +259,10 @@ class TableState:
         sits at it. Server bots learn nothing from the pause, so all-bot tables play on."""
         return any(s is not None and s.kind == HUMAN for s in self.seats)
 
+    def attended_by(self, peer: Peer) -> bool:
+        """Whether ``peer`` is at the table now (seated, or watching)."""
+        return peer in self.peers
+
     def seat_of(self, username: str | None) -> int | None:
         for i, seat in enumerate(self.seats):
             if seat is not None and seat.kind == HUMAN and seat.name == username:

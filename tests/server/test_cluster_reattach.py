@@ -25,7 +25,8 @@ is still ours); a table's word to another node carries its fencing token and an 
 owner's is dropped; after a re-attach a table's updates wait for its full one; a message for
 a table between two owners waits for the new one, and its connection keeps the table; the
 new owner's word brings back every connection of its seated players; a message of ours that
-comes back to us is our connection's; what a dropped table had not handled goes on.
+comes back to us is our connection's; what a dropped table had not handled goes on; our
+own word of a new table sends its players nothing again.
 """
 
 from __future__ import annotations
@@ -85,6 +86,10 @@ class StandInTable:
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.seated = seated
         self.stopped = False
+        self.peers: list[Any] = []  # the connections at it
+
+    def attended_by(self, peer: Any) -> bool:
+        return any(p is peer for p in self.peers)
 
     def seat_of(self, username: str | None) -> int | None:
         return 0 if username == self.seated else None
@@ -491,6 +496,25 @@ async def test_the_new_owners_word_brings_back_every_connection_of_its_players(
     await node._moved(wire({"k": "moved", "t": "t1", "o": "n1", "f": 1, "p": ["alice", "bob"]}))
     assert [(to, m["c"]) for to, m in sent.kinds("reattach")] == [("n1", "c.1")]
     assert bob.tables == {"t1": None}
+
+
+@pytest.mark.asyncio
+async def test_our_own_word_of_a_new_table_sends_its_players_nothing_again(rig: Rig) -> None:
+    """A table made here says so to every node, us too (``moved``); its players who sat
+    down meanwhile are at it already: not sent it whole again (each would answer its prompt
+    twice, refused as ``stale``: found on two workers). A connection of hers the table does
+    not have (relayed elsewhere before) is brought back to it."""
+    node = rig.node
+    table = StandInTable("t1", node, token=0)
+    rig.lobby.tables["t1"] = table
+    seated = rig.connect(Conn("c.1", {"t1": None}))
+    table.peers.append(seated)
+    elsewhere = rig.connect(Conn("c.2", {"t1": None}))
+    await rig.lease("t1", "n2")
+    await node._moved(wire({"k": "moved", "t": "t1", "o": "n2", "f": 0, "p": ["alice"]}))
+    item = table.queue.get_nowait()
+    assert isinstance(item, BackInput) and item.peer is elsewhere
+    assert table.queue.empty()
 
 
 @pytest.mark.asyncio
