@@ -108,8 +108,9 @@ class App:
         ``[server] node``, else ``hostname:port`` (the port configured, or listened on when
         that is 0: a cluster node, named before it listens, needs one or the other,
         ``Config.check_cluster_node``)."""
-        port = self.config.server.port or self.port
-        return self.config.server.node or f"{socket.gethostname()}:{port}"
+        if self.config.server.node:
+            return self.config.server.node
+        return f"{socket.gethostname()}:{self.config.server.port or self.port}"
 
     async def start(self) -> None:
         self.config.check_cluster_database()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from server.app import App
 from server.cli.workers import worker_args, worker_metrics
 from server.config import ConfigError, load
 
@@ -84,6 +85,16 @@ def test_a_cluster_node_without_a_name_needs_a_fixed_port() -> None:
         env={"GUOBIAO_DATABASE_URL": "postgresql+asyncpg://u@127.0.0.1:1/db"},
     )
     assert done.returncode == 2 and "needs a fixed port" in done.stderr
+
+
+def test_a_cluster_node_is_named_before_it_listens() -> None:
+    """A cluster node's name is its identity from before it listens: ``[server] node``, or
+    ``hostname:port`` of the port configured (any port, 0 too, with a name)."""
+    cluster = {**PG, "cluster": {"redis_url": "redis://r:6379"}}
+    named = App(load(None, environ={}, overrides={**cluster, "server": {"port": 0, "node": "a"}}))
+    assert named.node == "a"
+    unnamed = App(load(None, environ={}, overrides={**cluster, "server": {"port": 8765}}))
+    assert unnamed.node == f"{socket.gethostname()}:8765"
 
 
 def test_worker_args_leave_out_workers_and_the_node_name() -> None:
