@@ -835,8 +835,8 @@ async def play_as(
 async def test_player_gone_mid_hand_is_played_by_the_server(
     running: Callable[..., Table],
 ) -> None:
-    """Her connection goes while the table waits for her discard (in hand 2, with two
-    discards of hers in it already): the server plays her seat from then on, the table
+    """Her connection goes while the table waits for her discard (in hand 2 or later, with
+    two discards of hers in that hand already): the server plays her seat from then on, the table
     never stalls, and the match ends as the offline match of its seed."""
     store = FakeStore()
     timers = dataclasses.replace(QUICK, turn_seconds=60, disconnected_seconds=0.1)
@@ -847,13 +847,20 @@ async def test_player_gone_mid_hand_is_played_by_the_server(
     await table.queue.put(JoinInput(alice, 2, 0, None))
     await table.queue.put(AddBotsInput(alice, 3, "default"))
 
-    def my_turn_in_hand_2(p: dict[str, Any], events: list[dict[str, Any]]) -> bool:
+    def my_discard_from_hand_2_on(p: dict[str, Any], events: list[dict[str, Any]]) -> bool:
+        # From hand 2 on (one seed in a thousand ends hand 2 before her third turn), and
+        # only discards legal: the server's move for her is then a discard in this hand.
         mine = sum(1 for e in events if e["kind"] == "discard" and e.get("player") == 0)
         legal = p["view"]["legal"]
-        return p["hand_no"] == 2 and mine >= 2 and any(a["type"] == "discard" for a in legal)
+        return (
+            p["hand_no"] >= 2
+            and mine >= 2
+            and bool(legal)
+            and all(a["type"] == "discard" for a in legal)
+        )
 
     left = await asyncio.wait_for(
-        play_as(table, alice, make_bot("default", seed=0), my_turn_in_hand_2), 30
+        play_as(table, alice, make_bot("default", seed=0), my_discard_from_hand_2_on), 30
     )
     hand_no, seq = left["hand_no"], left["seq"]
     mark = len(watcher.texts)
