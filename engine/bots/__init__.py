@@ -60,7 +60,17 @@ from engine.bots.safe import safe_action
 from engine.bots.strong import StrongBot
 from engine.view import View
 
-__all__ = ["BOTS", "LEVELS", "STRONGEST", "Bot", "DefaultBot", "FastBot", "make_bot", "safe_action"]
+__all__ = [
+    "BOTS",
+    "LEVELS",
+    "SEATLESS",
+    "STRONGEST",
+    "Bot",
+    "DefaultBot",
+    "FastBot",
+    "make_bot",
+    "safe_action",
+]
 
 
 class Bot(Protocol):
@@ -78,6 +88,11 @@ BOTS: Final[dict[str, type[Bot]]] = {
     "default": DefaultBot,  # the old name of ``normal``
     "fast": FastBot,
 }
+
+# The bots that read nothing of a view but ``legal`` and ``drawn`` (``FastBot``: a win, else
+# ``safe_action``): a client may leave its views' seats unfollowed for them (``guobiao
+# loadtest``'s connections, ``server.client``'s ``follow_seats``).
+SEATLESS: Final = frozenset({"fast"})
 
 # The bots offered to players, weakest first; the last is the strongest.
 LEVELS: Final = ("easy", "normal", "strong")

@@ -35,7 +35,10 @@
   not full has no seats in its view; the reader follows them from the last view and the
   events (``engine.follow``), so ``TableState.view`` is always whole. An update it cannot
   follow (one missed, a hand it did not see start) leaves ``view`` None and asks for a
-  full one (``sync``).
+  full one (``sync``). ``Client.connect(..., follow_seats=False)`` keeps each view as sent
+  instead (no seats but a full update's; nothing to follow, nothing asked for): for a bot
+  that reads only ``legal`` and ``drawn`` (``engine.bots.SEATLESS``: the fast bot, as
+  ``guobiao loadtest`` plays it).
 
 The package, one concept a module: ``errors`` (what it raises), ``views`` (wire views and
 events back to the engine's types), ``state`` (``Incoming``, ``TableState``...),

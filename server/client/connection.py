@@ -69,9 +69,13 @@ class Connection:
         rate: float | None = DEFAULT_RATE,
         burst: int = DEFAULT_BURST,
         timeout: float = REQUEST_TIMEOUT,
+        follow_seats: bool = True,
     ) -> None:
         self.ws = ws
         self.timeout = timeout
+        # Whether a brief update's seats are followed (``_whole_view``); off, its view is
+        # kept as sent, without seats: for a bot that reads none (``Bot.reads_seats``).
+        self.follow_seats = follow_seats
         self.record = record
         self.frames: list[dict[str, Any]] = []  # every received frame when ``record``
         self.on_message = on_message
@@ -121,12 +125,14 @@ class Connection:
 
         ``url`` is ``ws://HOST:PORT/ws``; without a path, ``/ws`` is added. ``options`` go to
         ``Client`` (``record``, ``on_message``, ``queue_messages``, ``rate``, ``burst``,
-        ``timeout``). No proxy unless ``proxy`` names one. ``versions``: the protocol
-        versions offered (the server speaks the highest it knows). ``ping_interval``: seconds
-        between this client's keepalive pings (None: it sends none, as a browser does; the
-        server pings every connection itself and drops one that stops answering). Raises
-        ``ConnectFailed`` when the server cannot be reached or refuses the connection,
-        ``ServerError`` when it refuses the hello (``unsupported_version``).
+        ``timeout``, ``follow_seats``: False keeps each brief update's view as sent, without
+        the seats, for a bot that reads none, ``guobiao loadtest``'s fast bots). No proxy
+        unless ``proxy`` names one. ``versions``: the protocol versions offered (the server
+        speaks the highest it knows). ``ping_interval``: seconds between this client's
+        keepalive pings (None: it sends none, as a browser does; the server pings every
+        connection itself and drops one that stops answering). Raises ``ConnectFailed`` when
+        the server cannot be reached or refuses the connection, ``ServerError`` when it
+        refuses the hello (``unsupported_version``).
         """
         url = normalize_url(url)
         try:
@@ -472,10 +478,13 @@ class Connection:
         self, state: TableState, payload: dict[str, Any], last: int | None
     ) -> dict[str, Any] | None:
         """The update's view with its seats: as sent, or followed from the last view
-        (protocol version 2); None, and a ``sync`` asked for, when it cannot be followed."""
+        (protocol version 2); None, and a ``sync`` asked for, when it cannot be followed.
+        Not followed (``follow_seats`` off): the view as sent."""
         view = payload["view"]
         if not isinstance(view, dict) or "seats" in view:
             state.resync_sent_at = None
+            return view
+        if not self.follow_seats:
             return view
         seq = payload.get("seq")
         events = [e for e in payload.get("events") or [] if isinstance(e, dict)]

@@ -111,7 +111,7 @@ class TableState:
     hands_total: int | None = None  # the table's hands; with dealer repeat None till the end
     repeat: int = 0  # the current dealer's repeats (rules other than plain MCR)
     dealer_position: int | None = None  # 0..3 = E S W N (rules other than plain MCR)
-    view: dict[str, Any] | None = None  # the last wire view
+    view: dict[str, Any] | None = None  # the last wire view (whole, unless ``follow_seats``)
     scores: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     deadline_ms: int | None = None
     events: list[dict[str, Any]] = field(default_factory=list)  # of the current hand
@@ -132,7 +132,13 @@ class TableState:
         return legal
 
     def typed_view(self) -> View | None:
-        return view_from_dict(self.view) if self.view is not None else None
+        """``view`` as the engine's ``View``; one kept without its seats (a client that
+        does not follow them, ``follow_seats``) has none."""
+        if self.view is None:
+            return None
+        if "seats" not in self.view:
+            return view_from_dict({**self.view, "seats": []})
+        return view_from_dict(self.view)
 
     def typed_events(self) -> list[wire.WireEvent]:
         """The events of the current hand as ``engine.wire`` event types."""

@@ -11,7 +11,7 @@ from tablekit import act, deal, discard, tile
 
 from engine import simulation
 from engine.actions import PASS, PUNG, WIN, Action, ActionKind
-from engine.bots import FastBot, safe_action
+from engine.bots import BOTS, SEATLESS, FastBot, make_bot, safe_action
 from engine.errors import MahjongError
 from engine.rules import MCR, RuleSet, custom_rules
 from engine.table import HandState
@@ -98,6 +98,21 @@ def test_the_fast_bot_is_a_win_or_the_safe_move() -> None:
     for view, _ in tablekit.play_bots(("fast",) * 4, seed=3)[1]:
         expected = WIN if WIN in view.legal else safe_action(view)
         assert bot.choose(view) == expected
+
+
+@pytest.mark.parametrize("rules", [MCR, custom_rules()], ids=["mcr", "custom"])
+def test_the_seatless_bots_choose_alike_without_the_seats(rules: RuleSet) -> None:
+    """``SEATLESS``: a client leaves these bots' views without seats (``guobiao
+    loadtest``'s connections follow none), so each must choose from ``legal`` and ``drawn``
+    alone: on every view of whole matches (claims, robs, wins, kongs), the same choice
+    without the seats as with them."""
+    assert set(BOTS) >= SEATLESS
+    for name in SEATLESS:
+        for seed in (3, 4):
+            _, seen = tablekit.play_bots(("normal", "fast", "easy", name), seed, rules)
+            for view, _ in seen:
+                assert view.seats
+                assert make_bot(name).choose(replace(view, seats=())) == make_bot(name).choose(view)
 
 
 class _Safe:

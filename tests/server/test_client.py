@@ -19,7 +19,7 @@ from websockets.frames import Close
 
 from engine import wire
 from engine.actions import Action, ActionKind
-from engine.bots import make_bot
+from engine.bots import SEATLESS, make_bot
 from engine.hand import Meld, MeldKind
 from engine.match import Match
 from engine.rules import MCR, RuleSet
@@ -688,6 +688,42 @@ async def test_version_2_seats_are_followed_and_a_gap_asks_for_one_full_update(
                 assert state.view is None, i
             else:
                 assert state.view == whole, i
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
+async def test_without_following_a_brief_view_is_kept_as_sent_for_a_seatless_bot(
+    fake: Any,
+) -> None:
+    """``follow_seats=False`` (``guobiao loadtest``'s connections for the fast bot): each
+    update's view is kept as sent, without seats, and nothing is asked for when one is
+    missing; its typed view has no seats, and a bot of ``SEATLESS`` chooses on it as on
+    the whole view."""
+    updates = _hand_updates(5, viewer=0)
+    server = await fake({}, versions=(1, 2))
+    client = await Client.connect(f"ws://127.0.0.1:{server.port}", follow_seats=False)
+    try:
+        assert client.version == 2
+        prompts = 0
+        for i, (payload, whole) in enumerate(updates):
+            if i == 20:
+                continue  # lost on the way: nothing to follow, nothing to ask for
+            await server.links[0].send(_msg("update", payload))
+            await client.wait_for(lambda m, i=i: m.type == "update" and m.payload["seq"] == i + 1)
+            state = client.tables["t1"]
+            assert state.view == payload["view"] and "seats" not in state.view, i
+            typed = state.typed_view()
+            assert typed is not None and typed.seats == ()
+            expected = view_from_dict(whole)
+            assert (typed.legal, typed.drawn) == (expected.legal, expected.drawn)
+            if typed.legal:
+                prompts += 1
+                for name in SEATLESS:
+                    chosen = make_bot(name).choose(typed)
+                    assert chosen == make_bot(name).choose(expected)
+        assert prompts > 10
+        assert not [m for m in server.received if m["type"] == "sync"]
     finally:
         await client.close()
 

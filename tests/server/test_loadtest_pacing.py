@@ -11,6 +11,7 @@ import pytest
 from serverkit import group_opens
 
 from engine.actions import Action, ActionKind
+from engine.bots import SEATLESS
 from engine.notation import parse_tiles
 from server.cli import build_parser, main
 from server.cli.loadtest import Pacer, Report, Think, loadtest, think_ms, think_range
@@ -151,6 +152,32 @@ async def test_a_short_run_with_a_tiny_think_range_plays_and_reports(start_serve
     # A server that does not stamp its updates: no service time, but the tool's own lag.
     assert report.served_latencies == [] and "served " not in report.text()
     assert report.loop_lags and min(report.loop_lags) >= 0 and "tool lag" in report.text()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("bot", ["fast", "normal"])
+async def test_the_bots_connections_follow_the_seats_only_for_a_bot_that_reads_them(
+    start_server: Any, monkeypatch: pytest.MonkeyPatch, bot: str
+) -> None:
+    """The fast bot reads no seats (``SEATLESS``): its connections leave them unfollowed,
+    and it plays all the same; another bot's connections follow them."""
+    app = await start_server()
+    asked: list[bool] = []
+    connect = Client.connect.__func__  # type: ignore[attr-defined]
+
+    async def recording(cls: type[Client], url: str, **options: Any) -> Client:
+        if "on_message" in options:  # a bot's connection (not the tool's first probe)
+            asked.append(options.get("follow_seats", True))
+        client: Client = await connect(cls, url, **options)
+        return client
+
+    monkeypatch.setattr(Client, "connect", classmethod(recording))
+    report = await loadtest(
+        f"ws://127.0.0.1:{app.port}/ws", tables=1, duration=2.0, rate=None, bot=bot, seed=3
+    )
+    assert asked == [bot not in SEATLESS] * 4
+    assert report.connected == 4 and not report.errors and report.actions_sent > 0
+    assert report.actions_refused == 0
 
 
 @pytest.mark.asyncio
