@@ -74,7 +74,7 @@ class Connection:
         self.ws = ws
         self.timeout = timeout
         # Whether a brief update's seats are followed (``_whole_view``); off, its view is
-        # kept as sent, without seats: for a bot that reads none (``Bot.reads_seats``).
+        # kept as sent, without seats: for a bot that reads none (``engine.bots.SEATLESS``).
         self.follow_seats = follow_seats
         self.record = record
         self.frames: list[dict[str, Any]] = []  # every received frame when ``record``

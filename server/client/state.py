@@ -111,7 +111,7 @@ class TableState:
     hands_total: int | None = None  # the table's hands; with dealer repeat None till the end
     repeat: int = 0  # the current dealer's repeats (rules other than plain MCR)
     dealer_position: int | None = None  # 0..3 = E S W N (rules other than plain MCR)
-    view: dict[str, Any] | None = None  # the last wire view (whole, unless ``follow_seats``)
+    view: dict[str, Any] | None = None  # the last wire view (seatless if not ``follow_seats``)
     scores: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     deadline_ms: int | None = None
     events: list[dict[str, Any]] = field(default_factory=list)  # of the current hand
