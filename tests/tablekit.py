@@ -561,3 +561,19 @@ def drive(
         else:
             state.apply(player, next(a for a in legal if a.kind is ActionKind.DISCARD))
     raise AssertionError("drive: the stop condition was never met")
+
+
+def discard_only_from_hand_2(
+    hand_no: int, discarded: int, legal: Sequence[Mapping[str, Any]]
+) -> bool:
+    """A seat's moment to be left by its player mid-hand: hand ``hand_no`` 2 or later, with
+    ``discarded`` (its discards in this hand) two or more, and a discard all it may do
+    (``legal``, the wire's actions), so that the server's move for it is a discard in this
+    hand, not a win or a kong. From hand 2 on, not in hand 2 only: about one seed in a
+    thousand ends hand 2 before the seat's third turn."""
+    return (
+        hand_no >= 2
+        and discarded >= 2
+        and bool(legal)
+        and all(a["type"] == "discard" for a in legal)
+    )

@@ -32,6 +32,7 @@ import pytest
 import pytest_asyncio
 from httpkit import http_get
 from serverkit import served_port
+from tablekit import discard_only_from_hand_2
 
 from engine.actions import Action, Event
 from engine.bots import make_bot
@@ -360,15 +361,7 @@ async def drop_mid_hand(app: App, how: str) -> Dropped:
     state = alice.tables[table]
 
     def my_discard_from_hand_2_on(s: TableState) -> bool:
-        # From hand 2 on, not in hand 2 only: about one seed in a thousand ends hand 2
-        # before her third turn. A discard and nothing else, so that the server's move for
-        # her is a discard in this hand (not a win or a kong).
-        return (
-            s.hand_no >= 2
-            and discards(s, ME) >= 2
-            and bool(s.legal)
-            and all(a["type"] == "discard" for a in s.legal)
-        )
+        return discard_only_from_hand_2(s.hand_no, discards(s, ME), s.legal)
 
     watch = Watch(state, my_discard_from_hand_2_on, stop=True)
     first = asyncio.create_task(

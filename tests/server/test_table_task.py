@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from fakes import QUICK, Clock, FakeHost, FakePeer, FakeStore, handled, table_for, until
+from tablekit import discard_only_from_hand_2
 
 import server.table
 from engine.actions import Action
@@ -848,16 +849,8 @@ async def test_player_gone_mid_hand_is_played_by_the_server(
     await table.queue.put(AddBotsInput(alice, 3, "default"))
 
     def my_discard_from_hand_2_on(p: dict[str, Any], events: list[dict[str, Any]]) -> bool:
-        # From hand 2 on (one seed in a thousand ends hand 2 before her third turn), and
-        # only discards legal: the server's move for her is then a discard in this hand.
         mine = sum(1 for e in events if e["kind"] == "discard" and e.get("player") == 0)
-        legal = p["view"]["legal"]
-        return (
-            p["hand_no"] >= 2
-            and mine >= 2
-            and bool(legal)
-            and all(a["type"] == "discard" for a in legal)
-        )
+        return discard_only_from_hand_2(p["hand_no"], mine, p["view"]["legal"])
 
     left = await asyncio.wait_for(
         play_as(table, alice, make_bot("default", seed=0), my_discard_from_hand_2_on), 30
