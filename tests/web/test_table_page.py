@@ -805,3 +805,40 @@ async def test_a_player_who_leaves_a_result_unread_does_not_hold_the_table(
             break
         await page.wait_for_timeout(100)
     assert told(over), [f for way, f in frames if way == "sent"][-5:]
+
+
+async def test_leaving_mid_match_from_the_lobby_keeps_the_seat_to_come_back_to(
+    open_page: OpenPage,
+) -> None:
+    """``leave_table`` during a match hands the seat to the server, and it stays the
+    player's (protocol.md): the lobby keeps "Your table" with the way back, and a new table
+    cannot be made meanwhile (the server would refuse her seat at it, ``already_seated``,
+    and leave it empty). Opening the table again seats her back at her own hand."""
+    page = await open_page("/")
+    table = await play_now(page)
+    await page.get_by_role("link", name="Lobby", exact=True).click()
+    await page.wait_for_url(re.compile(r".*#/lobby$"))
+    mine = page.locator(".my-table")
+    await expect(page.locator("#my-table-title")).to_have_text(f"Your table: {table}")
+    await mine.get_by_role("button", name="Leave").click()
+    await expect(page.locator(".error[role=alert]")).to_have_count(0)
+    # Left, and still hers: the card stays, the form is closed to her.
+    await expect(page.locator("#my-table-title")).to_have_text(f"Your table: {table}")
+    await expect(page.get_by_role("button", name="Create the table")).to_be_disabled()
+    await mine.get_by_role("link", name="Open the table").click()
+    await page.wait_for_url(re.compile(rf".*#/table/{table}$"))
+    await expect(page.locator(".own-hand")).to_be_visible()
+
+
+async def test_the_waiting_room_names_the_rules_in_words(open_page: OpenPage) -> None:
+    """The waiting room says which rules the table plays as the lobby does ("MCR (Chinese
+    Official)"), not by the preset's id."""
+    page = await open_page("/")
+    await play_as_guest(page)
+    await page.get_by_role("link", name="Lobby", exact=True).click()
+    table = await create_table(page)
+    await page.locator(".my-table").get_by_role("link", name="Open the table").click()
+    await page.wait_for_url(re.compile(rf".*#/table/{table}$"))
+    line = page.get_by_text("per decision")
+    await expect(line).to_contain_text("MCR (Chinese Official)")
+    await expect(line).not_to_contain_text("Rules mcr")

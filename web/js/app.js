@@ -175,9 +175,13 @@ export function createApp({ onRender, env = {} }) {
       if (code) app.rememberInvite(table, code);
       return joined;
     },
+    /** Leave `table`: before its match starts the seat is freed; during the match the
+     * server plays it and it stays hers (protocol.md, `leave_table`), so the lobby keeps it
+     * as her table, to open again (its `sync` seats her back), and she cannot make another. */
     async leave(table) {
       await app.net.request("leave_table", { table });
-      if (app.myTable && app.myTable.table === table) app.myTable = null;
+      const mine = app.myTable && app.myTable.table === table;
+      if (mine && app.myTable.state === "waiting") app.myTable = null;
       app.refresh();
     },
     /** The home page's one click: a guest if need be, a table, a seat, three bots of the

@@ -10,6 +10,7 @@ import { wholeUpdate } from "../follow.js";
 import { actionButtons, aidsView, callsOf, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, secondsLeft, signed, tableView } from "../render.js";
 import { changeText, deltaClass, gradeText } from "../rating.js";
 import { askToNotify, canNotify, notifyTurn } from "../notify.js";
+import { rulesName } from "./lobby.js";
 import { beep, claimSound, discardSound } from "../sound.js";
 
 const DIGIT_KEYS = "1234567890-="; // pick tiles 1..12 of the own hand
@@ -448,7 +449,7 @@ function waitingRoom(app) {
   const empty = sum.seats.some((x) => x === null);
   return html`<div class="waiting-room">
     <h2>${t("table.waiting", { table: sum.table })}</h2>
-    <p>${t("table.rules_line", { rules: sum.rules, seconds: sum.turn_seconds })}</p>
+    <p>${t("table.rules_line", { rules: rulesName(app, sum.rules), seconds: sum.turn_seconds })}</p>
     <ol class="seats">${sum.seats.map((name, i) => html`<li class=${name ? "taken" : "free"}>${name ? playerName(t, sum.seats, i) : t("table.free_seat")}</li>`)}</ol>
     ${sum.rated ? html`<p class="hint">${t("table.rated_note")}</p>` : nothing}
     ${seated && empty && !sum.rated ? html`${levelPicker(app, "table-level")}<button class="primary" @click=${() => addBots(app)}>${t("table.add_bots")}</button>` : nothing}
