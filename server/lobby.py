@@ -358,7 +358,8 @@ class Lobby:
         ``tournament`` (tournament id, session number, table number), shown in its summary.
         """
         timers = self.config.timers
-        rules = rules or self.config.rules.preset
+        if rules is None:  # ("" is no preset's name: refused below, as any unknown name)
+            rules = self.config.rules.preset
         if claim_window_ms is not None:
             window = claim_window_ms
         else:

@@ -144,7 +144,8 @@ class Matchmaker:
             raise LobbyError(
                 "bad_message", f"unknown bot level {shown(bot)}; levels: {', '.join(LEVELS)}"
             )
-        ladder = ladder or self.config.rules.preset
+        if ladder is None:  # ("" names no ladder: ``no_such_ladder``, as any unknown name)
+            ladder = self.config.rules.preset
         key = (ladder, casual)
         if key not in self.queues:
             ladders = ", ".join(self.config.ladder_names) or "none"

@@ -229,6 +229,14 @@ def _hello(m: Payload, mid: Any) -> Message:
     return Hello(mid, tuple(versions), m.text("client", optional=True) or "")
 
 
+def _bot_level(m: Payload) -> str:
+    """``add_bots``'s ``bot``: ``normal`` only when omitted. An empty name is kept, for the
+    table to refuse as it refuses any name it does not know (``bad_message``, naming the
+    levels)."""
+    bot = m.text("bot", optional=True, limit=32)
+    return "normal" if bot is None else bot
+
+
 def _play(m: Payload, mid: Any) -> Message:
     table = m.text("table", limit=32)
     seq = m.number("seq")
@@ -393,9 +401,7 @@ DECODERS: dict[str, Any] = {
         m.number("seat", optional=True, high=3),
         m.text("invite_code", optional=True, limit=64),
     ),
-    "add_bots": lambda m, i: AddBots(
-        i, m.text("table", limit=32), m.text("bot", optional=True, limit=32) or "normal"
-    ),
+    "add_bots": lambda m, i: AddBots(i, m.text("table", limit=32), _bot_level(m)),
     "leave_table": lambda m, i: LeaveTable(i, m.text("table", limit=32)),
     "watch": lambda m, i: Watch(
         i, m.text("table", limit=32), m.text("invite_code", optional=True, limit=64)

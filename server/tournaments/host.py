@@ -224,7 +224,7 @@ class Tournaments:
                     "session": session,
                     "players": players,
                     "public": True,
-                    "registration_open": row.registration_open and row.state != "finished",
+                    "registration_open": views.registration_open(row, settings),
                     "duplicate": settings.duplicate,
                     "created_at": iso(row.created_at),
                 }
@@ -426,7 +426,7 @@ class Tournaments:
             return None
         if kind == "tournament_register":
             views.not_finished(state)
-            if state.settings.registration != "open" or not state.row.registration_open:
+            if not views.registration_open(state.row, state.settings):
                 raise TournamentError(
                     "registration_closed",
                     f"tournament {tid} takes no registrations"

@@ -74,7 +74,8 @@ class SessionTables:
             raise TournamentError(
                 "tournament_state", f"all {settings.sessions} sessions have been seated"
             )
-        method = method or settings.seating[number - 1]
+        if method is None:  # ("" names no method: refused below, as any unknown name)
+            method = settings.seating[number - 1]
         if method not in seating.METHODS:
             raise TournamentError(
                 "bad_message",

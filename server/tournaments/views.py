@@ -176,6 +176,14 @@ def not_finished(state: State) -> None:
         raise TournamentError("tournament_state", f"tournament {state.row.id} is over")
 
 
+def registration_open(row: TournamentRow, settings: Settings) -> bool:
+    """Whether players may register themselves now (``registration_open`` wherever it is
+    shown, and what ``tournament_register`` checks): its ``registration`` is ``open`` (with
+    ``director`` only the directors add players), its director has not closed it (the
+    stored ``registration_open``) and it is not over."""
+    return settings.registration == "open" and row.registration_open and row.state != "finished"
+
+
 def detail(state: State) -> dict[str, Any]:
     """The tournament as ``GET /api/tournaments/{id}`` and the ``tournament`` message show it."""
     row, settings = state.row, state.settings
@@ -187,7 +195,7 @@ def detail(state: State) -> dict[str, Any]:
         "rules": row.rules,
         "state": row.state,
         "settings": settings.to_dict(),
-        "registration_open": row.registration_open and row.state != "finished",
+        "registration_open": registration_open(row, settings),
         "created_by": row.created_by,
         "created_at": iso(row.created_at),
         "finished_at": iso(row.finished_at),

@@ -49,6 +49,11 @@ def frame(kind: str, payload: object = None, **extra: object) -> str:
             frame("add_bots", {"table": "t1", "bot": "strong"}),
             protocol.AddBots(None, "t1", "strong"),
         ),
+        # An empty name is a name, refused by the table as any unknown one; only an omitted
+        # field gets the default.
+        (frame("add_bots", {"table": "t1", "bot": ""}), protocol.AddBots(None, "t1", "")),
+        (frame("create_table", {"rules": ""}), protocol.CreateTable(None, "", None, False)),
+        (frame("queue_join", {"ladder": ""}), protocol.QueueJoin(None, "", False)),
         (frame("queue_join", {"casual": True}), protocol.QueueJoin(None, None, True)),
         (
             frame("queue_join", {"casual": True, "bot": "easy"}),

@@ -227,6 +227,17 @@ async def test_the_casual_queue_fills_a_table_at_the_level_its_player_chose(star
     assert table["payload"]["seats"][1:] == ["bot:easy"] * 3
 
 
+@pytest.mark.asyncio
+async def test_an_empty_ladder_name_is_refused_as_an_unknown_ladder(start: Start) -> None:
+    """Only an omitted ``ladder`` is the server's preset; ``""`` names no ladder."""
+    app = await start()
+    wire = await guest(app)
+    reason = await wire.refused("queue_join", {"ladder": "", "casual": True}, "no_such_ladder")
+    assert reason == "there is no ladder '' to queue for; ladders: mcr"
+    assert (await sizes(app))[("mcr", True)] == 0
+    await wire.close()
+
+
 def test_the_bots_level_is_the_longest_waiting_players_choice_else_the_servers() -> None:
     def waiting(name: str, bot: str | None) -> Waiting:
         return Waiting(None, name, 25.0, 0.0, bot=bot)  # type: ignore[arg-type]

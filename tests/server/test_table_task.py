@@ -38,6 +38,7 @@ from server.table import (
     GoneInput,
     JoinInput,
     LeaveInput,
+    LobbyError,
     NextHandInput,
     PlayInput,
     SyncInput,
@@ -780,6 +781,20 @@ async def test_lobby_refusals_at_the_table() -> None:
         assert reply["payload"]["code"] in ("table_started", "table_full"), reply
         await refused(table, carol, JoinInput(carol, 14, 0, None), "table_started")
         await refused(table, alice, AddBotsInput(alice, 15, "fast"), "table_started")
+    finally:
+        await lobby.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_an_empty_rule_preset_is_refused_as_an_unknown_one() -> None:
+    """Only an omitted preset (None) is the server's; ``""`` names no preset."""
+    lobby = lobby_for()
+    try:
+        with pytest.raises(LobbyError) as refusal:
+            await lobby.create("", None, False)
+        assert refusal.value.code == "bad_message"
+        assert str(refusal.value).startswith("unknown rule preset ''; known: mcr, ")
+        assert lobby.tables == {}
     finally:
         await lobby.shutdown()
 

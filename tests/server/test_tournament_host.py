@@ -142,6 +142,49 @@ async def test_registration_withdrawal_and_check_in(
             await c.close()
 
 
+async def test_a_tournament_whose_director_registers_the_players_is_not_open_to_them(
+    start_server: StartServer, http_get: HttpGet
+) -> None:
+    """``registration_open`` says what players can do: with ``registration`` ``director`` it
+    is false everywhere it is shown, though the director never closed registration."""
+    app = await start_server(tournaments={"directors": DIRECTOR})
+    director = await connect(app, DIRECTOR)
+    ann = await connect(app, "td_ann")
+    try:
+        made = await ask(director, "tournament_create", name="Invited", registration="director")
+        tid = made["id"]
+        assert made["registration_open"] is False
+        error = await refused(ann, "tournament_register", tournament=tid)
+        assert error.code == "registration_closed" and "director registers" in error.reason
+        assert (await ask(ann, "tournament_get", tournament=tid))["registration_open"] is False
+        _, body = await get_json(http_get, app, f"/api/tournaments/{tid}")
+        assert body["registration_open"] is False
+        _, listed = await get_json(http_get, app, "/api/tournaments")
+        assert [t["registration_open"] for t in listed["tournaments"]] == [False]
+        # Made open before the first session: players may register at once.
+        opened = await ask(director, "tournament_configure", tournament=tid, registration="open")
+        assert opened["registration_open"] is True
+        assert (await ask(ann, "tournament_register", tournament=tid))["you"]["player"]
+    finally:
+        for c in (director, ann):
+            await c.close()
+
+
+async def test_an_empty_seating_method_is_refused_as_an_unknown_one(
+    start_server: StartServer,
+) -> None:
+    """Only an omitted ``method`` is the session's planned one; ``""`` names no method."""
+    app = await start_server(tournaments={"directors": DIRECTOR})
+    director = await connect(app, DIRECTOR)
+    try:
+        tid = (await ask(director, "tournament_create", name="Empty method"))["id"]
+        error = await refused(director, "tournament_seat", tournament=tid, method="")
+        assert error.code == "bad_message"
+        assert error.reason.startswith("method: unknown seating method ''; known: ")
+    finally:
+        await director.close()
+
+
 async def test_a_session_is_seated_swapped_started_played_and_scored(
     start_server: StartServer, http_get: HttpGet
 ) -> None:

@@ -309,8 +309,10 @@ async def test_the_directors_console_adds_removes_seats_swaps_substitutes_correc
     try:
         await client.register(director, PASSWORD)
         settings = {"name": f"Cup {director}", "hands": 1, "sessions": 2, "turn_seconds": 3}
+        # Open to players, so that closing and opening it shows ("director" would keep it
+        # closed to them throughout); the director adds them all the same.
         made = await client.request(
-            "tournament_create", settings | {"registration": "director", "check_in": False}
+            "tournament_create", settings | {"registration": "open", "check_in": False}
         )
         tournament = int(made.payload["id"])
     finally:
