@@ -53,6 +53,7 @@ data_dir = "{data}"
 log_level = "warning"
 [limits]
 waiting_tables_per_address = 0
+connections_per_address = 0
 [accounts]
 guest_burst = 100000
 guest_per_hour = 1000000

@@ -169,6 +169,7 @@ def main() -> None:
         "GUOBIAO_ACCOUNTS_GUEST_PER_HOUR": "1000000",
         "GUOBIAO_ACCOUNTS_GUEST_BURST": "100000",
         "GUOBIAO_LIMITS_WAITING_TABLES_PER_ADDRESS": "0",
+        "GUOBIAO_LIMITS_CONNECTIONS_PER_ADDRESS": "0",
         "GUOBIAO_SERVER_STAMP_UPDATES": "true",  # the served latency (docstring)
     }
     clustered = {

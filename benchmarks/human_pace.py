@@ -63,6 +63,7 @@ log_level = "warning"
 stamp_updates = true
 [limits]
 waiting_tables_per_address = 0
+connections_per_address = 0
 max_connections = 100000
 max_tables = 100000
 [accounts]

@@ -16,6 +16,7 @@ import json
 import logging
 import socket
 import time
+from collections import Counter
 from typing import Any
 
 from websockets.asyncio.server import Server as WsServer
@@ -27,7 +28,7 @@ from websockets.server import ServerProtocol
 import engine
 from server import VERSION, accounts, replay
 from server.config import Config
-from server.connection import Connection, EndOfTurn
+from server.connection import TOO_MANY_FROM_ADDRESS, Connection, EndOfTurn, address_of
 from server.db.store import Store, upgrade
 from server.errors import shown
 from server.handoff import AdoptedConnection, Handoff
@@ -63,6 +64,8 @@ class App:
         self.matchmaker: Matchmaker | None = None
         self.tournaments: Tournaments | None = None
         self.connections: set[Connection] = set()
+        # How many of them each client address holds (``[limits] connections_per_address``).
+        self.connections_by_address: Counter[str] = Counter()
         self.end_of_turn = EndOfTurn()  # what they were sent this turn, written at its end
         self.ws_server: WsServer | None = None
         self.slow_drops = 0
@@ -341,8 +344,15 @@ class App:
     async def _handle(self, ws: ServerConnection, handed: dict[str, Any] | None = None) -> None:
         """Serve one websocket connection; ``handed``: one a sibling worker handed over,
         with its state and the message it is to handle first."""
-        if len(self.connections) >= self.config.limits.max_connections:
+        limits = self.config.limits
+        if len(self.connections) >= limits.max_connections:
             await ws.close(1013, "server full")
+            return
+        address = address_of(ws)
+        if limits.connections_per_address and (
+            self.connections_by_address[address] >= limits.connections_per_address
+        ):
+            await ws.close(1013, TOO_MANY_FROM_ADDRESS)
             return
         # The handshake is over and its headers are read no more, but websockets keeps the
         # request and the response for the connection's life: about 3.9 KiB a connection of
@@ -353,11 +363,17 @@ class App:
         conn = Connection(ws, self)
         self.connections.add(conn)
         self.by_cid[conn.cid] = conn
+        self.connections_by_address[address] += 1
         try:
             await conn.serve(handed)
         finally:
             self.connections.discard(conn)
             self.by_cid.pop(conn.cid, None)
+            left = self.connections_by_address[address] - 1
+            if left:
+                self.connections_by_address[address] = left
+            else:
+                del self.connections_by_address[address]
 
     # ------------------------------------------------------------- HTTP ---
 
@@ -441,6 +457,12 @@ class App:
         asset = self.web.get(path)
         if asset is not None:
             return self.web.respond(connection, asset, request)
+        # One reading of the query of every JSON answer, /healthz, /readyz and /api/queue
+        # included (docs/protocol.md, "HTTP on the same port"); each endpoint takes its own.
+        try:
+            parse_query(request.path.partition("?")[2])
+        except BadRequest as exc:
+            return _json(connection, http.HTTPStatus.BAD_REQUEST, {"error": str(exc)})
         if path == "/readyz":
             return await self._ready(connection)
         if path == "/healthz":
@@ -469,11 +491,6 @@ class App:
                 return _json(connection, http.HTTPStatus.OK, snapshot)
             return _json(connection, http.HTTPStatus.OK, self.matchmaker.snapshot())
         parts = path.strip("/").split("/")
-        if parts[0] == "api":
-            try:  # one reading of every API request's query (each endpoint takes its own)
-                parse_query(request.path.partition("?")[2])
-            except BadRequest as exc:
-                return _json(connection, http.HTTPStatus.BAD_REQUEST, {"error": str(exc)})
         if self.tournaments is not None:
             found = await tournament_api.route(self.tournaments, parts)
             if found is not None:

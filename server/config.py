@@ -97,6 +97,10 @@ class LimitsSection:
     listing_bytes_per_second: int = 262144
     max_tables: int = 1000
     max_connections: int = 5000
+    # Websocket connections from one client address at once (0: no limit): so that one
+    # address cannot fill ``max_connections`` and keep everyone else out. Behind a reverse
+    # proxy every client has the proxy's address: 0 there, and limit at the proxy.
+    connections_per_address: int = 256
     # Of max_tables, the share only the ladder queue and tournament sessions may fill.
     reserved_share: float = 0.1
     # Tables waiting for players (not started) that one account, one client address, may
@@ -374,6 +378,7 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("limits", "listing_bytes_per_second"): (64, 1 << 30),
     ("limits", "max_tables"): (1, 1000000),
     ("limits", "max_connections"): (1, 1000000),
+    ("limits", "connections_per_address"): (0, 1000000),
     ("limits", "reserved_share"): (0, 0.9),
     ("limits", "waiting_tables_per_account"): (0, 1000000),
     ("limits", "waiting_tables_per_address"): (0, 1000000),

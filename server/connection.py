@@ -53,6 +53,8 @@ log = logging.getLogger("guobiao.server")
 WRITE_BATCH = 64  # messages joined into one socket write at most
 RATE_STRIKES = 20  # rate-limited messages before the connection is closed as abusive
 LISTING_BURST_SECONDS = 8.0  # a connection's listings at once: this many seconds' worth
+# Why a connection is closed as it opens (1013) when its address holds as many as it may.
+TOO_MANY_FROM_ADDRESS = "too many connections from this address"
 REFUSAL_PAUSE = 1.0  # seconds an account request refused by a limit waits for its answer
 # What a visitor (a connection with no session) may ask: the lobby's listing and watching a
 # table as a spectator (the spectator view, as for anyone watching). Sitting, creating, bots,
@@ -81,6 +83,12 @@ def frame_head(length: int) -> bytes:
     if length < 65536:
         return _HEAD_16.pack(0x81, 126, length)
     return _HEAD_64.pack(0x81, 127, length)
+
+
+def address_of(ws: ServerConnection) -> str:
+    """The client's IP address as the server sees it (behind a proxy, the proxy's)."""
+    remote = ws.remote_address
+    return str(remote[0]) if isinstance(remote, tuple) and remote else "unknown"
 
 
 class Server(Protocol):
@@ -139,10 +147,9 @@ class Connection:
         self.username: str | None = None
         self.guest = False
         self.token: str | None = None
-        # The client's IP address: the account limits and the tables waiting for players
-        # count per address (behind a proxy, the proxy's).
-        remote = ws.remote_address
-        self.address = str(remote[0]) if isinstance(remote, tuple) and remote else "unknown"
+        # The client's IP address: the account limits, the tables waiting for players and
+        # the connections count per address (behind a proxy, the proxy's).
+        self.address = address_of(ws)
         self.greeted = False
         self.version = 1  # the protocol version spoken (``hello``)
         limits = app.config.limits
@@ -404,7 +411,7 @@ class Connection:
                 )
             )
             if self.strikes >= RATE_STRIKES:
-                await self.ws.close(1008, "rate limit exceeded")
+                await self._close_for_abuse()
                 return False
             return True
         try:
@@ -423,7 +430,7 @@ class Connection:
             # connection like any other.
             self.refusals += 1
             if self.refusals >= RATE_STRIKES:
-                await self.ws.close(1008, "rate limit exceeded")
+                await self._close_for_abuse()
                 return False
         except ServerError as exc:  # protocol, accounts and lobby refusals
             self.send(error(exc.code, exc.reason, reply_to))
@@ -439,9 +446,22 @@ class Connection:
             )
         return True
 
+    async def _close_for_abuse(self) -> None:
+        """Close the connection for flooding (1008), once it has been sent every answer it
+        is owed: those of the messages handled this turn of the loop, the last
+        ``rate_limited`` among them, would otherwise be lost behind the close."""
+        await self.close_writer()
+        await self.ws.close(1008, "rate limit exceeded")
+
     async def dispatch(self, m: protocol.Message) -> None:
         app = self.app
         if isinstance(m, protocol.Hello):
+            if self.greeted:  # its version holds for the connection's life
+                raise ProtocolError(
+                    "bad_message",
+                    f"hello was said already: this connection speaks protocol version "
+                    f"{self.version} (another version needs a new connection)",
+                )
             common = sorted(set(m.versions) & set(protocol.VERSIONS))
             if not common:
                 self.send(

@@ -11,6 +11,7 @@ are raw websockets (``Wire``), so that they can send anything at all.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import itertools
 import json
@@ -402,6 +403,22 @@ async def test_the_highest_common_version_is_chosen(app: App) -> None:
     await wire.close()
 
 
+@pytest.mark.asyncio
+async def test_a_second_hello_is_refused_and_the_version_kept(app: App) -> None:
+    """The version ``hello`` chose holds for the connection's life: a second ``hello`` (even
+    one that would choose another) is refused with ``bad_message`` naming the version kept,
+    and the connection goes on in it."""
+    wire = await Wire.open(url_of(app), hello=False)
+    reply = await wire.answered("hello", {"versions": [3]}, "welcome")
+    assert reply["payload"]["version"] == 3
+    for versions in ([1], [3], [4]):
+        reason = await wire.refused("hello", {"versions": versions}, "bad_message")
+        assert "protocol version 3" in reason, reason
+    await wire.alive()
+    assert wire.close_code is None
+    await wire.close()
+
+
 TABLE_MESSAGES: list[tuple[str, dict[str, Any]]] = [
     ("create_table", {}),
     ("join_table", {"table": "t1"}),
@@ -721,6 +738,22 @@ async def test_listings_on_request_are_limited_by_their_bytes_and_nothing_else_i
         await visitor.close()
 
 
+def closed_at_the_last_strike(answers: list[Frame]) -> bool:
+    """Whether ``answers`` (a flood's pongs and errors, in order) follow the rate limit's
+    strikes to the close: each ``rate_limited`` a strike, each message within the limit
+    wiping one out (docs/protocol.md), the connection closed at the ``RATE_STRIKES``-th
+    and not before, its ``rate_limited`` the last answer."""
+    strikes = 0
+    for n, frame in enumerate(answers, 1):
+        if frame["type"] == "error":
+            strikes += 1
+            if strikes == RATE_STRIKES:
+                return n == len(answers)
+        else:
+            strikes = max(0, strikes - 1)
+    return False
+
+
 @pytest.mark.parametrize("flooder_role", ["watching", "seated"])
 @pytest.mark.asyncio
 async def test_a_flood_is_rate_limited_then_closed_and_the_table_plays_on(
@@ -758,7 +791,10 @@ async def test_a_flood_is_rate_limited_then_closed_and_the_table_plays_on(
         limited = [e for e in flooder.errors(mark) if e["code"] == "rate_limited"]
         assert len(pongs) >= limits.message_burst - 5  # hello, guest, join: the same bucket
         assert len(pongs) <= limits.message_burst + limits.messages_per_second * 2
-        assert 1 <= len(limited) <= RATE_STRIKES
+        assert len(limited) >= RATE_STRIKES
+        assert closed_at_the_last_strike(
+            [f for f in flooder.frames[mark:] if f["type"] in ("pong", "error")]
+        )
         assert not [e for e in flooder.errors(mark) if e["code"] != "rate_limited"]
 
         # The others at the table are untouched: served at once, by the connection and by
@@ -787,6 +823,39 @@ async def test_a_flood_is_rate_limited_then_closed_and_the_table_plays_on(
         for wire in (victim, flooder, watcher):
             if not wire.reader.done():
                 await wire.close()
+
+
+@pytest.mark.asyncio
+async def test_a_flood_closed_for_abuse_is_sent_every_answer_it_was_owed_first(
+    start_server: Any,
+) -> None:
+    """Messages sent faster than the server reads them arrive together, and the answers of
+    those it handles in one turn of its loop go out at the end of that turn: the close for
+    abuse (1008) comes after them, not in their place. So a flood sees every answer it was
+    owed: a pong for each ping within the limit and a ``rate_limited`` for each one over
+    it, ``RATE_STRIKES`` of them, the last one too, then the close."""
+    app: App = await start_server(limits=dataclasses.asdict(LimitsSection()))
+    flooder = await Wire.open(url_of(app))
+    try:
+        await guest(flooder)
+        mark = len(flooder.frames)
+        # Just more than it takes to be closed: ten more would queue up in front of the
+        # client's answer to the close, which the server then reads only after its close
+        # timeout (10 s), as the connection is let go.
+        most = app.config.limits.message_burst + RATE_STRIKES + 2
+        with contextlib.suppress(ConnectionClosed):  # (closed while it still sends)
+            for n in range(1, most):
+                await flooder.ws.send(json.dumps({"type": "ping", "id": n, "payload": {}}))
+        assert await flooder.closed() == 1008
+        answers = flooder.frames[mark:]
+        assert {f["payload"]["code"] for f in answers if f["type"] == "error"} == {"rate_limited"}
+        assert closed_at_the_last_strike(answers)  # its last answer was sent too
+        answered = sorted(f["reply_to"] for f in answers)
+        assert answered == list(range(1, len(answered) + 1)), answered  # none skipped
+        assert len(answered) - RATE_STRIKES >= app.config.limits.message_burst - 2  # the pongs
+    finally:
+        if not flooder.reader.done():
+            await flooder.close()
 
 
 # --------------------------------------------------------------- stopping ---
@@ -985,6 +1054,11 @@ def assert_json_error(status: int, headers: list[tuple[str, str]], body: bytes) 
         ("/api/ladders/mcr?offset=1&offset=2", 400),
         ("/api/players/nobody?x=%01", 400),
         ("/api/tournaments?" + "&".join(f"k{i}=1" for i in range(17)), 400),
+        ("/api/queue?x=%ff", 400),  # answered before the others, checked as they are
+        ("/api/queue?a=1&a=2", 400),
+        ("/api/queue?x=%0a", 400),
+        ("/healthz?x=%00", 400),  # the rule holds on every path of this port's JSON answers
+        ("/readyz?a=1&a=2", 400),
         ("/nothing", 404),
         ("/ws", 426),  # the websocket endpoint, asked without the upgrade
         ("/api/tournaments/" + "x" * 3000, 400),

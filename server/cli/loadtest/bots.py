@@ -23,6 +23,7 @@ from server.client import (
     ServerError,
     play,
 )
+from server.connection import TOO_MANY_FROM_ADDRESS
 
 CLOSE_SECONDS = 5.0  # the most the closing of all connections may take
 LAG_EVERY = 0.05  # seconds between two samples of this process's own event loop lag
@@ -119,6 +120,15 @@ class Run:
         except (ClientError, OSError) as exc:
             self.report.connect_failures += 1
             self.report.errors[f"connect: {type(exc).__name__}"] += 1
+            hint = (
+                "the server limits the connections per address: raise its [limits] "
+                "connections_per_address (or 0) for a load test of this size"
+            )
+            if (
+                getattr(exc, "reason", "") == TOO_MANY_FROM_ADDRESS
+                and hint not in self.report.notes
+            ):
+                self.report.notes.append(hint)
             return None
         opened.append(client)
         self.clients.append(client)
