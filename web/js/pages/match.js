@@ -8,6 +8,7 @@ import { changeText, deltaClass } from "../rating.js";
 import { describeEvents, fanLabel, foldResult, lastDiscard, playerName, resultView, signed, tableView } from "../render.js";
 import { reviewPanel, stepOfAction } from "../review.js";
 import { rulesName } from "./lobby.js";
+import { missingView } from "./notfound.js";
 import { when } from "./player.js";
 
 const AUTOPLAY_MS = 800;
@@ -46,7 +47,7 @@ export const matchPage = {
 async function getJson(url) {
   const reply = await fetch(url);
   const data = await reply.json();
-  if (!reply.ok) throw new Error(data.error || `${reply.status}`);
+  if (!reply.ok) throw Object.assign(new Error(data.error || `${reply.status}`), { status: reply.status });
   return data;
 }
 
@@ -55,7 +56,12 @@ async function load(app) {
   try {
     here.match = await getJson(`/api/matches/${encodeURIComponent(here.id)}`);
   } catch (error) {
-    here.error = String(error.message);
+    // No such match (404), an address that names none (400: not a match number), no answer
+    // at all (the network, a reply that is not JSON): said in the page's words, kept as keys
+    // (its language may change while it shows them); any other refusal in the server's own.
+    const gone = { 404: "replay.missing", 400: "replay.bad_address" }[error.status];
+    if (gone) here.error = { key: gone, gone: true };
+    else here.error = error.status ? String(error.message) : { key: "app.player.unreachable", gone: false };
   }
   app.refresh();
   if (here.match && here.match.finished) await loadHand(here.hand, here.step);
@@ -177,7 +183,11 @@ export function replayState(frames, step) {
 
 function body(app) {
   const t = app.t;
-  if (s.error && !s.match) return html`<p class="table-error" role="alert">${s.error}</p>`;
+  if (s.error && !s.match) {
+    const text = s.error.key ? t(s.error.key, { id: s.id }) : s.error;
+    const title = s.error.gone ? t("replay.no_match") : t("replay.title", { id: s.id });
+    return missingView({ title, text, href: "#/lobby", back: t("table.to_lobby") });
+  }
   if (!s.match) return html`<p class="loading">${t("table.loading")}</p>`;
   const m = s.match;
   const names = m.seats;

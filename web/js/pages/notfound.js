@@ -13,3 +13,13 @@ export const notFoundPage = {
     </section>`;
   },
 };
+
+/** The page for a thing an address names that does not exist or cannot be shown (a match,
+ * a table): a heading, a sentence saying so, and a link back (`href`, its label `back`). */
+export function missingView({ title, text, href, back }) {
+  return html`<section class="card narrow missing">
+    <h1>${title}</h1>
+    <p role="alert">${text}</p>
+    <a class="button primary" href=${href}>${back}</a>
+  </section>`;
+}

@@ -11,11 +11,16 @@ import { actionButtons, aidsView, callsOf, describeEvents, foldResult, lastDisca
 import { changeText, deltaClass, gradeText } from "../rating.js";
 import { askToNotify, canNotify, notifyTurn } from "../notify.js";
 import { rulesName } from "./lobby.js";
+import { missingView } from "./notfound.js";
 import { beep, claimSound, discardSound } from "../sound.js";
 
 const DIGIT_KEYS = "1234567890-="; // pick tiles 1..12 of the own hand
 const RESULT_GIVES_WAY_S = 8; // seconds left to decide when the last result closes by itself
 const CALL_SHOWN_MS = 1800; // how long a claim's announcement stays at the claimer's seat
+// Refusals that mean this page has no table to show, for good: no such table, an id the
+// server cannot even read (`bad_message`: too long), or a table closed to this visitor. The
+// page says so instead of loading forever; any other (a dropped connection) is tried again.
+const NO_TABLE = new Set(["no_such_table", "bad_message", "not_watchable", "wrong_invite", "not_seated"]);
 
 let s = null; // the page's state while it is shown
 
@@ -24,7 +29,7 @@ function fresh(app, params) {
     app, table: params.table, mode: params.mode === "watch" ? "watch" : "play",
     summary: null, update: null, last: null, selected: null, answered: null,
     deadlineAt: null, commits: {}, reveals: {}, handNo: null, acc: null, result: null, resultOpen: false, readHand: null,
-    names: null, matchEnd: null, grades: {}, error: null, off: [], timer: null,
+    names: null, matchEnd: null, grades: {}, error: null, noTable: null, off: [], timer: null,
     analysis: null, analysing: null, analysed: null, connecting: false, syncing: null,
     calls: {}, callTimers: new Set(),
   };
@@ -97,6 +102,7 @@ async function connect() {
 function failed(here, error) {
   if (s !== here) return;
   here.error = here.app.errorText(error);
+  here.noTable = NO_TABLE.has(error.code) ? error : null;
   here.app.refresh();
 }
 
@@ -371,6 +377,7 @@ function body(app) {
   const t = app.t;
   if (!app.session && s.mode === "play") return html`<p>${t("table.login_first")} <a href="#/">${t("table.home")}</a></p>`;
   const names = seatNames(app);
+  if (!s.update && !s.summary && s.noTable) return noTableView(app, s.noTable);
   const top = html`${s.error ? html`<p class="table-error" role="alert">${s.error}</p>` : nothing}`;
   if (!s.update) return html`${top}${waitingRoom(app)}`;
   const p = s.update;
@@ -439,6 +446,14 @@ function dialog(app, names, p) {
   if (s.matchEnd) return html`<div class="result match-end" role="dialog" aria-label=${t("table.match_end")}>${matchEndView(app, names)}${hand}</div>`;
   if (!s.result) return nothing;
   return s.resultOpen ? html`<div class="result" role="dialog" aria-modal="false" aria-label=${t("table.result.title")}>${hand}</div>` : hand;
+}
+
+/** The page when the table cannot be shown (`NO_TABLE`): why, and the way to the lobby. */
+function noTableView(app, error) {
+  const t = app.t;
+  const gone = error.code === "no_such_table" || error.code === "bad_message";
+  const text = error.code === "bad_message" ? t("table.bad_address") : app.errorText(error);
+  return missingView({ title: t(gone ? "table.missing" : "table.unavailable"), text, href: "#/lobby", back: t("table.to_lobby") });
 }
 
 function waitingRoom(app) {

@@ -25,11 +25,11 @@ function fresh(app, params) {
   };
 }
 
-/** The JSON at `url`; an Error with the server's `error` text when refused. */
+/** The JSON at `url`; an Error with the server's `error` text (and the `status`) when refused. */
 export async function getJson(url) {
   const reply = await fetch(url);
   const body = await reply.json();
-  if (!reply.ok) throw new Error(body.error || String(reply.status));
+  if (!reply.ok) throw Object.assign(new Error(body.error || String(reply.status)), { status: reply.status });
   return body;
 }
 
@@ -120,7 +120,14 @@ async function fetchTournament(app, id) {
       if (!["not_registered", "not_authenticated", "unknown_type"].includes(error.code)) throw error;
     }
   }
-  return { ...(await getJson(`/api/tournaments/${encodeURIComponent(id)}`)), you: null };
+  try {
+    return { ...(await getJson(`/api/tournaments/${encodeURIComponent(id)}`)), you: null };
+  } catch (error) {
+    // The page's own words for no such tournament (its socket twin has the code), or for an
+    // address that names none (400: not a tournament number).
+    if (error.status === 404 || error.status === 400) error.code = "no_such_tournament";
+    throw error;
+  }
 }
 
 /** The session shown: the one picked, else the latest one seated. */
@@ -402,8 +409,10 @@ function directorConsole(app, t) {
       <div class="console-part">
         <h3>${tr("app.tournament.registration")}</h3>
         <p>${tr(t.registration_open ? "app.tournament.registration_open" : "app.tournament.registration_closed")}</p>
-        <button class="button" type="button" ?disabled=${s.busy}
-          @click=${() => act("console", "tournament_registration", { open: !t.registration_open })}>${tr(t.registration_open ? "app.tournament.close_registration" : "app.tournament.open_registration")}</button>
+        ${t.settings?.registration === "open" // (with "director" the players never register)
+          ? html`<button class="button" type="button" ?disabled=${s.busy}
+          @click=${() => act("console", "tournament_registration", { open: !t.registration_open })}>${tr(t.registration_open ? "app.tournament.close_registration" : "app.tournament.open_registration")}</button>`
+          : nothing}
       </div>
 
       <form class="console-part" @submit=${submitter("console", "tournament_add_players", (f) => {
