@@ -12,8 +12,10 @@
   installs the ``chromium`` package). ``playwright install`` is never needed.
 - ``open_page``: ``await open_page(path="/", phone=False, lang="en")`` gives a page in a
   fresh browser context (its own storage: a new visitor). ``phone=True`` is a 360 x 740
-  touch screen. Every page's uncaught script errors and console errors fail the test, and so
-  does a table page's warning that it could not follow an update.
+  touch screen; ``size=(W, H)`` a window of that size instead (a touch screen below 600 px).
+  Every page's uncaught script errors and console errors fail the test, and so does a table
+  page's warning that it could not follow an update; ``missing=True`` lets the browser's own
+  error for a fetch the server refused (4xx) pass, for pages that ask for what is not there.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ NOT_FOLLOWED = "not followed"
 # The browser's own console errors for a network a test cut itself (``set_offline``): the
 # socket and the service worker's update check fail, as they must.
 OFFLINE = "net::ERR_INTERNET_DISCONNECTED"
+# Chromium's console error for every fetch the server refused (``open_page(missing=True)``).
+REFUSED = "Failed to load resource: the server responded with a status of 40"
 IN_CI = os.environ.get("CI") == "true"
 SITE = """\
 [server]
@@ -151,15 +155,20 @@ async def browser() -> AsyncIterator[Browser]:
 async def open_page(browser: Browser, web_server: WebServer) -> AsyncIterator[OpenPage]:
     problems: list[str] = []
 
-    async def open_one(path: str = "/", *, phone: bool = False, lang: str = "en") -> Page:
+    async def open_one(
+        path: str = "/",
+        *,
+        phone: bool = False,
+        lang: str = "en",
+        size: tuple[int, int] | None = None,
+        missing: bool = False,
+    ) -> Page:
         options: dict[str, Any] = {"locale": "zh-CN" if lang == "zh" else "en-US"}
-        if phone:
-            options |= {
-                "viewport": {"width": 360, "height": 740},
-                "has_touch": True,
-                "is_mobile": True,
-                "device_scale_factor": 2,
-            }
+        width, height = (360, 740) if phone else size or (0, 0)
+        if width:
+            options["viewport"] = {"width": width, "height": height}
+        if 0 < width < 600:
+            options |= {"has_touch": True, "is_mobile": True, "device_scale_factor": 2}
         context = await browser.new_context(base_url=web_server.url, **options)
         page = await context.new_page()
         page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
@@ -167,7 +176,11 @@ async def open_page(browser: Browser, web_server: WebServer) -> AsyncIterator[Op
             "console",
             lambda message: (
                 problems.append(f"console {message.type}: {message.text}")
-                if (message.type == "error" and OFFLINE not in message.text)
+                if (
+                    message.type == "error"
+                    and OFFLINE not in message.text
+                    and not (missing and REFUSED in message.text)
+                )
                 or NOT_FOLLOWED in message.text
                 else None
             ),

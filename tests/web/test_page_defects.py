@@ -2,63 +2,37 @@
 thing that does not exist (a match, a tournament, a table, an id the server cannot read)
 gets a page in the visitor's language, not the server's text or an endless "Loading…"; a
 long unbroken name wraps instead of running off the page; on a phone the own melds keep
-clear of the own name line and the header keeps to one row; the hand's result shows its
-fans and payments, the Continue button alone held at the bottom of the sheet."""
+clear of the own name line and the header keeps to two rows at most (docs/client.md, "Look")."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 import pytest
-import pytest_asyncio
 from browserkit import PLAY_CLICKS, OpenPage, connected, new_name, play_now, play_until, register
-from conftest import WebServer
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Page, expect
 
 pytestmark = pytest.mark.asyncio
 
-# Chromium logs every refused fetch as a console error; the not-found pages are made of them.
-REFUSED = "Failed to load resource: the server responded with a status of 40"
 PHONES = (360, 390, 430)
 OVERFLOW = "document.documentElement.scrollWidth - window.innerWidth"
 
 OpenAt = Callable[..., Awaitable[Page]]
 
 
-@pytest_asyncio.fixture
-async def open_at(browser: Browser, web_server: WebServer) -> AsyncIterator[OpenAt]:
-    """``await open_at(path, lang="en", width=1280, height=800)``: a page in a fresh context
-    at that size (a touch phone below 600 px), failing the test on any script or console
-    error but a refused fetch (the pages below ask for things that do not exist)."""
-    problems: list[str] = []
+@pytest.fixture
+def open_at(open_page: OpenPage) -> OpenAt:
+    """``await open_at(path, lang="en", width=1280, height=800)``: ``open_page`` at that size
+    (a touch phone below 600 px), a fetch the server refuses allowed (the pages below ask for
+    things that do not exist)."""
 
     async def open_one(
         path: str, *, lang: str = "en", width: int = 1280, height: int = 800
     ) -> Page:
-        options: dict[str, Any] = {
-            "locale": "zh-CN" if lang == "zh" else "en-US",
-            "viewport": {"width": width, "height": height},
-        }
-        if width < 600:
-            options |= {"has_touch": True, "is_mobile": True, "device_scale_factor": 2}
-        context = await browser.new_context(base_url=web_server.url, **options)
-        page = await context.new_page()
-        page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
-        page.on(
-            "console",
-            lambda message: (
-                problems.append(f"console {message.type}: {message.text}")
-                if message.type == "error" and REFUSED not in message.text
-                else None
-            ),
-        )
-        await page.goto(path)
-        return page
+        return await open_page(path, lang=lang, size=(width, height), missing=True)
 
-    yield open_one
-    assert not problems, "\n".join(problems)
+    return open_one
 
 
 # ---- 1. an address naming nothing ---------------------------------------------------------
