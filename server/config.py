@@ -509,6 +509,14 @@ def load(
                 data = tomllib.load(handle)
         except FileNotFoundError:
             raise ConfigError(f"{source}: no such configuration file") from None
+        except IsADirectoryError:
+            raise ConfigError(f"{source}: is a directory, not a configuration file") from None
+        except OSError as exc:
+            raise ConfigError(f"{source}: cannot read: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"{source}: not valid TOML: not UTF-8 (byte {exc.start}: {exc.reason})"
+            ) from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{source}: not valid TOML: {exc}") from None
         config = _apply(config, data, str(source))

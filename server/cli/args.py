@@ -36,15 +36,32 @@ def database_config(args: argparse.Namespace) -> server_config.Config:
     return server_config.load(args.config, overrides=overrides)
 
 
-def positive_int(text: str) -> int:
-    """A whole number of at least 1."""
+# The largest whole number the database holds (SQLite's INTEGER, PostgreSQL's BIGINT): an id
+# or a count past it would fail in the driver ("Python int too large to convert").
+DATABASE_INT_MAX = 2**63 - 1
+
+
+def whole_number(text: str, low: int, high: int = DATABASE_INT_MAX) -> int:
+    """``text`` as a whole number ``low..high``, else ``ArgumentTypeError`` saying which."""
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least {low}, got {text!r}")
+    if value > high:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at most {high}, got {text!r}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1 (and at most ``DATABASE_INT_MAX``: an id, a count)."""
+    return whole_number(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    """A whole number of at least 0 (and at most ``DATABASE_INT_MAX``: an offset)."""
+    return whole_number(text, 0)
 
 
 def match_hands(text: str) -> int:

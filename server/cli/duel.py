@@ -53,7 +53,7 @@ def add_parser(
         help="one bot against another in duplicate: the margin per hand with its 95%% interval",
         description="Plays each deal (the walls of one match) with the challenger at each "
         "player in turn against three of the reference (or the seatings given), and reports "
-        "the challenger's margin in points per hand with a 95%% interval clustered by deal, "
+        "the challenger's margin in points per hand with a 95% interval clustered by deal, "
         "each side's win, self-draw, deal-in and draw rates, average fan, the defence audit "
         "and the challenger's decision time (docs/bots.md).",
     )

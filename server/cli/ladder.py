@@ -32,7 +32,7 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from server import config as server_config
-from server.cli.args import database_config, database_options
+from server.cli.args import database_config, database_options, non_negative_int, positive_int
 from server.db import migrate
 from server.db.engine import display
 from server.db.errors import BadDatabaseURL
@@ -56,7 +56,9 @@ def add_parser(
         help="rebuild every rating from the stored results; compare with (and fix) the stored",
     )
     recompute.add_argument("--ladder", help="only this ladder (a rule preset's name)")
-    recompute.add_argument("--season", type=int, help="only this season number (needs --ladder)")
+    recompute.add_argument(
+        "--season", type=positive_int, help="only this season number (needs --ladder)"
+    )
     recompute.add_argument(
         "--check", action="store_true", help="only compare: change nothing (exit 1 on a difference)"
     )
@@ -71,20 +73,36 @@ def add_parser(
     new.add_argument("--name", help="the new season's name (default: Season N)")
     board = actions.add_parser("board", parents=[common], help="print a leaderboard page")
     board.add_argument("ladder", help="the ladder")
-    board.add_argument("--season", type=int, help="season number (default: the current)")
+    board.add_argument("--season", type=positive_int, help="season number (default: the current)")
     board.add_argument("--limit", type=int, default=20, help="rows (default 20, at most 100)")
-    board.add_argument("--offset", type=int, default=0, help="rows to skip")
+    board.add_argument("--offset", type=non_negative_int, default=0, help="rows to skip")
     board.add_argument("--provisional", choices=PROVISIONAL_FILTERS, default="false")
     board.add_argument("--json", action="store_true", help="print the API's JSON")
     farms = actions.add_parser(
         "farms", parents=[common], help="groups of four accounts that play together often"
     )
-    farms.add_argument("--days", type=float, default=7.0, help="look back this many days (7)")
+    farms.add_argument("--days", type=days, default=7.0, help="look back this many days (7)")
     farms.add_argument(
-        "--at-least", type=int, default=3, help="rated matches together to be listed (3)"
+        "--at-least", type=positive_int, default=3, help="rated matches together to be listed (3)"
     )
     farms.add_argument("--json", action="store_true", help="print JSON")
     return parser
+
+
+FARM_DAYS_MAX = 36500  # ``farms --days``: a hundred years back is all there is
+
+
+def days(text: str) -> float:
+    """``farms --days``: a positive number of days, at most ``FARM_DAYS_MAX``."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value <= FARM_DAYS_MAX:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number of days, at most {FARM_DAYS_MAX}, got {text!r}"
+        )
+    return value
 
 
 def run(args: argparse.Namespace) -> int:

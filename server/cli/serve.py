@@ -10,7 +10,10 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+from alembic.util.exc import CommandError
+from sqlalchemy.exc import SQLAlchemyError
 
 import engine
 from server import logs
@@ -18,6 +21,8 @@ from server.app import App
 from server.cli import workers
 from server.config import Config, ConfigError, load
 from server.db import migrate
+from server.db.engine import display
+from server.db.errors import BadDatabaseURL
 
 # The garbage collector's thresholds while serving (Python's default: 700, 10, 10). A server
 # holding many connections allocates fast (every update is dozens of objects), so with the
@@ -137,11 +142,15 @@ async def serve(config: Config, ready: asyncio.Event | None = None, *, human: bo
     before = await schema_revision(config.database_url) if human else None
     try:
         await app.start()
+    except BadDatabaseURL as exc:
+        await _give_up(app, str(exc))
+    except (SQLAlchemyError, CommandError) as exc:
+        await _give_up(app, _database_trouble(config.database_url, exc))
     except OSError as exc:
+        if app.store is None:  # its migration or opening: the database's folder or file
+            await _give_up(app, _database_trouble(config.database_url, exc))
         where = exc.filename or f"{config.server.host}:{config.server.port}"  # the metrics'
-        print(f"guobiao serve: cannot listen on {where}: {exc.strerror}", file=sys.stderr)
-        await app.stop()
-        raise SystemExit(1) from None
+        await _give_up(app, f"cannot listen on {where}: {exc.strerror}")
     # Before the ready line, not after: whoever reads it may stop the server at once (a
     # supervisor, a test, a person's Ctrl+C), and a signal before these handlers would end
     # the process unstopped (SIGTERM) or, where SIGINT is ignored (a background job), not at
@@ -188,6 +197,19 @@ async def serve(config: Config, ready: asyncio.Event | None = None, *, human: bo
             flush=True,
         )
         _dump_tasks()
+
+
+async def _give_up(app: App, message: str) -> NoReturn:
+    """A start that failed: say why in a line, undo what it began, exit with status 1."""
+    print(f"guobiao serve: {message}", file=sys.stderr)
+    await app.stop()
+    raise SystemExit(1) from None
+
+
+def _database_trouble(url: str, exc: Exception) -> str:
+    """What is wrong with the database at ``url``, in a line (as ``guobiao db`` says it)."""
+    reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+    return f"cannot use the database {display(url)}: {reason}"
 
 
 STOP_SECONDS = 60.0  # a graceful stop (tables handed over, clients told) takes at most this

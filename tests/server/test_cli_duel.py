@@ -108,3 +108,11 @@ def test_errors_are_one_line_and_exit_2(
 def test_a_missing_rules_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*SHORT, "--rules-file", str(tmp_path / "none.toml")]) == 2
     assert capsys.readouterr().err.startswith("guobiao duel: ")
+
+
+def test_the_help_says_percent_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """The description is printed as written (argparse %-formats only the options' help)."""
+    with pytest.raises(SystemExit):
+        main(["duel", "--help"])
+    out = capsys.readouterr().out
+    assert "95% interval" in out and "%%" not in out, out

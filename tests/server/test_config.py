@@ -3,6 +3,7 @@ load against ``engine.bots.LEVELS`` with a message naming the file and the key."
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,28 @@ def test_a_handoff_folder_others_may_enter_is_refused_saying_why(tmp_path: Path)
         config = load(None, environ={"GUOBIAO_SERVER_HANDOFF_DIR": str(missing)})
         with pytest.raises(ConfigError, match=f"handoff_dir '{missing}'"):
             config.check_handoff_dir()
+
+
+def test_a_file_that_cannot_be_read_is_refused_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder, a file not in UTF-8 or one this user may not read: a ``ConfigError`` that
+    names the file and says what is wrong, never the ``OSError`` or ``UnicodeDecodeError``."""
+    with pytest.raises(ConfigError, match=f"^{re.escape(str(tmp_path))}: is a directory"):
+        load(tmp_path, environ={})
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\xff\xfe")
+    with pytest.raises(ConfigError, match=f"^{re.escape(str(binary))}: not valid TOML: not UTF-8"):
+        load(binary, environ={})
+    locked = tmp_path / "locked.toml"
+    locked.write_text("")
+
+    def refuse(path: object, *args: object, **kwargs: object) -> object:
+        if Path(str(path)) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return open(path, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr("server.config.open", refuse, raising=False)
+    refused = f"^{re.escape(str(locked))}: cannot read: Permission denied"
+    with pytest.raises(ConfigError, match=refused):
+        load(locked, environ={})

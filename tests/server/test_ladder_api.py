@@ -198,6 +198,34 @@ async def test_the_farm_report(store: Store) -> None:
     assert await store.ladder.same_four_names(names, T0 + timedelta(hours=1)) == 0
 
 
+HUGE = str(10**23)  # past the database's integers (2**63 - 1)
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["board", "mcr", "--season", HUGE], "--season: expected a whole number of at most"),
+        (["board", "mcr", "--season", "0"], "--season: expected a whole number of at least 1"),
+        (["board", "mcr", "--offset", HUGE], "--offset: expected a whole number of at most"),
+        (["board", "mcr", "--offset", "-1"], "--offset: expected a whole number of at least 0"),
+        (["recompute", "--ladder", "mcr", "--season", HUGE], "--season: expected a whole"),
+        (["farms", "--at-least", HUGE], "--at-least: expected a whole number of at most"),
+        (["farms", "--at-least", "-1"], "--at-least: expected a whole number of at least 1"),
+        (["farms", "--days", "100000000000000"], "--days: expected a positive number of"),
+        (["farms", "--days", "-1"], "--days: expected a positive number of days"),
+        (["farms", "--days", "nan"], "--days: expected a positive number of days"),
+    ],
+)  # fmt: skip
+def test_a_number_out_of_range_is_a_usage_error_naming_the_option(
+    argv: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not ``OverflowError`` from the driver or ``timedelta``, nor a negative count taken."""
+    with pytest.raises(SystemExit) as exited:
+        main(["ladder", *argv, "--data-dir", "/nowhere"])
+    assert exited.value.code == 2
+    assert f"argument {words}" in capsys.readouterr().err
+
+
 @pytest.mark.asyncio
 async def test_the_operators_commands(filled: App, capsys: pytest.CaptureFixture[str]) -> None:
     url = ["--database-url", filled.config.database_url]

@@ -141,3 +141,21 @@ def test_a_database_not_yet_migrated_is_named_with_what_to_run(
         f"guobiao review: the database is at schema {before} and this guobiao reads {head()}: "
         "run 'guobiao db upgrade' (or start the server, which migrates it) first\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        ([str(2**63)], f"argument match: expected a whole number of at most {2**63 - 1}"),
+        (["0"], "argument match: expected a whole number of at least 1"),
+        (["1", "--top", str(10**30)], "argument --top: expected a whole number of at most"),
+    ],
+)
+def test_a_number_the_database_cannot_hold_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], words: str
+) -> None:
+    """Not ``OverflowError`` from the driver: argparse names the argument, exit status 2."""
+    with pytest.raises(SystemExit) as exited:
+        main(["review", *argv, "--player", "alice", "--data-dir", str(tmp_path)])
+    assert exited.value.code == 2
+    assert words in capsys.readouterr().err

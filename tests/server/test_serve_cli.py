@@ -308,3 +308,37 @@ async def test_a_slow_step_of_the_stop_is_logged_and_a_stop_past_its_limit_names
     slow = [r.getMessage() for r in caplog.records if r.getMessage().startswith("stopping:")]
     assert any(m.startswith("stopping: stopping the tables took 0.") for m in slow), slow
     assert "the stop took over 0.5 s (closing the database)" in err.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("env", "flags", "says"),
+    [
+        ({}, ["--database-url", "foo://bar"], "unsupported database 'foo' in foo://bar"),
+        ({"GUOBIAO_DATABASE_URL": "garbage"}, [], "not a database URL: 'garbage'"),
+        ({}, ["--data-dir", "{tmp}/junk.db"], "cannot use the database sqlite+aiosqlite:///"),
+        (
+            {},
+            ["--database-url", "sqlite+aiosqlite:///{tmp}/junk.db"],
+            "cannot use the database sqlite+aiosqlite:///{tmp}/junk.db: file is not a database",
+        ),
+    ],
+)
+def test_a_database_the_server_cannot_use_stops_it_in_a_line_naming_it(
+    tmp_path: Path, env: dict[str, str], flags: list[str], says: str
+) -> None:
+    """A bad URL, a file that is no database, a data folder that is a file: one line on
+    stderr naming the database and what is wrong (as ``guobiao db`` says it), exit status 1,
+    no traceback."""
+    (tmp_path / "junk.db").write_text("junk\n")
+    done = subprocess.run(
+        child_command("serve", "--port", "0", *(f.format(tmp=tmp_path) for f in flags)),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("GUOBIAO_")}, **env},
+    )
+    assert done.returncode == 1, done.stderr
+    assert f"guobiao serve: {says.format(tmp=tmp_path)}" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr

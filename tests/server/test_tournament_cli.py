@@ -351,6 +351,7 @@ NOWHERE = ["--server", "ws://127.0.0.1:1/ws", "--user", "rita"]
         (["create", "--name", "x", "--tie-breaks", "luck"], "unknown tie-break 'luck'"),
         (["seat", "1", "--method", "alphabetical"], "unknown seating method 'alphabetical'"),
         (["seat", "0"], "argument ID: expected a whole number of at least 1"),
+        (["show", str(2**63)], f"argument ID: expected a whole number of at most {2**63 - 1}"),
         (["penalty", "1", "amy", "ten", "--reason", "r"], "expected a signed number"),
         (["export", "1", "--format", "xml"], "argument --format: invalid choice: 'xml'"),
     ],
@@ -384,6 +385,26 @@ def test_inconsistent_arguments_are_refused_before_connecting(
     err = capsys.readouterr().err
     assert err.startswith("guobiao tournament: ") and complaint in err, err
     assert "cannot connect" not in err
+
+
+@pytest.mark.parametrize("server", ["garbage", "ftp://host/ws", "ws://[::1"])
+@pytest.mark.parametrize("argv", [["list"], ["show", "1"]])
+def test_what_reads_over_http_refuses_an_address_that_is_not_a_servers(
+    argv: list[str], server: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As the websocket requests do (``create``): a line naming the address, no traceback."""
+    assert main(["tournament", *argv, "--server", server]) == 1
+    err = capsys.readouterr().err
+    assert err == f"guobiao tournament: {server} is not a websocket URL (ws://HOST:PORT/ws)\n"
+
+
+def test_a_grant_of_a_tournament_past_the_databases_ids_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["tournament", "grant", "rita", "--tournament", str(2**63), "--data-dir", "/nowhere"])
+    assert exited.value.code == 2
+    assert "argument --tournament: expected a whole number of at most" in capsys.readouterr().err
 
 
 def test_a_request_needs_an_account(capsys: pytest.CaptureFixture[str]) -> None:

@@ -24,9 +24,16 @@ from server.client import normalize_url
 
 def http_base(url: str) -> str:
     """The HTTP address of the server whose websocket is ``url``: ``ws://host:port/ws`` ->
-    ``http://host:port`` (``wss`` -> ``https``; a path before ``/ws`` is kept)."""
-    parts = urlsplit(normalize_url(url))
-    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
+    ``http://host:port`` (``wss`` -> ``https``; a path before ``/ws`` is kept);
+    ``TournamentCliError`` for what is no such address (as the websocket client says it)."""
+    try:
+        parts = urlsplit(normalize_url(url))
+        host = parts.hostname
+    except ValueError:  # "Invalid IPv6 URL"
+        host = None
+    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme) if host else ""
+    if scheme not in ("http", "https"):
+        raise TournamentCliError(f"{url} is not a websocket URL (ws://HOST:PORT/ws)")
     path = parts.path.removesuffix("/").removesuffix("/ws")
     return urlunsplit((scheme, parts.netloc, path, "", ""))
 
