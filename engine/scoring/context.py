@@ -41,6 +41,23 @@ class WinContext:
             )
         if self.heavenly + self.earthly + self.human > 1:
             raise InvalidHand("at most one of heavenly, earthly and human can be set")
+        # Rulings T3, W12: 天和 is the dealer's (East's) self-draw on its dealt tiles, no kong
+        # declared; 地和 a non-dealer's win on the dealer's first discard; 人和 a non-dealer's.
+        dealer = self.seat_wind is Wind.EAST
+        if self.heavenly and not (self.self_drawn and dealer and not self.kong):
+            raise InvalidHand(
+                "heavenly is the dealer's win on its dealt tiles: it needs self_drawn and "
+                f"seat_wind E, and no kong (got self_drawn={self.self_drawn}, seat_wind "
+                f"{self.seat_wind.letter}, kong={self.kong})"
+            )
+        if self.earthly and (self.self_drawn or dealer or self.kong):
+            raise InvalidHand(
+                "earthly is a non-dealer's win on the dealer's first discard: it needs a "
+                f"seat_wind other than E, and neither self_drawn nor kong (got self_drawn="
+                f"{self.self_drawn}, seat_wind {self.seat_wind.letter}, kong={self.kong})"
+            )
+        if self.human and dealer:
+            raise InvalidHand("human is a non-dealer's win: it needs a seat_wind other than E")
 
 
 @dataclass(frozen=True, slots=True)

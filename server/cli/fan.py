@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
@@ -173,6 +174,16 @@ def run(args: argparse.Namespace) -> int:
             return 2
         run_batch(sys.stdin, sys.stdout, rules)
         return 0
+    starred = [opt for opt in ("heavenly", "earthly", "human") if getattr(args, opt)]
+    if args.seat_flowers:
+        starred.append("seat-flowers")
+    if starred and not rules.extra_fans:
+        print(
+            f"guobiao fan: --{', --'.join(starred)}: the starred fans (天和, 地和, 人和, 季花) "
+            f"are the custom rules' only; rule set {rules.name!r} has none (try --rules custom)",
+            file=sys.stderr,
+        )
+        return 2
     if args.hand is None:
         print(
             "guobiao fan: give a hand, e.g. guobiao fan '[123m][EEE,2]456p789s5s5s' "
@@ -180,19 +191,23 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    ctx = WinContext(
-        self_drawn=args.self_drawn,
-        last_of_kind=args.last_tile,
-        kong=args.kong,
-        wall_last=args.wall_last,
-        seat_wind=args.seat_wind,
-        round_wind=args.round_wind,
-        flowers=args.flowers,
-        heavenly=args.heavenly,
-        earthly=args.earthly,
-        human=args.human,
-        seat_flowers=args.seat_flowers,
-    )
+    try:
+        ctx = WinContext(
+            self_drawn=args.self_drawn,
+            last_of_kind=args.last_tile,
+            kong=args.kong,
+            wall_last=args.wall_last,
+            seat_wind=args.seat_wind,
+            round_wind=args.round_wind,
+            flowers=args.flowers,
+            heavenly=args.heavenly,
+            earthly=args.earthly,
+            human=args.human,
+            seat_flowers=args.seat_flowers,
+        )
+    except MahjongError as exc:  # options that do not fit together: a usage error
+        print(f"guobiao fan: {_OPTION_NAMES.sub(_option, str(exc))}", file=sys.stderr)
+        return 2
     try:
         hand = parse_hand(args.hand)
         result = score(hand, ctx, rules)
@@ -204,6 +219,27 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(hand, ctx, result, rules))
     return 0
+
+
+# ``WinContext``'s fields, as its errors name them, and the options that set them.
+_OPTIONS = {
+    "self_drawn": "--self-drawn",
+    "last_of_kind": "--last-tile",
+    "kong": "--kong",
+    "wall_last": "--wall-last",
+    "seat_wind": "--seat-wind",
+    "round_wind": "--round-wind",
+    "flowers": "--flowers",
+    "heavenly": "--heavenly",
+    "earthly": "--earthly",
+    "human": "--human",
+    "seat_flowers": "--seat-flowers",
+}
+_OPTION_NAMES = re.compile(r"(?<![-\w])(" + "|".join(_OPTIONS) + r")(?![-\w])")
+
+
+def _option(match: re.Match[str]) -> str:
+    return _OPTIONS[match[1]]
 
 
 def render(hand: Hand, ctx: WinContext, result: Score, rules: RuleSet = MCR) -> str:

@@ -3,7 +3,10 @@
 Reads an action log written by ``guobiao simulate --log`` (or the server; the lines are
 those of ``engine.matchlog``), replays every match from its seed (``Match.replay``), checks
 each hand ends exactly as its ``result`` line says, and prints the hands. Exit status 1 when
-a match does not replay.
+a match does not replay or its log is incomplete: a hand without its ``result`` line, or the
+log ending in a hand before it is over. A log that ends between hands short of its match
+line's length replays, with a note that says so: the server's log of a match stopped early
+(a time cap) ends there too.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import sys
 from collections.abc import Iterable, Iterator
 
 from engine.errors import MahjongError
-from engine.match import HandRecord
+from engine.match import HandRecord, Match
 from engine.matchlog import LogError, LoggedMatch
 from engine.matchlog import read_log as parse_log
 from engine.notation import format_hand
@@ -44,6 +47,12 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"guobiao replay: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 1
+    except UnicodeDecodeError as exc:
+        print(
+            f"guobiao replay: {args.file}: not UTF-8 text (byte {exc.start}), so not a match log",
+            file=sys.stderr,
+        )
+        return 1
     except (LogError, PresetError) as exc:
         print(f"guobiao replay: {args.file}: {exc}", file=sys.stderr)
         return 1
@@ -59,6 +68,18 @@ def run(args: argparse.Namespace) -> int:
             failed += 1
             print(f"match {logged.match} (line {logged.line}): does not replay: {exc}")
             continue
+        lacking = missing(logged, match)
+        if lacking is not None:
+            failed += 1
+            print(f"match {logged.match} (line {logged.line}): incomplete: {lacking}")
+            continue
+        if not match.over:
+            print(
+                f"match {logged.match} (line {logged.line}): note: the log ends "
+                + (f"after hand {len(match.records)}" if match.records else "before any hand")
+                + f", short of the {logged.hands} deals of its match line (a match stopped "
+                "early, or a log cut short)"
+            )
         hands += len(match.records)
         if not args.quiet:
             print(f"match {logged.match}, seed {logged.seed}: final scores {match.scores}")
@@ -69,6 +90,18 @@ def run(args: argparse.Namespace) -> int:
         f"replay {verdict}: {len(matches) - failed}/{len(matches)} matches, {hands} hands checked"
     )
     return 1 if failed else 0
+
+
+def missing(logged: LoggedMatch, match: Match) -> str | None:
+    """What the log of a replayed match lacks (None: nothing it must have): the result line
+    of a hand it plays to the end, or the end of the hand it stops in."""
+    checked = {hand for _, hand, _ in logged.results}
+    for record in match.records:
+        if record.hand_no not in checked:
+            return f"hand {record.hand_no} has no result line"
+    if not match.over and len(match.records) <= match.hand_index:
+        return f"the log ends in hand {match.hand_index + 1}, before it is over"
+    return None
 
 
 def describe(record: HandRecord) -> str:

@@ -16,6 +16,7 @@ import sys
 import time
 from collections import Counter
 from contextlib import ExitStack
+from pathlib import Path
 from typing import IO
 
 import engine
@@ -69,6 +70,12 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     rules = presets[args.rules]
+    if args.out and args.log and Path(args.out).resolve() == Path(args.log).resolve():
+        print(
+            f"guobiao simulate: --out and --log are the same file ({args.out}); give each its own",
+            file=sys.stderr,
+        )
+        return 2
     seeds = match_seeds(args.seed, args.matches)
     records: list[HandRecord] = []
     started = time.perf_counter()

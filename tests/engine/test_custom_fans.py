@@ -3,6 +3,8 @@ near miss that does not, and MCR left exactly as it was."""
 
 from __future__ import annotations
 
+import re
+
 import handgen
 import pytest
 
@@ -51,8 +53,9 @@ PLAIN = "123m456p789s345s6p6p"  # 平和 门清 ... and a pair of 6p: no starred
     ],
 )
 def test_heavenly_earthly_human(flag: str, fan: Fan, points: int) -> None:
-    ctx = WinContext(self_drawn=flag == "heavenly", **{flag: True})
-    plain = WinContext(self_drawn=flag == "heavenly")
+    seat = Wind.EAST if flag == "heavenly" else Wind.SOUTH  # the dealer is East
+    ctx = WinContext(self_drawn=flag == "heavenly", seat_wind=seat, **{flag: True})
+    plain = WinContext(self_drawn=flag == "heavenly", seat_wind=seat)
     fans = fans_of(PLAIN, ctx)
     assert fans[fan] == 1
     # what the fan makes certain is not counted (ruling W12): 天和 was dealt concealed
@@ -74,6 +77,27 @@ def test_heavenly_earthly_human(flag: str, fan: Fan, points: int) -> None:
 def test_only_one_of_heavenly_earthly_human() -> None:
     with pytest.raises(InvalidHand, match="at most one"):
         WinContext(heavenly=True, human=True)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"heavenly": True}, "heavenly is the dealer's win on its dealt tiles"),
+        ({"heavenly": True, "self_drawn": True, "seat_wind": Wind.SOUTH}, "seat_wind S"),
+        ({"heavenly": True, "self_drawn": True, "kong": True}, "kong=True"),
+        ({"earthly": True, "seat_wind": Wind.EAST}, "earthly is a non-dealer's win"),
+        ({"earthly": True, "seat_wind": Wind.SOUTH, "self_drawn": True}, "self_drawn=True"),
+        ({"earthly": True, "seat_wind": Wind.NORTH, "kong": True}, "kong=True"),
+        ({"human": True, "self_drawn": True}, "human is a non-dealer's win"),
+    ],
+)
+def test_heavenly_earthly_human_only_where_they_can_happen(
+    fields: dict[str, object], message: str
+) -> None:
+    """Rulings T3, W12: 天和 is the dealer's (East's) self-draw without a kong, 地和 a
+    non-dealer's win on the dealer's discard, 人和 a non-dealer's win."""
+    with pytest.raises(InvalidHand, match=re.escape(message)):
+        WinContext(**fields)  # type: ignore[arg-type]
 
 
 def test_big_four_winds_and_green_dragon() -> None:
@@ -272,10 +296,11 @@ _DRAWN = WinContext(self_drawn=True)
         # 全带五 (345m 456p 555s 567s 55m) has a pair of fives: no 二五八将
         ("345m456p567s555s5m5m", PLAIN_WIN, 26, {Fan.ALL_FIVE}, {Fan.PAIR_OF_2_5_OR_8}),
         # 地和: no 门前清. 三暗刻 16 碰碰和 6 幺九刻 1 无字 1 地和 158 混三节 4 幺九头 1
-        ("55566m777999p99s6m", WinContext(earthly=True), 187,
+        ("55566m777999p99s6m", WinContext(earthly=True, seat_wind=Wind.SOUTH), 187,
          {Fan.EARTHLY_HAND}, {Fan.CONCEALED_HAND}),
         # a self-drawn 人和 counts 自摸, not 不求人: 花龙 8 平和 2 自摸 1 人和 108
-        ("123m456p789s345s6p6p", WinContext(self_drawn=True, human=True), 119,
+        ("123m456p789s345s6p6p", WinContext(self_drawn=True, human=True, seat_wind=Wind.WEST),
+         119,
          {Fan.HUMAN_HAND, Fan.SELF_DRAWN}, {Fan.FULLY_CONCEALED_HAND}),
         # 2. 天和 waited on nothing, and is neither 不求人 nor 自摸
         # 清龙 16 平和 2 缺一门 1 天和 168 幺九头 1 (no 边张 on 3s)

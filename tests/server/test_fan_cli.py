@@ -185,3 +185,48 @@ def test_batch_under_custom_rules_checks_the_new_fields() -> None:
     assert first["total"] == 5
     assert "'seat_flowers' must be 0, 1 or 2" in second["error"]
     assert "'human' must be true or false" in third["error"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            ["--rules", "custom", "--seat-flowers", "2"],
+            "--seat-flowers must be 0..2 and at most --flowers (0), got 2",
+        ),
+        (
+            ["--rules", "custom", "--self-drawn", "--heavenly", "--earthly"],
+            "at most one of --heavenly, --earthly and --human can be set",
+        ),
+    ],
+)
+def test_options_that_do_not_fit_together_are_a_usage_error(
+    capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    assert main(["fan", "123m456p789s123p55s", *options]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"guobiao fan: {message}\n" and not captured.out
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--heavenly"], "--heavenly is the dealer's win on its dealt tiles"),
+        (["--heavenly", "--self-drawn", "--seat-wind", "S"], "--seat-wind S"),
+        (["--earthly", "--self-drawn", "--seat-wind", "S"], "--self-drawn=True"),
+        (["--human"], "--human is a non-dealer's win: it needs a --seat-wind other than E"),
+    ],
+)
+def test_impossible_starred_situations_are_refused(
+    capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    assert main(["fan", "123m456p789s123p55s", "--rules", "custom", *options]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_starred_options_are_the_custom_rules_only(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fan", "123m456p789s123p55s", "--self-drawn", "--heavenly"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("guobiao fan: --heavenly: the starred fans") and "custom rules' only" in err
+    )

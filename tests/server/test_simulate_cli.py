@@ -213,3 +213,75 @@ def test_simulate_under_a_custom_preset_logs_its_rules_and_replays(
     assert main(["replay", str(log), "--quiet"]) == 1
     assert main(["simulate", "--rules", "riichi"]) == 2
     assert "unknown rule preset 'riichi'" in capsys.readouterr().err
+
+
+def test_a_binary_file_is_not_a_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bin.dat"
+    path.write_bytes(bytes(range(128, 256)) * 20)
+    assert main(["replay", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == f"guobiao replay: {path}: not UTF-8 text (byte 0), so not a match log\n"
+
+
+def _first_match(log: Path) -> list[str]:
+    return [line for line in log.read_text().splitlines() if json.loads(line)["match"] == 0]
+
+
+def _results_at(lines: list[str]) -> list[int]:
+    return [i for i, line in enumerate(lines) if json.loads(line)["type"] == "result"]
+
+
+def test_a_log_cut_in_a_hand_is_incomplete_and_between_hands_says_so(
+    simulated: tuple[Path, Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A log cut in a hand fails; one that ends between hands short of its match's length
+    replays what it has, with a note (the server's log of a match stopped at a time cap
+    ends so too)."""
+    lines = _first_match(simulated[1])
+    ends = _results_at(lines)
+    path = tmp_path / "short.jsonl"
+    path.write_text("\n".join(lines[: ends[3] + 3]) + "\n")
+    assert main(["replay", str(path), "--quiet"]) == 1
+    assert capsys.readouterr().out == (
+        "match 0 (line 1): incomplete: the log ends in hand 5, before it is over\n"
+        "replay FAILED: 0/1 matches, 0 hands checked\n"
+    )
+    short = "short of the 16 deals of its match line (a match stopped early, or a log cut short)"
+    for cut, where, hands in ((ends[3] + 1, "after hand 4", 4), (1, "before any hand", 0)):
+        path.write_text("\n".join(lines[:cut]) + "\n")
+        assert main(["replay", str(path), "--quiet"]) == 0
+        assert capsys.readouterr().out == (
+            f"match 0 (line 1): note: the log ends {where}, {short}\n"
+            f"replay ok: 1/1 matches, {hands} hands checked\n"
+        )
+    path.write_text("\n".join(lines) + "\n")  # the whole match: no note
+    assert main(["replay", str(path), "--quiet"]) == 0
+    assert capsys.readouterr().out == "replay ok: 1/1 matches, 16 hands checked\n"
+
+
+def test_a_missing_result_line_is_incomplete(
+    simulated: tuple[Path, Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = _first_match(simulated[1])
+    path = tmp_path / "no-result.jsonl"
+    for gone, hand in ((_results_at(lines)[2], 3), (_results_at(lines)[-1], 16)):
+        path.write_text("\n".join(lines[:gone] + lines[gone + 1 :]) + "\n")
+        assert main(["replay", str(path), "--quiet"]) == 1
+        assert f"incomplete: hand {hand} has no result line" in capsys.readouterr().out
+    kept = [line for line in lines if json.loads(line)["type"] != "result"]
+    path.write_text("\n".join(kept) + "\n")
+    assert main(["replay", str(path), "--quiet"]) == 1
+    assert "incomplete: hand 1 has no result line" in capsys.readouterr().out
+
+
+def test_simulate_refuses_one_file_for_out_and_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    for out, log in (("same.jsonl", "same.jsonl"), ("same.jsonl", "sub/../same.jsonl")):
+        assert main(["simulate", "--hands", "1", "--out", out, "--log", log, "--quiet"]) == 2
+        assert capsys.readouterr().err == (
+            f"guobiao simulate: --out and --log are the same file ({out}); give each its own\n"
+        )
+        assert not (tmp_path / "same.jsonl").exists()
