@@ -287,6 +287,25 @@ test("tournament page: the director's console sends the spec's messages and show
   tournamentPage.leave();
 });
 
+test("a finished duplicate session shows its walls' seeds and each table's salts", async () => {
+  // docs/tournaments.md: the seeds and each table's salts are published on the session's page.
+  const commitments = [{ hand_no: 1, salt: "5a17ab", commitment: "c0ffee" }];
+  const session = {
+    ...SESSION_1, walls: [{ hand_no: 1, seed_hex: "8000000000003039" }],
+    tables: [{ ...SESSION_1.tables[0], commitments }, { ...SESSION_1.tables[0], table: 2, commitments: [{ hand_no: 1, salt: "b0b0b0", commitment: "beef" }] }],
+  };
+  const app = scripted({ tournament_get: () => tournament() });
+  await withFetch({ "/api/tournaments/7/sessions/1": session }, async () => {
+    tournamentPage.enter(app, { id: 7, session: 1 });
+    await settle();
+    const walls = drawn(tournamentPage, app).querySelector("details.walls");
+    ok(walls, "the walls revealed");
+    eq([...walls.querySelectorAll("code")].map((c) => c.textContent), ["8000000000003039", "5a17ab", "b0b0b0"]);
+    eq([...walls.querySelectorAll(".salts-of")].map((p) => p.textContent.split(" ")[0] + " " + p.textContent.split(" ")[1]), ["Table 1's", "Table 2's"]);
+    tournamentPage.leave(app);
+  });
+});
+
 test("tournament page in Chinese: no English left but the names", async () => {
   const you = { player: true, status: "registered", checked_in: true, director: true, seat: { session: 1, table: 1, wind: "S", table_id: null } };
   const app = scripted({ tournament_get: () => tournament({ you }) }, { t: zh, lang: "zh" });

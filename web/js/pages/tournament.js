@@ -591,7 +591,9 @@ function sessionView(app, d) {
     ${d.byes && d.byes.length ? html`<p class="byes">${tr("app.tournament.byes", { names: d.byes.join(", ") })}</p>` : nothing}
     <ul class="session-tables">${d.tables.map((x) => tableCard(app, x))}</ul>
     ${d.walls && d.walls.length ? html`<details class="walls"><summary>${tr("app.tournament.walls")}</summary>
-      <ul>${d.walls.map((w) => html`<li>${tr("app.tournament.wall", { n: w.hand_no })} <code>${w.seed_hex}</code></li>`)}</ul></details>` : nothing}
+      <ul>${d.walls.map((w) => html`<li>${tr("app.tournament.wall", { n: w.hand_no })} <code>${w.seed_hex}</code></li>`)}</ul>
+      ${d.tables.filter((x) => x.commitments && x.commitments.length).map((x) => html`<p class="salts-of">${tr("app.tournament.salts_of", { n: x.table })}</p>
+        <ul class="salts">${x.commitments.map((c) => html`<li>${tr("app.tournament.wall", { n: c.hand_no })} <code>${c.salt}</code></li>`)}</ul>`)}</details>` : nothing}
   </div>`;
 }
 
