@@ -120,15 +120,11 @@ class Run:
         except (ClientError, OSError) as exc:
             self.report.connect_failures += 1
             self.report.errors[f"connect: {type(exc).__name__}"] += 1
-            hint = (
-                "the server limits the connections per address: raise its [limits] "
-                "connections_per_address (or 0) for a load test of this size"
-            )
-            if (
-                getattr(exc, "reason", "") == TOO_MANY_FROM_ADDRESS
-                and hint not in self.report.notes
-            ):
-                self.report.notes.append(hint)
+            if getattr(exc, "reason", "") == TOO_MANY_FROM_ADDRESS:
+                self._hint(
+                    "the server limits the connections per address: raise its [limits] "
+                    "connections_per_address (or 0) for a load test of this size"
+                )
             return None
         opened.append(client)
         self.clients.append(client)
@@ -138,15 +134,19 @@ class Run:
         except ClientError as exc:
             code = getattr(exc, "code", type(exc).__name__)
             self.report.errors[f"guest: {code}"] += 1
-            hint = (
-                "the server limits guest accounts per address: raise its [accounts] "
-                "guest_burst and guest_per_hour for a load test of this size"
-            )
-            if code == "rate_limited" and hint not in self.report.notes:
-                self.report.notes.append(hint)
+            if code == "rate_limited":
+                self._hint(
+                    "the server limits guest accounts per address: raise its [accounts] "
+                    "guest_burst and guest_per_hour for a load test of this size"
+                )
             await client.close()
             return None
         return client
+
+    def _hint(self, text: str) -> None:
+        """Say in the report, once, which of the server's limits refused the load."""
+        if text not in self.report.notes:
+            self.report.notes.append(text)
 
     async def table_group(self, index: int, gate: asyncio.Semaphore) -> None:
         """Four bots: connect, then play matches at fresh tables until the stop."""
@@ -180,12 +180,11 @@ class Run:
                     self.groups[created.table] = clients
                 except ServerError as exc:
                     self.report.errors[f"{exc.code} (lobby)"] += 1
-                    hint = (
-                        "the server limits the tables waiting for players per address: raise "
-                        "its [limits] waiting_tables_per_address (or 0) for a load test"
-                    )
-                    if exc.code == "too_many_tables" and hint not in self.report.notes:
-                        self.report.notes.append(hint)
+                    if exc.code == "too_many_tables":
+                        self._hint(
+                            "the server limits the tables waiting for players per address: "
+                            "raise its [limits] waiting_tables_per_address (or 0) for a load test"
+                        )
                     return
                 self.report.matches_started += 1
                 if self.first_action is None:
