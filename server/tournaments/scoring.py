@@ -26,13 +26,18 @@ only name earlier entries, this is well defined. All corrections are additive, s
 standings do not depend on the order of the corrections in force.
 
 **Standings.** Substitutes never count as participants: they are not listed, though their
-scores rank their tables. Players are ordered by a tie-break chain of keys, each higher
-first, applied in turn within the groups still tied on the keys before it:
+scores rank their tables. The participants are the players seated at the tables of the
+results and the ``players`` given (the tournament's players): one without a line in a
+session (on a bye, absent, or whose seat a substitute played) scores nothing for it, 0 table
+points and 0, is listed all the same, with the corrections given them, and ranks by the same
+chain. Players are ordered by a tie-break chain of keys, each higher first, applied in turn
+within the groups still tied on the keys before it:
 
 - ``"table_points"``: total table points; ``"score"``: total score;
 - ``"firsts"``: sessions in which the player had the most table points at their table
   (sole or shared first);
-- ``"best_session"``: the player's best single session score;
+- ``"best_session"``: the player's best single session score (over the sessions played: a
+  bye is not one; a player who played none has no best session, below any score);
 - ``"head_to_head"``: the player's table points in the sessions where they sat at a table
   with another player of their tied group (recomputed for each group);
 - ``"player"``: the player's id, ascending (breaks every tie).
@@ -214,7 +219,7 @@ class Standing:
     score: int
     sessions: tuple[SessionLine, ...]
     firsts: int
-    best_session: int
+    best_session: int | None  # None: no session played (byes only, so far)
 
 
 def in_force(log: Sequence[LogEntry]) -> set[str]:
@@ -243,17 +248,18 @@ def _corrections(log: Sequence[LogEntry]) -> list[Correction]:
 
 
 def _lines(
-    results: Sequence[SessionResult], corrections: Sequence[Correction]
+    results: Sequence[SessionResult],
+    corrections: Sequence[Correction],
+    players: set[str],
 ) -> tuple[dict[str, list[SessionLine]], dict[str, list[bool]]]:
     """Each player's session lines with the corrections applied, and whether they were
-    first (sole or shared) at their table in each."""
+    first (sole or shared) at their table in each; ``players`` are the participants."""
     sessions = {r.session for r in results}
     if len(sessions) != len(results):
         raise ValueError("session numbers repeat")
     seated = {
         (r.session, p) for r in results for t in r.tables for p in t.seats if isinstance(p, str)
     }
-    players = {p for _, p in seated}
     score_fix: dict[tuple[int, str], int] = defaultdict(int)
     penalty: dict[tuple[int, str], int] = defaultdict(int)
     points: dict[tuple[int, str], Fraction] = defaultdict(Fraction)
@@ -295,14 +301,19 @@ def standings(
     results: Sequence[SessionResult],
     corrections: Sequence[LogEntry] = (),
     tie_breaks: Sequence[str] = ("table_points", "score"),
+    players: Iterable[str] = (),
 ) -> list[Standing]:
     """The standings from the results and the log of corrections (the module's docstring
-    says how), best first."""
+    says how), best first: every player seated in the results and every one of ``players``
+    (listed even with no line: a bye, a session missed)."""
     for key in tie_breaks:
         if key not in TIE_BREAKS:
             raise ValueError(f"unknown tie-break {key!r}, expected one of {TIE_BREAKS!r}")
+    participants = {
+        p for r in results for t in r.tables for p in t.seats if isinstance(p, str)
+    } | set(players)
     active = _corrections(corrections)
-    lines, firsts = _lines(results, active)
+    lines, firsts = _lines(results, active, participants)
     extra_points: dict[str, Fraction] = defaultdict(Fraction)
     extra_score: dict[str, int] = defaultdict(int)
     for c in active:
@@ -314,13 +325,13 @@ def standings(
         p: Standing(
             place=0,
             player=p,
-            table_points=sum((ln.table_points for ln in ls), extra_points[p]),
-            score=sum((ln.score for ln in ls), extra_score[p]),
-            sessions=tuple(ls),
+            table_points=sum((ln.table_points for ln in lines[p]), extra_points[p]),
+            score=sum((ln.score for ln in lines[p]), extra_score[p]),
+            sessions=tuple(lines[p]),
             firsts=sum(firsts[p]),
-            best_session=max(ln.score for ln in ls),
+            best_session=max((ln.score for ln in lines[p]), default=None),
         )
-        for p, ls in lines.items()
+        for p in participants
     }
     tables = {(r.session, t.table): t for r in results for t in r.tables}
     groups: list[list[str]] = [sorted(rows)]
@@ -370,8 +381,8 @@ def _key(
         return row.score
     if key == "firsts":
         return row.firsts
-    if key == "best_session":
-        return row.best_session
+    if key == "best_session":  # none (no session played) below every score
+        return (0, 0) if row.best_session is None else (1, row.best_session)
     if key == "head_to_head":
         met = Fraction(0)
         for ln in row.sessions:
@@ -412,17 +423,20 @@ def audit(
     results: Sequence[SessionResult],
     corrections: Sequence[LogEntry],
     tie_breaks: Sequence[str] = ("table_points", "score"),
+    players: Iterable[str] = (),
 ) -> list[AuditLine]:
     """Each entry of the log, in order, with its effect on the standings at that moment
-    (the standings of the log up to it against those of the log before it)."""
+    (the standings of the log up to it against those of the log before it; ``players`` as
+    for ``standings``)."""
+    players = tuple(players)
     final = in_force(corrections)
-    before = {s.player: s for s in standings(results, (), tie_breaks)}
+    before = {s.player: s for s in standings(results, (), tie_breaks, players)}
     active_before: set[str] = set()
     lines: list[AuditLine] = []
     for index, entry in enumerate(corrections):
         prefix = corrections[: index + 1]
         now_active = {e.id for e in _corrections(prefix)}
-        after = {s.player: s for s in standings(results, prefix, tie_breaks)}
+        after = {s.player: s for s in standings(results, prefix, tie_breaks, players)}
         changes = tuple(
             Change(
                 p,

@@ -90,22 +90,29 @@ class State:
     def standings(self) -> list[scoring.Standing]:
         """The standings from the results so far and the corrections that apply to them: an
         entry for a session whose result is not in yet (its table still playing, a duplicate
-        session held) waits, in the log, until it is."""
+        session held) waits, in the log, until it is. None before the first result is in;
+        from then on every registered player is listed, played or not (on a bye, absent,
+        their seat played by a substitute: 0 for that session), and a withdrawn one who
+        played a table or was given a correction in force."""
         results = self.results()
+        if not results:
+            return []
         seated = {
             (r.session, p) for r in results for t in r.tables for p in t.seats if isinstance(p, str)
         }
-        players = {p for _, p in seated}
+        known = {p for _, p in seated} | set(self.entrants)
         force = scoring.in_force(self.log)
-        applies: list[scoring.LogEntry] = [
+        applies: list[scoring.Correction] = [
             e
             for e in self.log
             if isinstance(e, scoring.Correction)
             and e.id in force
-            and e.player in players
+            and e.player in known
             and (e.session is None or (e.session, e.player) in seated)
         ]
-        return scoring.standings(results, applies, self.settings.tie_breaks)
+        players = {p for p, status in self.entrants.items() if status == "registered"}
+        players |= {e.player for e in applies}
+        return scoring.standings(results, applies, self.settings.tie_breaks, players)
 
     def results(self) -> list[scoring.SessionResult]:
         """Each session's finished tables whose results may be shown (a duplicate session's

@@ -5,6 +5,8 @@ the corrections log, the HTTP API (docs/tournaments.md, docs/protocol.md "Tourna
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
 import json
 from collections.abc import Awaitable, Callable
 from fractions import Fraction
@@ -366,6 +368,96 @@ async def test_a_session_is_seated_swapped_started_played_and_scored(
             await c.close()
 
 
+async def test_a_player_on_a_bye_is_in_the_standings_and_both_exports(
+    start_server: StartServer, http_get: HttpGet
+) -> None:
+    """An outside probe's case: five players, one on a bye in session 1. After the session
+    the standings (the API, the ``tournament`` reply) and both exports list all five: the
+    bye player with nothing from the session, their penalty counted, ranked with the
+    others; a player who withdrew after playing stays; a penalty for the session the bye
+    player sat out is refused (docs/tournaments.md, "Byes and substitutes", "Scoring")."""
+    app = await start_server(tournaments={"directors": DIRECTOR})
+    names = [f"td_y{i}" for i in range(5)]
+    director = await connect(app, DIRECTOR)
+    players = {n: await connect(app, n) for n in names}
+    try:
+        tid = (
+            await ask(
+                director,
+                "tournament_create",
+                name="Five",
+                sessions=2,
+                hands=1,
+                turn_seconds=1,
+                check_in=False,
+            )
+        )["id"]
+        await ask(director, "tournament_add_players", tournament=tid, players=names)
+        await ask(director, "tournament_seat", tournament=tid)
+        _, session = await get_json(http_get, app, f"/api/tournaments/{tid}/sessions/1")
+        (bye,) = session["byes"]
+        seated = [n for n in names if n != bye]
+        ends = await run_session(director, [players[n] for n in seated], tid)
+        gone = seated[0]  # played session 1, then withdraws: the result stays
+        await ask(players[gone], "tournament_withdraw", tournament=tid)
+
+        error = await refused(
+            director,
+            "tournament_penalty",
+            tournament=tid,
+            player=bye,
+            kind="penalty",
+            amount=-3,
+            reason="x",
+            session=1,
+        )
+        assert error.code == "bad_message" and f"{bye} did not play session 1" in error.reason
+        fined = await ask(
+            director,
+            "tournament_penalty",
+            tournament=tid,
+            player=bye,
+            kind="penalty",
+            amount=-7,
+            reason="slow play",
+        )
+        _, body = await get_json(http_get, app, f"/api/tournaments/{tid}")
+        assert fined["standings"] == body["standings"]
+        rows = {r["player"]: r for r in body["standings"]}
+        assert sorted(rows) == names
+        assert {k: rows[bye][k] for k in ("table_points", "score", "sessions")} == {
+            "table_points": "0",
+            "score": -7,
+            "sessions": [],
+        }
+        assert (rows[bye]["firsts"], rows[bye]["best_session"]) == (0, None)
+        assert [ln["session"] for ln in rows[gone]["sessions"]] == [1]
+        # Totals from the match ends, here, and the order they give; the chain ends with the
+        # player key, so no place is shared.
+        check_standings(body, ends, await seats_of(http_get, app, tid, 1), (bye,))
+        assert [r["place"] for r in body["standings"]] == [1, 2, 3, 4, 5]
+
+        # export.json: the same rows, in the same order, the bye player with no session.
+        _, exported = await get_json(http_get, app, f"/api/tournaments/{tid}/export.json")
+        assert exported["sessions"] == [1]
+        assert [(r["place"], r["player"]) for r in exported["standings"]] == [
+            (r["place"], r["player"]) for r in body["standings"]
+        ]
+        row = next(r for r in exported["standings"] if r["player"] == bye)
+        assert (row["table_points"], row["score"], row["sessions"]) == ("0", -7, [])
+        # export.csv: a line for each of the five, the bye player's session cells empty.
+        status, text = await http_get(app.port, f"/api/tournaments/{tid}/export.csv")
+        assert status == 200
+        header, *lines = list(csv.reader(io.StringIO(text)))
+        assert header[:4] == ["place", "player", "table_points", "score"] and len(header) == 8
+        assert [line[1] for line in lines] == [r["player"] for r in body["standings"]]
+        (line,) = [line for line in lines if line[1] == bye]
+        assert line == [str(rows[bye]["place"]), bye, "0", "-7", "", "", "", ""]
+    finally:
+        for c in (director, *players.values()):
+            await c.close()
+
+
 async def run_session(
     director: Client, players: list[Client], tid: int
 ) -> dict[tuple[int, int], dict[str, Any]]:
@@ -406,11 +498,14 @@ def check_standings(
     body: dict[str, Any],
     ends: dict[tuple[int, int], dict[str, Any]],
     seats: dict[tuple[int, int], list[str]],
+    unseated: tuple[str, ...] = (),
 ) -> None:
     """The standings' totals are, per player, the sum of the table points and scores of the
-    tables played (recomputed here from the match ends), corrections in force added."""
-    points: dict[str, Fraction] = {}
-    scores: dict[str, int] = {}
+    tables played (recomputed here from the match ends), corrections in force added; the
+    ``unseated`` players (who played no table) are listed with nothing but their
+    corrections."""
+    points: dict[str, Fraction] = dict.fromkeys(unseated, Fraction(0))
+    scores: dict[str, int] = dict.fromkeys(unseated, 0)
     for key, end in ends.items():
         for name, tp, score in zip(
             seats[key], table_points(end["scores"]), end["scores"], strict=True
@@ -539,7 +634,13 @@ async def test_a_substitute_takes_a_seat_in_play_or_is_refused_and_forgotten(
             if body["state"] == "finished":
                 break
             await asyncio.sleep(0.05)
-        assert sorted(r["player"] for r in body["standings"]) == names[1:]
+        # The bot's seat counts for nobody; names[0] (whose seat it was) stays listed, with
+        # nothing from the session (docs/tournaments.md, "Scoring").
+        rows = {r["player"]: r for r in body["standings"]}
+        assert sorted(rows) == names
+        assert (rows[names[0]]["table_points"], rows[names[0]]["score"]) == ("0", 0)
+        assert rows[names[0]]["sessions"] == [] and rows[names[0]]["best_session"] is None
+        assert all(len(rows[n]["sessions"]) == 1 for n in names[1:])
     finally:
         await director.close()
 

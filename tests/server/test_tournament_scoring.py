@@ -279,6 +279,75 @@ def test_bad_logs_are_refused(log: list[Correction | Undo], message: str) -> Non
         standings(RESULTS, log)
 
 
+# Session 1: ben on a bye, the other four at one table.
+BYE = [SessionResult(1, (t(1, ("ann", "bob", "cat", "dan"), (30, 10, -10, -30)),))]
+FIELD = ("ann", "ben", "bob", "cat", "dan")
+
+
+def test_a_player_on_a_bye_is_listed_with_nothing_for_it_and_ranked_among_the_others() -> None:
+    """The probe's case: five players, ben on a bye. He scores nothing for the session
+    (docs/tournaments.md, "Byes count no points") but is a participant: listed, his
+    penalties counted, ranked by the same chain as everyone."""
+    rows = standings(BYE, players=FIELD)
+    assert [(r.place, r.player) for r in rows] == [
+        (1, "ann"),
+        (2, "bob"),
+        (3, "cat"),
+        (4, "ben"),  # 0 table points like dan, but a score of 0 against dan's -30
+        (5, "dan"),
+    ]
+    ben = by_player(rows)["ben"]
+    assert ben == Standing(4, "ben", F(0), 0, (), 0, None)
+    assert by_player(rows)["dan"].best_session == -30
+    # The exports list him too: in the JSON with no session, in the CSV with empty cells.
+    data = json.loads(export_json(rows))
+    assert data["sessions"] == [1]
+    assert data["standings"][3] == {
+        "place": 4,
+        "player": "ben",
+        "table_points": "0",
+        "table_points_decimal": 0.0,
+        "score": 0,
+        "sessions": [],
+    }
+    table = list(csv.reader(io.StringIO(export_csv(rows))))
+    assert table[4] == ["4", "ben", "0", "0", "", "", "", ""]
+    assert len(table) == 1 + len(FIELD)
+
+
+def test_a_penalty_to_a_player_on_a_bye_counts_and_the_chain_ranks_the_tie() -> None:
+    # An overall penalty of -30 puts ben level with dan on 0 table points and -30.
+    fine = Correction("c1", "penalty", "ben", None, -30, "slow play")
+    got = by_player(standings(BYE, [fine], players=FIELD))
+    assert (got["ben"].table_points, got["ben"].score) == (0, -30)
+    assert got["ben"].place == got["dan"].place == 4  # still tied on the two keys: shared
+    chains = {
+        # dan has a best session (-30), ben none: below any score
+        ("table_points", "score", "firsts", "best_session"): ["dan", "ben"],
+        ("table_points", "score", "firsts", "head_to_head"): None,  # 0 each: still shared
+        ("table_points", "score", "player"): ["ben", "dan"],
+        scoring.TIE_BREAKS: ["dan", "ben"],
+    }
+    for chain, order in chains.items():
+        rows = [r for r in standings(BYE, [fine], chain, FIELD) if r.player in ("ben", "dan")]
+        if order is None:
+            assert rows[0].place == rows[1].place == 4, chain
+        else:
+            assert [r.player for r in rows] == order, chain
+            assert [r.place for r in rows] == [4, 5], chain
+    # Table points given to him count as well; one for a session he did not play is refused.
+    bonus = Correction("c2", "points", "ben", None, F(1, 2), "a ruling")
+    assert by_player(standings(BYE, [bonus], players=FIELD))["ben"].table_points == F(1, 2)
+    with pytest.raises(ValueError, match="did not play 1"):
+        standings(BYE, [Correction("c3", "penalty", "ben", 1, -5, "x")], players=FIELD)
+    # The audit sees his entries move him.
+    (line,) = audit(BYE, [fine], scoring.TIE_BREAKS, FIELD)
+    assert [(c.player, c.score, c.place) for c in line.changes] == [
+        ("ben", (0, -30), (4, 5)),
+        ("dan", (-30, -30), (5, 4)),
+    ]
+
+
 def test_bad_entries_are_refused() -> None:
     with pytest.raises(ValueError, match="needs a session"):
         Correction("c1", "score", "ann", None, 5, "x")
@@ -344,14 +413,20 @@ def tournaments(draw: st.DrawFn) -> list[SessionResult]:
 
 
 @st.composite
-def corrections(draw: st.DrawFn, results: list[SessionResult]) -> list[Correction]:
+def corrections(
+    draw: st.DrawFn, results: list[SessionResult], unseated: list[str] | None = None
+) -> list[Correction]:
+    """Corrections of the players seated (in a session they played, or overall), and
+    overall ones of the ``unseated`` players (who played no table)."""
     seated = sorted(
         (r.session, p) for r in results for tb in r.tables for p in tb.seats if isinstance(p, str)
     )
+    choices: list[tuple[int | None, str]] = [*seated, *((None, p) for p in unseated or ())]
     out = []
     for i in range(draw(st.integers(0, 6))):
-        session, player = draw(st.sampled_from(seated))
-        kind = draw(st.sampled_from(["score", "points", "penalty"]))
+        session, player = draw(st.sampled_from(choices))
+        kinds = ["score", "points", "penalty"] if session is not None else ["points", "penalty"]
+        kind = draw(st.sampled_from(kinds))
         when = session if kind == "score" else draw(st.sampled_from([session, None]))
         amount = draw(st.integers(-6, 6))
         if kind == "points":
@@ -361,12 +436,13 @@ def corrections(draw: st.DrawFn, results: list[SessionResult]) -> list[Correctio
 
 
 def literal_standings(
-    results: list[SessionResult], log: list[Correction]
+    results: list[SessionResult], log: list[Correction], players: tuple[str, ...] = ()
 ) -> list[tuple[int, str, Fraction, int]]:
     """(place, player, table points, score) re-computed literally, chain table points then
-    score, places 1 + the number of players strictly ahead."""
-    points: dict[str, Fraction] = defaultdict(F)
-    score: dict[str, int] = defaultdict(int)
+    score, places 1 + the number of players strictly ahead; ``players`` start at nothing
+    (they are listed whether they played or not)."""
+    points: defaultdict[str, Fraction] = defaultdict(F, {p: F(0) for p in players})
+    score: defaultdict[str, int] = defaultdict(int, dict.fromkeys(players, 0))
     for r in results:
         for tb in r.tables:
             final = list(tb.scores)
@@ -414,6 +490,30 @@ def test_standings_match_a_literal_recomputation(data: st.DataObject) -> None:
             if isinstance(p, Substitute)
         )
         assert sum(r.table_points for r in rows) + subs == 7 * tables
+
+
+@settings(max_examples=150)
+@given(st.data())
+def test_every_player_is_listed_whether_they_played_a_table_or_not(data: st.DataObject) -> None:
+    """Players who sat out every session (byes, absences) or some of them are listed, with
+    their corrections, and ranked by the same rules as the players seated."""
+    results = data.draw(tournaments())
+    seated = {p for r in results for tb in r.tables for p in tb.seats if isinstance(p, str)}
+    unseated = data.draw(
+        st.lists(st.sampled_from([n for n in NAMES if n not in seated]), max_size=3, unique=True)
+    )
+    everyone = tuple(sorted(seated | set(unseated)))
+    log = data.draw(corrections(results, unseated))
+    rows = standings(results, log, players=everyone)
+    assert summary(rows) == literal_standings(results, log, everyone)
+    got = by_player(rows)
+    assert sorted(got) == list(everyone)
+    for p in unseated:
+        assert got[p].sessions == () and got[p].firsts == 0 and got[p].best_session is None
+    full = standings(results, log, scoring.TIE_BREAKS, everyone)
+    assert [r.place for r in full] == list(range(1, len(everyone) + 1))
+    keys = [(r.table_points, r.score, r.firsts) for r in full]
+    assert keys == sorted(keys, reverse=True)
 
 
 @settings(max_examples=150)
