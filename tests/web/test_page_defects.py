@@ -2,16 +2,34 @@
 thing that does not exist (a match, a tournament, a table, an id the server cannot read)
 gets a page in the visitor's language, not the server's text or an endless "Loading…"; a
 long unbroken name wraps instead of running off the page; on a phone the own melds keep
-clear of the own name line and the header keeps to two rows at most (docs/client.md, "Look")."""
+clear of the own name line and the header keeps to two rows at most (docs/client.md, "Look"),
+"Back to table" shown too; the match page of players with 20-character names fits a phone;
+the match page shows the hand its address names, when the address changes too (an edited
+address, back and forward), or says there is no such hand."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 import pytest
-from browserkit import PLAY_CLICKS, OpenPage, connected, new_name, play_now, play_until, register
-from playwright.async_api import Page, expect
+from browserkit import (
+    PASSWORD,
+    PLAY_CLICKS,
+    OpenPage,
+    connected,
+    create_table,
+    new_name,
+    play_now,
+    play_until,
+    register,
+)
+from playwright.async_api import Page, Route, expect
+
+from engine.bots import make_bot
+from server.client import Client, play
 
 pytestmark = pytest.mark.asyncio
 
@@ -173,3 +191,209 @@ async def test_on_a_phone_the_header_takes_two_rows_at_most_even_with_a_long_nam
         await chinese.set_viewport_size({"width": width, "height": 800})
         seen = await chinese.evaluate(HEADER)
         assert seen["height"] <= TWO_ROWS / 2 + 8, (width, seen)  # one row
+
+
+# The header of a player seated at a table who browses another page: "Back to table" (shown
+# as "To table" on a phone) shares the second row with the state, the account and the
+# language, whole (a long name is cut first), in both languages.
+TO_TABLE = """() => {
+  const link = document.querySelector(".site-header .to-table");
+  const text = [...link.children].find((e) => e.getClientRects().length);
+  const box = link.getBoundingClientRect();
+  return {shown: text.getBoundingClientRect().width, room: box.width - 8, right: box.right};
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_on_a_phone_the_header_takes_two_rows_at_most_with_back_to_table(
+    open_page: OpenPage, lang: str
+) -> None:
+    page = await open_page("/", size=(390, 844))
+    unique = new_name("")
+    name = "W" * (20 - len(unique)) + unique
+    await register(page, name)
+    await page.get_by_role("link", name="Lobby", exact=True).click()
+    table = await create_table(page, hands=1)
+    await page.get_by_role("link", name="Ladder", exact=True).click()
+    to_table = page.get_by_role("link", name=f"Back to table {table}")
+    await expect(to_table).to_be_visible()
+    if lang == "zh":
+        await page.get_by_role("button", name="中文").click()
+        to_table = page.get_by_role("link", name=f"回到牌桌 {table}")
+        await expect(to_table).to_be_visible()
+    for width in PHONES:
+        await page.set_viewport_size({"width": width, "height": 800})
+        seen = await page.evaluate(HEADER)
+        assert seen["height"] <= TWO_ROWS and seen["overflow"] <= 0, (width, seen)
+        assert seen["right"] <= width, (width, seen)
+        link = await page.evaluate(TO_TABLE)
+        assert link["shown"] <= link["room"] + 0.5 and link["right"] <= width, (width, link)
+        await expect(to_table).to_contain_text(table)
+    # Not seated any more (the table left): two rows at most still.
+    await to_table.click()
+    await page.get_by_role("button", name=re.compile("^(Leave the table|离开牌桌)$")).click()
+    await page.get_by_role("link", name=re.compile("^(Ladder|天梯)$")).click()
+    await expect(page.locator(".site-header .to-table")).to_have_count(0)
+    seen = await page.evaluate(HEADER)
+    assert seen["height"] <= TWO_ROWS and seen["overflow"] <= 0, seen
+
+
+# ---- 5. the match page of players with long names fits a phone ----------------------------
+
+
+class WebServer(Protocol):
+    """The ``web_server`` fixture (tests/web/conftest.py): where ``guobiao serve`` listens."""
+
+    @property
+    def port(self) -> int: ...
+
+
+_long_match: tuple[int, list[str]] | None = None
+
+
+async def long_named_match(web_server: WebServer) -> tuple[int, list[str]]:
+    """A finished rated match of two hands whose four players have 20-character names (as
+    wide as a name can be), each seat an engine bot on its own connection; its id and the
+    names (made once for the module's tests)."""
+    global _long_match  # noqa: PLW0603 -- made once: it takes seconds
+    if _long_match is not None:
+        return _long_match
+    unique = [new_name("") for _ in range(4)]
+    names = ["W" * (20 - len(u)) + u for u in unique]
+    url = f"ws://127.0.0.1:{web_server.port}/ws"
+    clients = [await Client.connect(url) for _ in names]
+    try:
+        for client, name in zip(clients, names, strict=True):
+            await client.register(name, PASSWORD)
+        reply = await clients[0].request(
+            "create_table", {"rules": "mcr", "hands": 2, "rated": True}
+        )
+        table = str(reply.payload["table"])
+        for seat, client in enumerate(clients):
+            await client.join_table(table, seat)
+        bot = make_bot("default")
+        ends = await asyncio.wait_for(asyncio.gather(*(play(c, table, bot) for c in clients)), 120)
+    finally:
+        for client in clients:
+            await client.close()
+    first = ends[0]
+    assert first is not None and len(first["ratings"]) == 4, ends
+    _long_match = (int(first["match"]), names)
+    return _long_match
+
+
+# Twenty Chinese characters: no account can have them, so the test puts them in the match's
+# answers in place of the accounts' names.
+CHINESE = ["一二三四五六七八九十百千万亿甲乙丙丁戊" + c for c in "东南西北"]
+
+
+async def with_chinese_names(page: Page, names: list[str]) -> None:
+    """The page gets the match's answers (match, replay, review) with ``CHINESE`` names."""
+
+    async def rename(route: Route) -> None:
+        reply = await route.fetch()
+        text = await reply.text()
+        for name, chinese in zip(names, CHINESE, strict=True):
+            text = text.replace(name, chinese)
+        await route.fulfill(response=reply, body=text)
+
+    await page.route(re.compile(r"/api/matches/\d+"), rename)
+
+
+FITS = "document.scrollingElement.scrollWidth - document.scrollingElement.clientWidth"
+LONG_SIDE_RIVERS = """() => {
+  for (const river of document.querySelectorAll(".seat-left .river, .seat-right .river")) {
+    const tile = river.querySelector("[role=listitem]");
+    while (river.children.length < 24) river.appendChild(tile.cloneNode(true));
+  }
+}"""
+
+
+@pytest.mark.parametrize("chinese_names", [False, True], ids=["latin-names", "chinese-names"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_the_match_page_of_long_names_fits_a_phone(
+    open_page: OpenPage, web_server: WebServer, lang: str, chinese_names: bool
+) -> None:
+    match, names = await long_named_match(web_server)
+    page = await open_page("/", lang=lang, size=(390, 844))
+    if chinese_names:
+        await with_chinese_names(page, names)
+    shown = CHINESE if chinese_names else names
+    await page.goto(f"/#/match/{match}")
+    main = page.locator("main")
+    await expect(main.locator(".match-ratings tbody tr")).to_have_count(4)
+    await expect(main.locator(".match-hands tbody tr")).to_have_count(2)
+    await expect(main.locator(".board")).to_be_visible()
+    await expect(main.locator(".match-ratings")).to_contain_text(shown[0])
+    assert await page.evaluate(FITS) <= 0, f"{await page.evaluate(FITS)} px too wide"
+    # The hand's last step, with its result beside the board, and the review's names.
+    await page.keyboard.press("End")
+    await expect(main.locator(".replay-result")).to_be_visible()
+    await main.locator(".replay-seat select").select_option(index=3)
+    assert await page.evaluate(FITS) <= 0, f"{await page.evaluate(FITS)} px too wide at the end"
+    # A wall played out gives the side seats some twenty discards each (a drawn hand, which
+    # the bots' match may or may not have): the board with 24 in each side river, drawn by
+    # the page's own rules (its tiles copied), still fits.
+    await page.evaluate(LONG_SIDE_RIVERS)
+    assert await page.evaluate(FITS) <= 0, f"{await page.evaluate(FITS)} px too wide, long rivers"
+
+
+# ---- 6. the match page shows the hand its address names -----------------------------------
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_the_match_page_follows_its_address_to_another_hand_or_none(
+    open_page: OpenPage, web_server: WebServer, lang: str
+) -> None:
+    match, _ = await long_named_match(web_server)
+    page = await open_page(f"/#/match/{match}/1/3", lang=lang, missing=True)
+    position = {
+        "en": lambda hand, step: re.compile(rf"^Hand {hand} of 2 · step {step} of \d+$"),
+        "zh": lambda hand, step: re.compile(rf"^第{hand}/2局 · 第{step}/\d+步$"),
+    }[lang]
+    step = page.locator(".replay-step")
+    await expect(step).to_have_text(position(1, 3))
+
+    # The address edited: another hand, then one the match does not have.
+    await page.evaluate(f"location.hash = '#/match/{match}/2/4'")
+    await expect(step).to_have_text(position(2, 4))
+    await page.evaluate(f"location.hash = '#/match/{match}/5/0'")
+    alert = page.locator("main .replay-missing [role=alert]")
+    await expect(alert).to_have_text(
+        {
+            "en": f"There is no hand 5 in match {match}: its hands are listed below.",
+            "zh": f"比赛 {match} 没有第 5 局：这场比赛的各局列在下方。",
+        }[lang]
+    )
+    await expect(page.locator("main .board")).to_have_count(0)  # no other hand's board
+    await expect(step).to_have_count(0)
+    assert page.url.endswith(f"#/match/{match}/5/0")
+
+    # Back and forward.
+    await page.go_back()
+    await expect(step).to_have_text(position(2, 4))
+    await expect(alert).to_have_count(0)
+    await page.go_back()
+    await expect(step).to_have_text(position(1, 3))
+    await page.go_forward()
+    await page.go_forward()
+    await expect(alert).to_be_visible()
+    await page.get_by_role("link", name={"en": "Replay hand 1", "zh": "回放第 1 局"}[lang]).click()
+    await expect(step).to_have_text(position(1, 0))
+
+    # A hand still loading when the address moves on to another is not shown.
+    slow = asyncio.Event()
+
+    async def late(route: Route) -> None:
+        await slow.wait()
+        await route.continue_()
+
+    await page.route(re.compile(r"/replay\?hand=2$"), late)
+    await page.evaluate(f"location.hash = '#/match/{match}/2/0'")
+    await page.wait_for_timeout(300)
+    await page.evaluate(f"location.hash = '#/match/{match}/1/5'")
+    await expect(step).to_have_text(position(1, 5))
+    slow.set()
+    await page.wait_for_timeout(500)
+    await expect(step).to_have_text(position(1, 5))
+    assert page.url.endswith(f"#/match/{match}/1/5")

@@ -26,7 +26,7 @@ from httpkit import http_get
 from playwright.async_api import Page, expect
 from test_shell import english_left, labels
 
-from server.client import Client
+from server.client import Client, ServerError
 
 pytestmark = pytest.mark.asyncio
 
@@ -54,6 +54,20 @@ DIRECTORS = {
     "played": "tdirector3",
     "console": "tdirector4",
 }
+
+
+async def director_client(web_server: WebServer, key: str) -> Client:
+    """A connection logged in as the director ``DIRECTORS[key]``: registered by the first
+    test of this server that needs it, logged in by the next."""
+    client = await Client.connect(socket_url(web_server))
+    try:
+        await client.register(DIRECTORS[key], PASSWORD)
+    except ServerError as exc:
+        if exc.code != "username_taken":
+            await client.close()
+            raise
+        await client.login(DIRECTORS[key], PASSWORD)
+    return client
 
 
 async def api(web_server: WebServer, path: str) -> Any:
@@ -372,11 +386,14 @@ async def test_the_directors_console_adds_removes_seats_swaps_substitutes_correc
     )
 
     # Started and played out for the absent: the standings come with the page's refresh,
-    # a line for each of the three who played (a substitute's seat scores for nobody).
+    # a line for each registered player (docs/tournaments.md, "Who is listed"): the one whose
+    # seat a substitute played scores nothing for it (the seat counts for nobody).
     await console.get_by_role("button", name="Start session 1").click()
     standings = desk.locator(".standings tbody tr")
-    await expect(standings).to_have_count(3, timeout=SESSION_SECONDS * 1000)
-    assert names[3] not in await standings.locator("td:nth-child(2)").all_inner_texts()
+    await expect(standings).to_have_count(4, timeout=SESSION_SECONDS * 1000)
+    subbed = standings.filter(has=desk.get_by_role("link", name=names[3], exact=True))
+    assert await subbed.locator("td:nth-child(3)").inner_text() == "0"
+    assert await subbed.locator("td:nth-child(4)").inner_text() == "0"
 
     # A penalty, then undone: the log says both, the standings follow the API.
     fix = console.locator("form", has=desk.get_by_role("heading", name="Penalty or correction"))
@@ -391,7 +408,7 @@ async def test_the_directors_console_adds_removes_seats_swaps_substitutes_correc
     await expect(log.first).to_contain_text(f"#1 penalty: {a} -8 (session 1)")
     body = await api(web_server, f"/api/tournaments/{tournament}")
     assert body["log"][0]["in_force"] is True
-    await expect(standings).to_have_count(3)
+    await expect(standings).to_have_count(4)
     assert await standings_on_screen(desk) == rows_of(body)
     undo = console.locator("form", has=desk.get_by_role("heading", name="Undo a log entry"))
     await undo.get_by_label("Reason").fill("entered by mistake")
@@ -442,9 +459,8 @@ async def played(web_server: WebServer) -> Played:
     if _played is not None:
         return _played
     director = DIRECTORS["played"]
-    client = await Client.connect(socket_url(web_server))
+    client = await director_client(web_server, "played")
     try:
-        await client.register(director, PASSWORD)
         name = f"Cup {director}"
         settings = {"name": name, "hands": 1, "sessions": 2, "turn_seconds": 3}
         made = await client.request("tournament_create", settings)
@@ -492,3 +508,96 @@ async def test_the_tournament_pages_on_a_phone_in_chinese(
     tables = {t["table_id"] for t in detail["tables"] if t["table_id"]}
     allowed = {*switch, *cup.name.split(), *cup.players, *tables}
     assert english_left(await labels(page), allowed) == []
+
+
+async def test_a_held_duplicate_table_is_said_finished_not_linked_until_the_session_ends(
+    open_page: OpenPage, web_server: WebServer
+) -> None:
+    """A duplicate session of two tables: the player's table (all four absent, played for
+    them) finishes while the other waits on a connected player who does not move. The
+    player's box says the table has finished and its result comes with the session's end,
+    in both languages, and nothing on the page leads to a refusal: no "Go to my table" (the
+    table is gone: "no such table"), no match link (its match answers 403). Once the other
+    table ends, the session's matches are linked."""
+    names = await accounts(web_server, 8)
+    me, staller = names[0], names[1]
+    client = await director_client(web_server, "played")
+    try:
+        settings = {"name": f"Duplicate {new_name('d')}", "hands": 1, "sessions": 1}
+        made = await client.request(
+            "tournament_create",
+            settings | {"duplicate": True, "check_in": False, "turn_seconds": 120},
+        )
+        tournament = int(made.payload["id"])
+        await client.request("tournament_add_players", {"tournament": tournament, "players": names})
+        await client.request("tournament_seat", {"tournament": tournament, "method": "random"})
+        detail = await api(web_server, f"/api/tournaments/{tournament}/sessions/1")
+        tables = [[s["player"] for s in t["seats"]] for t in detail["tables"]]
+        if any(me in t and staller in t for t in tables):  # apart: one table waits, one ends
+            other = next(p for t in tables if me not in t for p in t)
+            swap = {"tournament": tournament, "a": staller, "b": other}
+            await client.request("tournament_swap", swap)
+        # The staller is connected at the start (put at the seat) and never moves: each of
+        # its decisions waits the whole 120 s turn. Everyone else is away.
+        waiting = await Client.connect(socket_url(web_server))
+        await waiting.login(staller, PASSWORD)
+        await client.request("tournament_start_session", {"tournament": tournament})
+    finally:
+        await client.close()
+    try:
+        path = f"/api/tournaments/{tournament}/sessions/1"
+
+        def mine_done(body: dict[str, Any]) -> bool:
+            states = {s["player"]: t["state"] for t in body["tables"] for s in t["seats"]}
+            return bool(states[me] == "finished" and states[staller] != "finished")
+
+        detail = await eventually_api(web_server, path, mine_done)
+        match = next(t["match"] for t in detail["tables"] if t["state"] == "finished")
+        status, _ = await http_get(web_server.port, f"/api/matches/{match}")
+        assert status == 403  # held: what a match link would lead to
+
+        page = await open_page("/", missing=True)  # the held match, asked for below
+        await login(page, me)
+        await page.goto(f"/#/tournament/{tournament}")
+        box = page.locator(".my-seat")
+        await expect(box.locator(".my-next-seat")).to_contain_text("session 1, table")
+        await expect(box.locator(".my-table-done")).to_have_text(
+            "Your table has finished. Its result is revealed when the session ends, "
+            "once every table has finished."
+        )
+        await expect(box.get_by_role("link", name="Go to my table")).to_have_count(0)
+        cards = page.locator(".session[data-session='1'] .session-table")
+        await expect(cards).to_have_count(2)
+        held = cards.filter(has_text="Result revealed when the session ends")
+        await expect(held).to_have_count(1)
+        hrefs = await page.locator("main a, #app a").evaluate_all(
+            "(links) => links.map((a) => a.getAttribute('href'))"
+        )
+        assert not [h for h in hrefs if re.match(r"#/(table|match|watch)/", h or "")], hrefs
+
+        await page.get_by_role("button", name="中文").click()
+        await expect(box.locator(".my-table-done")).to_have_text(
+            "你的牌桌已打完。本轮所有牌桌都结束后才公布成绩。"
+        )
+        await expect(cards.filter(has_text="本轮结束后公布成绩")).to_have_count(1)
+        await expect(box.get_by_role("link", name="前往我的牌桌")).to_have_count(0)
+
+        # Its match's page, asked for all the same (a link kept from elsewhere): said held,
+        # in the page's language, not the server's English refusal.
+        await page.goto(f"/#/match/{match}")
+        main = page.locator("main")
+        await expect(main.get_by_role("alert")).to_contain_text("仍在进行的复式轮次")
+        assert not re.search(r"[A-Za-z]{3,}", await main.inner_text())
+        await page.goto(f"/#/tournament/{tournament}")
+    finally:
+        await waiting.close()  # its seat is played for it now: the session ends
+
+    # The session over, its results are shown and linked (the player's page hears of it).
+    await eventually_api(
+        web_server,
+        f"/api/tournaments/{tournament}",
+        lambda b: b["sessions"][0]["state"] == "finished",
+    )
+    await expect(cards.locator(".facts a")).to_have_count(2, timeout=15_000)
+    await expect(box.locator(".my-table-done")).to_have_count(0)
+    await expect(page.locator(".standings tbody tr")).to_have_count(8)

@@ -1,6 +1,8 @@
-// The header on every page: the name, the links, who is logged in, the connection's state
-// (shown with a countdown; told to screen readers only when it changes, not every second)
-// and the language switch.
+// The header on every page: the name, the links, the way back to the player's table, the
+// connection's state (shown with a countdown; told to screen readers only when it changes,
+// not every second), who is logged in and the language switch. The way back to the table
+// goes with the state and the account, not the links: on a phone that group is the second
+// row, which it shares with them rather than take a row of its own (docs/client.md, "Look").
 import { html, nothing } from "./vendor/lit-html.js";
 
 /** The connection's state in words: "Connected", "Reconnecting in 4 s", ... */
@@ -44,6 +46,13 @@ function offlineNote(app) {
   return html`<p class="offline-note">${app.t(offline ? "app.conn.offline" : "app.conn.unreachable")}</p>`;
 }
 
+/** "Back to table ID", which a phone shows as "To table ID" (its accessible name is whole). */
+function toTable(app, table) {
+  const label = app.t("app.nav.my_table", { table });
+  return html`<a class="header-link to-table" href="#/table/${table}" aria-label=${label}><span class="to-table-long">${label}</span><span
+    class="to-table-short" aria-hidden="true">${app.t("app.nav.my_table_short", { table })}</span></a>`;
+}
+
 export function header(app) {
   const { status } = app.connection;
   const seated = app.myTable;
@@ -58,11 +67,9 @@ export function header(app) {
       <a class="header-link" href="#/lobby" aria-current=${app.route.name === "lobby" ? "page" : nothing}>${app.t("app.nav.lobby")}</a>
       <a class="header-link" href="#/ladder" aria-current=${app.route.name === "ladder" ? "page" : nothing}>${app.t("app.nav.ladder")}</a>
       <a class="header-link" href="#/tournaments" aria-current=${app.route.name === "tournaments" || app.route.name === "tournament" ? "page" : nothing}>${app.t("app.nav.tournaments")}</a>
-      ${seated && !atSeat
-        ? html`<a class="header-link to-table" href="#/table/${seated.table}">${app.t("app.nav.my_table", { table: seated.table })}</a>`
-        : nothing}
     </nav>
     <div class="header-side">
+      ${seated && !atSeat ? toTable(app, seated.table) : nothing}
       <span class="conn conn-${status}" data-status=${status}>
         <span class="conn-dot" aria-hidden="true"></span>
         <span class="conn-label" aria-hidden="true">${connectionText(app)}</span>

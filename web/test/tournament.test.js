@@ -4,12 +4,14 @@
 // seat and the director's console sending the spec's messages.
 import { eq, ok, test } from "./harness.js";
 import { render } from "../js/vendor/lit-html.js";
-import { translate } from "../js/i18n.js";
+import { errorText, translate } from "../js/i18n.js";
 import { parseRoute } from "../js/app.js";
 import {
-  amountValue, checkInSession, fractionValue, methodOf, pointsText, repeatsText, seatableSession, sessionColumns, splitNames, tournamentPage,
+  checkInSession, fractionValue, heldBack, methodOf, penaltyPayload, pointsText, refusalText, repeatsText, seatableSession, seatTarget, sessionColumns,
+  splitNames, tournamentPage,
 } from "../js/pages/tournament.js";
 import { createPayload, tournamentsPage } from "../js/pages/tournaments.js";
+import { heldTournament } from "../js/pages/table.js";
 
 const settle = async () => {
   for (let i = 0; i < 6; i++) await new Promise((resolve) => setTimeout(resolve, 0));
@@ -60,7 +62,7 @@ function scripted(replies, { session = { username: "ann", guest: false }, t = en
   const app = {
     asked: [], navigated: [], session, t, lang,
     refresh() {},
-    errorText: (error) => `${error.code}: ${error.message}`,
+    errorText: (error) => errorText(lang, error), // the app's own: a code it knows in words, else the reason
     navigate(hash) {
       app.navigated.push(hash);
     },
@@ -119,10 +121,9 @@ function latinWords(root) {
 
 const cells = (row) => [...row.cells].map((c) => c.textContent.trim().replace(/\s+/g, " "));
 
-function refused(code) {
-  const error = new Error(`refused: ${code}`);
-  error.code = code;
-  return error;
+/** A refusal as net.js makes it, with the server's English `reason` (never to be shown). */
+function refused(code, reason = `the server's English reason for ${code}`) {
+  return Object.assign(new Error(reason), { code, reason });
 }
 
 test("tournament routes: the list, a tournament, one of its sessions", () => {
@@ -169,7 +170,6 @@ test("tournament seating message: the pairs meeting again, in words", () => {
 
 test("tournament forms: names split at commas, amounts, the create payload", () => {
   eq(splitNames(" ann, bob,,cat \n dan, ann"), ["ann", "bob", "cat", "dan"]);
-  eq([amountValue(" -8 "), amountValue("3/2"), amountValue("+2")], [-8, "3/2", 2]);
   const fields = {
     name: " Cup ", rules: "mcr", sessions: "4", hands: "1", time_cap_minutes: "0", turn_seconds: "", spectator_delay_seconds: "0",
     registration: "open", fill: "byes", check_in: true, duplicate: false, public: true, aids: true, seating: "",
@@ -203,7 +203,9 @@ test("tournament page: standings as decimals with the fraction, the session's se
     eq(root.querySelector(".session-table a.button").getAttribute("href"), "#/watch/t9abc");
     const box = root.querySelector(".my-seat");
     eq(box.querySelector(".my-next-seat").textContent.replace(/\s+/g, " ").trim(), "Your seat: session 1, table 1, East");
-    eq(box.querySelector("a.button").getAttribute("href"), "#/table/t9abc");
+    // Its table has finished (the session shown says so): no lobby table any more, its match instead.
+    eq(box.querySelector(".my-table-done").textContent.replace(/\s+/g, " ").trim(), "Your table has finished. See my table's result");
+    eq(box.querySelector("a.button").getAttribute("href"), "#/match/12");
     ok(!root.querySelector(".console"), "no console for a player");
     const checkIn = [...box.querySelectorAll("button")].find((b) => b.textContent === "Check in for session 2");
     ok(checkIn, "check in for the next session");
@@ -282,7 +284,7 @@ test("tournament page: the director's console sends the spec's messages and show
     await settle();
     eq(app.asked.at(-1), ["tournament_start_session", { tournament: 7 }]);
     root = drawn(tournamentPage, app);
-    eq(root.querySelector(".console [role=alert]").textContent, "too_few_players: refused: too_few_players");
+    eq(root.querySelector(".console [role=alert]").textContent, "Too few players to seat a table of four.");
   });
   tournamentPage.leave();
 });
@@ -342,7 +344,259 @@ test("tournaments list: state, session n of N, players, the duplicate badge, lin
     eq(app.asked.at(-1)[0], "tournament_create");
     eq(app.asked.at(-1)[1].name, "Mine");
     root = drawn(tournamentsPage, app);
-    eq(root.querySelector(".create-tournament [role=alert]").textContent, "not_director: refused: not_director");
+    eq(root.querySelector(".create-tournament [role=alert]").textContent, "Only a tournament director may do that: your account is not one.");
   });
   tournamentsPage.leave();
+});
+
+// ---- refusals in words, the seat of a finished table, the console's forms checked --------
+
+const LATIN = /[A-Za-z][A-Za-z0-9_-]+/g;
+
+test("tournament refusals in words: by code and request, never the server's English reason", () => {
+  const apps = { en: { t: en, errorText: (e) => errorText("en", e) }, zh: { t: zh, errorText: (e) => errorText("zh", e) } };
+  const cases = [
+    ["tournament_state", "tournament_start_session", "That session has started already.", "这一轮已经开始了。"],
+    ["tournament_state", "tournament_close", "A session is being played: close the tournament after it ends.", null],
+    ["tournament_state", "tournament_register", "That is not possible at this point of the tournament.", null],
+    ["bad_message", "tournament_add_players", "One of the names is not a registered account: nobody was added.", "其中有名字不是已注册的账号，未添加任何人。"],
+    ["bad_message", "tournament_penalty", null, null],
+    ["bad_message", "tournament_substitute", "That substitute cannot take the seat: name a registered account that has no seat in this session, or “bot”.", null],
+    ["bad_message", "tournament_configure", "The server could not accept what was entered: check it and try again.", null],
+    ["no_seating", "tournament_swap", "Seats are swapped in a seated session before it starts.", null],
+    ["no_seating", "tournament_start_session", "Seat the session before starting it.", null],
+    ["already_registered", "tournament_check_in", "You have checked in already.", null],
+    ["not_director", "tournament_seat", "Only a tournament director may do that: your account is not one.", null],
+    ["not_registered", "tournament_register", "Guests cannot play tournaments: register an account first.", null],
+    ["server_busy", "tournament_seat", "The server is busy: try again in a moment.", "服务器正忙，请稍后再试。"],
+    ["not_seated", "tournament_substitute", "You do not sit at that table.", null],
+    ["a_code_from_the_future", "tournament_seat", "The server refused that: nothing changed.", "服务器拒绝了这个请求，未做任何更改。"],
+  ];
+  for (const [code, type, english, chinese] of cases) {
+    const error = refused(code);
+    const words = { en: refusalText(apps.en, error, type), zh: refusalText(apps.zh, error, type) };
+    if (english) eq(words.en, english, `${code} on ${type}`);
+    if (chinese) eq(words.zh, chinese, `${code} on ${type} in Chinese`);
+    ok(!words.en.includes(error.reason) && !words.zh.includes(error.reason), `${code}: the server's reason shown`);
+    eq((words.zh.match(LATIN) || []).filter((w) => w !== "bot"), [], `${code} on ${type}: English words on a Chinese page: ${words.zh}`);
+    ok(words.en !== `app.tournament.${code}` && !words.en.startsWith("app."), `${code}: a key shown`);
+  }
+  eq(refusalText(apps.zh, refused("tournament_state"), "tournament_seat", { over: true }), "比赛已结束，不能再做更改。", "over: whatever was asked");
+  eq(refusalText(apps.zh, Object.assign(refused("rate_limited"), { retryAfter: 4 })), "尝试次数过多，请 4 秒后再试。");
+  // A fetch that failed: no code, an HTTP status (its `error` is English) or none at all.
+  const http = (status) => Object.assign(new Error("no session 5"), { status });
+  eq(refusalText(apps.zh, http(404), null, { missing: "app.tournament.no_such_session" }), "没有这一轮（或尚未编排）。");
+  eq(refusalText(apps.zh, http(403)), "服务器拒绝了这个请求，未做任何更改。");
+  eq(refusalText(apps.zh, http(500)), "服务器处理失败，未做任何更改，请重试。");
+  eq(refusalText(apps.zh, new TypeError("Failed to fetch")), "无法连接服务器，请稍后再试。");
+});
+
+test("tournament penalty form: the amount checked as the server takes it, a whole one sent exact", () => {
+  const form = (amount, kind = "penalty", session = "") => penaltyPayload({ player: "dan", kind, amount, reason: " slow ", session }, 3);
+  eq(form(" -16 ", "penalty", "1"), { payload: { player: "dan", kind: "penalty", amount: -16, reason: "slow", session: 1 } });
+  eq(form("+8", "score", "2").payload.amount, 8);
+  eq(form("-000000008", "penalty").payload.amount, -8, "leading zeros are no digits");
+  eq(form("-999999999").payload.amount, -999999999, "the largest the server takes");
+  eq(form("3/2", "points").payload.amount, "3/2");
+  eq(form("-6/1", "points").payload.amount, -6);
+  eq(form("12345678901234567890", "score", "1"), { problem: "app.tournament.amount_range" }, "20 digits: never a rounded JSON number");
+  eq(form("-12345678901234567890"), { problem: "app.tournament.amount_range" });
+  eq(form("-1000000000"), { problem: "app.tournament.amount_range" });
+  eq(form("1/1234567890", "points"), { problem: "app.tournament.amount_range" });
+  eq(form("1e3", "points"), { problem: "app.tournament.amount_bad" });
+  eq(form("1.5", "points"), { problem: "app.tournament.amount_bad" });
+  eq(form(""), { problem: "app.tournament.amount_bad" });
+  eq(form("1/0", "points"), { problem: "app.tournament.amount_bad" });
+  eq(form("-1/2", "penalty"), { problem: "app.tournament.amount_whole", params: { kind: "penalty" } });
+  eq(form("8", "penalty"), { problem: "app.tournament.penalty_negative" });
+  eq(form("0", "penalty"), { problem: "app.tournament.penalty_negative" });
+  eq(form("8", "score"), { problem: "app.tournament.score_needs_session" });
+  eq(form("8", "score", "4"), { problem: "app.tournament.session_bad", params: { n: 3 } });
+  eq(en("app.tournament.amount_whole", { kind: en("app.tournament.kind_score") }), "A score correction is a whole number.");
+});
+
+/** A director's page with session 2 seated; `replies` beside the tournament's. */
+async function directorPage(replies, step, { t = en, lang = "en" } = {}) {
+  const you = { player: false, status: null, checked_in: false, director: true, seat: null };
+  const seated = tournament({ you, sessions: [...tournament().sessions, { number: 2, state: "seated", method: "avoid", started_at: null, ends_at: null, finished_at: null, tables: 1 }], session: 2 });
+  const app = scripted({ tournament_get: () => seated, ...replies(seated) }, { session: { username: "dora", guest: false }, t, lang });
+  const session2 = { ...SESSION_1, number: 2, state: "seated", finished_at: null, started_at: null, tables: [{ ...SESSION_1.tables[0], state: "seated", table_id: null, match: null, scores: null, table_points: null }] };
+  await withFetch({ "/api/tournaments/7/sessions/2": session2 }, async () => {
+    tournamentPage.enter(app, { id: 7, session: null });
+    await settle();
+    await step(app, () => drawn(tournamentPage, app));
+  });
+  tournamentPage.leave();
+}
+
+const formOf = (root, field) => [...root.querySelectorAll(".console form")].find((f) => f.elements[field]);
+const typed = (input, value) => {
+  input.value = value;
+  input.dispatchEvent(new Event("input", { bubbles: true }));
+};
+
+test("tournament console: a penalty's amount checked in the form, the error gone on an edit and on success", async () => {
+  let refuse = false;
+  await directorPage((seated) => ({ tournament_penalty: () => (refuse ? Promise.reject(refused("bad_message")) : { ...seated, entry: 2 }) }), async (app, draw) => {
+    let root = draw();
+    let penalty = formOf(root, "amount");
+    penalty.elements.player.value = "dan";
+    penalty.elements.amount.value = "-12345678901234567890";
+    penalty.elements.reason.value = "slow play";
+    const before = app.asked.length;
+    penalty.requestSubmit();
+    await settle();
+    eq(app.asked.length, before, "nothing sent");
+    root = draw();
+    penalty = formOf(root, "amount");
+    const alert = penalty.querySelector("[role=alert]");
+    ok(alert, "said in the form");
+    eq(alert.textContent, en("app.tournament.amount_range"));
+    eq(penalty.elements.amount.getAttribute("aria-invalid"), "true");
+    eq(penalty.elements.amount.getAttribute("aria-describedby"), alert.id);
+    ok(!root.querySelector(".console > [role=alert]"), "not at the console's head as well");
+
+    typed(penalty.elements.amount, "-1234");
+    root = draw();
+    ok(!root.querySelector(".console [role=alert]"), "an edit takes it back");
+
+    // Refused by the server: its words for the request; then a success takes them away.
+    refuse = true;
+    penalty = formOf(root, "amount");
+    penalty.elements.amount.value = "-16";
+    penalty.elements.reason.value = "slow play";
+    penalty.requestSubmit();
+    await settle();
+    root = draw();
+    eq(formOf(root, "amount").querySelector("[role=alert]").textContent, en("app.tournament.refused_penalty_bad"));
+    refuse = false;
+    penalty = formOf(root, "amount");
+    penalty.elements.amount.value = "-16";
+    penalty.elements.reason.value = "slow play";
+    penalty.requestSubmit();
+    await settle();
+    eq(app.asked.at(-1), ["tournament_penalty", { tournament: 7, player: "ann", kind: "penalty", amount: -16, reason: "slow play" }]);
+    root = draw();
+    ok(!root.querySelector(".console [role=alert]"), "no error left after the success");
+
+    // An empty reason and a session beyond the tournament's are said in words too.
+    penalty = formOf(root, "amount");
+    penalty.elements.amount.value = "-8";
+    penalty.requestSubmit();
+    root = draw();
+    eq(formOf(root, "amount").querySelector("[role=alert]").textContent, en("app.tournament.reason_needed"));
+    penalty = formOf(root, "amount");
+    penalty.elements.amount.value = "-8";
+    penalty.elements.reason.value = "late";
+    penalty.elements.session.value = "9";
+    penalty.requestSubmit();
+    root = draw();
+    eq(formOf(root, "amount").querySelector("[role=alert]").textContent, "Enter a session from 1 to 3, or leave it empty.");
+  });
+});
+
+test("tournament console: swapping a player with themself is said, not silently dropped", async () => {
+  await directorPage((seated) => ({ tournament_swap: () => seated }), async (app, draw) => {
+    let root = draw();
+    let swap = formOf(root, "a");
+    eq([swap.elements.a.value, swap.elements.b.value], ["ann", "bob"], "the second field starts at another player");
+    swap.elements.b.value = "ann";
+    const before = app.asked.length;
+    swap.requestSubmit();
+    await settle();
+    eq(app.asked.length, before, "nothing sent");
+    root = draw();
+    swap = formOf(root, "a");
+    eq(swap.querySelector("[role=alert]").textContent, "Pick two different players to swap.");
+    eq(swap.querySelector("button").getAttribute("aria-describedby"), swap.querySelector("[role=alert]").id);
+    swap.elements.b.value = "cat";
+    swap.dispatchEvent(new Event("change", { bubbles: true }));
+    root = draw();
+    swap = formOf(root, "a");
+    ok(!swap.querySelector("[role=alert]"), "a change takes it back");
+    swap.elements.b.value = "cat";
+    swap.requestSubmit();
+    await settle();
+    eq(app.asked.at(-1), ["tournament_swap", { tournament: 7, a: "ann", b: "cat" }]);
+  });
+});
+
+test("tournament console in Chinese: a refusal is the page's sentence, not the server's English", async () => {
+  const replies = () => ({ tournament_start_session: refused("tournament_state", "session 2 has started already") });
+  await directorPage(replies, async (app, draw) => {
+    let root = draw();
+    const start = [...root.querySelectorAll(".console button")].find((b) => b.textContent.trim() === "开始第 2 轮");
+    ok(start, "the start button in Chinese");
+    start.click();
+    await settle();
+    root = draw();
+    const alert = root.querySelector(".console [role=alert]");
+    eq(alert.textContent, "这一轮已经开始了。");
+    eq(alert.textContent.match(LATIN), null, "no English in the refusal");
+  }, { t: zh, lang: "zh" });
+});
+
+/** A duplicate tournament whose session 1 is being played: table 1 (ann's) finished, table
+ * 2 still playing. */
+function duplicateInPlay(you) {
+  const settings = { ...SETTINGS, duplicate: true };
+  const t = tournament({ you, settings, standings: [], duplicate: [], sessions: [{ number: 1, state: "playing", method: "random", started_at: "2026-12-01T11:00:00Z", ends_at: null, finished_at: null, tables: 2 }] });
+  const table = (n, state, match) => ({ ...SESSION_1.tables[0], table: n, table_id: `t${n}`, match, state, watchable: false, scores: null, table_points: null });
+  const session = { ...SESSION_1, state: "playing", finished_at: null, tables: [table(1, "finished", 12), table(2, "playing", 13)] };
+  return { t, session };
+}
+
+test("tournament seat: a finished table of a held duplicate session is said, not linked (no table, a 403 match)", async () => {
+  const you = { player: true, status: "registered", checked_in: true, director: false, seat: { session: 1, table: 1, wind: "E", table_id: "t1" } };
+  const { t, session } = duplicateInPlay(you);
+  eq(heldBack(t, session), true);
+  eq(seatTarget(t, you.seat, session), { kind: "held" });
+  eq(seatTarget(t, { ...you.seat, table: 2, table_id: "t2" }, session), { kind: "table", href: "#/table/t2" }, "a table still playing");
+  eq(seatTarget(t, you.seat, null), { kind: "table", href: "#/table/t1" }, "nothing known yet of the table");
+  const plain = { ...t, settings: SETTINGS };
+  eq(heldBack(plain, session), false);
+  eq(seatTarget(plain, you.seat, session), { kind: "result", href: "#/match/12" }, "not duplicate: its result is there");
+
+  for (const [lang, words] of [["en", en], ["zh", zh]]) {
+    const app = scripted({ tournament_get: () => t }, { t: words, lang });
+    await withFetch({ "/api/tournaments/7/sessions/1": session }, async () => {
+      tournamentPage.enter(app, { id: 7, session: null });
+      await settle();
+      const root = drawn(tournamentPage, app);
+      const box = root.querySelector(".my-seat");
+      eq(box.querySelector(".my-table-done").textContent.trim(), words("app.tournament.table_done_held"));
+      eq([...root.querySelectorAll("a")].map((a) => a.getAttribute("href")).filter((h) => /^#\/(table|match|watch)\//.test(h)), [], "no link to a refusal");
+      const cards = [...root.querySelectorAll(".session-table .facts")].map((x) => x.textContent.replace(/\s+/g, " ").trim());
+      eq(cards[0], `${words("app.lobby.state_finished")} ${words("app.tournament.result_held")}`);
+      if (lang === "zh") {
+        const names = new Set(["Winter", "cup", "ann", "bob", "cat", "dan", "eve", "dora", "late"]);
+        eq([...latinWords(root)].filter((w) => !names.has(w)), [], "English words on the Chinese page");
+      }
+    });
+    tournamentPage.leave();
+  }
+});
+
+test("tournament seat: another session shown, the seat's own session is asked for its table's state", async () => {
+  const you = { player: true, status: "registered", checked_in: true, director: false, seat: { session: 2, table: 1, wind: "E", table_id: "t1" } };
+  const { t, session } = duplicateInPlay(you);
+  const two = { ...t, sessions: [{ ...tournament().sessions[0] }, { ...t.sessions[0], number: 2 }], session: 2 };
+  const app = scripted({ tournament_get: () => two });
+  await withFetch({ "/api/tournaments/7/sessions/1": SESSION_1, "/api/tournaments/7/sessions/2": { ...session, number: 2 } }, async (asked) => {
+    tournamentPage.enter(app, { id: 7, session: 1 });
+    await settle();
+    eq(asked, ["/api/tournaments/7/sessions/1", "/api/tournaments/7/sessions/2"]);
+    const root = drawn(tournamentPage, app);
+    eq(root.querySelector(".my-seat .my-table-done").textContent.trim(), en("app.tournament.table_done_held"));
+    ok(!root.querySelector(".my-seat a.button"), "no Go to my table");
+    eq(root.querySelector(".session-table .facts a").getAttribute("href"), "#/match/12", "session 1, over, links its match");
+  });
+  tournamentPage.leave();
+});
+
+test("a held duplicate table's match end leads to the tournament, not to its 403 match page", () => {
+  eq(heldTournament({ reveals: false, tournament: { id: 3, session: 2, table: 1 } }), { id: 3, session: 2, table: 1 });
+  eq(heldTournament({ reveals: true, tournament: { id: 3, session: 2, table: 1 } }), null, "not duplicate");
+  eq(heldTournament({ reveals: true, tournament: null }), null);
+  eq(heldTournament(null), null);
 });

@@ -18,7 +18,8 @@ export const matchPage = {
   title(app) {
     return s ? app.t("replay.title", { id: s.id }) : "";
   },
-  /** Another address of the same page: another match, or another hand and step of this one. */
+  /** Another address of the same page (an edited address, back or forward): another match,
+   * or another hand and step of this one, which the page then shows. */
   update(app, params) {
     if (s && s.id === params.id) return goTo(params.hand || 1, params.step || 0);
     matchPage.leave(app);
@@ -27,8 +28,10 @@ export const matchPage = {
   enter(app, params) {
     const hand = Number(params.hand) || 1;
     const step = Number(params.step) || 0;
+    // `hand`, `step`: what the address names (the hand shown once its frames are in);
+    // `handError`: why that hand cannot be shown; `asked`: the latest hand asked for.
     s = { app, id: params.id, match: null, error: null, replay: null, hand, step, autoplay: null, loading: false, seat: 0,
-      reviews: {}, reviewing: false, reviewError: null };
+      reviews: {}, reviewing: false, reviewError: null, handError: null, asked: 0 };
     document.addEventListener("keydown", onKey);
     load(app);
   },
@@ -61,6 +64,7 @@ async function load(app) {
     // (its language may change while it shows them); any other refusal in the server's own.
     const gone = { 404: "replay.missing", 400: "replay.bad_address" }[error.status];
     if (gone) here.error = { key: gone, gone: true };
+    else if (error.status === 403) here.error = { key: "replay.held", gone: false }; // a duplicate session's, until it ends
     else here.error = error.status ? String(error.message) : { key: "app.player.unreachable", gone: false };
   }
   app.refresh();
@@ -68,28 +72,53 @@ async function load(app) {
 }
 
 /** Fetch hand `hand`'s frames and show frame `step` (clamped; -1: the last; `{ index }`:
- * the one that shows the hand's action `index`). */
+ * the one that shows the hand's action `index`). Only the latest hand asked for is shown
+ * (the address may change again while one loads); a hand the match does not have leaves no
+ * other hand's board on screen but says so, in the visitor's words. */
 async function loadHand(hand, step) {
   const here = s;
+  const asked = ++here.asked;
   here.loading = true;
+  let replay = null;
+  let failed = null;
   try {
-    const replay = await getJson(`/api/matches/${encodeURIComponent(here.id)}/replay?hand=${hand}`);
-    if (s !== here) return;
-    here.replay = replay;
-    here.hand = hand;
-    here.error = null;
-    if (typeof step === "object") step = stepOfAction(replay.frames, step.index);
-    show(step < 0 ? replay.frames.length - 1 : step);
+    replay = await getJson(`/api/matches/${encodeURIComponent(here.id)}/replay?hand=${hand}`);
   } catch (error) {
-    if (s === here) here.error = String(error.message);
+    failed = error;
   }
-  if (s !== here) return;
+  if (s !== here || here.asked !== asked) return; // left, or another hand asked for since
   here.loading = false;
-  here.app.refresh();
+  if (failed) {
+    // 404: no such hand (the server: 400 for a number it cannot read, as too long a one).
+    const missing = failed.status === 404 || failed.status === 400;
+    here.replay = null;
+    here.hand = hand;
+    here.step = 0;
+    stopAutoplay();
+    if (missing) here.handError = { key: "replay.no_hand" };
+    else if (failed.status === 403) here.handError = { key: "replay.held" };
+    else here.handError = failed.status ? String(failed.message) : { key: "app.player.unreachable" };
+    here.app.refresh();
+    return;
+  }
+  here.replay = replay;
+  here.hand = hand;
+  here.handError = null;
+  if (typeof step === "object") step = stepOfAction(replay.frames, step.index);
+  show(step < 0 ? replay.frames.length - 1 : step);
 }
 
+/** Show hand `hand` at `step`, as an address names them. */
 function goTo(hand, step) {
+  if (!s.match) {
+    s.hand = hand; // the match is still loading: its first hand to show is this one
+    s.step = step;
+    return;
+  }
+  if (!s.match.finished) return;
   if (!s.replay || s.replay.hand_no !== hand) return loadHand(hand, step);
+  s.asked += 1; // the hand on screen after all: one still loading is no longer wanted
+  s.loading = false;
   show(step);
 }
 
@@ -230,16 +259,31 @@ function handsTable(app, m) {
     <table class="match-hands"><thead><tr><th>#</th><th>${t("replay.outcome")}</th><th>${t("replay.fans")}</th><th>${t("replay.deltas")}</th><th></th></tr></thead>
     <tbody>${m.hands.map((h) => html`<tr>
       <td>${h.hand_no}</td>
-      <td>${h.result === "win" ? h.discarder === null ? t("table.result.self_drawn", { name: name(h.winner) }) : t("table.result.won_on", { name: name(h.winner), from: name(h.discarder) }) : t("replay.drawn")}</td>
+      <td class="outcome">${h.result === "win" ? h.discarder === null ? t("table.result.self_drawn", { name: name(h.winner) }) : t("table.result.won_on", { name: name(h.winner), from: name(h.discarder) }) : t("replay.drawn")}</td>
       <td class="fan-list">${h.fans.map((f) => html`<span>${fanName(f)}${f.count > 1 ? ` ×${f.count}` : ""} ${f.points * f.count}</span>; `)}${h.result === "win" ? html`<b>${h.fan_total} ${t("table.fan")}</b>` : nothing}</td>
       <td>${h.deltas.map(signed).join(" / ")}</td>
       <td>${m.finished ? html`<a href="#/match/${m.match}/${h.hand_no}/0" @click=${(e) => (e.preventDefault(), loadHand(h.hand_no, 0))}>${t("replay.watch")}</a>` : nothing}</td>
     </tr>`)}</tbody></table>`;
 }
 
+/** In place of the viewer: the hand the address names cannot be shown (none such, or the
+ * server could not replay it), and the way to the first hand. */
+function noHand(app) {
+  const t = app.t;
+  const error = s.handError;
+  const text = error.key ? t(error.key, { id: s.id, hand: s.hand }) : error;
+  return html`<div class="replay replay-missing">
+    <p class="error" role="alert">${text}</p>
+    ${s.hand !== 1
+      ? html`<p><a class="button" href="#/match/${s.id}/1/0" @click=${(e) => (e.preventDefault(), loadHand(1, 0))}>${t("replay.first_hand")}</a></p>`
+      : nothing}
+  </div>`;
+}
+
 function viewer(app, names) {
   const t = app.t;
-  if (!s.replay) return html`<p class="loading">${s.error || t("table.loading")}</p>`;
+  if (s.handError) return noHand(app);
+  if (!s.replay) return html`<p class="loading">${t("table.loading")}</p>`;
   const r = s.replay;
   const { frame, last, result } = replayState(r.frames, s.step);
   const ctx = {

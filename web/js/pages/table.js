@@ -490,11 +490,19 @@ async function leave(app) {
   app.navigate("#/lobby");
 }
 
+/** The tournament whose duplicate session this table plays (`{id, session, table}`), or
+ * null: such a table's match is held back, its page refused (403), until every table of the
+ * session has finished (docs/tournaments.md, "Duplicate MCR"); its tables send no `reveal`. */
+export function heldTournament(summary) {
+  return summary && summary.tournament && summary.reveals === false ? summary.tournament : null;
+}
+
 function matchEndView(app, names) {
   const t = app.t;
   const m = s.matchEnd;
   const order = m.scores.map((score, p) => ({ p, score })).sort((a, b) => b.score - a.score);
   const ratings = m.ratings || []; // a rated match's rating changes; none for a casual one
+  const held = heldTournament(s.summary);
   return html`<section class="final">
     <h2>${t("table.match_end")}</h2>
     <table class="payments"><tbody>${order.map(({ p, score }, rank) => {
@@ -506,7 +514,10 @@ function matchEndView(app, names) {
         ${ratings.length ? html`<td class="rating-change ${deltaClass(change?.rating_before, change?.rating_after)}">${change ? html`<span class="visually-hidden">${t("table.rating")} </span>${changeText(app.lang, change.rating_before, change.rating_after)}` : ""}</td>` : nothing}</tr>`;
     })}</tbody></table>
     ${ratings.length ? html`<p class="hint">${t("table.rating_note")} <a href="#/ladder/${encodeURIComponent(s.summary?.rules || "")}">${t("table.see_ladder")}</a></p>` : nothing}
-    <p><a class="button primary" href="#/match/${m.match}">${t("table.see_match")}</a> <a class="button" href="#/lobby">${t("table.back_lobby")}</a></p>
+    ${held
+      ? html`<p class="hint held-result">${t("app.tournament.held_match_end")}</p>
+        <p><a class="button primary" href="#/tournament/${held.id}/${held.session}">${t("app.tournament.to_tournament")}</a> <a class="button" href="#/lobby">${t("table.back_lobby")}</a></p>`
+      : html`<p><a class="button primary" href="#/match/${m.match}">${t("table.see_match")}</a> <a class="button" href="#/lobby">${t("table.back_lobby")}</a></p>`}
   </section>`;
 }
 

@@ -21,7 +21,7 @@ let s = null; // the page's state while it is shown
 function fresh(app, params) {
   return {
     app, id: params.id, picked: params.session, t: null, detail: null, error: null, detailError: null,
-    busy: false, failure: null, confirm: null, poll: null, stops: [], asked: 0, askedSession: 0,
+    seatDetail: null, busy: false, failure: null, confirm: null, poll: null, stops: [], asked: 0, askedSession: 0,
   };
 }
 
@@ -103,11 +103,94 @@ export function splitNames(text) {
   return [...new Set(text.split(/[\s,，]+/).map((x) => x.trim()).filter(Boolean))];
 }
 
-/** A correction's amount as the server takes it: a whole number as a number, anything
- * else (a fraction of table points, "3/2") as written. */
-export function amountValue(text) {
-  const trimmed = text.trim();
-  return /^[+-]?\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
+// The server's bound on an amount (server/messages/inbound.py): a whole number below 10^9
+// either way, or a fraction as text of at most nine digits above and below the line.
+const AMOUNT_DIGITS = 9;
+
+/** The penalty form's fields checked as the server will (docs/tournaments.md, "Penalties and
+ * corrections"): `{payload}` to send, or `{problem, params}`, the key of what to tell the
+ * director. A whole amount goes as a number, exact: never one a JSON number would round. */
+export function penaltyPayload({ player, kind, amount, reason, session }, sessions = 32) {
+  const text = String(amount).trim().replace(/^\+/, "");
+  const whole = /^(-?)(\d+)$/.exec(text);
+  const fraction = /^(-?)(\d+)\s*\/\s*(\d+)$/.exec(text);
+  const digits = (x) => x.replace(/^0+(?=\d)/, "");
+  let value;
+  if (whole) {
+    if (digits(whole[2]).length > AMOUNT_DIGITS) return { problem: "app.tournament.amount_range" };
+    value = Number(`${whole[1]}${digits(whole[2])}`) || 0; // (no "-0")
+  } else if (fraction) {
+    if (kind !== "points") return { problem: "app.tournament.amount_whole", params: { kind } };
+    const [top, bottom] = [digits(fraction[2]), digits(fraction[3])];
+    if (/^0+$/.test(bottom)) return { problem: "app.tournament.amount_bad" };
+    if (top.length > AMOUNT_DIGITS || bottom.length > AMOUNT_DIGITS) return { problem: "app.tournament.amount_range" };
+    value = top === "0" ? 0 : bottom === "1" ? Number(`${fraction[1]}${top}`) : `${fraction[1]}${top}/${bottom}`;
+  } else {
+    return { problem: "app.tournament.amount_bad" };
+  }
+  if (kind === "penalty" && !(value < 0)) return { problem: "app.tournament.penalty_negative" };
+  const number = String(session ?? "").trim();
+  if (kind === "score" && !number) return { problem: "app.tournament.score_needs_session" };
+  if (number && !(/^\d+$/.test(number) && Number(number) >= 1 && Number(number) <= sessions)) {
+    return { problem: "app.tournament.session_bad", params: { n: sessions } };
+  }
+  const payload = { player, kind, amount: value, reason: String(reason).trim() };
+  if (number) payload.session = Number(number);
+  return { payload };
+}
+
+// Refusals whose words depend on the request: `tournament_state` and `bad_message` say why
+// in the server's English `reason`, which the page never shows (docs/protocol.md: the reason
+// may change, the code does not).
+const REFUSALS = {
+  tournament_state: {
+    tournament_seat: "app.tournament.refused_seat_state",
+    tournament_start_session: "app.tournament.refused_start_state",
+    tournament_close: "app.tournament.refused_close_state",
+    tournament_check_in: "app.tournament.refused_check_in_state",
+    tournament_substitute: "app.tournament.refused_substitute_state",
+    default: "app.tournament.refused_state",
+  },
+  bad_message: {
+    tournament_create: "app.tournament.refused_create_bad",
+    tournament_add_players: "app.tournament.refused_add_players_bad",
+    tournament_seat: "app.tournament.refused_seat_bad",
+    tournament_swap: "app.tournament.refused_swap_bad",
+    tournament_substitute: "app.tournament.refused_substitute_bad",
+    tournament_penalty: "app.tournament.refused_penalty_bad",
+    tournament_undo: "app.tournament.refused_undo_bad",
+    default: "app.tournament.refused_bad",
+  },
+  no_seating: {
+    tournament_swap: "app.tournament.refused_swap_seating",
+    tournament_substitute: "app.tournament.refused_substitute_seating",
+  },
+  already_registered: { tournament_check_in: "app.tournament.refused_check_in_again" },
+  not_registered: { default: "app.tournament.guests_cannot" }, // a guest: the shared text speaks of rated play
+  server_busy: { default: "app.tournament.refused_busy" },
+};
+
+/** A refused tournament request (or a failed fetch of the tournament's pages) in the
+ * visitor's words, never the server's English `reason` (nor an HTTP answer's `error`): by
+ * the code and the request `type`, else the app's words for the code, else a general
+ * sentence. `over`: the tournament is finished (what any `tournament_state` then means);
+ * `missing`: the key for a fetch answered 404. */
+export function refusalText(app, error, type = null, { over = false, missing = null } = {}) {
+  const code = error && error.code;
+  if (!code) {
+    // A fetch: no answer at all (the network), or an HTTP status, which has no code.
+    if (!error || !error.status) return app.t("app.player.unreachable");
+    if (error.status === 404 && missing) return app.t(missing);
+    return app.t(error.status >= 500 ? "app.error.internal_error" : "app.tournament.refused");
+  }
+  if (code === "tournament_state" && over) return app.t("app.tournament.refused_over");
+  const byType = REFUSALS[code];
+  const key = byType && (byType[type] || byType.default);
+  if (key) return app.t(key, { bot: "bot" });
+  if (code === "rate_limited") return app.errorText(error); // with its retry_after
+  const known = `app.error.${code}`;
+  if (app.t(known) !== known) return app.errorText(error);
+  return app.t("app.tournament.refused");
 }
 
 async function fetchTournament(app, id) {
@@ -147,27 +230,46 @@ async function load(here) {
     await loadSession(here);
   } catch (error) {
     if (s !== here || asked !== here.asked) return;
-    here.error = here.app.errorText(error);
+    here.error = refusalText(here.app, error, "tournament_get");
   }
   if (s === here) here.app.refresh();
 }
 
+/** The player's seat's session (for the state of its table), when it is not the one shown. */
+function seatSession(here) {
+  const seat = here.t && here.t.you && here.t.you.seat;
+  return seat && seat.table_id && seat.session !== shown(here) ? seat.session : null;
+}
+
 async function loadSession(here) {
   const n = shown(here);
+  const mine = seatSession(here);
   const asked = ++here.askedSession;
+  const url = (k) => `/api/tournaments/${encodeURIComponent(here.id)}/sessions/${k}`;
+  if (mine === null) here.seatDetail = null;
   if (n === null) {
     here.detail = null;
-    return;
+  } else {
+    try {
+      const detail = await getJson(url(n));
+      if (s !== here || asked !== here.askedSession) return;
+      here.detail = detail;
+      here.detailError = null;
+    } catch (error) {
+      if (s !== here || asked !== here.askedSession) return;
+      here.detail = null;
+      here.detailError = refusalText(here.app, error, null, { missing: "app.tournament.no_such_session" });
+    }
   }
-  try {
-    const detail = await getJson(`/api/tournaments/${encodeURIComponent(here.id)}/sessions/${n}`);
-    if (s !== here || asked !== here.askedSession) return;
-    here.detail = detail;
-    here.detailError = null;
-  } catch (error) {
-    if (s !== here || asked !== here.askedSession) return;
-    here.detail = null;
-    here.detailError = here.app.errorText(error);
+  if (mine !== null) {
+    try {
+      const detail = await getJson(url(mine));
+      if (s !== here || asked !== here.askedSession) return;
+      here.seatDetail = detail;
+    } catch {
+      if (s !== here || asked !== here.askedSession) return;
+      here.seatDetail = null; // (the seat is shown as the tournament gives it)
+    }
   }
   here.app.refresh();
 }
@@ -191,8 +293,7 @@ async function act(where, type, payload = {}, after = null) {
     if (after) after(reply);
     await loadSession(here);
   } catch (error) {
-    // `not_registered` here means a guest: the shared text speaks of rated play.
-    const text = error.code === "not_registered" ? here.app.t("app.tournament.guests_cannot") : here.app.errorText(error);
+    const text = refusalText(here.app, error, type, { over: Boolean(here.t && here.t.state === "finished") });
     if (s === here) here.failure = { where, text };
   } finally {
     if (s === here) {
@@ -296,8 +397,8 @@ function summary(app, t) {
   </section>`;
 }
 
-function failureFor(where) {
-  return s.failure && s.failure.where === where ? html`<p class="error" role="alert">${s.failure.text}</p>` : nothing;
+function failureFor(where, id = null) {
+  return failed(where) ? html`<p class="error" role="alert" id=${id ?? nothing}>${s.failure.text}</p>` : nothing;
 }
 
 /** A confirmation asked inside the page: the question, "yes" and "cancel". */
@@ -342,7 +443,7 @@ function yourSeat(app, t, you) {
         : nothing}</p>
     ${you.seat
       ? html`<p class="my-next-seat"><strong>${tr("app.tournament.your_seat")}</strong> ${seatLine(app, you.seat)}</p>
-        ${you.seat.table_id ? html`<p><a class="button primary" href="#/table/${encodeURIComponent(you.seat.table_id)}">${tr("app.tournament.go_to_table")}</a></p>` : nothing}`
+        ${myTableView(app, t, you.seat)}`
       : isIn && !over ? html`<p class="hint">${tr("app.tournament.no_seat_yet")}</p>` : nothing}
     ${s.confirm === "withdraw"
       ? confirmBox(app, tr("app.tournament.withdraw_confirm"), tr("app.tournament.withdraw_yes"), () => act("you", "tournament_withdraw"))
@@ -362,10 +463,61 @@ function yourSeat(app, t, you) {
   </section>`;
 }
 
+/** Whether session `d`'s results are held back: a duplicate session's, until its last table
+ * has finished (docs/tournaments.md, "Duplicate MCR"): its tables' matches answer 403. */
+export function heldBack(t, d) {
+  return Boolean(t.settings && t.settings.duplicate) && d.state !== "finished";
+}
+
+/** Where the player's seat leads (`you.seat`, its session's detail `d` if known): `table`
+ * (its live table), `result` (the table finished: its match), `held` (finished, the result
+ * held back until the session ends), or `none` (no table made yet). A finished table is no
+ * lobby table any more ("no such table"), and a held match answers 403: neither is linked. */
+export function seatTarget(t, seat, d) {
+  if (!seat || !seat.table_id) return { kind: "none" };
+  const table = d && d.number === seat.session ? d.tables.find((x) => x.table === seat.table) : null;
+  if (!table || table.state !== "finished") return { kind: "table", href: `#/table/${encodeURIComponent(seat.table_id)}` };
+  if (heldBack(t, d)) return { kind: "held" };
+  return table.match ? { kind: "result", href: `#/match/${table.match}` } : { kind: "done" };
+}
+
+function myTableView(app, t, seat) {
+  const d = s.detail && s.detail.number === seat.session ? s.detail : s.seatDetail;
+  const target = seatTarget(t, seat, d);
+  const tr = app.t;
+  if (target.kind === "table") return html`<p><a class="button primary" href=${target.href}>${tr("app.tournament.go_to_table")}</a></p>`;
+  if (target.kind === "held") return html`<p class="hint my-table-done">${tr("app.tournament.table_done_held")}</p>`;
+  if (target.kind === "result") {
+    return html`<p class="my-table-done">${tr("app.tournament.table_done")} <a class="button" href=${target.href}>${tr("app.tournament.see_result")}</a></p>`;
+  }
+  if (target.kind === "done") return html`<p class="my-table-done">${tr("app.tournament.table_done")}</p>`;
+  return nothing;
+}
+
 // ---- the director's console -----------------------------------------------------------
 
-function playerOptions(names) {
-  return names.map((name) => html`<option value=${name}>${name}</option>`);
+/** The options of a player field; `picked`: the index chosen at first (the swap's second
+ * field starts at another player than its first). */
+function playerOptions(names, picked = 0) {
+  return names.map((name, k) => html`<option value=${name} ?selected=${k === Math.min(picked, names.length - 1)}>${name}</option>`);
+}
+
+/** Shows `text` at `where` instead of sending a form (returns null: nothing to send). */
+function refuse(where, text) {
+  s.failure = { where, text };
+  s.app.refresh();
+  return null;
+}
+
+/** Takes back what `where` was told once the director changes the form. */
+function clearFailure(where) {
+  if (!failed(where)) return;
+  s.failure = null;
+  s.app.refresh();
+}
+
+function failed(where) {
+  return Boolean(s.failure && s.failure.where === where);
 }
 
 function registeredNames(t) {
@@ -444,10 +596,14 @@ function directorConsole(app, t) {
 
       ${startable !== null ? html`<div class="console-part">
         <h3>${tr("app.tournament.start_title", { n: startable })}</h3>
-        <form @submit=${submitter("console", "tournament_swap", (f) => (f.a.value && f.b.value && f.a.value !== f.b.value ? { a: f.a.value, b: f.b.value } : null))}>
+        <form class="swap" @submit=${submitter("swap", "tournament_swap", (f) => {
+          if (f.a.value && f.a.value === f.b.value) return refuse("swap", tr("app.tournament.swap_same"));
+          return f.a.value && f.b.value ? { a: f.a.value, b: f.b.value } : null;
+        })} @change=${() => clearFailure("swap")}>
           <label class="field"><span>${tr("app.tournament.swap_a")}</span><select name="a">${playerOptions(seated)}</select></label>
-          <label class="field"><span>${tr("app.tournament.swap_b")}</span><select name="b">${playerOptions(seated)}</select></label>
-          <button class="button" type="submit" ?disabled=${s.busy}>${tr("app.tournament.swap")}</button>
+          <label class="field"><span>${tr("app.tournament.swap_b")}</span><select name="b">${playerOptions(seated, 1)}</select></label>
+          ${failureFor("swap", "swap-error")}
+          <button class="button" type="submit" ?disabled=${s.busy} aria-describedby=${failed("swap") ? "swap-error" : nothing}>${tr("app.tournament.swap")}</button>
         </form>
         <button class="button primary" type="button" ?disabled=${s.busy}
           @click=${() => act("console", "tournament_start_session")}>${tr("app.tournament.start", { n: startable })}</button>
@@ -463,21 +619,25 @@ function directorConsole(app, t) {
     </div>` : nothing}
 
     <div class="console-grid">
-      ${everyone.length ? html`<form class="console-part" @submit=${submitter("console", "tournament_penalty", (f) => {
-        const payload = { player: f.player.value, kind: f.kind.value, amount: amountValue(f.amount.value), reason: f.reason.value.trim() };
-        if (f.session.value) payload.session = Number(f.session.value);
-        return payload;
-      })}>
+      ${everyone.length ? html`<form class="console-part penalty" novalidate @submit=${submitter("penalty", "tournament_penalty", (f) => {
+        if (!f.reason.value.trim()) return refuse("penalty", tr("app.tournament.reason_needed"));
+        const fields = { player: f.player.value, kind: f.kind.value, amount: f.amount.value, reason: f.reason.value,
+          session: f.session.validity && f.session.validity.badInput ? "?" : f.session.value };
+        const checked = penaltyPayload(fields, t.settings.sessions);
+        return checked.payload || refuse("penalty", tr(checked.problem, { kind: tr(`app.tournament.kind_${f.kind.value}`), ...checked.params }));
+      })} @input=${() => clearFailure("penalty")} @change=${() => clearFailure("penalty")}>
         <h3>${tr("app.tournament.correction")}</h3>
         <label class="field"><span>${tr("app.tournament.player")}</span><select name="player">${playerOptions(everyone)}</select></label>
         <label class="field"><span>${tr("app.tournament.kind")}</span>
           <select name="kind">${KINDS.map((k) => html`<option value=${k}>${tr(`app.tournament.kind_${k}`)}</option>`)}</select></label>
         <label class="field"><span>${tr("app.tournament.amount")}</span>
-          <input name="amount" type="text" inputmode="decimal" autocomplete="off" required placeholder=${tr("app.tournament.amount_hint")}></label>
+          <input name="amount" type="text" inputmode="text" autocomplete="off" required placeholder=${tr("app.tournament.amount_hint")}
+            aria-invalid=${failed("penalty") ? "true" : "false"} aria-describedby=${failed("penalty") ? "penalty-error" : nothing}></label>
         <label class="field"><span>${tr("app.tournament.reason")}</span>
           <input name="reason" type="text" maxlength="80" autocomplete="off" required></label>
         <label class="field"><span>${tr("app.tournament.session_optional")}</span>
           <input name="session" type="number" inputmode="numeric" min="1" max=${t.settings.sessions}></label>
+        ${failureFor("penalty", "penalty-error")}
         <button class="button" type="submit" ?disabled=${s.busy}>${tr("app.tournament.correction_do")}</button>
       </form>` : nothing}
 
@@ -589,7 +749,7 @@ function sessionView(app, d) {
       ? html`<p class="repeats-message">${repeatsText(app, d)}</p><ul class="repeats">${d.repeats.map((r) => html`<li>${tr("app.tournament.repeat", { a: r.players[0], b: r.players[1], sessions: r.sessions.join(", ") })}</li>`)}</ul>`
       : html`<p class="hint">${tr("app.tournament.no_repeats")}</p>`}
     ${d.byes && d.byes.length ? html`<p class="byes">${tr("app.tournament.byes", { names: d.byes.join(", ") })}</p>` : nothing}
-    <ul class="session-tables">${d.tables.map((x) => tableCard(app, x))}</ul>
+    <ul class="session-tables">${d.tables.map((x) => tableCard(app, x, heldBack(s.t, d)))}</ul>
     ${d.walls && d.walls.length ? html`<details class="walls"><summary>${tr("app.tournament.walls")}</summary>
       <ul>${d.walls.map((w) => html`<li>${tr("app.tournament.wall", { n: w.hand_no })} <code>${w.seed_hex}</code></li>`)}</ul>
       ${d.tables.filter((x) => x.commitments && x.commitments.length).map((x) => html`<p class="salts-of">${tr("app.tournament.salts_of", { n: x.table })}</p>
@@ -610,13 +770,15 @@ export function repeatsText(app, d) {
   return app.t("app.tournament.repeats_unproven", { n });
 }
 
-function tableCard(app, x) {
+function tableCard(app, x, held) {
   const tr = app.t;
   const results = x.scores !== null && x.scores !== undefined;
+  // A held-back session's match answers 403 until the session ends: no link to it.
   return html`<li class="table-card session-table" aria-labelledby="stable-${x.table}">
     <h3 id="stable-${x.table}">${tr("app.tournament.table_n", { n: x.table })}</h3>
     <p class="facts"><span>${tableState(app, x)}</span>
-      ${x.match ? html`<a href="#/match/${x.match}">${tr("app.player.open_match", { n: x.match })}</a>` : nothing}</p>
+      ${x.match && !held ? html`<a href="#/match/${x.match}">${tr("app.player.open_match", { n: x.match })}</a>` : nothing}
+      ${held && x.state === "finished" ? html`<span class="held">${tr("app.tournament.result_held")}</span>` : nothing}</p>
     <div class="table-scroll"><table class="matches seating">
       <thead><tr><th scope="col">${tr("table.seat_wind")}</th><th scope="col">${tr("app.tournament.player")}</th>
         ${results ? html`<th scope="col" class="num">${tr("app.player.score")}</th><th scope="col" class="num">${tr("app.tournament.table_points")}</th>` : nothing}</tr></thead>

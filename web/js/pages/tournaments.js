@@ -5,7 +5,7 @@
 import { html, nothing } from "../vendor/lit-html.js";
 import { registered } from "../queue.js";
 import { PRESETS, rulesName } from "./lobby.js";
-import { METHODS, getJson } from "./tournament.js";
+import { METHODS, getJson, refusalText } from "./tournament.js";
 
 const LIMITS = {
   sessions: { min: 1, max: 32, value: 4 },
@@ -21,7 +21,7 @@ async function load(here) {
     here.list = (await getJson("/api/tournaments")).tournaments;
     if (s === here) here.error = null;
   } catch (error) {
-    if (s === here) here.error = error.message || here.app.t("app.player.unreachable");
+    if (s === here) here.error = refusalText(here.app, error); // (in words: never the server's English)
   }
   if (s === here) here.app.refresh();
 }
@@ -62,7 +62,7 @@ async function create(app, event) {
     const made = await app.net.request("tournament_create", createPayload(fields));
     if (s === here) app.navigate(`#/tournament/${made.id}`);
   } catch (error) {
-    if (s === here) here.formError = app.errorText(error);
+    if (s === here) here.formError = refusalText(app, error, "tournament_create");
   } finally {
     if (s === here) {
       here.busy = false;
