@@ -36,7 +36,7 @@ Where the rule book leaves a choice, the decisions are written down in
 from __future__ import annotations
 
 from engine.forms import GROUPS
-from engine.scoring.context import FanCount, Score, WinContext
+from engine.scoring.context import FanCount, Score, WinContext, check_situation
 from engine.scoring.ids import FANS, POINTS, FanTable, _total
 from engine.scoring.prepare import REF_KEY, _prepare
 from engine.scoring.readings import _best_table
@@ -49,7 +49,17 @@ from engine.scoring.wild import (
     _WildSearch,
 )
 
-__all__ = ["FANS", "POINTS", "REF_KEY", "FanCount", "FanTable", "Score", "WinContext", "score"]
+__all__ = [
+    "FANS",
+    "POINTS",
+    "REF_KEY",
+    "FanCount",
+    "FanTable",
+    "Score",
+    "WinContext",
+    "check_situation",
+    "score",
+]
 # The private pieces the tests check one by one (``tests/engine/test_wild_scoring.py``).
 _TESTED = (
     GROUPS,

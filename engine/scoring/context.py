@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from engine.copyable import copyable
 from engine.errors import InvalidHand
 from engine.fans import Fan
+from engine.hand import Hand
 from engine.tiles import (
     Wind,
 )
@@ -58,6 +59,40 @@ class WinContext:
             )
         if self.human and dealer:
             raise InvalidHand("human is a non-dealer's win: it needs a seat_wind other than E")
+
+
+def check_situation(hand: Hand, ctx: WinContext) -> None:
+    """``InvalidHand`` if ``hand`` cannot have been won as ``ctx`` says (rulings T3, W12),
+    which ``WinContext`` alone cannot tell: 天和 is won on the dealer's dealt tiles and 地和 on
+    the dealer's first discard, both before the winner made any meld, a concealed kong
+    included (a kong's replacement is no dealt tile, and a non-dealer has had no turn); 人和
+    before anyone claimed, so with no exposed meld, and a concealed kong declared on one's
+    first turn is followed by a discard unless the replacement drawn for it wins: only a
+    self-drawn win on the replacement (``kong``) is 人和 with one."""
+    if not hand.melds or not (ctx.heavenly or ctx.earthly or ctx.human):
+        return
+    meld = hand.melds[0]
+    if ctx.heavenly or ctx.earthly:
+        situation = (
+            "heavenly is the dealer's win on its dealt tiles"
+            if ctx.heavenly
+            else "earthly is a win on the dealer's first discard"
+        )
+        raise InvalidHand(
+            f"{situation}, before any meld of the winner's: the hand holds none, concealed or "
+            f"exposed, got {meld}"
+        )
+    exposed = [m for m in hand.melds if not m.concealed]
+    if exposed:
+        raise InvalidHand(
+            "human is a win before anyone claimed: the hand holds no exposed meld, got "
+            f"{exposed[0]}"
+        )
+    if not (ctx.self_drawn and ctx.kong):
+        raise InvalidHand(
+            f"human with the concealed {meld} can only be won on its replacement tile: it "
+            f"needs self_drawn and kong (got self_drawn={ctx.self_drawn}, kong={ctx.kong})"
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from typing import Final
 from engine.errors import InvalidHand, NotWinning
 from engine.hand import Hand
 from engine.rules import MCR, RuleSet
-from engine.scoring.context import FanCount, Score, WinContext
+from engine.scoring.context import FanCount, Score, WinContext, check_situation
 from engine.scoring.ids import (
     CHICKEN_HAND,
     FANS,
@@ -46,8 +46,12 @@ def score(hand: Hand, ctx: WinContext = _PLAIN_WIN, rules: RuleSet = MCR) -> Sco
 
     With ``rules.extra_fans`` the starred fans of document 000 count too. A hand
     holding wild tiles (``WILD``) needs a rule set with wild tiles (else
-    ``InvalidHand``) and scores as its lowest concrete reading (``_score_wild``).
+    ``InvalidHand``) and scores as its lowest concrete reading (``_score_wild``). A
+    天和, 地和 or 人和 the hand cannot have been won as is ``InvalidHand`` too
+    (``check_situation``).
     """
+    if ctx.heavenly or ctx.earthly or ctx.human:
+        check_situation(hand, ctx)
     if hand.wilds:
         if not rules.has_wilds:
             raise InvalidHand(

@@ -28,7 +28,7 @@ from engine.errors import MahjongError
 from engine.hand import Hand
 from engine.notation import format_hand, parse_hand
 from engine.rules import MCR, RuleSet
-from engine.scoring import FanCount, Score, WinContext, score
+from engine.scoring import FanCount, Score, WinContext, check_situation, score
 from engine.tiles import Wind
 from server.presets import PresetError, load_presets
 
@@ -178,11 +178,8 @@ def run(args: argparse.Namespace) -> int:
     if args.seat_flowers:
         starred.append("seat-flowers")
     if starred and not rules.extra_fans:
-        print(
-            f"guobiao fan: --{', --'.join(starred)}: the starred fans (天和, 地和, 人和, 季花) "
-            f"are the custom rules' only; rule set {rules.name!r} has none (try --rules custom)",
-            file=sys.stderr,
-        )
+        names = ", ".join(f"--{opt}" for opt in starred)
+        print(f"guobiao fan: {names}: {_no_starred(rules)} (try --rules custom)", file=sys.stderr)
         return 2
     if args.hand is None:
         print(
@@ -210,6 +207,15 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         hand = parse_hand(args.hand)
+    except MahjongError as exc:
+        print(f"guobiao fan: {exc}", file=sys.stderr)
+        return 1
+    try:
+        check_situation(hand, ctx)  # (--heavenly with a meld: options that do not fit the hand)
+    except MahjongError as exc:
+        print(f"guobiao fan: {_OPTION_NAMES.sub(_option, str(exc))}", file=sys.stderr)
+        return 2
+    try:
         result = score(hand, ctx, rules)
     except MahjongError as exc:
         print(f"guobiao fan: {exc}", file=sys.stderr)
@@ -262,6 +268,25 @@ def render(hand: Hand, ctx: WinContext, result: Score, rules: RuleSet = MCR) -> 
     else:
         lines.append(f"no minimum under {rules.name}: any complete hand wins")
     return "\n".join(lines)
+
+
+def _no_starred(rules: RuleSet) -> str:
+    """Why a starred situation is refused under ``rules`` (one without ``extra_fans``)."""
+    return (
+        "the starred fans (天和, 地和, 人和, 季花) are the custom rules' only; rule set "
+        f"{rules.name!r} has none"
+    )
+
+
+def _check_starred(ctx: WinContext, rules: RuleSet) -> None:
+    """``RequestError`` naming the starred fields of a ``--jsonl`` request (``ctx``) set under
+    ``rules`` without the starred fans: refused as the options are, not scored without them."""
+    if rules.extra_fans or not (ctx.heavenly or ctx.earthly or ctx.human or ctx.seat_flowers):
+        return
+    starred = [field for field in ("heavenly", "earthly", "human") if getattr(ctx, field)]
+    if ctx.seat_flowers:
+        starred.append("seat_flowers")
+    raise RequestError(f"{', '.join(map(repr, starred))}: {_no_starred(rules)}")
 
 
 def _pad(text: str, width: int) -> str:
@@ -406,6 +431,7 @@ def _score_line(number: int, line: str, rules: RuleSet) -> Score | dict[str, obj
             hand, ctx = parse_request(request)
         except RequestError:
             hand, ctx = parse_request(json.loads(line))  # raises, quoting json's values
+        _check_starred(ctx, rules)
         return score(hand, ctx, rules)
     except (RequestError, MahjongError) as exc:
         return {"error": f"line {number}: {exc}"}
@@ -419,6 +445,7 @@ def score_lines(lines: Iterable[str], rules: RuleSet = MCR) -> Iterator[dict[str
 
 def run_batch(source: TextIO, sink: TextIO, rules: RuleSet = MCR) -> None:
     write, flush, loads = sink.write, sink.flush, orjson.loads
+    extra = rules.extra_fans
     for number, line in enumerate(source, 1):
         # The plain way of ``_score_line``, in line; a line it refuses, ``_score_line`` reads
         # again from the start and says what is wrong as it does.
@@ -428,12 +455,16 @@ def run_batch(source: TextIO, sink: TextIO, rules: RuleSet = MCR) -> None:
                 end = line.find('"', _HAND_AT)
                 ctx = _BY_REST.get(line[end + 1 :]) if end > 0 else None
             hand_text = line[_HAND_AT:end] if ctx is not None else ""
+            request = None
             if ctx is not None and "\\" not in hand_text and hand_text.isprintable():
-                result = score(parse_hand(hand_text), ctx, rules)
+                hand = parse_hand(hand_text)
             else:
                 request = loads(line)
                 hand, ctx = parse_request(request)
-                result = score(hand, ctx, rules)
+            if not extra and (ctx.heavenly or ctx.earthly or ctx.human or ctx.seat_flowers):
+                raise RequestError("a starred field")  # (``_score_line`` names them)
+            result = score(hand, ctx, rules)
+            if request is not None:
                 _remember_rest(line, request, ctx)
         except (ValueError, MahjongError):  # (RequestError, orjson's errors: ValueErrors)
             answer = _score_line(number, line, rules)

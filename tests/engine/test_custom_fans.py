@@ -12,7 +12,7 @@ from engine.errors import InvalidHand
 from engine.fans import MCR_FANS, STARRED_FANS, Fan
 from engine.notation import parse_hand
 from engine.rules import CUSTOM, MCR, Wilds, custom_rules
-from engine.scoring import Score, WinContext, score
+from engine.scoring import Score, WinContext, check_situation, score
 from engine.tiles import Wind
 
 NO_WILDS = custom_rules(wilds=Wilds.NONE)
@@ -98,6 +98,58 @@ def test_heavenly_earthly_human_only_where_they_can_happen(
     non-dealer's win on the dealer's discard, 人和 a non-dealer's win."""
     with pytest.raises(InvalidHand, match=re.escape(message)):
         WinContext(**fields)  # type: ignore[arg-type]
+
+
+EXPOSED = "[123m,1]456p789s345s6p6p"  # PLAIN with its chow claimed
+KONG = "[5555p]123m789s345s6p6p"  # a concealed kong
+
+
+@pytest.mark.parametrize("rules", [CUSTOM, MCR], ids=["custom", "mcr"])
+@pytest.mark.parametrize(
+    ("hand", "fields", "message"),
+    [
+        (EXPOSED, {"heavenly": True, "self_drawn": True}, "heavenly is the dealer's win"),
+        (KONG, {"heavenly": True, "self_drawn": True}, "got [5555p]"),
+        (EXPOSED, {"earthly": True, "seat_wind": Wind.SOUTH}, "got [123m,1]"),
+        (KONG, {"earthly": True, "seat_wind": Wind.WEST}, "earthly is a win on the dealer's"),
+        (EXPOSED, {"human": True, "seat_wind": Wind.SOUTH}, "no exposed meld, got [123m,1]"),
+        ("[555p,2]123m789s345s6p6p", {"human": True, "seat_wind": Wind.SOUTH, "self_drawn": True,
+          "kong": True}, "no exposed meld, got [555p,2]"),
+        (KONG, {"human": True, "seat_wind": Wind.SOUTH}, "self_drawn=False, kong=False"),
+        (KONG, {"human": True, "seat_wind": Wind.SOUTH, "self_drawn": True}, "kong=False"),
+        ("[5555p]**3m789s345s6p6p", {"heavenly": True, "self_drawn": True}, "got [5555p]"),
+    ],
+)  # fmt: skip
+def test_no_heavenly_earthly_or_human_with_a_meld_that_cannot_be(
+    hand: str, fields: dict[str, object], message: str, rules: object
+) -> None:
+    """Rulings T3, W12, for what ``WinContext`` cannot see: 天和 (the dealer's dealt tiles)
+    and 地和 (before the winner's first turn) with no meld at all, a concealed kong included;
+    人和 (before any claim) with no exposed meld, and with a concealed kong only self-drawn on
+    its replacement. Refused where the hand is scored, under any rules: ``fan`` scored them."""
+    ctx = WinContext(**fields)  # type: ignore[arg-type]
+    parsed = parse_hand(hand)
+    if parsed.wilds and rules is MCR:
+        rules = CUSTOM
+    with pytest.raises(InvalidHand, match=re.escape(message)):
+        score(parsed, ctx, rules)  # type: ignore[arg-type]
+    with pytest.raises(InvalidHand, match=re.escape(message)):
+        check_situation(parsed, ctx)
+
+
+def test_human_on_a_concealed_kongs_replacement_is_scored() -> None:
+    """A non-dealer's concealed kong on its first turn, won on the replacement before any
+    discard or claim (the table calls it 人和: ``test_custom_table``), and the same hands
+    without a meld: scored."""
+    ctx = WinContext(human=True, seat_wind=Wind.SOUTH, self_drawn=True, kong=True)
+    assert fans_of(KONG, ctx)[Fan.HUMAN_HAND] == 1
+    assert fans_of(KONG, ctx)[Fan.OUT_WITH_REPLACEMENT_TILE] == 1
+    for fields in (
+        {"heavenly": True, "self_drawn": True},
+        {"earthly": True, "seat_wind": Wind.SOUTH},
+        {"human": True, "seat_wind": Wind.SOUTH},
+    ):
+        assert fans_of(PLAIN, WinContext(**fields))  # type: ignore[arg-type]
 
 
 def test_big_four_winds_and_green_dragon() -> None:

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from server.cli import main
-from server.cli.fan import run_batch
+from server.cli.fan import run_batch, score_lines
 from server.presets import load_presets
 
 
@@ -230,3 +230,88 @@ def test_starred_options_are_the_custom_rules_only(capsys: pytest.CaptureFixture
     assert (
         err.startswith("guobiao fan: --heavenly: the starred fans") and "custom rules' only" in err
     )
+
+
+@pytest.mark.parametrize(
+    ("hand", "options", "message"),
+    [
+        (
+            "[123m,1]456p789s123p55s",
+            ["--heavenly", "--self-drawn"],
+            "--heavenly is the dealer's win on its dealt tiles, before any meld of the winner's: "
+            "the hand holds none, concealed or exposed, got [123m,1]",
+        ),
+        ("[5555p]123p789s123m55s", ["--heavenly", "--self-drawn"], "got [5555p]"),
+        ("[EEE,2]456p789s123p55s", ["--earthly", "--seat-wind", "S"], "got [EEE,2]"),
+        ("[123m,1]456p789s123p55s", ["--human", "--seat-wind", "W"], "no exposed meld"),
+        (
+            "[5555p]123p789s123m55s",
+            ["--human", "--seat-wind", "N"],
+            "--human with the concealed [5555p] can only be won on its replacement tile: it "
+            "needs --self-drawn and --kong (got --self-drawn=False, --kong=False)",
+        ),
+    ],
+)
+def test_a_starred_situation_the_hand_cannot_have_is_refused(
+    capsys: pytest.CaptureFixture[str], hand: str, options: list[str], message: str
+) -> None:
+    """天和 or 地和 with a meld, 人和 with a claimed one (or a concealed kong not won on its
+    replacement) cannot happen: refused as options that do not fit the hand, not scored."""
+    assert main(["fan", hand, "--rules", "custom", *options]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and not captured.out
+    assert captured.err.startswith("guobiao fan: --")
+    # the one that can: a concealed kong declared on one's first turn, won on its replacement
+    drawn = ["--human", "--seat-wind", "N", "--self-drawn", "--kong"]
+    assert main(["fan", "[5555p]123p789s123m55s", "--rules", "custom", *drawn]) == 0
+    assert "Human Hand" in capsys.readouterr().out
+
+
+def test_batch_refuses_a_starred_situation_the_hand_cannot_have() -> None:
+    lines = [
+        '{"hand": "[123m,1]456p789s123p55s", "heavenly": true, "self_drawn": true}',
+        '{"hand": "123m456p789s123p55s", "heavenly": true, "self_drawn": true}',
+    ]
+    results = list(score_lines(lines, load_presets()["custom"]))
+    assert results[0] == {
+        "error": "line 1: heavenly is the dealer's win on its dealt tiles, before any meld of "
+        "the winner's: the hand holds none, concealed or exposed, got [123m,1]"
+    }
+    assert results[1]["total"] > 168
+
+
+@pytest.mark.parametrize("batch", [run_batch, "score_lines"])
+def test_batch_refuses_the_starred_fields_under_rules_without_them(batch: object) -> None:
+    """As the options are refused (``test_starred_options_are_the_custom_rules_only``), a
+    line's starred fields under mcr are an error naming the line and the fields, never scored
+    without them; false or 0 is no starred situation."""
+    lines = [
+        '{"hand": "123m456p789s123p55s", "self_drawn": true, "heavenly": true}',
+        '{"hand": "123m456p789s123p55s", "seat_wind": "S", "earthly": true, "flowers": 1, '
+        '"seat_flowers": 1}',
+        '{"hand": "123m456p789s123p55s", "seat_wind": "S", "human": true}',
+        '{"hand": "123m456p789s123p55s", "self_drawn": true, "heavenly": false, "seat_flowers": 0}',
+        '{"hand": "123m456p789s123p55s", "self_drawn": true, "heavenly": true}',
+    ]
+    presets = load_presets()
+
+    def scored(rules_name: str) -> list[dict[str, object]]:
+        rules = presets[rules_name]
+        if batch == "score_lines":
+            return list(score_lines(lines, rules))
+        sink = io.StringIO()
+        run_batch(io.StringIO("\n".join(lines) + "\n"), sink, rules)
+        return [json.loads(line) for line in sink.getvalue().splitlines()]
+
+    # under custom they score (and a situation remembered there is not taken under mcr)
+    assert all("total" in result for result in scored("custom"))
+    results = scored("mcr")
+    refusal = (
+        "the starred fans (天和, 地和, 人和, 季花) are the custom rules' only; rule set 'mcr' "
+        "has none"
+    )
+    assert results[0] == {"error": f"line 1: 'heavenly': {refusal}"}
+    assert results[1] == {"error": f"line 2: 'earthly', 'seat_flowers': {refusal}"}
+    assert results[2] == {"error": f"line 3: 'human': {refusal}"}
+    assert "total" in results[3]
+    assert results[4] == {"error": f"line 5: 'heavenly': {refusal}"}
