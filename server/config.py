@@ -6,10 +6,12 @@ Every value is checked on load; a bad one is reported with where it came from
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import stat
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -437,6 +439,13 @@ _BOOLS = {"true": True, "yes": True, "on": True, "1": True}
 _BOOLS |= {"false": False, "no": False, "off": False, "0": False}
 
 
+def number(value: float) -> str:
+    """A number as one writes it in a file: 1048576 (not ``:g``'s 1.04858e+06), 0.9."""
+    if isinstance(value, int) or (math.isfinite(value) and value.is_integer()):
+        return str(int(value))
+    return repr(value)
+
+
 def _coerce(section: str, key: str, value: Any, expected: type, where: str) -> Any:
     label = f"{where}: [{section}] {key}"
     wrong = f"{label} must be {_KIND[expected]}, got {value!r}"
@@ -461,7 +470,9 @@ def _coerce(section: str, key: str, value: Any, expected: type, where: str) -> A
         low, high = _RANGES[(section, key)]
         assert isinstance(value, (int, float))  # the ranged keys are numbers (checked above)
         if not low <= value <= high:
-            raise ConfigError(f"{label} must be between {low:g} and {high:g}, got {value!r}")
+            raise ConfigError(
+                f"{label} must be between {number(low)} and {number(high)}, got {value!r}"
+            )
     if (section, key) in _CHOICES and value not in _CHOICES[(section, key)]:
         choices = ", ".join(_CHOICES[(section, key)])
         raise ConfigError(f"{label} must be one of {choices}, got {value!r}")
@@ -524,11 +535,10 @@ def load(
     from_env: dict[str, dict[str, Any]] = {}
     if env.get("GUOBIAO_DATABASE_URL"):
         from_env.setdefault("database", {})["url"] = env["GUOBIAO_DATABASE_URL"]
-    for f in fields(Config):
-        for key in _types(type(getattr(config, f.name))):
-            name = f"GUOBIAO_{f.name.upper()}_{key.upper()}"
-            if name in env:
-                from_env.setdefault(f.name, {})[key] = env[name]
+    for name, (section, key) in SETTING_VARIABLES.items():
+        if name in env:
+            from_env.setdefault(section, {})[key] = env[name]
+    check_variables(env)
     config = _apply(config, from_env, "environment")
     config = _apply(config, overrides or {}, "command line")
     timers = config.timers
@@ -540,8 +550,8 @@ def load(
     accounts = config.accounts
     if accounts.login_backoff_max_seconds < accounts.login_backoff_seconds:
         raise ConfigError(
-            f"[accounts] login_backoff_max_seconds ({accounts.login_backoff_max_seconds:g}) must "
-            f"be at least login_backoff_seconds ({accounts.login_backoff_seconds:g})"
+            f"[accounts] login_backoff_max_seconds ({number(accounts.login_backoff_max_seconds)}) "
+            f"must be at least login_backoff_seconds ({number(accounts.login_backoff_seconds)})"
         )
     cluster = config.cluster
     if cluster.redis_url and not cluster.redis_url.startswith(("redis://", "rediss://", "unix://")):
@@ -559,8 +569,8 @@ def load(
     making = config.matchmaking
     if making.gap_max < making.gap_start:
         raise ConfigError(
-            f"[matchmaking] gap_max ({making.gap_max:g}) must be at least gap_start "
-            f"({making.gap_start:g})"
+            f"[matchmaking] gap_max ({number(making.gap_max)}) must be at least gap_start "
+            f"({number(making.gap_start)})"
         )
     if config.rules.preset not in presets:
         raise ConfigError(
@@ -574,6 +584,56 @@ def load(
                 f"{', '.join(presets)}"
             )
     return config
+
+
+ENV_PREFIX = "GUOBIAO_"
+# The variable of each setting, GUOBIAO_<SECTION>_<KEY>: its section and key.
+SETTING_VARIABLES: dict[str, tuple[str, str]] = {
+    f"{ENV_PREFIX}{f.name.upper()}_{key.upper()}": (f.name, key)
+    for f in fields(Config)
+    for key in _types(type(getattr(Config(), f.name)))
+}
+# The other GUOBIAO_ variables, read elsewhere: never refused as a misspelt setting.
+OTHER_VARIABLES: dict[str, str] = {
+    "GUOBIAO_COMPILE": "the install: compile the engine with mypyc (setup.py)",
+    "GUOBIAO_BUILD": "the install: set by tools/build_backend.py for setup.py",
+    "GUOBIAO_PASSWORD": "guobiao tournament and guobiao bot: the account's password",
+    "GUOBIAO_TOKEN": "guobiao tournament: a session to resume instead of logging in",
+    "GUOBIAO_SUPERVISOR_PID": "serve --workers: set for each worker, its supervisor's pid",
+    "GUOBIAO_CHROMIUM": "the browser tests and web/tools: the Chromium to drive",
+    "GUOBIAO_SCREENSHOTS": "the browser tests: write the screenshots of docs/images",
+    "GUOBIAO_TEST_POSTGRES_URL": "the tests: a PostgreSQL server to run their database tests on",
+    "GUOBIAO_TEST_REDIS_URL": "the tests: a Redis server for the cluster tests",
+    "GUOBIAO_TEST_REDIS_SERVER": "the tests: the redis-server program to start",
+    "GUOBIAO_DIFF_HANDS": "the tests: hands compared with the reference calculator",
+    "GUOBIAO_DIFF_SEED": "the tests: their seed",
+    "GUOBIAO_SHANTEN_HANDS": "the tests: hands of the shanten comparison",
+    "GUOBIAO_SHANTEN_SEED": "the tests: their seed",
+    "GUOBIAO_TABLE_SEED": "the tests: the seed of the random matches",
+    "GUOBIAO_TABLE_MATCHES": "the tests: how many random matches",
+    "GUOBIAO_CUSTOM_MATCHES": "the tests: how many random matches under the custom rules",
+    "GUOBIAO_BENCH_TRACE": "benchmarks/bench_memory.py: trace allocations",
+}
+
+
+def check_variables(env: Mapping[str, str]) -> None:
+    """``ConfigError`` for a ``GUOBIAO_`` variable (in any case) that is neither a setting's
+    (``SETTING_VARIABLES``) nor one read elsewhere (``OTHER_VARIABLES``): a misspelt setting
+    is refused, as an unknown key in a file is, naming the closest setting, instead of being
+    ignored."""
+    for name in env:
+        if not name.upper().startswith(ENV_PREFIX):
+            continue
+        if name in SETTING_VARIABLES or name in OTHER_VARIABLES:
+            continue
+        form = (
+            "a setting's variable is GUOBIAO_<SECTION>_<KEY>, for the [section] key of "
+            "config/default.toml"
+        )
+        known = [*SETTING_VARIABLES, *OTHER_VARIABLES]
+        close = difflib.get_close_matches(name.upper(), known, 1, 0.75)
+        guess = f"; did you mean {close[0]}?" if close else ""
+        raise ConfigError(f"environment: unknown variable {name}{guess} ({form})")
 
 
 def check_origins(text: str) -> None:

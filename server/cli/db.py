@@ -9,6 +9,8 @@
 
 The database is the server's: ``--database-url``, else ``GUOBIAO_DATABASE_URL``, else the
 configuration (``--config FILE``, ``[database] url``), else SQLite in the data folder.
+``current`` and ``check`` only read: they write nothing to a SQLite file, and make no file or
+folder where there is none (``server.db.engine.make_engine``'s ``read_only``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from server import config as server_config
 from server.cli.args import database_config, database_options
 from server.db import migrate
 from server.db.engine import display
-from server.db.errors import BadDatabaseURL
+from server.db.errors import BadDatabaseURL, CannotRead
 from server.db.store import MatchRow, Store
 from server.lobby import replay_log
 from server.table import LobbyError
@@ -77,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
             print(report)
             return 1 if failed else 0
         print(asyncio.run(_act(args.db_action, getattr(args, "revision", None), url)))
-    except BadDatabaseURL as exc:
+    except (BadDatabaseURL, CannotRead) as exc:
         return _fail(str(exc))
     except CommandError as exc:
         return _fail(f"{display(url)}: {exc}")
@@ -97,7 +99,7 @@ async def _act(action: str, revision: str | None, url: str) -> str:
         assert revision is not None
         await migrate.downgrade(url, revision)
         return f"{where}: downgraded to {_describe(await migrate.current(url))}"
-    return f"{where}: {_describe(await migrate.current(url))}"
+    return f"{where}: {_describe(await migrate.current(url, read_only=True))}"
 
 
 def _describe(revision: str | None) -> str:
@@ -116,9 +118,9 @@ def _fail(message: str) -> int:
 
 async def _check(url: str, presets: dict[str, Any], everything: bool) -> tuple[str, int]:
     """Replay the matches: one line per match, then a summary; and how many failed."""
-    if await migrate.current(url) is None:
+    if await migrate.current(url, read_only=True) is None:
         raise CommandError("the database is empty: 'guobiao db upgrade' first")
-    async with await Store.open(url) as store:
+    async with await Store.open(url, read_only=True) as store:
         matches = await store.unfinished_matches()
         if everything:
             matches += await store.finished_matches()

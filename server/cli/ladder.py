@@ -17,6 +17,9 @@
 The database is the server's, as for ``guobiao db`` (``--database-url``, else
 ``GUOBIAO_DATABASE_URL``, else the configuration, else SQLite in the data folder); it must be
 migrated. The commands may run while the server does: each is one transaction per step.
+Those that only read (``seasons``, ``board``, ``farms``, ``recompute --check``) write nothing
+(``server.db.engine.make_engine``'s ``read_only``), so they work on a SQLite file this user may
+not write.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from server import config as server_config
 from server.cli.args import database_config, database_options, non_negative_int, positive_int
 from server.db import migrate
 from server.db.engine import display
-from server.db.errors import BadDatabaseURL
+from server.db.errors import BadDatabaseURL, CannotRead
 from server.db.store import Store
 from server.ladder.store import PROVISIONAL_FILTERS, LadderError
 
@@ -113,19 +116,25 @@ def run(args: argparse.Namespace) -> int:
     url = config.database_url
     try:
         return asyncio.run(_run(args, url, config))
-    except (BadDatabaseURL, LadderError) as exc:
+    except (BadDatabaseURL, CannotRead, LadderError) as exc:
         return _fail(str(exc))
     except (SQLAlchemyError, OSError) as exc:
         reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
         return _fail(f"cannot use the database {display(url)}: {reason}")
 
 
+# The actions that only read: they write nothing (``make_engine``'s ``read_only``), so they
+# work on a SQLite file this user may not write.
+READING = ("seasons", "board", "farms")
+
+
 async def _run(args: argparse.Namespace, url: str, config: server_config.Config) -> int:
-    if await migrate.current(url) != migrate.head():
+    if await migrate.current(url, read_only=True) != migrate.head():
         return _fail(f"{display(url)} is not migrated: run 'guobiao db upgrade' first")
-    async with await Store.open(url) as store:
+    action = args.ladder_action
+    reading = action in READING or (action == "recompute" and args.check)
+    async with await Store.open(url, read_only=reading) as store:
         store.policy = config.season_policy()
-        action = args.ladder_action
         if action == "recompute":
             return await _recompute(store, args)
         if action == "seasons":
@@ -224,7 +233,8 @@ def _print_board(page: dict[str, Any]) -> None:
 
 def _print_farms(groups: list[dict[str, Any]], days: float, at_least: int) -> None:
     print(
-        f"{len(groups)} group(s) of four with {at_least}+ rated matches together in {days:g} days"
+        f"{len(groups)} group(s) of four with {at_least}+ rated matches together in "
+        f"{server_config.number(days)} days"
     )
     for group in groups:
         shared = ", ".join(group["shared_addresses"]) or "none"

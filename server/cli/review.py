@@ -28,7 +28,8 @@ from engine.review import Decision, Review, review_match
 from server import config as server_config
 from server.cli.args import database_config, database_options, positive_int
 from server.db import migrate
-from server.db.errors import BadDatabaseURL
+from server.db.engine import display
+from server.db.errors import BadDatabaseURL, CannotRead
 from server.db.store import Store
 from server.lobby import stored_rules
 from server.replay import Refused
@@ -63,15 +64,24 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = database_config(args)
         presets = config.rule_presets()
-        behind = asyncio.run(schema_behind(config.database_url))
+    except server_config.ConfigError as exc:
+        print(f"guobiao review: {exc}", file=sys.stderr)
+        return 1
+    url = config.database_url
+    try:
+        behind = asyncio.run(schema_behind(url))
         if behind is not None:
             print(f"guobiao review: {behind}", file=sys.stderr)
             return 1
         started = time.perf_counter()
-        review, seats = asyncio.run(_review(config.database_url, presets, args.match, args.player))
+        review, seats = asyncio.run(_review(url, presets, args.match, args.player))
         seconds = time.perf_counter() - started
-    except (server_config.ConfigError, BadDatabaseURL, SQLAlchemyError, Refused) as exc:
+    except (BadDatabaseURL, CannotRead, Refused) as exc:
         print(f"guobiao review: {exc}", file=sys.stderr)
+        return 1
+    except (SQLAlchemyError, OSError) as exc:  # in one line, as ``guobiao db`` says it
+        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        print(f"guobiao review: cannot use the database {display(url)}: {reason}", file=sys.stderr)
         return 1
     except (LobbyError, MahjongError, ValueError) as exc:
         print(f"guobiao review: match {args.match} does not replay: {exc}", file=sys.stderr)
@@ -88,7 +98,7 @@ async def schema_behind(url: str) -> str | None:
     """Why the database at ``url`` cannot be read yet (its schema is older than this
     guobiao's: the server migrates it when it starts, ``guobiao db upgrade`` at once); None
     when it is up to date."""
-    at, newest = await migrate.current(url), migrate.head()
+    at, newest = await migrate.current(url, read_only=True), migrate.head()
     if at == newest:
         return None
     return (
@@ -100,7 +110,7 @@ async def schema_behind(url: str) -> str | None:
 async def _review(
     url: str, presets: dict[str, Any], match_id: int, name: str
 ) -> tuple[Review, list[str | None]]:
-    async with await Store.open(url) as store:
+    async with await Store.open(url, read_only=True) as store:
         stored = await store.get_match(match_id)
         if stored is None or stored.ended_at is None:
             raise Refused(

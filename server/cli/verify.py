@@ -31,9 +31,13 @@ def add_parser(
         description="Check a hand's revealed seed and salt against the commitment sent "
         "before the hand, and rebuild the wall (dice and deal) from the seed.",
     )
-    parser.add_argument("--seed", type=int, required=True, help="the revealed seed")
-    parser.add_argument("--salt", required=True, help="the revealed salt (hex)")
-    parser.add_argument("--commitment", required=True, help="the commitment sent before the hand")
+    parser.add_argument(
+        "--seed", type=int, required=True, help="the revealed seed (a whole number 0..2**64-1)"
+    )
+    parser.add_argument("--salt", required=True, help="the revealed salt (64 hex digits)")
+    parser.add_argument(
+        "--commitment", required=True, help="the commitment sent before the hand (64 hex digits)"
+    )
     parser.add_argument(
         "--dealer-position",
         type=int,
@@ -47,14 +51,40 @@ def add_parser(
     return parser
 
 
+# What the reveal gives (docs/protocol.md, "Fairness"): ``seed`` a whole number below 2**64,
+# ``salt`` 64 hex digits (32 bytes), ``commitment`` 64 hex digits (a sha256).
+SEED_LIMIT = 2**64
+HEX_DIGITS = 64
+
+
+def _hex_digits(option: str, text: str, what: str) -> str | None:
+    """``text`` as lowercase hex, or ``None`` after printing that ``option`` must be 64 hex
+    digits (a shorter salt or commitment is no reveal's: checking it could only say
+    MISMATCH)."""
+    value = text.strip().lower()
+    if len(value) == HEX_DIGITS and all(c in "0123456789abcdef" for c in value):
+        return value
+    print(
+        f"guobiao verify: {option} must be {HEX_DIGITS} hex digits ({what}), got {text!r}",
+        file=sys.stderr,
+    )
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
-    try:
-        salt = bytes.fromhex(args.salt)
-    except ValueError:
-        print(f"guobiao verify: the salt must be hex, got {args.salt!r}", file=sys.stderr)
+    salt_hex = _hex_digits("--salt", args.salt, "32 bytes: the reveal's salt")
+    if salt_hex is None:
         return 2
-    if not 0 <= args.seed < 2**64:
-        print("guobiao verify: a hand seed is a whole number 0 .. 2**64-1", file=sys.stderr)
+    given = _hex_digits("--commitment", args.commitment, "a sha256: the commit's commitment")
+    if given is None:
+        return 2
+    salt = bytes.fromhex(salt_hex)
+    if not 0 <= args.seed < SEED_LIMIT:
+        print(
+            "guobiao verify: --seed must be a whole number 0..2**64-1 (the reveal's seed), got "
+            f"{args.seed}",
+            file=sys.stderr,
+        )
         return 2
     try:
         presets = load_presets()
@@ -69,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     rules = presets[args.rules]
     expected = commitment(args.seed, salt)
-    if expected != args.commitment.strip().lower():
+    if expected != given:
         print(f"MISMATCH: sha256(salt || seed) is {expected}, not the commitment given")
         return 1
     print("commitment OK: the wall was fixed before the hand began")

@@ -7,15 +7,17 @@ Plain URLs are given their async driver: ``sqlite:///x.db`` becomes
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import URL, event, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
-from server.db.errors import BadDatabaseURL
+from server.db.errors import BadDatabaseURL, CannotRead
 
 ASYNC_DRIVERS = {"sqlite": "aiosqlite", "postgresql": "asyncpg", "postgres": "asyncpg"}
 # Connection execution option: a unit of work that writes (SQLite then takes the write lock
@@ -71,7 +73,7 @@ def sqlite_path(url: URL) -> Path | None:
     return Path(url.database)
 
 
-def make_engine(url: str | URL, *, store: bool = True) -> AsyncEngine:
+def make_engine(url: str | URL, *, store: bool = True, read_only: bool = False) -> AsyncEngine:
     """An async engine for ``url``.
 
     SQLite (``store=True``): the parent folder is created, and every connection gets
@@ -83,10 +85,25 @@ def make_engine(url: str | URL, *, store: bool = True) -> AsyncEngine:
 
     ``store=False`` (migrations): no pool and no pragmas, in particular foreign keys stay
     off as Alembic's batch mode on SQLite needs.
+
+    ``read_only`` (the commands that only read: ``guobiao db current``, ``ladder board``,
+    ``review``...): nothing is made, no folder, no file (``mode=rw``: ``CannotRead`` if there
+    is none), and nothing written: no pragma that writes (setting WAL journaling wrote the
+    file, so such a command failed with "attempt to write a readonly database" on a file it
+    may only read) and ``query_only`` on. SQLite opens a file this user may not write
+    read-only by itself; one it may write it opens read-write all the same, so that the
+    last connection to close removes the ``-wal`` and ``-shm`` files of a WAL database as
+    usual (one opened read-only, ``mode=ro``, leaves them behind, this user's, where a
+    server running as another user then could not write). A database the server has used
+    is in WAL mode, which SQLite reads only through the ``-shm`` file beside it: one that is
+    not there and cannot be made (a folder this user may not write) is ``CannotRead`` too,
+    saying so.
     """
     parsed = parse_url(url)
     path = sqlite_path(parsed)
-    if path is not None:
+    if path is not None and read_only:
+        parsed = _read_only(parsed, path)
+    elif path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
     options: dict[str, Any] = {}
     if not store:
@@ -105,11 +122,45 @@ def make_engine(url: str | URL, *, store: bool = True) -> AsyncEngine:
     except (ArgumentError, NoSuchModuleError, ImportError) as exc:
         raise BadDatabaseURL(f"cannot use {display(parsed)}: {exc}") from None
     if store and parsed.get_backend_name() == "sqlite":
-        _sqlite_events(engine)
+        _sqlite_events(engine, read_only=read_only and path is not None)
     return engine
 
 
-def _sqlite_events(engine: AsyncEngine) -> None:
+_MAKE = "; 'guobiao db upgrade' or 'guobiao serve' makes one"  # (said when there is none)
+# SQLite's file header: the bytes at 18 and 19 are 2 in a database in WAL mode.
+_WAL_VERSIONS = slice(18, 20)
+
+
+def _read_only(url: URL, path: Path) -> URL:
+    """``url`` opening the SQLite file ``path`` to read only (``make_engine``): as a URI with
+    ``mode=rw``, which never makes the file; ``CannotRead`` if there is none, or if SQLite
+    could not read it without making a file beside it where this user may not."""
+    where = display(url)
+    if not path.exists():
+        if path.parent.is_dir():
+            raise CannotRead(f"{where}: no such database ({path} does not exist){_MAKE}")
+        raise CannotRead(f"{where}: no such database (no folder {path.parent}){_MAKE}")
+    if not path.is_file():
+        raise CannotRead(f"{where}: {path} is not a database file")
+    try:
+        with path.open("rb") as file:
+            header = file.read(100)
+    except OSError as exc:
+        raise CannotRead(f"{where}: cannot read {path}: {exc.strerror or exc}") from None
+    shm = path.with_name(path.name + "-shm")
+    wal = header[_WAL_VERSIONS] == b"\x02\x02"
+    if wal and not shm.exists() and not os.access(path.parent, os.W_OK):
+        raise CannotRead(
+            f"{where}: cannot read it without writing: it is in WAL mode (as the server leaves "
+            f"it), which SQLite reads only through {shm.name} beside it, and this user may not "
+            f"create that in {path.parent} (run the command as the server's user, or while the "
+            "server runs)"
+        )
+    uri = "file:" + quote(str(path.resolve()))
+    return url.set(database=uri, query={**url.query, "mode": "rw", "uri": "true"})
+
+
+def _sqlite_events(engine: AsyncEngine, *, read_only: bool = False) -> None:
     @event.listens_for(engine.sync_engine, "connect")
     def on_connect(dbapi_connection: Any, _record: Any) -> None:
         # SQLAlchemy emits BEGIN itself (below); the driver's own transaction handling is off.
@@ -117,8 +168,11 @@ def _sqlite_events(engine: AsyncEngine) -> None:
         cursor = dbapi_connection.cursor()
         try:
             cursor.execute("PRAGMA foreign_keys = ON")
-            cursor.execute("PRAGMA journal_mode = WAL")
-            cursor.execute("PRAGMA synchronous = NORMAL")
+            if read_only:  # (setting the journal mode writes the file)
+                cursor.execute("PRAGMA query_only = ON")
+            else:
+                cursor.execute("PRAGMA journal_mode = WAL")
+                cursor.execute("PRAGMA synchronous = NORMAL")
             cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_WRITE_WAIT * 1000)}")
         finally:
             cursor.close()

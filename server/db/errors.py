@@ -4,6 +4,8 @@
 
     StoreError
     ├── BadDatabaseURL (also ValueError)   the URL does not parse or names no async driver
+    ├── CannotRead                         a SQLite database to read only that is not there,
+    │                                      or that SQLite cannot read without writing
     ├── UsernameTaken                      a player with that name (in any case) exists
     │   └── UsernameLookalike              ... or with a name that looks alike (``existing``)
     ├── Conflict                           a unique row exists already (action seq, hand) or
@@ -21,6 +23,11 @@ class StoreError(Exception):
 
 class BadDatabaseURL(StoreError, ValueError):
     """A database URL that cannot be used."""
+
+
+class CannotRead(StoreError):
+    """A SQLite database opened to read only (``make_engine(read_only=True)``) that is not
+    there, or that SQLite cannot read without creating a file beside it where it may not."""
 
 
 class UsernameTaken(StoreError):

@@ -62,9 +62,10 @@ async def downgrade(url: str, revision: str) -> None:
     await _run(url, command.downgrade, revision)
 
 
-async def current(url: str) -> str | None:
-    """The revision the database at ``url`` is at; None before any migration."""
-    engine = make_engine(url, store=False)
+async def current(url: str, *, read_only: bool = False) -> str | None:
+    """The revision the database at ``url`` is at; None before any migration.
+    ``read_only``: as ``make_engine``'s (no SQLite file is made, nor its folder)."""
+    engine = make_engine(url, store=False, read_only=read_only)
     try:
         async with engine.connect() as connection:
             return await connection.run_sync(

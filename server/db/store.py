@@ -46,6 +46,7 @@ from server.db.action_log import ActionLog
 from server.db.engine import make_engine
 from server.db.errors import (
     BadDatabaseURL,
+    CannotRead,
     Conflict,
     StoreError,
     UsernameLookalike,
@@ -72,6 +73,7 @@ from server.tournaments.store import TournamentStore
 __all__ = [
     "ActionRow",
     "BadDatabaseURL",
+    "CannotRead",
     "Conflict",
     "FinishedMatch",
     "GuestPurge",
@@ -104,10 +106,11 @@ class Store(Accounts, Tables, Matches, ActionLog, Reports):
         self.tournaments = TournamentStore(self._read, self._write)
 
     @classmethod
-    async def open(cls, url: str) -> Self:
+    async def open(cls, url: str, *, read_only: bool = False) -> Self:
         """A store on ``url`` (``BadDatabaseURL`` if unusable). Connects lazily: use
-        ``ping`` to check the database is there. Does not migrate."""
-        return cls(make_engine(url))
+        ``ping`` to check the database is there. Does not migrate. ``read_only``: for the
+        commands that only read, as ``make_engine``'s (its writes fail)."""
+        return cls(make_engine(url, read_only=read_only))
 
     async def close(self) -> None:
         await self._close_log()  # what was appended is written before the engine goes

@@ -3,13 +3,14 @@ load against ``engine.bots.LEVELS`` with a message naming the file and the key."
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import pytest
 
 from engine.bots import LEVELS, STRONGEST
-from server.config import ConfigError, load
+from server.config import OTHER_VARIABLES, SETTING_VARIABLES, ConfigError, load
 
 
 def test_the_bots_levels_default_to_the_strongest_where_results_count() -> None:
@@ -83,3 +84,69 @@ def test_a_file_that_cannot_be_read_is_refused_naming_it(
     refused = f"^{re.escape(str(locked))}: cannot read: Permission denied"
     with pytest.raises(ConfigError, match=refused):
         load(locked, environ={})
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (
+            "GUOBIAO_SERVER_PROT",
+            "environment: unknown variable GUOBIAO_SERVER_PROT; did you mean GUOBIAO_SERVER_PORT? "
+            "(a setting's variable is GUOBIAO_<SECTION>_<KEY>, for the [section] key of "
+            "config/default.toml)",
+        ),
+        ("GUOBIAO_DATABSE_URL", "did you mean GUOBIAO_DATABASE_URL?"),
+        ("guobiao_limits_max_tables", "did you mean GUOBIAO_LIMITS_MAX_TABLES?"),
+        ("GUOBIAO_TIMER_TURN_SECONDS", "did you mean GUOBIAO_TIMERS_TURN_SECONDS?"),
+        ("GUOBIAO_NOTHING_LIKE_IT", "unknown variable GUOBIAO_NOTHING_LIKE_IT (a setting's"),
+    ],
+)
+def test_an_unknown_guobiao_variable_is_refused_naming_the_closest(name: str, message: str) -> None:
+    """As an unknown key in a file is refused, so is a misspelt variable (it was ignored: the
+    server ran on the default it was meant to change)."""
+    with pytest.raises(ConfigError) as caught:
+        load(None, environ={name: "9000"})
+    assert message in str(caught.value)
+
+
+def test_every_guobiao_variable_the_project_reads_is_known() -> None:
+    """The variables the build, the tests, the tools and the commands read (every
+    ``GUOBIAO_`` name in the repository) are settings or ``OTHER_VARIABLES``: set, none is
+    refused as a misspelt setting."""
+    repo = Path(__file__).resolve().parents[2]
+    skip = {".venv", ".git", "build", "dist", "node_modules", "__pycache__", ".mypy_cache"}
+    found: set[str] = set()
+    for folder, subfolders, files in os.walk(repo):
+        subfolders[:] = [name for name in subfolders if name not in skip]
+        for file in files:
+            path = Path(folder, file)
+            if (
+                path.suffix in {".py", ".md", ".toml", ".js", ".cfg", ".txt", ""}
+                and path != Path(__file__).resolve()
+            ):  # (this file spells some wrong on purpose)
+                text = path.read_text("utf-8", errors="replace")
+                found.update(re.findall(r"GUOBIAO_[A-Z0-9_]*[A-Z0-9](?![A-Z0-9_<*])", text))
+    assert {"GUOBIAO_COMPILE", "GUOBIAO_TEST_POSTGRES_URL", "GUOBIAO_SERVER_PORT"} <= found
+    unknown = sorted(found - set(SETTING_VARIABLES) - set(OTHER_VARIABLES))
+    assert not unknown, f"add to server.config.OTHER_VARIABLES: {unknown}"
+    load(None, environ=dict.fromkeys(OTHER_VARIABLES, "1"))  # none refused
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ("[limits]\nmax_message_bytes = 100\n", "must be between 256 and 1048576, got 100"),
+        ("[limits]\nsend_queue_bytes = 1\n", "must be between 4096 and 1073741824, got 1"),
+        ("[ladder]\nmu = 2e6\n", "must be between -1000000 and 1000000, got 2000000.0"),
+        ("[limits]\nreserved_share = 1\n", "must be between 0 and 0.9, got 1.0"),
+        ("[matchmaking]\ngap_start = 5e5\ngap_max = 4e5\n", "gap_max (400000) must be at least "
+         "gap_start (500000)"),
+    ],
+)  # fmt: skip
+def test_a_range_is_written_as_in_a_file(tmp_path: Path, toml: str, message: str) -> None:
+    """``:g`` wrote 1 << 20 as 1.04858e+06: a range that cannot be typed back."""
+    site = tmp_path / "site.toml"
+    site.write_text(toml)
+    with pytest.raises(ConfigError) as caught:
+        load(site, environ={})
+    assert message in str(caught.value) and "e+" not in str(caught.value)

@@ -159,7 +159,40 @@ def test_verify_checks_the_commitment_and_rebuilds_the_deal(
     assert main([*args, "--commitment", "0" * 64]) == 1
     assert "MISMATCH" in capsys.readouterr().out
     assert main(["verify", "--seed", "1", "--salt", "zz", "--commitment", good]) == 2
-    assert "must be hex" in capsys.readouterr().err
+    assert "--salt must be 64 hex digits" in capsys.readouterr().err
+    upper = [*args[:4], salt.hex().upper(), *args[5:], "--commitment", f" {good.upper()}\n"]
+    assert main(upper) == 0  # as pasted: either case, a blank around it
+    assert "commitment OK" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--salt", "ab", "--salt must be 64 hex digits (32 bytes: the reveal's salt), got 'ab'"),
+        ("--salt", "0" * 63, "--salt must be 64 hex digits"),
+        ("--salt", "00" * 33, "--salt must be 64 hex digits"),
+        ("--salt", "0 " * 32, "--salt must be 64 hex digits"),
+        ("--salt", "g" * 64, "--salt must be 64 hex digits"),
+        ("--salt", "", "--salt must be 64 hex digits"),
+        ("--commitment", "9f2c...e1", "--commitment must be 64 hex digits (a sha256: the "
+         "commit's commitment), got '9f2c...e1'"),
+        ("--commitment", "0" * 65, "--commitment must be 64 hex digits"),
+        ("--seed", str(2**64), "--seed must be a whole number 0..2**64-1 (the reveal's seed), "
+         f"got {2**64}"),
+        ("--seed", "-1", "--seed must be a whole number 0..2**64-1"),
+    ],
+)  # fmt: skip
+def test_verify_refuses_what_no_reveal_gives_naming_the_option(
+    capsys: pytest.CaptureFixture[str], option: str, value: str, message: str
+) -> None:
+    """A salt or commitment that is not 64 hex digits, or a seed out of range, is no reveal's:
+    a usage error saying the form (docs/protocol.md, "Fairness"), never a MISMATCH."""
+    given = {"--seed": "1", "--salt": "00" * 32, "--commitment": "0" * 64, option: value}
+    args = ["verify"] + [word for pair in given.items() for word in pair]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"guobiao verify: {message}") and captured.err.count("\n") == 1
+    assert "MISMATCH" not in captured.out
 
 
 def test_verify_under_a_custom_preset_shows_the_indicator(

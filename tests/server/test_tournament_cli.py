@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -250,6 +251,66 @@ async def test_a_director_runs_a_session_from_the_command_line(
 
 
 @pytest.mark.asyncio
+async def test_a_long_list_of_names_is_sent_in_parts_that_fit(
+    server_app: App, capsys: pytest.CaptureFixture[str], tmp_path: Path, password: str
+) -> None:
+    """300 names are more than one message of the server's 4 KiB limit: the command sends
+    them in parts that fit, saying how far it got (one request closed the connection, 1009);
+    a name the server refuses in a later part says what the earlier parts registered."""
+    app = server_app
+    server = f"ws://127.0.0.1:{app.port}/ws"
+    await accounts(app, "rita")
+    assert await cli("grant", "rita", "--database-url", app.config.database_url) == 0
+    capsys.readouterr()
+    tid = await created_tournament(app, capsys)
+    names = [f"participant_{n:03}" for n in range(300)]
+    for name in names:
+        await app.store.create_player(name, None, False)
+    listing = tmp_path / "players.txt"
+    listing.write_text("\n".join(names) + "\n", encoding="utf-8")
+    register = ["register", str(tid), "--server", server, "--user", "rita"]
+    status = await cli(*register, "--file", str(listing))
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    assert captured.out.endswith("\n300 player(s) registered\n")
+    parts = re.findall(r"part (\d+) of (\d+) sent, (\d+) of 300 names registered", captured.err)
+    assert len(parts) >= 2 and parts[-1][0] == parts[-1][1] and parts[-1][2] == "300"
+    data = await get_json(app, f"/api/tournaments/{tid}")
+    registered = [p["name"] for p in data["players"] if p["status"] == "registered"]
+    assert sorted(registered) == names
+
+    listing.write_text("\n".join([*names, "nobody_here"]) + "\n", encoding="utf-8")
+    assert await cli(*register, "--file", str(listing)) == 1
+    err = capsys.readouterr().err
+    assert "'nobody_here' is not a registered account" in err
+    refused = re.search(r"in part (\d+) of \1: the (\d+) names of the parts before it are", err)
+    assert refused and 0 < int(refused[2]) < 300, err
+
+
+def test_the_parts_of_a_list_of_names_fit_one_message() -> None:
+    """Each part is a request within the limit and of at most 256 names, in order, and as
+    full as it may be."""
+    from server.cli.tournament.commands import name_batches  # noqa: PLC0415
+    from server.client.connection import request_frame  # noqa: PLC0415
+
+    def size(batch: list[str]) -> int:
+        payload = {"tournament": 7, "players": batch}
+        return len(request_frame("tournament_add_players", payload, 10**9).encode())
+
+    for names in (
+        [f"participant_{n:03}" for n in range(300)],
+        ["x"] * 1000,  # (more than 256 a part would fit)
+        ["龍" * 32] * 40,  # written \\u9f8d: six bytes a character
+        ["a"],
+    ):
+        batches = name_batches(7, names)
+        assert [n for batch in batches for n in batch] == names
+        assert all(size(batch) <= 4096 and len(batch) <= 256 for batch in batches)
+        for batch, after in itertools.pairwise(batches):
+            assert len(batch) == 256 or size([*batch, after[0]]) > 4096
+
+
+@pytest.mark.asyncio
 async def test_a_non_director_is_refused_in_one_line(
     server_app: App, capsys: pytest.CaptureFixture[str], password: str
 ) -> None:
@@ -344,7 +405,8 @@ NOWHERE = ["--server", "ws://127.0.0.1:1/ws", "--user", "rita"]
     [
         (["create", "--name", "x", "--sessions", "0"], "argument --sessions: expected a whole"),
         (["create", "--name", "x", "--hands", "17"], "argument --hands: expected a whole"),
-        (["create", "--name", "  "], "argument --name: expected a name of 1..80"),
+        (["create", "--name", "  "], "argument --name: the name must not be empty (1 to 80 "),
+        (["create", "--name", "x" * 81], "--name: the name has 81 characters; at most 80\n"),
         (["create", "--name", "Club\u202enight"], "U+202E RIGHT-TO-LEFT OVERRIDE (character 5)"),
         (["undo", "1", "2", "--reason", "a\u200bb"], "U+200B ZERO WIDTH SPACE (character 2)"),
         (["create", "--name", "x", "--seating", "random,snake"], "unknown seating method 'snake'"),

@@ -95,10 +95,8 @@ def tournament_name(text: str) -> str:
     own check, ``server.text.clean``)."""
     try:
         return clean(text, "the name", limit=MAX_NAME)
-    except BadText as exc:
-        raise argparse.ArgumentTypeError(
-            f"expected a name of 1..{MAX_NAME} characters: {exc}"
-        ) from None
+    except BadText as exc:  # (it says the range: "the name has 81 characters; at most 80")
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def reason(text: str) -> str:

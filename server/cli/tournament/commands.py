@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -36,6 +37,8 @@ from server.cli.tournament.printing import (
     print_standings,
 )
 from server.client import Client, ClientError, ConnectFailed, ServerError
+from server.client.connection import request_frame
+from server.config import LimitsSection
 
 
 def run(args: argparse.Namespace) -> int:
@@ -150,11 +153,70 @@ async def _create(client: Client, args: argparse.Namespace, request: dict[str, A
     return 0
 
 
+# What one ``tournament_add_players`` may carry (docs/protocol.md): at most 256 names, in a
+# frame within the server's message limit, ``[limits] max_message_bytes``. The command cannot
+# ask a server its limit: it keeps to the default (4 KiB), which a longer list passed and
+# the server closed the connection (1009).
+NAMES_PER_REQUEST = 256
+FRAME_BYTES = LimitsSection().max_message_bytes
+_ID_BOUND = 10**9  # a message id at least as long as this command's (its first few)
+
+
+def name_batches(tournament: int, names: list[str], limit: int = FRAME_BYTES) -> list[list[str]]:
+    """``names`` in order, in parts each of which is a ``tournament_add_players`` request of
+    at most ``NAMES_PER_REQUEST`` names in a frame of at most ``limit`` bytes."""
+    empty = request_frame(
+        "tournament_add_players", {"tournament": tournament, "players": []}, _ID_BOUND
+    )
+    batches: list[list[str]] = []
+    batch: list[str] = []
+    size = len(empty.encode())
+    for name in names:
+        grows = len(json.dumps(name).encode()) + (2 if batch else 0)  # (", " between names)
+        if batch and (len(batch) == NAMES_PER_REQUEST or size + grows > limit):
+            batches.append(batch)
+            batch, size = [], len(empty.encode())
+            grows -= 2
+        batch.append(name)
+        size += grows
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+async def _add_players(client: Client, tid: int, names: list[str]) -> dict[str, Any]:
+    """Register ``names`` in as many requests as their length takes (``name_batches``),
+    saying on stderr how far it got when there are several."""
+    batches = name_batches(tid, names)
+    data: dict[str, Any] = {}
+    sent = 0
+    for number, batch in enumerate(batches, 1):
+        try:
+            data = await client.tournament_add_players(tid, batch)
+        except ServerError as exc:
+            if number == 1:
+                raise
+            raise TournamentCliError(
+                f"{exc.code}: {exc.reason}; in part {number} of {len(batches)}: the {sent} "
+                "names of the parts before it are registered (registering a name again does "
+                "nothing: run the command again once the list is right)"
+            ) from None
+        sent += len(batch)
+        if len(batches) > 1:
+            print(
+                f"tournament {tid}: part {number} of {len(batches)} sent, {sent} of "
+                f"{len(names)} names registered",
+                file=sys.stderr,
+                flush=True,
+            )
+    return data
+
+
 async def _register(client: Client, args: argparse.Namespace, request: dict[str, Any]) -> int:
     tid: int = args.tournament
     names: list[str] = request["players"]
     if names:
-        data = await client.tournament_add_players(tid, names)
+        data = await _add_players(client, tid, names)
         print(f"tournament {tid}: registered {', '.join(names)}")
     else:
         data = await client.tournament_register(tid)

@@ -14,7 +14,7 @@ from server.cli.args import database_config
 from server.cli.tournament.printing import fail
 from server.db import migrate
 from server.db.engine import display
-from server.db.errors import BadDatabaseURL
+from server.db.errors import BadDatabaseURL, CannotRead
 from server.db.store import Store
 
 # -------------------------------------------------------------------- grant ---
@@ -28,7 +28,7 @@ def grant(args: argparse.Namespace) -> int:
     url = config.database_url
     try:
         return asyncio.run(_grant_in(args, url))
-    except BadDatabaseURL as exc:
+    except (BadDatabaseURL, CannotRead) as exc:
         return fail(str(exc))
     except (SQLAlchemyError, OSError) as exc:
         reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
@@ -36,7 +36,7 @@ def grant(args: argparse.Namespace) -> int:
 
 
 async def _grant_in(args: argparse.Namespace, url: str) -> int:
-    if await migrate.current(url) != migrate.head():
+    if await migrate.current(url, read_only=True) != migrate.head():  # (makes no file)
         return fail(f"{display(url)} is not migrated: run 'guobiao db upgrade' first")
     what = (
         f"direct tournament {args.tournament}"

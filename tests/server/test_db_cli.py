@@ -1,0 +1,178 @@
+"""The commands that only read the server's database (``guobiao db current`` and ``check``,
+``ladder seasons|board|farms``, ``ladder recompute --check``, ``review``): they write
+nothing, so they work on a SQLite file this user may not write, and they make no database
+(nor its folder) where there is none. A command that writes says in one line that it
+cannot."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from reviewkit import stored_match
+
+from server.cli import main
+from server.db.store import Store
+
+FOUR = ["rc_bea", "bot:normal", "bot:fast", "bot:strong"]
+BOTS = ["fast", "normal", "fast", "strong"]
+
+
+def reads(match: int) -> list[list[str]]:
+    """Each reading command, on the database given after it."""
+    return [
+        ["db", "current"],
+        ["db", "check", "--all"],
+        ["ladder", "seasons"],
+        ["ladder", "board", "mcr"],  # (no season yet: says so, exit status 1)
+        ["ladder", "farms"],
+        ["ladder", "recompute", "--check"],
+        ["review", str(match), "--player", "rc_bea"],
+    ]
+
+
+def journal(path: Path) -> str:
+    """The journal mode written in the file's header (bytes 18, 19: 1 rollback, 2 WAL)."""
+    return {b"\x01\x01": "rollback", b"\x02\x02": "wal"}[path.read_bytes()[18:20]]
+
+
+def filled(folder: Path, migrated: Path, *, wal: bool = False) -> int:
+    """``folder/guobiao.db``: the migrated database with a finished match, in rollback
+    journal mode (as ``guobiao db upgrade`` leaves a new one) or WAL (as the server leaves
+    it); the match's id."""
+    path = folder / "guobiao.db"
+    shutil.copyfile(migrated, path)
+
+    async def fill() -> int:
+        async with await Store.open(f"sqlite+aiosqlite:///{path}") as store:
+            return await stored_match(store, "c1", FOUR, BOTS, seed=31)
+
+    match = asyncio.run(fill())
+    if not wal:
+        with sqlite3.connect(path) as connection:
+            connection.execute("PRAGMA journal_mode = DELETE")
+        connection.close()
+    assert journal(path) == ("wal" if wal else "rollback")
+    assert sorted(p.name for p in folder.iterdir()) == ["guobiao.db"]
+    return match
+
+
+@pytest.mark.parametrize("wal", [False, True], ids=["rollback", "wal"])
+def test_a_reading_command_writes_nothing(
+    tmp_path: Path, migrated_sqlite: Path, capsys: pytest.CaptureFixture[str], wal: bool
+) -> None:
+    """Each set WAL journaling on the file: it rewrote the header of one in rollback mode
+    and made -wal and -shm files (and failed on a file it may not write, below). On one in
+    WAL mode (as the server leaves it) none leaves the -wal and -shm files SQLite makes to
+    read it (a read-only connection, ``mode=ro``, would)."""
+    match = filled(tmp_path, migrated_sqlite, wal=wal)
+    before = (tmp_path / "guobiao.db").read_bytes()
+    for argv in reads(match):
+        status = main([*argv, "--data-dir", str(tmp_path)])
+        captured = capsys.readouterr()
+        assert status == (1 if argv[1] == "board" else 0), (argv, captured.err)
+        assert (tmp_path / "guobiao.db").read_bytes() == before, argv
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["guobiao.db"], argv
+    assert journal(tmp_path / "guobiao.db") == ("wal" if wal else "rollback")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["db", "current"],
+        ["db", "check"],
+        ["ladder", "board", "mcr"],
+        ["ladder", "season", "new", "mcr"],
+        ["review", "1", "--player", "amy"],
+        ["tournament", "grant", "amy"],
+    ],
+)
+def test_no_database_is_said_and_none_is_made(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """``db current`` made the data folder and an empty database, then called it empty; the
+    others said it was not migrated, having made it."""
+    missing = tmp_path / "data" / "deeper"
+    assert main([*argv, "--data-dir", str(missing)]) == 1
+    err = capsys.readouterr().err
+    assert err.endswith(
+        f"{missing / 'guobiao.db'}: no such database (no folder {missing}); 'guobiao db "
+        "upgrade' or 'guobiao serve' makes one\n"
+    ), err
+    assert err.count("\n") == 1
+    assert not (tmp_path / "data").exists()
+    missing.mkdir(parents=True)
+    assert main([*argv, "--data-dir", str(missing)]) == 1
+    assert f"no such database ({missing / 'guobiao.db'} does not exist)" in capsys.readouterr().err
+    assert not list(missing.iterdir())
+
+
+@pytest.fixture
+def lock() -> Iterator[Callable[[Path], None]]:
+    """Make a file or folder this user may not write: mode 444 (555 a folder) and, for root,
+    who writes whatever the mode, the immutable attribute too (``chattr +i``: refused to
+    root as well). Skips where neither holds (no ``chattr``, a file system without it)."""
+    locked: list[Path] = []
+
+    def locking(path: Path) -> None:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+        locked.append(path)
+        if os.geteuid() == 0:
+            chattr = shutil.which("chattr")
+            done = subprocess.run(
+                [chattr or "chattr", "+i", str(path)], capture_output=True, check=False
+            )
+            if chattr is None or done.returncode:
+                pytest.skip(f"root, and no immutable attribute here: {done.stderr!r}")
+        if os.access(path, os.W_OK):
+            pytest.skip(f"{path} stays writable to this user")
+
+    yield locking
+    for path in reversed(locked):
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(path)], capture_output=True, check=False)
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+@pytest.mark.parametrize("wal", [False, True], ids=["rollback", "wal"])
+def test_reading_commands_work_on_a_database_this_user_may_not_write(
+    tmp_path: Path,
+    migrated_sqlite: Path,
+    capsys: pytest.CaptureFixture[str],
+    lock: Callable[[Path], None],
+    wal: bool,
+) -> None:
+    """The file and its folder locked (``lock``): every reading command failed with "attempt
+    to write a readonly database". In rollback journal mode (a database ``guobiao db
+    upgrade`` made) they read it. One in WAL mode (as the server leaves it) SQLite reads only
+    through a -shm file beside it, which cannot be made there: that is said in one line. A
+    command that writes says in one line that it cannot."""
+    data = tmp_path / "data"
+    data.mkdir()
+    match = filled(data, migrated_sqlite, wal=wal)
+    lock(data / "guobiao.db")
+    lock(data)
+    for argv in reads(match):
+        status = main([*argv, "--data-dir", str(data)])
+        captured = capsys.readouterr()
+        if wal:
+            assert status == 1, (argv, captured.out)
+            assert captured.err.count("\n") == 1, (argv, captured.err)
+            assert "cannot read it without writing: it is in WAL mode" in captured.err
+            assert "guobiao.db-shm beside it, and this user may not create that" in captured.err
+        else:
+            assert status == (1 if argv[1] == "board" else 0), (argv, captured.err)
+            assert "readonly" not in captured.err, (argv, captured.err)
+            if argv[0] == "review":
+                assert captured.out.startswith(f"match {match}, rc_bea (player 0): ")
+    assert main(["ladder", "season", "new", "mcr", "--data-dir", str(data)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert ("attempt to write a readonly database" in err) != wal, err
+    assert sorted(p.name for p in data.iterdir()) == ["guobiao.db"]
