@@ -601,3 +601,38 @@ async def test_a_held_duplicate_table_is_said_finished_not_linked_until_the_sess
     await expect(cards.locator(".facts a")).to_have_count(2, timeout=15_000)
     await expect(box.locator(".my-table-done")).to_have_count(0)
     await expect(page.locator(".standings tbody tr")).to_have_count(8)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_at_a_duplicate_table_the_fairness_line_says_the_seeds_come_with_the_session(
+    open_page: OpenPage, web_server: WebServer, lang: str
+) -> None:
+    """A duplicate session's tables send no reveal (a hand's seed is the wall other tables
+    may still play): the hand's result says the seeds come with the session's end, where the
+    tournament's page lists them, instead of "waiting for the seed" for ever."""
+    names = await accounts(web_server, 4)
+    client = await director_client(web_server, "played")
+    try:
+        settings = {"name": f"Duplicate {new_name('f')}", "hands": 1, "sessions": 1}
+        made = await client.request(
+            "tournament_create",
+            settings | {"duplicate": True, "check_in": False, "turn_seconds": 120},
+        )
+        tournament = int(made.payload["id"])
+        await client.request("tournament_add_players", {"tournament": tournament, "players": names})
+        await client.request("tournament_seat", {"tournament": tournament, "method": "random"})
+        await client.request("tournament_start_session", {"tournament": tournament})
+    finally:
+        await client.close()
+    page = await open_page("/")
+    await login(page, names[0])
+    if lang == "zh":
+        await page.get_by_role("button", name="中文").click()
+    await page.goto(f"/#/tournament/{tournament}")
+    go = "Go to my table" if lang == "en" else "前往我的牌桌"
+    await page.locator(".my-seat").get_by_role("link", name=go).click()
+    await play_until(page, ".result .fairness", seconds=SESSION_SECONDS)
+    line = page.locator(".result .fairness")
+    held = {"en": "the seeds are revealed when the session ends", "zh": "种子在本轮结束后公布"}
+    await expect(line).to_contain_text(held[lang])
+    await expect(line).not_to_contain_text("waiting" if lang == "en" else "等待")

@@ -344,9 +344,11 @@ const FAIR_MARKS = { ok: "✓", bad: "✗", unseen: "?" };
 
 /** The fairness line: ✓ when the revealed seed and salt hash to the commitment sent before
  * the hand, ✗ when not, a neutral ? when this page never got that hand's commitment, and
- * the command that also rebuilds the wall. */
+ * the command that also rebuilds the wall; `held`: a duplicate session's hand, whose seed
+ * comes with the session's end. */
 export function fairnessView(t, fairness) {
   if (!fairness) return html`<p class="fairness pending">${t("table.fair.waiting")}</p>`;
+  if (fairness.status === "held") return html`<p class="fairness pending">${t("table.fair.held")}</p>`;
   const status = fairness.status;
   return html`<div class="fairness ${status}">
     <p><span class="fair-mark" aria-hidden="true">${FAIR_MARKS[status]}</span> ${t(`table.fair.${status}`)}</p>

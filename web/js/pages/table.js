@@ -253,11 +253,13 @@ function onReveal(p) {
   s.app.refresh();
 }
 
-/** The fairness check of the shown result, once its reveal is in (fairness.js). */
+/** The fairness check of the shown result, once its reveal is in (fairness.js); at a table
+ * of a duplicate session, which sends no reveal, what to wait for instead: the session's end. */
 function attachFairness() {
   const r = s.result;
   const reveal = r && s.reveals[r.hand_no];
   if (reveal) r.fairness = fairnessOf(reveal, s.commits[r.hand_no], s.summary?.rules);
+  else if (r && heldTournament(s.summary)) r.fairness = { status: "held" };
 }
 
 async function onMatchEnd(p) {
