@@ -488,7 +488,8 @@ class Connection:
             return
         days = app.config.accounts
         if isinstance(m, (protocol.Register, protocol.Login, protocol.Guest, protocol.Resume)):
-            await self._detach()  # whoever this connection was, it is someone new now
+            # Whoever this connection was, it is someone new once this succeeds: it leaves
+            # that one's tables and queue then, not before (a refused attempt changes nothing).
             if isinstance(m, protocol.Register):
                 player, token, expires = await accounts.register(
                     app.store,
@@ -513,6 +514,7 @@ class Connection:
                 )
             else:
                 player, token, expires = await accounts.resume(app.store, m.token)
+            await self._detach()
             self.username, self.token, self.guest = player.username, token, player.guest
             self.refusals = 0
             expiry = expires.isoformat().replace("+00:00", "Z")

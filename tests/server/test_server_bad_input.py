@@ -461,6 +461,44 @@ async def test_a_visitor_lists_and_watches_without_a_session(app: App) -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("kind", "payload"),
+    [
+        ("login", {"username": "nobody_here", "password": "correct horse"}),
+        ("resume", {"token": "not-a-token"}),
+    ],
+    ids=["login", "resume"],
+)
+async def test_a_refused_login_or_resume_leaves_the_connection_at_its_table(
+    app: App, kind: str, payload: Frame
+) -> None:
+    """Authenticating again leaves the tables of whoever the connection was once it succeeds
+    (docs/protocol.md, "Accounts"): a refused attempt mid-hand used to leave them all the
+    same, the connection still that player but sent nothing more, its turns the stand-in's."""
+    wire = await Wire.open(url_of(app))
+    try:
+        await guest(wire)
+        created = await wire.answered("create_table", {"turn_seconds": 60}, "table_created")
+        table = created["payload"]["table"]
+        await wire.answered("join_table", {"table": table, "seat": 0}, "joined")
+        await add_bots(wire, table)
+        turn = await wire.wait(is_update(table, has_legal))
+        await wire.refused(kind, payload, "auth_failed")
+        # Still the seat's player, not away: once an away player's seat would have been
+        # played for them, its own action is taken, and its update comes.
+        await asyncio.sleep(app.config.timers.disconnected_seconds + 1.0)
+        seq = turn["payload"]["seq"]
+        action = legal_of(turn["payload"])[0]
+        mark = await wire.send(
+            {"type": "action", "payload": {"table": table, "seq": seq, "action": action}}
+        )
+        after = await wire.wait(lambda f: is_update(table)(f) or f["type"] == "error", mark)
+        assert after["type"] == "update" and after["payload"]["seq"] > seq, after
+    finally:
+        await wire.close()
+
+
+@pytest.mark.asyncio
 async def test_account_refusals(app: App) -> None:
     wire = await Wire.open(url_of(app))
     session = await wire.answered(
