@@ -387,7 +387,7 @@ class Connection:
             pass
         finally:
             self.lobby.feed.unsubscribe(self)
-            await self._detach()
+            await self._detach(tell=False)  # (nobody left to tell)
             self.app.nodes.bye(self)
             await self.close_writer()
 
@@ -637,10 +637,11 @@ class Connection:
             self.queue_frame = None
             self.app.nodes.service_gone(self)
 
-    async def _detach(self) -> None:
+    async def _detach(self, *, tell: bool = True) -> None:
         """Leave every table as this connection's player: it may see none of its seat's
-        private view once it is logged out or logged in as someone else; and the queue."""
-        self.matchmaker.gone(self)
+        private view once it is logged out or logged in as someone else; and the queue,
+        saying so (``left``, as when it sits down elsewhere) unless ``tell`` is false."""
+        self.matchmaker.gone(self, tell=tell)
         nodes = self.app.nodes
         if self.queue_frame is not None:
             nodes.service_gone(self)

@@ -162,6 +162,15 @@ async def test_far_apart_players_meet_only_once_the_gap_has_grown(start: Start) 
         await wire.close()
 
 
+def told_left(frames: list[Frame]) -> list[Frame]:
+    """The ``left`` statuses among ``frames`` that answer no request (pushed)."""
+    return [
+        f["payload"]
+        for f in frames
+        if f["type"] == "queue" and "reply_to" not in f and f["payload"]["state"] == "left"
+    ]
+
+
 @pytest.mark.asyncio
 async def test_leaving_and_disconnecting_take_a_player_out_of_the_queue(start: Start) -> None:
     app = await start()
@@ -181,14 +190,20 @@ async def test_leaving_and_disconnecting_take_a_player_out_of_the_queue(start: S
     moved = await ann.answered("queue_join", {"casual": True}, "queue")
     assert moved["payload"]["casual"] is True and moved["payload"]["size"] == 1
     assert await sizes(app) == {("mcr", False): 0, ("mcr", True): 1}
+    mark = len(ann.frames)
     await ann.answered("logout", {}, "logged_out")
     assert await sizes(app) == {("mcr", False): 0, ("mcr", True): 0}
-    # Logging in as someone else leaves it too.
+    assert told_left(ann.frames[mark:]) == [{"state": "left", "ladder": "mcr", "casual": True}]
+    # Logging in as someone else leaves it too, saying so; a refused login does not.
     await ann.answered("login", {"username": "ann", "password": "correct horse"}, "session")
     await ann.answered("queue_join", {}, "queue")
     assert (await sizes(app))[("mcr", False)] == 1
+    await ann.refused("login", {"username": "bob", "password": "wrong horse"}, "auth_failed")
+    assert (await sizes(app))[("mcr", False)] == 1
+    mark = len(ann.frames)
     await ann.answered("login", {"username": "bob", "password": "correct horse"}, "session")
     assert (await sizes(app))[("mcr", False)] == 0
+    assert told_left(ann.frames[mark:]) == [{"state": "left", "ladder": "mcr", "casual": False}]
     await ann.answered("logout", {}, "logged_out")
     await ann.refused("queue_join", {}, "not_authenticated")
 
