@@ -202,7 +202,9 @@ class Payload:
             raise self._bad(key, f"a string of at most {limit} characters")
         return value
 
-    def number(self, key: str, *, optional: bool = False, low: int = 0, high: int = 2**31) -> Any:
+    def number(
+        self, key: str, *, optional: bool = False, low: int = 0, high: int = 2**31 - 1
+    ) -> Any:
         value = self.data.get(key)
         if value is None and optional:
             return None

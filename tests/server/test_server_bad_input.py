@@ -354,6 +354,14 @@ async def test_each_field_of_the_wrong_type_is_named(app: App) -> None:
     assert "genius" in reason
     await wire.alive()
     assert app.lobby is not None and app.lobby.get(table).state == "waiting"
+    # A number past what the database holds (a 32-bit signed integer) is refused with the
+    # range it must be in, whatever the field.
+    for kind, payload, field in (
+        ("action", {"table": table, "seq": 2**31, "action": {"type": "pass"}}, "seq"),
+        ("next_hand", {"table": table, "hand_no": 2**31}, "hand_no"),
+    ):
+        reason = await wire.refused(kind, payload, "bad_message")
+        assert field in reason and f"..{2**31 - 1}" in reason, reason
     await wire.close()
 
 
