@@ -400,9 +400,15 @@ async def test_the_queue_waits_ticks_cancels_then_seats_four_at_a_table(
     await page.get_by_role("button", name="Cancel").click()
     await expect(page.get_by_role("button", name="Find a rated match")).to_be_enabled()
 
-    # Queued again, three more players come: the page is taken to its seat.
+    # Queued again, three more players come: the page is taken to its seat. A reload while
+    # waiting first: the server forgets the closed connection's place, the page queues again.
     await page.get_by_role("button", name="Find a rated match").click()
     await expect(box.locator(".queue-size")).to_have_text("1")
+    await page.reload()
+    await expect(box.locator("h2")).to_have_text("Looking for a rated match…")
+    await expect(box.locator(".queue-size")).to_have_text("1")
+    queues = (await api(page, "/api/queue"))["queues"]
+    assert any(q["ladder"] == "mcr" and not q["casual"] and q["size"] == 1 for q in queues)
     others = await registered(web_server, [new_name("lq") for _ in range(3)])
     try:
         for client in others:

@@ -4,12 +4,41 @@
 // the queue, time waited, the rating gap accepted) and the box ticks every second; on
 // `matched` the server has seated and attached this connection: the client goes to the
 // table. A dropped connection leaves the queue on the server: the client queues again
-// once it is back.
+// once it is back, after a reload of the page too (the tab remembers the wait).
 import { html, nothing } from "./vendor/lit-html.js";
 import { chosenLevel, levelName } from "./bots.js";
 import { clockText, ratingText } from "./rating.js";
 
 const TICK_MS = 1000;
+// This tab's wait, `{casual, ladder}`, kept while it lasts so that a reload queues again.
+const WAIT_KEY = "guobiao.queue";
+
+/** The tab's storage (sessionStorage), or null where there is none to be had. */
+function tabStorage() {
+  try {
+    return globalThis.sessionStorage || null;
+  } catch {
+    return null; // (a sandboxed page may refuse it)
+  }
+}
+
+function remember(queue) {
+  try {
+    if (queue) tabStorage()?.setItem(WAIT_KEY, JSON.stringify({ casual: queue.casual, ladder: queue.ladder }));
+    else tabStorage()?.removeItem(WAIT_KEY);
+  } catch {
+    // a full or refused storage: the wait is not kept over a reload, no worse
+  }
+}
+
+function remembered() {
+  try {
+    const wait = JSON.parse(tabStorage()?.getItem(WAIT_KEY) || "null");
+    return wait && typeof wait === "object" ? wait : null;
+  } catch {
+    return null;
+  }
+}
 
 /** Whether this session may play rated matches (a registered account). */
 export function registered(app) {
@@ -31,6 +60,7 @@ export function attachQueue(app) {
 
   const set = (queue) => {
     app.queue = queue;
+    remember(queue);
     if (queue && !ticker) ticker = setInterval(() => app.refresh(), TICK_MS);
     if (!queue && ticker) {
       clearInterval(ticker);
@@ -46,14 +76,15 @@ export function attachQueue(app) {
     if (payload.state === "matched" && payload.table) app.navigate(`#/table/${encodeURIComponent(payload.table)}`);
   };
 
-  const ask = async (type, payload) => {
+  const ask = async (type, payload, again = false) => {
     app.queueBusy = true;
     app.queueError = "";
     app.refresh();
     try {
       heard(await app.net.request(type, payload));
     } catch (error) {
-      app.queueError = app.errorText(error);
+      // Queuing again on its own (after a reload), one seated meanwhile is simply not.
+      if (!(again && error.code === "already_seated")) app.queueError = app.errorText(error);
       if (type === "queue_join") set(null);
     } finally {
       app.queueBusy = false;
@@ -63,8 +94,10 @@ export function attachQueue(app) {
 
   app.net.on("queue", heard);
   app.net.onReady(() => {
-    // The server forgot this connection's place when it dropped: queue again.
-    if (app.queue && app.session) ask("queue_join", joinPayload(app.queue.casual, app.queue.ladder, chosenLevel(app)));
+    // The server forgot this connection's place when it dropped (or the page was reloaded
+    // while waiting): queue again.
+    const wait = app.queue || remembered();
+    if (wait && app.session) ask("queue_join", joinPayload(wait.casual, wait.ladder, chosenLevel(app)), true);
   });
 
   app.joinQueue = async (casual) => {
