@@ -84,6 +84,7 @@ async def _ladders(ladder: LadderStore, rest: list[str], query: dict[str, str]) 
                 return http.HTTPStatus.OK, {
                     "ladder": name,
                     "season": None,
+                    "provisional_matches": ladder.policy.provisional_matches,
                     "total": 0,
                     "players": [],
                     **page,

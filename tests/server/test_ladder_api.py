@@ -67,6 +67,7 @@ async def test_leaderboard_pages_filters_and_search(filled: App, http_get: HttpG
     assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
     assert [r["rating"] for r in rows] == sorted((r["rating"] for r in rows), reverse=True)
     status, established = await get(http_get, filled, "/api/ladders/mcr")
+    assert set(established) == set(BOARD_FIELDS)
     assert status == 200
     assert all(not r["provisional"] and r["matches"] >= 5 for r in established["players"])
     status, provisional = await get(http_get, filled, "/api/ladders/mcr?provisional=true")
@@ -145,12 +146,21 @@ async def test_bad_queries_say_what_is_wrong(
     assert got == status and words in body["error"], body
 
 
+BOARD_FIELDS = (
+    *("ladder", "season", "provisional", "provisional_matches", "search", "total"),
+    *("offset", "limit", "players"),
+)
+
+
 @pytest.mark.asyncio
 async def test_an_empty_ladder(app: App, http_get: HttpGet) -> None:
     status, ladders = await get(http_get, app, "/api/ladders")
     assert status == 200 and ladders["ladders"][0]["season"] is None
     status, board = await get(http_get, app, "/api/ladders/mcr")
     assert (status, board["total"], board["players"]) == (200, 0, [])
+    # The fields a season's page has (docs/protocol.md), the threshold among them.
+    assert set(board) == set(BOARD_FIELDS) and board["season"] is None
+    assert board["provisional_matches"] == app.config.ladder.provisional_matches
 
 
 @pytest.mark.asyncio
