@@ -47,9 +47,20 @@ from server.messages.outbound import MatchEnd, TableInfo, Tables
 from server.metrics import Metrics
 from server.nodes import Creator, Nodes, OneNode
 from server.protocol import encode
-from server.table import Lease, LobbyError, Seat, Table, TableSettings, TableStore, TableSummary
+from server.table import (
+    HUMAN,
+    Lease,
+    LobbyError,
+    Seat,
+    Table,
+    TableSettings,
+    TableStore,
+    TableSummary,
+)
 
 log = logging.getLogger("guobiao.lobby")
+# Players told their match's end when they come back, at most (``Lobby.tell_later``).
+UNTOLD_MAX = 1000
 
 HOOK_SECONDS = 10.0  # how long shutdown waits for the on_table_finished calls still running
 
@@ -207,6 +218,10 @@ class Lobby:
         self.presets: dict[str, RuleSet] = config.rule_presets()
         self.claim_windows: dict[str, int] = config.claim_windows()  # presets' own windows
         self.set_aside: dict[str, SetAside] = {}  # tables restore could not rebuild
+        # The players away when their match ended (a lost connection; a crash as its last
+        # hand ended, the restart finishing it): what to tell each when she comes back
+        # (``tell_later``), the oldest first.
+        self.untold: dict[str, list[str]] = {}
         self.feed = LobbyFeed(self.listing)  # subscribe_lobby
         # The length of the last listing a connection was sent on request: what the next one
         # is charged before it is made (``Connection._listing_allowed``).
@@ -313,6 +328,18 @@ class Lobby:
         if table is None:
             raise LobbyError("no_such_table", f"there is no table {table_id!r}")
         return table
+
+    def tell_later(self, username: str, frames: list[str]) -> None:
+        # (the oldest forgotten past ``UNTOLD_MAX``: she finds the end on her page)
+        self.untold.pop(username, None)
+        self.untold[username] = frames
+        while len(self.untold) > UNTOLD_MAX:
+            del self.untold[next(iter(self.untold))]
+
+    def untold_end(self, username: str) -> list[str]:
+        """The end of ``username``'s last match if she was away when it ended (``untold``),
+        once; else nothing."""
+        return self.untold.pop(username, [])
 
     def table_of(self, username: str | None) -> Table | None:
         """The unfinished table where ``username`` sits, if any."""
@@ -514,6 +541,10 @@ class Lobby:
                 if table.state == "finished":
                     await self.store.save_table(table.row())  # it ended just before a crash
                     self._table_finished(table)  # (its hook may not have been called)
+                    ended = await self.stored_end(table.id)  # (stored, not replayed)
+                    for seat in table.seats:
+                        if ended is not None and seat is not None and seat.kind == HUMAN:
+                            self.tell_later(seat.name, ended)
                     continue
             except Exception as exc:
                 reason = exc.reason if isinstance(exc, LobbyError) else repr(exc)

@@ -225,12 +225,13 @@ class FakeStore:
 
 @dataclass
 class FakeHost:
-    """A table's host that keeps what the table pushes; ``elsewhere`` says who sits at
-    another table."""
+    """A table's host that keeps what the table pushes (and what it would tell a player
+    away at the match's end); ``elsewhere`` says who sits at another table."""
 
     elsewhere: dict[str, str] = field(default_factory=dict)
     summaries: list[TableSummary] = field(default_factory=list)
     done: list[str] = field(default_factory=list)
+    untold: dict[str, list[str]] = field(default_factory=dict)  # ``tell_later``
 
     def seated_at(self, username: str) -> str | None:
         if username in self.elsewhere:
@@ -245,6 +246,9 @@ class FakeHost:
 
     def table_done(self, table_id: str) -> None:
         self.done.append(table_id)
+
+    def tell_later(self, username: str, frames: list[str]) -> None:
+        self.untold[username] = frames
 
     async def rated_refusal(self, usernames: Sequence[str]) -> str | None:
         return None

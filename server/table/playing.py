@@ -14,7 +14,7 @@ from engine.actions import Action
 from engine.bots import safe_action
 from engine.table import Phase, View
 from server.accounts import RateLimited
-from server.messages.outbound import Analysis, Commit, Error, MatchEnd, Reveal, TableInfo
+from server.messages.outbound import Analysis, Commit, Error, MatchEnd, Reveal, TableInfo, Update
 from server.protocol import encode, error
 from server.table import sources
 from server.table.clock import readers
@@ -27,6 +27,7 @@ from server.table.core import (
 from server.table.errors import LobbyError, StoreDown
 from server.table.inputs import AnalyzeInput, NextHandInput
 from server.table.ports import Peer
+from server.table.seats import HUMAN
 from server.table.showing import Showing
 
 log = logging.getLogger("guobiao.table")
@@ -258,6 +259,21 @@ class Playing(Showing):
         self.ended = encode(MatchEnd(self.id, self.match_id, list(match.scores), ratings))
         self._broadcast_text(self.ended)
         log.info("match %s finished at table %s: %s", self.match_id, self.id, match.scores)
+        here = set(self.peers.values())
+        for player, seat in enumerate(self.seats):
+            if seat is not None and seat.kind == HUMAN and player not in here:
+                self.host.tell_later(seat.name, self._end_frames(player))
+
+    def _end_frames(self, player: int) -> list[str]:
+        """What the player of seat ``player``, away as her match ended (a lost connection, a
+        restart that finished it), is told when she comes back, as a live table would have
+        told her: the table's summary (``finished``), her last hand as a full update (every
+        protocol version's: a full update carries the seats), its result in its events, and
+        the ``match_end``."""
+        assert self.ended is not None
+        payload = self._update_payload(player, [], full=True)
+        update = [encode(Update(payload))] if payload is not None else []
+        return [encode(TableInfo(self.summary())), *update, self.ended]
 
     async def _close_empty(self) -> None:
         """Close the table: it waited ``close_when_empty`` seconds with no person at it. It

@@ -128,6 +128,10 @@ class TableHost(Protocol):
     def table_done(self, table_id: str) -> None:
         """The table finished and nobody is left at it: forget it."""
 
+    def tell_later(self, username: str, frames: list[str]) -> None:
+        """``username`` was away when her match ended: tell her ``frames`` when she comes
+        back."""
+
     async def rated_refusal(self, usernames: Sequence[str]) -> str | None:
         """Why these four may not start a rated match now (the farm limit), or None."""
 

@@ -207,6 +207,54 @@ async def test_a_stop_before_the_finished_table_is_saved(sqlite_store: Store) ->
     assert await sqlite_store.load_open_tables() == []
     assert again.table_of(HUMAN) is None
     await check_match(sqlite_store, match_id, SEED, "fast")
+    # Nobody was told the match ended: she is, once, when she comes back.
+    told = [json.loads(f) for f in again.untold_end(HUMAN)]
+    assert [f["type"] for f in told] == ["table", "match_end"]
+    assert told[0]["payload"]["state"] == "finished"
+    stored = await sqlite_store.match_detail(match_id)
+    assert stored is not None and told[1]["payload"]["scores"] == stored["final_scores"]
+    assert again.untold_end(HUMAN) == []
+
+
+@pytest.mark.asyncio
+async def test_a_crash_as_the_last_hand_ends_is_told_to_the_players_when_they_come_back(
+    sqlite_store: Store,
+) -> None:
+    """The last hand's final action is stored, and the server dies before it stores the
+    match as finished (and so before anyone is told it ended): the restart replays the log
+    and finishes the match, and a player who comes back (login, resume) is told it, as a
+    live table would have told her: the table's summary, her last hand in full with its
+    result, and the ``match_end``. Before, she got nothing at all: a client waiting for the
+    match's end waited for ever."""
+    faulty = FaultyStore(sqlite_store, lambda m, _c: "before" if m == "finish_match" else None)
+    lobby = Lobby(CONFIG, faulty)
+    table = await bot_match(lobby)
+    match_id = await faultkit.match_of(sqlite_store, table.id)
+    await faultkit.wait_for(lambda: faulty.faults >= 1, 60, "the match's last hand")
+    await lobby.shutdown()
+    assert await sqlite_store.match_detail(match_id) is not None
+    TALLY.faults += faulty.faults
+
+    again = Lobby(CONFIG, sqlite_store)
+    assert await again.restore() == 1 and again.set_aside == {}  # it finishes the match
+    try:
+        await faultkit.finished(sqlite_store, match_id)
+        await faultkit.wait_for(lambda: HUMAN in again.untold, 10, "her end kept for her")
+        await check_match(sqlite_store, match_id, SEED, "fast")
+        stored = await sqlite_store.match_detail(match_id)
+        assert stored is not None and stored["final_scores"] is not None
+        told = [json.loads(f) for f in again.untold_end(HUMAN)]
+        assert [f["type"] for f in told] == ["table", "update", "match_end"]
+        assert told[0]["payload"]["state"] == "finished"
+        update = told[1]["payload"]
+        assert update["full"] and update["view"]["phase"] == "over"
+        kinds = [e["kind"] for e in update["events"]]
+        assert "hand_end" in kinds, kinds
+        assert told[2]["payload"]["match"] == match_id
+        assert told[2]["payload"]["scores"] == stored["final_scores"]
+        assert again.untold_end(HUMAN) == []  # told once
+    finally:
+        await again.shutdown()
 
 
 @pytest.mark.asyncio

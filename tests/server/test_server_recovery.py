@@ -410,6 +410,23 @@ async def test_player_cut_off_mid_hand_is_played_by_the_server(recovery_app: App
         end = d.watcher.tables[d.table].match_end
         assert end is not None
         await check_match_as_offline(recovery_app.port, end["match"], end["scores"])
+
+        # Away as her match ended, she is told it when she comes back, as the others were:
+        # the table finished, her last hand in full (its result), the same match_end.
+        again = await Client.connect(f"ws://127.0.0.1:{recovery_app.port}/ws", record=True)
+        try:
+            told = asyncio.ensure_future(again.wait_for(lambda m: m.type == "match_end", 10))
+            await asyncio.sleep(0)  # the waiter is registered before anything can answer
+            await again.resume(d.token)
+            assert (await told).payload == end
+            frames = [f for f in again.frames if f["type"] in ("table", "update", "match_end")]
+            assert [f["type"] for f in frames] == ["table", "update", "match_end"]
+            assert frames[0]["payload"]["state"] == "finished"
+            last = frames[1]["payload"]
+            assert last["full"] and last["view"]["phase"] == "over"
+            assert {"hand_end"} <= {e["kind"] for e in last["events"]}
+        finally:
+            await again.close()
     finally:
         await d.close()
 
