@@ -522,7 +522,7 @@ class Connection:
             if self.lobby.table_of(self.username) is not None:
                 await self._back(m.id)
             elif untold := self.lobby.untold_end(self.username):
-                for frame in untold:  # her match ended in a crash before she was told
+                for frame in untold:  # her match ended while she was away: its end
                     self.send(frame)
             elif isinstance(m, (protocol.Login, protocol.Resume)) and not (
                 await self._hand_to_seat(m.id)  # seated at a sibling worker's table: to it

@@ -330,7 +330,9 @@ class Lobby:
         return table
 
     def tell_later(self, username: str, frames: list[str]) -> None:
-        # (the oldest forgotten past ``UNTOLD_MAX``: she finds the end on her page)
+        """``username`` was away when her match ended: ``frames`` are for her when she comes
+        back (``untold_end``); the oldest are forgotten past ``UNTOLD_MAX`` (the match's page
+        has its end always)."""
         self.untold.pop(username, None)
         self.untold[username] = frames
         while len(self.untold) > UNTOLD_MAX:
