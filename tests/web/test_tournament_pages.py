@@ -297,6 +297,20 @@ async def test_refusals_and_confirmations_are_in_words(
     await expect(page.get_by_role("link", name="All tournaments")).to_be_visible()
 
 
+async def seated_duplicate_session(director: Client, names: list[str]) -> int:
+    """A one-session duplicate tournament of one-hand matches with ``names`` registered (no
+    check-in, 120 s turns), its session seated at random; its id."""
+    settings = {"name": f"Duplicate {new_name('d')}", "hands": 1, "sessions": 1}
+    made = await director.request(
+        "tournament_create",
+        settings | {"duplicate": True, "check_in": False, "turn_seconds": 120},
+    )
+    tournament = int(made.payload["id"])
+    await director.request("tournament_add_players", {"tournament": tournament, "players": names})
+    await director.request("tournament_seat", {"tournament": tournament, "method": "random"})
+    return tournament
+
+
 async def accounts(web_server: WebServer, count: int) -> list[str]:
     """``count`` new registered accounts (their connections closed); their names."""
     names = [new_name("tc") for _ in range(count)]
@@ -523,14 +537,7 @@ async def test_a_held_duplicate_table_is_said_finished_not_linked_until_the_sess
     me, staller = names[0], names[1]
     client = await director_client(web_server, "played")
     try:
-        settings = {"name": f"Duplicate {new_name('d')}", "hands": 1, "sessions": 1}
-        made = await client.request(
-            "tournament_create",
-            settings | {"duplicate": True, "check_in": False, "turn_seconds": 120},
-        )
-        tournament = int(made.payload["id"])
-        await client.request("tournament_add_players", {"tournament": tournament, "players": names})
-        await client.request("tournament_seat", {"tournament": tournament, "method": "random"})
+        tournament = await seated_duplicate_session(client, names)
         detail = await api(web_server, f"/api/tournaments/{tournament}/sessions/1")
         tables = [[s["player"] for s in t["seats"]] for t in detail["tables"]]
         if any(me in t and staller in t for t in tables):  # apart: one table waits, one ends
@@ -613,14 +620,7 @@ async def test_at_a_duplicate_table_the_fairness_line_says_the_seeds_come_with_t
     names = await accounts(web_server, 4)
     client = await director_client(web_server, "played")
     try:
-        settings = {"name": f"Duplicate {new_name('f')}", "hands": 1, "sessions": 1}
-        made = await client.request(
-            "tournament_create",
-            settings | {"duplicate": True, "check_in": False, "turn_seconds": 120},
-        )
-        tournament = int(made.payload["id"])
-        await client.request("tournament_add_players", {"tournament": tournament, "players": names})
-        await client.request("tournament_seat", {"tournament": tournament, "method": "random"})
+        tournament = await seated_duplicate_session(client, names)
         await client.request("tournament_start_session", {"tournament": tournament})
     finally:
         await client.close()
