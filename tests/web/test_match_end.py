@@ -8,8 +8,13 @@ names only from the seat's own ``table`` messages, which stop when the match end
 
 from __future__ import annotations
 
+import asyncio
+import json
+from typing import Any
+
 import pytest
 from browserkit import OpenPage, connected, create_table, new_name, play_until, register
+from httpkit import http_get
 from playwright.async_api import expect
 
 
@@ -41,3 +46,40 @@ async def test_the_final_ranking_names_the_player_and_her_grade_and_the_bots(
         await page.locator("button.reopen-result").click()
     result = await page.locator(".match-end").inner_text()
     assert "Player " not in result, result
+
+
+@pytest.mark.asyncio
+async def test_a_player_away_as_her_match_ends_is_shown_its_end_when_she_comes_back(
+    open_page: OpenPage, web_server: Any
+) -> None:
+    """She closes the page mid-match; the server plays her seat to the match's end. Opening
+    her table's address again, she is shown the end as the others were (the last hand's
+    result, the final ranking: docs/protocol.md, ``resume``), and no "table does not exist"
+    over it (the table is gone; the page's own ``sync`` is refused)."""
+    page = await open_page("/")
+    await connected(page)
+    name = new_name("away")
+    await register(page, name)
+    await page.goto("/#/lobby")
+    table = await create_table(page, hands=1)
+    await page.get_by_role("button", name="Add bots").click()
+    await page.wait_for_url(f"**/#/table/{table}")
+    await page.wait_for_selector(".own-hand", timeout=15_000)
+    context = page.context
+    await page.close()  # away: the server's stand-in plays her seat from now on
+
+    async def played() -> bool:
+        status, body = await http_get(web_server.port, f"/api/players/{name}")
+        return status == 200 and json.loads(body)["matches"] == 1
+
+    deadline = asyncio.get_running_loop().time() + 90
+    while not await played():
+        assert asyncio.get_running_loop().time() < deadline, "the match did not end"
+        await asyncio.sleep(0.5)
+
+    again = await context.new_page()
+    await again.goto(f"/#/table/{table}")
+    final = again.locator(".match-end .final")
+    await expect(final.locator("tbody tr")).to_have_count(4)
+    await expect(final).to_contain_text(name)
+    await expect(again.locator(".table-error")).to_have_count(0)

@@ -101,6 +101,9 @@ async function connect() {
 
 function failed(here, error) {
   if (s !== here) return;
+  // The match's end is here (told on coming back after it ended): its table is gone, which
+  // is no news.
+  if (here.matchEnd && error.code === "no_such_table") return;
   here.error = here.app.errorText(error);
   here.noTable = NO_TABLE.has(error.code) ? error : null;
   here.app.refresh();
