@@ -41,6 +41,7 @@ from server.origins import origin_allowed, parse_allowed
 from server.protocol import error
 from server.query import BadRequest, parse_query, whole_number
 from server.review import Busy, Reviews
+from server.stalls import StallWatch
 from server.static import WebFiles
 from server.tasks import stop_task
 from server.tournaments import api as tournament_api
@@ -71,6 +72,8 @@ class App:
         self.slow_drops = 0
         self.guard = accounts.Guard(config.accounts)
         self.purger: asyncio.Task[None] | None = None
+        # A stop of the process moves the tables' clocks on (``server.stalls``).
+        self.stalls: StallWatch | None = None
         self.web = WebFiles(tests=config.server.test_pages)
         if config.server.test_pages and self.web.get("/test/") is None:
             log.warning("[server] test_pages is on, but this install has no in-page tests")
@@ -153,6 +156,8 @@ class App:
                 log.info("restored %s table(s) from the database", restored)
             self.matchmaker.start()
             await self.tournaments.start()  # the sessions' tables a crash left unmade
+        self.stalls = StallWatch(self.lobby.stalled)
+        self.stalls.start()  # (in cluster mode too: the tables it adopts are in the lobby)
         await self._purge()
         self.purger = asyncio.create_task(self._purge_every(), name="purge")
         self.ws_server = await serve(
@@ -253,6 +258,8 @@ class App:
     async def _stop_purger(self) -> None:
         if self.purger is not None:
             await stop_task(self.purger)
+        if self.stalls is not None:
+            self.stalls.stop()
         self.guard.close()
 
     async def _close_store(self) -> None:

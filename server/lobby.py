@@ -329,6 +329,12 @@ class Lobby:
             raise LobbyError("no_such_table", f"there is no table {table_id!r}")
         return table
 
+    def stalled(self, lost: float) -> None:
+        """The server did not run for ``lost`` seconds (``server.stalls``): every table's
+        clocks move on by that much, as for a database pause."""
+        for table in self.tables.values():
+            table.moved_on(lost)
+
     def tell_later(self, username: str, frames: list[str]) -> None:
         """``username`` was away when her match ended: ``frames`` are for her when she comes
         back (``untold_end``); the oldest are forgotten past ``UNTOLD_MAX`` (the match's page

@@ -277,6 +277,11 @@ class TableState:
             return []
         return hand_reveals(self.match.seed, self.salt.hex(), len(self.match.records))
 
+    def moved_on(self, lost: float) -> None:
+        """The server did not run for the last ``lost`` seconds (``server.stalls``): the
+        table's clocks move on by that much, as after a pause."""
+        self._move_clocks(sources._monotonic() - lost, lost)
+
     def _move_clocks(self, since: float, paused: float) -> None:
         """The table was paused ``paused`` seconds from ``since``: its clocks move on by
         that much (no one's time ran out meanwhile)."""

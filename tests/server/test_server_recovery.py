@@ -33,6 +33,7 @@ import pytest_asyncio
 from httpkit import http_get
 from serverkit import served_port
 from tablekit import discard_only_from_hand_2
+from test_server_bad_input import Wire, add_bots, guest, has_legal, is_update, legal_of
 
 from engine.actions import Action, Event
 from engine.bots import make_bot
@@ -706,3 +707,50 @@ async def test_sigterm_tells_clients_and_loses_nothing(
     server.process.send_signal(signal.SIGTERM)
     assert await wait_exit(server) == 0
     await check_log_kept(database_url, match_id, actions)
+
+
+@pytest.mark.asyncio
+async def test_a_stopped_server_does_not_count_the_stop_against_a_turn(
+    serve: Callable[..., Any], tmp_path: Path
+) -> None:
+    """A stopped process costs at most a pause (docs/deployment.md). The server is stopped
+    (SIGSTOP, as a suspended machine or container is) for longer than the turn while a
+    player must discard, and she sends her discard meanwhile. Woken (SIGCONT), it takes her
+    move: before, it first ran out her clock, which had run on through the stop, and played
+    her seat (``stand_in``), then answered her own move ``stale``."""
+    config = write_config(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'data' / 'guobiao.db'}")
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace(f"turn_seconds = {TURN_SECONDS}", "turn_seconds = 2"))
+    server = await serve(config)
+    wire = await Wire.open(server.url, version=3)
+    try:
+        await guest(wire)
+        created = await wire.answered("create_table", {"turn_seconds": 2}, "table_created")
+        table = created["payload"]["table"]
+        await wire.answered("join_table", {"table": table, "seat": 0}, "joined")
+        await add_bots(wire, table, "default")
+        turn = await wire.wait(is_update(table, has_legal), timeout=30)
+        seq = turn["payload"]["seq"]
+        mine = next(a for a in legal_of(turn["payload"]) if a["type"] == "discard")
+        server.process.send_signal(signal.SIGSTOP)
+        try:
+            await asyncio.sleep(4)  # twice her turn
+            play = {"table": table, "seq": seq, "action": mine}
+            mark = await wire.send({"type": "action", "payload": play})
+            await asyncio.sleep(0.5)  # (her move in the server's socket buffer)
+        finally:
+            server.process.send_signal(signal.SIGCONT)
+        shown = await wire.wait(
+            lambda f: (
+                is_update(table)(f)
+                and any(e["kind"] == "discard" and e["player"] == 0 for e in f["payload"]["events"])
+            ),
+            mark,
+        )
+        discard = next(e for e in shown["payload"]["events"] if e["kind"] == "discard")
+        assert discard["tile"] == mine["tile"], (discard, mine)
+        await wire.alive()  # (anything the server answered her move with has come by now)
+        assert not wire.errors(mark), wire.errors(mark)
+        assert "did not run for" in server.log()
+    finally:
+        await wire.close()
