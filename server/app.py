@@ -474,11 +474,16 @@ class App:
             return await self._ready(connection)
         if path == "/healthz":
             ok = await self.store.ping()
+            # Tables paused because the database does not take their writes (a full disk, a
+            # read-only file) though it answers reads: players' moves are refused there.
+            tables = list(self.lobby.tables.values()) if self.lobby else []
+            paused = sum(1 for t in tables if t.store_down_since is not None)
             body: dict[str, Any] = {
                 "node": self.node,
-                "status": "ok" if ok else "degraded",
-                "database": "ok" if ok else "unreachable",
-                "tables": len(self.lobby.tables) if self.lobby else 0,
+                "status": "ok" if ok and not paused else "degraded",
+                "database": "unreachable" if not ok else "writes failing" if paused else "ok",
+                "tables": len(tables),
+                "tables_paused": paused,
                 "connections": len(self.connections),
                 "engine": "compiled" if engine.compiled() else "python",
                 # Tables restore could not rebuild (their log does not replay), and why.

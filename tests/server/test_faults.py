@@ -45,6 +45,7 @@ from faultkit import (
 )
 from httpkit import http_get
 from sqlalchemy import event, make_url, text
+from test_server_bad_input import Wire, add_bots, guest, is_update, url_of
 
 import server.table
 from engine.actions import Action, ActionKind
@@ -634,3 +635,63 @@ async def test_sigkill_at_many_points_of_one_match(tmp_path: Path) -> None:
         await check_match(store, match_id, SEED, "fast")
     finally:
         await store.close()
+
+
+@pytest.mark.asyncio
+async def test_healthz_says_when_tables_cannot_store_their_moves(start_server: Any) -> None:
+    """The database answers reads but refuses writes (read-only here; a full disk alike):
+    the tables pause and refuse every move, and ``/healthz`` says so (200, alive: a restart
+    would not help) with ``tables_paused`` and ``"database": "writes failing"``; once writes
+    work again, ``ok``. It said ``ok`` throughout."""
+    app = await start_server()
+    wire = await Wire.open(url_of(app))
+    state = {"read_only": False}
+
+    @event.listens_for(app.store.engine.sync_engine, "checkout")
+    def on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA query_only = {int(state['read_only'])}")
+        cursor.close()
+
+    async def health() -> dict[str, Any]:
+        status, body = await http_get(app.port, "/healthz")
+        assert status == 200, body
+        found: dict[str, Any] = json.loads(body)
+        return found
+
+    try:
+        await guest(wire)
+        created = await wire.answered("create_table", {}, "table_created")
+        table = created["payload"]["table"]
+        await wire.answered("join_table", {"table": table, "seat": 0}, "joined")
+        await add_bots(wire, table)
+        await wire.wait(is_update(table))
+        await wire.answered("leave_table", {"table": table}, "left")  # her seat played for her
+        assert (await health())["tables_paused"] == 0
+
+        state["read_only"] = True
+        await read_only_log(app.store, True)
+        body = await faultkit.wait_for(
+            lambda: _paused(health), 10, "/healthz to see the table paused"
+        )
+        assert (body["status"], body["database"], body["tables_paused"]) == (
+            "degraded",
+            "writes failing",
+            1,
+        )
+        state["read_only"] = False
+        await read_only_log(app.store, False)
+        body = await faultkit.wait_for(lambda: _resumed(health), 10, "/healthz to be ok again")
+        assert (body["status"], body["database"], body["tables_paused"]) == ("ok", "ok", 0)
+    finally:
+        await wire.close()
+
+
+async def _paused(health: Any) -> dict[str, Any] | None:
+    body: dict[str, Any] = await health()
+    return body if body["tables_paused"] else None
+
+
+async def _resumed(health: Any) -> dict[str, Any] | None:
+    body: dict[str, Any] = await health()
+    return body if not body["tables_paused"] else None
