@@ -634,8 +634,9 @@ class Connection:
         elif isinstance(m, protocol.QueueLeave):
             self.matchmaker.leave(self, m.id)
 
-    def _leave_queue(self) -> None:
-        self.matchmaker.gone(self, tell=True)
+    def _leave_queue(self, *, tell: bool = True) -> None:
+        """Out of the queue, here or at the node that runs it; ``tell``: saying so (``left``)."""
+        self.matchmaker.gone(self, tell=tell)
         if self.queue_frame is not None:
             self.queue_frame = None
             self.app.nodes.service_gone(self)
@@ -644,11 +645,8 @@ class Connection:
         """Leave every table as this connection's player: it may see none of its seat's
         private view once it is logged out or logged in as someone else; and the queue,
         saying so (``left``, as when it sits down elsewhere) unless ``tell`` is false."""
-        self.matchmaker.gone(self, tell=tell)
+        self._leave_queue(tell=tell)
         nodes = self.app.nodes
-        if self.queue_frame is not None:
-            nodes.service_gone(self)
-        self.queue_frame = None
         for table_id in self.tables:
             table = self.lobby.tables.get(table_id)
             if table is not None:

@@ -90,7 +90,7 @@ class State:
     def standings(self) -> list[scoring.Standing]:
         """The standings from the results so far and the corrections that apply to them: an
         entry for a session whose result is not in yet (its table still playing, a duplicate
-        session held) waits, in the log, until it is. None before the first result is in;
+        session held) waits, in the log, until it is. Empty before the first result is in;
         from then on every registered player is listed, played or not (on a bye, absent,
         their seat played by a substitute: 0 for that session), and a withdrawn one who
         played a table or was given a correction in force."""

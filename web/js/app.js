@@ -5,6 +5,7 @@ import { defaultLang, errorText, translate } from "./i18n.js";
 import { chosenLevel } from "./bots.js";
 import { createNet, serverError, socketUrl } from "./net.js";
 import { attachQueue } from "./queue.js";
+import { readJson, writeJson } from "./storage.js";
 
 const SESSION_KEY = "guobiao.session";
 const SETTINGS_KEY = "guobiao.settings";
@@ -53,24 +54,6 @@ export function unreadElsewhere(update, route, myTable) {
 /** The seat `username` holds in a table summary, or -1. */
 export function seatOf(summary, username) {
   return username ? summary.seats.indexOf(username) : -1;
-}
-
-function readJson(storage, key, fallback) {
-  try {
-    const text = storage.getItem(key);
-    return text ? JSON.parse(text) : fallback;
-  } catch {
-    return fallback; // a corrupt or unavailable storage must not stop the client
-  }
-}
-
-function writeJson(storage, key, value) {
-  try {
-    if (value === null) storage.removeItem(key);
-    else storage.setItem(key, JSON.stringify(value));
-  } catch {
-    // private mode or a full storage: the session lasts as long as the page, no worse
-  }
 }
 
 /** Builds the app. `onRender` draws; `env` replaces the browser's parts in tests. */

@@ -8,12 +8,14 @@
 import { html, nothing } from "./vendor/lit-html.js";
 import { chosenLevel, levelName } from "./bots.js";
 import { clockText, ratingText } from "./rating.js";
+import { readJson, writeJson } from "./storage.js";
 
 const TICK_MS = 1000;
 // This tab's wait, `{casual, ladder}`, kept while it lasts so that a reload queues again.
 const WAIT_KEY = "guobiao.queue";
 
-/** The tab's storage (sessionStorage), or null where there is none to be had. */
+/** The tab's storage (sessionStorage); null where there is none to be had (`readJson` and
+ * `writeJson` then keep nothing). */
 function tabStorage() {
   try {
     return globalThis.sessionStorage || null;
@@ -23,21 +25,12 @@ function tabStorage() {
 }
 
 function remember(queue) {
-  try {
-    if (queue) tabStorage()?.setItem(WAIT_KEY, JSON.stringify({ casual: queue.casual, ladder: queue.ladder }));
-    else tabStorage()?.removeItem(WAIT_KEY);
-  } catch {
-    // a full or refused storage: the wait is not kept over a reload, no worse
-  }
+  writeJson(tabStorage(), WAIT_KEY, queue ? { casual: queue.casual, ladder: queue.ladder } : null);
 }
 
 function remembered() {
-  try {
-    const wait = JSON.parse(tabStorage()?.getItem(WAIT_KEY) || "null");
-    return wait && typeof wait === "object" ? wait : null;
-  } catch {
-    return null;
-  }
+  const wait = readJson(tabStorage(), WAIT_KEY, null);
+  return wait && typeof wait === "object" ? wait : null;
 }
 
 /** Whether this session may play rated matches (a registered account). */
