@@ -29,7 +29,7 @@ from engine.table import Phase
 from server import config as server_config
 from server.cli.args import database_config, database_options
 from server.db import migrate
-from server.db.engine import display
+from server.db.engine import display, trouble
 from server.db.errors import BadDatabaseURL, CannotRead
 from server.db.store import MatchRow, Store
 from server.lobby import replay_log
@@ -84,8 +84,7 @@ def run(args: argparse.Namespace) -> int:
     except CommandError as exc:
         return _fail(f"{display(url)}: {exc}")
     except (SQLAlchemyError, OSError) as exc:
-        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-        return _fail(f"cannot use the database {display(url)}: {reason}")
+        return _fail(trouble(url, exc))
     return 0
 
 

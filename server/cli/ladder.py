@@ -37,7 +37,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from server import config as server_config
 from server.cli.args import database_config, database_options, non_negative_int, positive_int
 from server.db import migrate
-from server.db.engine import display
+from server.db.engine import display, trouble
 from server.db.errors import BadDatabaseURL, CannotRead
 from server.db.store import Store
 from server.ladder.store import PROVISIONAL_FILTERS, LadderError
@@ -119,8 +119,7 @@ def run(args: argparse.Namespace) -> int:
     except (BadDatabaseURL, CannotRead, LadderError) as exc:
         return _fail(str(exc))
     except (SQLAlchemyError, OSError) as exc:
-        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-        return _fail(f"cannot use the database {display(url)}: {reason}")
+        return _fail(trouble(url, exc))
 
 
 # The actions that only read: they write nothing (``make_engine``'s ``read_only``), so they

@@ -28,7 +28,7 @@ from engine.review import Decision, Review, review_match
 from server import config as server_config
 from server.cli.args import database_config, database_options, positive_int
 from server.db import migrate
-from server.db.engine import display
+from server.db.engine import trouble
 from server.db.errors import BadDatabaseURL, CannotRead
 from server.db.store import Store
 from server.lobby import stored_rules
@@ -80,8 +80,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"guobiao review: {exc}", file=sys.stderr)
         return 1
     except (SQLAlchemyError, OSError) as exc:  # in one line, as ``guobiao db`` says it
-        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-        print(f"guobiao review: cannot use the database {display(url)}: {reason}", file=sys.stderr)
+        print(f"guobiao review: {trouble(url, exc)}", file=sys.stderr)
         return 1
     except (LobbyError, MahjongError, ValueError) as exc:
         print(f"guobiao review: match {args.match} does not replay: {exc}", file=sys.stderr)

@@ -21,7 +21,7 @@ from server.app import App
 from server.cli import workers
 from server.config import Config, ConfigError, load
 from server.db import migrate
-from server.db.engine import display
+from server.db.engine import trouble
 from server.db.errors import BadDatabaseURL
 
 # The garbage collector's thresholds while serving (Python's default: 700, 10, 10). A server
@@ -145,10 +145,10 @@ async def serve(config: Config, ready: asyncio.Event | None = None, *, human: bo
     except BadDatabaseURL as exc:
         await _give_up(app, str(exc))
     except (SQLAlchemyError, CommandError) as exc:
-        await _give_up(app, _database_trouble(config.database_url, exc))
+        await _give_up(app, trouble(config.database_url, exc))
     except OSError as exc:
         if app.store is None:  # its migration or opening: the database's folder or file
-            await _give_up(app, _database_trouble(config.database_url, exc))
+            await _give_up(app, trouble(config.database_url, exc))
         where = exc.filename or f"{config.server.host}:{config.server.port}"  # the metrics'
         await _give_up(app, f"cannot listen on {where}: {exc.strerror}")
     # Before the ready line, not after: whoever reads it may stop the server at once (a
@@ -204,12 +204,6 @@ async def _give_up(app: App, message: str) -> NoReturn:
     print(f"guobiao serve: {message}", file=sys.stderr)
     await app.stop()
     raise SystemExit(1) from None
-
-
-def _database_trouble(url: str, exc: Exception) -> str:
-    """What is wrong with the database at ``url``, in a line (as ``guobiao db`` says it)."""
-    reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-    return f"cannot use the database {display(url)}: {reason}"
 
 
 STOP_SECONDS = 60.0  # a graceful stop (tables handed over, clients told) takes at most this

@@ -64,6 +64,14 @@ def display(url: str | URL) -> str:
         return repr(url)
 
 
+def trouble(url: str | URL, exc: BaseException) -> str:
+    """What went wrong using the database at ``url``, in one line, as the commands say it:
+    ``cannot use the database URL: REASON``, the driver's own error's first line when there
+    is one (SQLAlchemy's ``orig``)."""
+    reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+    return f"cannot use the database {display(url)}: {reason}"
+
+
 def sqlite_path(url: URL) -> Path | None:
     """The database file of a SQLite URL; None for other databases and in-memory SQLite."""
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":

@@ -13,7 +13,7 @@ from server import config as server_config
 from server.cli.args import database_config
 from server.cli.tournament.printing import fail
 from server.db import migrate
-from server.db.engine import display
+from server.db.engine import display, trouble
 from server.db.errors import BadDatabaseURL, CannotRead
 from server.db.store import Store
 
@@ -31,8 +31,7 @@ def grant(args: argparse.Namespace) -> int:
     except (BadDatabaseURL, CannotRead) as exc:
         return fail(str(exc))
     except (SQLAlchemyError, OSError) as exc:
-        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-        return fail(f"cannot use the database {display(url)}: {reason}")
+        return fail(trouble(url, exc))
 
 
 async def _grant_in(args: argparse.Namespace, url: str) -> int:
