@@ -250,6 +250,9 @@ class FakeHost:
     def tell_later(self, username: str, frames: list[str]) -> None:
         self.untold[username] = frames
 
+    def untold_end(self, username: str) -> list[str]:
+        return self.untold.pop(username, [])
+
     async def rated_refusal(self, usernames: Sequence[str]) -> str | None:
         return None
 

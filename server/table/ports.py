@@ -132,6 +132,9 @@ class TableHost(Protocol):
         """``username`` was away when her match ended: tell her ``frames`` when she comes
         back."""
 
+    def untold_end(self, username: str) -> list[str]:
+        """What ``tell_later`` kept for ``username``, forgotten (she is told now)."""
+
     async def rated_refusal(self, usernames: Sequence[str]) -> str | None:
         """Why these four may not start a rated match now (the farm limit), or None."""
 

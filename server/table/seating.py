@@ -177,12 +177,20 @@ class Seating(Playing):
         mine = self.seat_of(peer.username)
         if mine is None:
             return
+        if self.ended is not None:
+            # Back after the match's end (a node of hers was stopped, or her ``resume`` came
+            # as the table was finishing): told the end as she would have been, and not
+            # again later (``tell_later`` counted her away).
+            seat = self.seats[mine]
+            assert seat is not None
+            self.host.untold_end(seat.name)
+            for frame in self._end_frames(mine):
+                peer.send(frame)
+            return
         self._sit(peer, mine)
         peer.send(encode(TableInfo(self.summary())))
         if self.state == "playing":
             self._send_update(peer, mine, [], full=True)
-        elif self.ended is not None:  # (back after its end: a node of hers was stopped)
-            peer.send(self.ended)
 
     def _sit(self, peer: Peer, mine: int) -> None:
         """``peer``, a connection of the player of seat ``mine``, plays the seat from now."""

@@ -168,6 +168,8 @@ class Table(Seating):
         if self.spectators.watch_next:
             self._release()
         if self.state == "finished" and not self.peers and not self.unsaved:
+            if not self.queue.empty():
+                return False  # inputs that came as it finished (one back: told its end)
             self.host.table_done(self.id)
             return True
         return False

@@ -31,6 +31,7 @@ from engine.simulation import play_match
 from engine.tiles import N_KINDS, name
 from server.client import view_from_dict
 from server.config import Config, LimitsSection
+from server.db.store import TableRow
 from server.lobby import Lobby, replay_log
 from server.table import (
     AddBotsInput,
@@ -604,11 +605,49 @@ async def test_a_player_back_after_the_match_ended_is_told_its_end() -> None:
         back = FakePeer("alice")
         await table.queue.put(BackInput(back, None))
         await handled(table)
-        summary, end = back.sent
+        summary, last, end = back.sent
         assert summary["type"] == "table" and summary["payload"]["state"] == "finished"
+        assert last["type"] == "update" and last["payload"]["view"]["phase"] == "over"
         assert end["type"] == "match_end" and end["payload"]["table"] == "t1"
         assert end["payload"] == bob.frames("match_end")[0]
         assert table.match is not None and end["payload"]["scores"] == list(table.match.scores)
+    finally:
+        await table.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_player_back_as_the_match_is_being_finished_is_told_its_end() -> None:
+    """Her ``resume`` comes while the table saves its finished row: her ``BackInput`` waits
+    behind the end, which counted her away (her end kept for later: ``tell_later``). The
+    table answers it before it is done: she is told the end at once, and what was kept for
+    later is dropped. Before, the table, finished with nobody at it, was forgotten with her
+    input unread, and she got nothing, ever (a browser test met it under load)."""
+    saving, go_on = asyncio.Event(), asyncio.Event()
+
+    class SlowToFinish(FakeStore):
+        async def save_table(self, row: TableRow) -> None:
+            if row.state == "finished":
+                saving.set()
+                await go_on.wait()
+            await super().save_table(row)
+
+    host = FakeHost()
+    table = table_for(SlowToFinish(), host, turn_seconds=60)
+    table.settings = dataclasses.replace(table.settings, hands=1)
+    table.start()
+    try:
+        await gone_mid_hand(table)
+        await until(saving.is_set, "the finished table being saved", timeout=30)
+        back = FakePeer("alice")
+        await table.queue.put(BackInput(back, None))
+        await asyncio.sleep(0.01)
+        go_on.set()
+        await until(lambda: host.done, "the table done", timeout=5)
+        assert [f["type"] for f in back.sent] == ["table", "update", "match_end"]
+        summary, last, end = (f["payload"] for f in back.sent)
+        assert summary["state"] == "finished" and last["view"]["phase"] == "over"
+        assert table.match is not None and end["scores"] == list(table.match.scores)
+        assert host.untold == {}  # told once
     finally:
         await table.stop()
 
