@@ -9,8 +9,13 @@ not yet sent (``untold``, and whether they end a hand), a table row to save (``u
 While writes fail the table pauses (``StorePause``): no automatic play, no clock running
 out. It tries again after ``first`` seconds, then twice as long each time, up to ``most``;
 the first write that works ends the pause, and the table moves its clocks on by the time
-it was paused. Before anything else is written after an unsure append, ``reconcile`` asks
-the log how it ended (``settle``).
+it was paused. The pause counts from when the failed write began (a write may wait seconds
+for SQLite's lock before it fails). A write of another kind may work while the kind that
+failed still fails (a full disk takes a table row's update, not a new action): if that
+kind fails again before it has worked once, the pause goes on from where it ended, so the
+time between counts as paused too and no one's turn runs out while her move cannot be
+stored. Before anything else is written after an unsure append, ``reconcile`` asks the log
+how it ended (``settle``).
 
 The time is the given clock's (``now``), looked up at each failure and success, so a test
 passes a clock it moves by hand; the store is passed to each write (a table's store may
@@ -32,36 +37,65 @@ from server.table.ports import TableStore
 log = logging.getLogger("guobiao.table")
 
 
+# The kinds of write a table makes (``StorePause``): its actions, its finished hands, its
+# row, its match created or finished.
+ACTION, HAND, ROW, MATCH = "action", "hand", "row", "match"
+
+
 @dataclass(slots=True)
 class StorePause:
     """The database-failure pause: since when the table is paused (monotonic; None: it
-    is not), when to try again, and the failures in a row."""
+    is not), when to try again, and the failures in a row; ``owed``, the kind of write
+    that failed last and has not worked since, and ``owed_since``, when a write of another
+    kind ended the pause meanwhile (a failure of any kind before ``owed`` works resumes
+    the pause from then)."""
 
     down_since: float | None = None
     retry_at: float = 0.0
     failures: int = 0
+    owed: str | None = None
+    owed_since: float | None = None
 
     @property
     def down(self) -> bool:
         return self.down_since is not None
 
-    def failed(self, now: float, first: float, most: float) -> float:
-        """A write failed at ``now``: pause (if not yet), and wait before the next try,
-        ``first`` seconds after the first failure in a row, twice as long after each next
-        one, at most ``most``. Returns the wait."""
+    @property
+    def failing(self) -> bool:
+        """Whether the table is paused, or a kind of write that failed has not worked since
+        (its moves may not be stored)."""
+        return self.down_since is not None or self.owed is not None
+
+    def failed(
+        self, now: float, first: float, most: float, *, kind: str, began: float | None = None
+    ) -> float:
+        """A write of ``kind``, begun at ``began`` (``now`` if not said), failed at ``now``:
+        pause (if not yet: since ``began``, or since the pause that ended while a write
+        still failed), and wait before the next try, ``first`` seconds after the first
+        failure in a row, twice as long after each next one, at most ``most``. Returns the
+        wait."""
         self.failures += 1
         wait = min(first * float(2 ** (self.failures - 1)), most)
         self.retry_at = now + wait
         if self.down_since is None:
-            self.down_since = now
+            since = now if began is None else min(began, now)
+            if self.owed_since is not None:
+                since = min(self.owed_since, since)
+            self.down_since = since
+        self.owed, self.owed_since = kind, None
         return wait
 
-    def worked(self, now: float) -> float | None:
-        """A write worked at ``now``: the pause, if any, ends; returns since when it lasted
-        (None: there was none)."""
-        self.failures = 0
+    def worked(self, now: float, *, kind: str) -> float | None:
+        """A write of ``kind`` worked at ``now``: the pause, if any, ends; returns since
+        when it lasted (None: there was none). Until a write of the kind that failed works
+        too, the failures in a row are kept, and a new failure resumes the pause from
+        ``now``."""
         since = self.down_since
         self.down_since = None
+        if self.owed is None or kind == self.owed:
+            self.failures, self.owed, self.owed_since = 0, None, None
+        elif since is not None:
+            self.owed_since = now
         return since
 
     def due(self, now: float) -> bool:
@@ -113,10 +147,13 @@ class Durable:
             self.unstored.append(record)
             self.untold_hand_over = True
 
-    def failed(self, what: str, exc: BaseException) -> None:
-        """A write failed: pause the table (no automatic play, no clock running out) and
-        try again later, each time after a longer wait."""
-        wait = self.pause.failed(self.now(), self.first(), self.most())
+    def failed(
+        self, what: str, exc: BaseException, *, kind: str, began: float | None = None
+    ) -> None:
+        """A write of ``kind`` (``what``), begun at ``began``, failed: pause the table (no
+        automatic play, no clock running out) and try again later, each time after a
+        longer wait."""
+        wait = self.pause.failed(self.now(), self.first(), self.most(), kind=kind, began=began)
         if self.pause.failures == 1:
             log.error(
                 "table %s: the database failed %s (%r); the table pauses until a write works",
@@ -133,16 +170,27 @@ class Durable:
                 wait,
             )
 
-    def worked(self) -> None:
-        """A write worked: the pause, if any, ends, and ``resumed`` is told since when and
-        how long the table was paused (its clocks move on by that much)."""
+    def worked(self, kind: str) -> None:
+        """A write of ``kind`` worked: the pause, if any, ends, and ``resumed`` is told since
+        when and how long the table was paused (its clocks move on by that much)."""
         now = self.now()
-        since = self.pause.worked(now)
+        since = self.pause.worked(now, kind=kind)
         if since is None:
             return
         paused = now - since
         self.resumed(since, paused)
-        log.info("table %s: the database works again; resuming after %.2f s", self.table, paused)
+        if self.pause.owed is None:
+            log.info(
+                "table %s: the database works again; resuming after %.2f s", self.table, paused
+            )
+        else:
+            log.info(
+                "table %s: the database takes writes again, a %s's not yet proven; "
+                "resuming after %.2f s",
+                self.table,
+                self.pause.owed,
+                paused,
+            )
 
     async def append(  # noqa: PLR0917 (an action row's fields)
         self,
@@ -158,13 +206,14 @@ class Durable:
         """Append action ``seq`` (``stand_in``: the server played it for the person whose
         seat it is); False if the write failed (its outcome is then unknown: ``unsure_seq``,
         settled by ``reconcile`` before anything else is written)."""
+        began = self.now()
         try:
             await store.append_action(match_id, seq, hand_no, player, action, stand_in=stand_in)
         except Exception as exc:
             self.unsure_seq = seq
-            self.failed(f"storing action {seq} of match {match_id}", exc)
+            self.failed(f"storing action {seq} of match {match_id}", exc, kind=ACTION, began=began)
             return False
-        self.worked()
+        self.worked(ACTION)
         return True
 
     async def reconcile(self, store: TableStore, match_id: int) -> ActionRow | None:
@@ -183,25 +232,28 @@ class Durable:
         while self.unstored:
             record = self.unstored[0]
             assert match_id is not None
+            began = self.now()
             try:
                 await store.finish_hand(
                     match_id, record.hand_no, record.to_dict(), list(record.result.deltas)
                 )
             except Exception as exc:
-                self.failed(f"storing hand {record.hand_no} of match {match_id}", exc)
+                what = f"storing hand {record.hand_no} of match {match_id}"
+                self.failed(what, exc, kind=HAND, began=began)
                 return False
-            self.worked()
+            self.worked(HAND)
             self.unstored.pop(0)
         return True
 
     async def save(self, store: TableStore, row: TableRow) -> bool:
         """Save the table's row; if the write fails, the table pauses and saves later."""
+        began = self.now()
         try:
             await store.save_table(row)
         except Exception as exc:
             self.unsaved = True
-            self.failed(f"saving table {self.table}", exc)
+            self.failed(f"saving table {self.table}", exc, kind=ROW, began=began)
             return False
         self.unsaved = False
-        self.worked()
+        self.worked(ROW)
         return True

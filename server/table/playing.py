@@ -24,6 +24,7 @@ from server.table.core import (
     seat_bot,
     stand_in_level,
 )
+from server.table.durable import MATCH, ROW
 from server.table.errors import LobbyError, StoreDown
 from server.table.inputs import AnalyzeInput, NextHandInput
 from server.table.ports import Peer
@@ -98,7 +99,8 @@ class Playing(Showing):
         durable = self.durable
         if not durable.pause.down:
             return True
-        if not now and not durable.pause.due(sources.time.monotonic()):
+        began = sources.time.monotonic()
+        if not now and not durable.pause.due(began):
             return False
         try:
             if durable.unsure_seq is not None:
@@ -111,10 +113,10 @@ class Playing(Showing):
                     )
             await self.store.save_table(self.row())
         except Exception as exc:
-            durable.failed(f"trying table {self.id} again", exc)
+            durable.failed(f"trying table {self.id} again", exc, kind=ROW, began=began)
             return False
         durable.unsaved = False
-        durable.worked()
+        durable.worked(ROW)
         return await self._tell()
 
     async def _save(self) -> None:
@@ -199,6 +201,7 @@ class Playing(Showing):
         rules = self.preset
         store = self.store
         seats = [s.label if s else None for s in self.seats]
+        began = sources.time.monotonic()
         try:
             found = [
                 m.id
@@ -220,9 +223,11 @@ class Playing(Showing):
                 )
         except Exception as exc:
             self.new_match = (seed, salt, True)
-            self.durable.failed(f"creating the match of table {self.id}", exc)
+            self.durable.failed(
+                f"creating the match of table {self.id}", exc, kind=MATCH, began=began
+            )
             return
-        self.durable.worked()
+        self.durable.worked(MATCH)
         self.new_match = None
         self.salt = salt
         self.match_id = match_id
@@ -243,15 +248,16 @@ class Playing(Showing):
         match = self.match
         assert match is not None and self.match_id is not None
         addresses = [s.address if s is not None else None for s in self.seats]
+        began = sources.time.monotonic()
         try:  # a retry is harmless: a finished match is not finished (nor rated) twice
             finished = await self.store.finish_match(
                 self.match_id, list(match.scores), sources._now(), addresses
             )
             ratings = list(finished.rating_changes)
         except Exception as exc:
-            self.durable.failed(f"finishing match {self.match_id}", exc)
+            self.durable.failed(f"finishing match {self.match_id}", exc, kind=MATCH, began=began)
             return
-        self.durable.worked()
+        self.durable.worked(MATCH)
         self.state = "finished"
         self.clock.match_over()
         self._changed()

@@ -155,8 +155,11 @@ class TableState:
 
     @property
     def store_down_since(self) -> float | None:
-        """Since when the table is paused by a failing database (None: it is not)."""
-        return self.durable.pause.down_since
+        """Since when the table is paused by a failing database, or has been taking writes
+        again while the kind of write that failed (an action's, say) has not worked since
+        (None: neither)."""
+        pause = self.durable.pause
+        return pause.down_since if pause.down_since is not None else pause.owed_since
 
     @property
     def unsaved(self) -> bool:

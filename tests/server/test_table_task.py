@@ -354,6 +354,69 @@ async def test_a_failed_store_write_refuses_the_action_and_nothing_changes(
 
 
 @pytest.mark.asyncio
+async def test_a_move_refused_while_only_appends_fail_is_hers_once_they_work(
+    running: Callable[..., Table], clock: Clock
+) -> None:
+    """The database takes the table's row but no new action (a full disk): each retry's
+    row save ends the pause and her re-sent discard's append fails again, for 20 s of a
+    10 s turn. Her turn did not run out: once appends work, the discard stored is hers,
+    not the stand-in's (before, only the retries' slivers were paused, the rest ran on her
+    clock, and the stand-in's move was stored though she had answered)."""
+    store = FakeStore()
+    table = running(store=store, turn_seconds=10)
+    alice = await started_match(table)
+    discard = next(Action.from_dict(a) for a in alice.updates()[-1]["view"]["legal"])
+    store.fail = lambda method, counts: method == "append_action"
+    for n in range(40):  # a client re-sending on each internal_error, half a second later
+        await table.queue.put(PlayInput(alice, 10 + n, table.seq, discard))
+        await handled(table)
+        assert replies(alice, 10 + n)[0]["payload"]["code"] == "internal_error"
+        clock.now += 0.05
+        await handled(table)  # the retry, due: the row is saved, the pause ends
+        clock.now += 0.45
+    assert table.store_down_since is not None  # (healthz counts it as failing)
+    store.fail = None
+    clock.now += 0.5
+    await handled(table)  # the table drives on: had her turn run out, the stand-in plays
+    await table.queue.put(PlayInput(alice, 99, table.seq, discard))
+    await until(lambda: table.log_seq >= 1, "her discard stored")
+    first = store.actions[1][0]
+    assert (first.player, first.action, first.stand_in) == (0, discard.to_dict(), False)
+    assert table.store_down_since is None
+
+
+@pytest.mark.asyncio
+async def test_a_move_whose_write_waited_for_a_lock_then_failed_is_hers_once_it_works(
+    running: Callable[..., Table], clock: Clock
+) -> None:
+    """Another process holds SQLite's write lock: her discard's append waits 10 s for it,
+    then fails. Those 10 s count as paused, as the pause after them does: once the lock is
+    free, her re-sent discard is stored, not the stand-in's for a 5 s turn run out."""
+    store = FakeStore()
+    table = running(store=store, turn_seconds=5)
+    alice = await started_match(table)
+    discard = next(Action.from_dict(a) for a in alice.updates()[-1]["view"]["legal"])
+
+    def locked(method: str, counts: dict[str, int]) -> bool:
+        if method != "append_action":
+            return False
+        clock.now += 10  # the busy wait
+        return True
+
+    store.fail = locked
+    await table.queue.put(PlayInput(alice, 10, table.seq, discard))
+    await handled(table)
+    assert replies(alice, 10)[0]["payload"]["code"] == "internal_error"
+    store.fail = None
+    clock.now += 0.5
+    await handled(table)  # the retry: the pause ends; had her turn run out, the stand-in plays
+    await table.queue.put(PlayInput(alice, 11, table.seq, discard))
+    await until(lambda: table.log_seq >= 1, "her discard stored")
+    first = store.actions[1][0]
+    assert (first.player, first.action, first.stand_in) == (0, discard.to_dict(), False)
+
+
+@pytest.mark.asyncio
 async def test_leaving_mid_match_and_coming_back(running: Callable[..., Table]) -> None:
     """Away, her seat is played for her; joining again, she gets her seat and the hand."""
     host = FakeHost()

@@ -10,7 +10,7 @@ import pytest
 from fakes import FakeStore
 
 from server.db.store import ActionRow, Conflict, TableRow
-from server.table.durable import Durable, StorePause, settle
+from server.table.durable import ACTION, HAND, ROW, Durable, StorePause, settle
 
 DISCARD = {"type": "discard", "tile": "5m"}
 
@@ -47,15 +47,83 @@ def row() -> TableRow:
 def test_the_pause_waits_twice_as_long_after_each_failure_up_to_the_most() -> None:
     pause = StorePause()
     assert not pause.down
-    waits = [pause.failed(100.0 + n, first=0.05, most=0.3) for n in range(5)]
+    waits = [pause.failed(100.0 + n, first=0.05, most=0.3, kind=ROW) for n in range(5)]
     assert waits == [0.05, 0.1, 0.2, 0.3, 0.3]
     assert pause.down and pause.down_since == 100.0  # since the first failure
     assert pause.retry_at == 104.3
     assert not pause.due(104.2) and pause.due(104.3)
-    assert pause.worked(110.0) == 100.0
-    assert not pause.down and pause.failures == 0
-    assert pause.worked(111.0) is None  # no pause to end
-    assert pause.failed(120.0, first=0.05, most=0.3) == 0.05  # counted afresh
+    assert pause.worked(110.0, kind=ROW) == 100.0
+    assert not pause.down and pause.failures == 0 and not pause.failing
+    assert pause.worked(111.0, kind=ROW) is None  # no pause to end
+    assert pause.failed(120.0, first=0.05, most=0.3, kind=ROW) == 0.05  # counted afresh
+
+
+def test_the_pause_counts_from_when_the_failed_write_began() -> None:
+    """A write that waited 10 s for SQLite's lock before failing: the table was stuck
+    those 10 s as much as after, so they count as paused (no turn runs out meanwhile)."""
+    pause = StorePause()
+    pause.failed(110.0, first=0.05, most=0.3, kind=ACTION, began=100.0)
+    assert pause.down_since == 100.0
+    assert pause.worked(111.0, kind=ACTION) == 100.0
+
+
+def test_a_write_of_another_kind_ends_the_pause_only_until_the_failed_kind_fails_again() -> None:
+    """A full disk takes a table row's update but not a new action: the retry's row save
+    ends the pause, the next append fails again. The pause goes on from where it ended (the
+    time between counts as paused), its waits keep growing, until an append works."""
+    pause = StorePause()
+    pause.failed(100.0, first=0.05, most=0.3, kind=ACTION)
+    assert pause.worked(100.05, kind=ROW) == 100.0  # the retry saved the row
+    assert not pause.down and pause.failing and pause.owed == ACTION
+    assert pause.failed(101.0, first=0.05, most=0.3, kind=ACTION) == 0.1  # not afresh
+    assert pause.down_since == 100.05  # the 0.95 s between are paused too
+    assert pause.worked(101.1, kind=ROW) == 100.05
+    assert pause.worked(101.2, kind=HAND) is None  # not paused: still owed, since 101.1
+    assert pause.failed(102.0, first=0.05, most=0.3, kind=HAND) == 0.2
+    assert pause.down_since == 101.1 and pause.owed == HAND
+    assert pause.worked(102.5, kind=HAND) == 101.1
+    assert not pause.failing and pause.failures == 0  # the kind that failed worked
+    pause.failed(200.0, first=0.05, most=0.3, kind=ACTION)
+    assert pause.down_since == 200.0  # a new pause, from its own failure
+
+
+@pytest.mark.asyncio
+async def test_clocks_move_on_by_all_the_time_appends_failed() -> None:
+    """Appends fail for 20 s while the table's row saves work (each retry ends the pause):
+    the clocks are moved on by every moment from the first failure to the last resume,
+    not only by the pauses' slivers."""
+    store, match_id = await store_with_match()
+    clock, resumed = Clock(), []
+    log = durable(clock, resumed)
+    store.fail = lambda method, counts: method == "append_action"
+    for _ in range(40):
+        assert not await log.append(store, match_id, 1, 1, 0, DISCARD)
+        clock.now += 0.05
+        assert await log.reconcile(store, match_id) is None
+        assert await log.save(store, row())  # the retry: it works, the pause ends
+        clock.now += 0.45  # a client re-sending its move half a second later
+    assert sum(paused for _, paused in resumed) == pytest.approx(19.55)
+    store.fail = None
+    assert await log.append(store, match_id, 1, 1, 0, DISCARD)
+    assert not log.pause.failing
+
+
+@pytest.mark.asyncio
+async def test_an_append_that_waited_for_a_lock_then_failed_pauses_from_its_start() -> None:
+    store, match_id = await store_with_match()
+    clock, resumed = Clock(), []
+    log = durable(clock, resumed)
+
+    def locked(method: str, counts: dict[str, int]) -> bool:
+        clock.now += 10  # the busy wait on another process's write lock
+        return True
+
+    store.fail = locked
+    assert not await log.append(store, match_id, 1, 1, 0, DISCARD)
+    assert log.pause.down_since == 100.0 and clock.now == 110.0
+    store.fail = None
+    assert await log.save(store, row())
+    assert resumed == [(100.0, 10.0)]
 
 
 @pytest.mark.parametrize(
