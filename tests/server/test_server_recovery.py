@@ -20,6 +20,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -707,6 +708,65 @@ async def test_sigterm_tells_clients_and_loses_nothing(
     server.process.send_signal(signal.SIGTERM)
     assert await wait_exit(server) == 0
     await check_log_kept(database_url, match_id, actions)
+
+
+@pytest.mark.asyncio
+async def test_a_database_that_takes_no_new_move_does_not_run_out_a_turn(
+    serve: Callable[..., Any], tmp_path: Path
+) -> None:
+    """A failing database costs at most a pause (README). From another process, the
+    database is made to refuse every new action while it still takes the table's row (as a
+    full disk does: an update in place fits, a new row does not), for 2.5 turns while she
+    re-sends her discard on each ``internal_error``, as docs/protocol.md says to. Then it
+    takes them again: the discard stored is hers. Before, each retry's row save ended the
+    pause, the time between ran on her clock, and the stand-in's discard was stored."""
+    path = tmp_path / "data" / "guobiao.db"
+    config = write_config(tmp_path, f"sqlite+aiosqlite:///{path}")
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace(f"turn_seconds = {TURN_SECONDS}", "turn_seconds = 2"))
+    server = await serve(config)
+    wire = await Wire.open(server.url, version=3)
+    outside = sqlite3.connect(path, timeout=30, isolation_level=None)
+    try:
+        await guest(wire)
+        created = await wire.answered("create_table", {"turn_seconds": 2}, "table_created")
+        table = created["payload"]["table"]
+        await wire.answered("join_table", {"table": table, "seat": 0}, "joined")
+        await add_bots(wire, table, "default")
+        turn = await wire.wait(is_update(table, has_legal), timeout=30)
+        play = {
+            "table": table,
+            "seq": turn["payload"]["seq"],
+            "action": next(a for a in legal_of(turn["payload"]) if a["type"] == "discard"),
+        }
+        outside.execute(
+            "CREATE TRIGGER full_disk BEFORE INSERT ON actions "
+            "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+        )
+        refused, end = 0, time.monotonic() + 5
+        while time.monotonic() < end:
+            reply = await wire.request("action", play)
+            assert reply["type"] == "error", reply
+            refused += reply["payload"]["code"] == "internal_error"
+            await asyncio.sleep(0.25)
+        assert refused, "no move was refused while the database took none"
+        outside.execute("DROP TRIGGER full_disk")
+        await asyncio.sleep(0.5)  # her next re-send comes a little later, as each did
+        mark = await wire.send({"type": "action", "payload": play})
+        shown = await wire.wait(
+            lambda f: (
+                is_update(table)(f)
+                and any(e["kind"] == "discard" and e["player"] == 0 for e in f["payload"]["events"])
+            ),
+            mark,
+        )
+        discard = next(e for e in shown["payload"]["events"] if e["kind"] == "discard")
+        assert discard["tile"] == play["action"]["tile"], (discard, play)
+        stand_in = outside.execute("SELECT stand_in FROM actions ORDER BY seq LIMIT 1").fetchone()
+        assert stand_in == (0,), "the stand-in's discard was stored"
+    finally:
+        outside.close()
+        await wire.close()
 
 
 @pytest.mark.asyncio
