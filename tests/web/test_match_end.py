@@ -83,3 +83,39 @@ async def test_a_player_away_as_her_match_ends_is_shown_its_end_when_she_comes_b
     await expect(final.locator("tbody tr")).to_have_count(4)
     await expect(final).to_contain_text(name)
     await expect(again.locator(".table-error")).to_have_count(0)
+
+
+# Whether each link and button of the final ranking is what a tap at its centre reaches
+# (not under the sheet's sticky foot, the fairness line and the hand's result button).
+UNCOVERED = """() => [...document.querySelectorAll('.match-end .final a.button')].map((el) => {
+  const r = el.getBoundingClientRect();
+  const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+  return [el.textContent.trim(), !!hit && el.contains(hit)];
+})"""
+
+
+@pytest.mark.asyncio
+async def test_on_a_phone_the_match_ends_buttons_are_not_under_the_sheets_foot(
+    open_page: OpenPage,
+) -> None:
+    """On a phone the result sheet is a third of the screen, its foot sticky; at the match's
+    end it grows, so that "Back to the lobby" (a duplicate session's "To the tournament")
+    is not hidden under that foot."""
+    page = await open_page("/", phone=True)
+    await connected(page)
+    await register(page, new_name("phone"))
+    await page.goto("/#/lobby")
+    table = await create_table(page, hands=1, private=True)
+    await page.get_by_role("button", name="Add bots").click()
+    await page.wait_for_url(f"**/#/table/{table}")
+    await play_until(page, ".match-end", seconds=90, tap=True)
+    await expect(page.locator(".match-end .final a.button")).to_have_count(2)
+    for opened in (False, True):  # the last hand's result closed, then shown below
+        toggle = "button.close-result" if not opened else "button.reopen-result"
+        if await page.locator(toggle).count():
+            await page.locator(toggle).click()
+        await page.wait_for_timeout(300)
+        assert all(hit for _, hit in await page.evaluate(UNCOVERED)), (
+            opened,
+            await page.evaluate(UNCOVERED),
+        )
