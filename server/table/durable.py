@@ -38,17 +38,22 @@ log = logging.getLogger("guobiao.table")
 
 
 # The kinds of write a table makes (``StorePause``): its actions, its finished hands, its
-# row, its match created or finished.
-ACTION, HAND, ROW, MATCH = "action", "hand", "row", "match"
+# row, its match created, its match finished.
+ACTION, HAND, ROW, CREATE, FINISH = "action", "hand", "row", "create", "finish"
+# The kinds the table cannot go on without (the hand, or the match, waits for them): after
+# one failed, the pause goes on until it works (``StorePause``). A row or a match to create
+# may wait while the table goes on (a row is saved at its next change; a match is created
+# only once four sit): a write of another kind that works ends a pause they began.
+BLOCKING = frozenset({ACTION, HAND, FINISH})
 
 
 @dataclass(slots=True)
 class StorePause:
     """The database-failure pause: since when the table is paused (monotonic; None: it
-    is not), when to try again, and the failures in a row; ``owed``, the kind of write
-    that failed last and has not worked since, and ``owed_since``, when a write of another
-    kind ended the pause meanwhile (a failure of any kind before ``owed`` works resumes
-    the pause from then)."""
+    is not), when to try again, and the failures in a row; ``owed``, the last ``BLOCKING``
+    kind of write that failed and has not worked since, and ``owed_since``, when a write of
+    another kind ended the pause meanwhile (a failure of any kind before ``owed`` works
+    resumes the pause from then)."""
 
     down_since: float | None = None
     retry_at: float = 0.0
@@ -82,14 +87,15 @@ class StorePause:
             if self.owed_since is not None:
                 since = min(self.owed_since, since)
             self.down_since = since
-        self.owed, self.owed_since = kind, None
+        self.owed_since = None
+        if kind in BLOCKING:
+            self.owed = kind
         return wait
 
     def worked(self, now: float, *, kind: str) -> float | None:
         """A write of ``kind`` worked at ``now``: the pause, if any, ends; returns since
-        when it lasted (None: there was none). Until a write of the kind that failed works
-        too, the failures in a row are kept, and a new failure resumes the pause from
-        ``now``."""
+        when it lasted (None: there was none). Until a write of the ``owed`` kind works too,
+        the failures in a row are kept, and a new failure resumes the pause from ``now``."""
         since = self.down_since
         self.down_since = None
         if self.owed is None or kind == self.owed:

@@ -24,7 +24,7 @@ from server.table.core import (
     seat_bot,
     stand_in_level,
 )
-from server.table.durable import MATCH, ROW
+from server.table.durable import CREATE, FINISH, ROW
 from server.table.errors import LobbyError, StoreDown
 from server.table.inputs import AnalyzeInput, NextHandInput
 from server.table.ports import Peer
@@ -224,10 +224,10 @@ class Playing(Showing):
         except Exception as exc:
             self.new_match = (seed, salt, True)
             self.durable.failed(
-                f"creating the match of table {self.id}", exc, kind=MATCH, began=began
+                f"creating the match of table {self.id}", exc, kind=CREATE, began=began
             )
             return
-        self.durable.worked(MATCH)
+        self.durable.worked(CREATE)
         self.new_match = None
         self.salt = salt
         self.match_id = match_id
@@ -255,9 +255,9 @@ class Playing(Showing):
             )
             ratings = list(finished.rating_changes)
         except Exception as exc:
-            self.durable.failed(f"finishing match {self.match_id}", exc, kind=MATCH, began=began)
+            self.durable.failed(f"finishing match {self.match_id}", exc, kind=FINISH, began=began)
             return
-        self.durable.worked(MATCH)
+        self.durable.worked(FINISH)
         self.state = "finished"
         self.clock.match_over()
         self._changed()

@@ -10,7 +10,7 @@ import pytest
 from fakes import FakeStore
 
 from server.db.store import ActionRow, Conflict, TableRow
-from server.table.durable import ACTION, HAND, ROW, Durable, StorePause, settle
+from server.table.durable import ACTION, CREATE, HAND, ROW, Durable, StorePause, settle
 
 DISCARD = {"type": "discard", "tile": "5m"}
 
@@ -85,6 +85,23 @@ def test_a_write_of_another_kind_ends_the_pause_only_until_the_failed_kind_fails
     assert not pause.failing and pause.failures == 0  # the kind that failed worked
     pause.failed(200.0, first=0.05, most=0.3, kind=ACTION)
     assert pause.down_since == 200.0  # a new pause, from its own failure
+
+
+@pytest.mark.parametrize("kind", [ROW, CREATE])
+def test_a_write_the_table_goes_on_without_is_not_owed(kind: str) -> None:
+    """A row (saved at its next change) or a match to create (only once four sit) may wait
+    while the table goes on: another kind of write that works ends their pause for good,
+    and a failure much later is a pause of its own, not one going on from then."""
+    pause = StorePause()
+    pause.failed(100.0, first=0.05, most=0.3, kind=kind)
+    assert pause.worked(100.5, kind=ACTION) == 100.0
+    assert not pause.failing and pause.failures == 0
+    pause.failed(700.0, first=0.05, most=0.3, kind=ACTION)
+    assert pause.down_since == 700.0
+    # While an append is owed, their failures go on with its pause.
+    pause.worked(700.1, kind=ROW)
+    pause.failed(701.0, first=0.05, most=0.3, kind=kind)
+    assert pause.down_since == 700.1 and pause.owed == ACTION
 
 
 @pytest.mark.asyncio
