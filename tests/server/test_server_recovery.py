@@ -770,6 +770,59 @@ async def test_a_database_that_takes_no_new_move_does_not_run_out_a_turn(
 
 
 @pytest.mark.asyncio
+async def test_a_lock_held_by_another_process_does_not_run_out_a_turn(
+    serve: Callable[..., Any], tmp_path: Path
+) -> None:
+    """Another process holds the SQLite database locked past the server's 10 s wait for
+    it, a turn being 2 s: her discard's write waits, then fails (``internal_error``). Once
+    the lock is free, her re-sent discard is stored. Before, the wait ran on her clock (the
+    pause began when the write failed), and the stand-in's discard was stored."""
+    path = tmp_path / "data" / "guobiao.db"
+    config = write_config(tmp_path, f"sqlite+aiosqlite:///{path}")
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace(f"turn_seconds = {TURN_SECONDS}", "turn_seconds = 2"))
+    server = await serve(config)
+    wire = await Wire.open(server.url, version=3)
+    outside = sqlite3.connect(path, timeout=30, isolation_level=None)
+    try:
+        await guest(wire)
+        created = await wire.answered("create_table", {"turn_seconds": 2}, "table_created")
+        table = created["payload"]["table"]
+        await wire.answered("join_table", {"table": table, "seat": 0}, "joined")
+        await add_bots(wire, table, "default")
+        turn = await wire.wait(is_update(table, has_legal), timeout=30)
+        play = {
+            "table": table,
+            "seq": turn["payload"]["seq"],
+            "action": next(a for a in legal_of(turn["payload"]) if a["type"] == "discard"),
+        }
+        outside.execute("BEGIN EXCLUSIVE")
+        try:
+            reply = await wire.request("action", play, timeout=30)
+            assert reply["type"] == "error", reply
+            assert reply["payload"]["code"] == "internal_error", reply
+            await asyncio.sleep(1)
+        finally:
+            outside.execute("ROLLBACK")
+        await asyncio.sleep(0.5)  # her client's re-send comes a little later
+        mark = await wire.send({"type": "action", "payload": play})
+        shown = await wire.wait(
+            lambda f: (
+                is_update(table)(f)
+                and any(e["kind"] == "discard" and e["player"] == 0 for e in f["payload"]["events"])
+            ),
+            mark,
+        )
+        discard = next(e for e in shown["payload"]["events"] if e["kind"] == "discard")
+        assert discard["tile"] == play["action"]["tile"], (discard, play)
+        stand_in = outside.execute("SELECT stand_in FROM actions ORDER BY seq LIMIT 1").fetchone()
+        assert stand_in == (0,), "the stand-in's discard was stored"
+    finally:
+        outside.close()
+        await wire.close()
+
+
+@pytest.mark.asyncio
 async def test_a_stopped_server_does_not_count_the_stop_against_a_turn(
     serve: Callable[..., Any], tmp_path: Path
 ) -> None:
