@@ -536,8 +536,15 @@ class Tournaments:
     async def _check_in(self, state: State, username: str, now: datetime) -> str:
         views.not_finished(state)
         number = state.next_session
-        if number > state.settings.sessions:
-            raise TournamentError("tournament_state", "every session has been played")
+        if number > state.settings.sessions:  # (the tournament ends with its last session)
+            last = state.sessions[-1]
+            raise TournamentError(
+                "tournament_state",
+                f"session {last.number}, the tournament's last, is being played: check-in is "
+                "for the next session, and there is none after it"
+                if last.state == "playing"
+                else "every session has been played",
+            )
         if not await self.store.check_in(state.row.id, number, username, now):
             raise TournamentError(
                 "already_registered", f"{username} has checked in for session {number}"
@@ -570,9 +577,9 @@ class Tournaments:
                 raise TournamentError(
                     "bad_message", f"session: session {number} has not been played yet"
                 )
-            subs = state.substitutes(number)
+            # Her seat, even if a substitute plays it: the entry is still hers and counts.
             seats = {p for table in s.seating["tables"] for p in table}
-            if player not in seats or player in subs:
+            if player not in seats:
                 raise TournamentError(
                     "bad_message", f"session: {player} did not play session {number}"
                 )

@@ -7,10 +7,11 @@ they occupy, exactly: two tied for last get (1 + 0) / 2 = 1/2 each, three tied f
 arithmetic is ``fractions.Fraction`` throughout, so thirds never round.
 
 **Results and corrections.** The results are the sessions as played: per table the four seats
-(a registered player's id, or a ``Substitute``) and their final scores. The tournament
-director's penalties and corrections are an append-only log of ``Correction`` and ``Undo``
-entries; standings are always recomputed from the results plus the corrections in force, so
-any figure can be audited (``audit``). Kinds of correction (amounts are signed, added):
+(a registered player's id, or a ``Substitute``, with the player whose seat it played if
+any) and their final scores, and the players on a bye. The tournament director's penalties
+and corrections are an append-only log of ``Correction`` and ``Undo`` entries; standings are
+always recomputed from the results plus the corrections in force, so any figure can be
+audited (``audit``). Kinds of correction (amounts are signed, added):
 
 - ``"score"``: corrects a recorded final score of ``player`` in ``session`` (required) by
   adding to it (a ruling on a hand states each player's change, and two rulings on two hands
@@ -19,6 +20,11 @@ any figure can be audited (``audit``). Kinds of correction (amounts are signed, 
 - ``"penalty"``: added to ``player``'s score (in ``session``, or overall when None) *without*
   re-ranking the table (usually negative);
 - ``"points"``: added to ``player``'s table points (in ``session``, or overall when None).
+
+A correction naming a session is for a player the session seated (one on a bye is
+refused). If a substitute played her seat, the correction is still hers and counts, never
+dropped: a score correction corrects the seat's score (re-ranking the table), a penalty or
+table points go in her totals (she has no line for that session).
 
 An ``Undo(id, of)`` withdraws the entry ``of`` (an earlier id of the log); undoing an undo
 puts its target back in force. An entry is in force when no undo of it is in force; as undos
@@ -67,7 +73,7 @@ winner 32 (on a discard) or 48 (self-drawn) points, ten times that is a bridge g
 only compares with nobody and is left out. Substitutes' hands serve as comparison for the
 others but substitutes are not listed.
 
-One concept, one module (a little over 600 lines): the scoring of a tournament as the rules
+One concept, one module (under 700 lines): the scoring of a tournament as the rules
 and docs/tournaments.md state it, from table points to the exported standings. Every figure
 an export or the audit shows is computed here from the same results and corrections, so the
 rules and their outputs are read in one place; the exports (the last hundred lines) format
@@ -81,7 +87,7 @@ import io
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Literal, TypeAlias
 
@@ -121,9 +127,12 @@ def table_points(scores: Sequence[int]) -> list[Fraction]:
 
 @dataclass(frozen=True, slots=True)
 class Substitute:
-    """A seat filled by a substitute (not a participant): ``name`` is only for display."""
+    """A seat filled by a substitute (not a participant): ``name`` is only for display;
+    ``for_player`` is the player the session seated there (None for a seat no player had),
+    whose entries for the session still count (the module docstring)."""
 
     name: str = ""
+    for_player: str | None = None
 
 
 Seat: TypeAlias = str | Substitute
@@ -148,18 +157,28 @@ class TableResult:
 
 @dataclass(frozen=True, slots=True)
 class SessionResult:
-    """The tables of one session (a round), by session number."""
+    """The tables of one session (a round), by session number, and the players it left
+    on a bye (for the exports to say so)."""
 
     session: int
     tables: tuple[TableResult, ...]
+    byes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        players = [p for t in self.tables for p in t.seats if not isinstance(p, Substitute)]
+        players = [_holder(p) for t in self.tables for p in t.seats if _holder(p) is not None]
         if len(set(players)) != len(players):
             raise ValueError(f"session {self.session}: a player sits at two seats")
         numbers = [t.table for t in self.tables]
         if len(set(numbers)) != len(numbers):
             raise ValueError(f"session {self.session}: table numbers repeat: {numbers!r}")
+        both = set(self.byes) & set(players)
+        if both:
+            raise ValueError(f"session {self.session}: both on a bye and seated: {sorted(both)!r}")
+
+
+def _holder(seat: Seat) -> str | None:
+    """The player the session seated at ``seat``, whoever played it (None: nobody's)."""
+    return seat.for_player if isinstance(seat, Substitute) else seat
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +230,8 @@ class SessionLine:
 @dataclass(frozen=True, slots=True)
 class Standing:
     """A player's line of the standings: totals include every correction in force
-    (those without a session only in the totals)."""
+    (those without a line for their session only in the totals); ``byes``, the sessions
+    the player sat out on a bye."""
 
     place: int
     player: str
@@ -220,6 +240,7 @@ class Standing:
     sessions: tuple[SessionLine, ...]
     firsts: int
     best_session: int | None  # None: no session played (byes only, so far)
+    byes: tuple[int, ...] = ()
 
 
 def in_force(log: Sequence[LogEntry]) -> set[str]:
@@ -257,9 +278,7 @@ def _lines(
     sessions = {r.session for r in results}
     if len(sessions) != len(results):
         raise ValueError("session numbers repeat")
-    seated = {
-        (r.session, p) for r in results for t in r.tables for p in t.seats if isinstance(p, str)
-    }
+    held = seats_held(results)
     score_fix: dict[tuple[int, str], int] = defaultdict(int)
     penalty: dict[tuple[int, str], int] = defaultdict(int)
     points: dict[tuple[int, str], Fraction] = defaultdict(Fraction)
@@ -268,7 +287,7 @@ def _lines(
             raise ValueError(f"correction {c.id!r}: {c.player!r} is not a participant")
         if c.session is None:
             continue
-        if (c.session, c.player) not in seated:
+        if (c.session, c.player) not in held:
             raise ValueError(f"correction {c.id!r}: {c.player!r} did not play {c.session}")
         if c.kind == "score":
             score_fix[c.session, c.player] += int(c.amount)
@@ -280,9 +299,10 @@ def _lines(
     firsts: dict[str, list[bool]] = defaultdict(list)
     for r in sorted(results, key=lambda r: r.session):
         for t in r.tables:
+            holders = [_holder(p) for p in t.seats]  # a score correction corrects the seat
             scores = [
-                s + (score_fix[r.session, p] if isinstance(p, str) else 0)
-                for p, s in zip(t.seats, t.scores, strict=True)
+                s + (score_fix[r.session, p] if p is not None else 0)
+                for p, s in zip(holders, t.scores, strict=True)
             ]
             tps = [
                 tp + (points[r.session, p] if isinstance(p, str) else 0)
@@ -295,6 +315,17 @@ def _lines(
                 lines[p].append(SessionLine(r.session, t.table, seat, score, tp))
                 firsts[p].append(tp == max(tps))
     return lines, firsts
+
+
+def seats_held(results: Sequence[SessionResult]) -> set[tuple[int, str]]:
+    """(session, player) for each seat a session gave a player, whoever played it."""
+    return {
+        (r.session, p)
+        for r in results
+        for t in r.tables
+        for p in map(_holder, t.seats)
+        if p is not None
+    }
 
 
 def standings(
@@ -314,13 +345,22 @@ def standings(
     } | set(players)
     active = _corrections(corrections)
     lines, firsts = _lines(results, active, participants)
+    # Entries with no line to go in: those without a session, and those for a session in
+    # which a substitute played the player's seat (a score correction went in the seat's).
+    played = {(ln.session, p) for p, player_lines in lines.items() for ln in player_lines}
     extra_points: dict[str, Fraction] = defaultdict(Fraction)
     extra_score: dict[str, int] = defaultdict(int)
     for c in active:
-        if c.session is None and c.kind == "points":
+        if c.session is not None and ((c.session, c.player) in played or c.kind == "score"):
+            continue
+        if c.kind == "points":
             extra_points[c.player] += Fraction(c.amount)
-        elif c.session is None:
+        else:
             extra_score[c.player] += int(c.amount)
+    byes: dict[str, list[int]] = defaultdict(list)
+    for r in sorted(results, key=lambda r: r.session):
+        for p in r.byes:
+            byes[p].append(r.session)
     rows = {
         p: Standing(
             place=0,
@@ -330,6 +370,7 @@ def standings(
             sessions=tuple(lines[p]),
             firsts=sum(firsts[p]),
             best_session=max((ln.score for ln in lines[p]), default=None),
+            byes=tuple(byes[p]),
         )
         for p in participants
     }
@@ -357,15 +398,7 @@ def standings(
 
 
 def _with_place(row: Standing, place: int) -> Standing:
-    return Standing(
-        place,
-        row.player,
-        row.table_points,
-        row.score,
-        row.sessions,
-        row.firsts,
-        row.best_session,
-    )
+    return replace(row, place=place)
 
 
 def _key(
@@ -553,14 +586,17 @@ def text_cell(value: str) -> str:
 
 
 def _session_numbers(rows: Sequence[Standing]) -> list[int]:
-    return sorted({ln.session for row in rows for ln in row.sessions})
+    played = {ln.session for row in rows for ln in row.sessions}
+    return sorted(played | {n for row in rows for n in row.byes})
 
 
 def export_json(
     rows: Sequence[Standing], duplicate: Sequence[DuplicateResult] | None = None
 ) -> str:
     """The standings (and the duplicate results, if any) as JSON for a ranking body:
-    players, places, table points, scores per session. Table points are exact text
+    players, places, table points, scores per session, and ``byes``, the sessions the
+    player sat out on a bye (a session with no line and not in ``byes`` was missed another
+    way: absent, or the seat played by a substitute). Table points are exact text
     (``"7/3"``) with a rounded ``*_decimal`` beside them."""
     data: dict[str, Any] = {
         "sessions": _session_numbers(rows),
@@ -581,6 +617,7 @@ def export_json(
                     }
                     for ln in row.sessions
                 ],
+                "byes": list(row.byes),
             }
             for row in rows
         ],
@@ -603,15 +640,18 @@ def export_csv(rows: Sequence[Standing]) -> str:
     line break quoted), to be opened in a spreadsheet: a header row, then one row per
     player: place, player, table points, score, then for each session the player's table,
     seat (0 East .. 3 North), table points and score (empty when the player did not play
-    it). Numbers are written as numbers (a negative score stays a number), table points as
-    decimals (``decimal``: ``7/4`` would open as a date); the one text cell, the player,
-    is neutralised if it would start a formula (``text_cell``)."""
+    it), then for each session whether the player sat it out on a bye (1, else 0: the
+    bye columns come after all the others, which keep their places). Numbers are written
+    as numbers (a negative score stays a number), table points as decimals (``decimal``:
+    ``7/4`` would open as a date); the one text cell, the player, is neutralised if it
+    would start a formula (``text_cell``)."""
     numbers = _session_numbers(rows)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180; a CR in a cell is quoted too
     header = ["place", "player", "table_points", "score"]
     for n in numbers:
         header += [f"session_{n}_{column}" for column in ("table", "seat", "table_points", "score")]
+    header += [f"session_{n}_bye" for n in numbers]
     writer.writerow(header)
     for row in rows:
         by_session = {ln.session: ln for ln in row.sessions}
@@ -627,5 +667,6 @@ def export_csv(rows: Sequence[Standing]) -> str:
                 cells += ["", "", "", ""]
             else:
                 cells += [ln.table, ln.seat, decimal(ln.table_points), ln.score]
+        cells += [int(n in row.byes) for n in numbers]
         writer.writerow(cells)
     return out.getvalue()

@@ -77,11 +77,14 @@ class State:
 
     def scored_seats(self, s: SessionRow) -> list[list[scoring.Seat]]:
         """Each table's four seats as the scoring counts them: the player, or a
-        ``Substitute`` for a seat a substitute played (never counted for anyone)."""
+        ``Substitute`` for a seat a substitute played (never counted for anyone), naming
+        the player seated there (whose entries for the session still count)."""
         subs = self.substitutes(s.number)
         return [
             [
-                scoring.Substitute(subs.get(p, BOT)) if p in subs or seating.is_substitute(p) else p
+                scoring.Substitute(subs.get(p, BOT), None if seating.is_substitute(p) else p)
+                if p in subs or seating.is_substitute(p)
+                else p
                 for p in table
             ]
             for table in s.seating["tables"]
@@ -90,17 +93,16 @@ class State:
     def standings(self) -> list[scoring.Standing]:
         """The standings from the results so far and the corrections that apply to them: an
         entry for a session whose result is not in yet (its table still playing, a duplicate
-        session held) waits, in the log, until it is. Empty before the first result is in;
-        from then on every registered player is listed, played or not (on a bye, absent,
-        their seat played by a substitute: 0 for that session), and a withdrawn one who
-        played a table or was given a correction in force."""
+        session held) waits, in the log, until it is; then it counts, even if a substitute
+        played the player's seat (the seat was hers: ``scoring``). Empty before the first
+        result is in; from then on every registered player is listed, played or not (on a
+        bye, absent, their seat played by a substitute: 0 for that session), and a
+        withdrawn one who played a table or was given a correction in force."""
         results = self.results()
         if not results:
             return []
-        seated = {
-            (r.session, p) for r in results for t in r.tables for p in t.seats if isinstance(p, str)
-        }
-        known = {p for _, p in seated} | set(self.entrants)
+        held = scoring.seats_held(results)  # of the tables whose results are in
+        known = {p for _, p in held} | set(self.entrants)
         force = scoring.in_force(self.log)
         applies: list[scoring.Correction] = [
             e
@@ -108,7 +110,7 @@ class State:
             if isinstance(e, scoring.Correction)
             and e.id in force
             and e.player in known
-            and (e.session is None or (e.session, e.player) in seated)
+            and (e.session is None or (e.session, e.player) in held)
         ]
         players = {p for p, status in self.entrants.items() if status == "registered"}
         players |= {e.player for e in applies}
@@ -130,7 +132,8 @@ class State:
                     scoring.TableResult(t.number, tuple(seats[t.number - 1]), t.scores)  # type: ignore[arg-type]
                 )
             if done:
-                out.append(scoring.SessionResult(s.number, tuple(done)))
+                byes = tuple(s.seating.get("byes", ()))
+                out.append(scoring.SessionResult(s.number, tuple(done), byes))
         return out
 
 

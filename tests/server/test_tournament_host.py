@@ -445,14 +445,28 @@ async def test_a_player_on_a_bye_is_in_the_standings_and_both_exports(
         ]
         row = next(r for r in exported["standings"] if r["player"] == bye)
         assert (row["table_points"], row["score"], row["sessions"]) == ("0", -7, [])
-        # export.csv: a line for each of the five, the bye player's session cells empty.
+        # ... and the bye said (the seating's ``byes``), not left to be guessed from an
+        # empty session.
+        assert {r["player"]: r["byes"] for r in exported["standings"]} == {
+            n: [1] if n == bye else [] for n in names
+        }
+        # export.csv: a line for each of the five, the bye player's session cells empty and
+        # the session's bye column (after the columns of old) 1, the others' 0.
         status, text = await http_get(app.port, f"/api/tournaments/{tid}/export.csv")
         assert status == 200
         header, *lines = list(csv.reader(io.StringIO(text)))
-        assert header[:4] == ["place", "player", "table_points", "score"] and len(header) == 8
+        assert header[:4] == ["place", "player", "table_points", "score"] and len(header) == 9
+        assert header[4:] == [
+            "session_1_table",
+            "session_1_seat",
+            "session_1_table_points",
+            "session_1_score",
+            "session_1_bye",
+        ]
         assert [line[1] for line in lines] == [r["player"] for r in body["standings"]]
         (line,) = [line for line in lines if line[1] == bye]
-        assert line == [str(rows[bye]["place"]), bye, "0", "-7", "", "", "", ""]
+        assert line == [str(rows[bye]["place"]), bye, "0", "-7", "", "", "", "", "1"]
+        assert all(line[8] == "0" and line[4] for line in lines if line[1] != bye)
     finally:
         for c in (director, *players.values()):
             await c.close()
@@ -643,6 +657,106 @@ async def test_a_substitute_takes_a_seat_in_play_or_is_refused_and_forgotten(
         assert all(len(rows[n]["sessions"]) == 1 for n in names[1:])
     finally:
         await director.close()
+
+
+async def seated_and_still(director: Client, players: list[Client], tid: int) -> None:
+    """Seat and start the tournament's next session: its ``players`` are told their seats
+    and sit there without moving (the table waits on them)."""
+    await ask(director, "tournament_seat", tournament=tid)
+    told = [
+        asyncio.create_task(p.wait_for(lambda m: m.type == "tournament_session")) for p in players
+    ]
+    await asyncio.sleep(0)
+    await ask(director, "tournament_start_session", tournament=tid)
+    await asyncio.gather(*told)
+
+
+async def test_a_penalty_given_before_a_substitute_takes_the_seat_still_counts(
+    start_server: StartServer, http_get: HttpGet
+) -> None:
+    """An outside probe's case: a player is penalised in the session being played, then a
+    substitute takes her seat. The penalty stayed in the log, in force, and the standings
+    skipped it without a word. It is hers and counts (docs/tournaments.md, "Scoring"); one
+    entered after the substitute took the seat counts the same, whatever the order."""
+    app = await start_server(tournaments={"directors": DIRECTOR})
+    director = await connect(app, DIRECTOR)
+    names = [f"td_f{i}" for i in range(4)]
+    players = [await connect(app, n) for n in names]
+    gone = names[0]
+    try:
+        tid = (
+            await ask(
+                director,
+                "tournament_create",
+                name="Fined",
+                sessions=1,
+                hands=1,
+                turn_seconds=60,
+                check_in=False,
+            )
+        )["id"]
+        await ask(director, "tournament_add_players", tournament=tid, players=names)
+        await seated_and_still(director, players, tid)
+        fine = {"tournament": tid, "player": gone, "kind": "penalty", "session": 1}
+        await ask(director, "tournament_penalty", **fine, amount=-10, reason="slow play")
+        await ask(director, "tournament_substitute", tournament=tid, player=gone, substitute="bot")
+        await ask(director, "tournament_penalty", **fine, amount=-5, reason="left the table")
+    finally:
+        for c in players:
+            await c.close()  # gone: their seats are played to the end
+    try:
+        body = await until_finished(director, tid, 1)
+    finally:
+        await director.close()
+    assert [(e["player"], e["amount"], e["in_force"]) for e in body["log"]] == [
+        (gone, "-10", True),
+        (gone, "-5", True),
+    ]
+    rows = {r["player"]: r for r in body["standings"]}
+    assert sorted(rows) == names
+    assert {k: rows[gone][k] for k in ("table_points", "score", "sessions")} == {
+        "table_points": "0",
+        "score": -15,
+        "sessions": [],
+    }
+    _, exported = await get_json(http_get, app, f"/api/tournaments/{tid}/export.json")
+    (row,) = [r for r in exported["standings"] if r["player"] == gone]
+    assert (row["score"], row["sessions"], row["byes"]) == (-15, [], [])
+
+
+async def test_checking_in_while_the_last_session_is_played_is_refused_in_true_words(
+    start_server: StartServer,
+) -> None:
+    """Check-in is for the next session, and while the last one is being played there is
+    none: the refusal says so (it said every session had been played, not yet true)."""
+    app = await start_server(tournaments={"directors": DIRECTOR})
+    director = await connect(app, DIRECTOR)
+    names = [f"td_k{i}" for i in range(4)]
+    players = [await connect(app, n) for n in names]
+    try:
+        tid = (
+            await ask(
+                director,
+                "tournament_create",
+                name="Last",
+                sessions=1,
+                hands=1,
+                turn_seconds=60,
+            )
+        )["id"]
+        await ask(director, "tournament_add_players", tournament=tid, players=names)
+        for p in players:  # for session 1, the one to come
+            assert (await ask(p, "tournament_check_in", tournament=tid))["you"]["checked_in"]
+        await seated_and_still(director, players, tid)
+        error = await refused(players[0], "tournament_check_in", tournament=tid)
+        assert error.code == "tournament_state"
+        assert error.reason == (
+            "session 1, the tournament's last, is being played: check-in is for the next "
+            "session, and there is none after it"
+        )
+    finally:
+        for c in (director, *players):
+            await c.close()
 
 
 async def test_a_private_tournament_is_unlisted_and_its_players_still_sit_at_its_tables(

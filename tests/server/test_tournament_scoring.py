@@ -280,7 +280,7 @@ def test_bad_logs_are_refused(log: list[Correction | Undo], message: str) -> Non
 
 
 # Session 1: ben on a bye, the other four at one table.
-BYE = [SessionResult(1, (t(1, ("ann", "bob", "cat", "dan"), (30, 10, -10, -30)),))]
+BYE = [SessionResult(1, (t(1, ("ann", "bob", "cat", "dan"), (30, 10, -10, -30)),), ("ben",))]
 FIELD = ("ann", "ben", "bob", "cat", "dan")
 
 
@@ -297,9 +297,12 @@ def test_a_player_on_a_bye_is_listed_with_nothing_for_it_and_ranked_among_the_ot
         (5, "dan"),
     ]
     ben = by_player(rows)["ben"]
-    assert ben == Standing(4, "ben", F(0), 0, (), 0, None)
+    assert ben == Standing(4, "ben", F(0), 0, (), 0, None, byes=(1,))
     assert by_player(rows)["dan"].best_session == -30
-    # The exports list him too: in the JSON with no session, in the CSV with empty cells.
+    assert all(r.byes == () for r in rows if r.player != "ben")
+    # The exports list him too, the bye said: in the JSON with no session and the session in
+    # his ``byes``; in the CSV with empty cells and a 1 in the session's bye column (the
+    # columns of the format before it unchanged, the bye columns after them).
     data = json.loads(export_json(rows))
     assert data["sessions"] == [1]
     assert data["standings"][3] == {
@@ -309,9 +312,19 @@ def test_a_player_on_a_bye_is_listed_with_nothing_for_it_and_ranked_among_the_ot
         "table_points_decimal": 0.0,
         "score": 0,
         "sessions": [],
+        "byes": [1],
     }
+    assert data["standings"][0]["byes"] == []
     table = list(csv.reader(io.StringIO(export_csv(rows))))
-    assert table[4] == ["4", "ben", "0", "0", "", "", "", ""]
+    assert table[0][4:] == [
+        "session_1_table",
+        "session_1_seat",
+        "session_1_table_points",
+        "session_1_score",
+        "session_1_bye",
+    ]
+    assert table[4] == ["4", "ben", "0", "0", "", "", "", "", "1"]
+    assert table[1] == ["1", "ann", "4", "30", "1", "0", "4", "30", "0"]
     assert len(table) == 1 + len(FIELD)
 
 
@@ -348,6 +361,45 @@ def test_a_penalty_to_a_player_on_a_bye_counts_and_the_chain_ranks_the_tie() -> 
     ]
 
 
+# Session 1: a substitute played ann's seat (she left); the other three played theirs.
+LEFT = [
+    SessionResult(
+        1, (t(1, (Substitute("bot:strong", "ann"), "bob", "cat", "dan"), (30, 10, -10, -30)),)
+    )
+]
+HELD = ("ann", "bob", "cat", "dan")
+
+
+def test_a_session_entry_for_a_player_whose_seat_a_substitute_played_counts() -> None:
+    """An outside probe's case: ann is penalised in session 1, then a substitute plays her
+    seat. The entry is still hers and counts, never dropped: the penalty comes off her
+    total and table points given are added to it (she has no line for the session: the
+    seat counts for nobody); a score correction corrects her seat's score, so it re-ranks
+    her tablemates. One for a session a player sat out on a bye is still refused."""
+    fine = Correction("c1", "penalty", "ann", 1, -10, "slow play")
+    bonus = Correction("c2", "points", "ann", 1, F(1, 2), "a ruling")
+    got = by_player(standings(LEFT, [fine, bonus], players=HELD))
+    assert (got["ann"].table_points, got["ann"].score) == (F(1, 2), -10)
+    assert (got["ann"].sessions, got["ann"].best_session) == ((), None)
+    assert [r.player for r in standings(LEFT, [fine, bonus], players=HELD)] == [
+        "bob",  # 2 (the substitute's 30 ranked first)
+        "cat",  # 1
+        "ann",  # 1/2
+        "dan",  # 0
+    ]
+    # The seat's -40: it ties with cat at -10, bob is first; ann's own figures do not move.
+    ruling = Correction("c3", "score", "ann", 1, -40, "a hand misrecorded")
+    got = by_player(standings(LEFT, [ruling], players=HELD))
+    assert [got[p].table_points for p in ("bob", "cat", "dan")] == [4, F(3, 2), 0]
+    assert (got["ann"].table_points, got["ann"].score, got["ann"].sessions) == (0, 0, ())
+    # The audit shows the penalty moving her.
+    (line,) = audit(LEFT, [fine], players=HELD)
+    assert [(c.player, c.score) for c in line.changes] == [("ann", (0, -10))]
+    # Sat out on a bye: refused, as before.
+    with pytest.raises(ValueError, match="did not play 1"):
+        standings(LEFT, [Correction("c4", "penalty", "ben", 1, -5, "x")], players=(*HELD, "ben"))
+
+
 def test_bad_entries_are_refused() -> None:
     with pytest.raises(ValueError, match="needs a session"):
         Correction("c1", "score", "ann", None, 5, "x")
@@ -361,6 +413,10 @@ def test_bad_entries_are_refused() -> None:
         SessionResult(
             1, (t(1, ("a", "b", "c", "d"), (0,) * 4), t(2, ("a", "e", "f", "g"), (0,) * 4))
         )
+    with pytest.raises(ValueError, match="sits at two seats"):  # and at the seat substituted
+        SessionResult(1, (t(1, ("a", "b", "c", Substitute("x", "a")), (0,) * 4),))
+    with pytest.raises(ValueError, match="both on a bye and seated"):
+        SessionResult(1, (t(1, ("a", "b", "c", "d"), (0,) * 4),), ("e", "a"))
 
 
 def test_the_audit_lists_each_entry_and_its_effect_in_order() -> None:
@@ -396,30 +452,52 @@ NAMES += ["-1-1", "=1+1", "+33", "@SUM(A1)", "\tx", "\r=y"]  # formulas to a spr
 
 
 @st.composite
-def tournaments(draw: st.DrawFn) -> list[SessionResult]:
+def tournaments(draw: st.DrawFn, replaced: bool = False) -> list[SessionResult]:
+    """Up to three sessions of some of the players, the tables completed by substitutes,
+    some of the players absent from a session on a bye in it; with ``replaced``, some
+    seats played by a substitute for the player seated there (never the first: every
+    session seats a player)."""
     players = draw(st.lists(st.sampled_from(NAMES), min_size=3, max_size=9, unique=True))
     sessions = []
     for number in range(1, draw(st.integers(1, 3)) + 1):
-        present = draw(st.permutations(players))
-        present = present[: draw(st.integers(1, len(present)))]
+        order = draw(st.permutations(players))
+        count = draw(st.integers(1, len(order)))
+        present, absent = order[:count], order[count:]
         seats: list[str | Substitute] = [*present]
+        for i in range(1, len(seats) if replaced else 0):
+            if draw(st.booleans()):
+                seats[i] = Substitute(f"r{i}", present[i])
         seats += [Substitute(f"s{i}") for i in range(-len(seats) % 4)]
         tables = []
         for i in range(0, len(seats), 4):
             scores = draw(st.lists(st.integers(-4, 4), min_size=4, max_size=4))
             tables.append(TableResult(i // 4 + 1, tuple(seats[i : i + 4]), tuple(scores)))  # type: ignore[arg-type]
-        sessions.append(SessionResult(number, tuple(tables)))
+        byes = tuple(p for p in absent if draw(st.booleans()))
+        sessions.append(SessionResult(number, tuple(tables), byes))
     return sessions
+
+
+def replaced_players(results: list[SessionResult]) -> set[tuple[int, str]]:
+    """(session, player) of each seat a substitute played for the player seated there."""
+    return {
+        (r.session, p.for_player)
+        for r in results
+        for tb in r.tables
+        for p in tb.seats
+        if isinstance(p, Substitute) and p.for_player is not None
+    }
 
 
 @st.composite
 def corrections(
     draw: st.DrawFn, results: list[SessionResult], unseated: list[str] | None = None
 ) -> list[Correction]:
-    """Corrections of the players seated (in a session they played, or overall), and
-    overall ones of the ``unseated`` players (who played no table)."""
+    """Corrections of the players seated (in a session they played, or whose seat a
+    substitute played there, or overall), and overall ones of the ``unseated`` players (who
+    played no table)."""
     seated = sorted(
-        (r.session, p) for r in results for tb in r.tables for p in tb.seats if isinstance(p, str)
+        {(r.session, p) for r in results for tb in r.tables for p in tb.seats if isinstance(p, str)}
+        | replaced_players(results)
     )
     choices: list[tuple[int | None, str]] = [*seated, *((None, p) for p in unseated or ())]
     out = []
@@ -440,15 +518,17 @@ def literal_standings(
 ) -> list[tuple[int, str, Fraction, int]]:
     """(place, player, table points, score) re-computed literally, chain table points then
     score, places 1 + the number of players strictly ahead; ``players`` start at nothing
-    (they are listed whether they played or not)."""
+    (they are listed whether they played or not). A score correction corrects the seat the
+    session gave the player, whoever played it."""
     points: defaultdict[str, Fraction] = defaultdict(F, {p: F(0) for p in players})
     score: defaultdict[str, int] = defaultdict(int, dict.fromkeys(players, 0))
     for r in results:
         for tb in r.tables:
             final = list(tb.scores)
+            owners = [p.for_player if isinstance(p, Substitute) else p for p in tb.seats]
             for c in log:
-                if c.kind == "score" and c.session == r.session and c.player in tb.seats:
-                    final[tb.seats.index(c.player)] += int(c.amount)
+                if c.kind == "score" and c.session == r.session and c.player in owners:
+                    final[owners.index(c.player)] += int(c.amount)
             for p, s, tp in zip(tb.seats, final, brute_table_points(final), strict=True):
                 if isinstance(p, str):
                     points[p] += tp
@@ -514,6 +594,22 @@ def test_every_player_is_listed_whether_they_played_a_table_or_not(data: st.Data
     assert [r.place for r in full] == list(range(1, len(everyone) + 1))
     keys = [(r.table_points, r.score, r.firsts) for r in full]
     assert keys == sorted(keys, reverse=True)
+
+
+@settings(max_examples=150)
+@given(st.data())
+def test_entries_for_seats_substitutes_played_count_as_recomputed(data: st.DataObject) -> None:
+    """Seats a substitute played for the player seated there: every entry naming her and
+    that session counts (in her totals; a score correction in the seat's score) as the
+    literal re-computation has it."""
+    results = data.draw(tournaments(replaced=True))
+    seated = {p for r in results for tb in r.tables for p in tb.seats if isinstance(p, str)}
+    everyone = tuple(sorted(seated | {p for _, p in replaced_players(results)}))
+    log = data.draw(corrections(results))
+    rows = standings(results, log, players=everyone)
+    assert summary(rows) == literal_standings(results, log, everyone)
+    lines = {(ln.session, r.player) for r in rows for ln in r.sessions}
+    assert not lines & replaced_players(results)  # her seat counts for nobody
 
 
 @settings(max_examples=150)
@@ -662,10 +758,12 @@ def test_csv_reads_back_in_a_spreadsheet_as_numbers_and_plain_text(data: st.Data
     rows = standings(results, data.draw(corrections(results)))
     table = read_as_a_spreadsheet(export_csv(rows))
     sessions = sorted(r.session for r in results)  # every session seats a player
+    byes = {r.session: set(r.byes) for r in results}
     header = ["place", "player", "table_points", "score"]
     for n in sessions:
         header += [f"session_{n}_table", f"session_{n}_seat"]
         header += [f"session_{n}_table_points", f"session_{n}_score"]
+    header += [f"session_{n}_bye" for n in sessions]  # after the columns of old
     assert table[0] == header
     assert len(table) == len(rows) + 1
     for line, row in zip(table[1:], rows, strict=True):
@@ -681,6 +779,28 @@ def test_csv_reads_back_in_a_spreadsheet_as_numbers_and_plain_text(data: st.Data
                 assert close(cells[2], ln.table_points)
             else:
                 assert cells == ["", "", "", ""]
+            bye = line[4 + 4 * len(sessions) + i]
+            assert bye == (1 if row.player in byes[n] else 0)
+            assert not (bye and n in lines)
+
+
+@settings(max_examples=50)
+@given(st.data())
+def test_json_reads_back_as_the_standings_with_the_byes(data: st.DataObject) -> None:
+    results = data.draw(tournaments())
+    rows = standings(results, data.draw(corrections(results)))
+    got = json.loads(export_json(rows))
+    assert got["sessions"] == sorted(r.session for r in results)
+    byes = {r.session: set(r.byes) for r in results}
+    assert len(got["standings"]) == len(rows)
+    for item, row in zip(got["standings"], rows, strict=True):
+        assert (item["place"], item["player"], item["score"]) == (row.place, row.player, row.score)
+        assert F(item["table_points"]) == row.table_points
+        assert [
+            (x["session"], x["table"], x["seat"], F(x["table_points"]), x["score"])
+            for x in item["sessions"]
+        ] == [(ln.session, ln.table, ln.seat, ln.table_points, ln.score) for ln in row.sessions]
+        assert item["byes"] == [n for n in got["sessions"] if row.player in byes[n]]
 
 
 def test_csv_neutralises_what_would_be_a_formula_and_keeps_numbers_numbers() -> None:
@@ -692,13 +812,13 @@ def test_csv_neutralises_what_would_be_a_formula_and_keeps_numbers_numbers() -> 
     fix = Correction("c1", "points", "+33", None, F(-9, 2), "a ruling")
     text = export_csv(standings(results, [fix]))
     table = list(csv.reader(io.StringIO(text)))
-    assert table[1] == ["1", "'-1-1", "1", "-12", "2", "0", "1", "-12"]
-    assert table[2] == ["1", '\'=HYPERLINK("http://x")', "1", "-12", "2", "1", "1", "-12"]
-    assert table[3] == ["1", "'@SUM(A1)", "1", "-12", "2", "2", "1", "-12"]
-    assert table[4] == ["4", "'+33", "-0.5", "36", "2", "3", "4", "36"]
+    assert table[1] == ["1", "'-1-1", "1", "-12", "2", "0", "1", "-12", "0"]
+    assert table[2] == ["1", '\'=HYPERLINK("http://x")', "1", "-12", "2", "1", "1", "-12", "0"]
+    assert table[3] == ["1", "'@SUM(A1)", "1", "-12", "2", "2", "1", "-12", "0"]
+    assert table[4] == ["4", "'+33", "-0.5", "36", "2", "3", "4", "36", "0"]
     read_as_a_spreadsheet(text)  # no formula, no date anywhere
     quarters = export_csv(standings([SessionResult(1, (t(1, ("a", "b", "c", "d"), (0,) * 4),))]))
-    assert read_as_a_spreadsheet(quarters)[1][2:] == [1.75, 0, 1, 0, 1.75, 0]  # not 7/4, a date
+    assert read_as_a_spreadsheet(quarters)[1][2:] == [1.75, 0, 1, 0, 1.75, 0, 0]  # not 7/4, a date
 
 
 def test_csv_escapes_names_and_json_carries_the_same() -> None:
@@ -707,8 +827,9 @@ def test_csv_escapes_names_and_json_carries_the_same() -> None:
     text = export_csv(rows)
     assert '"Zoë, ""the"" wall"' in text
     table = list(csv.reader(io.StringIO(text)))
-    assert table[1] == ["1", 'Zoë, "the" wall', "2.3333", "5", "1", "0", "2.3333", "5"]  # Z < b
-    assert table[2] == ["1", "b", "2.3333", "5", "1", "1", "2.3333", "5"]
+    # Z < b
+    assert table[1] == ["1", 'Zoë, "the" wall', "2.3333", "5", "1", "0", "2.3333", "5", "0"]
+    assert table[2] == ["1", "b", "2.3333", "5", "1", "1", "2.3333", "5", "0"]
     deals = [DealResult(1, 1, 0, 1, "b", 32), DealResult(1, 1, 0, 2, "c", -16)]
     data = json.loads(export_json(rows, duplicate_results(deals)))
     assert data["sessions"] == [1]
@@ -719,6 +840,7 @@ def test_csv_escapes_names_and_json_carries_the_same() -> None:
         "table_points_decimal": 2.3333,
         "score": 5,
         "sessions": [{"session": 1, "table": 1, "seat": 0, "table_points": "7/3", "score": 5}],
+        "byes": [],
     }
     assert data["duplicate"] == [
         {"player": "b", "deals": 1, "difference": "48", "imps": 10},

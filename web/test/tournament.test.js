@@ -358,6 +358,8 @@ test("tournament refusals in words: by code and request, never the server's Engl
   const cases = [
     ["tournament_state", "tournament_start_session", "That session has started already.", "这一轮已经开始了。"],
     ["tournament_state", "tournament_close", "A session is being played: close the tournament after it ends.", null],
+    // Refused only while the last session is being played (once it is over, `over` says so).
+    ["tournament_state", "tournament_check_in", "Check-in is for the next session, and the session being played is the last: there is none after it.", "签到是为下一轮进行的，而正在进行的已是最后一轮，之后没有轮次了。"],
     ["tournament_state", "tournament_register", "That is not possible at this point of the tournament.", null],
     ["bad_message", "tournament_add_players", "One of the names is not a registered account: nobody was added.", "其中有名字不是已注册的账号，未添加任何人。"],
     ["bad_message", "tournament_penalty", null, null],
