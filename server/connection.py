@@ -44,7 +44,7 @@ from server.messages.outbound import (
 )
 from server.metrics import Metrics
 from server.nodes import Creator, Nodes
-from server.protocol import ProtocolError, encode, error
+from server.protocol import ProtocolError, encode, error, refusal
 from server.table import BackInput, GoneInput, input_for
 from server.tournaments.host import Tournaments
 
@@ -433,7 +433,7 @@ class Connection:
                 await self._close_for_abuse()
                 return False
         except ServerError as exc:  # protocol, accounts and lobby refusals
-            self.send(error(exc.code, exc.reason, reply_to))
+            self.send(refusal(exc, reply_to))
         except Exception:
             # A bug or a failing database must not cost the client its connection.
             log.exception("error while handling a message from %s", self.username)

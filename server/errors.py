@@ -49,7 +49,7 @@ CODES: dict[str, str] = {
     "`waiting_tables_per_address`): sit at one, or wait until one starts or closes",
     "seat_taken": "that seat is taken",
     "wrong_invite": "a private table needs its invite code",
-    "already_seated": "the player already sits at another table",
+    "already_seated": "the player already sits at another table (the refusal names it: `table`)",
     "not_seated": "the request needs a seat at (or, for `sync`, a place watching) the table",
     "table_started": "the table's match has started",
     "stale": "the action answers an old `seq`; the current `update` follows",
@@ -124,11 +124,14 @@ def shown(value: object, limit: int = QUOTED) -> str:
 
 class ServerError(Exception):
     """A request the server refuses: ``code`` (one of ``CODES``) and ``reason`` go on the wire
-    as an ``error`` message; ``reason`` says, for a person, what was wrong."""
+    as an ``error`` message; ``reason`` says, for a person, what was wrong. ``table``: the
+    table the refusal is about, for a client to go to (``already_seated``: where the player
+    sits), sent with it (``server.protocol.refusal``)."""
 
-    def __init__(self, code: str, reason: str) -> None:
+    def __init__(self, code: str, reason: str, *, table: str | None = None) -> None:
         if code not in CODES and code not in NOT_SENT:
             raise ValueError(f"unregistered error code {code!r} (add it to server.errors.CODES)")
         super().__init__(reason)
         self.code = code
         self.reason = reason
+        self.table = table

@@ -374,9 +374,11 @@ class Lobby:
         creator: Creator | None = None,
     ) -> Table:
         """A new table, started; ``LobbyError`` (``bad_message``) naming a setting outside
-        its limits; ``too_many_tables`` or ``table_full`` when there is no room for it
-        (``_check_room``). ``creator``: the player whose ``create_table`` it is (None: the
-        queue's and tournaments' tables, made with their players seated).
+        its limits; ``already_seated`` naming the table where ``creator`` sits, if she sits
+        at one still unfinished (she could not sit at this one); ``too_many_tables`` or
+        ``table_full`` when there is no room for it (``_check_room``). ``creator``: the
+        player whose ``create_table`` it is (None: the queue's and tournaments' tables,
+        made with their players seated).
         ``hands``: its match's length in deals (None: a whole match, 16).
         ``rated``: a table of the ladder of its preset (``no_such_ladder`` if it has none).
         ``seated``: four usernames (or ``"bot:NAME"``) already seated (the queue's tables, a
@@ -419,6 +421,9 @@ class Lobby:
             turn_seconds=(timers.min_turn_seconds, timers.max_turn_seconds),
             ladders=self.config.ladder_names,
         )
+        sits = self.seated_at(creator.username) if creator is not None else None
+        if sits is not None:
+            raise LobbyError("already_seated", f"you already sit at table {sits}", table=sits)
         self._check_room(creator)
         if self.nodes.draining:
             raise LobbyError(

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from server.errors import QUOTED, shown
+from server.errors import QUOTED, ServerError, shown
 from server.messages import inbound
 from server.messages.outbound import Error, ServerMessage
 
@@ -230,3 +230,8 @@ def write(kind: str, payload: Mapping[str, Any], reply_to: str | int | None = No
 
 def error(code: str, reason: str, reply_to: str | int | None = None) -> str:
     return encode(Error(code, reason), reply_to)
+
+
+def refusal(exc: ServerError, reply_to: str | int | None = None) -> str:
+    """The ``error`` that refuses a request with ``exc``, the table it names included."""
+    return encode(Error(exc.code, exc.reason, table=exc.table), reply_to)

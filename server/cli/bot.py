@@ -222,12 +222,19 @@ async def _sit(client: Client, args: argparse.Namespace, say: _Say) -> str:
         window = args.claim_window_ms
         if window is None and args.add_bots:
             window = 0  # this bot and server bots: a claim window would only slow the match
-        created = await client.create_table(
-            rules=args.rules,
-            turn_seconds=args.turn_seconds,
-            private=args.private,
-            claim_window_ms=window,
-        )
+        try:
+            created = await client.create_table(
+                rules=args.rules,
+                turn_seconds=args.turn_seconds,
+                private=args.private,
+                claim_window_ms=window,
+            )
+        except ServerError as exc:  # seated already: it plays there (as ``_join`` does)
+            seated = await _seated_at(client) if exc.code == "already_seated" else None
+            if seated is None:
+                raise
+            say(f"already seated at table {seated}: going back there")
+            return await _join(client, seated, None, args.invite, say)
         table = created.table
         invite = created.invite_code
         say(f"created table {table}" + (f" (invite code {invite})" if invite else ""))

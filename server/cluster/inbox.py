@@ -52,7 +52,7 @@ from server.cluster.peers import RemotePeer
 from server.cluster.relaying import Relaying, moving
 from server.errors import ServerError
 from server.nodes import Here
-from server.protocol import error
+from server.protocol import error, refusal
 from server.table import BackInput, GoneInput, LobbyError, ReplaceInput, Table
 
 log = logging.getLogger("guobiao.cluster")
@@ -272,7 +272,7 @@ class Inbox(Relaying):
             elif isinstance(message, protocol.TournamentRequest) and self.tournaments is not None:
                 await self.tournaments.handle(peer, message)
         except ServerError as exc:
-            peer.send(error(exc.code, exc.reason, reply_to))
+            peer.send(refusal(exc, reply_to))
         except Exception:
             log.exception("cluster: a relayed request failed: %.200r", frame)
             peer.send(

@@ -160,7 +160,7 @@ class Matchmaker:
             )
         table = self.lobby.seated_at(name)
         if table is not None:
-            raise LobbyError("already_seated", f"you already sit at table {table}")
+            raise LobbyError("already_seated", f"you already sit at table {table}", table=table)
         queue = self.queues[key]
         waiting = queue.players.get(name)
         if waiting is None or waiting.peer is not peer:

@@ -123,13 +123,15 @@ class Pong(ServerMessage):
 @dataclass(frozen=True, slots=True)
 class Error(ServerMessage):
     """A refusal: a stable ``code`` (``server.errors.CODES``) and a reason for people;
-    ``retry_after`` (seconds) when asking again later will do (``rate_limited``)."""
+    ``retry_after`` (seconds) when asking again later will do (``rate_limited``); ``table``
+    the table it is about (``already_seated``: the one where the player sits)."""
 
     TYPE: ClassVar[str] = "error"
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"retry_after"})
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"retry_after", "table"})
     code: str
     reason: str
     retry_after: float | None = None
+    table: str | None = None
 
 
 # -------------------------------------------------------------- accounts ---

@@ -45,6 +45,7 @@ class Seating(Playing):
         assert peer is not None and peer.username is not None
         username = peer.username
         mine = self.seat_of(username)
+        took_seat = mine is None
         # A player already seated (a private tournament's table) needs no invite to sit down.
         if self.settings.private and mine is None and item.invite_code != self.settings.invite_code:
             raise LobbyError(
@@ -55,7 +56,9 @@ class Seating(Playing):
                 raise LobbyError("table_started", f"table {self.id} has started without you")
             elsewhere = self.host.seated_at(username)
             if elsewhere is not None and elsewhere != self.id:
-                raise LobbyError("already_seated", f"you already sit at table {elsewhere}")
+                raise LobbyError(
+                    "already_seated", f"you already sit at table {elsewhere}", table=elsewhere
+                )
             free = [i for i, s in enumerate(self.seats) if s is None]
             if not free:
                 raise LobbyError("table_full", f"table {self.id} is full")
@@ -73,7 +76,13 @@ class Seating(Playing):
             info.connected, info.away_since, info.address = True, None, peer.address
         self.peers[peer] = mine
         peer.send(encode(Joined(self.id, mine), item.reply_to))
-        await self._lobby_changed()
+        if took_seat:
+            await self._lobby_changed()  # everyone at the table sees the seat taken
+        else:
+            # Back at a seat the table kept for her (the queue's or a tournament's table,
+            # made with its players seated; hers after leave_table): nothing changed for
+            # the others, only she needs the summary.
+            peer.send(encode(TableInfo(self.summary())))
         if self.state == "playing":
             self._send_update(peer, mine, [], full=True)
 
@@ -104,7 +113,8 @@ class Seating(Playing):
                 raise LobbyError("not_seated", f"you neither sit at nor watch table {self.id}")
             peer.send(encode(Left(self.id), item.reply_to))  # stops watching
             return
-        if self.state == "waiting":
+        waiting = self.state == "waiting"
+        if waiting:
             self.seats[mine] = None
         else:
             seat = self.seats[mine]
@@ -112,7 +122,8 @@ class Seating(Playing):
             seat.connected, seat.away_since = False, sources.time.monotonic()
         self._changed()
         peer.send(encode(Left(self.id), item.reply_to))
-        await self._lobby_changed()
+        if waiting:  # (in play the seat stays hers: the table's summary is as it was)
+            await self._lobby_changed()
 
     async def _add_bots(self, item: AddBotsInput) -> None:
         peer = item.peer
@@ -232,7 +243,9 @@ class Seating(Playing):
                 )
             elsewhere = self.host.seated_at(label)
             if elsewhere is not None and elsewhere != self.id:
-                raise LobbyError("already_seated", f"{label} already sits at table {elsewhere}")
+                raise LobbyError(
+                    "already_seated", f"{label} already sits at table {elsewhere}", table=elsewhere
+                )
             there = self.seat_of(label)
             if there is not None and there != index:
                 raise LobbyError("seat_taken", f"{label} already sits at seat {there}")

@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from engine.errors import IllegalAction
 from server.db.models import iso
 from server.messages.outbound import TableInfo
-from server.protocol import encode, error
+from server.protocol import encode, error, refusal
 from server.table import sources
 from server.table.clock import wakeup
 from server.table.core import (
@@ -267,7 +267,7 @@ class Table(Seating):
                 await self._replace(item)
         except LobbyError as exc:
             if peer is not None:
-                peer.send(error(exc.code, exc.reason, item.reply_to))
+                peer.send(refusal(exc, item.reply_to))
             if isinstance(item, ReplaceInput):
                 log.warning("table %s: seat %s not replaced: %s", self.id, item.seat, exc.reason)
                 if item.done is not None and not item.done.done():

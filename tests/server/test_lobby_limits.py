@@ -95,15 +95,30 @@ async def test_an_account_and_an_address_have_only_so_many_tables_waiting(
     assert refusals(lobby.metrics, "account") == 1  # type: ignore[union-attr]
     assert refusals(lobby.metrics, "address") == 1  # type: ignore[union-attr]
 
-    # A table that starts waits no more: its creator may make another.
-    alice = FakePeer("alice", address=ALICE.address)
-    await first.queue.put(JoinInput(alice, 1, 0, None))
+    # A table that starts waits no more: its creator may make another (one she does not
+    # sit at: seated, she may make none, below).
+    await first.queue.put(JoinInput(FakePeer("gus"), 1, 0, None))
     await first.queue.put(JoinInput(FakePeer("dan"), 2, None, None))
     await first.queue.put(JoinInput(FakePeer("erin"), 3, None, None))
     await first.queue.put(JoinInput(FakePeer("fay"), 4, None, None))
     await until(lambda: first.state == "playing", "the first table's match")
     await lobby.create(None, None, False, creator=ALICE)
     await refused("too_many_tables", lobby.create(None, None, False, creator=ALICE))
+
+
+@pytest.mark.asyncio
+async def test_a_player_seated_at_an_unfinished_table_may_create_none(
+    make_lobby: Callable[..., Lobby],
+) -> None:
+    """She could not sit at it (one table at a time), and it would close, empty, after
+    ``empty_table_seconds``: refused ``already_seated``, naming the table where she sits."""
+    lobby = make_lobby()
+    playing = await lobby.create(None, 60, False, seated=["alice", "bot:fast", "bot:fast", "bob"])
+    await until(lambda: lobby.seated_at("alice") == playing.id, "the match started")
+    error = await refused("already_seated", lobby.create(None, None, False, creator=ALICE))
+    assert (error.reason, error.table) == (f"you already sit at table {playing.id}", playing.id)
+    assert list(lobby.tables) == [playing.id] and lobby.creators == {}
+    await lobby.create(None, None, False, creator=CAROL)  # who sits nowhere may
 
 
 @pytest.mark.asyncio

@@ -261,6 +261,7 @@ async def scripted_session(app: App) -> Session:
         assert synced["reply_to"] is not None
         stale = {"table": table, "seq": first["payload"]["seq"] - 1, "action": {"type": "pass"}}
         await lin.refused("action", stale, "stale")
+        await lin.refused("create_table", {}, "already_seated")  # naming her table: `table`
         # The other guest comes back on a new connection with its token.
         again = await Wire.open(url)
         wires.append(again)

@@ -16,7 +16,7 @@ import httpkit
 import pytest
 from serverkit import StartServer
 from sqlalchemy import select, update
-from test_server_bad_input import AutoPass, Wire, play_out, url_of
+from test_server_bad_input import AutoPass, Wire, add_bots, is_update, play_out, url_of
 
 from server.app import App
 from server.db.models import Player, Rating
@@ -115,6 +115,9 @@ async def test_four_registered_players_queue_and_play_a_rated_match(start: Start
         asyncio.gather(*(play_out(w, table, AutoPass()) for w in wires)), 120
     )
     assert all(end is not None for end in ends)
+    for wire in wires:  # the table's summary once, not again as each tablemate sat down
+        told = [f["payload"] for f in wire.frames if f["type"] == "table"]
+        assert [s["state"] for s in told if s["state"] != "finished"] == ["playing"], told
     end = next(f for f in wires[0].frames if f["type"] == "match_end")["payload"]
     seat_of = {names[i]: m["seat"] for i, m in enumerate(matched)}
     assert sorted(r["name"] for r in end["ratings"]) == names  # a rated match, rated
@@ -313,6 +316,38 @@ async def test_a_player_seated_elsewhere_is_refused_or_taken_out(start: Start) -
     await other.answered("join_table", {"table": table}, "joined")
     await ann.wait(is_queue("left"), after=mark)
     assert (await sizes(app))[("mcr", False)] == 0
+
+
+@pytest.mark.asyncio
+async def test_a_player_who_left_her_match_in_play_is_told_where_she_sits(start: Start) -> None:
+    """Leaving a match in play keeps her seat (the server plays it; she may come back), so
+    the queue and a table of her own are refused ``already_seated``, naming her table
+    (``table``) for a client to take her back to it, and so is ``join_table`` at another
+    table; ``create_table`` used to make a table she could not sit at."""
+    app = await start()
+    wire = await guest(app)
+    table = (await wire.answered("create_table", {}, "table_created"))["payload"]["table"]
+    await wire.answered("join_table", {"table": table}, "joined")
+    await add_bots(wire, table)
+    await wire.wait(is_update(table))
+    await wire.answered("leave_table", {"table": table}, "left")
+    for kind, payload in (("queue_join", {"casual": True}), ("create_table", {})):
+        refused = await wire.request(kind, payload)
+        assert refused["payload"] == {
+            "code": "already_seated",
+            "reason": f"you already sit at table {table}",
+            "table": table,
+        }, kind
+    assert app.lobby is not None and list(app.lobby.tables) == [table]
+    other = await guest(app)  # a table of someone else's, to sit at: refused the same
+    elsewhere = (await other.answered("create_table", {}, "table_created"))["payload"]["table"]
+    refused = await wire.request("join_table", {"table": elsewhere})
+    assert refused["payload"] == {
+        "code": "already_seated",
+        "reason": f"you already sit at table {table}",
+        "table": table,
+    }
+    await wire.answered("join_table", {"table": table}, "joined")  # hers to come back to
 
 
 @pytest.mark.asyncio

@@ -42,6 +42,7 @@ from server.table import (
     LobbyError,
     NextHandInput,
     PlayInput,
+    Seat,
     SyncInput,
     Table,
     WatchInput,
@@ -433,6 +434,37 @@ async def test_leaving_mid_match_and_coming_back(running: Callable[..., Table]) 
     assert full["full"] and full["view"]["you"] == 0 and full["view"]["seats"][0]["concealed"]
     seat = table.seats[0]
     assert seat is not None and seat.connected and seat.away_since is None
+
+
+@pytest.mark.asyncio
+async def test_players_seated_before_they_join_are_each_told_the_table_once() -> None:
+    """A table made with its four seated (the queue's, a tournament's): each player who
+    joins gets ``joined``, the table's summary and her full update, once; the others, whose
+    table did not change, hear nothing of it (each used to get the summary again, once per
+    player after her: seat 0 four times). Nor do they when one leaves mid-match (her seat
+    stays hers) and comes back."""
+    names = ["ann", "bob", "cat", "dan"]
+    table = table_for(turn_seconds=60)
+    table.seats = [Seat.from_label(name, grace=3600) for name in names]
+    table.start()
+    peers = [FakePeer(name) for name in names]
+    try:
+        for seat, peer in enumerate(peers):
+            await table.queue.put(JoinInput(peer, None, seat, None))
+        await until(lambda: all(p.updates() for p in peers), "every seat's full update")
+        await handled(table)
+        for peer in peers:
+            assert [f["type"] for f in peer.sent] == ["joined", "table", "update"], peer.username
+            (summary,) = peer.frames("table")
+            assert (summary["seats"], summary["state"]) == (names, "playing")
+        await table.queue.put(LeaveInput(peers[0], 1))
+        back = FakePeer("ann")
+        await table.queue.put(JoinInput(back, 2, None, None))
+        await handled(table)
+        assert [f["type"] for f in back.sent[:3]] == ["joined", "table", "update"]
+        assert [len(p.frames("table")) for p in peers[1:]] == [1, 1, 1]
+    finally:
+        await table.stop()
 
 
 # ------------------------------------------------------------ claim window ---

@@ -329,6 +329,29 @@ async def test_the_ladder_pages_on_a_phone_in_chinese(
     await fits(page)
 
 
+async def test_the_queue_after_a_match_left_in_play_names_its_table(open_page: OpenPage) -> None:
+    """Play now, then Home: the bots' match goes on with the seat hers (played for her), so
+    "Quick casual match" is refused; the box names that table, in either language, and
+    leads back to it (it used to say only "another table")."""
+    page = await open_page("/")
+    await connected(page)
+    await page.get_by_role("button", name="Play now against three bots").click()
+    await page.wait_for_selector(".board", timeout=15_000)
+    table = page.url.rsplit("/", 1)[1]
+    await page.get_by_role("link", name="Home", exact=True).click()
+    await page.get_by_role("button", name="Quick casual match").click()
+    alert = page.locator(".queue [role=alert]")
+    await expect(alert).to_have_text(
+        f"You already sit at table {table}: a match you left keeps your seat until it ends."
+    )
+    await page.get_by_role("button", name="中文").click()
+    await page.get_by_role("button", name="快速休闲局").click()
+    await expect(alert).to_have_text(f"你已在牌桌 {table} 入座：离开的对局在结束前仍保留你的座位。")
+    await page.get_by_role("link", name=f"前往牌桌 {table}").click()
+    await page.wait_for_url(re.compile(rf".*#/table/{table}$"))
+    await page.wait_for_selector(".board")
+
+
 async def test_the_leaderboard_pages_fifty_players_at_a_time(
     open_page: OpenPage, web_server: WebServer
 ) -> None:
@@ -417,13 +440,13 @@ async def test_the_queue_waits_ticks_cancels_then_seats_four_at_a_table(
         await page.wait_for_selector(".board", timeout=15_000)
         table = page.url.rsplit("/", 1)[1]
         assert me in await page.locator(".board").inner_text()
-        # Seated at the table: the queue refuses, in words.
+        # Seated at the table: the queue refuses, in words naming it, and leads back there.
         await page.get_by_role("link", name="Home", exact=True).click()
         await page.get_by_role("button", name="Find a rated match").click()
         await expect(page.locator(".queue [role=alert]")).to_have_text(
-            "You already sit at another table."
+            f"You already sit at table {table}: a match you left keeps your seat until it ends."
         )
-        await page.get_by_role("link", name=f"Back to table {table}").click()
+        await page.get_by_role("link", name=f"Go to table {table}").click()
         await page.wait_for_selector(".board")
     finally:
         for client in others:

@@ -82,6 +82,9 @@ export function errorText(lang, error, texts = TEXTS) {
   if (code === "rate_limited" && error.retryAfter != null) {
     return translate(lang, "app.error.rate_limited_wait", { n: error.retryAfter }, texts);
   }
+  if (code === "already_seated" && error.table) {
+    return translate(lang, "app.error.already_seated_at", { table: error.table }, texts);
+  }
   if (KNOWN_ERRORS.has(code)) return translate(lang, `app.error.${code}`, {}, texts);
   return (error && (error.reason || error.message)) || translate(lang, "app.error.unknown", {}, texts);
 }

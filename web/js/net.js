@@ -22,6 +22,7 @@ export function serverError(payload) {
   error.code = payload.code || "error";
   error.reason = payload.reason || "";
   error.retryAfter = payload.retry_after ?? null;
+  error.table = payload.table ?? null; // the table a refusal names (already_seated: hers)
   return error;
 }
 

@@ -47,6 +47,7 @@ export function waitedNow(queue, nowMs = Date.now()) {
 export function attachQueue(app) {
   app.queue = null; // {casual, ladder, size, waited_seconds, gap, at} while waiting
   app.queueError = "";
+  app.queueErrorTable = null; // the table a refusal names (already_seated: hers), to go to
   app.queueBusy = false;
   app.queueSizes = null; // GET /api/queue's `queues`, when home or the lobby opened
   let ticker = null;
@@ -72,12 +73,16 @@ export function attachQueue(app) {
   const ask = async (type, payload, again = false) => {
     app.queueBusy = true;
     app.queueError = "";
+    app.queueErrorTable = null;
     app.refresh();
     try {
       heard(await app.net.request(type, payload));
     } catch (error) {
       // Queuing again on its own (after a reload), one seated meanwhile is simply not.
-      if (!(again && error.code === "already_seated")) app.queueError = app.errorText(error);
+      if (!(again && error.code === "already_seated")) {
+        app.queueError = app.errorText(error);
+        app.queueErrorTable = error.table || null;
+      }
       if (type === "queue_join") set(null);
     } finally {
       app.queueBusy = false;
@@ -139,11 +144,20 @@ export function joinPayload(casual, ladder, bot = null) {
   return ladder ? { ladder } : {};
 }
 
+/** The way to the table a refusal names (`already_seated`: the one where the player sits;
+ * leaving her match in play keeps her seat there), or nothing. */
+export function tableLink(app, table) {
+  if (!table) return nothing;
+  return html`<a class="button" href="#/table/${encodeURIComponent(table)}">${app.t("app.error.to_table", { table })}</a>`;
+}
+
 /** The box on home and in the lobby: the two buttons, or the wait with its Cancel. */
 export function queueBox(app) {
   const t = app.t;
   const q = app.queue;
-  const error = app.queueError ? html`<p class="error" role="alert">${app.queueError}</p>` : nothing;
+  const error = app.queueError
+    ? html`<p class="error" role="alert">${app.queueError}</p>${tableLink(app, app.queueErrorTable)}`
+    : nothing;
   if (q) {
     return html`<section class="card queue waiting" aria-labelledby="queue-title">
       <h2 id="queue-title">${t(q.casual ? "app.queue.looking_casual" : "app.queue.looking_rated")}</h2>

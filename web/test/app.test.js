@@ -71,6 +71,15 @@ test("server errors are shown in words, with the wait of a rate limit", () => {
   eq(errorText("en", refused({ code: "tile_not_in_hand", reason: "you hold no 5p" })), "you hold no 5p");
 });
 
+test("already_seated names the table where the player sits, when the server says which", () => {
+  const seated = serverError({ code: "already_seated", reason: "you already sit at table t9", table: "t9" });
+  eq(seated.table, "t9");
+  eq(errorText("en", seated), "You already sit at table t9: a match you left keeps your seat until it ends.");
+  eq(errorText("zh", seated), "你已在牌桌 t9 入座：离开的对局在结束前仍保留你的座位。");
+  eq(errorText("en", serverError({ code: "already_seated", reason: "x" })), "You already sit at another table.");
+  eq(serverError({ code: "stale" }).table, null);
+});
+
 test("serverError keeps code, reason and retry_after", () => {
   const error = serverError({ code: "rate_limited", reason: "slow down", retry_after: 3 });
   eq([error.code, error.reason, error.retryAfter, error.message], ["rate_limited", "slow down", 3, "slow down"]);

@@ -3,7 +3,7 @@
 // against a scripted app.
 import { eq, ok, test } from "./harness.js";
 import { render } from "../js/vendor/lit-html.js";
-import { translate } from "../js/i18n.js";
+import { errorText, translate } from "../js/i18n.js";
 import { parseRoute } from "../js/app.js";
 import { NARROW, WIDE, chartGeometry, chartView, niceStep, ticksBetween } from "../js/chart.js";
 import { changeText, clockText, deltaText, gradeText, ratingText } from "../js/rating.js";
@@ -254,6 +254,24 @@ test("queue: a refusal is shown in words and leaves the buttons", async () => {
   const root = shownBox(app);
   eq(root.querySelector('[role="alert"]').textContent, "You already sit at another table.");
   eq(root.querySelector("button").textContent.trim(), "Find a rated match");
+  ok(!root.querySelector("a.button"), "no table named, none to go to");
+});
+
+test("queue: a refusal naming the player's table offers to go there, in either language", async () => {
+  const refused = Object.assign(new Error("seated"), { code: "already_seated", table: "t9" });
+  for (const [lang, said, go] of [
+    ["en", "You already sit at table t9: a match you left keeps your seat until it ends.", "Go to table t9"],
+    ["zh", "你已在牌桌 t9 入座：离开的对局在结束前仍保留你的座位。", "前往牌桌 t9"],
+  ]) {
+    const app = queueApp({ queue_join: refused });
+    app.t = (key, params) => translate(lang, key, params);
+    app.errorText = (error) => errorText(lang, error);
+    await app.joinQueue(true);
+    const root = shownBox(app);
+    eq(root.querySelector('[role="alert"]').textContent, said);
+    const link = root.querySelector("a.button");
+    eq([link.textContent, link.getAttribute("href")], [go, "#/table/t9"]);
+  }
 });
 
 /** Replaces fetch by `answer(url)` (a body, or null for a 404) while `step` runs. */

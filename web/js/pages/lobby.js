@@ -5,7 +5,7 @@ import { html, nothing } from "../vendor/lit-html.js";
 import { seatOf } from "../app.js";
 import { chosenLevel, levelPicker } from "../bots.js";
 import { playerName } from "../render.js";
-import { loadQueueSizes, queueBox, registered } from "../queue.js";
+import { loadQueueSizes, queueBox, registered, tableLink } from "../queue.js";
 
 export const PRESETS = ["mcr", "custom", "custom-before", "custom-after", "custom-flowers", "custom-nowild", "custom-8fan", "custom-norepeat"];
 const POLL_MS = 5000;
@@ -19,6 +19,7 @@ const state = {
   stops: [], // unsubscribe functions of this visit
   busy: false,
   error: "",
+  errorTable: null, // the table the error names (already_seated: hers), to go to
 };
 
 function show(app, tables) {
@@ -51,11 +52,13 @@ async function follow(app) {
 async function act(app, step) {
   state.busy = true;
   state.error = "";
+  state.errorTable = null;
   app.refresh();
   try {
     await step();
   } catch (error) {
     state.error = app.errorText(error);
+    state.errorTable = error.table || null;
   } finally {
     state.busy = false;
     app.refresh();
@@ -236,7 +239,7 @@ function list(app) {
 export const lobbyPage = {
   enter(app) {
     loadQueueSizes(app);
-    Object.assign(state, { tables: [], loaded: false, busy: false, error: "" });
+    Object.assign(state, { tables: [], loaded: false, busy: false, error: "", errorTable: null });
     state.stops = [
       app.net.on("tables", (payload) => show(app, payload.tables)),
       app.net.onReady(() => follow(app)), // after every reconnection: subscribe again
@@ -255,7 +258,7 @@ export const lobbyPage = {
   },
   view(app) {
     return html`<h1>${app.t("app.lobby.title")}</h1>
-      ${state.error ? html`<p class="error" role="alert">${state.error}</p>` : nothing}
+      ${state.error ? html`<p class="error" role="alert">${state.error}</p>${tableLink(app, state.errorTable)}` : nothing}
       ${myTable(app)}
       ${queueBox(app)}
       <div class="lobby-grid">
