@@ -342,11 +342,13 @@ async def test_the_queue_after_a_match_left_in_play_names_its_table(open_page: O
     await page.get_by_role("button", name="Quick casual match").click()
     alert = page.locator(".queue [role=alert]")
     await expect(alert).to_have_text(
-        f"You already sit at table {table}: a match you left keeps your seat until it ends."
+        f"You already sit at table {table}: one table at a time, and a match you left keeps your seat until it ends."
     )
     await page.get_by_role("button", name="中文").click()
     await page.get_by_role("button", name="快速休闲局").click()
-    await expect(alert).to_have_text(f"你已在牌桌 {table} 入座：离开的对局在结束前仍保留你的座位。")
+    await expect(alert).to_have_text(
+        f"你已在牌桌 {table} 入座：每次只能坐一张牌桌，离开的对局在结束前仍保留你的座位。"
+    )
     await page.get_by_role("link", name=f"前往牌桌 {table}").click()
     await page.wait_for_url(re.compile(rf".*#/table/{table}$"))
     await page.wait_for_selector(".board")
@@ -444,7 +446,7 @@ async def test_the_queue_waits_ticks_cancels_then_seats_four_at_a_table(
         await page.get_by_role("link", name="Home", exact=True).click()
         await page.get_by_role("button", name="Find a rated match").click()
         await expect(page.locator(".queue [role=alert]")).to_have_text(
-            f"You already sit at table {table}: a match you left keeps your seat until it ends."
+            f"You already sit at table {table}: one table at a time, and a match you left keeps your seat until it ends."
         )
         await page.get_by_role("link", name=f"Go to table {table}").click()
         await page.wait_for_selector(".board")

@@ -74,8 +74,8 @@ test("server errors are shown in words, with the wait of a rate limit", () => {
 test("already_seated names the table where the player sits, when the server says which", () => {
   const seated = serverError({ code: "already_seated", reason: "you already sit at table t9", table: "t9" });
   eq(seated.table, "t9");
-  eq(errorText("en", seated), "You already sit at table t9: a match you left keeps your seat until it ends.");
-  eq(errorText("zh", seated), "你已在牌桌 t9 入座：离开的对局在结束前仍保留你的座位。");
+  eq(errorText("en", seated), "You already sit at table t9: one table at a time, and a match you left keeps your seat until it ends.");
+  eq(errorText("zh", seated), "你已在牌桌 t9 入座：每次只能坐一张牌桌，离开的对局在结束前仍保留你的座位。");
   eq(errorText("en", serverError({ code: "already_seated", reason: "x" })), "You already sit at another table.");
   eq(serverError({ code: "stale" }).table, null);
 });

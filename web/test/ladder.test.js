@@ -260,8 +260,8 @@ test("queue: a refusal is shown in words and leaves the buttons", async () => {
 test("queue: a refusal naming the player's table offers to go there, in either language", async () => {
   const refused = Object.assign(new Error("seated"), { code: "already_seated", table: "t9" });
   for (const [lang, said, go] of [
-    ["en", "You already sit at table t9: a match you left keeps your seat until it ends.", "Go to table t9"],
-    ["zh", "你已在牌桌 t9 入座：离开的对局在结束前仍保留你的座位。", "前往牌桌 t9"],
+    ["en", "You already sit at table t9: one table at a time, and a match you left keeps your seat until it ends.", "Go to table t9"],
+    ["zh", "你已在牌桌 t9 入座：每次只能坐一张牌桌，离开的对局在结束前仍保留你的座位。", "前往牌桌 t9"],
   ]) {
     const app = queueApp({ queue_join: refused });
     app.t = (key, params) => translate(lang, key, params);
