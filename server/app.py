@@ -477,7 +477,7 @@ class App:
             # Tables paused because the database does not take their writes (a full disk, a
             # read-only file) though it answers reads: players' moves are refused there.
             tables = list(self.lobby.tables.values()) if self.lobby else []
-            paused = sum(1 for t in tables if t.store_down_since is not None)
+            paused = sum(1 for t in tables if t.writes_failing)
             body: dict[str, Any] = {
                 "node": self.node,
                 "status": "ok" if ok and not paused else "degraded",

@@ -21,12 +21,13 @@ of playing on into a log it cannot write, and resumes when a write works again (
 unfinished match by replaying its stored actions through the engine and hands it to a
 new table (``Table.resume``).
 
-At a table where a person sits, every discard and added kong opens a claim window
+At every table, every discard and added kong opens a claim window
 (``engine.table.HandState.hold_claims``): the update stops at the discard for everyone,
 answers to it are sent nowhere, and the table goes on (``close_claims``) once every answer
-is in and at least ``claim_window_ms`` have passed, whether or not anyone could claim. So no
-update, ``seq`` or ``deadline_ms`` tells a seat without an option, or a spectator, whether
-another seat had one (docs/protocol.md, "The claim window").
+is in and, where a person sits, at least ``claim_window_ms`` have passed, whether or not
+anyone could claim. So no update, ``seq`` or ``deadline_ms`` tells a seat without an option,
+or a spectator (of an all-bot table too), whether another seat had one (docs/protocol.md,
+"The claim window").
 
 In cluster mode (``server.cluster.node``) a table has a ``Lease``: whether its node still
 runs it. Before each input and each automatic move the table asks it; while its node may

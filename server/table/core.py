@@ -134,7 +134,10 @@ class TableCore:
             return DealHand()
         answering = match.hold_claims and hand.phase in (Phase.CLAIM, Phase.ROB)
         if answering:
-            clock.open_window(now, self.settings.claim_window_ms)  # (opened by the last move)
+            # (Opened by the last move; no least time where no person sits: bots learn
+            # nothing from it, and their answers come at once either way.)
+            people = any(s is not None and s.kind == HUMAN for s in self.seats)
+            clock.open_window(now, self.settings.claim_window_ms if people else 0)
             if hand.claims_answered():
                 if clock.window_holds(now):  # nobody decides: only the window is due
                     return Idle()

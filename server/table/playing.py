@@ -232,8 +232,8 @@ class Playing(Showing):
         self.salt = salt
         self.match_id = match_id
         self.match = sources.Match(
-            seed, rules, self.match_id, hands=self.settings.hands, hold_claims=self.holds_claims
-        )
+            seed, rules, self.match_id, hands=self.settings.hands, hold_claims=True
+        )  # every table holds its claim windows: docs/protocol.md, "The claim window"
         self.state = "playing"
         self.seq = 0
         self.log_seq = 0

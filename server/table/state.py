@@ -155,11 +155,15 @@ class TableState:
 
     @property
     def store_down_since(self) -> float | None:
-        """Since when the table is paused by a failing database, or has been taking writes
-        again while the kind of write that failed (an action's, say) has not worked since
-        (None: neither)."""
-        pause = self.durable.pause
-        return pause.down_since if pause.down_since is not None else pause.owed_since
+        """Since when the table is paused by a failing database (None: it is not)."""
+        return self.durable.pause.down_since
+
+    @property
+    def writes_failing(self) -> bool:
+        """Whether the table is paused by a failing database, or a write it cannot go on
+        without (a move's) has failed and not worked since (``Durable``): between its
+        retries a full disk still takes the table's row, but not its moves."""
+        return self.durable.pause.failing
 
     @property
     def unsaved(self) -> bool:
@@ -242,7 +246,7 @@ class TableState:
 
     def resume(self, match: Match, match_id: int, salt: bytes) -> None:
         """Take up ``match``, rebuilt from its stored log (``server.lobby``), where it was."""
-        match.hold_claims = self.holds_claims  # replayed without: the log is the same
+        match.hold_claims = True  # replayed without: the log is the same (``Playing``)
         self.log_seq = len(match.log)
         self.match = match
         self.match_id = match_id
@@ -255,12 +259,6 @@ class TableState:
         if match.hand is not None:
             assert match.hand_start is not None  # (a dealt hand was started)
             self.history = [match.hand_start, *match.hand.events]
-
-    @property
-    def holds_claims(self) -> bool:
-        """Whether the table's claim windows are held (``claim_window_ms``): when a person
-        sits at it. Server bots learn nothing from the pause, so all-bot tables play on."""
-        return any(s is not None and s.kind == HUMAN for s in self.seats)
 
     def attended_by(self, peer: Peer) -> bool:
         """Whether ``peer`` is at the table now (seated, or watching)."""

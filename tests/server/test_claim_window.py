@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from fakes import FakeStore, table_for
+from fakes import QUICK, FakePeer, FakeStore, until
 
 from engine.rules import RuleSet
 from server import protocol
@@ -19,7 +19,7 @@ from server.config import Config, ConfigError, LimitsSection, RulesSection, Time
 from server.lobby import Lobby
 from server.presets import PresetError, load_presets, preset_claim_windows
 from server.protocol import ProtocolError, decode
-from server.table import BOT, HUMAN, Seat
+from server.table import WatchInput
 
 
 def test_the_default_window_is_on_and_the_file_and_code_agree() -> None:
@@ -71,12 +71,28 @@ async def test_a_table_shows_its_window_the_servers_or_its_own(
         await client.close()
 
 
-def test_only_tables_with_a_person_seated_hold_their_claim_windows() -> None:
-    table = table_for()
-    table.seats = [Seat(BOT, "default") for _ in range(4)]
-    assert not table.holds_claims
-    table.seats[2] = Seat(HUMAN, "lin", connected=False)  # away or not: a person sits there
-    assert table.holds_claims
+@pytest.mark.asyncio
+async def test_a_spectator_of_an_all_bot_table_sees_every_discard_stop() -> None:
+    """A table of four bots holds its claim windows too (without their least time): each
+    update that shows a discard stops there, so a spectator cannot tell from where updates
+    stop which discards someone could claim (an outside probe counted 9 of 40 discards
+    stopping, exactly those a bot answered). Before, only a person's table held them."""
+    lobby = Lobby(Config(timers=QUICK, limits=LimitsSection(max_tables=10)), FakeStore())
+    try:
+        table = await lobby.create(None, 60, False, hands=1, seated=["bot:fast"] * 4)
+        spectator = FakePeer("visitor")
+        await table.queue.put(WatchInput(spectator, None, None))
+        await until(lambda: spectator.frames("match_end"), "the match's end", timeout=30)
+        discards = 0
+        for update in spectator.updates():
+            kinds = [e["kind"] for e in update["events"]]
+            for at, kind in enumerate(kinds):
+                if kind == "discard" and update["view"]["phase"] != "over":
+                    discards += 1
+                    assert at == len(kinds) - 1, kinds  # the update stops at the discard
+        assert discards >= 10
+    finally:
+        await lobby.shutdown()
 
 
 # A preset's own window (config/rules.toml: claim_window_ms beside the rule options).

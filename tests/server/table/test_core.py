@@ -507,8 +507,13 @@ def test_a_claim_window_nobody_can_answer_still_holds() -> None:
     assert core.step(NOW + 0.8, WALL) == CloseWindow()
 
 
-def test_all_bot_tables_hold_no_claim_window() -> None:
-    core = core_of([Seat(BOT, "fast") for _ in range(4)], hold_claims=False)
+def test_an_all_bot_tables_window_closes_once_answered_without_its_least_time() -> None:
+    """Held (its update stops at the discard, as at any table), but not for its 800 ms:
+    bots learn nothing from a pause, and answer at once either way."""
+    core = core_of([Seat(BOT, "fast") for _ in range(4)])
     player, action = discard_drawn(core)
     stored(core, player, action)
-    assert isinstance(core.step(NOW, WALL), AutoPlay)
+    assert core.match.hand is not None and core.match.hand.phase is Phase.CLAIM
+    assert core.match.hand.awaiting() == []
+    assert core.step(NOW, WALL) == CloseWindow()
+    assert core.clock.window_until == NOW
