@@ -16,6 +16,7 @@ SQLite and on PostgreSQL (``postgres`` marker; skipped when unreachable).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -710,6 +711,59 @@ async def test_sigterm_tells_clients_and_loses_nothing(
     await check_log_kept(database_url, match_id, actions)
 
 
+@dataclass
+class HerTurn:
+    """A served table with 2 s turns, its player (``wire``) at seat 0 with three bots, and
+    her turn come: ``play``, her discard to send (not the one a stand-in would play)."""
+
+    server: Any
+    wire: Wire
+    table: str
+    play: dict[str, Any]
+    database: Path
+
+    def discard_shown(self, mark: int) -> Any:
+        """The update, from frame ``mark`` on, that shows seat 0's discard."""
+
+        def shows(f: Any) -> bool:
+            events = f["payload"]["events"] if is_update(self.table)(f) else []
+            return any(e["kind"] == "discard" and e["player"] == 0 for e in events)
+
+        return self.wire.wait(shows, mark)
+
+    async def hers_stored(self, mark: int) -> None:
+        """Her discard, sent from frame ``mark`` on, is the one shown and stored, not a
+        stand-in's."""
+        shown = await self.discard_shown(mark)
+        discard = next(e for e in shown["payload"]["events"] if e["kind"] == "discard")
+        assert discard["tile"] == self.play["action"]["tile"], (discard, self.play)
+        with contextlib.closing(sqlite3.connect(self.database, timeout=30)) as db:
+            first = db.execute("SELECT stand_in FROM actions ORDER BY seq LIMIT 1").fetchone()
+        assert first == (0,), "the stand-in's discard was stored"
+
+
+@contextlib.asynccontextmanager
+async def her_turn(serve: Callable[..., Any], tmp_path: Path) -> AsyncIterator[HerTurn]:
+    database = tmp_path / "data" / "guobiao.db"
+    config = write_config(tmp_path, f"sqlite+aiosqlite:///{database}")
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace(f"turn_seconds = {TURN_SECONDS}", "turn_seconds = 2"))
+    server = await serve(config)
+    wire = await Wire.open(server.url, version=3)
+    try:
+        await guest(wire)
+        created = await wire.answered("create_table", {"turn_seconds": 2}, "table_created")
+        table = created["payload"]["table"]
+        await wire.answered("join_table", {"table": table, "seat": 0}, "joined")
+        await add_bots(wire, table, "default")
+        turn = await wire.wait(is_update(table, has_legal), timeout=30)
+        mine = next(a for a in legal_of(turn["payload"]) if a["type"] == "discard")
+        play = {"table": table, "seq": turn["payload"]["seq"], "action": mine}
+        yield HerTurn(server, wire, table, play, database)
+    finally:
+        await wire.close()
+
+
 @pytest.mark.asyncio
 async def test_a_database_that_takes_no_new_move_does_not_run_out_a_turn(
     serve: Callable[..., Any], tmp_path: Path
@@ -720,53 +774,22 @@ async def test_a_database_that_takes_no_new_move_does_not_run_out_a_turn(
     re-sends her discard on each ``internal_error``, as docs/protocol.md says to. Then it
     takes them again: the discard stored is hers. Before, each retry's row save ended the
     pause, the time between ran on her clock, and the stand-in's discard was stored."""
-    path = tmp_path / "data" / "guobiao.db"
-    config = write_config(tmp_path, f"sqlite+aiosqlite:///{path}")
-    text = config.read_text(encoding="utf-8")
-    config.write_text(text.replace(f"turn_seconds = {TURN_SECONDS}", "turn_seconds = 2"))
-    server = await serve(config)
-    wire = await Wire.open(server.url, version=3)
-    outside = sqlite3.connect(path, timeout=30, isolation_level=None)
-    try:
-        await guest(wire)
-        created = await wire.answered("create_table", {"turn_seconds": 2}, "table_created")
-        table = created["payload"]["table"]
-        await wire.answered("join_table", {"table": table, "seat": 0}, "joined")
-        await add_bots(wire, table, "default")
-        turn = await wire.wait(is_update(table, has_legal), timeout=30)
-        play = {
-            "table": table,
-            "seq": turn["payload"]["seq"],
-            "action": next(a for a in legal_of(turn["payload"]) if a["type"] == "discard"),
-        }
-        outside.execute(
-            "CREATE TRIGGER full_disk BEFORE INSERT ON actions "
-            "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
-        )
-        refused, end = 0, time.monotonic() + 5
-        while time.monotonic() < end:
-            reply = await wire.request("action", play)
-            assert reply["type"] == "error", reply
-            refused += reply["payload"]["code"] == "internal_error"
-            await asyncio.sleep(0.25)
-        assert refused, "no move was refused while the database took none"
-        outside.execute("DROP TRIGGER full_disk")
+    async with her_turn(serve, tmp_path) as at:
+        with contextlib.closing(sqlite3.connect(at.database, isolation_level=None)) as outside:
+            outside.execute(
+                "CREATE TRIGGER full_disk BEFORE INSERT ON actions "
+                "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+            )
+            refused, end = 0, time.monotonic() + 5
+            while time.monotonic() < end:
+                reply = await at.wire.request("action", at.play)
+                assert reply["type"] == "error", reply
+                refused += reply["payload"]["code"] == "internal_error"
+                await asyncio.sleep(0.25)
+            assert refused, "no move was refused while the database took none"
+            outside.execute("DROP TRIGGER full_disk")
         await asyncio.sleep(0.5)  # her next re-send comes a little later, as each did
-        mark = await wire.send({"type": "action", "payload": play})
-        shown = await wire.wait(
-            lambda f: (
-                is_update(table)(f)
-                and any(e["kind"] == "discard" and e["player"] == 0 for e in f["payload"]["events"])
-            ),
-            mark,
-        )
-        discard = next(e for e in shown["payload"]["events"] if e["kind"] == "discard")
-        assert discard["tile"] == play["action"]["tile"], (discard, play)
-        stand_in = outside.execute("SELECT stand_in FROM actions ORDER BY seq LIMIT 1").fetchone()
-        assert stand_in == (0,), "the stand-in's discard was stored"
-    finally:
-        outside.close()
-        await wire.close()
+        await at.hers_stored(await at.wire.send({"type": "action", "payload": at.play}))
 
 
 @pytest.mark.asyncio
@@ -777,49 +800,18 @@ async def test_a_lock_held_by_another_process_does_not_run_out_a_turn(
     it, a turn being 2 s: her discard's write waits, then fails (``internal_error``). Once
     the lock is free, her re-sent discard is stored. Before, the wait ran on her clock (the
     pause began when the write failed), and the stand-in's discard was stored."""
-    path = tmp_path / "data" / "guobiao.db"
-    config = write_config(tmp_path, f"sqlite+aiosqlite:///{path}")
-    text = config.read_text(encoding="utf-8")
-    config.write_text(text.replace(f"turn_seconds = {TURN_SECONDS}", "turn_seconds = 2"))
-    server = await serve(config)
-    wire = await Wire.open(server.url, version=3)
-    outside = sqlite3.connect(path, timeout=30, isolation_level=None)
-    try:
-        await guest(wire)
-        created = await wire.answered("create_table", {"turn_seconds": 2}, "table_created")
-        table = created["payload"]["table"]
-        await wire.answered("join_table", {"table": table, "seat": 0}, "joined")
-        await add_bots(wire, table, "default")
-        turn = await wire.wait(is_update(table, has_legal), timeout=30)
-        play = {
-            "table": table,
-            "seq": turn["payload"]["seq"],
-            "action": next(a for a in legal_of(turn["payload"]) if a["type"] == "discard"),
-        }
-        outside.execute("BEGIN EXCLUSIVE")
-        try:
-            reply = await wire.request("action", play, timeout=30)
-            assert reply["type"] == "error", reply
-            assert reply["payload"]["code"] == "internal_error", reply
-            await asyncio.sleep(1)
-        finally:
-            outside.execute("ROLLBACK")
+    async with her_turn(serve, tmp_path) as at:
+        with contextlib.closing(sqlite3.connect(at.database, isolation_level=None)) as outside:
+            outside.execute("BEGIN EXCLUSIVE")
+            try:
+                reply = await at.wire.request("action", at.play, timeout=30)
+                assert reply["type"] == "error", reply
+                assert reply["payload"]["code"] == "internal_error", reply
+                await asyncio.sleep(1)
+            finally:
+                outside.execute("ROLLBACK")
         await asyncio.sleep(0.5)  # her client's re-send comes a little later
-        mark = await wire.send({"type": "action", "payload": play})
-        shown = await wire.wait(
-            lambda f: (
-                is_update(table)(f)
-                and any(e["kind"] == "discard" and e["player"] == 0 for e in f["payload"]["events"])
-            ),
-            mark,
-        )
-        discard = next(e for e in shown["payload"]["events"] if e["kind"] == "discard")
-        assert discard["tile"] == play["action"]["tile"], (discard, play)
-        stand_in = outside.execute("SELECT stand_in FROM actions ORDER BY seq LIMIT 1").fetchone()
-        assert stand_in == (0,), "the stand-in's discard was stored"
-    finally:
-        outside.close()
-        await wire.close()
+        await at.hers_stored(await at.wire.send({"type": "action", "payload": at.play}))
 
 
 @pytest.mark.asyncio
@@ -831,39 +823,15 @@ async def test_a_stopped_server_does_not_count_the_stop_against_a_turn(
     player must discard, and she sends her discard meanwhile. Woken (SIGCONT), it takes her
     move: before, it first ran out her clock, which had run on through the stop, and played
     her seat (``stand_in``), then answered her own move ``stale``."""
-    config = write_config(tmp_path, f"sqlite+aiosqlite:///{tmp_path / 'data' / 'guobiao.db'}")
-    text = config.read_text(encoding="utf-8")
-    config.write_text(text.replace(f"turn_seconds = {TURN_SECONDS}", "turn_seconds = 2"))
-    server = await serve(config)
-    wire = await Wire.open(server.url, version=3)
-    try:
-        await guest(wire)
-        created = await wire.answered("create_table", {"turn_seconds": 2}, "table_created")
-        table = created["payload"]["table"]
-        await wire.answered("join_table", {"table": table, "seat": 0}, "joined")
-        await add_bots(wire, table, "default")
-        turn = await wire.wait(is_update(table, has_legal), timeout=30)
-        seq = turn["payload"]["seq"]
-        mine = next(a for a in legal_of(turn["payload"]) if a["type"] == "discard")
-        server.process.send_signal(signal.SIGSTOP)
+    async with her_turn(serve, tmp_path) as at:
+        at.server.process.send_signal(signal.SIGSTOP)
         try:
             await asyncio.sleep(4)  # twice her turn
-            play = {"table": table, "seq": seq, "action": mine}
-            mark = await wire.send({"type": "action", "payload": play})
+            mark = await at.wire.send({"type": "action", "payload": at.play})
             await asyncio.sleep(0.5)  # (her move in the server's socket buffer)
         finally:
-            server.process.send_signal(signal.SIGCONT)
-        shown = await wire.wait(
-            lambda f: (
-                is_update(table)(f)
-                and any(e["kind"] == "discard" and e["player"] == 0 for e in f["payload"]["events"])
-            ),
-            mark,
-        )
-        discard = next(e for e in shown["payload"]["events"] if e["kind"] == "discard")
-        assert discard["tile"] == mine["tile"], (discard, mine)
-        await wire.alive()  # (anything the server answered her move with has come by now)
-        assert not wire.errors(mark), wire.errors(mark)
-        assert "did not run for" in server.log()
-    finally:
-        await wire.close()
+            at.server.process.send_signal(signal.SIGCONT)
+        await at.hers_stored(mark)
+        await at.wire.alive()  # (anything the server answered her move with has come by now)
+        assert not at.wire.errors(mark), at.wire.errors(mark)
+        assert "did not run for" in at.server.log()
