@@ -17,6 +17,7 @@ import logging
 import socket
 import time
 from collections import Counter
+from datetime import UTC, datetime
 from typing import Any
 
 from websockets.asyncio.server import Server as WsServer
@@ -26,7 +27,7 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 import engine
-from server import VERSION, accounts, replay
+from server import VERSION, accounts, match_access, replay
 from server.config import Config
 from server.connection import TOO_MANY_FROM_ADDRESS, Connection, EndOfTurn, address_of
 from server.db.store import Store, upgrade
@@ -523,17 +524,35 @@ class App:
                 match_id = whole_number(parts[2], "a match id")
             except BadRequest as exc:
                 return _json(connection, http.HTTPStatus.BAD_REQUEST, {"error": str(exc)})
+            # Who may read the match, and how much of it (server/match_access.py), once for
+            # every path of it: a private table's needs its invite code, a table whose
+            # spectators see it late shows its record as late.
+            privacy = await self.store.match_privacy(match_id)
+            shown_until = None
+            if privacy is not None:
+                given = parse_query(request.path.partition("?")[2]).get(match_access.INVITE)
+                refused = match_access.invite_refusal(privacy, match_id, given)
+                if refused is not None:
+                    body = {"error": refused, "private": True}
+                    return _json(connection, http.HTTPStatus.FORBIDDEN, body)
+                shown_until = match_access.shown_until(privacy, datetime.now(UTC))
             held = await self.tournaments.held_match(match_id) if self.tournaments else None
             if held is not None:
                 return _json(connection, http.HTTPStatus.FORBIDDEN, {"error": held})
             if len(parts) == 3:
-                detail = await self.store.match_detail(match_id)
+                detail = await self.store.match_detail(match_id, shown_until=shown_until)
                 if detail is None:
                     return _json(
                         connection, http.HTTPStatus.NOT_FOUND, {"error": f"no match {match_id}"}
                     )
-                detail["rating_changes"] = await self.store.rating_changes(match_id)
+                detail["rating_changes"] = (
+                    await self.store.rating_changes(match_id) if detail["finished"] else []
+                )
                 return _json(connection, http.HTTPStatus.OK, detail)
+            if shown_until is not None and parts[3] in ("replay", "review", "log"):
+                assert privacy is not None  # (a delay is its table's)
+                reason = match_access.delayed_refusal(privacy, match_id)
+                return _json(connection, http.HTTPStatus.NOT_FOUND, {"error": reason})
             if parts[3] == "replay":
                 assert self.lobby is not None
                 query = request.path.partition("?")[2]

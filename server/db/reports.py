@@ -5,15 +5,46 @@ and a finished match as the replayable JSON lines of ``guobiao simulate --log``.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
+from sqlalchemy.orm import aliased
 
-from server.db.models import Hand, Match, MatchAction, MatchPlayer, Player, iso
+from server.db.models import GameTable, Hand, Match, MatchAction, MatchPlayer, Player, iso
+from server.db.rows import MatchPrivacy
 from server.db.transactions import Transactions
 from server.tournaments.held import held
 
 RECENT_MATCHES = 20  # matches listed by player_summary
+
+
+def private() -> ColumnElement[bool]:
+    """True for a match (``Match``, correlated with the query it is used in) played at a
+    private table: its record is its invite code's (``server.match_access``), and no list
+    names it. Not a private tournament's table: its matches are the tournament's, whose
+    pages link them (``private_code``). (Its own name for the table it reads, as ``held``
+    has.)"""
+    table = aliased(GameTable, name="private_table")
+    return (
+        select(table.id)
+        .where(
+            table.id == Match.table_id,
+            table.private.is_(True),
+            table.invite_code.is_not(None),
+            table.tournament_id.is_(None),
+        )
+        .exists()
+    )
+
+
+def private_code(private: bool, invite_code: str | None, tournament_id: int | None) -> str | None:
+    """The invite code without which a table's match is not shown (``private``): a private
+    table's, unless the table is a tournament's. A private tournament's tables are private
+    too (unlisted, watched with their code), but its matches are the tournament's: its
+    pages, which whoever has its link may read, link them, and its players have no code
+    (docs/tournaments.md)."""
+    return invite_code if private and tournament_id is None else None
 
 
 class Reports(Transactions):
@@ -24,7 +55,8 @@ class Reports(Transactions):
     ) -> dict[str, Any] | None:
         """Grade, counts and the most recent finished matches of a player; None if unknown.
         A match whose outcome is held (``server.tournaments.held``) is not listed, nor
-        counted (``finish_match``) until its session is over."""
+        counted (``finish_match``) until its session is over; a private table's match is
+        counted but never listed (``private``)."""
         async with self._read() as session:
             player = await session.scalar(
                 select(Player).where(Player.username_key == username.lower())
@@ -34,7 +66,7 @@ class Reports(Transactions):
             rows = await session.execute(
                 select(MatchPlayer, Match)
                 .join(Match, Match.id == MatchPlayer.match_id)
-                .where(MatchPlayer.player_id == player.id, ~held())
+                .where(MatchPlayer.player_id == player.id, ~held(), ~private())
                 .order_by(Match.ended_at.desc(), Match.id.desc())
                 .limit(recent)
             )
@@ -67,16 +99,49 @@ class Reports(Transactions):
                 "recent": matches,
             }
 
-    async def match_detail(self, match_id: int) -> dict[str, Any] | None:
+    async def match_privacy(self, match_id: int) -> MatchPrivacy | None:
+        """What ``server.match_access`` weighs of a match before any path of the HTTP API
+        shows it: its table's invite code (a private table's), its spectators' delay, its
+        end; None for no such match. One read of two rows by their keys."""
+        async with self._read() as session:
+            row = (
+                await session.execute(
+                    select(
+                        Match.ended_at,
+                        GameTable.private,
+                        GameTable.invite_code,
+                        GameTable.spectator_delay_seconds,
+                        GameTable.tournament_id,
+                    )
+                    .outerjoin(GameTable, GameTable.id == Match.table_id)
+                    .where(Match.id == match_id)
+                )
+            ).first()
+        if row is None:
+            return None
+        return MatchPrivacy(
+            invite_code=private_code(bool(row.private), row.invite_code, row.tournament_id),
+            spectator_delay_seconds=row.spectator_delay_seconds or 0,
+            ended_at=row.ended_at,
+        )
+
+    async def match_detail(
+        self, match_id: int, *, shown_until: datetime | None = None
+    ) -> dict[str, Any] | None:
         """A match and its finished hands (fans, deltas...); None if unknown. The seed and
-        salt are included only once the match is finished."""
+        salt are included only once the match is finished. ``shown_until`` (a table whose
+        spectators see it late, ``server.match_access.shown_until``): only the hands
+        finished by then are listed, and the match reads as in play (no end, no final
+        scores, no seed), as its spectators still see it."""
         async with self._read() as session:
             match = await session.get(Match, match_id)
             if match is None:
                 return None
-            hands = await session.scalars(
-                select(Hand).where(Hand.match_id == match_id).order_by(Hand.hand_no)
-            )
+            shown = select(Hand).where(Hand.match_id == match_id)
+            if shown_until is not None:
+                shown = shown.where(Hand.finished_at <= shown_until)
+            hands = await session.scalars(shown.order_by(Hand.hand_no))
+            ended_at = match.ended_at if shown_until is None else None
             detail: dict[str, Any] = {
                 "match": match.id,
                 "table": match.table_id,
@@ -86,12 +151,12 @@ class Reports(Transactions):
                 "rated": match.rated,
                 "seats": match.seats,
                 "started_at": iso(match.started_at),
-                "ended_at": iso(match.ended_at),
-                "finished": match.ended_at is not None,
-                "final_scores": match.final_scores,
+                "ended_at": iso(ended_at),
+                "finished": ended_at is not None,
+                "final_scores": match.final_scores if ended_at is not None else None,
                 "hands": [{**h.record, "finished_at": iso(h.finished_at)} for h in hands],
             }
-            if match.ended_at is not None:
+            if ended_at is not None:
                 detail["seed"] = match.seed
                 detail["salt"] = match.salt
             return detail

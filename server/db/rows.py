@@ -200,6 +200,17 @@ class MatchRow:
 
 
 @dataclass(frozen=True, slots=True)
+class MatchPrivacy:
+    """What decides who may read a match's record over HTTP, and how much of it
+    (``server.match_access``): its table's ``invite_code`` (None: the table is not private),
+    its spectators' delay in seconds (0: none) and when the match ended (None: in play)."""
+
+    invite_code: str | None
+    spectator_delay_seconds: int
+    ended_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
 class FinishedMatch:
     """What ``Store.finish_match`` did: ``ended_now``, whether this call ended the match
     (False: it was finished already, and nothing changed), and ``rating_changes``, a rated

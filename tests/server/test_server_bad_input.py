@@ -1133,7 +1133,7 @@ async def test_every_bad_http_request_gets_a_clean_json_4xx(
 async def test_an_http_handler_failure_is_a_logged_json_500(
     app: App, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async def broken(match_id: int) -> None:
+    async def broken(match_id: int, **_: object) -> None:
         raise RuntimeError(f"the database is gone (match {match_id})")
 
     assert app.store is not None

@@ -28,6 +28,7 @@ from server.db.models import GameTable, MatchAction
 from server.db.store import (
     ActionRow,
     Conflict,
+    MatchPrivacy,
     NoSuchMatch,
     Store,
     TableRow,
@@ -842,6 +843,52 @@ def play_match(seed: int, match_id: int) -> Match:
             assert choice is not None, legal
             match.apply(player, choice)
     return match
+
+
+@pytest.mark.asyncio
+async def test_what_decides_who_reads_a_match_and_how_much(store: Store) -> None:
+    """``match_privacy``: a private table's invite code (a public table's, or no row: none),
+    its spectators' delay, the match's end; ``player_summary`` counts a private table's
+    match but lists it not; ``match_detail`` up to ``shown_until`` lists the hands finished
+    by then, the match as in play."""
+    await store.create_player("Lin", "h", guest=False, now=T0)
+    private = TableRow("tp", "mcr", 15, True, "k3y", SEATS, T0, state="finished")
+    delayed = TableRow("td", "mcr", 15, False, None, SEATS, T0, spectator_delay_seconds=30)
+    await store.save_table(private)
+    await store.save_table(delayed)
+    hidden = await store.create_match("tp", "mcr", 1, SALT, SEATS, T0)
+    late = await store.create_match("td", "mcr", 2, SALT, SEATS, T0)
+    # A private tournament's table is private too, but its match is the tournament's.
+    tournament = TableRow("tt", "mcr", 15, True, "c0de", SEATS, T0, tournament=(1, 1, 1))
+    await store.save_table(tournament)
+    theirs = await store.create_match("tt", "mcr", 3, SALT, SEATS, T0)
+    await store.finish_match(theirs, [0, 0, 0, 0], T0 + timedelta(minutes=3))
+    assert await store.match_privacy(theirs) == MatchPrivacy(None, 0, T0 + timedelta(minutes=3))
+    rowless = await new_match(store)  # (no table row: "t1")
+    assert await store.match_privacy(rowless + 1) is None
+    assert await store.match_privacy(rowless) == MatchPrivacy(None, 0, None)
+    assert await store.match_privacy(late) == MatchPrivacy(None, 30, None)
+    for match_id in (hidden, late):
+        await store.finish_hand(match_id, 1, win(0, [8, -8, 0, 0]), [8, -8, 0, 0], now=T0)
+        later = T0 + timedelta(minutes=1)
+        await store.finish_hand(match_id, 2, draw(2), [0, 0, 0, 0], now=later)
+        await store.finish_match(match_id, [8, -8, 0, 0], T0 + timedelta(minutes=2))
+    ended = T0 + timedelta(minutes=2)
+    assert await store.match_privacy(hidden) == MatchPrivacy("k3y", 0, ended)
+
+    summary = await store.player_summary("lin")
+    assert summary is not None and summary["matches"] == 3
+    assert [m["match"] for m in summary["recent"]] == [theirs, late]
+
+    detail = await store.match_detail(late, shown_until=T0 + timedelta(seconds=59))
+    assert detail is not None and [h["hand_no"] for h in detail["hands"]] == [1]
+    assert (detail["finished"], detail["ended_at"], detail["final_scores"]) == (False, None, None)
+    assert "seed" not in detail and "salt" not in detail
+    detail = await store.match_detail(late, shown_until=T0 + timedelta(minutes=1))
+    assert detail is not None and [h["hand_no"] for h in detail["hands"]] == [1, 2]
+    assert detail["finished"] is False
+    detail = await store.match_detail(late)
+    assert detail is not None and detail["finished"] is True and detail["seed"] == 2
 
 
 @pytest.mark.asyncio

@@ -342,7 +342,8 @@ async def test_the_queue_after_a_match_left_in_play_names_its_table(open_page: O
     await page.get_by_role("button", name="Quick casual match").click()
     alert = page.locator(".queue [role=alert]")
     await expect(alert).to_have_text(
-        f"You already sit at table {table}: one table at a time, and a match you left keeps your seat until it ends."
+        f"You already sit at table {table}: one table at a time, "
+        "and a match you left keeps your seat until it ends."
     )
     await page.get_by_role("button", name="中文").click()
     await page.get_by_role("button", name="快速休闲局").click()
@@ -446,7 +447,8 @@ async def test_the_queue_waits_ticks_cancels_then_seats_four_at_a_table(
         await page.get_by_role("link", name="Home", exact=True).click()
         await page.get_by_role("button", name="Find a rated match").click()
         await expect(page.locator(".queue [role=alert]")).to_have_text(
-            f"You already sit at table {table}: one table at a time, and a match you left keeps your seat until it ends."
+            f"You already sit at table {table}: one table at a time, "
+            "and a match you left keeps your seat until it ends."
         )
         await page.get_by_role("link", name=f"Go to table {table}").click()
         await page.wait_for_selector(".board")

@@ -21,9 +21,15 @@ const RESULTS_KEPT = 20; // the hand results remembered as shown, the latest one
 // notification while the tab is hidden (notify.js).
 export const DEFAULT_SETTINGS = { lang: "en", sound: false, autoPass: false, aids: false, botLevel: "normal", notify: false };
 
-/** The route a location hash names: `{name, params}` (`notfound` for anything else). */
+/** The route a location hash names: `{name, params}` (`notfound` for anything else). A
+ * query after the path (`#/match/12?invite=CODE`) gives the match page a private table's
+ * invite code, which every request for the match then carries. */
 export function parseRoute(hash) {
-  const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  const address = hash.replace(/^#\/?/, "");
+  const mark = address.indexOf("?");
+  const path = mark < 0 ? address : address.slice(0, mark);
+  const query = new URLSearchParams(mark < 0 ? "" : address.slice(mark + 1));
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const [head, a, b, c] = parts;
   const number = (text) => (text === undefined || !/^\d+$/.test(text) ? null : Number(text));
   if (head === undefined) return { name: "home", params: {} };
@@ -39,9 +45,17 @@ export function parseRoute(hash) {
     return { name: "table", params: { table: a, mode: head === "watch" ? "watch" : "play" } };
   }
   if (head === "match" && number(a) !== null) {
-    return { name: "match", params: { id: number(a), hand: number(b), step: number(c) } };
+    const invite = query.get("invite") || null;
+    return { name: "match", params: { id: number(a), hand: number(b), step: number(c), invite } };
   }
   return { name: "notfound", params: {} };
+}
+
+/** The address of match `id`'s page (`hand` and `step`: a replay's, else none), with the
+ * invite code of a private table's match (`invite`) when there is one. */
+export function matchAddress(id, { hand = null, step = 0, invite = null } = {}) {
+  const where = hand ? `#/match/${id}/${hand}/${step}` : `#/match/${id}`;
+  return invite ? `${where}?invite=${encodeURIComponent(invite)}` : where;
 }
 
 /** Whether `update` ends a hand of the player's own table (`myTable`, its summary) while

@@ -1,7 +1,7 @@
 // The shell's pure parts: the dictionaries, the texts, the errors in words, the routes.
 import { eq, ok, test } from "./harness.js";
 import { DICTIONARIES, errorText, missingKeys, mergeDictionaries, translate, defaultLang } from "../js/i18n.js";
-import { parseRoute, seatOf, unreadElsewhere } from "../js/app.js";
+import { matchAddress, parseRoute, seatOf, unreadElsewhere } from "../js/app.js";
 import { connectionText } from "../js/header.js";
 import { serverError } from "../js/net.js";
 import { refusal, when } from "../js/pages/player.js";
@@ -95,11 +95,25 @@ test("routes: every page of the client and nothing else", () => {
   eq(parseRoute("#/player/guest-12%2Fx"), { name: "player", params: { name: "guest-12/x" } });
   eq(parseRoute("#/table/t4"), { name: "table", params: { table: "t4", mode: "play" } });
   eq(parseRoute("#/watch/t4"), { name: "table", params: { table: "t4", mode: "watch" } });
-  eq(parseRoute("#/match/12"), { name: "match", params: { id: 12, hand: null, step: null } });
-  eq(parseRoute("#/match/12/3/40"), { name: "match", params: { id: 12, hand: 3, step: 40 } });
+  eq(parseRoute("#/match/12"), { name: "match", params: { id: 12, hand: null, step: null, invite: null } });
+  eq(parseRoute("#/match/12/3/40"), { name: "match", params: { id: 12, hand: 3, step: 40, invite: null } });
+  // A private table's match: its invite code after the address, kept by the page's links.
+  eq(parseRoute("#/match/12?invite=Ab-3_x"), { name: "match", params: { id: 12, hand: null, step: null, invite: "Ab-3_x" } });
+  eq(parseRoute("#/match/12/3/40?invite=a%2Bb"), { name: "match", params: { id: 12, hand: 3, step: 40, invite: "a+b" } });
+  eq(parseRoute("#/match/12?invite="), { name: "match", params: { id: 12, hand: null, step: null, invite: null } });
+  eq(parseRoute("#/lobby?x=1"), { name: "lobby", params: {} });
   for (const hash of ["#/match/x", "#/join/t4", "#/nowhere", "#/lobby/extra", "#/table"]) {
     eq(parseRoute(hash).name, "notfound", hash);
   }
+});
+
+test("a match's address keeps a private table's invite code", () => {
+  eq(matchAddress(12), "#/match/12");
+  eq(matchAddress(12, { hand: 3, step: 40 }), "#/match/12/3/40");
+  eq(matchAddress(12, { invite: "a+b/c" }), "#/match/12?invite=a%2Bb%2Fc");
+  eq(matchAddress(12, { hand: 1, step: 0, invite: "Ab-3_x" }), "#/match/12/1/0?invite=Ab-3_x");
+  const { params } = parseRoute(matchAddress(12, { hand: 2, step: 5, invite: "a+b/c" }));
+  eq(params, { id: 12, hand: 2, step: 5, invite: "a+b/c" });
 });
 
 test("seatOf finds a player's seat in a summary", () => {

@@ -2,8 +2,11 @@
 // replay viewer (`#/match/:id/:hand/:step`) fed by GET /api/matches/{id}/replay?hand=N,
 // drawn by the live table's renderer with every hand open, and beside it the review of the
 // seat it is seen from (web/js/review.js), asked for with a button. Keys: ←/→ a turn, ↑/↓ or
-// PageUp/PageDown a hand, Home/End the hand's start/end, Space autoplay.
+// PageUp/PageDown a hand, Home/End the hand's start/end, Space autoplay. A private table's
+// match opens only with the table's invite code (`?invite=CODE` after the address): every
+// request for it carries the code, and every address of it the page makes keeps it.
 import { html, nothing } from "../vendor/lit-html.js";
+import { matchAddress } from "../app.js";
 import { changeText, deltaClass } from "../rating.js";
 import { describeEvents, fanLabel, foldResult, lastDiscard, playerName, resultView, signed, tableView } from "../render.js";
 import { reviewPanel, stepOfAction } from "../review.js";
@@ -21,7 +24,7 @@ export const matchPage = {
   /** Another address of the same page (an edited address, back or forward): another match,
    * or another hand and step of this one, which the page then shows. */
   update(app, params) {
-    if (s && s.id === params.id) return goTo(params.hand || 1, params.step || 0);
+    if (s && s.id === params.id && s.invite === params.invite) return goTo(params.hand || 1, params.step || 0);
     matchPage.leave(app);
     matchPage.enter(app, params);
   },
@@ -30,7 +33,7 @@ export const matchPage = {
     const step = Number(params.step) || 0;
     // `hand`, `step`: what the address names (the hand shown once its frames are in);
     // `handError`: why that hand cannot be shown; `asked`: the latest hand asked for.
-    s = { app, id: params.id, match: null, error: null, replay: null, hand, step, autoplay: null, loading: false, seat: 0,
+    s = { app, id: params.id, invite: params.invite || null, match: null, error: null, replay: null, hand, step, autoplay: null, loading: false, seat: 0,
       reviews: {}, reviewing: false, reviewError: null, handError: null, asked: 0 };
     document.addEventListener("keydown", onKey);
     load(app);
@@ -47,23 +50,40 @@ export const matchPage = {
   },
 };
 
-async function getJson(url) {
-  const reply = await fetch(url);
+/** GET `path` of the match's API (`/api/matches/{id}` + `path`, its own query in `query`),
+ * with the invite code of a private table's match; a refusal is thrown with its status and
+ * whether it is a private table's (`private`: the code is missing or wrong). */
+async function getJson(path, query = {}) {
+  const params = new URLSearchParams(query);
+  if (s.invite) params.set("invite", s.invite);
+  const search = params.toString();
+  const reply = await fetch(`/api/matches/${encodeURIComponent(s.id)}${path}${search ? `?${search}` : ""}`);
   const data = await reply.json();
-  if (!reply.ok) throw Object.assign(new Error(data.error || `${reply.status}`), { status: reply.status });
+  if (!reply.ok) throw Object.assign(new Error(data.error || `${reply.status}`), { status: reply.status, private: data.private === true });
   return data;
+}
+
+/** The key of the words for a refusal of a private table's match: no code, or another. */
+function privateKey() {
+  return s.invite ? "replay.wrong_invite" : "replay.private";
+}
+
+/** This match's address (`hand`, `step`: a replay's), its invite code kept. */
+function address(hand = null, step = 0) {
+  return matchAddress(s.id, { hand, step, invite: s.invite });
 }
 
 async function load(app) {
   const here = s;
   try {
-    here.match = await getJson(`/api/matches/${encodeURIComponent(here.id)}`);
+    here.match = await getJson("");
   } catch (error) {
     // No such match (404), an address that names none (400: not a match number), no answer
     // at all (the network, a reply that is not JSON): said in the page's words, kept as keys
     // (its language may change while it shows them); any other refusal in the server's own.
     const gone = { 404: "replay.missing", 400: "replay.bad_address" }[error.status];
     if (gone) here.error = { key: gone, gone: true };
+    else if (error.private) here.error = { key: privateKey(), gone: false }; // no code, or another
     else if (error.status === 403) here.error = { key: "replay.held", gone: false }; // a duplicate session's, until it ends
     else here.error = error.status ? String(error.message) : { key: "app.player.unreachable", gone: false };
   }
@@ -82,7 +102,7 @@ async function loadHand(hand, step) {
   let replay = null;
   let failed = null;
   try {
-    replay = await getJson(`/api/matches/${encodeURIComponent(here.id)}/replay?hand=${hand}`);
+    replay = await getJson("/replay", { hand });
   } catch (error) {
     failed = error;
   }
@@ -96,6 +116,7 @@ async function loadHand(hand, step) {
     here.step = 0;
     stopAutoplay();
     if (missing) here.handError = { key: "replay.no_hand" };
+    else if (failed.private) here.handError = { key: privateKey() };
     else if (failed.status === 403) here.handError = { key: "replay.held" };
     else here.handError = failed.status ? String(failed.message) : { key: "app.player.unreachable" };
     here.app.refresh();
@@ -126,7 +147,7 @@ function goTo(hand, step) {
 function show(step) {
   const frames = s.replay.frames;
   s.step = Math.max(0, Math.min(frames.length - 1, step));
-  history.replaceState(null, "", `#/match/${s.id}/${s.hand}/${s.step}`);
+  history.replaceState(null, "", address(s.hand, s.step));
   s.app.refresh();
 }
 
@@ -139,7 +160,7 @@ async function loadReview() {
   here.app.refresh();
   try {
     const name = here.match.seats[seat] || "";
-    here.reviews[seat] = await getJson(`/api/matches/${encodeURIComponent(here.id)}/review?player=${encodeURIComponent(name)}`);
+    here.reviews[seat] = await getJson("/review", { player: name });
   } catch (error) {
     if (s === here) here.reviewError = String(error.message);
   }
@@ -262,7 +283,7 @@ function handsTable(app, m) {
       <td class="outcome">${h.result === "win" ? h.discarder === null ? t("table.result.self_drawn", { name: name(h.winner) }) : t("table.result.won_on", { name: name(h.winner), from: name(h.discarder) }) : t("replay.drawn")}</td>
       <td class="fan-list">${h.fans.map((f) => html`<span>${fanName(f)}${f.count > 1 ? ` ×${f.count}` : ""} ${f.points * f.count}</span>; `)}${h.result === "win" ? html`<b>${h.fan_total} ${t("table.fan")}</b>` : nothing}</td>
       <td>${h.deltas.map(signed).join(" / ")}</td>
-      <td>${m.finished ? html`<a href="#/match/${m.match}/${h.hand_no}/0" @click=${(e) => (e.preventDefault(), loadHand(h.hand_no, 0))}>${t("replay.watch")}</a>` : nothing}</td>
+      <td>${m.finished ? html`<a href=${address(h.hand_no, 0)} @click=${(e) => (e.preventDefault(), loadHand(h.hand_no, 0))}>${t("replay.watch")}</a>` : nothing}</td>
     </tr>`)}</tbody></table>`;
 }
 
@@ -275,7 +296,7 @@ function noHand(app) {
   return html`<div class="replay replay-missing">
     <p class="error" role="alert">${text}</p>
     ${s.hand !== 1
-      ? html`<p><a class="button" href="#/match/${s.id}/1/0" @click=${(e) => (e.preventDefault(), loadHand(1, 0))}>${t("replay.first_hand")}</a></p>`
+      ? html`<p><a class="button" href=${address(1, 0)} @click=${(e) => (e.preventDefault(), loadHand(1, 0))}>${t("replay.first_hand")}</a></p>`
       : nothing}
   </div>`;
 }

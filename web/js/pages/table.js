@@ -4,6 +4,7 @@
 // hand's events taught (last discard, hand result, commitments), sends actions, and hands
 // the drawing to render.js. Keyboard shortcuts: see `keys` below and docs/client.md.
 import { html, nothing } from "../vendor/lit-html.js";
+import { matchAddress } from "../app.js";
 import { chosenLevel, levelPicker } from "../bots.js";
 import { fairnessOf } from "../fairness.js";
 import { wholeUpdate } from "../follow.js";
@@ -522,8 +523,15 @@ function matchEndView(app, names) {
     ${held
       ? html`<p class="hint held-result">${t("app.tournament.held_match_end")}</p>
         <p><a class="button primary" href="#/tournament/${held.id}/${held.session}">${t("app.tournament.to_tournament")}</a> <a class="button" href="#/lobby">${t("table.back_lobby")}</a></p>`
-      : html`<p><a class="button primary" href="#/match/${m.match}">${t("table.see_match")}</a> <a class="button" href="#/lobby">${t("table.back_lobby")}</a></p>`}
+      : html`<p><a class="button primary" href=${matchAddress(m.match, { invite: inviteOf(app) })}>${t("table.see_match")}</a> <a class="button" href="#/lobby">${t("table.back_lobby")}</a></p>`}
   </section>`;
+}
+
+/** This table's invite code, when this device has it (only a private table has one, and
+ * its match's page opens only with it: protocol.md, GET /api/matches/{id}). Not read from
+ * the summary: a seated page may have none by the end (a private table is never listed). */
+function inviteOf(app) {
+  return app.invites?.[s.table] ?? null;
 }
 
 /** The notification option: on only once the browser grants the permission. */
