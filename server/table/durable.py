@@ -191,8 +191,8 @@ class Durable:
             )
         else:
             log.info(
-                "table %s: the database takes writes again, a %s's not yet proven; "
-                "resuming after %.2f s",
+                "table %s: the database takes writes again (not yet proven for the %s "
+                "write that failed); resuming after %.2f s",
                 self.table,
                 self.pause.owed,
                 paused,

@@ -29,7 +29,7 @@ from server.db.store import MatchPrivacy
 from server.match_access import invite_refusal, shown_until
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-DELAY = 3  # seconds: the delayed table's spectators see it this late
+DELAY = 5  # seconds: the delayed table's spectators see it this late
 SECOND = timedelta(seconds=1)
 
 
@@ -195,15 +195,18 @@ async def test_a_delayed_tables_hands_are_listed_only_the_delay_after_they_end(
         await wire.answered("join_table", {"table": table.id}, "joined")
         (match,) = await app.store.table_matches(table.id)
         bot = make_bot("default", seed=0)
-        # She plays hand 1, then holds her first decision of hand 2 (20 s to take it).
-        hold = await play_out(
-            wire, table.id, bot, until=lambda p: p["hand_no"] == 2 and has_legal(p)
-        )
-        assert hold is not None
+        # She plays hand 1; its record is read as soon as it ends (she sees its end)...
+        over = await play_out(wire, table.id, bot, until=lambda p: p["view"]["phase"] == "over")
+        assert over is not None and over["hand_no"] == 1
         (first,) = await stored_hands(app, match.id, 1)
         body, finished = await read_delayed(app, match.id, table.id)
         assert body["hands"] == [] and not finished  # hand 1 has just ended
         assert ended(first) > datetime.now(UTC) - timedelta(seconds=DELAY)
+        # ... then she holds her first decision of hand 2 (20 s to take it).
+        hold = await play_out(
+            wire, table.id, bot, until=lambda p: p["hand_no"] == 2 and has_legal(p)
+        )
+        assert hold is not None
         async with asyncio.timeout(DELAY + 5):  # listed the delay after its end
             while not body["hands"]:
                 await asyncio.sleep(0.2)
