@@ -153,9 +153,7 @@ class Durable:
             self.unstored.append(record)
             self.untold_hand_over = True
 
-    def failed(
-        self, what: str, exc: BaseException, *, kind: str, began: float | None = None
-    ) -> None:
+    def failed(self, what: str, exc: BaseException, *, kind: str, began: float) -> None:
         """A write of ``kind`` (``what``), begun at ``began``, failed: pause the table (no
         automatic play, no clock running out) and try again later, each time after a
         longer wait."""
