@@ -260,26 +260,35 @@ class Playing(Showing):
         self.durable.worked(FINISH)
         self.state = "finished"
         self.clock.match_over()
-        self._changed()
-        await self._save()
         self.ended = encode(MatchEnd(self.id, self.match_id, list(match.scores), ratings))
         self._broadcast_text(self.ended)
         log.info("match %s finished at table %s: %s", self.match_id, self.id, match.scores)
+        # Those away are told when they come back: kept for them before the host hears the
+        # table finished (``_changed``: from then on a ``resume`` asks the host, not the
+        # table), with no wait between. (Before the row's save: stored finished, the match
+        # is what a client may be told.)
         here = set(self.peers.values())
         for player, seat in enumerate(self.seats):
             if seat is not None and seat.kind == HUMAN and player not in here:
                 self.host.tell_later(seat.name, self._end_frames(player))
+        self._changed()
+        await self._save()
 
     def _end_frames(self, player: int) -> list[str]:
         """What the player of seat ``player``, away as her match ended (a lost connection, a
         restart that finished it), is told when she comes back, as a live table would have
         told her: the table's summary (``finished``), her last hand as a full update (every
-        protocol version's: a full update carries the seats), its result in its events, and
-        the ``match_end``."""
+        protocol version's: a full update carries the seats), its result in its events, its
+        ``reveal`` where the table reveals (its fairness is checked as if seen live), and the
+        ``match_end``."""
         assert self.ended is not None
         payload = self._update_payload(player, [], full=True)
-        update = [encode(Update(payload))] if payload is not None else []
-        return [encode(TableInfo(self.summary())), *update, self.ended]
+        last: list[str] = []
+        if payload is not None:
+            last.append(encode(Update(payload)))
+            if self.settings.reveals:
+                last.append(encode(Reveal(self._reveal(payload["hand_no"]))))
+        return [encode(TableInfo(self.summary())), *last, self.ended]
 
     async def _close_empty(self) -> None:
         """Close the table: it waited ``close_when_empty`` seconds with no person at it. It

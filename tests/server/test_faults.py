@@ -245,14 +245,15 @@ async def test_a_crash_as_the_last_hand_ends_is_told_to_the_players_when_they_co
         stored = await sqlite_store.match_detail(match_id)
         assert stored is not None and stored["final_scores"] is not None
         told = [json.loads(f) for f in again.untold_end(HUMAN)]
-        assert [f["type"] for f in told] == ["table", "update", "match_end"]
+        assert [f["type"] for f in told] == ["table", "update", "reveal", "match_end"]
         assert told[0]["payload"]["state"] == "finished"
         update = told[1]["payload"]
         assert update["full"] and update["view"]["phase"] == "over"
         kinds = [e["kind"] for e in update["events"]]
         assert "hand_end" in kinds, kinds
-        assert told[2]["payload"]["match"] == match_id
-        assert told[2]["payload"]["scores"] == stored["final_scores"]
+        assert told[2]["payload"]["hand_no"] == update["hand_no"]
+        assert told[3]["payload"]["match"] == match_id
+        assert told[3]["payload"]["scores"] == stored["final_scores"]
         assert again.untold_end(HUMAN) == []  # told once
     finally:
         await again.shutdown()

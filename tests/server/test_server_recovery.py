@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import os
 import signal
@@ -422,12 +423,18 @@ async def test_player_cut_off_mid_hand_is_played_by_the_server(recovery_app: App
             await asyncio.sleep(0)  # the waiter is registered before anything can answer
             await again.resume(d.token)
             assert (await told).payload == end
-            frames = [f for f in again.frames if f["type"] in ("table", "update", "match_end")]
-            assert [f["type"] for f in frames] == ["table", "update", "match_end"]
+            told_kinds = ("table", "update", "reveal", "match_end")
+            frames = [f for f in again.frames if f["type"] in told_kinds]
+            assert [f["type"] for f in frames] == list(told_kinds)
             assert frames[0]["payload"]["state"] == "finished"
             last = frames[1]["payload"]
             assert last["full"] and last["view"]["phase"] == "over"
             assert {"hand_end"} <= {e["kind"] for e in last["events"]}
+            # Her last hand's fairness is checked as if she had seen it live.
+            reveal = frames[2]["payload"]
+            assert reveal["hand_no"] == last["hand_no"]
+            hashed = bytes.fromhex(reveal["salt"]) + reveal["seed"].to_bytes(8, "big")
+            assert hashlib.sha256(hashed).hexdigest() == last["commitment"]
         finally:
             await again.close()
     finally:

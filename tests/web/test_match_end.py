@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from browserkit import OpenPage, connected, create_table, new_name, play_until, register
 from httpkit import http_get
-from playwright.async_api import expect
+from playwright.async_api import Browser, Route, expect
 
 
 @pytest.mark.asyncio
@@ -50,12 +50,13 @@ async def test_the_final_ranking_names_the_player_and_her_grade_and_the_bots(
 
 @pytest.mark.asyncio
 async def test_a_player_away_as_her_match_ends_is_shown_its_end_when_she_comes_back(
-    open_page: OpenPage, web_server: Any
+    open_page: OpenPage, browser: Browser, web_server: Any
 ) -> None:
     """She closes the page mid-match; the server plays her seat to the match's end. Opening
     her table's address again, she is shown the end as the others were (the last hand's
-    result, the final ranking: docs/protocol.md, ``resume``), and no "table does not exist"
-    over it (the table is gone; the page's own ``sync`` is refused)."""
+    result and its fairness check, the final ranking: docs/protocol.md, ``resume``), and no
+    "table does not exist" over it (the table is gone; the page's own ``sync`` is refused),
+    even when the end came before the table page's script had loaded to hear it."""
     page = await open_page("/")
     await connected(page)
     name = new_name("away")
@@ -77,12 +78,38 @@ async def test_a_player_away_as_her_match_ends_is_shown_its_end_when_she_comes_b
         assert asyncio.get_running_loop().time() < deadline, "the match did not end"
         await asyncio.sleep(0.5)
 
-    again = await context.new_page()
-    await again.goto(f"/#/table/{table}")
-    final = again.locator(".match-end .final")
-    await expect(final.locator("tbody tr")).to_have_count(4)
-    await expect(final).to_contain_text(name)
-    await expect(again.locator(".table-error")).to_have_count(0)
+    # The end comes with her session, before the table page's module has loaded to hear it
+    # (as on a loaded machine): the module is held until the socket has brought the end.
+    # (A context of her own with her stored session, without the service worker, which
+    # would serve the module from its cache around the hold.)
+    told = asyncio.Event()
+
+    async def after_the_end(route: Route) -> None:
+        await asyncio.wait_for(told.wait(), 30)
+        await route.continue_()
+
+    state = await context.storage_state()
+    await context.close()
+    hers = await browser.new_context(
+        base_url=web_server.url, storage_state=state, service_workers="block"
+    )
+    await hers.route("**/js/pages/table.js", after_the_end)
+    again = await hers.new_page()
+    again.on(
+        "websocket",
+        lambda ws: ws.on("framereceived", lambda f: '"match_end"' in str(f) and told.set()),
+    )
+    try:
+        await again.goto(f"/#/table/{table}")
+        final = again.locator(".match-end .final")
+        await expect(final.locator("tbody tr")).to_have_count(4)
+        await expect(final).to_contain_text(name)
+        await expect(again.locator(".table-error")).to_have_count(0)
+        assert told.is_set()
+        # Its last hand's result, its fairness checked as if seen live (its reveal told too).
+        await expect(again.locator(".match-end .fairness.ok")).to_be_visible()
+    finally:
+        await hers.close()
 
 
 # Whether each link and button of the final ranking is what a tap at its centre reaches

@@ -83,6 +83,7 @@ export function createApp({ onRender, env = {} }) {
     connection: { status: "connecting", retryAt: null },
     route: parseRoute(location.hash),
     myTable: null, // the summary of the table this player sits at, from `table` messages
+    lastEnd: null, // the last match end told: {summary, update, matchEnd} (the table page's)
     invites: readJson(storage, INVITES_KEY, {}), // table -> invite code, for invite links
     toasts: [],
 
@@ -129,7 +130,7 @@ export function createApp({ onRender, env = {} }) {
     setSession(session, why) {
       app.session = session;
       writeJson(storage, SESSION_KEY, session);
-      if (!session) app.myTable = null;
+      if (!session) app.myTable = app.lastEnd = null;
       if (why === "expired") app.toast(app.t("app.session.expired"));
       app.refresh();
     },
@@ -225,8 +226,23 @@ export function createApp({ onRender, env = {} }) {
   });
   app.net.on("table", tableMessage);
   app.tableSummary = tableMessage;
+  // A match's end as it was told (the table's last summary, full update and reveal, then
+  // `match_end`), kept: a player back after her match ended is told it at once on `resume`, often before
+  // the table page's module has loaded to listen, and her table is gone by then (its `sync`
+  // is refused). The table page shows what is kept here when it opens at that table.
+  // (Only a full update is kept: one that follows another cannot be shown alone.)
+  const unseen = (table) => ({ table, summary: null, update: null, reveal: null });
+  let seen = unseen(null); // the last table's summary, full update and reveal, as told
+  const see = (key) => (p) => {
+    if (seen.table !== p.table) seen = unseen(p.table);
+    seen[key] = key === "update" && !p.full ? null : p;
+  };
+  app.net.on("table", see("summary"));
+  app.net.on("update", see("update"));
+  app.net.on("reveal", see("reveal"));
   // The match is over: the header's "Back to table" link goes (its last summary said playing).
   app.net.on("match_end", (payload) => {
+    app.lastEnd = { ...(seen.table === payload.table ? seen : unseen(payload.table)), matchEnd: payload };
     if (app.myTable && app.myTable.table === payload.table) {
       app.myTable = null;
       app.refresh();

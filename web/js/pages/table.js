@@ -50,6 +50,15 @@ export const tablePage = {
     );
     s.timer = setInterval(() => s.deadlineAt && app.refresh(), 500);
     document.addEventListener("keydown", onKey);
+    // Its match's end, told before this page listened (on coming back after it ended, the
+    // end comes with the session, often before this module loaded): shown as if live.
+    const end = app.lastEnd;
+    if (end && end.matchEnd.table === s.table) {
+      if (end.summary) onSummary(end.summary);
+      if (end.update) onUpdate(end.update);
+      if (end.reveal) onReveal(end.reveal);
+      onMatchEnd(end.matchEnd);
+    }
     if (net.ready) connect(); // else onReady does, once the session is resumed
   },
   title(app) {
