@@ -6,7 +6,8 @@
   a ladder that ranks a player after 2 rated matches, and four tournament directors
   (``tdirector1`` to ``4``, accounts the tournament tests register). ``web_server.url`` is
   the page to open.
-- ``browser``: Debian's Chromium driven by Playwright's async API. Found at
+- ``browser``: Debian's Chromium driven by Playwright's async API, one for each worker's
+  session (its tests run in one event loop: ``pytest_collection_modifyitems``). Found at
   ``GUOBIAO_CHROMIUM`` or as ``chromium`` on the PATH; without one the browser tests skip,
   except under ``CI=true``, where a skip would hide them: there it is a failure (``.ci/run``
   installs the ``chromium`` package). ``playwright install`` is never needed.
@@ -34,7 +35,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from browserkit import OpenPage
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 from serverkit import served_port
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -135,7 +136,18 @@ def chromium() -> str | None:
     return found or shutil.which("chromium-browser")
 
 
-@pytest_asyncio.fixture
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every browser test runs in its worker's one event loop (``loop_scope="session"``), so
+    that one Chromium (``browser``) serves them all: a Chromium and Playwright's driver
+    started for each test cost more CPU than most tests' own steps, on a suite that shares
+    two cores. Each test still has a browser context of its own (``open_page``)."""
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here) and item.get_closest_marker("asyncio"):
+            item.add_marker(pytest.mark.asyncio(loop_scope="session"), append=False)
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def browser() -> AsyncIterator[Browser]:
     executable = chromium()
     if executable is None:
@@ -151,9 +163,10 @@ async def browser() -> AsyncIterator[Browser]:
             await launched.close()
 
 
-@pytest_asyncio.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def open_page(browser: Browser, web_server: WebServer) -> AsyncIterator[OpenPage]:
     problems: list[str] = []
+    contexts: list[BrowserContext] = []  # closed after the test: the browser serves the next
 
     async def open_one(
         path: str = "/",
@@ -170,6 +183,7 @@ async def open_page(browser: Browser, web_server: WebServer) -> AsyncIterator[Op
         if 0 < width < 600:
             options |= {"has_touch": True, "is_mobile": True, "device_scale_factor": 2}
         context = await browser.new_context(base_url=web_server.url, **options)
+        contexts.append(context)
         page = await context.new_page()
         page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
         page.on(
@@ -188,5 +202,10 @@ async def open_page(browser: Browser, web_server: WebServer) -> AsyncIterator[Op
         await page.goto(path)
         return page
 
-    yield open_one
-    assert not problems, "\n".join(problems)
+    try:
+        yield open_one
+        found = list(problems)  # (before the pages close)
+    finally:
+        for context in contexts:
+            await context.close()
+    assert not found, "\n".join(found)
