@@ -35,6 +35,8 @@ from engine.table import HandState, Phase, View
 from engine.tiles import FIRST_FLOWER, N_FLOWERS, N_KINDS, counts_of
 from engine.wilds import shanten_with_wilds
 
+pytestmark = pytest.mark.slow  # minutes in all (every action of many matches): started first
+
 MATCHES = int(os.environ.get("GUOBIAO_CUSTOM_MATCHES", "1"))
 FIRST_SEED = int(os.environ.get("GUOBIAO_TABLE_SEED", "0"))
 SEEDS = range(FIRST_SEED, FIRST_SEED + MATCHES)

@@ -28,7 +28,7 @@ from playwright.async_api import Page, expect
 from engine.bots import make_bot
 from server.client import Client, play
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.slow]  # slow: minutes in all, started first
 
 SCREENSHOT = Path(__file__).resolve().parent.parent.parent / "docs" / "images" / "ladder.png"
 CHANGE = re.compile(r"-?[\d,]+\.\d → -?[\d,]+\.\d \([+\u2212\u00b1]\d+\.\d\)")

@@ -31,7 +31,7 @@ from playwright.async_api import Page, Route, expect
 from engine.bots import make_bot
 from server.client import Client, play
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.slow]  # slow: minutes in all, started first
 
 PHONES = (360, 390, 430)
 OVERFLOW = "document.documentElement.scrollWidth - window.innerWidth"

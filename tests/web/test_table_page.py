@@ -33,7 +33,7 @@ from browserkit import (
 from playwright.async_api import Browser, BrowserContext, Page, WebSocketRoute, expect
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.slow]  # slow: minutes in all, started first
 
 SCREENSHOT = Path(__file__).resolve().parent.parent.parent / "docs" / "images" / "table.png"
 RESULT = ".result .fairness.ok"  # a hand's end, checked: the dialog with its ✓

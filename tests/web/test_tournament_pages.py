@@ -28,7 +28,7 @@ from test_shell import english_left, labels
 
 from server.client import Client, ServerError
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.slow]  # slow: minutes in all, started first
 
 REPO = Path(__file__).resolve().parent.parent.parent
 SCREENSHOT = REPO / "docs" / "images" / "tournament.png"
