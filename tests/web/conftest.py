@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from browserkit import OpenPage
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright
+from playwright.async_api import Browser, Page, async_playwright
 from serverkit import served_port
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -148,7 +148,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
-async def browser() -> AsyncIterator[Browser]:
+async def chromium_of_the_worker() -> AsyncIterator[Browser]:
     executable = chromium()
     if executable is None:
         reason = "no Chromium (install Debian's chromium package or set GUOBIAO_CHROMIUM)"
@@ -164,9 +164,17 @@ async def browser() -> AsyncIterator[Browser]:
 
 
 @pytest_asyncio.fixture(loop_scope="session")
+async def browser(chromium_of_the_worker: Browser) -> AsyncIterator[Browser]:
+    """The worker's Chromium, for one test: every context the test opened is closed after
+    it, whether it ended well or not (the next test gets the browser as if new)."""
+    yield chromium_of_the_worker
+    for context in chromium_of_the_worker.contexts:
+        await context.close()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
 async def open_page(browser: Browser, web_server: WebServer) -> AsyncIterator[OpenPage]:
     problems: list[str] = []
-    contexts: list[BrowserContext] = []  # closed after the test: the browser serves the next
 
     async def open_one(
         path: str = "/",
@@ -183,7 +191,6 @@ async def open_page(browser: Browser, web_server: WebServer) -> AsyncIterator[Op
         if 0 < width < 600:
             options |= {"has_touch": True, "is_mobile": True, "device_scale_factor": 2}
         context = await browser.new_context(base_url=web_server.url, **options)
-        contexts.append(context)
         page = await context.new_page()
         page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
         page.on(
@@ -202,10 +209,5 @@ async def open_page(browser: Browser, web_server: WebServer) -> AsyncIterator[Op
         await page.goto(path)
         return page
 
-    try:
-        yield open_one
-        found = list(problems)  # (before the pages close)
-    finally:
-        for context in contexts:
-            await context.close()
-    assert not found, "\n".join(found)
+    yield open_one
+    assert not problems, "\n".join(problems)  # (its pages close after: ``browser``)
