@@ -83,7 +83,7 @@ export function createApp({ onRender, env = {} }) {
     connection: { status: "connecting", retryAt: null },
     route: parseRoute(location.hash),
     myTable: null, // the summary of the table this player sits at, from `table` messages
-    lastEnd: null, // the last match end told: {summary, update, matchEnd} (the table page's)
+    lastEnd: null, // the last match end told: {table, summary, update, reveal, matchEnd}
     invites: readJson(storage, INVITES_KEY, {}), // table -> invite code, for invite links
     toasts: [],
 
@@ -227,10 +227,10 @@ export function createApp({ onRender, env = {} }) {
   app.net.on("table", tableMessage);
   app.tableSummary = tableMessage;
   // A match's end as it was told (the table's last summary, full update and reveal, then
-  // `match_end`), kept: a player back after her match ended is told it at once on `resume`, often before
-  // the table page's module has loaded to listen, and her table is gone by then (its `sync`
-  // is refused). The table page shows what is kept here when it opens at that table.
-  // (Only a full update is kept: one that follows another cannot be shown alone.)
+  // `match_end`), kept: a player back after her match ended is told it at once on `resume`,
+  // often before the table page's module has loaded to listen, and her table is gone by
+  // then (its `sync` is refused). The table page shows what is kept here when it opens at
+  // that table. (Only a full update is kept: one that follows another cannot be shown alone.)
   const unseen = (table) => ({ table, summary: null, update: null, reveal: null });
   let seen = unseen(null); // the last table's summary, full update and reveal, as told
   const see = (key) => (p) => {
