@@ -33,8 +33,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """In an xdist worker (each collects the same list, in the same order) the tests marked
     ``slow`` come first. The scheduler hands out the modules in the order their first test
     comes (``--no-loadscope-reorder``), so the modules of the minutes-long tests (the wheel,
-    the crash tests) and the modules minutes long in all (the cluster's, the longest pages'
-    browser tests) start at once instead of last, where they would keep the run waiting.
-    A serial run keeps the files' order."""
+    the crash tests) and the modules minutes long in all (the custom rules' properties, the
+    longest pages' browser tests) start at once instead of last, where they would keep the
+    run waiting. A serial run keeps the files' order."""
     if hasattr(config, "workerinput"):  # an xdist worker
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)

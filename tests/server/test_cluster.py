@@ -56,8 +56,6 @@ from server.cli.replay import read_log
 from server.client import Client, ClientError, ServerError, TableState, play
 from server.db.store import Store
 
-pytestmark = pytest.mark.slow  # minutes in all (real nodes): started first, tests/conftest.py
-
 # Turns outlast every wait of these tests: a decision nobody is asked again (an update lost
 # between nodes) fails the test instead of being played by a timeout, perhaps as the bot would.
 TURN_SECONDS = 120
