@@ -910,7 +910,9 @@ async def test_a_node_handed_many_tables_at_once_adopts_every_one(
     """n1 is drained with 150 tables while n2 is busy (paused a moment): n2 reads the 150
     ``take`` together and adopts them a few at a time, as orphans are (before, all at once,
     they ran out of Redis connections, 100 by default, and waited as orphans for a beat)."""
-    cluster = await make_cluster(2, lease_seconds=6.0)
+    # n2's registration must outlast its pause and the drain CLI's start, which a loaded
+    # machine took past 6 s (the CLI found no ready node): 15 s.
+    cluster = await make_cluster(2, lease_seconds=15.0)
     n1, n2 = cluster["n1"], cluster["n2"]
     host = await Player.register(n1, "many_tables")
     try:
