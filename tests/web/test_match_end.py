@@ -99,17 +99,14 @@ async def test_a_player_away_as_her_match_ends_is_shown_its_end_when_she_comes_b
         "websocket",
         lambda ws: ws.on("framereceived", lambda f: '"match_end"' in str(f) and told.set()),
     )
-    try:
-        await again.goto(f"/#/table/{table}")
-        final = again.locator(".match-end .final")
-        await expect(final.locator("tbody tr")).to_have_count(4)
-        await expect(final).to_contain_text(name)
-        await expect(again.locator(".table-error")).to_have_count(0)
-        assert told.is_set()
-        # Its last hand's result, its fairness checked as if seen live (its reveal told too).
-        await expect(again.locator(".match-end .fairness.ok")).to_be_visible()
-    finally:
-        await hers.close()
+    await again.goto(f"/#/table/{table}")
+    final = again.locator(".match-end .final")
+    await expect(final.locator("tbody tr")).to_have_count(4)
+    await expect(final).to_contain_text(name)
+    await expect(again.locator(".table-error")).to_have_count(0)
+    assert told.is_set()
+    # Its last hand's result, its fairness checked as if seen live (its reveal told too).
+    await expect(again.locator(".match-end .fairness.ok")).to_be_visible()
 
 
 # Whether each link and button of the final ranking is what a tap at its centre reaches

@@ -30,7 +30,7 @@ from browserkit import (
     play_until,
     record_frames,
 )
-from playwright.async_api import Browser, BrowserContext, Page, WebSocketRoute, expect
+from playwright.async_api import Browser, Page, WebSocketRoute, expect
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.slow]  # slow: minutes in all, started first
@@ -344,7 +344,6 @@ async def test_a_lost_update_is_asked_for_in_full_and_the_board_mended(
     await fresh.goto(page.url)
     assert await board_when_asked(fresh) == mended
     assert not errors, errors
-    await context.close()
     print(f"\nupdate {lossy.lost} lost: {warnings[0]}")
 
 
@@ -412,9 +411,9 @@ class CutAtHandEnd:
 
 async def page_cut_at_hand_end(
     browser: Browser, web_server: WebServer
-) -> tuple[BrowserContext, Page, list[str], CutAtHandEnd]:
-    """A page in a context of its own, its websocket led through a ``CutAtHandEnd``, its
-    script errors collected."""
+) -> tuple[Page, list[str], CutAtHandEnd]:
+    """A page in a context of its own (closed by the ``browser`` fixture after the test), its
+    websocket led through a ``CutAtHandEnd``, its script errors collected."""
     context = await browser.new_context(base_url=web_server.url)
     page = await context.new_page()
     errors: list[str] = []
@@ -422,7 +421,7 @@ async def page_cut_at_hand_end(
     page.on("console", lambda m: m.type == "error" and errors.append(m.text))
     lost = CutAtHandEnd()
     await page.route_web_socket(re.compile(r"/ws$"), lost.route)
-    return context, page, errors, lost
+    return page, errors, lost
 
 
 async def play_until_a_hand_ends(page: Page, lost: CutAtHandEnd) -> int:
@@ -444,7 +443,7 @@ async def test_a_hand_that_ended_while_the_page_was_away_is_shown_when_it_is_bac
     page never got the hand's end, and its full update on return is of the next hand. Its
     ``last_hand`` brings the result dialog up as if seen live; a reload, which had shown it,
     only offers it again ("Last hand's result")."""
-    context, page, errors, lost = await page_cut_at_hand_end(browser, web_server)
+    page, errors, lost = await page_cut_at_hand_end(browser, web_server)
     await page.goto("/")
     await play_now(page)
     lost.armed = True
@@ -483,7 +482,6 @@ async def test_a_hand_that_ended_while_the_page_was_away_is_shown_when_it_is_bac
         assert now > ended + 1, now
         await expect(dialog.locator("h2")).to_contain_text(f"Hand {now - 1}:")
     assert not errors, errors
-    await context.close()
     print(f"\nhand {ended}'s end lost with the connection: shown on return, offered after a reload")
 
 
@@ -502,7 +500,7 @@ async def test_a_spectator_back_after_a_hand_ended_sees_it_and_a_newcomer_is_onl
     (it was not there), only offered it ("Last hand's result")."""
     page = await open_page("/")
     table = await play_now(page)
-    context, watcher, errors, lost = await page_cut_at_hand_end(browser, web_server)
+    watcher, errors, lost = await page_cut_at_hand_end(browser, web_server)
     await watcher.goto(f"/#/watch/{table}")
     await watcher.wait_for_selector(".board", timeout=15_000)
     lost.armed = True
@@ -528,7 +526,6 @@ async def test_a_spectator_back_after_a_hand_ended_sees_it_and_a_newcomer_is_onl
     await newcomer.locator(".reopen-result").click()
     await expect(newcomer.locator(".result[role=dialog] h2")).to_contain_text(f"Hand {ended}:")
     assert not errors, errors
-    await context.close()
 
 
 async def test_four_pages_play_a_short_match_then_the_replay_shows_it(open_page: OpenPage) -> None:
@@ -774,7 +771,6 @@ async def test_nothing_moves_for_those_who_ask_for_less_motion(
     await play_now(page)
     await play_until(page, ".board:has(.seat-bottom .river [role=listitem]) .seat.turn")
     assert await page.evaluate(running) == 0
-    await context.close()
 
 
 async def test_the_next_hand_waits_while_the_player_reads_the_result(open_page: OpenPage) -> None:
