@@ -43,6 +43,8 @@ CODES: dict[str, str] = {
     "weak_password": "registration refused: a password needs at least 8 characters",
     # Lobby and tables (server.lobby, server.table)
     "no_such_table": "there is no table of that id",
+    "table_finished": "the table is gone, its match over; to one of its players only, the "
+    "refusal names the match (`match`), whose page has its end",
     "table_full": "the table has no free seat, or the server holds as many tables as it may",
     "too_many_tables": "this account, or this client address, has as many tables waiting for "
     "players as the server allows (`[limits] waiting_tables_per_account`, "
@@ -126,12 +128,16 @@ class ServerError(Exception):
     """A request the server refuses: ``code`` (one of ``CODES``) and ``reason`` go on the wire
     as an ``error`` message; ``reason`` says, for a person, what was wrong. ``table``: the
     table the refusal is about, for a client to go to (``already_seated``: where the player
-    sits), sent with it (``server.protocol.refusal``)."""
+    sits), and ``match`` the match it is about (``table_finished``: the table's last), sent
+    with it (``server.protocol.refusal``)."""
 
-    def __init__(self, code: str, reason: str, *, table: str | None = None) -> None:
+    def __init__(
+        self, code: str, reason: str, *, table: str | None = None, match: int | None = None
+    ) -> None:
         if code not in CODES and code not in NOT_SENT:
             raise ValueError(f"unregistered error code {code!r} (add it to server.errors.CODES)")
         super().__init__(reason)
         self.code = code
         self.reason = reason
         self.table = table
+        self.match = match

@@ -233,5 +233,6 @@ def error(code: str, reason: str, reply_to: str | int | None = None) -> str:
 
 
 def refusal(exc: ServerError, reply_to: str | int | None = None) -> str:
-    """The ``error`` that refuses a request with ``exc``, the table it names included."""
-    return encode(Error(exc.code, exc.reason, table=exc.table), reply_to)
+    """The ``error`` that refuses a request with ``exc``, the table and match it names
+    included."""
+    return encode(Error(exc.code, exc.reason, table=exc.table, match=exc.match), reply_to)

@@ -11,9 +11,11 @@
 
 - Requests carry an ``id``; each request method awaits the reply with the matching
   ``reply_to`` and returns it, or raises ``ServerError(code, reason)`` when the server answers
-  with an ``error`` for that id. ``act`` does not wait: the server sends nothing back for an
-  accepted action but the next ``update``; a refusal comes as an ``error`` message in
-  ``messages()`` (with ``reply_to`` and ``table`` set) and in ``TableState.last_error``.
+  with an ``error`` for that id (its ``table`` and ``match`` the ones the error names, if
+  any: ``already_seated``, ``table_finished``). ``act`` does not wait: the server sends
+  nothing back for an accepted action but the next ``update``; a refusal comes as an
+  ``error`` message in ``messages()`` (with ``reply_to`` and ``table`` set) and in
+  ``TableState.last_error``.
 - A background reader task routes everything else (``update``, ``table``, ``commit``,
   ``reveal``, ``match_end``, errors that answer no pending request) to the per-table state
   (``client.tables``), to the ``on_message`` callback and to the ``messages()`` iterator.

@@ -385,9 +385,7 @@ class Connection:
         if future is not None:
             if not future.done():
                 if kind == "error":
-                    future.set_exception(
-                        ServerError(str(payload.get("code")), str(payload.get("reason", "")))
-                    )
+                    future.set_exception(refused(payload))
                 else:
                     future.set_result(message)
             if kind != "update":
@@ -521,6 +519,18 @@ class Connection:
             return
         self.tournament_seats[(seat.tournament, seat.session)] = seat
         self._table(seat.table_id).seat = seat.seat
+
+
+def refused(payload: Mapping[str, Any]) -> ServerError:
+    """The ``ServerError`` of an ``error`` message's payload (a table or match it names
+    kept only if of the protocol's type)."""
+    table, match = payload.get("table"), payload.get("match")
+    return ServerError(
+        str(payload.get("code")),
+        str(payload.get("reason", "")),
+        table=table if isinstance(table, str) else None,
+        match=match if isinstance(match, int) and not isinstance(match, bool) else None,
+    )
 
 
 def _loads(frame: str | bytes) -> Any:

@@ -9,12 +9,17 @@ class ClientError(Exception):
 
 
 class ServerError(ClientError):
-    """The server refused a request: an ``error`` message answering it."""
+    """The server refused a request: an ``error`` message answering it, with the table and
+    the match it names, if it names one (``already_seated``, ``table_finished``)."""
 
-    def __init__(self, code: str, reason: str) -> None:
+    def __init__(
+        self, code: str, reason: str, *, table: str | None = None, match: int | None = None
+    ) -> None:
         super().__init__(f"{code}: {reason}")
         self.code = code
         self.reason = reason
+        self.table = table
+        self.match = match
 
 
 class ConnectFailed(ClientError):

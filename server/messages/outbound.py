@@ -124,14 +124,16 @@ class Pong(ServerMessage):
 class Error(ServerMessage):
     """A refusal: a stable ``code`` (``server.errors.CODES``) and a reason for people;
     ``retry_after`` (seconds) when asking again later will do (``rate_limited``); ``table``
-    the table it is about (``already_seated``: the one where the player sits)."""
+    the table it is about (``already_seated``: the one where the player sits); ``match`` the
+    match it is about (``table_finished``: the table's last)."""
 
     TYPE: ClassVar[str] = "error"
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"retry_after", "table"})
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"retry_after", "table", "match"})
     code: str
     reason: str
     retry_after: float | None = None
     table: str | None = None
+    match: int | None = None
 
 
 # -------------------------------------------------------------- accounts ---

@@ -279,6 +279,16 @@ async def scripted_session(app: App) -> Session:
         end = await asyncio.wait_for(play_out(lin, table, AutoPass()), 120)
         assert end is not None
         await watcher.wait(lambda f: f["type"] == "match_end")
+        # Once nobody is at it the table is gone; to her it is a match over (naming it).
+        await watcher.answered("leave_table", {"table": table}, "left")
+        await lin.answered("leave_table", {"table": table}, "left")
+        finished = await lin.request("sync", {"table": table})
+        for _ in range(100):
+            if finished["payload"].get("code") == "table_finished":
+                break
+            await asyncio.sleep(0.05)
+            finished = await lin.request("sync", {"table": table})
+        assert finished["payload"]["match"] == end["match"], finished
 
         # A rated one-hand match: lin and three other accounts.
         rated = [lin]

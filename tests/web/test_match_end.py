@@ -109,6 +109,52 @@ async def test_a_player_away_as_her_match_ends_is_shown_its_end_when_she_comes_b
     await expect(again.locator(".match-end .fairness.ok")).to_be_visible()
 
 
+@pytest.mark.asyncio
+async def test_her_table_page_opened_again_after_the_table_is_gone_leads_to_the_match(
+    open_page: OpenPage, browser: Browser, web_server: Any
+) -> None:
+    """Her match over, she leaves; the table, nobody at it, is gone. Its page opened again
+    (a reload, a link kept; here on a phone, in Chinese) says the match is over rather than
+    that the table never was, and leads to the match's page (the server's ``table_finished``,
+    docs/protocol.md)."""
+    page = await open_page("/")
+    await connected(page)
+    name = new_name("gone")
+    await register(page, name)
+    await page.goto("/#/lobby")
+    table = await create_table(page, hands=1, private=True)
+    await page.get_by_role("button", name="Add bots").click()
+    await page.wait_for_url(f"**/#/table/{table}")
+    await play_until(page, ".match-end", seconds=90)
+    match = await page.locator(".match-end .final a.button.primary").get_attribute("href")
+    assert match is not None and match.startswith("#/match/"), match
+    state = await page.context.storage_state()
+    await page.context.close()  # nobody is left at the table: it goes
+
+    phone = await browser.new_context(
+        base_url=web_server.url,
+        storage_state=state,
+        locale="zh-CN",
+        viewport={"width": 360, "height": 740},
+        has_touch=True,
+        is_mobile=True,
+    )
+    again = await phone.new_page()
+    heading = again.locator(".missing h1")
+    for attempt in range(20):  # (the table goes once the server has seen her page close)
+        await again.goto(f"/#/table/{table}")
+        await expect(heading.or_(again.locator(".board"))).to_be_visible()
+        if await heading.count():
+            break
+        assert attempt < 19, "the table was still there"
+        await asyncio.sleep(0.25)
+    await expect(heading).to_have_text("这张牌桌的比赛已经结束")
+    await expect(again.locator(".missing [role=alert]")).to_contain_text("比赛页面")
+    await again.locator(".missing a.button").tap()
+    await again.wait_for_url(f"**/{match}")
+    await expect(again.locator("main")).to_contain_text(name)
+
+
 # Whether each link and button of the final ranking is what a tap at its centre reaches
 # (not under the sheet's sticky foot, the fairness line and the hand's result button).
 UNCOVERED = """() => [...document.querySelectorAll('.match-end .final a.button')].map((el) => {

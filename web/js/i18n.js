@@ -58,6 +58,7 @@ const KNOWN_ERRORS = new Set([
   "table_started",
   "already_seated",
   "no_such_table",
+  "table_finished",
   "not_seated",
   "not_authenticated",
   "not_registered",

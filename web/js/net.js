@@ -23,6 +23,7 @@ export function serverError(payload) {
   error.reason = payload.reason || "";
   error.retryAfter = payload.retry_after ?? null;
   error.table = payload.table ?? null; // the table a refusal names (already_seated: hers)
+  error.match = payload.match ?? null; // the match it names (table_finished: the table's last)
   return error;
 }
 

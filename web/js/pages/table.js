@@ -21,7 +21,7 @@ const CALL_SHOWN_MS = 1800; // how long a claim's announcement stays at the clai
 // Refusals that mean this page has no table to show, for good: no such table, an id the
 // server cannot even read (`bad_message`: too long), or a table closed to this visitor. The
 // page says so instead of loading forever; any other (a dropped connection) is tried again.
-const NO_TABLE = new Set(["no_such_table", "bad_message", "not_watchable", "wrong_invite", "not_seated"]);
+const NO_TABLE = new Set(["no_such_table", "table_finished", "bad_message", "not_watchable", "wrong_invite", "not_seated"]);
 
 let s = null; // the page's state while it is shown
 
@@ -113,7 +113,7 @@ function failed(here, error) {
   if (s !== here) return;
   // The match's end is here (told on coming back after it ended): its table is gone, which
   // is no news.
-  if (here.matchEnd && error.code === "no_such_table") return;
+  if (here.matchEnd && (error.code === "no_such_table" || error.code === "table_finished")) return;
   here.error = here.app.errorText(error);
   here.noTable = NO_TABLE.has(error.code) ? error : null;
   here.app.refresh();
@@ -463,9 +463,14 @@ function dialog(app, names, p) {
   return s.resultOpen ? html`<div class="result" role="dialog" aria-modal="false" aria-label=${t("table.result.title")}>${hand}</div>` : hand;
 }
 
-/** The page when the table cannot be shown (`NO_TABLE`): why, and the way to the lobby. */
+/** The page when the table cannot be shown (`NO_TABLE`): why, and the way to the lobby; to
+ * a player back at a table gone after its match (`table_finished`), the way to the match. */
 function noTableView(app, error) {
   const t = app.t;
+  if (error.code === "table_finished" && error.match != null) {
+    const href = matchAddress(error.match, { invite: app.invites?.[error.table] ?? null }); // (a private table's match needs its code)
+    return missingView({ title: t("table.finished"), text: app.errorText(error), href, back: t("table.see_match") });
+  }
   const gone = error.code === "no_such_table" || error.code === "bad_message";
   const text = error.code === "bad_message" ? t("table.bad_address") : app.errorText(error);
   return missingView({ title: t(gone ? "table.missing" : "table.unavailable"), text, href: "#/lobby", back: t("table.to_lobby") });
