@@ -173,9 +173,10 @@ async def _reconnect(client: Client, table: str, args: argparse.Namespace, say: 
             await fresh.join_table(table, invite_code=args.invite)
         except ServerError as exc:
             await fresh.close()
-            if exc.code in ("no_such_table", "table_started"):
+            if exc.code in ("no_such_table", "table_finished", "table_started"):
+                match = f"match {exc.match}" if exc.match is not None else "match"
                 raise BotError(
-                    f"table {table} is gone: its match ended while this bot was away"
+                    f"table {table} is gone: its {match} ended while this bot was away"
                 ) from None
             raise BotError(f"cannot get back to table {table}: {exc.reason}") from None
         except ClientError:

@@ -5,6 +5,7 @@ never was (docs/protocol.md, ``error``). Through the real server and the Python 
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 from datetime import UTC, datetime
 
@@ -14,6 +15,7 @@ from test_server_match_length import sit_with_bots
 from test_server_recovery import PASSWORD, USERNAME, my_bot
 
 from server.app import App
+from server.cli import bot
 from server.client import Client, ServerError, play
 from server.db.store import Store, TableRow
 
@@ -63,6 +65,16 @@ async def test_a_player_back_at_her_finished_table_is_told_its_match_and_a_stran
                 end["match"],
             ), refused
             assert str(end["match"]) in refused.reason
+        # ``guobiao bot``, back from a lost connection, says the match ended meanwhile.
+        said: list[str] = []
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(bot, "RECONNECT_DELAYS", (0.0,))
+            args = argparse.Namespace(url=url, invite=None)
+            with pytest.raises(bot.BotError) as stopped:
+                await bot._reconnect(alice, table, args, said.append)
+        assert str(stopped.value) == (
+            f"table {table} is gone: its match {end['match']} ended while this bot was away"
+        )
     async with await Client.connect(url, rate=None) as visitor:  # no session at all
         for kind in ("sync", "watch"):
             refused = await refusal(visitor, kind, table)
