@@ -1,5 +1,6 @@
 // `#/join/:table/:code`, the invite link of a private table: sign in if need be, take a
 // seat, go to the table. When the seat cannot be had, say why and offer to watch instead.
+import { matchAddress } from "../app.js";
 import { html, nothing } from "../vendor/lit-html.js";
 import { accountForm, resetAccountForm } from "./home.js";
 
@@ -30,9 +31,11 @@ function problem(app) {
       ${elsewhere
         ? html`<a class="button primary" href="#/table/${app.myTable.table}">${app.t("app.nav.my_table", { table: app.myTable.table })}</a>`
         : nothing}
-      ${error.code === "wrong_invite" || error.code === "no_such_table"
-        ? nothing
-        : html`<a class="button" href="#/watch/${encodeURIComponent(id)}">${app.t("app.join.watch")}</a>`}
+      ${error.code === "table_finished" && error.match != null
+        ? html`<a class="button primary" href=${matchAddress(error.match, { invite: state.code })}>${app.t("table.see_match")}</a>`
+        : error.code === "wrong_invite" || error.code === "no_such_table" || error.code === "table_finished"
+          ? nothing
+          : html`<a class="button" href="#/watch/${encodeURIComponent(id)}">${app.t("app.join.watch")}</a>`}
       <a class="button" href="#/lobby">${app.t("app.join.lobby")}</a>
     </div>`;
 }
