@@ -198,3 +198,18 @@ TABLE_STATE = """() => {
           centre: text(".centre"), actions: text(".actions"), dialog: text("[role=dialog]"),
           status: text("[role=status]"), hand: text(".own-hand")};
 }"""
+
+
+async def play_a_match_with_bots(page: Page, prefix: str, *, tap: bool = False) -> tuple[str, str]:
+    """A new player, registered at ``page`` (opened, not signed in), creates a private
+    one-hand table, fills it with bots and plays it to its end (``.match-end``; ``tap``: by
+    taps): her name and the table."""
+    await connected(page)
+    name = new_name(prefix)
+    await register(page, name)
+    await page.goto("/#/lobby")
+    table = await create_table(page, hands=1, private=True)
+    await page.get_by_role("button", name="Add bots").click()
+    await page.wait_for_url(f"**/#/table/{table}")  # taken to the table as it starts
+    await play_until(page, ".match-end", seconds=90, tap=tap)
+    return name, table

@@ -13,7 +13,14 @@ import json
 from typing import Any
 
 import pytest
-from browserkit import OpenPage, connected, create_table, new_name, play_until, register
+from browserkit import (
+    OpenPage,
+    connected,
+    create_table,
+    new_name,
+    play_a_match_with_bots,
+    register,
+)
 from httpkit import http_get
 from playwright.async_api import Browser, Route, expect
 
@@ -23,14 +30,7 @@ async def test_the_final_ranking_names_the_player_and_her_grade_and_the_bots(
     open_page: OpenPage,
 ) -> None:
     page = await open_page("/")
-    await connected(page)
-    name = new_name("end")
-    await register(page, name)
-    await page.goto("/#/lobby")
-    table = await create_table(page, hands=1, private=True)
-    await page.get_by_role("button", name="Add bots").click()
-    await page.wait_for_url(f"**/#/table/{table}")  # taken to the table as it starts
-    await play_until(page, ".match-end", seconds=90)
+    name, _ = await play_a_match_with_bots(page, "end")
 
     final = page.locator(".match-end .final")
     await expect(final.locator("tbody tr")).to_have_count(4)
@@ -118,14 +118,7 @@ async def test_her_table_page_opened_again_after_the_table_is_gone_leads_to_the_
     that the table never was, and leads to the match's page (the server's ``table_finished``,
     docs/protocol.md)."""
     page = await open_page("/")
-    await connected(page)
-    name = new_name("gone")
-    await register(page, name)
-    await page.goto("/#/lobby")
-    table = await create_table(page, hands=1, private=True)
-    await page.get_by_role("button", name="Add bots").click()
-    await page.wait_for_url(f"**/#/table/{table}")
-    await play_until(page, ".match-end", seconds=90)
+    name, table = await play_a_match_with_bots(page, "gone")
     match = await page.locator(".match-end .final a.button.primary").get_attribute("href")
     assert match is not None and match.startswith("#/match/"), match
     state = await page.context.storage_state()
@@ -181,13 +174,7 @@ async def test_on_a_phone_the_match_ends_buttons_are_not_under_the_sheets_foot(
     end it grows, so that "Back to the lobby" (a duplicate session's "To the tournament")
     is not hidden under that foot."""
     page = await open_page("/", phone=True)
-    await connected(page)
-    await register(page, new_name("phone"))
-    await page.goto("/#/lobby")
-    table = await create_table(page, hands=1, private=True)
-    await page.get_by_role("button", name="Add bots").click()
-    await page.wait_for_url(f"**/#/table/{table}")
-    await play_until(page, ".match-end", seconds=90, tap=True)
+    await play_a_match_with_bots(page, "phone", tap=True)
     await expect(page.locator(".match-end .final a.button")).to_have_count(2)
     for opened in (False, True):  # the last hand's result closed, then shown below
         toggle = "button.close-result" if not opened else "button.reopen-result"

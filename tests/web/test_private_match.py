@@ -12,7 +12,15 @@ import re
 from pathlib import Path
 
 import pytest
-from browserkit import OpenPage, connected, create_table, new_name, play_until, register
+from browserkit import (
+    OpenPage,
+    connected,
+    create_table,
+    new_name,
+    play_a_match_with_bots,
+    play_until,
+    register,
+)
 from playwright.async_api import Page, expect
 
 
@@ -29,14 +37,7 @@ async def test_a_private_tables_match_opens_from_its_end_with_its_invite_code(
     open_page: OpenPage,
 ) -> None:
     page = await open_page("/")
-    await connected(page)
-    name = new_name("priv")
-    await register(page, name)
-    await page.goto("/#/lobby")
-    table = await create_table(page, hands=1, private=True)
-    await page.get_by_role("button", name="Add bots").click()
-    await page.wait_for_url(f"**/#/table/{table}")
-    await play_until(page, ".match-end", seconds=90)
+    name, table = await play_a_match_with_bots(page, "priv")
     code = await page.evaluate(f"JSON.parse(localStorage['guobiao.invites'])[{table!r}]")
     assert code
 
