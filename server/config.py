@@ -7,6 +7,7 @@ Every value is checked on load; a bad one is reported with where it came from
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import math
 import os
 import stat
@@ -264,12 +265,24 @@ class Config:
         return bool(self.cluster.redis_url)
 
     def check_cluster_database(self) -> None:
-        """``ConfigError`` if this is a cluster node on SQLite (``guobiao serve`` asks; the
-        admin commands, which need no database, do not)."""
+        """``ConfigError`` if this is a cluster node on SQLite, or without the cluster extra
+        installed (``guobiao serve`` asks; the admin commands, which need no database, ask
+        ``check_cluster_client``)."""
         if self.clustered and self.database_url.startswith("sqlite"):
             raise ConfigError(
                 "[cluster] redis_url is set but the database is SQLite: the nodes of a cluster "
                 "share one PostgreSQL database ([database] url, GUOBIAO_DATABASE_URL)"
+            )
+        self.check_cluster_client()
+
+    def check_cluster_client(self) -> None:
+        """``ConfigError`` if this is a cluster node and the Redis client is not installed
+        (the ``cluster`` extra)."""
+        if self.clustered and importlib.util.find_spec("redis") is None:
+            raise ConfigError(
+                "[cluster] redis_url is set but the Redis client is not installed: install "
+                "the cluster extra (pip install '.[cluster]' in guobiao's folder; "
+                "docs/deployment.md)"
             )
 
     def check_cluster_node(self) -> None:

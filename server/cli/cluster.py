@@ -67,6 +67,11 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    try:
+        config.check_cluster_client()
+    except ConfigError as exc:
+        print(f"guobiao cluster: {exc}", file=sys.stderr)
+        return 2
     return asyncio.run(_run(args, config.cluster.redis_url, config.cluster.prefix))
 
 

@@ -68,7 +68,14 @@ def trouble(url: str | URL, exc: BaseException) -> str:
     """What went wrong using the database at ``url``, in one line, as the commands say it:
     ``cannot use the database URL: REASON``, the driver's own error's first line when there
     is one (SQLAlchemy's ``orig``)."""
-    reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+    cause = getattr(exc, "orig", None) or exc
+    lines = str(cause).splitlines()
+    if lines:
+        reason = lines[0]
+    elif isinstance(cause, TimeoutError):  # (asyncpg's connect timeout says nothing)
+        reason = "no answer in time (timed out): is it a PostgreSQL server, and up?"
+    else:
+        reason = type(cause).__name__
     return f"cannot use the database {display(url)}: {reason}"
 
 
@@ -128,7 +135,10 @@ def make_engine(url: str | URL, *, store: bool = True, read_only: bool = False) 
     try:
         engine = create_async_engine(parsed, **options)
     except (ArgumentError, NoSuchModuleError, ImportError) as exc:
-        raise BadDatabaseURL(f"cannot use {display(parsed)}: {exc}") from None
+        extra = ""
+        if isinstance(exc, ImportError) and parsed.get_backend_name() == "postgresql":
+            extra = " (install the postgres extra: pip install '.[postgres]' in guobiao's folder)"
+        raise BadDatabaseURL(f"cannot use {display(parsed)}: {exc}{extra}") from None
     if store and parsed.get_backend_name() == "sqlite":
         _sqlite_events(engine, read_only=read_only and path is not None)
     return engine

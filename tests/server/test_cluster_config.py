@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from server.app import App
+from server.cli import main
 from server.cli.workers import worker_args, worker_metrics
 from server.config import ConfigError, load
 
@@ -66,6 +67,23 @@ def test_a_cluster_node_on_sqlite_is_refused_by_serve_not_by_the_admin_commands(
         config.check_cluster_database()
     done = _serve("--redis-url", "redis://127.0.0.1:1/0", "--port", "0")
     assert done.returncode == 2 and "the database is SQLite" in done.stderr
+
+
+def test_cluster_mode_without_the_redis_client_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without the cluster extra (no ``redis`` to import) ``serve`` and ``cluster`` say so in
+    one line, not with an import's traceback."""
+    monkeypatch.setitem(sys.modules, "redis", None)  # (as if it were not installed)
+    redis = ("--redis-url", "redis://127.0.0.1:1/0")
+    assert main(["serve", *redis, "--database-url", PG["database"]["url"], "--port", "1"]) == 2
+    assert main(["cluster", "nodes", *redis]) == 2
+    said = capsys.readouterr().err.splitlines()
+    assert len(said) == 2, said
+    for line, command in zip(said, ("serve", "cluster"), strict=True):
+        said_by = f"guobiao {command}: [cluster] redis_url is set but the Redis client is not"
+        assert line.startswith(said_by), line
+        assert "pip install '.[cluster]'" in line, line
 
 
 def test_a_cluster_node_without_a_name_needs_a_fixed_port() -> None:

@@ -11,6 +11,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 from reviewkit import stored_match
 
 from server.cli import main
+from server.db.engine import BadDatabaseURL, make_engine, trouble
 from server.db.store import Store
 
 FOUR = ["rc_bea", "bot:normal", "bot:fast", "bot:strong"]
@@ -176,3 +178,27 @@ def test_reading_commands_work_on_a_database_this_user_may_not_write(
     assert err.count("\n") == 1, err
     assert ("attempt to write a readonly database" in err) != wal, err
     assert sorted(p.name for p in data.iterdir()) == ["guobiao.db"]
+
+
+# --------------------------------------------- a database that cannot be used ---
+
+
+def test_a_database_that_never_answers_is_said_in_one_line() -> None:
+    """asyncpg's connect timeout has no message: the line says what happened instead (it
+    read ``splitlines()[0]`` of nothing, an IndexError's traceback after a minute)."""
+    url = "postgresql+asyncpg://postgres:secret@127.0.0.1:1/x"
+    said = trouble(url, TimeoutError())
+    assert said == (
+        "cannot use the database postgresql+asyncpg://postgres:***@127.0.0.1:1/x: no answer "
+        "in time (timed out): is it a PostgreSQL server, and up?"
+    )
+    assert trouble(url, RuntimeError("")).endswith(": RuntimeError")
+    assert trouble(url, OSError("refused\nmore")).endswith("/x: refused")
+
+
+def test_postgresql_without_its_driver_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "asyncpg", None)  # (as if it were not installed)
+    with pytest.raises(BadDatabaseURL, match=r"install the postgres extra: pip install '\.\["):
+        make_engine("postgresql+asyncpg://u@127.0.0.1:1/x")
