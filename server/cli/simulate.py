@@ -17,7 +17,6 @@ import time
 from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
-from typing import IO
 
 import engine
 from engine.bots import BOTS, make_bot
@@ -88,35 +87,58 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"guobiao simulate: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
             return 1
-        for index, seed in enumerate(seeds):
-            bots = [make_bot(args.bot, seed=seed + p) for p in range(4)]
-            match = play_match(seed, bots, rules, match_id=index, hands=args.hands)
-            records.extend(match.records)
-            if out is not None:
-                for record in match.records:
-                    out.write(_encode(record.to_dict()) + "\n")
-            if log is not None:
-                write_log(log, match, args.bot)
-            now = time.perf_counter()
-            if not args.quiet and now - last_progress >= PROGRESS_EVERY:
-                last_progress = now
-                print(
-                    f"simulate: {index + 1}/{args.matches} matches, {len(records)} hands, "
-                    f"{len(records) / (now - started):.0f} hands/s",
-                    file=sys.stderr,
-                    flush=True,
-                )
+        done = 0
+        try:
+            for index, seed in enumerate(seeds):
+                bots = [make_bot(args.bot, seed=seed + p) for p in range(4)]
+                match = play_match(seed, bots, rules, match_id=index, hands=args.hands)
+                # Each match's lines written at once: an interruption leaves each file with
+                # whole matches.
+                if out is not None:
+                    out.write("".join(_encode(r.to_dict()) + "\n" for r in match.records))
+                if log is not None:
+                    log.write(log_text(match, args.bot))
+                records.extend(match.records)
+                done = index + 1
+                last_progress = _progress(args, done, records, started, last_progress)
+        except KeyboardInterrupt:
+            kept = (
+                f"; {', '.join(f for f in (args.out, args.log) if f)} hold those"
+                if (args.out or args.log)
+                else ""
+            )
+            print(
+                f"\nguobiao simulate: interrupted after {done} of {args.matches} matches{kept}",
+                file=sys.stderr,
+            )
+            return 130
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu_started
     print(summary(records, elapsed, cpu, args))
     return 0
 
 
-def write_log(log: IO[str], match: Match, bot: str) -> None:
+def _progress(
+    args: argparse.Namespace, done: int, records: list[HandRecord], started: float, last: float
+) -> float:
+    """Say how far the run is, every ``PROGRESS_EVERY`` seconds (unless ``--quiet``): when
+    it was last said."""
+    now = time.perf_counter()
+    if args.quiet or now - last < PROGRESS_EVERY:
+        return last
+    print(
+        f"simulate: {done}/{args.matches} matches, {len(records)} hands, "
+        f"{len(records) / (now - started):.0f} hands/s",
+        file=sys.stderr,
+        flush=True,
+    )
+    return now
+
+
+def log_text(match: Match, bot: str) -> str:
     """The match's lines of the match log (``engine.matchlog``): the match line with the
     rule options and the bots, then each hand's actions and its result line."""
-    for line in log_lines(match, bots=[bot] * 4):
-        log.write(_encode(line) + "\n")
+    return "".join(_encode(line) + "\n" for line in log_lines(match, bots=[bot] * 4))
 
 
 def summary(records: list[HandRecord], elapsed: float, cpu: float, args: argparse.Namespace) -> str:

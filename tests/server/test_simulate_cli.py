@@ -5,11 +5,18 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from server.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
 
 RECORD_KEYS = {
     "match", "hand_no", "round_wind", "dealer", "seat_winds", "dice", "result", "winner",
@@ -318,3 +325,35 @@ def test_simulate_refuses_one_file_for_out_and_log(
             f"guobiao simulate: --out and --log are the same file ({out}); give each its own\n"
         )
         assert not (tmp_path / "same.jsonl").exists()
+
+
+def test_ctrl_c_says_how_far_it_got_and_leaves_whole_matches(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT) in a long run: one line says after how many matches it stopped
+    (before, nothing: the last progress line and a blank one), and the log holds whole
+    matches that replay."""
+    out, log = tmp_path / "hands.jsonl", tmp_path / "log.jsonl"
+    command = [sys.executable, "-m", "server", "simulate", "--matches", "100000", "--seed", "7"]
+    run = subprocess.Popen(
+        [*command, "--out", str(out), "--log", str(log)],
+        cwd=REPO,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (log.exists() and log.stat().st_size) and time.monotonic() < deadline:
+            time.sleep(0.05)  # (a match written: the run is under way)
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=30)
+    finally:
+        run.kill()
+    assert run.returncode == 130, err
+    said = err.strip().splitlines()[-1]
+    match = re.fullmatch(r"guobiao simulate: interrupted after (\d+) of 100000 matches; (.+)", said)
+    assert match is not None, err
+    assert match[2] == f"{out}, {log} hold those"
+    done = int(match[1])
+    assert done >= 1
+    kept = [json.loads(line)["type"] for line in log.read_text().splitlines()]
+    assert kept.count("match") in (done, done + 1)  # (the interruption between the two files)
+    assert main(["replay", str(log)]) == 0
