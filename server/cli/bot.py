@@ -29,6 +29,7 @@ from server.client import (
     ServerError,
     play,
 )
+from server.text import refused_character
 
 RECONNECT_DELAYS = (1.0, 2.0, 4.0, 8.0)  # seconds before each try
 PASSWORD_ENV = "GUOBIAO_PASSWORD"
@@ -202,20 +203,21 @@ async def _log_in(client: Client, args: argparse.Namespace, say: _Say) -> None:
         say(f"playing as guest {session.username}")
         return
     password = args.password or os.environ[PASSWORD_ENV]
+    name = shown(args.name)  # (as said here: a name with a character a terminal acts on, quoted)
     try:
         await client.login(args.name, password)
-        say(f"logged in as {args.name}")
+        say(f"logged in as {name}")
         return
     except ServerError as exc:
         if exc.code != "auth_failed":
-            raise BotError(f"cannot log in as {args.name}: {exc.reason}") from None
+            raise BotError(f"cannot log in as {name}: {exc.reason}") from None
     try:
         await client.register(args.name, password)
     except ServerError as exc:
         if exc.code == "username_taken":
-            raise BotError(f"wrong password for {args.name}") from None
-        raise BotError(f"cannot register {args.name}: {exc.reason}") from None
-    say(f"registered and logged in as {args.name}")
+            raise BotError(f"wrong password for {name}") from None
+        raise BotError(f"cannot register {name}: {exc.reason}") from None
+    say(f"registered and logged in as {name}")
 
 
 async def _sit(client: Client, args: argparse.Namespace, say: _Say) -> str:
@@ -339,3 +341,10 @@ class _Say:
                 )
             else:
                 self(f"hand {hand}: drawn (wall exhausted){away}")
+
+
+def shown(name: str) -> str:
+    """``name`` as a message shows it: as it is, or quoted with Python's escapes when it holds
+    a character the server refuses in a name (a control or format character: an escape
+    sequence, a right-to-left override), which a terminal would act on."""
+    return name if refused_character(name) is None else repr(name)

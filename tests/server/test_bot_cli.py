@@ -88,3 +88,17 @@ def test_progress_says_each_hands_end_once_and_one_missed_while_away(
         "bot: hand 2: drawn (wall exhausted) (while away)",
         "bot: server: stale: an older update",
     ]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("name", ["a\x1b[31mb", "ab\u202ecd"])
+async def test_a_name_the_server_refuses_is_said_quoted_not_sent_to_the_terminal(
+    app: App, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    url = f"ws://127.0.0.1:{app.port}/ws"
+    args = ["bot", "--url", url, "--create", "--name", name, "--password", "secret123"]
+    status = await asyncio.wait_for(asyncio.to_thread(main, args), 30)
+    err = capsys.readouterr().err
+    assert status == 1
+    assert err.startswith(f"guobiao bot: cannot register {name!r}: "), err
+    assert name not in err  # (its escape or override reaches no terminal)
