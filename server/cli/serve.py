@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import fcntl
 import gc
 import os
 import signal
 import sys
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 from alembic.util.exc import CommandError
@@ -21,7 +22,7 @@ from server.app import App
 from server.cli import workers
 from server.config import Config, ConfigError, load
 from server.db import migrate
-from server.db.engine import trouble
+from server.db.engine import display, parse_url, sqlite_path, trouble
 from server.db.errors import BadDatabaseURL
 
 # The garbage collector's thresholds while serving (Python's default: 700, 10, 10). A server
@@ -137,7 +138,56 @@ def tune_collector() -> None:
 
 async def serve(config: Config, ready: asyncio.Event | None = None, *, human: bool = False) -> None:
     """Run the server until SIGINT or SIGTERM. ``human``: say what it did in sentences (a
-    person at a terminal) instead of the one line scripts read (the address)."""
+    person at a terminal) instead of the one line scripts read (the address). One server
+    to a SQLite file (``one_server``)."""
+    with one_server(config.database_url):
+        await _serve(config, ready, human=human)
+
+
+@contextlib.contextmanager
+def one_server(url: str) -> Iterator[None]:
+    """Hold the SQLite file's serving lock while a server runs on it: an exclusive
+    ``flock`` of ``FILE.serving`` beside it (the holder's pid in it), which the system lets
+    go when the process ends, however it ends. A second server on the same file would
+    restore the first one's tables and fight it over every move ("another server writes
+    this match?"), so it is refused at once: a line naming the holder, status 1. Nothing
+    for PostgreSQL (a cluster's nodes share it by design), and nothing when the lock file
+    cannot be made (the start then says what is wrong with the folder)."""
+    try:
+        path = sqlite_path(parse_url(url))
+    except BadDatabaseURL:
+        path = None  # (the start says what is wrong with it)
+    if path is None:
+        yield
+        return
+    lock = path.with_name(path.name + ".serving")
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        held = open(lock, "a+", encoding="utf-8")  # noqa: SIM115 (held while serving)
+    except OSError:
+        yield
+        return
+    with held:
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            held.seek(0)
+            holder = held.read().strip()
+            print(
+                f"guobiao serve: another server (pid {holder or '?'}) is serving SQLite file "
+                f"{path.resolve()}: one server to a SQLite file (stop it first; several "
+                "servers share a PostgreSQL database: docs/deployment.md)",
+                file=sys.stderr,
+            )
+            raise SystemExit(1) from None
+        held.seek(0)
+        held.truncate()
+        held.write(f"{os.getpid()}\n")
+        held.flush()
+        yield
+
+
+async def _serve(config: Config, ready: asyncio.Event | None, *, human: bool) -> None:
     app = App(config)
     before = await schema_revision(config.database_url) if human else None
     try:
@@ -176,7 +226,7 @@ async def serve(config: Config, ready: asyncio.Event | None = None, *, human: bo
         print(
             f"guobiao serving on ws://{host}:{app.port}/ws (play in a browser: "
             f"http://{host}:{app.port}/, health: http://{host}:{app.port}/healthz{metrics}, "
-            f"database: {_safe(config.database_url)})",
+            f"database: {_where(config.database_url)})",
             flush=True,
         )
     if ready is not None:
@@ -260,11 +310,7 @@ async def started(config: Config, port: int, metrics: str, before: str | None) -
         schema = f"migrated from schema {before} to {after} ({applied} migrations)"
     else:
         schema = f"schema {after}, up to date"
-    where = (
-        f"SQLite file {Path(url.split(':///', 1)[1]).resolve()}"
-        if url.startswith("sqlite")
-        else _safe(url)
-    )
+    where = _where(url)
     kind = "compiled" if engine.compiled() else "pure Python"
     lines = [
         f"guobiao is ready. Open http://{host}:{port}/ in a browser to play.",
@@ -279,11 +325,8 @@ async def started(config: Config, port: int, metrics: str, before: str | None) -
     return "\n".join(lines)
 
 
-def _safe(url: str) -> str:
-    """The URL without its password."""
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        credentials, host = rest.rsplit("@", 1)
-        user = credentials.split(":", 1)[0]
-        return f"{scheme}://{user}:***@{host}"
-    return url
+def _where(url: str) -> str:
+    """The database as the ready line names it: a SQLite file by its whole path (a relative
+    one is relative to where the server started), any other by its URL, password hidden."""
+    path = sqlite_path(parse_url(url))
+    return f"SQLite file {path.resolve()}" if path is not None else display(url)

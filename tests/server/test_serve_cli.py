@@ -21,13 +21,13 @@ from pathlib import Path
 
 import httpkit
 import pytest
-from serverkit import decoy_checkout
+from serverkit import decoy_checkout, served_port
 
 from server import app as app_module
 from server import logs
 from server.app import App
 from server.cli import child_command
-from server.cli.serve import GC_THRESHOLDS, serve
+from server.cli.serve import GC_THRESHOLDS, _where, serve
 from server.config import load
 from server.db.migrate import head, revisions_between
 
@@ -50,6 +50,17 @@ def test_serving_sets_the_collectors_thresholds() -> None:
     )
     assert after.stdout.strip() == str(GC_THRESHOLDS)
     assert before.stdout.strip() != after.stdout.strip()
+
+
+def test_the_ready_line_names_a_sqlite_file_by_its_whole_path_and_hides_only_a_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert _where("sqlite:///data/g.db") == f"SQLite file {tmp_path / 'data' / 'g.db'}"
+    assert _where("sqlite+aiosqlite:////srv/g.db") == "SQLite file /srv/g.db"
+    pg = "postgresql+asyncpg://{}@db.example:5432/guobiao"
+    assert _where(pg.format("guobiao")) == pg.format("guobiao")  # (no password: no ***)
+    assert _where(pg.format("guobiao:s3cret")) == pg.format("guobiao:***")
 
 
 def test_a_child_process_runs_this_server_not_one_in_the_working_directory(
@@ -198,8 +209,10 @@ async def test_by_its_ready_line_a_signal_stops_the_server_cleanly(
 
 
 def test_ctrl_c_while_the_server_starts_ends_it_without_a_traceback(tmp_path: Path) -> None:
-    """Ctrl+C half a second in (importing, migrating): exit status 130, as a shell gives an
-    interrupted command, and no traceback (it was Python's KeyboardInterrupt, printed whole)."""
+    """Ctrl+C as the start begins (the database's serving lock taken, the migrations to
+    run): exit status 130, as a shell gives an interrupted command, and no traceback (it was
+    Python's KeyboardInterrupt, printed whole). (It was sent half a second in, which a quiet
+    machine's start, 0.53-0.61 s, could beat.)"""
     server = subprocess.Popen(
         child_command("serve", "--port", "0"),
         cwd=tmp_path,
@@ -210,7 +223,10 @@ def test_ctrl_c_while_the_server_starts_ends_it_without_a_traceback(tmp_path: Pa
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509
     )
     try:
-        time.sleep(0.5)
+        begun = tmp_path / "data" / "guobiao.db.serving"
+        deadline = time.monotonic() + 60
+        while not begun.exists() and server.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
         server.send_signal(signal.SIGINT)
         out, err = server.communicate(timeout=60)
     finally:
@@ -342,3 +358,48 @@ def test_a_database_the_server_cannot_use_stops_it_in_a_line_naming_it(
     assert done.returncode == 1, done.stderr
     assert f"guobiao serve: {says.format(tmp=tmp_path)}" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_second_server_on_the_same_sqlite_file_is_refused_until_the_first_is_gone(
+    tmp_path: Path,
+) -> None:
+    """It would restore the first one's tables and fight it over every move: refused at
+    once, naming the first one's pid. The lock goes with the process, however it ends (here
+    SIGKILL): the next server starts."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GUOBIAO_")}
+
+    def start() -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            child_command("serve", "--port", "0"),
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+
+    first = start()
+    try:
+        assert first.stdout is not None
+        assert served_port(first.stdout.readline()) is not None
+        second = start()
+        out, err = second.communicate(timeout=60)
+        assert second.returncode == 1, (out, err)
+        assert err == (
+            f"guobiao serve: another server (pid {first.pid}) is serving SQLite file "
+            f"{tmp_path / 'data' / 'guobiao.db'}: one server to a SQLite file (stop it first; "
+            "several servers share a PostgreSQL database: docs/deployment.md)\n"
+        )
+        first.kill()
+        first.communicate(timeout=10)
+        third = start()
+        try:
+            assert third.stdout is not None
+            assert served_port(third.stdout.readline()) is not None
+        finally:
+            third.terminate()
+            third.communicate(timeout=60)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate(timeout=10)
