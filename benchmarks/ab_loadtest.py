@@ -61,6 +61,8 @@ connections_per_address = 0
 [accounts]
 guest_burst = 100000
 guest_per_hour = 1000000
+[metrics]
+game_port = true
 """
 
 

@@ -69,6 +69,8 @@ max_tables = 100000
 [accounts]
 guest_burst = 100000
 guest_per_hour = 1000000
+[metrics]
+game_port = true
 """
 THINK = "0.8-3"
 # Before the idle memory is read: two tables of engine bots, no think time, for a few hands

@@ -220,7 +220,7 @@ class MetricsSection:
     """Where ``GET /metrics`` is served (docs/deployment.md, "Metrics")."""
 
     listen: str = ""  # "HOST:PORT": also served there; "": only on the game port
-    game_port: bool = True  # served on the game port too
+    game_port: bool = False  # served on the game port too (they tell secrets: config/default.toml)
 
     @property
     def address(self) -> tuple[str, int] | None:

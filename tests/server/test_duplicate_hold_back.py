@@ -272,7 +272,8 @@ async def public_views(
     ):
         views[path] = await get(http_get, app, path)
     views["export.csv"] = (await http_get(app.port, f"/api/tournaments/{tid}/export.csv"))[1]
-    views["/metrics"] = (await http_get(app.port, "/metrics"))[1]
+    status, views["/metrics"] = await http_get(app.port, "/metrics")
+    assert status == 200
     views["cli standings"] = await cli(capsys, "tournament", "standings", str(tid), "--server", url)
     views["cli standings --json"] = json.loads(
         await cli(capsys, "tournament", "standings", str(tid), "--json", "--server", url)
@@ -309,7 +310,11 @@ async def test_nothing_of_a_finished_table_shows_until_its_duplicate_session_is_
 ) -> None:
     hour = {"max_turn_seconds": 3600}
     app = await start_server(
-        database="hold.db", tournaments={"directors": DIRECTOR}, accounts=MANY, timers=hour
+        database="hold.db",
+        tournaments={"directors": DIRECTOR},
+        accounts=MANY,
+        timers=hour,
+        metrics={"game_port": True},  # (its names too: none of a player held)
     )
     director = await connect(app, DIRECTOR)
     outsider = await connect(app, OUTSIDER)
@@ -444,6 +449,7 @@ async def test_nothing_of_a_finished_table_shows_until_its_duplicate_session_is_
         tournaments={"directors": DIRECTOR},
         accounts=MANY,
         timers={**hour, "restart_grace_seconds": 3600},  # B waits for its players
+        metrics={"game_port": True},
     )
     url = f"ws://127.0.0.1:{app.port}/ws"
     watcher = await Client.connect(url, rate=None)

@@ -26,6 +26,9 @@ from server.client import Client, play
 from server.config import ConfigError, load
 from server.metrics import Metrics
 
+# ``GET /metrics`` on the game port, where these tests read it (by default it is nowhere).
+GAME_PORT = {"game_port": True}
+
 # A scrape: (sample name, labels without ``node`` as sorted pairs) -> value.
 Scrape = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -57,7 +60,7 @@ def tables(samples: Scrape) -> dict[str, float]:
 
 @pytest.mark.asyncio
 async def test_a_match_shows_in_the_metrics_as_it_is_stored(start_server: StartServer) -> None:
-    app = await start_server()
+    app = await start_server(metrics=GAME_PORT)
     url = f"ws://127.0.0.1:{app.port}/ws"
     clients = [await Client.connect(url, rate=None) for _ in range(4)]
     try:
@@ -114,10 +117,12 @@ async def test_a_match_shows_in_the_metrics_as_it_is_stored(start_server: StartS
 async def test_refusals_are_counted_per_server_under_its_own_node(
     start_server: StartServer,
 ) -> None:
-    calm = await start_server()
+    calm = await start_server(metrics=GAME_PORT)
     # The production message limit (20 a second, bursts of 40); one guest account at once.
     strict = await start_server(
-        limits={"messages_per_second": 20, "message_burst": 40}, accounts={"guest_burst": 1}
+        limits={"messages_per_second": 20, "message_burst": 40},
+        accounts={"guest_burst": 1},
+        metrics=GAME_PORT,
     )
     assert strict.metrics.registry is not calm.metrics.registry
     assert {calm.node, strict.node} == {
@@ -156,7 +161,7 @@ async def test_refusals_are_counted_per_server_under_its_own_node(
 @pytest.mark.asyncio
 async def test_a_named_node_and_openmetrics_on_request(start_server: StartServer) -> None:
     assert load(environ={"GUOBIAO_SERVER_NODE": "east-1"}).server.node == "east-1"
-    app = await start_server()
+    app = await start_server(metrics=GAME_PORT)
     app.config = dataclasses.replace(
         app.config, server=dataclasses.replace(app.config.server, node="east-1")
     )
@@ -175,7 +180,7 @@ async def test_a_named_node_and_openmetrics_on_request(start_server: StartServer
 
 @pytest.mark.asyncio
 async def test_a_held_loop_and_every_collection_are_timed(start_server: StartServer) -> None:
-    app = await start_server()
+    app = await start_server(metrics=GAME_PORT)
     before = await scrape(app)
     await asyncio.sleep(0.3)  # the lag is sampled every 0.25 s: one sample at least
     time.sleep(0.3)  # the point: hold the server's loop, as a long task would
@@ -203,6 +208,18 @@ async def test_a_held_loop_and_every_collection_are_timed(start_server: StartSer
 
 
 @pytest.mark.asyncio
+async def test_no_metrics_for_anyone_by_default(start_server: StartServer) -> None:
+    """Their counters tell what players may not know (each answer in a claim window is
+    counted as it is stored: the count after a discard says how many opponents could claim
+    it): by default a client finds them nowhere, the settings of config/default.toml alike."""
+    app = await start_server()
+    assert app.metrics_port is None
+    assert (await http_request(app.port, "/metrics")).status == 404
+    defaults = load(None, environ={}).metrics
+    assert (defaults.listen, defaults.game_port) == ("", False)
+
+
+@pytest.mark.asyncio
 async def test_metrics_at_an_address_of_their_own_and_off_the_game_port(
     start_server: StartServer,
 ) -> None:
@@ -224,7 +241,7 @@ async def test_metrics_at_an_address_of_their_own_and_off_the_game_port(
     for path in ("/", "/healthz", "/ws", "/api/players/nobody"):
         assert (await http_request(port, path)).status == 404, path
     assert (await http_request(app.port, "/healthz")).status == 200  # the game port as ever
-    both = await start_server(metrics={"listen": "127.0.0.1:0"})  # game_port stays true
+    both = await start_server(metrics={"listen": "127.0.0.1:0", **GAME_PORT})
     assert both.metrics_port is not None
     assert (await http_request(both.port, "/metrics")).status == 200
     assert (await http_request(both.metrics_port, "/metrics")).status == 200
