@@ -205,14 +205,21 @@ class Tournaments:
             state.deals = await self._deals(state)
         return state
 
+    async def _shown(self, tournament_id: int) -> State:
+        """The tournament as its views may show it now (``views.as_seen``: outcomes as late
+        as a delayed table's spectators see them)."""
+        return views.as_seen(await self._state(tournament_id), _now())
+
     async def listing(self) -> list[dict[str, Any]]:
         """The public tournaments, newest first (``GET /api/tournaments``)."""
         counts = await self.store.counts()
         out = []
-        for row in await self.store.all():
-            settings = Settings.from_dict(row.settings)
+        now = _now()
+        for stored in await self.store.all():
+            settings = Settings.from_dict(stored.settings)
             if not settings.public:
                 continue
+            row = views.row_as_seen(stored, settings, now)
             players, session = counts.get(row.id, (0, 0))
             out.append(
                 {
@@ -233,7 +240,7 @@ class Tournaments:
 
     async def detail(self, tournament_id: int) -> dict[str, Any]:
         """``GET /api/tournaments/{id}``."""
-        return views.detail(await self._state(tournament_id))
+        return views.detail(await self._shown(tournament_id))
 
     async def _deals(self, state: State) -> list[scoring.DealResult]:
         """Duplicate: every hand of the finished sessions, by seat and deal."""
@@ -253,7 +260,8 @@ class Tournaments:
 
     async def session_detail(self, tournament_id: int, number: int) -> dict[str, Any] | None:
         """``GET /api/tournaments/{id}/sessions/{n}`` (None: no such session yet)."""
-        state = await self._state(tournament_id)
+        state = await self._shown(tournament_id)
+        late = state.settings.spectator_delay_seconds > 0  # (its hand: the spectators' is older)
         s = state.session(number)
         if s is None:
             return None
@@ -267,8 +275,10 @@ class Tournaments:
                 table_state = "seated"
             elif t.finished:
                 table_state = "finished"
-            else:
-                table_state = live.state if live is not None else "playing"
+            elif live is not None and live.state != "finished":
+                table_state = live.state
+            else:  # (a delayed table's end, not shown yet: ``views.as_seen``)
+                table_state = "playing"
             scores = t.scores if t is not None else None  # None while held
             tables.append(
                 {
@@ -276,7 +286,9 @@ class Tournaments:
                     "table_id": t.table_id if t is not None else None,
                     "match": t.match_id if t is not None else None,
                     "state": table_state,
-                    "hand_no": live.listing.get("hand_no", 0) if live is not None else None,
+                    "hand_no": live.listing.get("hand_no", 0)
+                    if live is not None and not late
+                    else None,
                     "watchable": table_state in ("waiting", "playing")
                     and not state.settings.duplicate,
                     "seats": [
@@ -334,7 +346,7 @@ class Tournaments:
 
     async def export(self, tournament_id: int, form: str) -> str:
         """The standings (and duplicate results) as ``json`` or ``csv`` (scoring's)."""
-        state = await self._state(tournament_id)
+        state = await self._shown(tournament_id)
         rows = state.standings()
         if form == "csv":
             return scoring.export_csv(rows)
@@ -377,7 +389,7 @@ class Tournaments:
                 what = await self._act(peer, state, m, extra)
             if what:
                 self._push(tournament_id, what)
-        state = await self._state(tournament_id)
+        state = await self._shown(tournament_id)
         payload = views.detail(state)
         payload["you"] = views.you(state, username)
         payload.update(extra)
@@ -594,3 +606,9 @@ class Tournaments:
             by=by,
             now=now,
         )
+
+
+def _now() -> datetime:
+    """The time now, UTC, as the views read it (``views.as_seen``). (Looked up at each call:
+    tests replace it.)"""
+    return datetime.now(UTC)

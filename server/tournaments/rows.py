@@ -62,6 +62,7 @@ class TableMatch:
     salt: str | None
     hands_played: int
     finished: bool = False  # its match is over (its scores may still be held)
+    ended_at: datetime | None = None  # when its match ended
 
 
 @dataclass(frozen=True, slots=True)

@@ -456,6 +456,7 @@ class TournamentStore:
                     salt=found.salt,
                     hands_played=played.get(found.id, 0),
                     finished=ended,
+                    ended_at=found.ended_at if ended else None,
                 )
             )
         return out

@@ -5,8 +5,8 @@ one player (``you``), and the stored seating and log rows as scoring's types."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import Any
 
@@ -135,6 +135,53 @@ class State:
                 byes = tuple(s.seating.get("byes", ()))
                 out.append(scoring.SessionResult(s.number, tuple(done), byes))
         return out
+
+
+def as_seen(state: State, now: datetime) -> State:
+    """``state`` as anyone may be shown it at ``now``. At a tournament whose tables'
+    spectators see play ``spectator_delay_seconds`` late, an outcome is shown as late as they
+    see it: a table's result once its match ended at least the delay ago, a session (its
+    duplicate results with it) or the tournament finished once it finished that long ago
+    (docs/tournaments.md). Every view of the tournament reads it so; the host's decisions
+    (settling, seating the next session) read ``state`` itself."""
+    if state.settings.spectator_delay_seconds <= 0:
+        return state
+
+    def recent(at: datetime | None) -> bool:
+        return _recent(at, state.settings, now)
+
+    tables = [
+        replace(t, scores=None, finished=False, ended_at=None) if recent(t.ended_at) else t
+        for t in state.tables
+    ]
+    sessions = [
+        replace(s, state="playing", finished_at=None)
+        if s.state == "finished" and recent(s.finished_at)
+        else s
+        for s in state.sessions
+    ]
+    shown = {s.number for s in sessions if s.state == "finished"}
+    return replace(
+        state,
+        row=row_as_seen(state.row, state.settings, now),
+        tables=tables,
+        sessions=sessions,
+        deals=[d for d in state.deals if d.session in shown],
+    )
+
+
+def row_as_seen(row: TournamentRow, settings: Settings, now: datetime) -> TournamentRow:
+    """The tournament's row as it may be shown at ``now`` (``as_seen``): running until it
+    finished at least its tables' spectator delay ago."""
+    if row.state == "finished" and _recent(row.finished_at, settings, now):
+        return replace(row, state="running", finished_at=None)
+    return row
+
+
+def _recent(at: datetime | None, settings: Settings, now: datetime) -> bool:
+    """Whether an outcome of ``at`` is newer than what the spectators have seen at ``now``."""
+    late = timedelta(seconds=settings.spectator_delay_seconds)
+    return at is not None and at > now - late
 
 
 def seating_of(s: SessionRow) -> seating.Seating:

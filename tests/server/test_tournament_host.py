@@ -9,6 +9,7 @@ import csv
 import io
 import json
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from fractions import Fraction
 from typing import Any
 
@@ -19,6 +20,7 @@ from tournamentkit import PASSWORD, ask, connect, refused, table_points, until_f
 from engine.bots import make_bot
 from server.app import App
 from server.client import Client, ServerError, play
+from server.tournaments import host as host_module
 
 HttpGet = Callable[[int, str], Awaitable[tuple[int, str]]]
 DIRECTOR = "td_director"
@@ -473,10 +475,11 @@ async def test_a_player_on_a_bye_is_in_the_standings_and_both_exports(
 
 
 async def run_session(
-    director: Client, players: list[Client], tid: int
+    director: Client, players: list[Client], tid: int, *, shown: bool = True
 ) -> dict[tuple[int, int], dict[str, Any]]:
     """Start the seated session; every player, told where they sit, plays with a bot.
-    Returns each table's ``match_end`` with its seats, by (session, table)."""
+    Returns each table's ``match_end`` with its seats, by (session, table), once the
+    session shows finished (``shown``; else at once)."""
 
     async def seat_and_play(client: Client) -> tuple[dict[str, Any], dict[str, Any] | None]:
         told = await client.wait_for(lambda m: m.type == "tournament_session", timeout=20)
@@ -492,7 +495,8 @@ async def run_session(
         assert end is not None
         out[told["session"], told["table"]] = end
     # The session is finished once every table's match is stored (the server's own check).
-    await until_finished(director, tid, len(started["sessions"]), seconds=5)
+    if shown:
+        await until_finished(director, tid, len(started["sessions"]), seconds=5)
     return out
 
 
@@ -834,3 +838,89 @@ async def test_a_push_being_sent_as_the_server_stops_is_waited_for_and_none_begi
     assert tournaments.pushes == {}
     await asyncio.sleep(0.2)
     assert not reading.is_set()
+
+
+async def test_a_delayed_tournaments_outcomes_show_as_late_as_its_spectators_see_them(
+    start_server: StartServer, http_get: HttpGet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its tables' spectators see play ``spectator_delay_seconds`` late: until its end is
+    that old, no page says how a table ended (the session page, the standings, both
+    exports, the listing, a player's ``tournament_get``). Before, they all did at once (a
+    probe read the results half a second after the end, twelve before the spectators saw
+    it)."""
+    app = await start_server(tournaments={"directors": DIRECTOR})
+    director = await connect(app, DIRECTOR)
+    players = [await connect(app, f"tl_p{i}") for i in range(4)]
+    try:
+        tid = (
+            await ask(
+                director,
+                "tournament_create",
+                name="Late",
+                sessions=1,
+                hands=1,
+                turn_seconds=1,
+                spectator_delay_seconds=3600,
+            )
+        )["id"]
+        for p in players:
+            await ask(p, "tournament_register", tournament=tid)
+            await ask(p, "tournament_check_in", tournament=tid)
+        await ask(director, "tournament_seat", tournament=tid)
+        ends = await run_session(director, players, tid, shown=False)
+        (end,) = ends.values()
+        assert app.tournaments is not None
+        for _ in range(600):  # (stored finished: what the pages could say)
+            if (await app.tournaments.store.sessions(tid))[0].state == "finished":
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the session was never stored finished")
+
+        async def pages() -> dict[str, Any]:
+            seen: dict[str, Any] = {}
+            for path in (
+                f"/api/tournaments/{tid}",
+                f"/api/tournaments/{tid}/sessions/1",
+                f"/api/tournaments/{tid}/export.json",
+                "/api/tournaments",
+            ):
+                status, seen[path] = await get_json(http_get, app, path)
+                assert status == 200, (path, seen[path])
+            seen["csv"] = (await http_get(app.port, f"/api/tournaments/{tid}/export.csv"))[1]
+            seen["get"] = await ask(players[0], "tournament_get", tournament=tid)
+            return seen
+
+        now = await pages()
+        session = now[f"/api/tournaments/{tid}/sessions/1"]
+        (table,) = session["tables"]
+        assert (session["state"], session["finished_at"]) == ("playing", None)
+        assert table["state"] != "finished"
+        assert (table["scores"], table["table_points"], table["hand_no"]) == (None, None, None)
+        for detail in (now[f"/api/tournaments/{tid}"], now["get"]):
+            assert detail["standings"] == [] and detail["state"] == "running"
+            assert detail["sessions"][0]["state"] == "playing"
+        assert now[f"/api/tournaments/{tid}/export.json"]["standings"] == []
+        assert len(now["csv"].strip().splitlines()) == 1  # (its header alone)
+        listed = next(t for t in now["/api/tournaments"]["tournaments"] if t["id"] == tid)
+        assert listed["state"] == "running"
+
+        # An hour on, the spectators have seen it all: so may everyone.
+        later = datetime.now(UTC) + timedelta(seconds=3601)
+        monkeypatch.setattr(host_module, "_now", lambda: later)
+        then = await pages()
+        session = then[f"/api/tournaments/{tid}/sessions/1"]
+        (table,) = session["tables"]
+        assert session["state"] == "finished" and table["state"] == "finished"
+        assert table["scores"] == end["scores"]
+        assert len(then[f"/api/tournaments/{tid}"]["standings"]) == 4
+        assert len(then[f"/api/tournaments/{tid}/export.json"]["standings"]) == 4
+        assert len(then["get"]["standings"]) == 4
+        assert len(then["csv"].strip().splitlines()) == 5
+        stored = await app.tournaments.store.get(tid)
+        assert stored is not None and stored.state == "finished"  # (its one session over)
+        listed = next(t for t in then["/api/tournaments"]["tournaments"] if t["id"] == tid)
+        assert listed["state"] == then[f"/api/tournaments/{tid}"]["state"] == "finished"
+    finally:
+        for client in (director, *players):
+            await client.close()
