@@ -6,6 +6,8 @@
     guobiao db check [--all]          replay every unfinished match's log (--all: and the
                                       finished ones); name those that fail and why
                                       (a match stopped at its table's time cap is complete)
+    guobiao db backup FILE            copy a SQLite database whole into FILE, safely while
+                                      a server uses it (SQLite's online backup)
 
 The database is the server's: ``--database-url``, else ``GUOBIAO_DATABASE_URL``, else the
 configuration (``--config FILE``, ``[database] url``), else SQLite in the data folder.
@@ -18,8 +20,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sqlite3
 import sys
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from alembic.util.exc import CommandError
 from sqlalchemy.exc import SQLAlchemyError
@@ -29,7 +34,7 @@ from engine.table import Phase
 from server import config as server_config
 from server.cli.args import database_config, database_options
 from server.db import migrate
-from server.db.engine import display, trouble
+from server.db.engine import display, parse_url, sqlite_path, trouble
 from server.db.errors import BadDatabaseURL, CannotRead
 from server.db.store import MatchRow, Store
 from server.lobby import replay_log
@@ -41,8 +46,10 @@ def add_parser(
 ) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "db",
-        help="migrate the database (upgrade, downgrade, current); check its matches replay",
-        description="Migrate the server's database with its Alembic migrations.",
+        help="migrate the database (upgrade, downgrade, current); check its matches replay; "
+        "back it up",
+        description="Migrate the server's database with its Alembic migrations, check that its "
+        "matches replay, back it up.",
     )
     common = database_options()
     actions = parser.add_subparsers(dest="db_action", metavar="ACTION", required=True)
@@ -64,6 +71,16 @@ def add_parser(
         "and what is wrong with it. Exit status 1 if any fails.",
     )
     check.add_argument("--all", action="store_true", help="check the finished matches too")
+    backup = actions.add_parser(
+        "backup",
+        parents=[common],
+        help="copy a SQLite database into FILE, safely while a server uses it",
+        description="Copy the SQLite database whole into FILE with SQLite's online backup: "
+        "a consistent copy of every committed write, taken while the server runs (a copy "
+        "of the file alone misses what its -wal file holds). FILE must not exist. For "
+        "PostgreSQL use pg_dump (docs/deployment.md, Backups).",
+    )
+    backup.add_argument("file", help="the copy to make (a new file)")
     return parser
 
 
@@ -78,14 +95,54 @@ def run(args: argparse.Namespace) -> int:
             report, failed = asyncio.run(_check(url, config.rule_presets(), args.all))
             print(report)
             return 1 if failed else 0
+        if args.db_action == "backup":
+            print(backup(url, Path(args.file)))
+            return 0
         print(asyncio.run(_act(args.db_action, getattr(args, "revision", None), url)))
     except (BadDatabaseURL, CannotRead) as exc:
         return _fail(str(exc))
     except CommandError as exc:
         return _fail(f"{display(url)}: {exc}")
-    except (SQLAlchemyError, OSError) as exc:
+    except (SQLAlchemyError, OSError, sqlite3.Error) as exc:
         return _fail(trouble(url, exc))
     return 0
+
+
+def backup(url: str, target: Path) -> str:
+    """Copy the SQLite database of ``url`` into the new file ``target`` (SQLite's online
+    backup: every committed write, the ``-wal`` file's included, while a server goes on
+    writing); what was copied, in a line. ``CannotRead`` for a database that is not a
+    SQLite file here or a ``target`` that exists."""
+    path = sqlite_path(parse_url(url))
+    where = display(url)
+    if path is None:
+        raise CannotRead(
+            f"{where}: 'db backup' copies a SQLite file; back up PostgreSQL with pg_dump "
+            "(docs/deployment.md, Backups)"
+        )
+    if not path.is_file():
+        raise CannotRead(f"{where}: no such database ({path} is not a file)")
+    if target.exists():
+        raise CannotRead(f"{target} exists: the backup goes to a new file")
+    # (mode=rw: never a new file where there was none; not ro, which would leave the -wal
+    # and -shm files behind as this user's: server.db.engine's read-only opening)
+    source = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=rw", uri=True)
+    try:
+        copy = sqlite3.connect(target)
+        try:
+            source.backup(copy)
+            matches = copy.execute("SELECT count(*) FROM matches").fetchone()[0]
+            actions = copy.execute("SELECT count(*) FROM actions").fetchone()[0]
+            (revision,) = copy.execute("SELECT version_num FROM alembic_version").fetchone()
+        finally:
+            copy.close()
+    finally:
+        source.close()
+    return (
+        f"{where}: backed up to {target.resolve()} ({matches} matches, {actions} actions, "
+        f"schema {revision}); restore it by stopping the server and putting it in the "
+        "database's place (docs/deployment.md, Backups)"
+    )
 
 
 async def _act(action: str, revision: str | None, url: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -16,10 +17,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from faultkit import bot_match, wait_for
 from reviewkit import stored_match
+from serverkit import StartServer
 
 from server.cli import main
 from server.db.engine import BadDatabaseURL, make_engine, trouble
+from server.db.migrate import head
 from server.db.store import Store
 
 FOUR = ["rc_bea", "bot:normal", "bot:fast", "bot:strong"]
@@ -202,3 +206,54 @@ def test_postgresql_without_its_driver_says_which_extra_to_install(
     monkeypatch.setitem(sys.modules, "asyncpg", None)  # (as if it were not installed)
     with pytest.raises(BadDatabaseURL, match=r"install the postgres extra: pip install '\.\["):
         make_engine("postgresql+asyncpg://u@127.0.0.1:1/x")
+
+
+# ------------------------------------------------------------------ backups ---
+
+
+@pytest.mark.asyncio
+async def test_a_backup_taken_while_a_server_plays_is_whole_and_replays(
+    start_server: StartServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``db backup`` while a match is being played and stored: the copy holds every match
+    and action committed (a copy of the file alone misses what the -wal file holds), and
+    every match in it replays (``db check --all``)."""
+    app = await start_server(database="live.db")
+    assert app.lobby is not None and app.store is not None
+    table = await bot_match(app.lobby)
+    await wait_for(lambda: table.log_seq >= 40, 60, "forty actions stored")
+    url = app.config.database_url
+    copy = tmp_path / "copy.db"
+    assert await asyncio.to_thread(main, ["db", "backup", str(copy), "--database-url", url]) == 0
+    said = capsys.readouterr().out.strip()
+    found = re.fullmatch(
+        rf".*: backed up to {re.escape(str(copy))} \((\d+) matches, (\d+) actions, schema "
+        r"(\w+)\); restore it by stopping the server and putting it in the database's place "
+        r"\(docs/deployment\.md, Backups\)",
+        said,
+    )
+    assert found is not None, said
+    assert int(found[1]) >= 1 and int(found[2]) >= 40 and found[3] == head()
+    with sqlite3.connect(copy) as db:  # (the copy alone: no -wal beside it)
+        assert db.execute("SELECT count(*) FROM actions").fetchone()[0] == int(found[2])
+    copied = f"sqlite+aiosqlite:///{copy}"
+    assert await asyncio.to_thread(main, ["db", "check", "--all", "--database-url", copied]) == 0
+
+
+def test_a_backup_goes_to_a_new_file_of_a_sqlite_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    there = tmp_path / "there.db"
+    there.write_text("keep me")
+    url = f"sqlite:///{tmp_path / 'none.db'}"
+    pg = "postgresql+asyncpg://u:secret@127.0.0.1:1/x"
+    for args, says in (
+        ([str(tmp_path / "b.db"), "--database-url", url], "no such database"),
+        ([str(there), "--database-url", url], "no such database"),
+        ([str(tmp_path / "b.db"), "--database-url", pg], "back up PostgreSQL with pg_dump"),
+    ):
+        assert main(["db", "backup", *args]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("guobiao db: ") and says in err, err
+        assert "secret" not in err
+    assert there.read_text() == "keep me" and not (tmp_path / "b.db").exists()
