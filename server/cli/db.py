@@ -164,6 +164,8 @@ def _describe(revision: str | None) -> str:
         return f"no revision (empty; 'guobiao db upgrade' migrates to {head})"
     if revision == head:
         return f"{revision} (head)"
+    if not migrate.known(revision):
+        return f"{revision}: {migrate.newer(revision)}"
     return f"{revision} (head is {head})"
 
 

@@ -18,6 +18,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
 from sqlalchemy import Connection, text
 
 from server.db.engine import make_engine, parse_url
@@ -75,12 +76,33 @@ async def current(url: str, *, read_only: bool = False) -> str | None:
         await engine.dispose()
 
 
+def known(revision: str) -> bool:
+    """Whether ``revision`` is one of this version's migrations."""
+    try:
+        ScriptDirectory(str(MIGRATIONS)).get_revision(revision)
+    except Exception:  # alembic's "Can't locate revision", or an ambiguous prefix
+        return False
+    return True
+
+
+def newer(revision: str) -> str:
+    """What to say of a database at ``revision``, which this version does not know."""
+    return (
+        f"the database is at schema {revision}, which this guobiao does not know (its newest "
+        f"is {head()}): a newer guobiao migrated it; run that version, or restore a backup "
+        "taken before (docs/deployment.md, Backups)"
+    )
+
+
 async def _run(url: str, step: Callable[[Config, str], Any], revision: str) -> None:
     config = alembic_config(url)
     engine = make_engine(url, store=False)
 
     def run(connection: Connection) -> None:
         config.attributes["connection"] = connection
+        at = MigrationContext.configure(connection).get_current_revision()
+        if at is not None and not known(at):
+            raise CommandError(newer(at))
         step(config, revision)
 
     try:

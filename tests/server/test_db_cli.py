@@ -257,3 +257,28 @@ def test_a_backup_goes_to_a_new_file_of_a_sqlite_database(
         assert err.startswith("guobiao db: ") and says in err, err
         assert "secret" not in err
     assert there.read_text() == "keep me" and not (tmp_path / "b.db").exists()
+
+
+def test_a_database_a_newer_guobiao_migrated_is_said_so(
+    migrated_sqlite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not "0099 (head is 0010)", as if it were behind, nor Alembic's "Can't locate
+    revision": a newer version migrated it (what to do: run that one, or a backup)."""
+    path = tmp_path / "newer.db"
+    shutil.copyfile(migrated_sqlite, path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE alembic_version SET version_num = '0099'")
+    db.close()
+    url = f"sqlite:///{path}"
+    says = (
+        "the database is at schema 0099, which this guobiao does not know (its newest is "
+        f"{head()}): a newer guobiao migrated it; run that version, or restore a backup "
+        "taken before (docs/deployment.md, Backups)"
+    )
+    assert main(["db", "current", "--database-url", url]) == 0
+    assert capsys.readouterr().out == f"{url}: 0099: {says}\n"
+    assert main(["db", "upgrade", "--database-url", url]) == 1
+    assert capsys.readouterr().err == f"guobiao db: {url}: {says}\n"
+    with sqlite3.connect(path) as db:  # (nothing was done to it)
+        assert db.execute("SELECT version_num FROM alembic_version").fetchone() == ("0099",)
+    db.close()
