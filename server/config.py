@@ -21,6 +21,7 @@ from engine.bots import LEVELS, STRONGEST
 from engine.rules import RuleSet
 from server.ladder.rating import RatingParams
 from server.presets import CONFIG_FILES, PresetError, load_presets, preset_claim_windows
+from server.text import describe, refused_character
 
 if TYPE_CHECKING:
     from server.ladder.seasons import SeasonPolicy
@@ -576,6 +577,7 @@ def load(
         raise ConfigError(
             f"[cluster] prefix must be letters, digits, - and _, got {cluster.prefix!r}"
         )
+    check_node(config.server.node)
     check_origins(config.server.allowed_origins)
     check_listen(config.metrics.listen)
     presets = config.rule_presets()
@@ -647,6 +649,27 @@ def check_variables(env: Mapping[str, str]) -> None:
         close = difflib.get_close_matches(name.upper(), known, 1, 0.75)
         guess = f"; did you mean {close[0]}?" if close else ""
         raise ConfigError(f"environment: unknown variable {name}{guess} ({form})")
+
+
+NODE_MAX = 80  # characters of a node's name (its workers add "/wN")
+
+
+def check_node(node: str) -> None:
+    """``ConfigError`` unless ``[server] node`` is a name a log line, a metrics label and a
+    cluster's listing show as it is: at most ``NODE_MAX`` characters, none of them a control
+    or format character (an escape sequence, a right-to-left override)."""
+    refused = refused_character(node)
+    if refused is not None:
+        at, char = refused
+        raise ConfigError(
+            f"[server] node must hold no control or format character, got {node!r} "
+            f"({describe(char)} at character {at + 1})"
+        )
+    if len(node) > NODE_MAX:
+        raise ConfigError(
+            f"[server] node must be at most {NODE_MAX} characters, got {len(node)} "
+            f"({node[:20]!r}...)"
+        )
 
 
 def check_origins(text: str) -> None:

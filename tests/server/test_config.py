@@ -150,3 +150,23 @@ def test_a_range_is_written_as_in_a_file(tmp_path: Path, toml: str, message: str
     with pytest.raises(ConfigError) as caught:
         load(site, environ={})
     assert message in str(caught.value) and "e+" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("node", "says"),
+    [
+        ("a\x1b[31mb", r"no control or format character, got 'a\\x1b\[31mb' \(U\+001B"),
+        ("\u202eabc", r"no control or format character, got '\\u202eabc' \(U\+202E RIGHT-TO"),
+        ("n" * 81, r"at most 80 characters, got 81"),
+    ],
+)
+def test_a_node_name_a_terminal_or_a_metrics_label_would_not_show_as_it_is_is_refused(
+    node: str, says: str
+) -> None:
+    """It goes into every log line, metrics label and cluster listing as it is."""
+    with pytest.raises(ConfigError, match=rf"\[server\] node must .*{says}"):
+        load(None, environ={}, overrides={"server": {"node": node}})
+    with pytest.raises(ConfigError, match=r"\[server\] node must"):
+        load(None, environ={"GUOBIAO_SERVER_NODE": node})
+    for fine in ("node-a", "hk:8765/w2", "节点-1", "n" * 80):
+        assert load(None, environ={}, overrides={"server": {"node": fine}}).server.node == fine
