@@ -503,6 +503,13 @@ def _apply(config: Config, data: dict[str, Any], where: str) -> Config:
     for section, values in data.items():
         if section not in sections:
             known = ", ".join(sections)
+            if not isinstance(values, dict):  # ``port = 8765`` above every [section]
+                owners = [s for s in sections if section in _types(type(getattr(config, s)))]
+                home = f" (it belongs in [{owners[0]}])" if owners else ""
+                raise ConfigError(
+                    f"{where}: {section} = ... is outside any [section]{home}; every setting "
+                    f"goes in its section: {known}"
+                )
             raise ConfigError(f"{where}: unknown section [{section}]; known: {known}")
         if not isinstance(values, dict):
             raise ConfigError(f"{where}: [{section}] must be a table of keys")

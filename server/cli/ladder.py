@@ -77,7 +77,9 @@ def add_parser(
     board = actions.add_parser("board", parents=[common], help="print a leaderboard page")
     board.add_argument("ladder", help="the ladder")
     board.add_argument("--season", type=positive_int, help="season number (default: the current)")
-    board.add_argument("--limit", type=int, default=20, help="rows (default 20, at most 100)")
+    board.add_argument(
+        "--limit", type=positive_int, default=20, help="rows (default 20, at most 100)"
+    )
     board.add_argument("--offset", type=non_negative_int, default=0, help="rows to skip")
     board.add_argument("--provisional", choices=PROVISIONAL_FILTERS, default="false")
     board.add_argument("--json", action="store_true", help="print the API's JSON")

@@ -70,7 +70,11 @@ def trouble(url: str | URL, exc: BaseException) -> str:
     is one (SQLAlchemy's ``orig``)."""
     cause = getattr(exc, "orig", None) or exc
     lines = str(cause).splitlines()
-    if lines:
+    if isinstance(cause, FileExistsError) and cause.filename:  # (making the folder)
+        reason = f"{cause.filename} is a file, where a folder is wanted"
+    elif isinstance(cause, NotADirectoryError) and cause.filename:
+        reason = f"the path to {cause.filename} goes through a file, where a folder is wanted"
+    elif lines:
         reason = lines[0]
     elif isinstance(cause, TimeoutError):  # (asyncpg's connect timeout says nothing)
         reason = "no answer in time (timed out): is it a PostgreSQL server, and up?"

@@ -170,3 +170,16 @@ def test_a_node_name_a_terminal_or_a_metrics_label_would_not_show_as_it_is_is_re
         load(None, environ={"GUOBIAO_SERVER_NODE": node})
     for fine in ("node-a", "hk:8765/w2", "节点-1", "n" * 80):
         assert load(None, environ={}, overrides={"server": {"node": fine}}).server.node == fine
+
+
+def test_a_setting_above_every_section_is_said_so_with_its_section(tmp_path: Path) -> None:
+    """Not "unknown section [port]": it is a setting outside its section."""
+    site = tmp_path / "site.toml"
+    site.write_text("port = 8824\n")
+    with pytest.raises(
+        ConfigError, match=r"port = \.\.\. is outside any \[section\] \(it belongs in \[server\]\)"
+    ):
+        load(site, environ={})
+    site.write_text("colour = 1\n")
+    with pytest.raises(ConfigError, match=r"colour = \.\.\. is outside any \[section\]; every"):
+        load(site, environ={})

@@ -282,3 +282,28 @@ def test_a_database_a_newer_guobiao_migrated_is_said_so(
     with sqlite3.connect(path) as db:  # (nothing was done to it)
         assert db.execute("SELECT version_num FROM alembic_version").fetchone() == ("0099",)
     db.close()
+
+
+def test_a_data_folder_that_is_a_file_is_said_so(tmp_path: Path) -> None:
+    """Not ``[Errno 17] File exists``."""
+    url = "sqlite:///x/guobiao.db"
+    made = FileExistsError(17, "File exists")
+    made.filename = str(tmp_path / "data")
+    assert trouble(url, made).endswith(f": {tmp_path / 'data'} is a file, where a folder is wanted")
+    through = NotADirectoryError(20, "Not a directory")
+    through.filename = str(tmp_path / "data" / "sub")
+    assert trouble(url, through).endswith(
+        f": the path to {tmp_path / 'data' / 'sub'} goes through a file, where a folder is wanted"
+    )
+
+
+@pytest.mark.parametrize("limit", ["0", "-5"])
+def test_a_leaderboard_of_no_rows_is_refused(
+    limit: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["ladder", "board", "mcr", "--limit", limit])
+    assert stopped.value.code == 2
+    assert f"argument --limit: expected a whole number of at least 1, got '{limit}'" in (
+        capsys.readouterr().err
+    )
