@@ -159,6 +159,9 @@ STORED_HAND = "SELECT record::text, deltas::text FROM hands WHERE match_id = $1 
 # Connections held for the short writes at most, each one statement at a time: as many are
 # opened as writes come at once (a database across a network answers each write later).
 CONNECTIONS = 4
+# The SQLSTATE classes of an error that is the connection's end, not an answer on it:
+# connection exceptions (08...) and the server's shutdown or termination of it (57P...).
+LOST = ("08", "57P")
 
 
 class _Held:
@@ -275,7 +278,10 @@ class PostgresNow:
                 return await getattr(driver, method)(sql, *args)
             except Exception as exc:
                 state = str(getattr(exc, "sqlstate", "") or "")
-                if state:  # the database's answer: the connection is fine
+                # The database's answer, but for the end of the connection itself (class 08,
+                # and 57P: the server shut down or ended it, pg_terminate_backend's 57P01, as
+                # asyncpg says when the end is read during the statement: 08003)
+                if state and not state.startswith(LOST):  # an answer: the connection is fine
                     if state.startswith("23"):  # a constraint (a name taken)
                         raise IntegrityError(sql, None, exc) from exc
                     raise
