@@ -126,6 +126,14 @@ async def test_a_director_runs_a_session_from_the_command_line(
     out = capsys.readouterr().out
     assert status == 0, out
     assert out == f"tournament {tid}: registered amy, ben, cai, dee\n4 player(s) registered\n"
+    # Again, with two of them: nothing new, and said so (it said "registered ben, cai").
+    again = ["register", str(tid), "ben", "cai", "--server", server, "--user", "rita"]
+    assert await cli(*again) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert said == [
+        f"tournament {tid}: registered nobody new (ben, cai already were)",
+        "4 player(s) registered",
+    ]
 
     # Three players connect and wait for their seats before the session starts; the
     # fourth connects once it has started (no push for it: it finds its table by asking).

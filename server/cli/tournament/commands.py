@@ -216,8 +216,17 @@ async def _register(client: Client, args: argparse.Namespace, request: dict[str,
     tid: int = args.tournament
     names: list[str] = request["players"]
     if names:
+        before = await client.tournament_get(tid)
+        already = {
+            p["name"].lower() for p in before.get("players", []) if p.get("status") == "registered"
+        }
         data = await _add_players(client, tid, names)
-        print(f"tournament {tid}: registered {', '.join(names)}")
+        new = [n for n in names if n.lower() not in already]
+        were = [n for n in names if n.lower() in already]
+        said = f"registered {', '.join(new)}" if new else "registered nobody new"
+        if were:
+            said += f" ({', '.join(were)} already {'was' if len(were) == 1 else 'were'})"
+        print(f"tournament {tid}: {said}")
     else:
         data = await client.tournament_register(tid)
         print(f"tournament {tid}: {args.user} is registered")
