@@ -207,7 +207,10 @@ async def _serve(config: Config, ready: asyncio.Event | None, *, human: bool) ->
     # all.
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    stopping = [signal.SIGINT, signal.SIGTERM]
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # (not under nohup)
+        stopping.append(signal.SIGHUP)  # its terminal closed: stop as on SIGTERM, not dead
+    for sig in stopping:
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
     with contextlib.suppress(NotImplementedError, AttributeError):

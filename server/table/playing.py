@@ -113,7 +113,7 @@ class Playing(Showing):
                     )
             await self.store.save_table(self.row())
         except Exception as exc:
-            durable.failed(f"trying table {self.id} again", exc, kind=ROW, began=began)
+            durable.failed(f"saving table {self.id} on its retry", exc, kind=ROW, began=began)
             return False
         durable.unsaved = False
         durable.worked(ROW)

@@ -403,3 +403,38 @@ def test_a_second_server_on_the_same_sqlite_file_is_refused_until_the_first_is_g
         if first.poll() is None:
             first.kill()
             first.communicate(timeout=10)
+
+
+@pytest.mark.parametrize("nohup", [False, True])
+def test_a_closed_terminal_stops_the_server_cleanly_unless_it_runs_under_nohup(
+    tmp_path: Path, nohup: bool
+) -> None:
+    """SIGHUP (the terminal or SSH session closed) killed the server at once: no line, no
+    ``server_shutdown`` to the clients. It now stops as on SIGTERM; under ``nohup`` (SIGHUP
+    ignored, by the person's choice) it is ignored still."""
+    server = subprocess.Popen(
+        child_command("serve", "--port", "0"),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("GUOBIAO_")},
+        preexec_fn=lambda: signal.signal(  # noqa: PLW1509 (the shell's part)
+            signal.SIGHUP, signal.SIG_IGN if nohup else signal.SIG_DFL
+        ),
+    )
+    try:
+        assert server.stdout is not None
+        assert served_port(server.stdout.readline()) is not None
+        server.send_signal(signal.SIGHUP)
+        if nohup:
+            with pytest.raises(subprocess.TimeoutExpired):
+                server.wait(timeout=2)
+            server.terminate()
+        out, err = server.communicate(timeout=60)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.communicate(timeout=10)
+    assert server.returncode == 0, err
+    assert "guobiao: stopping (finishing writes, telling clients)" in out
