@@ -23,12 +23,14 @@ import struct
 import time
 from typing import Any, Protocol
 
+from sqlalchemy.exc import SQLAlchemyError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from server import VERSION, accounts, protocol
 from server.config import Config
+from server.db.engine import trouble
 from server.errors import ServerError
 from server.handoff import MAX_MOVES, Handoff, release
 from server.ladder.queue import Matchmaker
@@ -434,8 +436,25 @@ class Connection:
                 return False
         except ServerError as exc:  # protocol, accounts and lobby refusals
             self.send(refusal(exc, reply_to))
+        except SQLAlchemyError as exc:
+            # The database failed it (full, read-only, locked, unreachable): said so in a
+            # line, to the log and to the client; the connection stays.
+            log.error(
+                "the database failed a %s message from %s: %s",
+                type(message).__name__,
+                self.username or "a visitor",
+                trouble(self.app.config.database_url, exc),
+            )
+            self.send(
+                error(
+                    "internal_error",
+                    "the server's database could not do that just now (nothing was changed); "
+                    "try again",
+                    reply_to,
+                )
+            )
         except Exception:
-            # A bug or a failing database must not cost the client its connection.
+            # A bug must not cost the client its connection.
             log.exception("error while handling a message from %s", self.username)
             self.send(
                 error(

@@ -45,8 +45,10 @@ from faultkit import (
 )
 from httpkit import http_get
 from sqlalchemy import event, make_url, text
+from sqlalchemy.exc import OperationalError
 from test_server_bad_input import Wire, add_bots, guest, is_update, url_of
 
+import server.accounts
 import server.table
 from engine.actions import Action, ActionKind
 from engine.errors import IllegalAction
@@ -696,3 +698,36 @@ async def _paused(health: Any) -> dict[str, Any] | None:
 async def _resumed(health: Any) -> dict[str, Any] | None:
     body: dict[str, Any] = await health()
     return body if not body["tables_paused"] else None
+
+
+@pytest.mark.asyncio
+async def test_an_account_write_the_database_fails_is_said_so_and_the_connection_stays(
+    start_server: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A database full or read-only fails a login's write: the client hears that the
+    database could not do it (nothing changed, try again) and the log says which message
+    and why in a line, where it had a traceback 'from None' and 'could not handle that
+    message'. Once the database works, the same connection goes on."""
+    app = await start_server()
+    real = server.accounts.guest
+
+    async def full(*args: Any, **kwargs: Any) -> Any:
+        raise OperationalError(
+            "INSERT INTO players ...", {}, sqlite3.OperationalError("database or disk is full")
+        )
+
+    monkeypatch.setattr(server.accounts, "guest", full)
+    wire = await Wire.open(url_of(app))
+    try:
+        with caplog.at_level("ERROR", logger="guobiao.server"):
+            reason = await wire.refused("guest", {}, "internal_error")
+        assert reason == (
+            "the server's database could not do that just now (nothing was changed); try again"
+        )
+        (line,) = [r for r in caplog.records if r.name == "guobiao.server"]
+        assert line.getMessage().startswith("the database failed a Guest message from a visitor: ")
+        assert line.getMessage().endswith(": database or disk is full") and line.exc_info is None
+        monkeypatch.setattr(server.accounts, "guest", real)
+        await wire.answered("guest", {}, "session")
+    finally:
+        await wire.close()
