@@ -7,10 +7,12 @@ import asyncio
 import contextlib
 import fcntl
 import gc
+import logging
 import os
 import signal
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, NoReturn
 
 from alembic.util.exc import CommandError
@@ -24,6 +26,8 @@ from server.config import Config, ConfigError, load
 from server.db import migrate
 from server.db.engine import display, parse_url, sqlite_path, trouble
 from server.db.errors import BadDatabaseURL
+
+log = logging.getLogger("guobiao.server")
 
 # The garbage collector's thresholds while serving (Python's default: 700, 10, 10). A server
 # holding many connections allocates fast (every update is dozens of objects), so with the
@@ -181,10 +185,42 @@ def one_server(url: str) -> Iterator[None]:
             )
             raise SystemExit(1) from None
         held.seek(0)
+        before = held.read().strip()  # a pid: the last server on the file did not stop
+        held.seek(0)
         held.truncate()
         held.write(f"{os.getpid()}\n")
         held.flush()
-        yield
+        if before:
+            _lost_log(path, before)
+        try:
+            yield
+        finally:  # ended in this process (stopped, or a start that gave up): not a crash
+            held.seek(0)
+            held.truncate()
+            held.flush()
+
+
+def _lost_log(path: Path, pid: str) -> None:
+    """Say so if the server before (``pid``) ended without stopping and the write-ahead log
+    it left is gone: a database in WAL mode keeps its newest commits in ``FILE-wal`` until a
+    checkpoint, and the file is removed only when the last connection closes cleanly, so
+    after a crash it is there unless someone removed it. Its commits are lost: the tables
+    restore from the older log, and the players are shown the older game."""
+    wal = path.with_name(path.name + "-wal")
+    try:
+        with path.open("rb") as file:
+            header = file.read(20)
+    except OSError:
+        return  # (no database yet, or none to read: the start says so)
+    if header[18:20] == b"\x02\x02" and not wal.exists():
+        log.warning(
+            "the last server on %s (pid %s) ended without stopping, and its write-ahead log "
+            "%s is gone: the commits it held are lost, and the tables restore from before "
+            "them. Restore a backup if they matter (docs/deployment.md, Backups)",
+            path.resolve(),
+            pid,
+            wal.name,
+        )
 
 
 async def _serve(config: Config, ready: asyncio.Event | None, *, human: bool) -> None:

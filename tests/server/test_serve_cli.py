@@ -438,3 +438,43 @@ def test_a_closed_terminal_stops_the_server_cleanly_unless_it_runs_under_nohup(
             server.communicate(timeout=10)
     assert server.returncode == 0, err
     assert "guobiao: stopping (finishing writes, telling clients)" in out
+
+
+def test_a_write_ahead_log_removed_after_a_crash_is_said_at_the_next_start(
+    tmp_path: Path,
+) -> None:
+    """The server killed (its -wal file left, as a crash leaves it), then the file removed
+    (a careless operator): the next start restores the tables from the older log, and says
+    at once that the commits the removed file held are lost. A clean stop, and a crash
+    that leaves the file alone, say nothing."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GUOBIAO_")}
+    data = tmp_path / "data"
+
+    def start() -> subprocess.Popen[str]:
+        server = subprocess.Popen(
+            child_command("serve", "--port", "0"),
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert server.stdout is not None
+        assert served_port(server.stdout.readline()) is not None
+        return server
+
+    def said(server: subprocess.Popen[str], how: signal.Signals) -> str:
+        server.send_signal(how)
+        _, err = server.communicate(timeout=60)
+        return err
+
+    warning = "ended without stopping, and its write-ahead log guobiao.db-wal is gone"
+    assert warning not in said(start(), signal.SIGTERM)  # a new database, stopped
+    assert warning not in said(start(), signal.SIGKILL)  # killed: its -wal stays
+    assert (data / "guobiao.db-wal").exists()
+    killed = start()  # (after a crash that left the file alone: nothing said)
+    assert warning not in said(killed, signal.SIGKILL)
+    (data / "guobiao.db-wal").unlink()
+    (data / "guobiao.db-shm").unlink(missing_ok=True)
+    err = said(start(), signal.SIGTERM)
+    assert f"the last server on {data / 'guobiao.db'} (pid {killed.pid}) {warning}" in err, err
