@@ -11,6 +11,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -131,8 +132,24 @@ def run(args: argparse.Namespace) -> int:
         return workers.supervise(sys.argv[1:], args.workers, config)
     fmt = logs.setup(config.server.log_level, config.server.log_format)
     tune_collector()
+    threading.excepthook = quiet_database_threads
     asyncio.run(serve(config, human=fmt == "human"))  # (Ctrl+C while it starts: cli.main's)
     return 0
+
+
+def quiet_database_threads(args: threading.ExceptHookArgs) -> None:
+    """``threading.excepthook`` while serving: a database thread (aiosqlite's) that ends a
+    step after the event loop closed, which a Ctrl+C while the start opens the database
+    leaves behind, has nobody to tell; its "Event loop is closed" is dropped, not printed
+    as a traceback after the clean interruption. Anything else is Python's to print."""
+    thread = args.thread.name if args.thread is not None else ""
+    if (
+        args.exc_type is RuntimeError
+        and str(args.exc_value) == "Event loop is closed"
+        and "_connection_worker_thread" in thread
+    ):
+        return
+    threading.__excepthook__(args)
 
 
 def tune_collector() -> None:
