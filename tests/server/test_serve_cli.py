@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpkit
 import pytest
@@ -361,29 +362,37 @@ def test_a_database_the_server_cannot_use_stops_it_in_a_line_naming_it(
     assert "Traceback" not in done.stderr, done.stderr
 
 
+def a_server_process(folder: Path, *, ready: bool = True, **options: Any) -> subprocess.Popen[str]:
+    """``guobiao serve --port 0`` run in ``folder`` (its data there), none of this
+    environment's ``GUOBIAO_`` settings; once its ready line is read unless not ``ready``
+    (``options``: more of ``Popen``'s)."""
+    server = subprocess.Popen(
+        child_command("serve", "--port", "0"),
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("GUOBIAO_")},
+        **options,
+    )
+    if ready:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        if served_port(line) is None:
+            server.kill()
+            raise AssertionError(f"no ready line: {line!r} {server.communicate(timeout=10)}")
+    return server
+
+
 def test_a_second_server_on_the_same_sqlite_file_is_refused_until_the_first_is_gone(
     tmp_path: Path,
 ) -> None:
     """It would restore the first one's tables and fight it over every move: refused at
     once, naming the first one's pid. The lock goes with the process, however it ends (here
     SIGKILL): the next server starts."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GUOBIAO_")}
-
-    def start() -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            child_command("serve", "--port", "0"),
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-
-    first = start()
+    first = a_server_process(tmp_path)
     try:
-        assert first.stdout is not None
-        assert served_port(first.stdout.readline()) is not None
-        second = start()
+        second = a_server_process(tmp_path, ready=False)
         out, err = second.communicate(timeout=60)
         assert second.returncode == 1, (out, err)
         assert err == (
@@ -393,10 +402,9 @@ def test_a_second_server_on_the_same_sqlite_file_is_refused_until_the_first_is_g
         )
         first.kill()
         first.communicate(timeout=10)
-        third = start()
+        third = a_server_process(tmp_path)
         try:
-            assert third.stdout is not None
-            assert served_port(third.stdout.readline()) is not None
+            assert third.poll() is None
         finally:
             third.terminate()
             third.communicate(timeout=60)
@@ -413,20 +421,13 @@ def test_a_closed_terminal_stops_the_server_cleanly_unless_it_runs_under_nohup(
     """SIGHUP (the terminal or SSH session closed) killed the server at once: no line, no
     ``server_shutdown`` to the clients. It now stops as on SIGTERM; under ``nohup`` (SIGHUP
     ignored, by the person's choice) it is ignored still."""
-    server = subprocess.Popen(
-        child_command("serve", "--port", "0"),
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={k: v for k, v in os.environ.items() if not k.startswith("GUOBIAO_")},
-        preexec_fn=lambda: signal.signal(  # noqa: PLW1509 (the shell's part)
+    server = a_server_process(
+        tmp_path,
+        preexec_fn=lambda: signal.signal(  # (the shell's part)
             signal.SIGHUP, signal.SIG_IGN if nohup else signal.SIG_DFL
         ),
     )
     try:
-        assert server.stdout is not None
-        assert served_port(server.stdout.readline()) is not None
         server.send_signal(signal.SIGHUP)
         if nohup:
             with pytest.raises(subprocess.TimeoutExpired):
@@ -448,21 +449,10 @@ def test_a_write_ahead_log_removed_after_a_crash_is_said_at_the_next_start(
     (a careless operator): the next start restores the tables from the older log, and says
     at once that the commits the removed file held are lost. A clean stop, and a crash
     that leaves the file alone, say nothing."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GUOBIAO_")}
     data = tmp_path / "data"
 
     def start() -> subprocess.Popen[str]:
-        server = subprocess.Popen(
-            child_command("serve", "--port", "0"),
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        assert server.stdout is not None
-        assert served_port(server.stdout.readline()) is not None
-        return server
+        return a_server_process(tmp_path)
 
     def said(server: subprocess.Popen[str], how: signal.Signals) -> str:
         server.send_signal(how)
