@@ -24,7 +24,6 @@ import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from alembic.util.exc import CommandError
 from sqlalchemy.exc import SQLAlchemyError
@@ -34,7 +33,7 @@ from engine.table import Phase
 from server import config as server_config
 from server.cli.args import database_config, database_options
 from server.db import migrate
-from server.db.engine import display, parse_url, sqlite_path, trouble
+from server.db.engine import display, parse_url, read_only_url, sqlite_path, trouble
 from server.db.errors import BadDatabaseURL, CannotRead
 from server.db.store import MatchRow, Store
 from server.lobby import replay_log
@@ -113,20 +112,18 @@ def backup(url: str, target: Path) -> str:
     backup: every committed write, the ``-wal`` file's included, while a server goes on
     writing); what was copied, in a line. ``CannotRead`` for a database that is not a
     SQLite file here or a ``target`` that exists."""
-    path = sqlite_path(parse_url(url))
+    parsed = parse_url(url)
+    path = sqlite_path(parsed)
     where = display(url)
     if path is None:
         raise CannotRead(
             f"{where}: 'db backup' copies a SQLite file; back up PostgreSQL with pg_dump "
             "(docs/deployment.md, Backups)"
         )
-    if not path.is_file():
-        raise CannotRead(f"{where}: no such database ({path} is not a file)")
+    opened = read_only_url(parsed, path)  # (as the commands that only read open it)
     if target.exists():
         raise CannotRead(f"{target} exists: the backup goes to a new file")
-    # (mode=rw: never a new file where there was none; not ro, which would leave the -wal
-    # and -shm files behind as this user's: server.db.engine's read-only opening)
-    source = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=rw", uri=True)
+    source = sqlite3.connect(f"{opened.database}?mode=rw", uri=True)
     try:
         copy = sqlite3.connect(target)
         try:

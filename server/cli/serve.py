@@ -25,7 +25,7 @@ from server.app import App
 from server.cli import workers
 from server.config import Config, ConfigError, load
 from server.db import migrate
-from server.db.engine import display, parse_url, sqlite_path, trouble
+from server.db.engine import display, in_wal_mode, parse_url, sqlite_path, trouble
 from server.db.errors import BadDatabaseURL
 
 log = logging.getLogger("guobiao.server")
@@ -229,7 +229,7 @@ def _lost_log(path: Path, pid: str) -> None:
             header = file.read(20)
     except OSError:
         return  # (no database yet, or none to read: the start says so)
-    if header[18:20] == b"\x02\x02" and not wal.exists():
+    if in_wal_mode(header) and not wal.exists():
         log.warning(
             "the last server on %s (pid %s) ended without stopping, and its write-ahead log "
             "%s is gone: the commits it held are lost, and the tables restore from before "

@@ -102,11 +102,8 @@ def run(args: argparse.Namespace) -> int:
                 done = index + 1
                 last_progress = _progress(args, done, records, started, last_progress)
         except KeyboardInterrupt:
-            kept = (
-                f"; {', '.join(f for f in (args.out, args.log) if f)} hold those"
-                if (args.out or args.log)
-                else ""
-            )
+            files = [f for f in (args.out, args.log) if f]
+            kept = f"; {', '.join(files)} hold those" if files else ""
             print(
                 f"\nguobiao simulate: interrupted after {done} of {args.matches} matches{kept}",
                 file=sys.stderr,

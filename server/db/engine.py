@@ -121,7 +121,7 @@ def make_engine(url: str | URL, *, store: bool = True, read_only: bool = False) 
     parsed = parse_url(url)
     path = sqlite_path(parsed)
     if path is not None and read_only:
-        parsed = _read_only(parsed, path)
+        parsed = read_only_url(parsed, path)
     elif path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
     options: dict[str, Any] = {}
@@ -153,7 +153,12 @@ _MAKE = "; 'guobiao db upgrade' or 'guobiao serve' makes one"  # (said when ther
 _WAL_VERSIONS = slice(18, 20)
 
 
-def _read_only(url: URL, path: Path) -> URL:
+def in_wal_mode(header: bytes) -> bool:
+    """Whether a SQLite database file whose first bytes are ``header`` is in WAL mode."""
+    return header[_WAL_VERSIONS] == b"\x02\x02"
+
+
+def read_only_url(url: URL, path: Path) -> URL:
     """``url`` opening the SQLite file ``path`` to read only (``make_engine``): as a URI with
     ``mode=rw``, which never makes the file; ``CannotRead`` if there is none, or if SQLite
     could not read it without making a file beside it where this user may not."""
@@ -170,7 +175,7 @@ def _read_only(url: URL, path: Path) -> URL:
     except OSError as exc:
         raise CannotRead(f"{where}: cannot read {path}: {exc.strerror or exc}") from None
     shm = path.with_name(path.name + "-shm")
-    wal = header[_WAL_VERSIONS] == b"\x02\x02"
+    wal = in_wal_mode(header)
     if wal and not shm.exists() and not os.access(path.parent, os.W_OK):
         raise CannotRead(
             f"{where}: cannot read it without writing: it is in WAL mode (as the server leaves "
