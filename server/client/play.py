@@ -21,6 +21,8 @@ log = logging.getLogger("guobiao.client")
 
 # Refusals that mean our answer to this seq is in already (a resent duplicate).
 PLAYED = frozenset({"stale", "already_answered"})
+# The database could not store the action: the table pauses, and asks again when it resumes.
+STORE_FAILED = "internal_error"
 
 
 def fallback_action(view: View) -> Action:
@@ -46,7 +48,9 @@ async def play(
     without it) and the action goes out for the update's ``seq`` (once per ``seq``), after
     ``think`` seconds (or ``think(action)``: a pause drawn per decision, as ``guobiao
     loadtest --think`` does). When the server refuses an action other than as ``stale``,
-    the simplest safe move (``fallback_action``) is sent once instead; after a
+    the simplest safe move (``fallback_action``) is sent once instead, except after an
+    ``internal_error`` (the database could not store it): the table asks that update again
+    once it resumes, and the bot answers it again; after a
     ``rate_limited`` error an action still without update is sent again, once. Returns None
     when the connection closes first, or the table is finished without a ``match_end`` for
     this connection; stops acting once ``stopping()`` is true.
@@ -104,6 +108,11 @@ async def _play(  # noqa: PLR0917
         if stopping is not None and stopping():
             continue
         if message.type == "error" and message.reply_to is not None:
+            if message.code == STORE_FAILED and state.seq == acted:
+                # Not taken, nothing changed: the table asks this update again once it
+                # can store moves (docs/protocol.md); that ask is answered afresh.
+                acted = None
+                continue
             if message.code in PLAYED or state.seq != acted or rescued == acted:
                 continue
             view = state.typed_view()

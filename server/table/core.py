@@ -184,7 +184,9 @@ class TableCore:
         if refused is not None:
             raise refused
         if self.behind:
-            raise StoreDown(f"table {self.table} is waiting for its database; try again")
+            raise StoreDown(
+                self.table, f"table {self.table} is waiting for its database; try again"
+            )
         return Append(self.log_seq + 1, self.match.hand_index + 1, player, action, stand_in)
 
     def stored(self, append: Append) -> Applied:

@@ -11,7 +11,9 @@ class LobbyError(ServerError):
 
 
 class StoreDown(LobbyError):
-    """The database refused a write: the input was not taken and nothing changed."""
+    """The database refused a write at ``table``: the input was not taken and nothing
+    changed (the error names the table: a client that sent an action without an id knows
+    which table's move to offer again)."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__("internal_error", reason)
+    def __init__(self, table: str, reason: str) -> None:
+        super().__init__("internal_error", reason, table=table)

@@ -63,8 +63,9 @@ class Playing(Showing):
         )
         if not stored:
             raise StoreDown(
+                self.id,
                 f"table {self.id} could not store that action (database unavailable): "
-                "it was not taken and nothing changed; try again"
+                "it was not taken and nothing changed; try again",
             )
         self._stored(append)
         await self._tell()
@@ -98,6 +99,7 @@ class Playing(Showing):
         longer paused."""
         durable = self.durable
         if not durable.pause.down:
+            self._ask_again()
             return True
         began = sources.time.monotonic()
         if not now and not durable.pause.due(began):
@@ -117,7 +119,29 @@ class Playing(Showing):
             return False
         durable.unsaved = False
         durable.worked(ROW)
-        return await self._tell()
+        if not await self._tell():
+            return False
+        self._ask_again()
+        return True
+
+    def _ask_again(self) -> None:
+        """The table goes on after a pause: each player whose move the database refused
+        while that update still stands, and who is still to decide, gets it again (whole,
+        with her deadline, moved on by the pause). Her client, told ``internal_error``,
+        answers it; so a move is not lost, nor her time run out, because she was told to
+        try again and had no way to know when (a full disk takes the table's row before its
+        moves: if her move fails again, the table pauses again from here, and her time
+        with it)."""
+        if not self.refused:
+            return
+        refused, self.refused = self.refused, {}
+        match = self.match
+        if match is None or match.hand is None:
+            return
+        waiting = match.hand.awaiting()
+        for peer, player in list(self.peers.items()):
+            if player is not None and refused.get(player) == self.seq and player in waiting:
+                self._send_update(peer, player, [], full=True)
 
     async def _save(self) -> None:
         """Save the table's row; if the database fails, the table pauses and saves later."""
@@ -323,7 +347,7 @@ class Playing(Showing):
         if hand is None or hand.phase is Phase.OVER or self.state != "playing":
             raise LobbyError("hand_over", "no hand is being played at this table")
         if self.durable.behind():  # the hand is ahead of what the seats were told
-            raise StoreDown(f"table {self.id} is waiting for its database; try again")
+            raise StoreDown(self.id, f"table {self.id} is waiting for its database; try again")
         key = id(peer)  # a closed peer's id may be reused: no harm
         running = key in self.analysing
         wait = 1.0 if running else self.analyses.take(key)

@@ -109,6 +109,9 @@ class TableState:
     ended: str | None = None  # its ``match_end``, encoded, once the match is finished
     # The writes and what waits for them, the database-failure pause (``durable``).
     durable: Durable = field(init=False)
+    # The players whose move the database refused, each with the update she answered:
+    # asked that update again once the table resumes (``Playing._ask_again``).
+    refused: dict[int, int] = field(default_factory=dict)
     new_match: tuple[int, bytes, bool] | None = None  # seed, salt, tried before
     observer: TableObserver | None = None  # the server's metrics: actions, latency
     # ``[server] stamp_updates``: the updates a player's action causes carry ``input_at``,

@@ -46,6 +46,7 @@ from server.table.inputs import (
     WatchInput,
     _Input,
 )
+from server.table.ports import Peer
 from server.table.seating import Seating
 
 log = logging.getLogger("guobiao.table")
@@ -282,10 +283,19 @@ class Table(Seating):
         if refusal is not None:
             raise refusal
         assert player is not None
+        try:
+            await self._play_stored(item, peer, player)
+        except StoreDown:
+            self.refused[player] = self.seq  # asked again once the table resumes
+            raise
+
+    async def _play_stored(self, item: PlayInput, peer: Peer, player: int) -> None:
+        """Take ``item``, the seated ``player``'s action, once the database works."""
         if not await self._catch_up(now=True):
             raise StoreDown(
+                self.id,
                 f"table {self.id} cannot store actions now (database unavailable): "
-                "your action was not taken and nothing changed; try again"
+                "your action was not taken and nothing changed; try again",
             )
         if self._core().stale(item.seq):
             peer.send(

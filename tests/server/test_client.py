@@ -410,6 +410,51 @@ class _Asked:
 
 
 @pytest.mark.asyncio
+async def test_play_answers_again_an_update_asked_again_after_its_action_was_not_stored(
+    fake: Any,
+) -> None:
+    """The database could not store the action (``internal_error``): no fallback is sent
+    (it could not be stored either), and the same update, asked again once the table
+    resumes, is answered again. An update sent again otherwise is not (the test above)."""
+    update = _update("t1", 1, [])
+    view = update["view"]
+    other = next(t for t in ("1m", "9m", "1p", "9p", "E", "N") if t != view["drawn"])
+    # The bot's choice (the first legal move) is not the fallback (the drawn tile).
+    view["legal"] = [
+        {"type": "discard", "tile": other},
+        {"type": "discard", "tile": view["drawn"]},
+    ]
+
+    async def join(ws: ServerConnection, data: dict[str, Any]) -> None:
+        await ws.send(_msg("joined", {"table": "t1", "seat": 0}, data["id"]))
+        await ws.send(_msg("update", update))
+
+    tries = 0
+
+    async def action(ws: ServerConnection, data: dict[str, Any]) -> None:
+        nonlocal tries
+        tries += 1
+        if tries == 1:
+            refusal = {"code": "internal_error", "reason": "not stored; try again"}
+            await ws.send(_msg("error", {**refusal, "table": "t1"}, data["id"]))
+            await asyncio.sleep(0.2)  # no fallback comes meanwhile
+            await ws.send(_msg("update", {**update, "full": True}))  # resumed: asked again
+        else:
+            await ws.send(_msg("match_end", {"table": "t1", "match": 1, "scores": [0] * 4}))
+
+    server = await fake({"join_table": join, "action": action})
+    client = await Client.connect(f"ws://127.0.0.1:{server.port}")
+    try:
+        await client.join_table("t1")
+        assert await asyncio.wait_for(play(client, "t1", _Asked()), 5) is not None
+        sent = [m["payload"] for m in server.received if m["type"] == "action"]
+        assert [p["seq"] for p in sent] == [1, 1]
+        assert sent[0]["action"] == sent[1]["action"] == view["legal"][0]
+    finally:
+        await client.close()
+
+
+@pytest.mark.asyncio
 async def test_play_makes_the_only_legal_move_without_asking_the_bot(fake: Any) -> None:
     """A pass that is the only legal move goes out without the bot (or the view's seats,
     which would not decode here); a choice of two is the bot's, on the whole view."""

@@ -800,6 +800,60 @@ async def test_a_database_that_takes_no_new_move_does_not_run_out_a_turn(
 
 
 @pytest.mark.asyncio
+async def test_a_bot_whose_move_was_not_stored_is_asked_again_and_plays_its_own_move(
+    serve: Callable[..., Any], tmp_path: Path
+) -> None:
+    """A probe's case, with the client ``guobiao bot`` plays with (``server.client.play``),
+    which sends each move once. At its turn, the database refuses the match's new actions
+    (a trigger from another process, as a full disk does: the table's row is still taken)
+    for 2.5 turns of 2 s. The server asks the bot again each time the table goes on, and
+    the move stored once the database takes moves is its own: no move of its seat is a
+    stand-in's. Before, nothing told it when to try again: its turn ran out, and the
+    stand-in's move was stored (every table of the probe's, 5 s after the disk had room)."""
+    database = tmp_path / "data" / "guobiao.db"
+    config = write_config(tmp_path, f"sqlite+aiosqlite:///{database}")
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace(f"turn_seconds = {TURN_SECONDS}", "turn_seconds = 2"))
+    server = await serve(config)
+    client = await Client.connect(server.url, rate=None)
+    asked = asyncio.Event()
+
+    def seen(message: Incoming) -> None:
+        legal = message.payload["view"].get("legal") if message.type == "update" else None
+        if legal and any(a["type"] == "discard" for a in legal):
+            asked.set()
+
+    try:
+        await client.guest()
+        table = (await client.create_table(turn_seconds=2)).table
+        assert await client.join_table(table, seat=ME) == ME
+        await client.add_bots(table, "fast")
+        # It thinks half a second a move: the trigger comes while it thinks.
+        playing = asyncio.create_task(play(client, table, my_bot(), think=0.5, on_message=seen))
+        await asyncio.wait_for(asked.wait(), 30)
+        with contextlib.closing(sqlite3.connect(database, isolation_level=None)) as outside:
+            outside.execute(
+                "CREATE TRIGGER full_disk BEFORE INSERT ON actions "
+                "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+            )
+            (before,) = outside.execute("SELECT count(*) FROM actions").fetchone()
+            await asyncio.sleep(5)
+            outside.execute("DROP TRIGGER full_disk")
+            await asyncio.sleep(3)  # it plays on
+            mine = outside.execute(
+                "SELECT seq, stand_in FROM actions WHERE player = ? AND seq > ? ORDER BY seq",
+                (ME, before),
+            ).fetchall()
+        assert mine, "nothing of its seat was stored once the database took moves"
+        assert [seq for seq, stand_in in mine if stand_in] == [], "a stand-in played its seat"
+        assert not playing.done()
+        playing.cancel()
+    finally:
+        await client.close()
+    assert "the database failed storing action" in server.log()
+
+
+@pytest.mark.asyncio
 async def test_a_lock_held_by_another_process_does_not_run_out_a_turn(
     serve: Callable[..., Any], tmp_path: Path
 ) -> None:

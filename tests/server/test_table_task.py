@@ -387,6 +387,52 @@ async def test_a_move_refused_while_only_appends_fail_is_hers_once_they_work(
 
 
 @pytest.mark.asyncio
+async def test_a_move_refused_for_the_database_is_asked_again_each_time_the_table_resumes(
+    running: Callable[..., Table], clock: Clock
+) -> None:
+    """She sends her discard once and is told ``internal_error`` (a full disk: the table's
+    row is taken, no move is). She cannot know when to try again, so each time the table
+    resumes it sends her that update again, whole, with the time she has left, and she
+    answers each such ask only, as the bot does, for 20 s of a 10 s turn. Once moves are
+    taken, the discard stored is hers. Before, nothing told her: her clock ran from the
+    first row save that ended the pause, and the stand-in's discard was stored."""
+    store = FakeStore()
+    table = running(store=store, turn_seconds=10)
+    alice = await started_match(table)
+    first = alice.updates()[-1]
+    discard = next(Action.from_dict(a) for a in first["view"]["legal"])
+    store.fail = lambda method, counts: method == "append_action"
+    await table.queue.put(PlayInput(alice, 10, table.seq, discard))
+    await handled(table)
+    assert replies(alice, 10)[0]["payload"]["code"] == "internal_error"
+    asks, answered = 0, len(alice.updates())
+    for n in range(40):
+        clock.now += 0.5
+        await handled(table)  # the retry, due: the row is saved, the pause ends
+        news = alice.updates()[answered:]
+        answered = len(alice.updates())
+        for ask in news:  # asked again: the same update, whole, her time not run out
+            assert (ask["seq"], ask["full"]) == (first["seq"], True)
+            assert ask["view"]["legal"] == first["view"]["legal"]
+            assert 0 < ask["deadline_ms"] <= 10_000
+            asks += 1
+            await table.queue.put(PlayInput(alice, 100 + n, ask["seq"], discard))
+            await handled(table)
+            assert replies(alice, 100 + n)[0]["payload"]["code"] == "internal_error"
+    assert asks >= 20 and store.actions[1] == []
+    store.fail = None
+    clock.now += 0.5
+    await handled(table)  # resumed: asked again; had her time run out, the stand-in plays
+    ask = alice.updates()[-1]
+    assert ask["seq"] == first["seq"] and store.actions[1] == []
+    await table.queue.put(PlayInput(alice, 999, ask["seq"], discard))
+    await until(lambda: table.log_seq >= 1, "her discard stored")
+    stored = store.actions[1][0]
+    assert (stored.player, stored.action, stored.stand_in) == (0, discard.to_dict(), False)
+    assert table.store_down_since is None and not table.refused
+
+
+@pytest.mark.asyncio
 async def test_a_move_whose_write_waited_for_a_lock_then_failed_is_hers_once_it_works(
     running: Callable[..., Table], clock: Clock
 ) -> None:

@@ -11,9 +11,11 @@ update on the way (``page.route_web_socket``) to see it ask for a full one and m
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
+import sqlite3
 import time
 from collections.abc import Coroutine
 from pathlib import Path
@@ -860,3 +862,68 @@ async def test_the_waiting_room_names_the_rules_in_words(open_page: OpenPage) ->
     line = page.get_by_text("per decision")
     await expect(line).to_contain_text("MCR (Chinese Official)")
     await expect(line).not_to_contain_text("Rules mcr")
+
+
+async def test_a_move_the_server_could_not_store_is_said_and_offered_again(
+    open_page: OpenPage, web_server: StoredServer
+) -> None:
+    """The database takes no new move of this table's match (a trigger, from another
+    process, refuses it as a full disk would) while she taps a discard on a phone, in
+    Chinese. The page says her move was not saved, and her tiles are hers to tap again (the
+    server asks her again as the table resumes); the discard she taps once the database
+    takes moves is stored as hers, not the stand-in's. Before, the page ignored the
+    refusal: her tiles stayed shut until her turn ran out."""
+    page = await open_page("/", phone=True, lang="zh")
+    await page.get_by_role("button", name="立即开局（对战三个机器人）").tap()
+    await page.wait_for_url(re.compile(r".*#/table/[^/]+$"))
+    table = page.url.rsplit("/", 1)[1]
+    await play_until(page, ".own-hand button.htile", tap=True, clicks=(".actions button.act-pass",))
+    database = web_server.log.parent / "data" / "guobiao.db"
+    river = page.locator(".seat-bottom .river img")
+    before = await river.count()
+    alert = page.locator(".table-error[role=alert]")
+    with contextlib.closing(sqlite3.connect(database, isolation_level=None)) as outside:
+        (match,) = outside.execute(
+            "SELECT id FROM matches WHERE table_id = ? ORDER BY id DESC LIMIT 1", (table,)
+        ).fetchone()
+        outside.execute(
+            f"CREATE TRIGGER full_disk_{match} BEFORE INSERT ON actions "
+            f"WHEN NEW.match_id = {match} "
+            "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+        )
+        try:
+            for _ in range(2):  # refused, asked again, refused again: said each time
+                await discard_by_taps(page)
+                await expect(alert).to_have_text(re.compile("服务器暂时无法保存"))
+                await expect(page.locator(".own-hand button.htile").first).to_be_enabled()
+                assert await river.count() == before
+            await page.screenshot(path=str(web_server.log.parent / "not-stored.png"))
+        finally:
+            outside.execute(f"DROP TRIGGER full_disk_{match}")
+        await discard_by_taps(page)
+        await page.wait_for_function(
+            "(n) => document.querySelectorAll('.seat-bottom .river img').length > n", arg=before
+        )
+        await expect(alert).to_have_count(0)
+        (stand_in,) = outside.execute(
+            "SELECT stand_in FROM actions WHERE match_id = ? AND player = 0 AND action LIKE "
+            "'%discard%' ORDER BY seq LIMIT 1",
+            (match,),
+        ).fetchone()
+    assert stand_in == 0, "her discard was stored as the stand-in's"
+
+
+async def discard_by_taps(page: Page) -> None:
+    """Tap her last tile twice: raised, then discarded."""
+    tile = page.locator(".own-hand button.htile").last
+    await tile.tap()
+    raised = page.locator(".own-hand button.htile.raised")
+    if await raised.count():
+        await raised.tap()
+
+
+class StoredServer(Protocol):
+    """The ``web_server`` fixture, with its log beside its data folder."""
+
+    @property
+    def log(self) -> Path: ...

@@ -29,7 +29,7 @@ function fresh(app, params) {
   return {
     app, table: params.table, mode: params.mode === "watch" ? "watch" : "play",
     summary: null, update: null, last: null, selected: null, answered: null,
-    deadlineAt: null, commits: {}, reveals: {}, handNo: null, acc: null, result: null, resultOpen: false, readHand: null,
+    deadlineAt: null, sentDeadlineAt: null, notStored: null, commits: {}, reveals: {}, handNo: null, acc: null, result: null, resultOpen: false, readHand: null,
     names: null, matchEnd: null, grades: {}, error: null, noTable: null, off: [], timer: null,
     analysis: null, analysing: null, analysed: null, connecting: false, syncing: null,
     calls: {}, callTimers: new Set(),
@@ -46,6 +46,7 @@ export const tablePage = {
       net.on("commit", (p) => p.table === s.table && ((s.commits[p.hand_no] = p.commitment), app.refresh())),
       net.on("reveal", (p) => p.table === s.table && onReveal(p)),
       net.on("match_end", (p) => p.table === s.table && onMatchEnd(p)),
+      net.on("error", (p) => p.table === s.table && onRefused(p)),
       net.onReady(() => connect()),
     );
     s.timer = setInterval(() => s.deadlineAt && app.refresh(), 500);
@@ -164,7 +165,7 @@ function onUpdate(sent) {
   const asked = (p.view.legal || []).length > 0;
   const kept = before && s.selected !== null ? shownTiles(before)[s.selected] : null;
   s.update = p;
-  if (!before || before.seq !== p.seq) s.answered = null; // the same update twice: still answered
+  if (!before || before.seq !== p.seq) s.answered = s.notStored = null; // the same update twice: still answered
   s.deadlineAt = asked && s.answered === null && p.deadline_ms !== undefined ? performance.now() + p.deadline_ms : null;
   s.error = null;
   const newlyAsked = asked && !(before && (before.view.legal || []).length);
@@ -324,8 +325,20 @@ function send(action) {
   if (!p || s.answered === p.seq) return;
   s.answered = p.seq;
   s.selected = null;
+  s.sentDeadlineAt = s.deadlineAt;
   s.deadlineAt = null;
   s.app.net.send("action", { table: s.table, seq: p.seq, action });
+  s.app.refresh();
+}
+
+/** Her move refused because the server could not store it (`internal_error`, naming this
+ * table): it was not taken and nothing changed. Her options and her clock come back, and
+ * the table asks her again once it can store moves (docs/protocol.md). */
+function onRefused(payload) {
+  if (payload.code !== "internal_error" || s.answered === null || s.answered !== s.update?.seq) return;
+  s.notStored = s.answered; // said until a move of hers is taken: asked again, it stays
+  s.answered = null;
+  s.deadlineAt = s.sentDeadlineAt;
   s.app.refresh();
 }
 
@@ -393,7 +406,8 @@ function body(app) {
   if (!app.session && s.mode === "play") return html`<p>${t("table.login_first")} <a href="#/">${t("table.home")}</a></p>`;
   const names = seatNames(app);
   if (!s.update && !s.summary && s.noTable) return noTableView(app, s.noTable);
-  const top = html`${s.error ? html`<p class="table-error" role="alert">${s.error}</p>` : nothing}`;
+  const error = s.error || (s.notStored !== null && s.answered === null ? t("table.not_stored") : null);
+  const top = html`${error ? html`<p class="table-error" role="alert">${error}</p>` : nothing}`;
   if (!s.update) return html`${top}${waitingRoom(app)}`;
   const p = s.update;
   const legal = legalNow();
