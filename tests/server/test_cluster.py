@@ -685,12 +685,39 @@ async def test_a_player_whose_match_ended_sits_down_at_once_on_another_node(
         ends = await asyncio.gather(
             play_then_sit(alice, alice_table, 1), play_then_sit(carol, carol_table, 2)
         )
+        # Each reloads her page, Alice now on n1, Carol on n2: their finished tables leave
+        # n1 (nobody is at them), and each asks for hers again. Alice on n1 itself and
+        # Carol through n2, the refusal relayed, are told its match; a stranger hears
+        # there is no such table.
+        await alice.move_to(n1)
+        await carol.move_to(n2)
+        for player, table, end in ((alice, alice_table, ends[0]), (carol, carol_table, ends[1])):
+            refused = await refused_sync(player.client, table)
+            assert (refused.code, refused.table, refused.match) == (
+                "table_finished",
+                table,
+                end["match"],
+            ), refused
+        stranger = await refused_sync(host.client, alice_table)
+        assert (stranger.code, stranger.match) == ("no_such_table", None), stranger
     finally:
         for player in (host, alice, carol):
             if player is not None:
                 await player.close()
     for end in ends:
         await check_as_offline(cluster, end)
+
+
+async def refused_sync(client: Client, table: str) -> ServerError:
+    """The refusal of ``client``'s ``sync`` of ``table``, once its node no longer has the
+    table (a finished table stays while someone is at it)."""
+    for _ in range(100):
+        try:
+            await client.sync(table, timeout=10)
+        except ServerError as exc:
+            return exc
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"table {table} still answered a sync 20 s after its match")
 
 
 @pytest.mark.postgres
