@@ -238,7 +238,7 @@ def _parse(text: str) -> list[Tile]:
     i = 0
     while i < len(text):
         c = text[i]
-        if c.isdigit():
+        if "0" <= c <= "9":
             digits += c
         elif c in "mps" and digits:
             out.extend(_TILE[d + c] for d in digits)

@@ -38,7 +38,7 @@ def _scan_tiles(text: str, start: int, stop: str) -> tuple[list[tuple[Tile, int]
         if ch.isspace():
             i += 1
             continue
-        if ch.isdigit():
+        if "0" <= ch <= "9":  # (not ``isdigit``: '²' and '１' are digits to it)
             if not digits:
                 digits_at = i
             digits += ch

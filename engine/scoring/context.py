@@ -40,6 +40,14 @@ class WinContext:
                 f"seat_flowers must be 0..2 and at most flowers ({self.flowers}), "
                 f"got {self.seat_flowers!r}"
             )
+        if self.kong and self.wall_last and not self.self_drawn:
+            # Robbing a kong (kong on a discard) is never on the wall's last tile: a kong is
+            # declared only with a tile left to replace it (ruling T6).
+            raise InvalidHand(
+                "kong and wall_last cannot both be set on a discard: robbing (抢杠和) is never "
+                "on the wall's last tile, as kongs are declared only while a tile is left to "
+                "replace them"
+            )
         if self.heavenly + self.earthly + self.human > 1:
             raise InvalidHand("at most one of heavenly, earthly and human can be set")
         # Rulings T3, W12: 天和 is the dealer's (East's) self-draw on its dealt tiles, no kong

@@ -320,7 +320,7 @@ def _watch_supervisor(stop: asyncio.Event) -> asyncio.Task[None] | None:
     """A worker of ``serve --workers``: stop (``stop``) once its supervisor is gone (its
     parent is another process then: the supervisor was killed), as on SIGTERM."""
     supervisor = os.environ.get(workers.SUPERVISOR_ENV, "")
-    if not supervisor.isdigit():
+    if not (supervisor.isascii() and supervisor.isdigit()):
         return None
 
     async def watch() -> None:

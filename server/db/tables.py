@@ -99,5 +99,6 @@ class Tables(Transactions):
             ids = await session.scalars(
                 select(GameTable.id).where(GameTable.id.startswith(prefix, autoescape=True))
             )
-            numbers = [int(i[len(prefix) :]) for i in ids if i[len(prefix) :].isdigit()]
+            tails = [i[len(prefix) :] for i in ids]
+            numbers = [int(t) for t in tails if t.isascii() and t.isdigit()]
             return max(numbers, default=0)

@@ -228,6 +228,11 @@ LOCATED_ERRORS = [
     pytest.param("[123m456p789s123sEE", "'[' is never closed", 0, id="unclosed"),
     pytest.param("123m]456p789s123sEE", "']' without '['", 4, id="stray-close"),
     pytest.param("123m[456p]789s123sEE", "melds [...] must come before", 4, id="meld-after-tiles"),
+    # Characters Python takes for digits that are not ours: a superscript made ``int`` raise
+    # (a traceback from ``guobiao fan``, the rest of a batch lost), a fullwidth digit was
+    # read as its rank.
+    pytest.param("\u00b923m456p789s123s5s5s", "unknown character '\u00b9'", 0, id="superscript"),
+    pytest.param("12\uff13m456p789s123s5s5s", "unknown character '\uff13'", 2, id="fullwidth"),
 ]
 
 

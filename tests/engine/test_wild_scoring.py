@@ -319,11 +319,15 @@ def _optimised(hand: Hand, ctx: WinContext) -> list[int]:
 
 def _random_context(rng: random.Random, hand: Hand) -> WinContext:
     self_drawn = hand.win_tile == WILD or rng.random() < 0.5
+    last_of_kind = rng.random() < 0.2
+    wall_last = rng.random() < 0.1
+    kong = rng.random() < 0.1
     return WinContext(
         self_drawn=self_drawn,
-        last_of_kind=rng.random() < 0.2,
-        wall_last=rng.random() < 0.1,
-        kong=rng.random() < 0.1,
+        last_of_kind=last_of_kind,
+        # (A robbed kong is never the wall's last tile: ``WinContext`` refuses both.)
+        wall_last=wall_last and (self_drawn or not kong),
+        kong=kong,
         seat_wind=Wind(rng.randrange(4)),
         round_wind=Wind(rng.randrange(4)),
     )

@@ -81,6 +81,9 @@ def test_bad_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None
     assert "unknown wind 'X'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["fan", "11m", "--flowers", "9"])
+    # Flags that cannot be together (robbing a kong on the wall's last tile): said so.
+    assert main(["fan", "[234m,1][567p,1][888s,2]56sNN4s", "--kong", "--wall-last"]) == 2
+    assert "--kong and --wall-last cannot both be set" in capsys.readouterr().err
 
 
 def test_batch_keeps_order_and_goes_on_after_errors() -> None:
@@ -94,6 +97,7 @@ def test_batch_keeps_order_and_goes_on_after_errors() -> None:
         json.dumps({"hand": "555666777p5556s7s", "colour": "red"}),
         json.dumps(["a list"]),
         "",
+        json.dumps({"hand": "\u00b923m456p789s123s5s5s"}),  # a digit Python's int refuses
         json.dumps(
             {
                 "hand": "[123m][EEE,2]456p789s5s5s",
@@ -108,7 +112,7 @@ def test_batch_keeps_order_and_goes_on_after_errors() -> None:
     results = [json.loads(line) for line in out.getvalue().splitlines()]
     assert len(results) == len(lines)
     assert results[0]["total"] == 48
-    errors = [r.get("error", "") for r in results[1:9]]
+    errors = [r.get("error", "") for r in results[1:10]]
     assert all(e.startswith(f"line {i}:") for i, e in enumerate(errors, 2))
     assert "not valid JSON" in errors[0]
     assert "14 standing tiles" in errors[1]
@@ -118,8 +122,9 @@ def test_batch_keeps_order_and_goes_on_after_errors() -> None:
     assert "unknown field(s) 'colour'" in errors[5]
     assert "JSON object" in errors[6]
     assert "empty line" in errors[7]
-    assert results[9]["total"] == 14
-    assert [f["name"] for f in results[9]["fans"]] == [
+    assert "unknown character" in errors[8]
+    assert results[10]["total"] == 14
+    assert [f["name"] for f in results[10]["fans"]] == [
         "Mixed Straight",
         "Prevalent Wind",
         "Single Wait",
