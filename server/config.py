@@ -1,13 +1,17 @@
 """Server configuration: ``config/default.toml``, then a file, environment variables, flags.
 
 Every value is checked on load; a bad one is reported with where it came from
-(``config/site.toml: [timers] turn_seconds must be a whole number 3..120, got "x"``).
+(``config/site.toml: [timers] turn_seconds must be between 1 and 3600, got 0``). A file's
+value must be of its setting's TOML type (``config/site.toml: [server] port must be a whole
+number, not the text "8824" (without the quotes: port = 8824)``); only the environment's,
+text, are read as their types.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib.util
+import json
 import math
 import os
 import stat
@@ -447,7 +451,7 @@ _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
-_KIND = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
+_KIND = {int: "a whole number", float: "a number", str: "text in quotes", bool: "true or false"}
 # A boolean in the environment (a TOML file has true and false).
 _BOOLS = {"true": True, "yes": True, "on": True, "1": True}
 _BOOLS |= {"false": False, "no": False, "off": False, "0": False}
@@ -460,26 +464,68 @@ def number(value: float) -> str:
     return repr(value)
 
 
-def _coerce(section: str, key: str, value: Any, expected: type, where: str) -> Any:
-    label = f"{where}: [{section}] {key}"
-    wrong = f"{label} must be {_KIND[expected]}, got {value!r}"
-    if expected is bool:
-        if isinstance(value, str) and value.strip().lower() in _BOOLS:
-            return _BOOLS[value.strip().lower()]
-        if not isinstance(value, bool):
-            raise ConfigError(wrong)
-        return value
+def _toml_value(value: object) -> str:
+    """A value as TOML read it, its type first: ``the text "8824"``, ``the whole number 1``,
+    ``the number 3.5``, ``the boolean true``, ``a list``, ``a table``, ``the date ...``."""
+    if isinstance(value, str):
+        return f"the text {json.dumps(value, ensure_ascii=False)}"
     if isinstance(value, bool):
-        raise ConfigError(wrong)
-    if isinstance(value, str) and expected is not str:
+        return f"the boolean {'true' if value else 'false'}"
+    if isinstance(value, int):
+        return f"the whole number {value}"
+    if isinstance(value, float):
+        return f"the number {value!r}"  # (3.0 as 3.0: a whole number written as a number)
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    return f"the date {value}"  # (tomllib's other types: a date, a time, both)
+
+
+def _typed(key: str, value: Any, expected: type, label: str, *, text: bool) -> Any:
+    """``value`` as ``expected``, or ``ConfigError``. A file (and the command line) must give
+    the type itself: ``port = "8824"`` is refused, a quoted number being text, but an int is
+    taken where a float is expected (TOML writes 2.0 as ``2``). The environment (``text``)
+    gives only text, read as the type."""
+    if text and isinstance(value, str):
+        wrong = f"{label} must be {_KIND[expected]}, got {value!r}"
+        if expected is bool:
+            if value.strip().lower() not in _BOOLS:
+                raise ConfigError(wrong)
+            return _BOOLS[value.strip().lower()]
+        if expected is str:
+            return value
         try:
-            value = expected(value.strip())
+            return expected(value.strip())
         except ValueError:
             raise ConfigError(wrong) from None
-    if expected is float and isinstance(value, int):
-        value = float(value)
-    if not isinstance(value, expected):
-        raise ConfigError(wrong)
+    if expected is float and type(value) is int:
+        return float(value)
+    if type(value) is expected:
+        return value
+    unquoted = _unquoted(value, expected) if isinstance(value, str) else None
+    hint = f" (without the quotes: {key} = {unquoted})" if unquoted is not None else ""
+    raise ConfigError(f"{label} must be {_KIND[expected]}, not {_toml_value(value)}{hint}")
+
+
+def _unquoted(value: str, expected: type) -> str | None:
+    """How text that reads as a value of ``expected`` is written as one in TOML
+    (``"8824"``: ``8824``; ``" true"``: ``true``); None if it does not read so."""
+    written = value.strip()
+    if not written or any(c in written for c in "\n\r#="):
+        return None
+    try:
+        read = tomllib.loads(f"v = {written}")["v"]
+    except tomllib.TOMLDecodeError:
+        return None
+    if type(read) is expected or (expected is float and type(read) is int):
+        return written
+    return None
+
+
+def _coerce(section: str, key: str, value: Any, expected: type, where: str, *, text: bool) -> Any:
+    label = f"{where}: [{section}] {key}"
+    value = _typed(key, value, expected, label, text=text)
     if (section, key) in _RANGES:
         low, high = _RANGES[(section, key)]
         assert isinstance(value, (int, float))  # the ranged keys are numbers (checked above)
@@ -498,7 +544,9 @@ def _types(section_cls: type) -> dict[str, type]:
     return {f.name: type(getattr(defaults, f.name)) for f in fields(section_cls)}
 
 
-def _apply(config: Config, data: dict[str, Any], where: str) -> Config:
+def _apply(config: Config, data: dict[str, Any], where: str, *, text: bool = False) -> Config:
+    """``config`` with the settings of ``data`` (from ``where``), each checked; ``text``:
+    the values are text to read as their types (the environment's)."""
     sections = {f.name: f for f in fields(Config)}
     for section, values in data.items():
         if section not in sections:
@@ -521,7 +569,7 @@ def _apply(config: Config, data: dict[str, Any], where: str) -> Config:
                 raise ConfigError(
                     f"{where}: unknown key [{section}] {key}; known: {', '.join(types)}"
                 )
-            changes[key] = _coerce(section, key, value, types[key], where)
+            changes[key] = _coerce(section, key, value, types[key], where, text=text)
         config = replace(config, **{section: replace(current, **changes)})
     return config
 
@@ -560,7 +608,7 @@ def load(
         if name in env:
             from_env.setdefault(section, {})[key] = env[name]
     check_variables(env)
-    config = _apply(config, from_env, "environment")
+    config = _apply(config, from_env, "environment", text=True)
     config = _apply(config, overrides or {}, "command line")
     timers = config.timers
     if not timers.min_turn_seconds <= timers.turn_seconds <= timers.max_turn_seconds:
