@@ -206,9 +206,14 @@ class TournamentsSection:
     directors: str = ""
 
     @property
+    def director_list(self) -> tuple[str, ...]:
+        """The directors' names as written."""
+        return tuple(n.strip() for n in self.directors.split(",") if n.strip())
+
+    @property
     def director_names(self) -> frozenset[str]:
         """The directors' names, lowercase (names are unique whatever their case)."""
-        return frozenset(n.strip().lower() for n in self.directors.split(",") if n.strip())
+        return frozenset(n.lower() for n in self.director_list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -87,7 +87,9 @@ class Tournaments:
 
     async def start(self) -> None:
         """After the lobby restored its tables: make what a crash left unmade of every
-        started session, and finish the sessions whose tables all finished meanwhile."""
+        started session, and finish the sessions whose tables all finished meanwhile. A
+        ``[tournaments] directors`` name that is no registered account is logged."""
+        await self._check_directors()
         for row in await self.store.unfinished():
             async with self._lock(row.id):
                 state = await self._state(row.id)
@@ -97,6 +99,26 @@ class Tournaments:
                         state = await self._state(row.id)  # with the tables just made
                         await self.sessions.seat_substitutes(state, s)
                 await self._settle(state)
+
+    async def _check_directors(self) -> None:
+        """A warning for each ``[tournaments] directors`` name that is not a registered
+        account (as ``guobiao tournament grant`` refuses one): a misspelt name gives no one
+        the role, and whoever registers it later gets it. Not a refusal: the account may be
+        made after the start."""
+        for name in self.config.tournaments.director_list:
+            account = await self.store.account(name)
+            if account is None:
+                log.warning(
+                    "[tournaments] directors: no account is named %r (yet): until one is, "
+                    "no one has its role, and whoever registers that name gets it",
+                    name,
+                )
+            elif account[1]:
+                log.warning(
+                    "[tournaments] directors: %r is a guest account, and guests cannot "
+                    "create tournaments",
+                    name,
+                )
 
     async def table_finished(self, table: Table) -> None:
         """A table's match was stored as finished (``Lobby.on_table_finished``)."""

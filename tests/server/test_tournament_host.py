@@ -8,6 +8,7 @@ import asyncio
 import csv
 import io
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from fractions import Fraction
@@ -924,3 +925,24 @@ async def test_a_delayed_tournaments_outcomes_show_as_late_as_its_spectators_see
     finally:
         for client in (director, *players):
             await client.close()
+
+
+async def test_a_director_named_in_the_config_who_is_no_account_is_warned_of_at_start(
+    start_server: StartServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """It was taken without a word: a misspelt name gives no one the role, and whoever
+    registers it later gets it. A warning, not a refusal (the account may come later); a
+    registered account, in any case, is fine; a guest's cannot create tournaments."""
+    app = await start_server(database="directors.db")
+    await app.store.create_player("Td_Known", "x" * 60, False)
+    await app.store.create_player("guest-0427", None, True)
+    await app.stop()
+    directors = "td_known, Td_Nobody, guest-0427"
+    with caplog.at_level(logging.WARNING, logger="guobiao.tournaments"):
+        await start_server(database="directors.db", tournaments={"directors": directors})
+    assert [r.getMessage() for r in caplog.records if r.name == "guobiao.tournaments"] == [
+        "[tournaments] directors: no account is named 'Td_Nobody' (yet): until one is, no one "
+        "has its role, and whoever registers that name gets it",
+        "[tournaments] directors: 'guest-0427' is a guest account, and guests cannot create "
+        "tournaments",
+    ]
