@@ -1,7 +1,9 @@
 """``guobiao db``: migrate the server's database.
 
     guobiao db upgrade [REVISION]     migrate up (default: to the newest revision, "head")
-    guobiao db downgrade REVISION     migrate down ("base": drop every table)
+    guobiao db downgrade REVISION     migrate down ("base": drop every table); says what it
+                  [--yes]             drops and asks first, or needs --yes where no one can
+                                      be asked (not at a terminal)
     guobiao db current                the revision the database is at
     guobiao db check [--all]          replay every unfinished match's log (--all: and the
                                       finished ones); name those that fail and why
@@ -25,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -60,6 +63,11 @@ def add_parser(
         "downgrade", parents=[common], help="migrate down to REVISION ('base': empty database)"
     )
     down.add_argument("revision", help="target revision, or 'base'")
+    down.add_argument(
+        "--yes",
+        action="store_true",
+        help="drop what the downgrade drops without asking (needed when not at a terminal)",
+    )
     actions.add_parser("current", parents=[common], help="print the database's revision")
     check = actions.add_parser(
         "check",
@@ -97,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
         if args.db_action == "backup":
             print(backup(url, Path(args.file)))
             return 0
+        if args.db_action == "downgrade":
+            loss = asyncio.run(downgrade_loss(url, args.revision))
+            if loss is not None and not _confirmed(loss, yes=args.yes):
+                return 1
         print(asyncio.run(_act(args.db_action, getattr(args, "revision", None), url)))
     except (BadDatabaseURL, CannotRead) as exc:
         return _fail(str(exc))
@@ -153,6 +165,59 @@ async def _act(action: str, revision: str | None, url: str) -> str:
         await migrate.downgrade(url, revision)
         return f"{where}: downgraded to {_describe(await migrate.current(url))}"
     return f"{where}: {_describe(await migrate.current(url, read_only=True))}"
+
+
+async def downgrade_loss(url: str, revision: str) -> str | None:
+    """What downgrading the database at ``url`` to ``revision`` drops, in words (each
+    migration's downgrade drops the tables or columns it added, with what they hold); None
+    when it undoes nothing (an empty database, or one at ``revision`` already).
+    ``CommandError`` for a revision the downgrade would refuse, with Alembic's words."""
+    at = await migrate.current(url)
+    if at is None:
+        return None
+    if not migrate.known(at):
+        raise CommandError(migrate.newer(at))
+    # The steps as ``alembic.command.downgrade`` finds them (its very call), so what is asked
+    # about is what is done: ``iterate_revisions`` counts a relative "-1" from the head, not
+    # from the database's revision.
+    script = ScriptDirectory(str(migrate.MIGRATIONS))
+    undone = [step.revision for step in script._downgrade_revs(revision, at)]
+    if not undone:
+        return None
+    where = display(url)
+    if any(step.down_revision is None for step in undone):
+        return (
+            f"downgrading {where} from {at} to base drops every table: every account, match, "
+            "rating and tournament it holds is lost"
+        )
+    lines = [
+        f"downgrading {where} from {at} to {revision} undoes {len(undone)} migration(s), "
+        "dropping the tables and columns they added with what they hold:"
+    ]
+    for step in undone:
+        headline = (step.doc or "").split("\n", 1)[0]  # (its docstring's first line)
+        lines.append(f"  {step.revision}  {headline}".rstrip())
+    return "\n".join(lines)
+
+
+def _confirmed(loss: str, *, yes: bool) -> bool:
+    """Whether to go on with a downgrade that drops ``loss``: ``--yes``, or the person at
+    the terminal says so. Not at a terminal (a script, a pipe) without ``--yes``: no, saying
+    why."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        _fail(
+            f"{loss}\nnothing done: not at a terminal to ask, so add --yes to downgrade (back "
+            "the database up first: 'guobiao db backup FILE', or pg_dump)"
+        )
+        return False
+    print(loss, file=sys.stderr)
+    print("Downgrade? [y/N] ", end="", file=sys.stderr, flush=True)
+    if sys.stdin.readline().strip().lower() in ("y", "yes"):
+        return True
+    _fail("not downgraded: nothing done")
+    return False
 
 
 def _describe(revision: str | None) -> str:

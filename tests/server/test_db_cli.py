@@ -7,6 +7,7 @@ cannot."""
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import re
 import shutil
@@ -307,3 +308,96 @@ def test_a_leaderboard_of_no_rows_is_refused(
     assert f"argument --limit: expected a whole number of at least 1, got '{limit}'" in (
         capsys.readouterr().err
     )
+
+
+class Terminal(io.StringIO):
+    """Standard input at a terminal, where a person types the text it is made with."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def schema(path: Path) -> tuple[str | None, list[str], int | None]:
+    """The file's revision, its tables, and its matches (None: no such table)."""
+    with sqlite3.connect(path) as db:
+        (revision,) = db.execute("SELECT version_num FROM alembic_version").fetchone() or (None,)
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        count = "SELECT count(*) FROM matches"
+        matches = db.execute(count).fetchone()[0] if "matches" in tables else None
+    db.close()
+    return revision, sorted(tables), matches
+
+
+@pytest.mark.parametrize(
+    ("revision", "says"),
+    [
+        ("base", "from {head} to base drops every table: every account, match, rating and "
+         "tournament it holds is lost"),
+        ("-1", "from {head} to -1 undoes 1 migration(s), dropping the tables and columns they "
+         "added with what they hold:\n  {head}  "),
+    ],
+)  # fmt: skip
+def test_a_downgrade_not_at_a_terminal_says_what_it_drops_and_needs_yes(
+    *,
+    tmp_path: Path,
+    migrated_sqlite: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    revision: str,
+    says: str,
+) -> None:
+    """``db downgrade base`` emptied a database without a word. Where no one can be asked (a
+    script; even one piping "yes" in) it now does nothing without ``--yes``."""
+    filled(tmp_path, migrated_sqlite)
+    path = tmp_path / "guobiao.db"
+    url = f"sqlite:///{path}"
+    before = schema(path)
+    monkeypatch.setattr("sys.stdin", io.StringIO("yes\n"))
+    assert main(["db", "downgrade", revision, "--database-url", url]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"guobiao db: downgrading {url} {says.format(head=head())}"), err
+    assert err.endswith(
+        "nothing done: not at a terminal to ask, so add --yes to downgrade (back the database "
+        "up first: 'guobiao db backup FILE', or pg_dump)\n"
+    )
+    assert schema(path) == before and before[2] == 1  # (its match is there)
+    assert main(["db", "downgrade", revision, "--yes", "--database-url", url]) == 0
+    assert "downgraded to" in capsys.readouterr().out
+    assert schema(path)[0] != head()
+
+
+@pytest.mark.parametrize(("answer", "done"), [("y\n", True), ("yes\n", True), ("n\n", False),
+                                              ("\n", False), ("", False)])  # fmt: skip
+def test_a_downgrade_at_a_terminal_asks_first(
+    *,
+    tmp_path: Path,
+    migrated_sqlite: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    answer: str,
+    done: bool,
+) -> None:
+    filled(tmp_path, migrated_sqlite)
+    path = tmp_path / "guobiao.db"
+    url = f"sqlite:///{path}"
+    before = schema(path)
+    monkeypatch.setattr("sys.stdin", Terminal(answer))
+    assert main(["db", "downgrade", "base", "--database-url", url]) == (0 if done else 1)
+    captured = capsys.readouterr()
+    assert "drops every table" in captured.err and "Downgrade? [y/N] " in captured.err
+    if done:
+        assert "downgraded to no revision" in captured.out
+        assert schema(path) == (None, ["alembic_version"], None)
+    else:
+        assert captured.err.endswith("guobiao db: not downgraded: nothing done\n")
+        assert schema(path) == before
+
+
+def test_a_downgrade_that_undoes_nothing_asks_nothing(
+    migrated_sqlite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "at-head.db"
+    shutil.copyfile(migrated_sqlite, path)
+    assert main(["db", "downgrade", head(), "--database-url", f"sqlite:///{path}"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out.endswith(f"downgraded to {head()} (head)\n")

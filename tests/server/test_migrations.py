@@ -146,7 +146,9 @@ def test_db_command_upgrades_downgrades_and_tells(
     assert "upgraded to 0010 (head)" in capsys.readouterr().out
     assert main(["db", "current", "--database-url", database_url]) == 0
     assert capsys.readouterr().out.strip().endswith(": 0010 (head)")
-    assert main(["db", "downgrade", "base", "--database-url", database_url]) == 0
+    assert main(["db", "downgrade", "base", "--database-url", database_url]) == 1
+    assert "drops every table" in capsys.readouterr().err  # (not at a terminal: --yes)
+    assert main(["db", "downgrade", "base", "--yes", "--database-url", database_url]) == 0
     assert "downgraded to no revision" in capsys.readouterr().out
 
 
