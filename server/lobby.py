@@ -140,6 +140,20 @@ def replay_log(
         raise LobbyError("corrupt_match", f"action {exc.line} does not replay: {exc.why}") from None
 
 
+# ----------------------------------------------------------------- listing ---
+
+
+def listed(entry: dict[str, Any]) -> dict[str, Any]:
+    """A table's entry in the lobby's listing as anyone may be shown it. A table whose
+    spectators see it late (``spectator_delay_seconds``) is listed without its hand number
+    (null): the live one ran ahead of what its spectators see, telling them (and the feed's
+    subscribers, pushed the listing as each hand began) when each hand ended. A
+    tournament's session page holds it back so too (``Tournaments.session_detail``)."""
+    if not entry.get("spectator_delay_seconds"):
+        return entry
+    return {**entry, "hand_no": None}
+
+
 # -------------------------------------------------------------------- feed ---
 
 FEED_SECONDS = 1.0  # a subscriber gets at most one unsolicited ``tables`` message this often
@@ -314,13 +328,15 @@ class Lobby:
                 return table_id
 
     def listing(self) -> list[dict[str, Any]]:
-        """The public unfinished tables, as they last told the lobby."""
+        """The public unfinished tables, as they last told the lobby, each as anyone may
+        be shown it (``listed``)."""
         local = [
-            s.listing
+            listed(s.listing)
             for s in self.summaries.values()
             if not s.private and s.state != "finished" and s.table in self.tables
         ]
-        local.extend(self.nodes.remote_listing(self.tables))  # as the others last published
+        # As the others last published them (their tables' own entries: held back here too).
+        local.extend(listed(entry) for entry in self.nodes.remote_listing(self.tables))
         return local
 
     def get(self, table_id: str) -> Table:

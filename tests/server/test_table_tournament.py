@@ -133,6 +133,27 @@ async def test_the_settings_are_stored_and_in_the_summary(lobby: Lobby) -> None:
 
 
 @pytest.mark.asyncio
+async def test_the_listing_holds_back_the_hand_of_a_table_seen_late(
+    lobby: Lobby, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``list_tables`` (and the lobby feed) showed a delayed table's live ``hand_no``, ahead
+    of what its spectators saw: when each hand ended. Listed with none (null), whether the
+    table is this node's or another's; a table seen at once keeps its number."""
+    delayed = await lobby.create(None, None, False, spectator_delay_seconds=30)
+    plain = await lobby.create(None, None, False)
+    await seated_with_bots(delayed, "alice")
+    await seated_with_bots(plain, "bob")
+    listed = {entry["table"]: entry for entry in lobby.listing()}
+    assert (listed[plain.id]["state"], listed[plain.id]["hand_no"]) == ("playing", 1)
+    assert (listed[delayed.id]["state"], listed[delayed.id]["hand_no"]) == ("playing", None)
+    assert lobby.summaries[delayed.id].listing["hand_no"] == 1  # (known here, not told)
+    other_nodes = [{**listed[plain.id], "table": "t2", "spectator_delay_seconds": 5}]
+    monkeypatch.setattr(lobby.nodes, "remote_listing", lambda local: other_nodes)
+    (remote,) = [entry for entry in lobby.listing() if entry["table"] == "t2"]
+    assert remote["hand_no"] is None and other_nodes[0]["hand_no"] == 1
+
+
+@pytest.mark.asyncio
 @pytest.mark.parametrize(
     ("settings", "named"),
     [
