@@ -72,7 +72,7 @@ export function rulesName(app, rules) {
 export function stateText(app, summary) {
   if (summary.state !== "playing") return app.t(`app.lobby.state_${summary.state}`);
   if (summary.hand_no > 0) return app.t("app.lobby.state_playing", { n: summary.hand_no });
-  return app.t("app.lobby.state_started"); // started, the first hand not dealt yet
+  return app.t("app.lobby.state_started"); // no hand dealt yet, or one seen late: its number held back
 }
 
 function matchLength(app, hands) {
