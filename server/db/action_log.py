@@ -25,6 +25,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.db import binding, postgres_log, sqlite_log
+from server.db.engine import cannot_write, replace_connections
 from server.db.errors import Conflict, Fenced
 from server.db.models import MatchAction
 from server.db.rows import ActionRow, utcnow
@@ -81,6 +82,9 @@ class ActionLog(Transactions):
         # once, not before every append (each read is a hop through SQLAlchemy's greenlets).
         self._pg_driver: tuple[AsyncConnection, Any] | None = None
         self._log_closed = False  # closed by ``_close_log``: never opened again
+        # Its connection refused an append as read-only in ``_append_now``, which cannot
+        # await its replacement: the batch's way replaces it before using it again.
+        self._log_read_only = False
 
     async def _close_log(self) -> None:
         """Write what was appended, then close the log's connection. A batch that would
@@ -192,9 +196,11 @@ class ActionLog(Transactions):
             fenced = sqlite_log.insert_now(driver, *self._sql_and_bind, [row], fence=_FENCE)
         except IntegrityError:
             raise _conflict(row) from None  # rolled back; the connection is fine
-        except BaseException:
-            # The next append takes the batch's way, which sets a failed connection aside.
+        except BaseException as exc:
+            # The next append takes the batch's way, which sets a failed connection aside
+            # (one that refused as read-only before it tries it: it would fail again).
             self._driver = None
+            self._log_read_only = cannot_write(exc)
             raise
         finally:
             gate.release()
@@ -216,6 +222,8 @@ class ActionLog(Transactions):
         # The turn (SQLite: server/db/transactions.py) before the connection: a store closed
         # meanwhile refuses the turn, so no connection is opened on its engine as it goes.
         async with self._write_turn(urgent=True):
+            if self._log is not None and self._log_read_only:
+                await self._set_log_aside(self._log, read_only=True)
             if self._log is None or self._log.closed or self._log.invalidated:
                 if self._log_closed:
                     raise store_closed()
@@ -225,14 +233,26 @@ class ActionLog(Transactions):
                 fenced = await self._insert_on(connection, rows)
             except IntegrityError:
                 raise  # rolled back; the connection is fine
-            except BaseException:
-                self._log = self._driver = None
-                with contextlib.suppress(Exception):
-                    await connection.invalidate()
+            except BaseException as exc:
+                await self._set_log_aside(connection, read_only=cannot_write(exc))
                 raise
         if self.on_commit is not None:  # committed (an error went past this)
             self.on_commit("actions", time.perf_counter() - started)
         return fenced
+
+    async def _set_log_aside(self, connection: AsyncConnection, *, read_only: bool) -> None:
+        """Close the log's ``connection``, which failed: the next batch opens another. One
+        that refused as ``read_only`` (SQLite opened the file so while its folder was: it
+        will not write again) has the pool replace the others it made before it, as
+        SQLAlchemy does when its own statements meet that refusal (server/db/engine.py),
+        so the next batch opens a connection afresh, not one of those."""
+        self._log = self._driver = None
+        self._log_read_only = False
+        with contextlib.suppress(Exception):
+            if read_only:
+                await replace_connections(connection)
+            else:
+                await connection.invalidate()
 
     async def _insert_on(
         self, connection: AsyncConnection, rows: list[dict[str, Any]]

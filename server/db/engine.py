@@ -8,13 +8,15 @@ Plain URLs are given their async driver: ``sqlite:///x.db`` becomes
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy import URL, event, make_url
+from sqlalchemy import URL, Engine, event, make_url
+from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
 from server.db.errors import BadDatabaseURL, CannotRead
@@ -145,7 +147,56 @@ def make_engine(url: str | URL, *, store: bool = True, read_only: bool = False) 
         raise BadDatabaseURL(f"cannot use {display(parsed)}: {exc}{extra}") from None
     if store and parsed.get_backend_name() == "sqlite":
         _sqlite_events(engine, read_only=read_only and path is not None)
+        if not read_only:
+            replace_read_only_connections(engine.sync_engine)
     return engine
+
+
+def cannot_write(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite refusing a write because the connection may not write:
+    ``SQLITE_READONLY`` or one of its extended codes ("attempt to write a readonly
+    database"), as the driver raises it or as SQLAlchemy does (its ``orig``)."""
+    cause = getattr(exc, "orig", None) or exc
+    # (An error sqlite3 made itself, or the store did, "closed", has no code.)
+    code = getattr(cause, "sqlite_errorcode", None) if isinstance(cause, sqlite3.Error) else None
+    return code is not None and code & 0xFF == sqlite3.SQLITE_READONLY  # (extended: READONLY_*)
+
+
+def replace_read_only_connections(engine: Engine) -> None:
+    """Have ``engine``'s pool drop a SQLite connection that refused a write as read-only.
+
+    SQLite opens a database file read-only, by itself and without a word, when it may not
+    open it to write (its folder remounted read-only, say), and such a connection stays
+    read-only once the file is writable again: held in the pool, it failed every write
+    until the server was restarted, while reads worked (a probe's read-only remount, then
+    undone). Declaring the refusal a disconnect (``handle_error``'s ``is_disconnect``) is
+    SQLAlchemy's own way to have its pool replace a connection: the connection is closed,
+    and every other one the pool made before it is replaced as it is next checked out
+    (``invalidate_pool_on_disconnect``, left on: those opened while the folder was
+    read-only are read-only too), so the next write opens a connection afresh. A write
+    that fails on a connection opened afresh while the folder is still read-only replaces
+    it again; reads, which a read-only connection serves, never do. The connections of the
+    action log, whose writes go past SQLAlchemy, are replaced by ``replace_connections``.
+    """
+
+    @event.listens_for(engine, "handle_error")
+    def on_error(context: ExceptionContext) -> None:
+        if cannot_write(context.original_exception):
+            context.is_disconnect = True
+
+
+async def replace_connections(connection: AsyncConnection) -> None:
+    """What ``replace_read_only_connections`` has SQLAlchemy do, for a write that failed
+    past SQLAlchemy, on the driver's own connection under ``connection`` (the action log's:
+    server/db/sqlite_log.py): ``connection`` is closed, and every other connection its
+    engine's pool made before it is replaced as it is next checked out."""
+    raw = await connection.get_raw_connection()
+    # ``Pool._invalidate`` is the step SQLAlchemy's disconnect handling takes
+    # (``Connection._handle_dbapi_exception``); no public method takes it but from within a
+    # statement's failure or a checkout. Here it only marks the time (``_checkin=False``):
+    # closing an aiosqlite connection must be awaited, which ``invalidate`` does.
+    connection.engine.sync_engine.pool._invalidate(raw, _checkin=False)
+    await connection.invalidate()
 
 
 _MAKE = "; 'guobiao db upgrade' or 'guobiao serve' makes one"  # (said when there is none)

@@ -42,6 +42,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from server.db import sqlite_log
+from server.db.engine import replace_read_only_connections
 
 _T = TypeVar("_T")
 
@@ -57,6 +58,10 @@ class NowWriter:
         self.engine = create_engine(f"sqlite:///{path}", poolclass=StaticPool)
         event.listen(self.engine, "connect", _set_up)
         event.listen(self.engine, "begin", _begin_immediate)
+        # A connection opened read-only (its folder was, a while) is replaced once it
+        # refuses a write, or it would hold this writer read-only for good (StaticPool
+        # makes its one connection afresh once it is invalidated).
+        replace_read_only_connections(self.engine)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self.commits = 0
 
