@@ -30,6 +30,7 @@ import engine
 from server import VERSION, accounts, match_access, replay
 from server.config import Config
 from server.connection import TOO_MANY_FROM_ADDRESS, Connection, EndOfTurn, address_of
+from server.db.models import iso
 from server.db.store import Store, upgrade
 from server.errors import shown
 from server.handoff import AdoptedConnection, Handoff
@@ -293,6 +294,41 @@ class App:
         body = {"ready": False, "node": self.node, "why": why}
         return _json(connection, http.HTTPStatus.SERVICE_UNAVAILABLE, body)
 
+    async def _health(self, connection: ServerConnection) -> Response:
+        """``/healthz``: whether the process is alive (200 while the database answers), and
+        what it sees (docs/protocol.md)."""
+        ok = await self.store.ping()
+        # Tables paused because the database does not take their writes (a full disk, a
+        # read-only file) though it answers reads: players' moves are refused there.
+        tables = list(self.lobby.tables.values()) if self.lobby else []
+        paused = sum(1 for t in tables if t.writes_failing)
+        # And the store's own account, every write's (a login's, a match's end, a rating):
+        # the tables' moves are not the only writes that fail so (server/db/write_health.py).
+        writes = self.store.writes
+        failing = paused > 0 or writes.failing
+        last = None
+        if writes.last_failure is not None:
+            last = {"at": iso(writes.last_failure), "reason": writes.last_reason}
+        body: dict[str, Any] = {
+            "node": self.node,
+            "status": "ok" if ok and not failing else "degraded",
+            "database": "unreachable" if not ok else "writes failing" if failing else "ok",
+            "tables": len(tables),
+            "tables_paused": paused,
+            "writes_failing_since": iso(writes.failing_since),
+            "last_write_failure": last,
+            "connections": len(self.connections),
+            "engine": "compiled" if engine.compiled() else "python",
+            # Tables restore could not rebuild (their log does not replay), and why.
+            "set_aside": [t.to_dict() for t in self.lobby.set_aside.values()] if self.lobby else [],
+        }
+        status = self.nodes.status()  # (a node of a cluster: the cluster's part)
+        if status is not None:
+            body["cluster"] = status
+        return _json(
+            connection, http.HTTPStatus.OK if ok else http.HTTPStatus.SERVICE_UNAVAILABLE, body
+        )
+
     async def _purge(self) -> None:
         """Expired guests and sessions out of the database, stale limits out of memory."""
         deleted, kept, sessions = await accounts.purge(
@@ -474,30 +510,7 @@ class App:
         if path == "/readyz":
             return await self._ready(connection)
         if path == "/healthz":
-            ok = await self.store.ping()
-            # Tables paused because the database does not take their writes (a full disk, a
-            # read-only file) though it answers reads: players' moves are refused there.
-            tables = list(self.lobby.tables.values()) if self.lobby else []
-            paused = sum(1 for t in tables if t.writes_failing)
-            body: dict[str, Any] = {
-                "node": self.node,
-                "status": "ok" if ok and not paused else "degraded",
-                "database": "unreachable" if not ok else "writes failing" if paused else "ok",
-                "tables": len(tables),
-                "tables_paused": paused,
-                "connections": len(self.connections),
-                "engine": "compiled" if engine.compiled() else "python",
-                # Tables restore could not rebuild (their log does not replay), and why.
-                "set_aside": [t.to_dict() for t in self.lobby.set_aside.values()]
-                if self.lobby
-                else [],
-            }
-            status = self.nodes.status()  # (a node of a cluster: the cluster's part)
-            if status is not None:
-                body["cluster"] = status
-            return _json(
-                connection, http.HTTPStatus.OK if ok else http.HTTPStatus.SERVICE_UNAVAILABLE, body
-            )
+            return await self._health(connection)
         if path == "/api/queue" and self.matchmaker is not None:
             snapshot = await self.nodes.queue_snapshot()  # (the coordinator's, published)
             if snapshot is not None:

@@ -201,11 +201,12 @@ class ActionLog(Transactions):
             # (one that refused as read-only before it tries it: it would fail again).
             self._driver = None
             self._log_read_only = cannot_write(exc)
+            self.writes.failed(exc)
             raise
         finally:
             gate.release()
-        if fenced is not None and self.on_commit is not None:
-            self.on_commit("actions", time.perf_counter() - started)
+        if fenced is not None:
+            self._committed("actions", started)
         return fenced
 
     async def _insert_actions(self, rows: list[dict[str, Any]]) -> dict[int, int | None]:
@@ -221,23 +222,26 @@ class ActionLog(Transactions):
         # One that failed is closed and not used again.
         # The turn (SQLite: server/db/transactions.py) before the connection: a store closed
         # meanwhile refuses the turn, so no connection is opened on its engine as it goes.
-        async with self._write_turn(urgent=True):
-            if self._log is not None and self._log_read_only:
-                await self._set_log_aside(self._log, read_only=True)
-            if self._log is None or self._log.closed or self._log.invalidated:
-                if self._log_closed:
-                    raise store_closed()
-                self._log, self._driver = await self.engine.connect(), None
-            connection = self._log
-            try:
-                fenced = await self._insert_on(connection, rows)
-            except IntegrityError:
-                raise  # rolled back; the connection is fine
-            except BaseException as exc:
-                await self._set_log_aside(connection, read_only=cannot_write(exc))
-                raise
-        if self.on_commit is not None:  # committed (an error went past this)
-            self.on_commit("actions", time.perf_counter() - started)
+        try:
+            async with self._write_turn(urgent=True):
+                if self._log is not None and self._log_read_only:
+                    await self._set_log_aside(self._log, read_only=True)
+                if self._log is None or self._log.closed or self._log.invalidated:
+                    if self._log_closed:
+                        raise store_closed()
+                    self._log, self._driver = await self.engine.connect(), None
+                connection = self._log
+                try:
+                    fenced = await self._insert_on(connection, rows)
+                except IntegrityError:
+                    raise  # rolled back; the connection is fine
+                except BaseException as exc:
+                    await self._set_log_aside(connection, read_only=cannot_write(exc))
+                    raise
+        except Exception as exc:
+            self.writes.failed(exc)  # (counted if the database failed it)
+            raise
+        self._committed("actions", started)  # (an error went past this)
         return fenced
 
     async def _set_log_aside(self, connection: AsyncConnection, *, read_only: bool) -> None:

@@ -68,21 +68,24 @@ def display(url: str | URL) -> str:
 
 def trouble(url: str | URL, exc: BaseException) -> str:
     """What went wrong using the database at ``url``, in one line, as the commands say it:
-    ``cannot use the database URL: REASON``, the driver's own error's first line when there
-    is one (SQLAlchemy's ``orig``)."""
+    ``cannot use the database URL: REASON`` (``reason``)."""
+    return f"cannot use the database {display(url)}: {reason(exc)}"
+
+
+def reason(exc: BaseException) -> str:
+    """Why the database failed, in a few words: the driver's own error's first line when
+    there is one (SQLAlchemy's ``orig``), e.g. "attempt to write a readonly database"."""
     cause = getattr(exc, "orig", None) or exc
     lines = str(cause).splitlines()
     if isinstance(cause, FileExistsError) and cause.filename:  # (making the folder)
-        reason = f"{cause.filename} is a file, where a folder is wanted"
-    elif isinstance(cause, NotADirectoryError) and cause.filename:
-        reason = f"the path to {cause.filename} goes through a file, where a folder is wanted"
-    elif lines:
-        reason = lines[0]
-    elif isinstance(cause, TimeoutError):  # (asyncpg's connect timeout says nothing)
-        reason = "no answer in time (timed out): is it a PostgreSQL server, and up?"
-    else:
-        reason = type(cause).__name__
-    return f"cannot use the database {display(url)}: {reason}"
+        return f"{cause.filename} is a file, where a folder is wanted"
+    if isinstance(cause, NotADirectoryError) and cause.filename:
+        return f"the path to {cause.filename} goes through a file, where a folder is wanted"
+    if lines:
+        return lines[0]
+    if isinstance(cause, TimeoutError):  # (asyncpg's connect timeout says nothing)
+        return "no answer in time (timed out): is it a PostgreSQL server, and up?"
+    return type(cause).__name__
 
 
 def sqlite_path(url: URL) -> Path | None:

@@ -43,6 +43,7 @@ from server.db import binding
 from server.db.errors import Fenced
 from server.db.models import GameTable, Hand, Match, Player, PlayerSession
 from server.db.rows import TableRow
+from server.db.write_health import WriteHealth
 
 # The columns a save writes (``TableRow.columns``), in the order of its parameters ($1 is
 # the id).
@@ -176,9 +177,12 @@ class PostgresNow:
     """Short writes on PostgreSQL, one statement each on a connection held for them (the
     module's docstring)."""
 
-    def __init__(self, engine: AsyncEngine, closed_error: Callable[[], Exception]) -> None:
+    def __init__(
+        self, engine: AsyncEngine, closed_error: Callable[[], Exception], writes: WriteHealth
+    ) -> None:
         self.engine = engine
         self._closed_error = closed_error  # what a write after ``close`` raises
+        self._writes = writes  # told how each write went (the store's, for ``/healthz``)
         self.held = [_Held() for _ in range(CONNECTIONS)]
         # The free ones, the last used first: a second is opened only for a second write
         # at once.
@@ -256,9 +260,14 @@ class PostgresNow:
         ``pg_terminate_backend``) is found out only so when the end has not been read yet."""
         held = await self._free.get()
         try:
-            return await self._run_on(held, method, sql, args, again)
+            result = await self._run_on(held, method, sql, args, again)
+        except Exception as exc:
+            self._writes.failed(exc)  # (counted if the database failed it)
+            raise
         finally:
             self._free.put_nowait(held)
+        self._writes.worked()
+        return result
 
     async def _run_on(
         self, held: _Held, method: str, sql: str, args: tuple[Any, ...], again: bool

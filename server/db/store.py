@@ -28,6 +28,8 @@ The database must be migrated first (``upgrade(url)``, or ``guobiao db upgrade``
   SQLAlchemy's statements: ``server.db.sqlite_log``, ``server.db.postgres_log``);
 - ``server.db.reports``: what the HTTP API reads (a player's summary, a match's detail);
 - ``server.db.rows``: the snapshots all of them give back;
+- ``server.db.write_health``: whether the database takes the writes (``store.writes``, for
+  ``/healthz``), told by every unit of work that writes;
 - ``store.ladder`` (``server.ladder.store``) and ``store.tournaments``
   (``server.tournaments.store``): the ladder's and the tournaments' reads and writes.
 

@@ -38,6 +38,7 @@ from sqlalchemy.orm import Session
 from server.db.engine import SQLITE_WRITE_WAIT, WRITE_OPTION, sqlite_path
 from server.db.postgres_now import PostgresNow
 from server.db.sqlite_now import NowWriter
+from server.db.write_health import WriteHealth
 
 _T = TypeVar("_T")
 
@@ -127,13 +128,15 @@ class Transactions:
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
+        # Whether the database takes the writes (``/healthz``): every write's outcome.
+        self.writes = WriteHealth()
         self._gate = WriteGate() if engine.dialect.name == "sqlite" else None
         # Short writes in the event loop (SQLite on a file: server/db/sqlite_now.py).
         path = sqlite_path(engine.url)
         self._now = NowWriter(path) if path is not None else None
         # Short writes as one statement each on PostgreSQL (server/db/postgres_now.py).
         postgres = engine.dialect.name == "postgresql"
-        self._pg_now = PostgresNow(engine, store_closed) if postgres else None
+        self._pg_now = PostgresNow(engine, store_closed, self.writes) if postgres else None
         self._closed = False  # set by ``Store.close``: no read opens a connection after it
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
         # Told how long each committed write of the game's log took: ("actions": a group
@@ -156,13 +159,19 @@ class Transactions:
         # The option makes SQLite take its write lock at BEGIN (see server/db/engine.py). The
         # turn spans BEGIN to COMMIT, not the connection's return to the pool after it (a
         # rollback, another hop to the driver's thread).
-        async with self._sessions() as session, self._write_turn(), session.begin():
-            await session.connection(execution_options={WRITE_OPTION: True})
-            yield session
+        try:
+            async with self._sessions() as session, self._write_turn(), session.begin():
+                await session.connection(execution_options={WRITE_OPTION: True})
+                yield session
+        except Exception as exc:
+            self.writes.failed(exc)  # (counted if the database failed it)
+            raise
         self._committed(timed, started)
 
     def _committed(self, timed: str | None, started: float) -> None:
-        """Tell ``on_commit`` how long the write ``timed`` took since ``started``, if timed."""
+        """A write committed: ``writes`` is told, and ``on_commit`` how long the write
+        ``timed`` took since ``started``, if timed."""
+        self.writes.worked()
         if timed is not None and self.on_commit is not None:
             self.on_commit(timed, time.perf_counter() - started)
 
@@ -175,6 +184,9 @@ class Transactions:
             started = time.perf_counter()
             try:
                 done, result = self._now.run(body)
+            except Exception as exc:
+                self.writes.failed(exc)
+                raise
             finally:
                 self._gate.release()
             if done:

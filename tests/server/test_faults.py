@@ -690,6 +690,61 @@ async def test_healthz_says_when_tables_cannot_store_their_moves(start_server: A
         await wire.close()
 
 
+@pytest.mark.asyncio
+async def test_healthz_says_when_writes_fail_that_are_no_tables_moves(start_server: Any) -> None:
+    """The database read-only, a login's write fails, and no table plays: ``/healthz`` said
+    ``ok`` (it counted only the tables paused). It says ``degraded``, ``writes failing``,
+    since when and why; once a write works, ``ok``, with the last failure kept."""
+    app = await start_server()
+    state = {"read_only": False}
+
+    def on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA query_only = {int(state['read_only'])}")
+        cursor.close()
+
+    # (the pool's connections, and the one the short writes make in the event loop)
+    for engine in (app.store.engine.sync_engine, app.store._now.engine):
+        event.listen(engine, "checkout", on_checkout)
+
+    async def health() -> dict[str, Any]:
+        status, body = await http_get(app.port, "/healthz")
+        assert status == 200, body
+        found: dict[str, Any] = json.loads(body)
+        return found
+
+    wire = await Wire.open(url_of(app))
+    try:
+        body = await health()
+        assert (body["database"], body["writes_failing_since"], body["last_write_failure"]) == (
+            "ok",
+            None,
+            None,
+        )
+        state["read_only"] = True
+        await wire.refused("guest", {}, "internal_error")
+        body = await health()
+        assert (body["status"], body["database"], body["tables_paused"]) == (
+            "degraded",
+            "writes failing",
+            0,
+        )
+        failure = body["last_write_failure"]
+        assert failure["reason"] == "attempt to write a readonly database"
+        assert body["writes_failing_since"] == failure["at"]
+        state["read_only"] = False
+        await wire.answered("guest", {}, "session")
+        body = await health()
+        assert (body["status"], body["database"], body["writes_failing_since"]) == (
+            "ok",
+            "ok",
+            None,
+        )
+        assert body["last_write_failure"] == failure
+    finally:
+        await wire.close()
+
+
 async def _paused(health: Any) -> dict[str, Any] | None:
     body: dict[str, Any] = await health()
     return body if body["tables_paused"] else None

@@ -8,7 +8,8 @@ same ``SQLITE_OPEN_READONLY`` (the URI's ``mode=ro``), while ``read_only`` is on
 SQLAlchemy's ``do_connect`` event, so that no root and no mount are needed: each kind of
 write (through the pool, in the event loop, the action log's) fails while they are, then
 works at its first try once they are not. Without the fix the connections opened meanwhile
-stayed read-only and the writes failed for good.
+stayed read-only and the writes failed for good. The store counts each failure, and each
+write that works, for ``/healthz`` (``Store.writes``: server/db/write_health.py).
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from sqlalchemy import event
 from sqlalchemy.exc import OperationalError
 
 from server.db.engine import cannot_write
-from server.db.store import Store
+from server.db.store import Conflict, Store, UsernameTaken
 from server.db.transactions import store_closed
+from server.db.write_health import WriteHealth
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 READ_ONLY = "attempt to write a readonly database"
@@ -96,9 +98,11 @@ async def test_a_write_works_at_its_first_try_once_the_file_is_writable_again(
     await stale_connections(store)
     with pytest.raises(OperationalError, match=READ_ONLY):
         await write(store, "lin")
+    assert_failing(store)
     opens.on = False
     await write(store, "lin")
     assert (await store.get_player("lin")) is not None
+    assert_worked_since(store)
 
 
 @pytest.mark.parametrize("appends", ["in a batch", "at once"])
@@ -123,9 +127,38 @@ async def test_the_action_log_appends_at_its_first_try_once_the_file_is_writable
     await stale_connections(store)
     with pytest.raises(sqlite3.OperationalError, match=READ_ONLY):
         await store.append_action(match_id, seq, 1, 0, {"type": "pass"}, now=T0)
+    assert_failing(store)
     opens.on = False
     await store.append_action(match_id, seq, 1, 0, {"type": "pass"}, now=T0)
     assert [action.seq for action in await store.match_actions(match_id)] == list(range(seq + 1))
+    assert_worked_since(store)
+
+
+def assert_failing(store: Store) -> None:
+    """The store says its writes fail, since the one that just did, and why."""
+    writes = store.writes
+    assert writes.failing and writes.failing_since is not None
+    assert (writes.last_failure, writes.last_reason) == (writes.failing_since, READ_ONLY)
+
+
+def assert_worked_since(store: Store) -> None:
+    """The store says its writes work, and still what failed last."""
+    assert not store.writes.failing and store.writes.failing_since is None
+    assert store.writes.last_failure is not None and store.writes.last_reason == READ_ONLY
+
+
+@pytest.mark.asyncio
+async def test_a_write_refused_for_what_it_asks_is_not_a_failing_database(store: Store) -> None:
+    """A name taken (the database's unique index refused it) or a match unknown: the
+    database works, and the store does not say its writes fail."""
+    await store.create_player("lin", None, True, now=T0)
+    with pytest.raises(UsernameTaken):
+        await store.create_player("LIN", None, True, now=T0)
+    with pytest.raises(UsernameTaken):
+        await store.create_account("Lin", None, True, ("a" * 64, T0), now=T0)
+    with pytest.raises(Conflict):
+        await store.append_action(999, 0, 1, 0, {"type": "deal"}, now=T0)
+    assert (store.writes.failing, store.writes.last_failure) == (False, None)
 
 
 def test_only_sqlites_read_only_refusals_replace_a_connection() -> None:
@@ -143,3 +176,25 @@ def test_only_sqlites_read_only_refusals_replace_a_connection() -> None:
         read_only.execute("SELECT * FROM nowhere")
     assert [cannot_write(e) for e in (refused.value, moved, wrapped)] == [True] * 3
     assert [cannot_write(e) for e in (missing.value, store_closed(), ValueError())] == [False] * 3
+
+
+def test_writes_fail_since_the_first_failure_after_the_last_write_that_worked() -> None:
+    """``failing_since`` stays at the first of failures in a row; a write that works ends
+    them, and the last failure is kept, with its reason. An error that is not the
+    database's (a bug's, a refusal's) changes nothing."""
+    health = WriteHealth()
+    first, second, third = (datetime(2026, 3, 1, 12, minute, tzinfo=UTC) for minute in (1, 2, 3))
+    locked = OperationalError("COMMIT", {}, sqlite3.OperationalError("database is locked"))
+    health.failed(locked, first)
+    health.failed(OSError("disk I/O error"), second)
+    health.failed(ValueError("a bug"), third)
+    health.failed(Conflict("seq taken"), third)
+    assert (health.failing_since, health.last_failure, health.last_reason) == (
+        first,
+        second,
+        "disk I/O error",
+    )
+    health.worked()
+    assert (health.failing, health.last_failure) == (False, second)
+    health.failed(locked, third)
+    assert (health.failing_since, health.last_reason) == (third, "database is locked")
