@@ -44,6 +44,7 @@ from faultkit import (
     write_config,
 )
 from httpkit import http_get
+from serverkit import served_port
 from sqlalchemy import event, make_url, text
 from sqlalchemy.exc import OperationalError
 from test_server_bad_input import Wire, add_bots, guest, is_update, url_of
@@ -638,6 +639,80 @@ async def test_sigkill_at_many_points_of_one_match(tmp_path: Path) -> None:
         await check_match(store, match_id, SEED, "fast")
     finally:
         await store.close()
+
+
+@pytest.mark.asyncio
+async def test_a_read_only_remount_undone_needs_no_restart(tmp_path: Path) -> None:
+    """The probe's, on a real ``guobiao serve``: its data folder is remounted read-only (a
+    bind mount of itself), so a login's write fails, and ``/healthz`` says why; remounted
+    read-write, the same server writes again (a login, then a whole match of bots) and
+    ``/healthz`` says ``ok``. SQLite had opened the file read-only meanwhile and the server
+    kept those connections: every write failed until it was restarted. A bind mount needs
+    root (CI runs as root): skipped otherwise. The same recovery without a mount:
+    tests/server/test_store_read_only.py."""
+    if os.geteuid() != 0:
+        pytest.skip("a bind mount needs root")
+    data = tmp_path / "data"
+    config = write_config(tmp_path, f"sqlite+aiosqlite:///{data / 'guobiao.db'}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GUOBIAO_")}
+    logs = tmp_path / "serve.log"
+    with open(logs, "w", encoding="utf-8") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "server", "serve", "--config", str(config)],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
+    mounted = False
+    try:
+        assert process.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 60)
+        port = served_port(line)
+        assert port is not None, (line, logs.read_text())
+        # Mounted over itself once the server has its files open: those stay writable (they
+        # were opened through the folder's own mount), what it opens from now on is not
+        # (the login's connection: the server has made no short write yet).
+        mounted = mount("--bind", data, data).returncode == 0
+        if not mounted:
+            pytest.skip("mount --bind is not allowed here")
+        await read_only_window(port, data)
+        url = f"ws://127.0.0.1:{port}/ws"
+        bot = ["bot", "--url", url, "--create", "--add-bots", "fast", "--quiet"]
+        status = await asyncio.wait_for(asyncio.to_thread(guobiao, bot), 120)
+        assert status == 0, logs.read_text()[-3000:]
+    finally:
+        process.terminate()
+        process.wait(30)
+        if process.stdout is not None:
+            process.stdout.close()
+        if mounted:  # (once the server, which holds files open through it, is gone)
+            subprocess.run(["umount", str(data)], check=True)
+
+
+async def read_only_window(port: int, data: Path) -> None:
+    """``data`` read-only: a login fails and ``/healthz`` says so; read-write again: a login
+    works at once (a connection opened read-only was replaced) and ``/healthz`` says ok."""
+    wire = await Wire.open(f"ws://127.0.0.1:{port}/ws")
+    try:
+        assert mount("-o", "remount,ro,bind", data).returncode == 0
+        await wire.refused("guest", {}, "internal_error")
+        status, body = await http_get(port, "/healthz")
+        health = json.loads(body)
+        assert (status, health["database"]) == (200, "writes failing"), body
+        assert health["last_write_failure"]["reason"] == "attempt to write a readonly database"
+        assert mount("-o", "remount,rw,bind", data).returncode == 0
+        await wire.answered("guest", {}, "session")
+        status, body = await http_get(port, "/healthz")
+        health = json.loads(body)
+        assert (status, health["database"], health["writes_failing_since"]) == (200, "ok", None)
+    finally:
+        await wire.close()
+
+
+def mount(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["mount", *map(str, args)], capture_output=True, text=True, check=False)
 
 
 @pytest.mark.asyncio
