@@ -720,7 +720,9 @@ async def test_the_opponents_sit_around_the_centre_and_the_result_leaves_the_boa
     open_page: OpenPage, phone: bool
 ) -> None:
     """Each opponent's river lies on its side of the centre; at the hand's end the result's
-    fairness line and Continue button are inside the window and the clock is not under it."""
+    Continue button is inside the window, its fairness line scrolled to is too, and the clock
+    is not under it (on a phone: once the next hand is dealt under the sheet, the clock then
+    running; while the hand is over the sheet is taller, no clock running)."""
     page = await open_page("/", phone=phone)
     if not phone:
         await page.set_viewport_size({"width": 1280, "height": 800})
@@ -747,14 +749,54 @@ async def test_the_opponents_sit_around_the_centre_and_the_result_leaves_the_boa
     await page.evaluate("window.scrollTo(0, 0)")
     size = page.viewport_size
     assert size is not None
-    sheet = await box(page, ".result[role=dialog]")
+    await page.locator(".result .fairness").scroll_into_view_if_needed()
     for part in (".result .fairness", ".result .close-result"):
         seen = await box(page, part)
         assert seen["y"] >= 0 and seen["y"] + seen["height"] <= size["height"], (part, seen)
         assert seen["x"] >= 0 and seen["x"] + seen["width"] <= size["width"], (part, seen)
+    if phone:  # dealt after result_seconds (3 s here) with the sheet still open
+        await page.wait_for_selector(".board:not(.phase-over) .countdown", timeout=15_000)
+        await page.evaluate("window.scrollTo(0, 0)")
+    sheet = await box(page, ".result[role=dialog]")
     clock = await box(page, ".centre .compass")
     apart = clock["x"] + clock["width"] <= sheet["x"] or clock["y"] + clock["height"] <= sheet["y"]
     assert apart and clock["y"] >= 0, ("the clock is under the result", clock, sheet)
+
+
+# Whether each element of ``selector`` is what a tap at its centre reaches: inside the window
+# and the sheet, not scrolled away or under something pinned to the sheet's foot.
+REACHED = """(selector) => [...document.querySelectorAll(selector)].map((el) => {
+  const r = el.getBoundingClientRect();
+  const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+  return [el.innerText.replace(/\\s+/g, " ").trim().slice(0, 40), !!hit && el.contains(hit)];
+})"""
+
+
+@pytest.mark.parametrize(
+    ("phone", "lang"),
+    [(True, "en"), (True, "zh"), (False, "en")],
+    ids=["phone-en", "phone-zh", "1280x800"],
+)
+async def test_a_hands_result_shows_how_it_scored_and_nothing_pinned_covers_it(
+    open_page: OpenPage, phone: bool, lang: str
+) -> None:
+    """On a phone the result sheet showed the winning hand and hid the fans, their total and
+    the payments under its pinned fairness line; on a desktop that line covered the hands.
+    Now the fans, total and payments come first, in view as the sheet opens, and only
+    Continue stays at the sheet's foot: every hand, scrolled to, is in view too."""
+    page = await open_page("/", phone=phone, lang=lang, size=None if phone else (1280, 800))
+    play = "Play now against three bots" if lang == "en" else "立即开局（对战三个机器人）"
+    await page.get_by_role("button", name=play).click()
+    await page.wait_for_selector(".own-hand", timeout=15_000)
+    await play_until(page, RESULT, tap=phone)
+    await page.wait_for_timeout(300)  # (the sheet grown to its height)
+    rows = await page.evaluate(REACHED, ".result .fans tr, .result .payments tr")
+    assert len(rows) >= 5, rows  # the payments' head and four players at least
+    assert all(seen for _, seen in rows), rows
+    hands = page.locator(".result .revealed-hand")
+    for n in range(await hands.count()):
+        await hands.nth(n).scroll_into_view_if_needed()  # (at the sheet's foot, if below)
+        assert (await page.evaluate(REACHED, ".result .revealed-hand"))[n][1], n
 
 
 async def test_nothing_moves_for_those_who_ask_for_less_motion(

@@ -313,8 +313,9 @@ export function handLine(t, concealed, melds, wild = []) {
     ${melds.map((m) => meldView(ctx, m, wild))}</span>`;
 }
 
-/** The end of a hand: the winner's hand and fans (in the current language) or the drawn
- * hand, the payments by player, every hand revealed, and the fairness check. `result`:
+/** The end of a hand: how it scored first (the fans in the current language and their
+ * total, the payments by player: what a small sheet on a phone must show without a scroll),
+ * then the winning hand, every hand revealed, and the fairness check. `result`:
  * {hand_no, win, head_bump, hands, scores, fairness}: `fairness` {status, command} (status
  * "ok", "bad" or "unseen"), null while the reveal is awaited, absent where there is none to
  * check (a replay). */
@@ -327,13 +328,13 @@ export function resultView(t, lang, names, result, wild = []) {
     <h2>${t("table.hand_no", { n: result.hand_no })}: ${win
       ? win.discarder === null ? t("table.result.self_drawn", { name: name(win.winner) }) : t("table.result.won_on", { name: name(win.winner), from: name(win.discarder) })
       : t("table.result.drawn")}</h2>
-    ${win ? html`<div class="winning-hand">${winning.tiles.map((x, i) => tileImg(t, x, { wild: wild.includes(x), cls: i === winning.tiles.length - 1 ? "winning" : "" }))}
-        ${winning.melds.map((m) => meldView({ t }, m, wild))}</div>
-      <table class="fans"><tbody>${win.fans.map((f) => html`<tr><td>${fanName(f)}${f.count > 1 ? ` ×${f.count}` : ""}</td><td class="num">${f.points * f.count}</td></tr>`)}
+    ${win ? html`<table class="fans"><tbody>${win.fans.map((f) => html`<tr><td>${fanName(f)}${f.count > 1 ? ` ×${f.count}` : ""}</td><td class="num">${f.points * f.count}</td></tr>`)}
         <tr class="total"><td>${t("table.result.total")}</td><td class="num">${win.total} ${t("table.fan")}</td></tr></tbody></table>` : nothing}
-    ${result.head_bump ? html`<p>${t("table.result.head_bump", { names: result.head_bump.others.map(name).join(", ") })}</p>` : nothing}
     <table class="payments"><thead><tr><th>${t("table.result.player")}</th><th class="num">${t("table.result.delta")}</th><th class="num">${t("table.result.score")}</th></tr></thead>
       <tbody>${(win ? win.deltas : [0, 0, 0, 0]).map((d, p) => html`<tr class=${d > 0 ? "plus" : d < 0 ? "minus" : ""}><td>${name(p)}</td><td class="num">${signed(d)}</td><td class="num">${result.scores ? signed(result.scores[p]) : ""}</td></tr>`)}</tbody></table>
+    ${win ? html`<h3>${t("table.result.winning_hand")}</h3><div class="winning-hand">${winning.tiles.map((x, i) => tileImg(t, x, { wild: wild.includes(x), cls: i === winning.tiles.length - 1 ? "winning" : "" }))}
+        ${winning.melds.map((m) => meldView({ t }, m, wild))}</div>` : nothing}
+    ${result.head_bump ? html`<p>${t("table.result.head_bump", { names: result.head_bump.others.map(name).join(", ") })}</p>` : nothing}
     ${result.hands ? html`<div class="revealed"><h3>${t("table.result.hands")}</h3>${result.hands.map((h, p) =>
       html`<div class="revealed-hand"><span class="who">${name(p)}</span>${handLine(t, h.concealed, h.melds, wild)}</div>`)}</div>` : nothing}
     ${result.fairness !== undefined ? fairnessView(t, result.fairness) : nothing}

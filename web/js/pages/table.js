@@ -474,7 +474,9 @@ function dialog(app, names, p) {
     : s.result ? html`<button class="reopen-result" @click=${() => ((s.resultOpen = true), app.refresh())}>${t("table.result.show")}</button>` : nothing;
   if (s.matchEnd) return html`<div class="result match-end" role="dialog" aria-label=${t("table.match_end")}>${matchEndView(app, names)}${hand}</div>`;
   if (!s.result) return nothing;
-  return s.resultOpen ? html`<div class="result" role="dialog" aria-modal="false" aria-label=${t("table.result.title")}>${hand}</div>` : hand;
+  // While the hand is over no clock runs: a phone's sheet may then cover more of the board.
+  const over = p.view.phase === "over" ? "hand-over" : "";
+  return s.resultOpen ? html`<div class="result ${over}" role="dialog" aria-modal="false" aria-label=${t("table.result.title")}>${hand}</div>` : hand;
 }
 
 /** The page when the table cannot be shown (`NO_TABLE`): why, and the way to the lobby; to
