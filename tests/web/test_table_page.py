@@ -170,6 +170,43 @@ async def test_the_playing_aids_say_what_a_raised_discard_leaves(open_page: Open
     await expect(panel).to_contain_text(re.compile(r"from ready|Ready|Complete"))
 
 
+# Whether the first element of ``selector`` is wholly inside the window.
+IN_WINDOW = """(selector) => {
+  const r = document.querySelector(selector)?.getBoundingClientRect();
+  return r && r.top >= 0 && r.bottom <= innerHeight && r.left >= 0 && r.right <= innerWidth;
+}"""
+
+
+@pytest.mark.parametrize(
+    ("phone", "lang"),
+    [(True, "en"), (True, "zh"), (False, "en")],
+    ids=["phone-en", "phone-zh", "1280x800"],
+)
+async def test_the_playing_aids_show_beside_the_hand_where_a_tile_is_raised(
+    open_page: OpenPage, phone: bool, lang: str
+) -> None:
+    """The aids' panel sat at the top of the page, above the board: on a phone, with the hand
+    in view, raising a tile showed nothing. It now stays on screen under the hand, above the
+    action bar, and names the tile raised."""
+    page = await open_page("/", phone=phone, lang=lang, size=None if phone else (1280, 800))
+    play = "Play now against three bots" if lang == "en" else "立即开局（对战三个机器人）"
+    await page.get_by_role("button", name=play).click()
+    await page.wait_for_selector(".own-hand", timeout=15_000)
+    await page.get_by_text("Options and keys" if lang == "en" else "选项与快捷键").click()
+    aids = "Show playing aids" if lang == "en" else "显示辅助"
+    await page.get_by_label(aids, exact=False).check()
+    await play_until(page, ".own-hand button.htile.raised", clicks=(".actions button.act-pass",))
+    tile = page.locator(".own-hand button.htile:not(.raised)").first
+    name = await tile.locator("img").get_attribute("alt")
+    await (tile.tap() if phone else tile.click())  # raised: the panel tells its discard
+    panel = page.get_by_role("complementary", name="Playing aids" if lang == "en" else "出牌辅助")
+    await expect(panel).to_contain_text(f"Discard {name}:" if lang == "en" else f"打 {name}")
+    await page.locator(".own-hand button.htile.raised").scroll_into_view_if_needed()
+    assert await page.evaluate(IN_WINDOW, ".own-hand button.htile.raised")
+    assert await page.evaluate(IN_WINDOW, ".aids"), "the aids are off the screen"
+    assert await page.evaluate(IN_WINDOW, ".actions .act-discard")
+
+
 # What the board shows, seat by seat, as a person sees it: each river's tiles by their alt
 # text (``*`` claimed), each meld by its name and tiles, the hand (its backs' count, or the
 # own tiles), the flowers; and the wall.

@@ -291,7 +291,9 @@ export function actionBar(ctx) {
 /** The whole table. `ctx`: {t, state (update-like), names (by player), perspective (the
  * player at the bottom), last (lastDiscard), legal, interactive, selected, raisedTile,
  * deadlineAt, now, onTile(index, tile), onAction(action), calls (optional: the claims to
- * announce, {player: call})}. */
+ * announce, {player: call}), aids (optional: the aids panel, `aidsView`)}. The aids and the
+ * action bar stay together under the own hand, on screen: what a raised tile's discard
+ * leaves is read where the tile was raised. */
 export function tableView(ctx) {
   const view = ctx.state.view;
   const wild = view.wild_tiles || [];
@@ -301,7 +303,7 @@ export function tableView(ctx) {
     ${centre(ctx, around)}
     ${ownSeat(ctx, around.bottom, wild)}
   </div>
-  ${actionBar(ctx)}`;
+  <div class="table-foot">${ctx.aids || nothing}${actionBar(ctx)}</div>`;
 }
 
 // ---------------------------------------------------------------- hand end ---

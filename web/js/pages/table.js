@@ -421,10 +421,10 @@ function body(app) {
     legal, interactive: s.mode === "play", selected: s.selected, raisedTile: raisedTile(),
     deadlineAt: s.deadlineAt, now: performance.now(), onTile, onAction: send,
     calls: Object.fromEntries(Object.entries(s.calls).map(([player, shown]) => [player, shown.call])),
+    aids: aidsOn() ? aidsView(t, s.analysis, raisedTile()) : nothing,
   };
   return html`${top}
     ${s.mode === "watch" ? html`<p class="watching">${t("table.spectating")}</p>` : nothing}
-    ${aidsOn() ? aidsView(t, s.analysis, raisedTile()) : nothing}
     <p class="table-log" aria-live="polite">${waitingForOthers(p) ? t("table.waiting_next") : describeEvents(t, names, p.events) || "\u00a0"}</p>
     ${tableView(ctx)}
     ${dialog(app, names, p)}
