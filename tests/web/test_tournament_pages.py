@@ -524,6 +524,36 @@ async def test_the_tournament_pages_on_a_phone_in_chinese(
     assert english_left(await labels(page), allowed) == []
 
 
+async def test_a_tournament_tables_match_end_leads_back_to_the_tournament(
+    open_page: OpenPage, web_server: WebServer
+) -> None:
+    """At the end of a tournament table's match (not a duplicate session's) the sheet
+    offered the match, the lobby and nothing of the tournament: "To the tournament" now
+    leads to its page (its standings, its next session), on a phone, in both languages."""
+    client = await director_client(web_server, "played")
+    try:
+        settings = {"name": f"Cup {new_name('b')}", "hands": 1, "sessions": 2, "turn_seconds": 3}
+        tournament = int((await client.request("tournament_create", settings)).payload["id"])
+        names = await players_over_the_network(web_server, tournament, 4)
+        page = await open_page("/", phone=True)
+        await login(page, names[0])
+        await client.request("tournament_seat", {"tournament": tournament, "method": "random"})
+        await client.request("tournament_start_session", {"tournament": tournament})
+    finally:
+        await client.close()
+    detail = await api(web_server, f"/api/tournaments/{tournament}/sessions/1")
+    await page.goto(f"/#/table/{detail['tables'][0]['table_id']}")
+    await play_until(page, ".match-end .final", seconds=SESSION_SECONDS, tap=True)
+    final = page.locator(".match-end .final")
+    back = final.get_by_role("link", name="To the tournament")
+    await expect(back).to_have_attribute("href", f"#/tournament/{tournament}")
+    await page.get_by_role("button", name="中文").tap()
+    await expect(final.locator(f"a[href='#/tournament/{tournament}']")).to_have_text("返回比赛页面")
+    await final.locator(f"a[href='#/tournament/{tournament}']").tap()
+    await page.wait_for_url(f"**/#/tournament/{tournament}")
+    await expect(page.locator(".standings tbody tr")).to_have_count(4)
+
+
 async def test_a_held_duplicate_table_is_said_finished_not_linked_until_the_session_ends(
     open_page: OpenPage, web_server: WebServer
 ) -> None:

@@ -539,6 +539,7 @@ function matchEndView(app, names) {
   const order = m.scores.map((score, p) => ({ p, score })).sort((a, b) => b.score - a.score);
   const ratings = m.ratings || []; // a rated match's rating changes; none for a casual one
   const held = heldTournament(s.summary);
+  const tournament = s.summary?.tournament; // any tournament's table: the way back to it
   return html`<section class="final">
     <h2>${t("table.match_end")}</h2>
     <table class="payments"><tbody>${order.map(({ p, score }, rank) => {
@@ -553,7 +554,9 @@ function matchEndView(app, names) {
     ${held
       ? html`<p class="hint held-result">${t("app.tournament.held_match_end")}</p>
         <p><a class="button primary" href="#/tournament/${held.id}/${held.session}">${t("app.tournament.to_tournament")}</a> <a class="button" href="#/lobby">${t("table.back_lobby")}</a></p>`
-      : html`<p><a class="button primary" href=${matchAddress(m.match, { invite: inviteOf(app) })}>${t("table.see_match")}</a> <a class="button" href="#/lobby">${t("table.back_lobby")}</a></p>`}
+      : html`<p><a class="button primary" href=${matchAddress(m.match, { invite: inviteOf(app) })}>${t("table.see_match")}</a>
+        ${tournament ? html`<a class="button" href="#/tournament/${tournament.id}">${t("app.tournament.to_tournament")}</a>` : nothing}
+        <a class="button" href="#/lobby">${t("table.back_lobby")}</a></p>`}
   </section>`;
 }
 
