@@ -141,15 +141,15 @@ async def test_her_table_page_opened_again_after_the_table_is_gone_leads_to_the_
             break
         assert attempt < 19, "the table was still there"
         await asyncio.sleep(0.25)
-    await expect(heading).to_have_text("这张牌桌的比赛已经结束")
-    await expect(again.locator(".missing [role=alert]")).to_contain_text("比赛页面")
+    await expect(heading).to_have_text("这张牌桌的对局已经结束")
+    await expect(again.locator(".missing [role=alert]")).to_contain_text("对局页面")
     # Its invite link, followed again, leads to the match too (not to watching a table gone).
     code = match.partition("?invite=")[2]
     await again.goto(f"/#/join/{table}/{code}")
     invitation = again.locator("section", has=again.locator("h1", has_text="邀请"))
-    await expect(invitation.get_by_role("alert")).to_contain_text("比赛页面")
+    await expect(invitation.get_by_role("alert")).to_contain_text("对局页面")
     links = invitation.locator(".button-row a")
-    await expect(links).to_have_text(["查看比赛与回放", "前往大厅"])  # and not "watch instead"
+    await expect(links).to_have_text(["查看对局与回放", "前往大厅"])  # and not "watch instead"
     await expect(links.first).to_have_attribute("href", match)
     await again.goto(f"/#/table/{table}")
     await again.locator(".missing a.button").tap()

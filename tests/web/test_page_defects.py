@@ -59,15 +59,15 @@ def open_at(open_page: OpenPage) -> OpenAt:
 MISSING = {
     "/#/match/999999": {
         "en": ("No such match", "There is no match 999999", "Back to the lobby"),
-        "zh": ("没有这场比赛", "没有第 999999 场比赛", "返回大厅"),
+        "zh": ("没有这场对局", "没有第 999999 场对局", "返回大厅"),
     },
     "/#/match/" + "9" * 400: {
         "en": ("No such match", "This address does not name a match", "Back to the lobby"),
-        "zh": ("没有这场比赛", "这个地址不是比赛的地址", "返回大厅"),
+        "zh": ("没有这场对局", "这个地址不是对局的地址", "返回大厅"),
     },
     "/#/tournament/99999": {
         "en": ("Tournament", "There is no such tournament.", "All tournaments"),
-        "zh": ("比赛", "没有这场比赛。", "全部比赛"),
+        "zh": ("赛事", "没有这项赛事。", "全部赛事"),
     },
     "/#/watch/tdoesnotexist": {
         "en": ("No such table", "That table does not exist (any more).", "Back to the lobby"),
@@ -362,7 +362,7 @@ async def test_the_match_page_follows_its_address_to_another_hand_or_none(
     await expect(alert).to_have_text(
         {
             "en": f"There is no hand 5 in match {match}: its hands are listed below.",
-            "zh": f"比赛 {match} 没有第 5 局：这场比赛的各局列在下方。",
+            "zh": f"对局 {match} 没有第 5 局：这场对局的各局列在下方。",
         }[lang]
     )
     await expect(page.locator("main .board")).to_have_count(0)  # no other hand's board

@@ -42,6 +42,19 @@ test("the Chinese texts are Chinese, not English left over", () => {
   }
 });
 
+test("Chinese says 对局 for a match and 赛事 for a tournament, never 比赛 for either", () => {
+  // 比赛 stood for both, so "没有这场比赛" said nothing of which was missing. (国际比赛分, the
+  // IMPs, is a name of its own.)
+  const zh = mergeDictionaries().zh;
+  const both = Object.entries(zh).filter(([, text]) => text.replaceAll("国际比赛分", "").includes("比赛"));
+  eq(both.map(([key]) => key), [], "texts saying 比赛");
+  const en = mergeDictionaries().en;
+  for (const [key, text] of Object.entries(en)) {
+    if (/\btournament/i.test(text) && !/\bmatch/i.test(text)) ok(!zh[key].includes("对局"), `${key}: a tournament is not 对局: ${zh[key]}`);
+    if (/\bmatch/i.test(text) && !/\btournament/i.test(text)) ok(!zh[key].includes("赛事"), `${key}: a match is not 赛事: ${zh[key]}`);
+  }
+});
+
 test("translate fills placeholders and shows an unknown key as itself", () => {
   eq(translate("en", "app.lobby.turn", { n: 15 }), "15 s per move");
   eq(translate("zh", "app.lobby.turn", { n: 15 }), "每步 15 秒");

@@ -383,7 +383,7 @@ test("tournament refusals in words: by code and request, never the server's Engl
     eq((words.zh.match(LATIN) || []).filter((w) => w !== "bot"), [], `${code} on ${type}: English words on a Chinese page: ${words.zh}`);
     ok(words.en !== `app.tournament.${code}` && !words.en.startsWith("app."), `${code}: a key shown`);
   }
-  eq(refusalText(apps.zh, refused("tournament_state"), "tournament_seat", { over: true }), "比赛已结束，不能再做更改。", "over: whatever was asked");
+  eq(refusalText(apps.zh, refused("tournament_state"), "tournament_seat", { over: true }), "赛事已结束，不能再做更改。", "over: whatever was asked");
   eq(refusalText(apps.zh, Object.assign(refused("rate_limited"), { retryAfter: 4 })), "尝试次数过多，请 4 秒后再试。");
   // A fetch that failed: no code, an HTTP status (its `error` is English) or none at all.
   const http = (status) => Object.assign(new Error("no session 5"), { status });
