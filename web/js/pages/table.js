@@ -32,7 +32,7 @@ function fresh(app, params) {
     deadlineAt: null, sentDeadlineAt: null, notStored: null, commits: {}, reveals: {}, handNo: null, acc: null, result: null, resultOpen: false, readHand: null,
     names: null, matchEnd: null, grades: {}, error: null, noTable: null, off: [], timer: null,
     analysis: null, analysing: null, analysed: null, connecting: false, syncing: null,
-    calls: {}, callTimers: new Set(),
+    calls: {}, callTimers: new Set(), visitor: false,
   };
 }
 
@@ -87,7 +87,13 @@ async function connect() {
   if (!here) return;
   here.connecting = true; // a full update is on its way: what cannot be followed waits for it
   try {
-    if (!here.app.session && here.mode === "play") return here.app.refresh(); // a visitor may only watch
+    if (!here.app.session && here.mode === "play") {
+      // A visitor (no session) cannot play: the table is watched instead (the server lets a
+      // connection without a session watch), the page saying how to play. A table that is
+      // not there is said so, as to a spectator.
+      here.mode = "watch";
+      here.visitor = true;
+    }
     if (here.mode === "watch") {
       // `watching` is the table's summary: the seats' names, private tables included.
       const watching = await here.app.net.request("watch", { table: here.table, invite_code: here.app.invites?.[here.table] ?? null });
@@ -403,11 +409,11 @@ function onKey(event) {
 
 function body(app) {
   const t = app.t;
-  if (!app.session && s.mode === "play") return html`<p>${t("table.login_first")} <a href="#/">${t("table.home")}</a></p>`;
+  if (!app.session && s.mode === "play") return html`<p class="loading">${t("table.loading")}</p>`; // (watched once connected)
   const names = seatNames(app);
   if (!s.update && !s.summary && s.noTable) return noTableView(app, s.noTable);
   const error = s.error || (s.notStored !== null && s.answered === null ? t("table.not_stored") : null);
-  const top = html`${error ? html`<p class="table-error" role="alert">${error}</p>` : nothing}`;
+  const top = html`${s.visitor ? visitorNote(app) : nothing}${error ? html`<p class="table-error" role="alert">${error}</p>` : nothing}`;
   if (!s.update) return html`${top}${waitingRoom(app)}`;
   const p = s.update;
   const legal = legalNow();
@@ -424,11 +430,22 @@ function body(app) {
     aids: aidsOn() ? aidsView(t, s.analysis, raisedTile()) : nothing,
   };
   return html`${top}
-    ${s.mode === "watch" ? html`<p class="watching">${t("table.spectating")}</p>` : nothing}
+    ${s.mode === "watch" && !s.visitor ? html`<p class="watching">${t("table.spectating")}</p>` : nothing}
     <p class="table-log" aria-live="polite">${waitingForOthers(p) ? t("table.waiting_next") : describeEvents(t, names, p.events) || "\u00a0"}</p>
     ${tableView(ctx)}
     ${dialog(app, names, p)}
     ${optionsView(app)}`;
+}
+
+/** To a visitor who opened a player's address of the table: she watches it, and is told
+ * how to play. */
+function visitorNote(app) {
+  const t = app.t;
+  return html`<section class="visitor-note">
+    <h1>${t("table.visitor_title", { table: s.table })}</h1>
+    <p>${t("table.visitor_text")}</p>
+    <a class="button primary" href="#/">${t("table.visitor_login")}</a> <a class="button" href="#/lobby">${t("table.to_lobby")}</a>
+  </section>`;
 }
 
 /** Whether the player has read the hand just over and the table waits for the others. */
