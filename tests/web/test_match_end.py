@@ -19,6 +19,7 @@ from browserkit import (
     create_table,
     new_name,
     play_a_match_with_bots,
+    play_until,
     register,
 )
 from httpkit import http_get
@@ -185,3 +186,32 @@ async def test_on_a_phone_the_match_ends_buttons_are_not_under_the_sheets_foot(
             opened,
             await page.evaluate(UNCOVERED),
         )
+
+
+@pytest.mark.parametrize("phone", [True, False], ids=["360x740-touch", "1280x800"])
+@pytest.mark.asyncio
+async def test_keyboard_hints_show_only_where_there_is_a_keyboard(
+    open_page: OpenPage, phone: bool
+) -> None:
+    """The buttons' key chips (Enter, Esc, C, P), the table's and the replay's keys' help
+    showed on touch phones, which have no keys: shown on a desktop, hidden on a phone."""
+    page = await open_page("/", phone=phone, size=None if phone else (1280, 800))
+    await connected(page)
+    await register(page, new_name("keys"))
+    await page.goto("/#/lobby")
+    await create_table(page, hands=1)
+    await page.get_by_role("button", name="Add bots").click()
+    discard = page.locator(".actions .act-discard")
+    await play_until(page, ".actions .act-discard", tap=phone, clicks=(".actions .act-pass",))
+    await expect(discard).to_contain_text("Discard")
+    chip = discard.locator("kbd")
+    await (expect(chip).to_be_hidden() if phone else expect(chip).to_have_text("Enter"))
+    await page.get_by_text("Options and keys").click()
+    keys = page.get_by_role("heading", name="Keyboard")
+    await (expect(keys).to_be_hidden() if phone else expect(keys).to_be_visible())
+    await play_until(page, ".match-end .final", seconds=90, tap=phone)
+    match = await page.locator(".match-end .final a.button.primary").get_attribute("href")
+    await page.goto(f"/{match}/1")
+    await page.wait_for_selector(".replay-controls")
+    hint = page.get_by_text("Keys: ← → a turn", exact=False)
+    await (expect(hint).to_be_hidden() if phone else expect(hint).to_be_visible())

@@ -333,6 +333,6 @@ function viewer(app, names) {
     <p class="replay-actions" aria-live="polite">${describeEvents(t, names, frame.events) || "\u00a0"}</p>
     ${tableView(ctx)}
     ${result && frame.view.phase === "over" ? html`<div class="replay-result">${resultView(t, app.lang, names, result, wild)}</div>` : nothing}
-    <p class="help">${t("replay.keys")}</p>
+    <p class="help keys-only">${t("replay.keys")}</p>
   </div>`;
 }

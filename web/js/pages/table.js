@@ -608,6 +608,6 @@ function optionsView(app) {
     <label><input type="checkbox" .checked=${!!app.settings.tableSounds} @change=${toggle("tableSounds")}> ${t("table.table_sounds")}</label>
     ${canNotify() && s.mode === "play" ? html`<label><input type="checkbox" .checked=${!!app.settings.notify} @change=${(e) => notifyToggle(app, e.target)}> ${t("table.notify.toggle")}</label>` : nothing}
     ${s.summary?.aids && s.mode === "play" ? html`<label><input type="checkbox" .checked=${!!app.settings.aids} @change=${toggle("aids")}> ${t("table.aids.toggle")}</label>` : nothing}
-    <div class="help"><h3>${t("table.keys")}</h3><p>${t("table.keys_help")}</p></div>
+    <div class="help keys-only"><h3>${t("table.keys")}</h3><p>${t("table.keys_help")}</p></div>
   </details>`;
 }
