@@ -495,7 +495,16 @@ class Connection:
                 return
             self.greeted = True
             self.version = common[-1]
-            self.send(encode(Welcome(self.version, f"guobiao {VERSION}", 20), m.id))
+            timers = self.app.config.timers
+            welcome = Welcome(
+                self.version,
+                f"guobiao {VERSION}",
+                20,
+                timers.turn_seconds,
+                timers.min_turn_seconds,
+                timers.max_turn_seconds,
+            )
+            self.send(encode(welcome, m.id))
             return
         if not self.greeted:
             raise ProtocolError(

@@ -105,12 +105,20 @@ SUMMARY_FIELDS = (
 
 @dataclass(frozen=True, slots=True)
 class Welcome(ServerMessage):
-    """The answer to ``hello``: the protocol version the server will speak."""
+    """The answer to ``hello``: the protocol version the server will speak, and the decision
+    time a new table gets unless it asks for another (``turn_seconds``) and the range it may
+    ask for (``[timers]``), for a client's form to offer."""
 
     TYPE: ClassVar[str] = "welcome"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset(
+        {"turn_seconds", "min_turn_seconds", "max_turn_seconds"}
+    )
     version: int
     server: str
     heartbeat_seconds: int
+    turn_seconds: int | None = None
+    min_turn_seconds: int | None = None
+    max_turn_seconds: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,9 @@ def test_the_registry_holds_one_class_per_server_type() -> None:
     [
         (outbound.Welcome(2, "guobiao 0.1.0", 20), "welcome",
          {"version": 2, "server": "guobiao 0.1.0", "heartbeat_seconds": 20}),
+        (outbound.Welcome(3, "guobiao 0.1.0", 20, 15, 3, 120), "welcome",
+         {"version": 3, "server": "guobiao 0.1.0", "heartbeat_seconds": 20, "turn_seconds": 15,
+          "min_turn_seconds": 3, "max_turn_seconds": 120}),
         (outbound.Pong(), "pong", {}),
         (outbound.Error("stale", "late"), "error", {"code": "stale", "reason": "late"}),
         (outbound.Error("rate_limited", "slow", 1.5), "error",

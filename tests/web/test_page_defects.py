@@ -397,3 +397,16 @@ async def test_the_match_page_follows_its_address_to_another_hand_or_none(
     await page.wait_for_timeout(500)
     await expect(step).to_have_text(position(1, 5))
     assert page.url.endswith(f"#/match/{match}/1/5")
+
+
+async def test_the_lobbys_form_offers_the_servers_decision_time(open_page: OpenPage) -> None:
+    """The lobby's "Time per move" field defaulted to 15 s with a 3-120 range written in the
+    page, whatever the server's ``[timers]`` (this one's: 20 s), so a table made there
+    differed from one "Play now" makes. It now offers what the server says in ``welcome``
+    (docs/protocol.md)."""
+    page = await open_page("/")
+    await register(page, new_name("turn"))
+    await page.goto("/#/lobby")
+    field = page.get_by_label("Time per move (seconds)")
+    await expect(field).to_have_value("20")
+    assert (await field.get_attribute("min"), await field.get_attribute("max")) == ("3", "120")

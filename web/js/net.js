@@ -50,6 +50,7 @@ export function createNet({ url, session, onState = () => {}, env = {} }) {
   let waiting = []; // requests made while not ready: [{type, payload, resolve, reject}]
   let socket = null;
   let ready = false;
+  let welcome = null; // the server's answer to hello (its `[timers]` among it)
   let attempt = 0;
   let retryTimer = null;
   let nextId = 1;
@@ -98,7 +99,7 @@ export function createNet({ url, session, onState = () => {}, env = {} }) {
 
   async function greet(opened) {
     try {
-      await ask("hello", { versions: PROTOCOL_VERSIONS, client: "guobiao-web/1" });
+      welcome = await ask("hello", { versions: PROTOCOL_VERSIONS, client: "guobiao-web/1" });
       const stored = session.get();
       if (stored && stored.token) {
         try {
@@ -153,6 +154,10 @@ export function createNet({ url, session, onState = () => {}, env = {} }) {
   const net = {
     get state() {
       return state;
+    },
+    /** The server's `welcome` (its decision times among it), once it has answered; null before. */
+    get welcome() {
+      return welcome;
     },
     get ready() {
       return ready;

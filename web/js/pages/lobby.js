@@ -9,6 +9,8 @@ import { loadQueueSizes, queueBox, registered, tableLink } from "../queue.js";
 
 export const PRESETS = ["mcr", "custom", "custom-before", "custom-after", "custom-flowers", "custom-nowild", "custom-8fan", "custom-norepeat"];
 const POLL_MS = 5000;
+// The decision times the form offers: the server's own (`welcome`), or these of its defaults
+// while it has not answered (an older server does not say).
 const TURN = { min: 3, max: 120, default: 15 };
 const MATCH_LENGTHS = [16, 8, 4, 2, 1]; // create_table `hands`: a whole match is 16 deals
 
@@ -194,12 +196,14 @@ function createTable(app, event) {
 
 function createForm(app) {
   const blocked = Boolean(app.myTable);
+  const told = app.net.welcome || {};
+  const turn = { min: told.min_turn_seconds ?? TURN.min, max: told.max_turn_seconds ?? TURN.max, default: told.turn_seconds ?? TURN.default };
   return html`<form class="card create" @submit=${(e) => createTable(app, e)} aria-labelledby="create-title">
     <h2 id="create-title">${app.t("app.create.title")}</h2>
     <label class="field"><span>${app.t("app.create.rules")}</span>
       <select name="rules">${PRESETS.map((p) => html`<option value=${p}>${app.t(`app.rules.${p}`)}</option>`)}</select></label>
     <label class="field"><span>${app.t("app.create.turn")}</span>
-      <input name="turn" type="number" inputmode="numeric" min=${TURN.min} max=${TURN.max} value=${TURN.default} required></label>
+      <input name="turn" type="number" inputmode="numeric" min=${turn.min} max=${turn.max} value=${turn.default} required></label>
     <label class="field"><span>${app.t("app.create.hands")}</span>
       <select name="hands">${MATCH_LENGTHS.map((n) => html`<option value=${n}>${n === 16 ? app.t("app.create.full") : matchLength(app, n)}</option>`)}</select></label>
     <label class="check"><input name="private" type="checkbox"> <span>${app.t("app.create.private")}</span></label>
