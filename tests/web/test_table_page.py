@@ -200,7 +200,7 @@ async def test_the_playing_aids_show_beside_the_hand_where_a_tile_is_raised(
     name = await tile.locator("img").get_attribute("alt")
     await (tile.tap() if phone else tile.click())  # raised: the panel tells its discard
     panel = page.get_by_role("complementary", name="Playing aids" if lang == "en" else "出牌辅助")
-    await expect(panel).to_contain_text(f"Discard {name}:" if lang == "en" else f"打 {name}")
+    await expect(panel).to_contain_text(f"Discard {name}:" if lang == "en" else f"打{name}：")
     await page.locator(".own-hand button.htile.raised").scroll_into_view_if_needed()
     assert await page.evaluate(IN_WINDOW, ".own-hand button.htile.raised")
     assert await page.evaluate(IN_WINDOW, ".aids"), "the aids are off the screen"

@@ -327,9 +327,9 @@ export function resultView(t, lang, names, result, wild = []) {
   const fanName = (f) => fanLabel(f, lang);
   const winning = win ? splitHand(win.hand) : null;
   return html`<div class="result-body">
-    <h2>${t("table.hand_no", { n: result.hand_no })}: ${win
+    <h2>${t("table.result.heading", { n: result.hand_no, what: win
       ? win.discarder === null ? t("table.result.self_drawn", { name: name(win.winner) }) : t("table.result.won_on", { name: name(win.winner), from: name(win.discarder) })
-      : t("table.result.drawn")}</h2>
+      : t("table.result.drawn") })}</h2>
     ${win ? html`<table class="fans"><tbody>${win.fans.map((f) => html`<tr><td>${fanName(f)}${f.count > 1 ? ` ×${f.count}` : ""}</td><td class="num">${f.points * f.count}</td></tr>`)}
         <tr class="total"><td>${t("table.result.total")}</td><td class="num">${win.total} ${t("table.fan")}</td></tr></tbody></table>` : nothing}
     <table class="payments"><thead><tr><th>${t("table.result.player")}</th><th class="num">${t("table.result.delta")}</th><th class="num">${t("table.result.score")}</th></tr></thead>
@@ -396,6 +396,6 @@ export function aidsView(t, analysis, raised) {
   return html`<aside class="aids" aria-label=${t("table.aids.title")}><h3>${t("table.aids.title")}</h3>
     ${picks.kind === "waits"
       ? html`<p>${picks.shanten < 0 ? t("table.aids.complete") : shanten(picks.shanten) || t("table.aids.waits")}</p>${picks.shanten === 0 ? waits(picks.waits) : nothing}`
-      : picks.discards.map((d) => html`<div class="aids-choice"><p>${t("table.aids.discard", { tile: t(`tile.${d.tile}`) })} ${shanten(d.shanten)}</p>${d.shanten === 0 ? waits(d.waits) : nothing}</div>`)}
+      : picks.discards.map((d) => html`<div class="aids-choice"><p>${t("table.aids.discard", { tile: t(`tile.${d.tile}`), left: shanten(d.shanten) }).trim()}</p>${d.shanten === 0 ? waits(d.waits) : nothing}</div>`)}
   </aside>`;
 }

@@ -55,6 +55,14 @@ test("Chinese says 对局 for a match and 赛事 for a tournament, never 比赛 
   }
 });
 
+test("Chinese texts use Chinese punctuation: a full-width colon, no ASCII one beside Chinese", () => {
+  // "第1局: ..." and "打 三条： 3 向听" read as typed on an English keyboard.
+  const zh = mergeDictionaries().zh;
+  const ascii = Object.entries(zh).filter(([, text]) => /[\u4e00-\u9fff][^\n]*: |: [\u4e00-\u9fff]|： /.test(text));
+  eq(ascii.map(([key]) => key), [], "texts with an ASCII colon, or a space after a full-width one");
+  eq(translate("zh", "table.result.heading", { n: 1, what: "流局" }), "第1局：流局");
+});
+
 test("translate fills placeholders and shows an unknown key as itself", () => {
   eq(translate("en", "app.lobby.turn", { n: 15 }), "15 s per move");
   eq(translate("zh", "app.lobby.turn", { n: 15 }), "每步 15 秒");

@@ -71,6 +71,7 @@ const en = {
   "table.info": "Round, wall and timer",
   "table.hand_of": "hand {n} of {total}",
   "table.hand_no": "Hand {n}",
+  "table.result.heading": "Hand {n}: {what}",
   "table.wall": "Tiles left in the wall",
   "table.wall_left": "Wall: {n}",
   "table.dice": "Dice",
@@ -211,7 +212,7 @@ const en = {
   "table.aids.shanten": "{n} from ready",
   "table.aids.complete": "Complete: you can win.",
   "table.aids.waits": "Ready. Waiting on:",
-  "table.aids.discard": "Discard {tile}:",
+  "table.aids.discard": "Discard {tile}: {left}",
 };
 
 const zh = {
@@ -266,6 +267,7 @@ const zh = {
   "table.info": "圈风、牌墙与计时",
   "table.hand_of": "第{n}/{total}局",
   "table.hand_no": "第{n}局",
+  "table.result.heading": "第{n}局：{what}",
   "table.wall": "牌墙剩余",
   "table.wall_left": "余牌：{n}",
   "table.dice": "骰子",
@@ -305,7 +307,7 @@ const zh = {
   "table.fair.unseen": "本页面未收到本局的承诺，无法在此核对公布的种子。可用下面的命令与其他玩家收到的承诺核对。",
   "table.fair.command": "自行验证（重建牌墙）",
   "table.waiting": "牌桌 {table}：等待玩家",
-  "table.rules_line": "规则 {rules}，每次决定 {seconds} 秒",
+  "table.rules_line": "规则：{rules}，每次决定 {seconds} 秒",
   "table.free_seat": "空位",
   "table.add_bots": "用机器人补满空位",
   "table.leave": "离开牌桌",
@@ -347,7 +349,7 @@ const zh = {
   "replay.private": "第 {id} 场对局在私人牌桌进行：只有带该牌桌邀请码的链接（牌手们拿到的链接）才能打开。",
   "replay.wrong_invite": "第 {id} 场对局在私人牌桌进行，而此链接的邀请码不是该牌桌的。",
   "replay.first_hand": "回放第 1 局",
-  "replay.meta": "规则 {rules} · 牌桌 {table} · {when}",
+  "replay.meta": "规则：{rules} · 牌桌 {table} · {when}",
   "replay.final": "最终得分",
   "replay.in_play": "这场对局仍在进行：结束后才公布回放。",
   "replay.hands": "各局",
@@ -406,7 +408,7 @@ const zh = {
   "table.aids.shanten": "{n} 向听",
   "table.aids.complete": "已和牌型：可以和。",
   "table.aids.waits": "听牌：",
-  "table.aids.discard": "打 {tile}：",
+  "table.aids.discard": "打{tile}：{left}",
 };
 
 export default { en, zh };

@@ -380,7 +380,7 @@ function summary(app, t) {
       <span class="badge">${stateWords(app, t)}</span>
       ${x.duplicate ? html`<span class="badge duplicate">${tr("app.tournaments.duplicate")}</span>` : nothing}
       <span>${rulesName(app, t.rules)}</span>
-      <span>${tr("app.tournament.sessions_n", { n: x.sessions })}</span>
+      <span>${x.sessions === 1 ? tr("app.tournament.one_session") : tr("app.tournament.sessions_n", { n: x.sessions })}</span>
       <span>${tr(x.hands === 1 ? "app.tournament.one_hand" : "app.tournament.hands_n", { n: x.hands })}</span>
       <span>${x.time_cap_minutes ? tr("app.tournament.time_cap", { n: x.time_cap_minutes }) : tr("app.tournament.no_time_cap")}</span>
       ${x.turn_seconds ? html`<span>${tr("app.lobby.turn", { n: x.turn_seconds })}</span>` : nothing}

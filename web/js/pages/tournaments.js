@@ -130,7 +130,7 @@ function list(app) {
       <span class="badge">${t(`app.tournaments.state_${x.state}`)}</span>
       ${x.duplicate ? html`<span class="badge duplicate">${t("app.tournaments.duplicate")}</span>` : nothing}
       <span>${rulesName(app, x.rules)}</span>
-      <span>${x.session > 0 ? t("app.tournaments.session_of", { n: x.session, of: x.sessions }) : t("app.tournaments.sessions_planned", { n: x.sessions })}</span>
+      <span>${x.session > 0 ? t("app.tournaments.session_of", { n: x.session, of: x.sessions }) : (x.sessions === 1 ? t("app.tournaments.one_session_planned") : t("app.tournaments.sessions_planned", { n: x.sessions }))}</span>
       <span>${t("app.tournaments.players", { n: x.players })}</span>
       ${x.state === "registering" && x.registration_open ? html`<span>${t("app.tournament.registration_open")}</span>` : nothing}
     </p>
