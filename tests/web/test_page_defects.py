@@ -102,6 +102,47 @@ async def test_an_address_naming_nothing_gets_a_page_in_the_visitors_language(
     )
 
 
+# A player's and a ladder's address naming none: the same kind of page (they showed a red
+# line alone under the name), with the way back -> (heading, sentence, link back, its address).
+MISSING_NAMED = {
+    "/#/player/nosuchplayer9": {
+        "en": ("No such player", "There is no player named nosuchplayer9.", "Back to the lobby"),
+        "zh": ("没有这位玩家", "没有名为 nosuchplayer9 的玩家。", "返回大厅"),
+    },
+    "/#/ladder/nosuchladder": {
+        "en": ("No such ladder", "There is no ladder named nosuchladder.", "See the leaderboard"),
+        "zh": ("没有这个天梯", "没有名为 nosuchladder 的天梯。", "查看排行榜"),
+    },
+}
+BACK_TO = {"/#/player/nosuchplayer9": "/#/lobby", "/#/ladder/nosuchladder": "/#/ladder"}
+
+
+@pytest.mark.parametrize("width", [360, 1280])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("path", list(MISSING_NAMED))
+async def test_a_player_or_ladder_that_does_not_exist_gets_a_page_with_the_way_back(
+    open_at: OpenAt, path: str, lang: str, width: int
+) -> None:
+    page = await open_at(path, lang=lang, width=width, height=740 if width < 600 else 800)
+    heading, sentence, back = MISSING_NAMED[path][lang]
+    main = page.locator("main")
+    await expect(main.locator(".missing").get_by_role("heading", level=1)).to_have_text(heading)
+    await expect(main.get_by_role("alert")).to_have_text(sentence)
+    assert (await page.title()).startswith(heading)
+    link = main.get_by_role("link", name=back)
+    if width < 600:
+        box = await link.bounding_box()
+        assert box is not None
+        await page.touchscreen.tap(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    else:
+        await link.click()
+    await expect(page).to_have_url("/".join(page.url.split("/")[:3]) + BACK_TO[path])
+    if path.startswith("/#/ladder"):  # the server's first ladder, shown
+        await expect(main.get_by_role("heading", level=1)).to_have_text(
+            "Ladder: MCR (Chinese Official)" if lang == "en" else "天梯：国标麻将"
+        )
+
+
 # ---- 2. long unbroken text wraps ----------------------------------------------------------
 
 
@@ -111,11 +152,10 @@ async def test_a_long_name_in_the_address_wraps_instead_of_running_off_the_page(
 ) -> None:
     name = "W" * 3000
     page = await open_at(f"/#/player/{name}", lang=lang, width=width)
-    await expect(page.get_by_role("alert")).to_be_visible()  # no such player
-    heading = page.get_by_role("heading", level=1)
-    await expect(heading).to_have_text(name)
+    alert = page.get_by_role("alert")  # no such player, named
+    await expect(alert).to_contain_text(name)
     assert await page.evaluate(OVERFLOW) <= 0
-    box = await heading.bounding_box()
+    box = await alert.bounding_box()
     assert box is not None and box["x"] + box["width"] <= width
 
 

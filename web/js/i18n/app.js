@@ -135,6 +135,7 @@ export default {
     "app.player.with": "With",
     "app.player.open_match": "Match {n}",
     "app.player.unknown": "There is no player named {name}.",
+    "app.player.missing": "No such player",
     "app.player.unreachable": "The server could not be reached. Try again in a moment.",
 
     "app.notfound.title": "Nothing here",
@@ -175,6 +176,8 @@ export default {
     "app.ladder.ladders": "Ladders",
     "app.ladder.unknown": "There is no ladder named {id}.",
     "app.ladder.none": "This server runs no ladder.",
+    "app.ladder.missing": "No such ladder",
+    "app.ladder.no_ladder": "No ladder",
     "app.ladder.no_season": "No rated match has been played yet: the first one starts season 1.",
     "app.ladder.from_to": "{from} to {to}",
     "app.ladder.since": "since {from}",
@@ -581,6 +584,7 @@ export default {
     "app.player.with": "同桌",
     "app.player.open_match": "第 {n} 场对局",
     "app.player.unknown": "没有名为 {name} 的玩家。",
+    "app.player.missing": "没有这位玩家",
     "app.player.unreachable": "无法连接服务器，请稍后再试。",
 
     "app.notfound.title": "页面不存在",
@@ -621,6 +625,8 @@ export default {
     "app.ladder.ladders": "各天梯",
     "app.ladder.unknown": "没有名为 {id} 的天梯。",
     "app.ladder.none": "本服务器未开设天梯。",
+    "app.ladder.missing": "没有这个天梯",
+    "app.ladder.no_ladder": "没有天梯",
     "app.ladder.no_season": "尚无排位对局：第一场排位赛将开启第 1 赛季。",
     "app.ladder.from_to": "{from} 至 {to}",
     "app.ladder.since": "自 {from} 起",

@@ -5,6 +5,7 @@
 import { html, nothing } from "../vendor/lit-html.js";
 import { dateText, gradeText, ratingText } from "../rating.js";
 import { rulesName } from "./lobby.js";
+import { missingView } from "./notfound.js";
 
 export const PAGE_SIZE = 50;
 export const FILTERS = ["false", "true", "all"]; // the API's `provisional`
@@ -16,6 +17,7 @@ function fresh(app, params) {
   return {
     app, id: params.id || null, ladders: null, seasons: [], season: null, filter: "false",
     q: "", offset: 0, board: null, error: null, asked: 0, typing: null,
+    missing: false, // no ladder of this id (or none at all): a page saying so, not a board
   };
 }
 
@@ -40,7 +42,7 @@ async function start(here) {
     if (s !== here) return;
     if (!here.id && here.ladders.length) here.id = here.ladders[0].id;
     if (!here.ladders.some((l) => l.id === here.id)) {
-      here.error = here.app.t(here.ladders.length ? "app.ladder.unknown" : "app.ladder.none", { id: here.id });
+      here.missing = true;
       return here.app.refresh();
     }
     const [seasons] = await Promise.all([
@@ -101,11 +103,13 @@ export const ladderPage = {
     s = null;
   },
   title(app) {
+    if (s && s.missing) return app.t(s.ladders.length ? "app.ladder.missing" : "app.ladder.no_ladder");
     return app.t("app.ladder.title");
   },
   view(app) {
     if (!s) return nothing;
     const t = app.t;
+    if (s.missing) return missingLadder(app);
     const ladder = s.ladders && s.ladders.find((l) => l.id === s.id);
     return html`<h1>${ladder ? t("app.ladder.title_of", { ladder: rulesName(app, ladder.id) }) : t("app.ladder.title")}</h1>
       ${s.ladders && s.ladders.length > 1 ? ladderLinks(app) : nothing}
@@ -114,6 +118,16 @@ export const ladderPage = {
       ${!s.ladders && !s.error ? html`<p class="hint">${t("app.lobby.loading")}</p>` : nothing}`;
   },
 };
+
+/** The page for an id that names no ladder (the way to the server's first ladder), or for a
+ * server that runs none (the way to the lobby): the same kind as a missing match's. Its words
+ * are made here, not kept, so that they follow a change of language. */
+function missingLadder(app) {
+  const t = app.t;
+  return s.ladders.length
+    ? missingView({ title: t("app.ladder.missing"), text: t("app.ladder.unknown", { id: s.id }), href: "#/ladder", back: t("app.rating.to_ladder") })
+    : missingView({ title: t("app.ladder.no_ladder"), text: t("app.ladder.none"), href: "#/lobby", back: t("table.to_lobby") });
+}
 
 function ladderLinks(app) {
   return html`<nav class="ladder-links" aria-label=${app.t("app.ladder.ladders")}>

@@ -5,11 +5,14 @@ import { NARROW, WIDE, chartView } from "../chart.js";
 import { deltaClass, deltaText, gradeText, ratingText } from "../rating.js";
 import { botName } from "../bots.js";
 import { rulesName } from "./lobby.js";
+import { missingView } from "./notfound.js";
 
 export const RECENT_CHANGES = 10; // the rating changes listed under the chart
 
 // ladders: ladder id -> its entry of GET /api/ladders (provisional_matches);
 // histories: ladder id -> GET /api/ladders/{id}/players/{name} (the season's changes)
+// error: the refusal there is no page for, `{ status, body }` (status 0: no answer), put in
+// words when shown (the visitor may change the language meanwhile)
 const state = { name: null, player: null, error: null, ladders: {}, histories: {} };
 
 async function load(app, name) {
@@ -18,9 +21,9 @@ async function load(app, name) {
     const body = await response.json();
     if (state.name !== name) return; // the visitor moved on to another player meanwhile
     if (response.ok) state.player = body;
-    else state.error = refusal(app, name, response.status, body);
+    else state.error = { status: response.status, body };
   } catch (error) {
-    if (state.name === name) state.error = app.t("app.player.unreachable");
+    if (state.name === name) state.error = { status: 0, body: null };
   }
   app.refresh();
   if (state.player && (state.player.ratings || []).length) await loadLadders(app, name, state.player.ratings);
@@ -167,15 +170,20 @@ export const playerPage = {
     playerPage.enter(app, params);
   },
   leave() {},
-  title() {
-    return state.name;
+  title(app) {
+    return state.error?.status === 404 ? app.t("app.player.missing") : state.name;
   },
   view(app) {
     const t = app.t;
     const p = state.player;
+    if (state.error) {
+      // No such player (or no answer): the same kind of page as a missing match's or table's.
+      const { status, body } = state.error;
+      const title = status === 404 ? t("app.player.missing") : state.name;
+      return missingView({ title, text: refusal(app, state.name, status, body), href: "#/lobby", back: t("table.to_lobby") });
+    }
     return html`<h1>${state.name}${p && p.guest ? html` <span class="badge">${t("app.guest")}</span>` : nothing}</h1>
-      ${state.error ? html`<p class="error" role="alert">${state.error}</p>` : nothing}
-      ${!p && !state.error ? html`<p class="hint">${t("app.lobby.loading")}</p>` : nothing}
+      ${!p ? html`<p class="hint">${t("app.lobby.loading")}</p>` : nothing}
       ${p
         ? html`<dl class="stats">
               ${stat(t("app.player.grade"), gradeText(app.lang, p.grade))} ${stat(t("app.player.score"), p.score)}
