@@ -524,6 +524,86 @@ async def test_the_tournament_pages_on_a_phone_in_chinese(
     assert english_left(await labels(page), allowed) == []
 
 
+_finished: Played | None = None
+
+
+async def finished_cup(web_server: WebServer) -> Played:
+    """A one-session, one-hand tournament played out for its four absent players, so that
+    it is over (made once, over the network)."""
+    global _finished  # noqa: PLW0603 -- made once for the module's tests: it takes seconds
+    if _finished is not None:
+        return _finished
+    client = await director_client(web_server, "played")
+    try:
+        name = f"Cup {new_name('f')}"
+        settings = {"name": name, "hands": 1, "sessions": 1, "turn_seconds": 3}
+        tournament = int((await client.request("tournament_create", settings)).payload["id"])
+        names = await players_over_the_network(web_server, tournament, 4)
+        await client.request("tournament_seat", {"tournament": tournament, "method": "random"})
+        await client.request("tournament_start_session", {"tournament": tournament})
+    finally:
+        await client.close()
+    await eventually_api(
+        web_server,
+        f"/api/tournaments/{tournament}",
+        lambda b: b["state"] == "finished" and len(b["standings"]) == 4,
+    )
+    _finished = Played(tournament, name, names)
+    return _finished
+
+
+# The player's box of a finished tournament: (heading, status, the final place's sentence).
+FINISHED_BOX = {
+    "en": (
+        "Your result",
+        "This tournament is over.",
+        "Your final place: {place} of 4. Table points: {points}.",
+    ),
+    "zh": (
+        "我的成绩",
+        "本赛事已结束。",
+        "你的最终名次：第 {place} 名（共 4 人）。标准分：{points}。",
+    ),
+}
+
+
+@pytest.mark.parametrize("phone", [True, False], ids=["phone", "desktop"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_a_finished_tournament_tells_its_player_it_is_over_and_her_final_place(
+    open_page: OpenPage, web_server: WebServer, lang: str, phone: bool
+) -> None:
+    """Once a tournament is over, its player's box said "Your place: You are registered."
+    as if it were still to come: it says the tournament is over and gives her final place
+    from the standings, and offers nothing to do (withdraw, check in)."""
+    cup = await finished_cup(web_server)
+    me = cup.players[1]
+    body = await api(web_server, f"/api/tournaments/{cup.id}")
+    mine = next(r for r in body["standings"] if r["player"] == me)
+    page = await open_page("/", phone=phone)
+    await login(page, me)
+    press = (lambda link: link.tap()) if phone else (lambda link: link.click())
+    if lang == "zh":
+        await press(page.get_by_role("button", name="中文"))
+    await press(
+        page.get_by_role("link", name="赛事" if lang == "zh" else "Tournaments", exact=True)
+    )
+    await press(page.get_by_role("link", name=cup.name))
+    await page.wait_for_url(f"**/#/tournament/{cup.id}")
+    heading, status, place = FINISHED_BOX[lang]
+    box = page.locator(".my-seat")
+    await expect(box.get_by_role("heading", level=2)).to_have_text(heading)
+    await expect(box.locator(".my-status")).to_have_text(status)
+    points = shown_points(mine["table_points_decimal"])
+    await expect(box.locator(".my-place")).to_have_text(
+        place.format(place=mine["place"], points=points)
+    )
+    assert await box.get_by_role("button").count() == 0
+    # The place said is the standings' own.
+    rows = await standings_on_screen(page)
+    assert (str(mine["place"]), me, points) in rows
+    await fits(page)
+
+
 async def test_a_tournament_tables_match_end_leads_back_to_the_tournament(
     open_page: OpenPage, web_server: WebServer
 ) -> None:

@@ -230,6 +230,36 @@ test("tournament page: standings as decimals with the fraction, the session's se
   tournamentPage.leave();
 });
 
+test("a finished tournament's box says it is over and gives the player's final place, asking nothing more", async () => {
+  // It said "Your place: You are registered." after the last session, as if still to come.
+  const over = { state: "finished", registration_open: false, next_session: null };
+  const text = (root, selector) => [...root.querySelectorAll(selector)].map((e) => e.textContent.replace(/\s+/g, " ").trim());
+  const shown = async (name, you, { lang = "en", session = { username: name, guest: false } } = {}) => {
+    const app = scripted({ tournament_get: () => tournament({ ...over, you }) }, { session, t: lang === "zh" ? zh : en, lang });
+    let root = null;
+    await withFetch({ "/api/tournaments/7": tournament(over), "/api/tournaments/7/sessions/1": SESSION_1 }, async () => {
+      tournamentPage.enter(app, { id: 7, session: null });
+      await settle();
+      root = drawn(tournamentPage, app).querySelector(".my-seat");
+    });
+    tournamentPage.leave();
+    return root;
+  };
+  const player = (status) => ({ player: true, status, checked_in: false, director: false, seat: null });
+  let box = await shown("ann", player("registered"));
+  eq(text(box, "h2, p"), ["Your result", "This tournament is over.", "Your final place: 1 of 4. Table points: 4."]);
+  eq(box.querySelectorAll("button").length, 0, "nothing to register, check in or withdraw from");
+  box = await shown("bob", player("registered"), { lang: "zh" });
+  eq(text(box, "h2, p"), ["我的成绩", "本赛事已结束。", "你的最终名次：第 2 名（共 4 人）。标准分：1.5。"]);
+  box = await shown("eve", player("withdrawn"));
+  eq(text(box, "h2, p"), ["Your result", "This tournament is over.", "You have no result in its standings.", "You have withdrawn."]);
+  box = await shown("fay", { player: false, status: null, checked_in: false, director: false, seat: null });
+  eq(text(box, "h2, p"), ["Your place", "This tournament is over."], "not a player: no result, no register button");
+  eq(box.querySelectorAll("button").length, 0);
+  box = await shown(null, null, { session: null });
+  eq(text(box, "h2, p"), ["Your place", "This tournament is over."], "a visitor is not asked to log in to take part");
+});
+
 test("tournament page: the director's console sends the spec's messages and shows refusals in words", async () => {
   const you = { player: false, status: null, checked_in: false, director: true, seat: null };
   const seated = tournament({ you, sessions: [...tournament().sessions, { number: 2, state: "seated", method: "avoid", started_at: null, ends_at: null, finished_at: null, tables: 1 }], session: 2 });

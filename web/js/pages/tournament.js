@@ -416,8 +416,34 @@ function seatLine(app, seat) {
   return app.t("app.tournament.seat_line", { session: seat.session, table: seat.table, wind: app.t(`table.wind.${seat.wind}`) });
 }
 
+/** A finished tournament's box: it is over, and the player's final place in the standings
+ * (a withdrawn player's too: the results played stay in them). Nobody is asked to register,
+ * check in or log in to take part any more. */
+function finishedSeat(app, t, you) {
+  const tr = app.t;
+  const rows = t.standings || [];
+  const name = registered(app) ? app.session.username : null;
+  const mine = name === null ? null : rows.find((row) => row.player === name);
+  const played = Boolean(mine || (you && you.player));
+  let result = nothing;
+  if (mine) {
+    const points = pointsText(app.lang, mine.table_points_decimal ?? mine.table_points);
+    result = html`<p class="my-place">${tr("app.tournament.final_place", { place: mine.place, of: rows.length, points })}</p>`;
+  } else if (played) {
+    result = html`<p class="hint">${tr("app.tournament.no_result")}</p>`;
+  }
+  return html`<section class="card my-seat" aria-labelledby="my-seat-title">
+    <h2 id="my-seat-title">${tr(played ? "app.tournament.your_result" : "app.tournament.you")}</h2>
+    <p class="my-status">${tr("app.tournament.over")}</p>
+    ${result}
+    ${you && you.status === "withdrawn" ? html`<p class="hint">${tr("app.tournament.you_withdrawn")}</p>` : nothing}
+    ${failureFor("you")}
+  </section>`;
+}
+
 function yourSeat(app, t, you) {
   const tr = app.t;
+  if (t.state === "finished") return finishedSeat(app, t, you);
   if (!app.session) {
     return html`<section class="card my-seat" aria-labelledby="my-seat-title">
       <h2 id="my-seat-title">${tr("app.tournament.you")}</h2>
@@ -431,7 +457,6 @@ function yourSeat(app, t, you) {
     </section>`;
   }
   if (!you) return nothing;
-  const over = t.state === "finished";
   const isIn = you.status === "registered";
   const checkIn = t.settings.check_in ? checkInSession(t) : null;
   const status = isIn ? "app.tournament.you_registered" : you.status === "withdrawn" ? "app.tournament.you_withdrawn" : "app.tournament.you_not_registered";
@@ -444,21 +469,21 @@ function yourSeat(app, t, you) {
     ${you.seat
       ? html`<p class="my-next-seat"><strong>${tr("app.tournament.your_seat")}</strong> ${seatLine(app, you.seat)}</p>
         ${myTableView(app, t, you.seat)}`
-      : isIn && !over ? html`<p class="hint">${tr("app.tournament.no_seat_yet")}</p>` : nothing}
+      : isIn ? html`<p class="hint">${tr("app.tournament.no_seat_yet")}</p>` : nothing}
     ${s.confirm === "withdraw"
       ? confirmBox(app, tr("app.tournament.withdraw_confirm"), tr("app.tournament.withdraw_yes"), () => act("you", "tournament_withdraw"))
       : html`<div class="button-row">
-        ${!isIn && !over && t.registration_open
+        ${!isIn && t.registration_open
           ? html`<button class="button primary" type="button" ?disabled=${s.busy} @click=${() => act("you", "tournament_register")}>${tr("app.tournament.register")}</button>`
           : nothing}
         ${isIn && checkIn !== null && !you.checked_in
           ? html`<button class="button primary" type="button" ?disabled=${s.busy} @click=${() => act("you", "tournament_check_in")}>${tr("app.tournament.check_in", { n: checkIn })}</button>`
           : nothing}
-        ${isIn && !over
+        ${isIn
           ? html`<button class="button" type="button" ?disabled=${s.busy} @click=${() => ask("withdraw")}>${tr("app.tournament.withdraw")}</button>`
           : nothing}
       </div>`}
-    ${!isIn && !over && !t.registration_open ? html`<p class="hint">${tr("app.tournament.registration_closed_hint")}</p>` : nothing}
+    ${!isIn && !t.registration_open ? html`<p class="hint">${tr("app.tournament.registration_closed_hint")}</p>` : nothing}
     ${failureFor("you")}
   </section>`;
 }
