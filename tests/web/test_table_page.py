@@ -27,6 +27,7 @@ from browserkit import (
     OpenPage,
     click_first,
     create_table,
+    invite_link,
     play_as_guest,
     play_now,
     play_until,
@@ -941,6 +942,44 @@ async def test_the_waiting_room_names_the_rules_in_words(open_page: OpenPage) ->
     line = page.get_by_text("per decision")
     await expect(line).to_contain_text("MCR (Chinese Official)")
     await expect(line).not_to_contain_text("Rules mcr")
+
+
+# A private table's waiting room in each language: (its facts' line, the copy button, what
+# the page says once the link is copied).
+PRIVATE_ROOM = {
+    "en": ("A match of 8 hands Private", "Copy the link", "Invite link copied."),
+    "zh": ("对局长度：8 局 私人牌桌", "复制链接", "邀请链接已复制。"),
+}
+
+
+@pytest.mark.parametrize("phone", [True, False], ids=["phone", "desktop"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_a_private_tables_waiting_room_says_so_and_offers_its_link_to_copy(
+    open_page: OpenPage, lang: str, phone: bool
+) -> None:
+    """At a private table before its match, the table page showed the invite link as bare
+    text (nothing to copy it with) and said neither that the table is private nor how long
+    its match is: it says both, and offers the link as the lobby does, with its copy
+    button."""
+    page = await open_page("/", phone=phone)
+    await page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    await play_as_guest(page)
+    press = (lambda target: target.tap()) if phone else (lambda target: target.click())
+    await press(page.get_by_role("link", name="Lobby", exact=True))
+    table = await create_table(page, private=True, hands=8)
+    link = await invite_link(page)
+    await press(page.locator(".my-table").get_by_role("link", name="Open the table"))
+    await page.wait_for_url(re.compile(rf".*#/table/{table}$"))
+    if lang == "zh":
+        await press(page.get_by_role("button", name="中文"))
+    facts, copy, copied = PRIVATE_ROOM[lang]
+    room = page.locator(".waiting-room")
+    await expect(room.locator(".match-facts")).to_have_text(facts)
+    await expect(room.get_by_role("textbox")).to_have_value(link)
+    await press(room.get_by_role("button", name=copy))
+    await expect(page.locator(".toast")).to_have_text(copied)
+    assert await page.evaluate("navigator.clipboard.readText()") == link
+    assert await page.evaluate("document.documentElement.scrollWidth - innerWidth") <= 0
 
 
 async def test_a_move_the_server_could_not_store_is_said_and_offered_again(

@@ -77,7 +77,8 @@ export function stateText(app, summary) {
   return app.t("app.lobby.state_started"); // no hand dealt yet, or one seen late: its number held back
 }
 
-function matchLength(app, hands) {
+/** "16 hands", "1 hand": the length of a table's match. */
+export function matchLength(app, hands) {
   return app.t(hands === 1 ? "app.lobby.one_hand" : "app.lobby.hands", { n: hands });
 }
 

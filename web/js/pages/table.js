@@ -11,7 +11,7 @@ import { wholeUpdate } from "../follow.js";
 import { actionButtons, aidsView, callsOf, describeEvents, foldResult, lastDiscard, legalGroups, ownHand, playerName, resultView, secondsLeft, signed, tableView } from "../render.js";
 import { changeText, deltaClass, gradeText } from "../rating.js";
 import { askToNotify, canNotify, notifyTurn } from "../notify.js";
-import { rulesName } from "./lobby.js";
+import { inviteBox, matchLength, rulesName } from "./lobby.js";
 import { missingView } from "./notfound.js";
 import { beep, claimSound, discardSound } from "../sound.js";
 
@@ -518,11 +518,13 @@ function waitingRoom(app) {
   return html`<div class="waiting-room">
     <h2>${t("table.waiting", { table: sum.table })}</h2>
     <p>${t("table.rules_line", { rules: rulesName(app, sum.rules), seconds: sum.turn_seconds })}</p>
+    <p class="match-facts">${sum.hands ? t("table.length_line", { length: matchLength(app, sum.hands) }) : nothing}
+      ${sum.private ? html`<span class="badge">${t("app.lobby.private")}</span>` : nothing}</p>
     <ol class="seats">${sum.seats.map((name, i) => html`<li class=${name ? "taken" : "free"}>${name ? playerName(t, sum.seats, i) : t("table.free_seat")}</li>`)}</ol>
     ${sum.rated ? html`<p class="hint">${t("table.rated_note")}</p>` : nothing}
     ${seated && empty && !sum.rated ? html`${levelPicker(app, "table-level")}<button class="primary" @click=${() => addBots(app)}>${t("table.add_bots")}</button>` : nothing}
     ${seated ? html`<button @click=${() => leave(app)}>${t("table.leave")}</button>` : nothing}
-    ${sum.private && app.invites[sum.table] ? html`<p class="invite">${t("table.private_note")}<br><code>${app.inviteLink(sum.table, app.invites[sum.table])}</code></p>` : nothing}
+    ${sum.private ? inviteBox(app, sum.table) : nothing}
   </div>`;
 }
 
