@@ -16,6 +16,7 @@ import asyncio
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -470,26 +471,31 @@ async def played(web_server: WebServer) -> Played:
     """A one-hand tournament, its first session seated and started, its table played out
     with every seat played for its absent player (made once, over the network)."""
     global _played  # noqa: PLW0603 -- made once for the module's tests: it takes seconds
-    if _played is not None:
-        return _played
-    director = DIRECTORS["played"]
+    if _played is None:
+        # Its table's match stored: the standings have a line per player.
+        _played = await played_out(
+            web_server, f"Cup {DIRECTORS['played']}", 2, lambda b: len(b["standings"]) == 4
+        )
+    return _played
+
+
+async def played_out(
+    web_server: WebServer, name: str, sessions: int, until: Callable[[dict[str, Any]], bool]
+) -> Played:
+    """A one-hand tournament ``name`` of ``sessions`` sessions and four players, made over
+    the network: its first session seated and started, its table played out for its absent
+    players, once its page (``/api/tournaments/{id}``) says ``until``."""
     client = await director_client(web_server, "played")
     try:
-        name = f"Cup {director}"
-        settings = {"name": name, "hands": 1, "sessions": 2, "turn_seconds": 3}
-        made = await client.request("tournament_create", settings)
-        tournament = int(made.payload["id"])
+        settings = {"name": name, "hands": 1, "sessions": sessions, "turn_seconds": 3}
+        tournament = int((await client.request("tournament_create", settings)).payload["id"])
         names = await players_over_the_network(web_server, tournament, 4)
         await client.request("tournament_seat", {"tournament": tournament, "method": "random"})
         await client.request("tournament_start_session", {"tournament": tournament})
     finally:
         await client.close()
-    # Its table's match stored: the standings have a line per player.
-    await eventually_api(
-        web_server, f"/api/tournaments/{tournament}", lambda b: len(b["standings"]) == 4
-    )
-    _played = Played(tournament, name, names)
-    return _played
+    await eventually_api(web_server, f"/api/tournaments/{tournament}", until)
+    return Played(tournament, name, names)
 
 
 async def test_the_tournament_pages_on_a_phone_in_chinese(
@@ -531,24 +537,13 @@ async def finished_cup(web_server: WebServer) -> Played:
     """A one-session, one-hand tournament played out for its four absent players, so that
     it is over (made once, over the network)."""
     global _finished  # noqa: PLW0603 -- made once for the module's tests: it takes seconds
-    if _finished is not None:
-        return _finished
-    client = await director_client(web_server, "played")
-    try:
-        name = f"Cup {new_name('f')}"
-        settings = {"name": name, "hands": 1, "sessions": 1, "turn_seconds": 3}
-        tournament = int((await client.request("tournament_create", settings)).payload["id"])
-        names = await players_over_the_network(web_server, tournament, 4)
-        await client.request("tournament_seat", {"tournament": tournament, "method": "random"})
-        await client.request("tournament_start_session", {"tournament": tournament})
-    finally:
-        await client.close()
-    await eventually_api(
-        web_server,
-        f"/api/tournaments/{tournament}",
-        lambda b: b["state"] == "finished" and len(b["standings"]) == 4,
-    )
-    _finished = Played(tournament, name, names)
+    if _finished is None:
+        _finished = await played_out(
+            web_server,
+            f"Cup {new_name('f')}",
+            1,
+            lambda b: b["state"] == "finished" and len(b["standings"]) == 4,
+        )
     return _finished
 
 
