@@ -64,6 +64,9 @@ hand_pause_seconds = 0.3
 result_seconds = 3  # a page that never says it has read a result holds its table this long
 unattended_move_seconds = 0
 disconnected_seconds = 1
+# A tournament's seats wait this long for their players (30 s by default): the tests' players
+# who play come within seconds, the tables played out for absent players start sooner.
+restart_grace_seconds = 8
 claim_window_ms = 0
 
 [accounts]
