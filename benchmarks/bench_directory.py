@@ -65,10 +65,8 @@ class Lobby:
 
 
 class Summary:
-    private, state = False, "playing"
-
     def __init__(self, table, players):
-        self.listing = {"table": table, "seats": players, "rules": "mcr", "state": "playing"}
+        self.listed = {"table": table, "seats": players, "rules": "mcr", "state": "playing"}
 
 
 async def publish():

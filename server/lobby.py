@@ -56,6 +56,7 @@ from server.table import (
     TableSettings,
     TableStore,
     TableSummary,
+    listed,
 )
 
 log = logging.getLogger("guobiao.lobby")
@@ -138,20 +139,6 @@ def replay_log(
         return Match.replay(stored.seed, rules, [r.played for r in rows], stored.id, hands=hands)
     except ReplayError as exc:
         raise LobbyError("corrupt_match", f"action {exc.line} does not replay: {exc.why}") from None
-
-
-# ----------------------------------------------------------------- listing ---
-
-
-def listed(entry: dict[str, Any]) -> dict[str, Any]:
-    """A table's entry in the lobby's listing as anyone may be shown it. A table whose
-    spectators see it late (``spectator_delay_seconds``) is listed without its hand number
-    (null): the live one ran ahead of what its spectators see, telling them (and the feed's
-    subscribers, pushed the listing as each hand began) when each hand ended. A
-    tournament's session page holds it back so too (``Tournaments.session_detail``)."""
-    if not entry.get("spectator_delay_seconds"):
-        return entry
-    return {**entry, "hand_no": None}
 
 
 # -------------------------------------------------------------------- feed ---
@@ -328,14 +315,16 @@ class Lobby:
                 return table_id
 
     def listing(self) -> list[dict[str, Any]]:
-        """The public unfinished tables, as they last told the lobby, each as anyone may
-        be shown it (``listed``)."""
+        """The public unfinished tables (and those whose delayed spectators have not seen
+        their match end yet), each as its table last told the lobby anyone may be shown it
+        (``TableSummary.listed``)."""
         local = [
-            listed(s.listing)
+            s.listed
             for s in self.summaries.values()
-            if not s.private and s.state != "finished" and s.table in self.tables
+            if s.listed is not None and s.table in self.tables
         ]
-        # As the others last published them (their tables' own entries: held back here too).
+        # As the others last published them: their ``listed`` entries (held back here too, as
+        # a node of an earlier release, in a rolling restart, published its tables' own).
         local.extend(listed(entry) for entry in self.nodes.remote_listing(self.tables))
         return local
 

@@ -3,8 +3,10 @@
 Each node writes, soon after a change (``changed``) and at each beat (``publish``), what
 changed since it last did:
 
-- ``PREFIX:listing``: its public unfinished tables (table -> its node and listing), which
-  every node's lobby lists beside its own;
+- ``PREFIX:listing``: its public unfinished tables (table -> its node and its entry as
+  anyone may be shown it, ``TableSummary.listed``: no live hand number for a table whose
+  spectators see it late, kept after its match ended until they see the end), which every
+  node's lobby lists beside its own;
 - ``PREFIX:seated``: its seated players (username -> "TABLE NODE"), so that a player who
   comes back on any node finds her table;
 - ``PREFIX:waiting``: the creators of its tables waiting for players (table -> node,
@@ -96,11 +98,11 @@ class Directory:
         changed: dict[str, bytes] = {}
         published, encoded = self._published_listing, self._published_summaries
         for table_id, summary in lobby.summaries.items():
-            if summary.private or summary.state == "finished" or table_id not in lobby.tables:
+            if summary.listed is None or table_id not in lobby.tables:
                 continue
             summaries[table_id] = summary
             if encoded.get(table_id) is not summary:
-                entry = orjson.dumps({"n": self.name, "l": summary.listing})
+                entry = orjson.dumps({"n": self.name, "l": summary.listed})
                 if published.get(table_id) != entry:
                     changed[table_id] = entry
         pipe = self.redis.pipeline(transaction=False)

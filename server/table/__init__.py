@@ -49,7 +49,8 @@ table of a session, each table with its own salt); no ``reveal`` messages (``rev
 false: ``hand_reveals`` gives the seeds once the session is over); no spectators
 (``watchable`` false); spectators who see it ``spectator_delay_seconds`` late: whatever
 they would get is kept, time-stamped, and sent once it is that old (``spectators``), and a
-new spectator starts from the table as it was then. Seated
+new spectator starts from the table as it was then; its match ended, the table stays, listed
+as it was while played (``TableSummary.listed``), until they are shown the end. Seated
 players are never delayed. ``ReplaceInput`` puts another player (or a bot) in a seat
 mid-match (a substitute); the match and its log do not change.
 
@@ -122,6 +123,7 @@ __all__ = [
     "hand_reveals",
     "hand_salt",
     "input_for",
+    "listed",
     "log",
     "logging",
     "speaking",
@@ -153,7 +155,7 @@ from server.table.ports import (
     TableSummary,
 )
 from server.table.seats import BOT, HUMAN, Seat
-from server.table.settings import TableSettings
+from server.table.settings import TableSettings, listed
 from server.table.spectators import Shown
 from server.table.state import ANALYSES_PER_SECOND, ANALYSIS_BURST
 from server.table.task import Table, speaking

@@ -164,23 +164,26 @@ def wakeup(
     seats: Sequence[Seat | None],
     disconnected_seconds: float,
     release: float | None = None,
+    end_shown: float | None = None,
     empty_due: float | None = None,
     retry_at: float | None = None,
 ) -> float | None:
     """Seconds from ``now`` until something is due without any input (None: nothing is):
-    a delayed spectator's ``release``, the close of a table left empty (``empty_due``)
-    and, while the match is ``playing``, the end of the pause (between hands, or pacing an
-    unattended table) or else the deadline, the end of the claim window and an away
-    player's seat being taken over. While the database fails (``retry_at``: its next
-    try), only that try and the release (the clocks are paused).
+    a delayed spectator's ``release``, the moment a finished match's end is shown its
+    delayed spectators (``end_shown``: the table is listed no more), the close of a table
+    left empty (``empty_due``) and, while the match is ``playing``, the end of the pause
+    (between hands, or pacing an unattended table) or else the deadline, the end of the
+    claim window and an away player's seat being taken over. While the database fails
+    (``retry_at``: its next try), only that try, the release and the end shown (the clocks
+    are paused).
 
     It wakes for exactly what ``TableCore.step`` acts on, compared the same way: a time
     already past that the step does not act on (a spent deadline during a pause, say)
     would wake the task at once, find nothing to do, and wake it at once again."""
     if retry_at is not None:
-        retry = retry_at if release is None else min(release, retry_at)
+        retry = min(t for t in (release, end_shown, retry_at) if t is not None)
         return max(0.0, retry - now)
-    times = [t for t in (release, empty_due) if t is not None]
+    times = [t for t in (release, end_shown, empty_due) if t is not None]
     if playing and clock.paused(now):
         # Nothing but the pause's end: the step does nothing before it.
         times.append(clock.pause_until if now < clock.pause_until else clock.reading_until)

@@ -286,6 +286,9 @@ class Playing(Showing):
         self.clock.match_over()
         self.ended = encode(MatchEnd(self.id, self.match_id, list(match.scores), ratings))
         self._broadcast_text(self.ended)
+        delay = self.settings.spectator_delay_seconds
+        if delay:  # the end was kept for them just now: shown them once it is due
+            self.end_shown_at = self.spectators.due(delay)
         log.info("match %s finished at table %s: %s", self.match_id, self.id, match.scores)
         # Those away are told when they come back: kept for them before the host hears the
         # table finished (``_changed``: from then on a ``resume`` asks the host, not the

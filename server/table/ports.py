@@ -112,7 +112,11 @@ class TableSummary:
     private: bool
     state: str  # waiting, playing, finished
     players: tuple[str, ...]  # the usernames of the people seated
-    listing: dict[str, Any]  # the table's entry in a ``tables`` reply (``Table.summary``)
+    listing: dict[str, Any]  # the table as it is (``Table.summary``): its host's to know
+    # Its entry in the lobby's listing as anyone may be shown it (``settings.listed``); None:
+    # not listed (private, or finished). A table whose spectators see it late is listed as it
+    # was while played until they see its match end: the listing must not tell them sooner.
+    listed: dict[str, Any] | None
 
 
 class TableHost(Protocol):

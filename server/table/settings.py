@@ -3,8 +3,9 @@ queue, a tournament), stored in its row and kept over a restart.
 
 ``TableSettings`` holds them all; ``validate`` is the one check of them (the lobby's,
 with its error codes and messages), ``summary`` the table as a ``table`` message and a
-``tables`` listing show it, ``row`` the table as the database stores it, ``from_row`` the
-settings of a stored table. What each does is told in ``server.table``'s docstring.
+``tables`` listing show it (``listed``: as anyone may be shown it in the listing), ``row``
+the table as the database stores it, ``from_row`` the settings of a stored table. What each
+does is told in ``server.table``'s docstring.
 """
 
 from __future__ import annotations
@@ -195,3 +196,15 @@ class TableSettings:
             spectator_delay_seconds=row.spectator_delay_seconds,
             tournament=row.tournament,
         )
+
+
+def listed(entry: dict[str, Any]) -> dict[str, Any]:
+    """A table's entry in the lobby's listing (its ``TableSettings.summary``) as anyone may be
+    shown it. A table whose spectators see it late (``spectator_delay_seconds``) is listed
+    without its hand number (null): the live one ran ahead of what its spectators see,
+    telling them (and the feed's subscribers, pushed the listing as each hand began) when
+    each hand ended. A tournament's session page holds it back so too
+    (``Tournaments.session_detail``)."""
+    if not entry.get("spectator_delay_seconds"):
+        return entry
+    return {**entry, "hand_no": None}

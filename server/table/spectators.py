@@ -107,6 +107,11 @@ class SpectatorFeed(Generic[P]):
         ):
             shown.popleft()
 
+    def due(self, delay: float) -> float | None:
+        """When what was kept last is due (monotonic): the moment ``release`` sends it to a
+        delayed spectator (None: nothing is kept)."""
+        return self.shown[-1].at + delay if self.shown else None
+
     def next_release(self, delay: float) -> float | None:
         """When the next entry some delayed spectator waits for is due (monotonic): the
         moment ``release`` sends it. (Every comparison here is ``at + delay <= now``, the

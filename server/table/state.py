@@ -32,7 +32,7 @@ from server.table.durable import Durable
 from server.table.inputs import _Input
 from server.table.ports import Lease, Peer, TableHost, TableObserver, TableStore, TableSummary
 from server.table.seats import HUMAN, Seat
-from server.table.settings import TableSettings
+from server.table.settings import TableSettings, listed
 from server.table.spectators import SpectatorFeed
 
 log = logging.getLogger("guobiao.table")
@@ -107,6 +107,9 @@ class TableState:
     told_host: TableSummary | None = None  # the summary last pushed to the host
     told_host_of: tuple[Any, ...] = ()  # what it was made of (``_changed``)
     ended: str | None = None  # its ``match_end``, encoded, once the match is finished
+    # With a spectator delay, once the match is finished: when its spectators are shown the
+    # end (monotonic). Until then the table stays, and is listed as it was while played.
+    end_shown_at: float | None = None
     # The writes and what waits for them, the database-failure pause (``durable``).
     durable: Durable = field(init=False)
     # The players whose move the database refused, each with the update she answered:
@@ -189,6 +192,12 @@ class TableState:
             return self.match.rules
         return self.preset
 
+    def end_held(self) -> bool:
+        """Whether the match ended but its spectators, who see the table late, are not
+        shown the end yet (``end_shown_at``)."""
+        due = self.end_shown_at
+        return due is not None and sources.time.monotonic() < due
+
     def summary(self) -> dict[str, Any]:
         """The table as a ``table`` message and a ``tables`` listing show it."""
         return self.settings.summary(
@@ -216,26 +225,44 @@ class TableState:
         self._note_empty()
         # What the summary is made of, cheap to compare: most calls change none of it.
         match = self.match
+        held = self.end_held()
         made_of = (
             self.state,
             self.settings,
             self.rule_set,
             match.hand_index if match is not None else None,
             tuple((s.kind, s.name) if s is not None else None for s in self.seats),
+            held,
         )
         if made_of == self.told_host_of:
             return
         self.told_host_of = made_of
+        listing = self.summary()
         summary = TableSummary(
             table=self.id,
             private=self.settings.private,
             state=self.state,
             players=tuple(s.name for s in self.seats if s is not None and s.kind == HUMAN),
-            listing=self.summary(),
+            listing=listing,
+            listed=self._listed(listing, held),
         )
         if summary != self.told_host:
             self.told_host = summary
             self.host.table_changed(summary)
+
+    def _listed(self, listing: dict[str, Any], held: bool) -> dict[str, Any] | None:
+        """The table's entry in the lobby's listing as anyone may be shown it (``listing``,
+        its summary now, as ``settings.listed`` shows it); None if it is not listed: it is
+        private, or finished. A finished match whose end its spectators are not shown yet
+        (``held``) keeps the entry last listed, that of the table while played: a listing
+        that dropped it at once would tell anyone who reads it, its spectators too, that the
+        match ended, the delay before they see it."""
+        if self.settings.private:
+            return None
+        if self.state != "finished":
+            return listed(listing)
+        told = self.told_host
+        return told.listed if held and told is not None else None
 
     def _note_empty(self) -> None:
         """Keep ``empty_since``: since when the table has waited for players with no person

@@ -160,7 +160,8 @@ class Table(Seating):
 
     async def _drove_to_the_end(self) -> bool:
         """Drive the table, tell the host what changed; True once the table is finished,
-        saved and left by everyone (the host is told to forget it)."""
+        saved and left by everyone, and its end shown its delayed spectators (the host is
+        told to forget it: it lists the table until then, ``_listed``)."""
         await self._drive()
         self._changed()
         empty = self.empty_since
@@ -168,7 +169,8 @@ class Table(Seating):
             await self._close_empty()
         if self.spectators.watch_next:
             self._release()
-        if self.state == "finished" and not self.peers and not self.unsaved:
+        done = self.state == "finished" and not self.unsaved and not self.end_held()
+        if done and not self.peers:
             if not self.queue.empty():
                 return False  # inputs that came as it finished (one back: told its end)
             self.host.table_done(self.id)
@@ -228,6 +230,7 @@ class Table(Seating):
             seats=self.seats,
             disconnected_seconds=self.timers.disconnected_seconds,
             release=self._next_release(),  # delayed spectators are sent their due even so
+            end_shown=self.end_shown_at if self.end_held() else None,
             empty_due=None if empty is None else empty + self.close_when_empty,
             retry_at=self.durable.pause.retry_at if self.durable.pause.down else None,
         )

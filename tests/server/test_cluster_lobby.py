@@ -18,17 +18,19 @@ from typing import Any
 import orjson
 import pytest
 import redis.asyncio as aioredis
+from fakes import QUICK, Clock, FakePeer, FakeStore, until
 
+import server.lobby
+import server.table
 from server.cluster.node import Node
-from server.config import ClusterSection
+from server.config import ClusterSection, Config, LimitsSection
 from server.nodes import Creator
+from server.table import AddBotsInput, GoneInput, JoinInput, SyncInput
 
 
 @dataclass
 class Summary:
-    listing: dict[str, Any]
-    private: bool = False
-    state: str = "playing"
+    listed: dict[str, Any] | None  # its entry in the listing (None: not listed)
 
 
 class Feed:
@@ -296,6 +298,48 @@ async def test_reading_only_what_changed_gives_what_reading_everything_gives(
                 assert n2.directory.listed == fresh.directory.listed, step
             expected = dict(ours.seated) if alive else {}  # (a dead node's word is no more)
             assert n2.directory.seated == expected, step
-            listings = {t: ours.summaries[t].listing for t in ours.tables} if alive else {}
+            listings = {t: ours.summaries[t].listed for t in ours.tables} if alive else {}
             assert n2.directory.listings == listings, step
             assert set(n2.directory.listed) == (set(ours.tables) if alive else set()), step
+
+
+@pytest.mark.asyncio
+async def test_a_table_seen_late_is_published_without_its_hand_until_its_end_is_shown(
+    redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table whose spectators see it 5 s late (a real lobby's, on a fake store): its entry
+    in ``PREFIX:listing`` held its live hand number (each reader hid it), and went as soon
+    as its match ended, 5 s before its spectators saw the end; the other nodes listed it no
+    more. Published with no hand number, and as it was while played until the end is shown
+    them; then it goes."""
+    clock = Clock()
+    monkeypatch.setattr(server.table.sources, "time", clock)
+    config = Config(timers=QUICK, limits=LimitsSection(max_tables=10))
+    lobby = server.lobby.Lobby(config, FakeStore())
+    try:
+        async with nodes_for(redis_url, prefix, lobby, Lobby()) as (n1, n2):  # type: ignore[arg-type]
+
+            async def published() -> dict[str, Any]:
+                await n1._presence()
+                await n1._publish_lobby()
+                await n2._read_cluster()
+                entries = await read_hash(redis_url, f"{prefix}:listing")
+                return {t: orjson.loads(raw)["l"] for t, raw in entries.items()}
+
+            table = await lobby.create(None, None, False, hands=1, spectator_delay_seconds=5)
+            alice = FakePeer("alice")
+            await table.queue.put(JoinInput(alice, 1, 0, None))
+            await table.queue.put(AddBotsInput(alice, 2, "fast"))
+            await until(alice.updates, "the deal")
+            playing = (await published())[table.id]
+            assert (playing["state"], playing["hand_no"]) == ("playing", None)
+            assert n2.directory.listings == {table.id: playing}
+            await table.queue.put(GoneInput(alice, None))  # the server plays her seat: it ends
+            await until(lambda: lobby.summaries[table.id].state == "finished", "the end")
+            assert await published() == {table.id: playing} == n2.directory.listings
+            clock.now += 5
+            await table.queue.put(SyncInput(FakePeer("stranger"), None))  # (wakes it now)
+            await until(lambda: table.id not in lobby.tables, "the table gone, nobody there")
+            assert await published() == {} == n2.directory.listings
+    finally:
+        await lobby.shutdown()

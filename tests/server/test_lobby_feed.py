@@ -182,3 +182,34 @@ async def test_unsubscribing_or_leaving_stops_the_feed_logging_out_does_not(app:
     await fresh.answered("subscribe_lobby", {}, "tables")
     for wire in (stays, stops, logs_out, host, fresh):
         await wire.close()
+
+
+@pytest.mark.asyncio
+async def test_a_table_seen_late_stays_listed_until_its_spectators_see_its_end(app: App) -> None:
+    """A tournament's table whose spectators see it 2 s late dropped out of the listing the
+    moment its match ended: a subscriber (a spectator too) knew of the end 2 s before the
+    spectators saw it. Listed as it was while played (no hand number) until then, it goes
+    from the feed once the end is shown them."""
+    assert app.lobby is not None
+    lobby, delay = app.lobby, 2
+    watcher = await subscribed(app)
+    spectator = await Wire.open(url_of(app))
+    await guest(spectator)
+    table = await lobby.create(
+        None, None, False, hands=1, seated=["bot:fast"] * 4, spectator_delay_seconds=delay
+    )
+    await spectator.answered("watch", {"table": table.id}, "watching")
+    while lobby.summaries[table.id].state != "finished":
+        await asyncio.sleep(0.002)
+    ended = asyncio.get_running_loop().time()
+    listed = entry(
+        (await watcher.answered("list_tables", {}, "tables"))["payload"]["tables"], table.id
+    )
+    assert listed is not None and (listed["state"], listed["hand_no"]) == ("playing", None)
+    assert not any(f["type"] == "match_end" for f in spectator.frames)
+    mark = len(watcher.frames)
+    await fed(watcher, lambda t: entry(t, table.id) is None, mark)
+    assert asyncio.get_running_loop().time() - ended >= delay - 0.05
+    await spectator.wait(lambda f: f["type"] == "match_end")
+    for wire in (watcher, spectator):
+        await wire.close()

@@ -32,6 +32,7 @@ from server.lobby import Lobby, replay_log
 from server.replay import Refused, hand_replay
 from server.table import (
     AddBotsInput,
+    GoneInput,
     JoinInput,
     LeaveInput,
     LobbyError,
@@ -415,6 +416,40 @@ async def test_spectators_see_the_table_late_and_players_at_once(
     # Bob came less than 2 s after the table started: he saw it from its start.
     assert [c["hand_no"] for c in bob.frames("commit")] == sorted(seen) == list(range(1, 4))
     assert bob.updates()[0]["events"] == public[1][: len(bob.updates()[0]["events"])]
+
+
+@pytest.mark.asyncio
+async def test_a_table_seen_late_is_listed_until_its_spectators_see_the_match_end(
+    lobby: Lobby, clock: Clock
+) -> None:
+    """A table whose spectators see it 5 s late dropped out of the lobby's listing as soon as
+    its match ended: anyone reading the listing (its spectators too) knew of the end 5 s
+    before they saw it. It stays listed as it was while played (no hand number) and stays
+    to be watched, until the end is shown them; then it goes."""
+    delay = 5
+    table = await lobby.create(
+        None, None, False, hands=1, seated=["bot:fast"] * 4, spectator_delay_seconds=delay
+    )
+    bob = FakePeer("bob")
+    await table.queue.put(WatchInput(bob, 1, None))
+    await until(lambda: lobby.summaries[table.id].state == "finished", "the match's end")
+    assert not bob.frames("match_end")
+    (entry,) = lobby.listing()
+    assert (entry["table"], entry["state"], entry["hand_no"]) == (table.id, "playing", None)
+    carol = FakePeer("carol")  # the listing offers it: she may watch it, as it was then
+    await lobby.get(table.id).queue.put(WatchInput(carol, 2, None))
+    await handled(table)
+    (watching,) = carol.frames("watching")
+    assert watching["state"] != "finished" and not carol.frames("match_end")
+    clock.now += delay - 0.5
+    await handled(table)
+    assert lobby.listing() == [entry] and not bob.frames("match_end")
+    clock.now += 0.5
+    await handled(table)
+    assert lobby.listing() == [] and bob.frames("match_end") and carol.frames("match_end")
+    await table.queue.put(GoneInput(bob, None))
+    await table.queue.put(GoneInput(carol, None))
+    await until(lambda: table.id not in lobby.tables, "the table forgotten once left")
 
 
 # --------------------------------------------------------- substitutes ---

@@ -133,6 +133,16 @@ def test_a_failing_database_wakes_the_task_only_for_its_next_try_and_releases() 
     assert wakeup(NOW, clock, retry_at=NOW - 1, **common) == 0
 
 
+def test_a_finished_table_wakes_when_its_delayed_spectators_are_shown_its_end() -> None:
+    """A finished table whose spectators see it late is listed until they are shown the end
+    (``end_shown``): its task wakes then to drop out of the listing, nobody watching it (who
+    would wake it for a release) or not, and the database failing or not."""
+    common = {"playing": False, "seats": [None] * 4, "disconnected_seconds": 30}
+    assert wakeup(NOW, TableClock(), **common) is None
+    assert wakeup(NOW, TableClock(), end_shown=NOW + 5, **common) == approx(5)
+    assert wakeup(NOW, TableClock(), end_shown=NOW + 5, retry_at=NOW + 9, **common) == approx(5)
+
+
 def test_a_table_not_playing_wakes_for_no_pause_window_or_away_seat() -> None:
     clock = TableClock(pause_until=NOW + 3, window_until=NOW + 1)
     seats = [Seat(HUMAN, "alice", connected=False, away_since=NOW), None, None, None]
