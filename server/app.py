@@ -120,6 +120,27 @@ class App:
             return self.config.server.node
         return f"{socket.gethostname()}:{self.config.server.port or self.port}"
 
+    def tables_paused(self) -> int:
+        """The tables paused because the database does not take their writes though it
+        answers reads (a full disk, a read-only file): players' moves are refused there."""
+        tables = self.lobby.tables.values() if self.lobby else ()
+        return sum(1 for t in tables if t.writes_failing)
+
+    @property
+    def writes_failing(self) -> bool:
+        """Whether the server's writes fail now (``/healthz``'s "writes failing", the
+        metrics' ``guobiao_writes_failing``): the store's last write failed (any write, a
+        login's, a match's end: server/db/write_health.py), or a table is paused by its
+        own (between its tries a full disk may still take a smaller write)."""
+        if self.store is not None and self.store.writes.failing:
+            return True
+        return self.tables_paused() > 0
+
+    @property
+    def write_failures(self) -> int:
+        """The writes the database failed since the store opened (``WriteHealth``)."""
+        return self.store.writes.failures if self.store is not None else 0
+
     async def start(self) -> None:
         self.config.check_cluster_database()
         self.config.check_cluster_node()
@@ -298,14 +319,9 @@ class App:
         """``/healthz``: whether the process is alive (200 while the database answers), and
         what it sees (docs/protocol.md)."""
         ok = await self.store.ping()
-        # Tables paused because the database does not take their writes (a full disk, a
-        # read-only file) though it answers reads: players' moves are refused there.
-        tables = list(self.lobby.tables.values()) if self.lobby else []
-        paused = sum(1 for t in tables if t.writes_failing)
-        # And the store's own account, every write's (a login's, a match's end, a rating):
-        # the tables' moves are not the only writes that fail so (server/db/write_health.py).
+        tables = self.lobby.tables if self.lobby else {}
         writes = self.store.writes
-        failing = paused > 0 or writes.failing
+        failing = self.writes_failing
         last = None
         if writes.last_failure is not None:
             last = {"at": iso(writes.last_failure), "reason": writes.last_reason}
@@ -314,7 +330,7 @@ class App:
             "status": "ok" if ok and not failing else "degraded",
             "database": "unreachable" if not ok else "writes failing" if failing else "ok",
             "tables": len(tables),
-            "tables_paused": paused,
+            "tables_paused": self.tables_paused(),
             "writes_failing_since": iso(writes.failing_since),
             "last_write_failure": last,
             "connections": len(self.connections),

@@ -14,6 +14,8 @@ What is counted where, and what it costs:
   (``Matchmaker.snapshot``), ``guobiao_slow_client_drops_total`` (``App.slow_drops``),
   ``guobiao_handoffs_total{way}`` (``serve --workers``: ``server.handoff``'s counts),
   ``guobiao_leases_held`` (cluster mode: the tables this node owns),
+  ``guobiao_write_failures_total`` and ``guobiao_writes_failing`` (the store's account of its
+  writes, ``server.db.write_health``, and the tables paused by theirs, as ``/healthz``),
   ``guobiao_actions_total`` (a plain int the tables add one to: the server is one event
   loop, so it needs no lock), and ``guobiao_tournaments{state}`` (one indexed query of the
   unfinished tournaments, made by ``scrape`` before the registry is read);
@@ -116,6 +118,14 @@ class Observed(Protocol):
 
     @property
     def handoff(self) -> Handing | None: ...
+
+    @property
+    def write_failures(self) -> int:
+        """The writes the database failed since the server started (``WriteHealth``)."""
+
+    @property
+    def writes_failing(self) -> bool:
+        """Whether the server's writes fail now, as ``/healthz`` says it."""
 
 
 class Handing(Protocol):
@@ -316,6 +326,20 @@ class _Scraped(Collector):
         handed.add_metric(["given"], handoff.handed if handoff else 0)
         handed.add_metric(["taken"], handoff.adopted if handoff else 0)
         yield handed
+        yield CounterMetricFamily(
+            "guobiao_write_failures",
+            "Database writes that failed: the database full, read-only, locked or "
+            "unreachable (not a write refused for what it asked, a name taken). Any write: "
+            "a table's move (each try again too), a login, a match's end. /healthz says "
+            "the last one's time and reason.",
+            value=server.write_failures,
+        )
+        yield GaugeMetricFamily(
+            "guobiao_writes_failing",
+            "1 while the server's writes fail (the last one failed, or a table is paused "
+            "by its own: /healthz's writes failing), 0 once one works again.",
+            value=int(server.writes_failing),
+        )
         yield GaugeMetricFamily(
             "guobiao_leases_held",
             "Table leases this node holds (cluster mode: the tables it owns; one process: 0).",

@@ -5,7 +5,9 @@ write is a table's move: a login, a match's end, a rating, a tournament's seatin
 that made the data folder read-only found ``/healthz`` saying ``"database": "ok"`` while
 every one of those failed (the database answers reads). So the store keeps its own account:
 every write that the database fails is told to ``WriteHealth`` (``failed``), every one that
-commits too (``worked``), and ``/healthz`` says writes fail while the last one did.
+commits too (``worked``), and ``/healthz`` says writes fail while the last one did. The
+metrics count the failures (``failures``: ``guobiao_write_failures_total``), so an alert or
+a graph sees them between two looks at ``/healthz``, and say whether writes fail now.
 
 A write is counted failed when the database failed it (full, read-only, locked past the
 busy timeout, unreachable), not when it was refused for what it asked: a row that breaks a
@@ -39,12 +41,14 @@ def database_failure(exc: BaseException) -> bool:
 @dataclass(slots=True)
 class WriteHealth:
     """The store's writes lately: since when they fail (``failing_since``, the first
-    failure after the last write that worked; None while the last one worked) and the last
-    failure since the store opened, when and why (kept once writes work again)."""
+    failure after the last write that worked; None while the last one worked), the last
+    failure since the store opened, when and why (kept once writes work again), and how
+    many failed since then (``failures``)."""
 
     failing_since: datetime | None = None
     last_failure: datetime | None = None
     last_reason: str | None = None
+    failures: int = 0
 
     @property
     def failing(self) -> bool:
@@ -60,6 +64,7 @@ class WriteHealth:
         if not database_failure(exc):
             return
         now = now or utcnow()
+        self.failures += 1
         if self.failing_since is None:
             self.failing_since = now
         self.last_failure, self.last_reason = now, reason(exc)

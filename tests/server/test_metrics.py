@@ -18,6 +18,8 @@ from httpkit import http_request
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from serverkit import StartServer
+from sqlalchemy import event
+from test_server_bad_input import Wire
 from websockets.asyncio.client import connect
 
 from engine.bots import make_bot
@@ -208,6 +210,45 @@ async def test_a_held_loop_and_every_collection_are_timed(start_server: StartSer
 
 
 @pytest.mark.asyncio
+async def test_failed_writes_are_counted_and_whether_writes_fail_now(
+    start_server: StartServer,
+) -> None:
+    """The database refuses writes (read-only here; a full disk alike): only ``/healthz``
+    said so, and only while it lasted, no series. ``guobiao_write_failures_total`` counts
+    each write it failed (a login's here) and ``guobiao_writes_failing`` is 1 while they
+    fail, 0 again once a write works; the count stays."""
+    app = await start_server(metrics=GAME_PORT)
+    state = {"read_only": False}
+
+    def on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA query_only = {int(state['read_only'])}")
+        cursor.close()
+
+    # (the pool's connections, and the one the short writes make in the event loop)
+    for engine in (app.store.engine.sync_engine, app.store._now.engine):
+        event.listen(engine, "checkout", on_checkout)
+
+    def writes(samples: Scrape) -> tuple[float, float]:
+        failed = value(samples, "guobiao_write_failures_total")
+        return failed, value(samples, "guobiao_writes_failing")
+
+    wire = await Wire.open(f"ws://127.0.0.1:{app.port}/ws")
+    try:
+        assert writes(await scrape(app)) == (0, 0)
+        state["read_only"] = True
+        await wire.refused("guest", {}, "internal_error")
+        assert writes(await scrape(app)) == (1, 1)
+        await wire.refused("guest", {}, "internal_error")
+        assert writes(await scrape(app)) == (2, 1)
+        state["read_only"] = False
+        await wire.answered("guest", {}, "session")
+        assert writes(await scrape(app)) == (2, 0)
+    finally:
+        await wire.close()
+
+
+@pytest.mark.asyncio
 async def test_no_metrics_for_anyone_by_default(start_server: StartServer) -> None:
     """Their counters tell what players may not know (each answer in a claim window is
     counted as it is stored: the count after a discard says how many opponents could claim
@@ -270,6 +311,8 @@ def test_leases_held_is_read_from_the_nodes_interface() -> None:
         nodes = Nodes()
         slow_drops = 0
         handoff = None
+        write_failures = 0
+        writes_failing = False
 
     metrics = Metrics(Server())
     text = generate_latest(metrics.registry).decode()

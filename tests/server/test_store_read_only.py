@@ -198,3 +198,19 @@ def test_writes_fail_since_the_first_failure_after_the_last_write_that_worked() 
     assert (health.failing, health.last_failure) == (False, second)
     health.failed(locked, third)
     assert (health.failing_since, health.last_reason) == (third, "database is locked")
+
+
+def test_every_write_the_database_failed_is_counted() -> None:
+    """``failures`` (``guobiao_write_failures_total``) counts each write the database
+    failed, in a row or not, and never goes down when one works; an error that is not the
+    database's is not counted."""
+    health = WriteHealth()
+    locked = OperationalError("COMMIT", {}, sqlite3.OperationalError("database is locked"))
+    health.failed(locked)
+    health.failed(OSError("disk I/O error"))
+    health.failed(ValueError("a bug"))
+    health.failed(Conflict("seq taken"))
+    assert health.failures == 2
+    health.worked()
+    health.failed(locked)
+    assert (health.failures, health.failing) == (3, True)
