@@ -4,16 +4,20 @@ Every value is checked on load; a bad one is reported with where it came from
 (``config/site.toml: [timers] turn_seconds must be between 1 and 3600, got 0``). A file's
 value must be of its setting's TOML type (``config/site.toml: [server] port must be a whole
 number, not the text "8824" (without the quotes: port = 8824)``); only the environment's,
-text, are read as their types.
+text, are read as their types, and one that does not read is reported with its variable as
+set (``GUOBIAO_SERVER_PORT=abc: [server] port must be a whole number, e.g.
+GUOBIAO_SERVER_PORT=8765``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib.util
 import json
 import math
 import os
+import shlex
 import stat
 import tomllib
 from collections.abc import Mapping
@@ -487,23 +491,25 @@ def _toml_value(value: object) -> str:
     return f"the date {value}"  # (tomllib's other types: a date, a time, both)
 
 
-def _typed(key: str, value: Any, expected: type, label: str, *, text: bool) -> Any:
+def _typed(
+    key: str, value: Any, expected: type, label: str, *, text: bool, example: str = ""
+) -> Any:
     """``value`` as ``expected``, or ``ConfigError``. A file (and the command line) must give
     the type itself: ``port = "8824"`` is refused, a quoted number being text, but an int is
     taken where a float is expected (TOML writes 2.0 as ``2``). The environment (``text``)
-    gives only text, read as the type."""
+    gives only text, read as the type; one that does not read so is refused with an
+    ``example`` of a variable that does (``GUOBIAO_SERVER_PORT=8765``)."""
     if text and isinstance(value, str):
-        wrong = f"{label} must be {_KIND[expected]}, got {value!r}"
-        if expected is bool:
-            if value.strip().lower() not in _BOOLS:
-                raise ConfigError(wrong)
-            return _BOOLS[value.strip().lower()]
+        word = value.strip()
         if expected is str:
             return value
-        try:
-            return expected(value.strip())
-        except ValueError:
-            raise ConfigError(wrong) from None
+        if expected is bool and word.lower() in _BOOLS:
+            return _BOOLS[word.lower()]
+        if expected is not bool:
+            with contextlib.suppress(ValueError):
+                return expected(word)
+        kind = _KIND[expected] + (" (or yes or no, on or off, 1 or 0)" if expected is bool else "")
+        raise ConfigError(f"{label} must be {kind}, e.g. {example}")
     if expected is float and type(value) is int:
         return float(value)
     if type(value) is expected:
@@ -528,20 +534,49 @@ def _unquoted(value: str, expected: type) -> str | None:
     return None
 
 
-def _coerce(section: str, key: str, value: Any, expected: type, where: str, *, text: bool) -> Any:
-    label = f"{where}: [{section}] {key}"
-    value = _typed(key, value, expected, label, text=text)
+def _coerce(
+    section: str, key: str, value: Any, expected: type, where: str, *, text: bool, before: Any
+) -> Any:
+    """``value`` for ``[section] key`` from ``where``, checked: its type (``_typed``), its
+    range, its choices; else ``ConfigError`` saying where it came from, the setting, what
+    was wrong and how to write it. The environment's (``text``) is named by the variable as
+    it was set (``GUOBIAO_SERVER_PORT=abc: [server] port must be ...``): the name the
+    operator wrote, with the value, not repeated after; ``before``, the setting's value
+    without it, is the example of one that reads."""
+    if text:
+        name = variable(section, key)
+        label = f"{_assignment(name, value)}: [{section}] {key}"
+        example = _assignment(name, _as_text(before))
+    else:
+        label, example = f"{where}: [{section}] {key}", ""
+    value = _typed(key, value, expected, label, text=text, example=example)
+    got = "" if text else f", got {value!r}"
     if (section, key) in _RANGES:
         low, high = _RANGES[(section, key)]
         assert isinstance(value, (int, float))  # the ranged keys are numbers (checked above)
         if not low <= value <= high:
-            raise ConfigError(
-                f"{label} must be between {number(low)} and {number(high)}, got {value!r}"
-            )
+            raise ConfigError(f"{label} must be between {number(low)} and {number(high)}{got}")
     if (section, key) in _CHOICES and value not in _CHOICES[(section, key)]:
         choices = ", ".join(_CHOICES[(section, key)])
-        raise ConfigError(f"{label} must be one of {choices}, got {value!r}")
+        raise ConfigError(f"{label} must be one of {choices}{got}")
     return value
+
+
+def _assignment(name: str, value: str) -> str:
+    """``name=value`` as a shell sets it (``GUOBIAO_SERVER_PORT=abc``; ``=''`` for nothing,
+    ``='a b'``); a value with a character that does not print as Python writes it
+    (``'\\x1b[31m'``: shown, not sent to the terminal)."""
+    shown = shlex.quote(value) if value.isprintable() else repr(value)
+    return f"{name}={shown}"
+
+
+def _as_text(value: object) -> str:
+    """A setting's value as a variable gives it: ``true``, ``8765``, ``0.5``, the text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return number(value)
+    return str(value)
 
 
 def _types(section_cls: type) -> dict[str, type]:
@@ -574,7 +609,8 @@ def _apply(config: Config, data: dict[str, Any], where: str, *, text: bool = Fal
                 raise ConfigError(
                     f"{where}: unknown key [{section}] {key}; known: {', '.join(types)}"
                 )
-            changes[key] = _coerce(section, key, value, types[key], where, text=text)
+            before = getattr(current, key)
+            changes[key] = _coerce(section, key, value, types[key], where, text=text, before=before)
         config = replace(config, **{section: replace(current, **changes)})
     return config
 
@@ -662,9 +698,16 @@ def load(
 
 
 ENV_PREFIX = "GUOBIAO_"
+
+
+def variable(section: str, key: str) -> str:
+    """The environment variable of ``[section] key``: ``GUOBIAO_<SECTION>_<KEY>``."""
+    return f"{ENV_PREFIX}{section.upper()}_{key.upper()}"
+
+
 # The variable of each setting, GUOBIAO_<SECTION>_<KEY>: its section and key.
 SETTING_VARIABLES: dict[str, tuple[str, str]] = {
-    f"{ENV_PREFIX}{f.name.upper()}_{key.upper()}": (f.name, key)
+    variable(f.name, key): (f.name, key)
     for f in fields(Config)
     for key in _types(type(getattr(Config(), f.name)))
 }

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.bots import LEVELS
 from server.config import Config, ConfigError, load
 
 # Every setting: (section, key, its type, its default).
@@ -125,6 +126,87 @@ def test_the_environment_is_text_read_as_the_settings_type(
     assert type(taken) is kind
     if kind is not bool:
         assert taken == default
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        (  # not a number
+            {"GUOBIAO_SERVER_PORT": "abc"},
+            "GUOBIAO_SERVER_PORT=abc: [server] port must be a whole number, "
+            "e.g. GUOBIAO_SERVER_PORT=8765",
+        ),
+        (
+            {"GUOBIAO_TIMERS_TURN_SECONDS": "1.5"},
+            "GUOBIAO_TIMERS_TURN_SECONDS=1.5: [timers] turn_seconds must be a whole number, "
+            "e.g. GUOBIAO_TIMERS_TURN_SECONDS=15",
+        ),
+        (
+            {"GUOBIAO_LIMITS_RESERVED_SHARE": "half"},
+            "GUOBIAO_LIMITS_RESERVED_SHARE=half: [limits] reserved_share must be a number, "
+            "e.g. GUOBIAO_LIMITS_RESERVED_SHARE=0.1",
+        ),
+        (  # set, but to nothing
+            {"GUOBIAO_SERVER_PORT": ""},
+            "GUOBIAO_SERVER_PORT='': [server] port must be a whole number, "
+            "e.g. GUOBIAO_SERVER_PORT=8765",
+        ),
+        (  # out of range
+            {"GUOBIAO_SERVER_PORT": "70000"},
+            "GUOBIAO_SERVER_PORT=70000: [server] port must be between 0 and 65535",
+        ),
+        (
+            {"GUOBIAO_LIMITS_RESERVED_SHARE": "0.95"},
+            "GUOBIAO_LIMITS_RESERVED_SHARE=0.95: [limits] reserved_share must be between 0 and 0.9",
+        ),
+        (  # an unknown choice
+            {"GUOBIAO_SERVER_LOG_LEVEL": "verbose"},
+            "GUOBIAO_SERVER_LOG_LEVEL=verbose: [server] log_level must be one of debug, info, "
+            "warning, error",
+        ),
+        (
+            {"GUOBIAO_BOTS_STAND_IN": "godlike"},
+            f"GUOBIAO_BOTS_STAND_IN=godlike: [bots] stand_in must be one of {', '.join(LEVELS)}",
+        ),
+        (  # not a boolean
+            {"GUOBIAO_SERVER_STAMP_UPDATES": "maybe"},
+            "GUOBIAO_SERVER_STAMP_UPDATES=maybe: [server] stamp_updates must be true or false "
+            "(or yes or no, on or off, 1 or 0), e.g. GUOBIAO_SERVER_STAMP_UPDATES=false",
+        ),
+        (  # shown as a shell would take it, a control character as Python writes it
+            {"GUOBIAO_SERVER_PORT": "80 80"},
+            "GUOBIAO_SERVER_PORT='80 80': [server] port must be a whole number",
+        ),
+        (
+            {"GUOBIAO_SERVER_PORT": "80\x1b[2J"},
+            "GUOBIAO_SERVER_PORT='80\\x1b[2J': [server] port must be a whole number",
+        ),
+    ],
+)
+def test_a_variable_that_does_not_read_is_refused_naming_it(
+    environ: dict[str, str], message: str
+) -> None:
+    """The environment's refusals named ``environment: [server] port`` and repeated the value
+    (``got 'abc'``): not the variable the operator set, nor how to write one. Each names the
+    variable as set, the setting, what is wrong, and how to write it (a number or a boolean
+    by example, a range or choices by their limits)."""
+    with pytest.raises(ConfigError) as refused:
+        load(environ=environ)
+    assert str(refused.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "kind"), [(s, k, kind) for s, k, kind, _ in SETTINGS if kind is not str]
+)
+def test_every_settings_variable_is_named_in_its_refusal(
+    section: str, key: str, kind: type
+) -> None:
+    """Whatever the setting, a variable of it that does not read as its type is refused
+    naming the variable (text always reads: a text setting is never refused so)."""
+    name = f"GUOBIAO_{section}_{key}".upper()
+    with pytest.raises(ConfigError) as refused:
+        load(environ={name: "abc"})
+    assert str(refused.value).startswith(f"{name}=abc: [{section}] {key} must be {KINDS[kind]}")
 
 
 def test_a_whole_number_is_a_number_for_a_float_setting(tmp_path: Path) -> None:
