@@ -63,6 +63,14 @@ test("Chinese texts use Chinese punctuation: a full-width colon, no ASCII one be
   eq(translate("zh", "table.result.heading", { n: 1, what: "流局" }), "第1局：流局");
 });
 
+test("a label's English text has its colon before what it names, as the Chinese has its full-width one", () => {
+  // "Rules MCR (Chinese Official), 20 s per decision" ran the label into the rules' name.
+  const params = { rules: "MCR (Chinese Official)", seconds: 20, table: "t4", when: "today" };
+  eq(translate("en", "table.rules_line", params), "Rules: MCR (Chinese Official), 20 s per decision");
+  eq(translate("zh", "table.rules_line", { ...params, rules: "国标麻将" }), "规则：国标麻将，每次决定 20 秒");
+  eq(translate("en", "replay.meta", params), "Rules: MCR (Chinese Official) · table t4 · today");
+});
+
 test("translate fills placeholders and shows an unknown key as itself", () => {
   eq(translate("en", "app.lobby.turn", { n: 15 }), "15 s per move");
   eq(translate("zh", "app.lobby.turn", { n: 15 }), "每步 15 秒");
