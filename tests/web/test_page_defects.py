@@ -5,7 +5,8 @@ long unbroken name wraps instead of running off the page; on a phone the own mel
 clear of the own name line and the header keeps to two rows at most (docs/client.md, "Look"),
 "Back to table" shown too; the match page of players with 20-character names fits a phone;
 the match page shows the hand its address names, when the address changes too (an edited
-address, back and forward), or says there is no such hand."""
+address, back and forward), or says there is no such hand; on a phone the replay's menu and
+links and the options' checkboxes are a fingertip's size."""
 
 from __future__ import annotations
 
@@ -450,3 +451,52 @@ async def test_the_lobbys_form_offers_the_servers_decision_time(open_page: OpenP
     field = page.get_by_label("Time per move (seconds)")
     await expect(field).to_have_value("20")
     assert (await field.get_attribute("min"), await field.get_attribute("max")) == ("3", "120")
+
+
+# ---- 7. on a phone, small controls are a fingertip's size ---------------------------------
+
+FINGERTIP = 44  # CSS px: WCAG's target size (2.5.5), Apple's and Material's guides
+# Each shown element's text and box, in CSS px.
+BOXES = """(selector) => [...document.querySelectorAll(selector)]
+  .filter((e) => e.getClientRects().length)
+  .map((e) => {
+    const box = e.getBoundingClientRect();
+    return {text: e.innerText.trim().slice(0, 30), width: box.width, height: box.height};
+  })"""
+
+
+async def too_small(page: Page, selector: str, count: int) -> list[dict[str, object]]:
+    """The elements of ``selector`` (at least ``count`` of them shown) narrower or shorter
+    than a fingertip."""
+    boxes = await page.evaluate(BOXES, selector)
+    assert len(boxes) >= count, (selector, boxes)
+    return [b for b in boxes if min(b["width"], b["height"]) < FINGERTIP]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_on_a_phone_menus_links_and_checkboxes_are_a_fingertips_size(
+    open_page: OpenPage, web_server: WebServer, lang: str
+) -> None:
+    """At 360 px the replay's "Seen from" menu (19 px tall), each hand's "Replay" link
+    (16 px) and the options' checkboxes, the lobby's and the table's (a line of text, 24 px),
+    were smaller than a finger: each, or the label that ticks it, is now at least 44 px
+    tall and wide. (A hand of 14 tiles across 360 px cannot grow; it is left out.)"""
+    match, _ = await long_named_match(web_server)
+    page = await open_page("/", phone=True, lang=lang)
+    name = {"en": "Play as a guest", "zh": "以游客身份开始"}[lang]
+    await page.get_by_role("button", name=name).tap()
+    await page.goto("/#/lobby")
+    await expect(page.locator(".create")).to_be_visible()
+    assert await too_small(page, ".create label.check", 3) == []
+
+    await page.goto("/#/")
+    name = {"en": "Play now against three bots", "zh": "立即开局（对战三个机器人）"}[lang]
+    await page.get_by_role("button", name=name).tap()
+    await expect(page.locator(".own-hand")).to_be_visible(timeout=15_000)
+    await page.locator(".table-options summary").tap()
+    assert await too_small(page, ".table-options summary, .table-options label", 4) == []
+
+    await page.goto(f"/#/match/{match}")
+    await expect(page.locator(".replay .board")).to_be_visible()
+    assert await too_small(page, ".replay-seat select", 1) == []
+    assert await too_small(page, ".match-hands a", 2) == []
