@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import pytest
 from browserkit import PASSWORD, OpenPage, connected, login, new_name, play_until, register
 from httpkit import http_get
-from playwright.async_api import Page, expect
+from playwright.async_api import Page, Route, expect
 from test_shell import english_left, labels
 
 from server.client import Client, ServerError
@@ -528,6 +528,47 @@ async def test_the_tournament_pages_on_a_phone_in_chinese(
     tables = {t["table_id"] for t in detail["tables"] if t["table_id"]}
     allowed = {*switch, *cup.name.split(), *cup.players, *tables}
     assert english_left(await labels(page), allowed) == []
+
+
+# The seating's elements that reach past the screen's edges, and the page's own width.
+SEATING_OUTSIDE = """() => {
+  const outside = [...document.querySelectorAll(".seating, .seating *")]
+    .map((e) => [e, e.getBoundingClientRect()])
+    .filter(([, box]) => box.left < 0 || box.right > innerWidth)
+    .map(([e, box]) => `${e.tagName} ${e.innerText.trim().slice(0, 20)} ${box.left}..${box.right}`);
+  return {outside, width: document.scrollingElement.scrollWidth};
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_a_sessions_seating_fits_a_phone(
+    open_page: OpenPage, web_server: WebServer, lang: str
+) -> None:
+    """At 360 px a table's seating (wind, player, score, table points) was wider than its
+    card: "Table points" and every table's points were out of sight past the screen's edge,
+    to be scrolled to inside the card. Each column now fits, with the players' own names and
+    with names of 20 letters (as long as a name can be), which break rather than widen it."""
+    cup = await played(web_server)
+    page = await open_page("/", phone=True, lang=lang)
+    seating = page.locator(".session[data-session='1'] .seating tbody tr")
+    await page.goto(f"/#/tournament/{cup.id}")
+    await expect(seating).to_have_count(4)
+    await expect(seating.locator("td.num").first).to_be_visible()  # the table's results
+    seen = await page.evaluate(SEATING_OUTSIDE)
+    assert seen == {"outside": [], "width": 360}, seen
+
+    async def long_names(route: Route) -> None:
+        reply = await route.fetch()
+        text = await reply.text()
+        for name in cup.players:
+            text = text.replace(name, name.rjust(20, "W"))
+        await route.fulfill(response=reply, body=text)
+
+    await page.route(re.compile(r"/api/tournaments/\d+"), long_names)
+    await page.reload()
+    await expect(seating.first).to_contain_text(cup.players[0].rjust(20, "W")[:10])
+    seen = await page.evaluate(SEATING_OUTSIDE)
+    assert seen == {"outside": [], "width": 360}, seen
 
 
 _finished: Played | None = None

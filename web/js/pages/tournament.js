@@ -805,10 +805,10 @@ function tableCard(app, x, held) {
       ${x.match && !held ? html`<a href="#/match/${x.match}">${tr("app.player.open_match", { n: x.match })}</a>` : nothing}
       ${held && x.state === "finished" ? html`<span class="held">${tr("app.tournament.result_held")}</span>` : nothing}</p>
     <div class="table-scroll"><table class="matches seating">
-      <thead><tr><th scope="col">${tr("table.seat_wind")}</th><th scope="col">${tr("app.tournament.player")}</th>
+      <thead><tr><th scope="col" class="wind">${tr("table.seat_wind")}</th><th scope="col">${tr("app.tournament.player")}</th>
         ${results ? html`<th scope="col" class="num">${tr("app.player.score")}</th><th scope="col" class="num">${tr("app.tournament.table_points")}</th>` : nothing}</tr></thead>
       <tbody>${x.seats.map((seat, k) => html`<tr>
-        <td>${tr(`table.wind.${seat.wind}`)}</td><td>${seatName(app, seat)}</td>
+        <td class="wind">${tr(`table.wind.${seat.wind}`)}</td><td>${seatName(app, seat)}</td>
         ${results ? html`<td class="num">${x.scores[k]}</td><td class="num">${x.table_points ? points(app, x.table_points[k]) : "–"}</td>` : nothing}
       </tr>`)}</tbody>
     </table></div>
