@@ -170,12 +170,12 @@ MELD_CLICKS = (
     ".actions button.act-chow",
     *PLAY_CLICKS[2:],
 )
-# The own seat's name line (each of its parts) and the lowest of them; the highest any own
-# meld tile reaches, counting the claimed tile's raise and its mark above it (a box-shadow,
-# which a bounding box leaves out).
+# The own seat's name line (each of its parts, but a claim's banner laid over it for a
+# moment) and the lowest of them; the highest any own meld tile reaches, counting the claimed
+# tile's raise and its mark above it (a box-shadow, which a bounding box leaves out).
 OWN_SEAT = """() => {
   const all = (selector) => [...document.querySelectorAll(selector)];
-  const head = all(".own .seat-head > *").map((e) => e.getBoundingClientRect().bottom);
+  const head = all(".own .seat-head > :not(.callout)").map((e) => e.getBoundingClientRect().bottom);
   const tops = all(".own .own-tiles img.tile, .own .own-tiles .htile").map(
     (e) => e.getBoundingClientRect().top - (e.classList.contains("claimed-in") ? 3 : 0));
   return {headBottom: Math.max(...head), tilesTop: Math.min(...tops),

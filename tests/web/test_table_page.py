@@ -747,6 +747,86 @@ async def test_claims_are_announced_at_the_claimers_seat_to_a_spectator(
     print(f"\nclaims announced to the spectator: {await watcher.evaluate('window.seenCalls')}")
 
 
+# Every claim's announcement the page shows, measured as it stands once its entrance is
+# over: the seats whose river (their discards) it overlaps, if any; and every one shown with
+# a hand's (or the match's) result sheet up, or under a sheet left up into the next hand.
+WATCH_BANNERS = """(() => {
+  window.banners = [];
+  window.underSheet = [];
+  window.sheets = 0;
+  const over = (a, b) =>
+    a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const last = new WeakMap();
+  const sheets = new WeakSet();
+  new MutationObserver(() => {
+    const sheet = document.querySelector(".result[role=dialog]");
+    if (sheet && !sheets.has(sheet)) (sheets.add(sheet), window.sheets++);
+    for (const call of document.querySelectorAll(".callout")) {
+      if (!call.getClientRects().length) continue; // not shown
+      for (const entrance of call.getAnimations()) entrance.finish();
+      const text = call.textContent.trim();
+      const box = call.getBoundingClientRect();
+      const ended = sheet && sheet.matches(".hand-over, .match-end");
+      const under = sheet && over(box, sheet.getBoundingClientRect());
+      if (ended || under) window.underSheet.push(text);
+      if (last.get(call) === text) continue;
+      last.set(call, text);
+      const rivers = [...document.querySelectorAll(".board .seat")]
+        .filter((seat) => over(box, seat.querySelector(".river").getBoundingClientRect()));
+      window.banners.push({text, seat: Number(call.closest(".seat").dataset.player),
+                           rivers: rivers.map((seat) => Number(seat.dataset.player))});
+    }
+  }).observe(document, {childList: true, subtree: true, characterData: true});
+})();"""
+# At the table, the player claims what she may (her own seat's announcements too).
+CLAIM_CLICKS = (
+    ".result button.close-result",
+    ".actions button.act-win",
+    ".actions button.act-pung",
+    ".actions button.act-chow",
+    *PLAY_CLICKS[2:],
+)
+
+
+@pytest.mark.parametrize("phone", [False, True], ids=["1280x800", "360x740"])
+async def test_a_claims_announcement_covers_no_discards_and_no_result_sheet(
+    open_page: OpenPage, phone: bool
+) -> None:
+    """A claim's banner ("Pung", "Win") stood over the middle of the claimer's seat for 1.8 s,
+    over the river the others read to decide their next move, and a hand's "Win" showed
+    through its result sheet. It is now over the claimer's name line, clear of every river;
+    none shows with a hand's result sheet up, nor under the last hand's sheet left up into
+    the next (on a phone, none while a sheet is up)."""
+    page = await open_page("about:blank", phone=phone)
+    await page.add_init_script(WATCH_BANNERS)
+    frames = record_frames(page)
+    await page.goto("/")
+    await play_now(page)
+
+    def won() -> bool:
+        return any(
+            e["kind"] == "win"
+            for way, message in frames
+            if way == "received" and message.get("type") == "update"
+            for e in message["payload"]["events"]
+        )
+
+    loop = asyncio.get_running_loop()
+    until = loop.time() + 120
+    claims: list[dict[str, Any]] = []
+    while not (claims and won()):
+        assert loop.time() < until, f"no claim and win in 120 s of play (claims: {claims})"
+        if not await click_first(page, CLAIM_CLICKS, tap=phone):
+            await asyncio.sleep(0.03)
+        banners = await page.evaluate("window.banners")
+        claims = [b for b in banners if b["text"] != "Win"]
+    banners = await page.evaluate("window.banners")
+    print(f"\nannouncements: {[(b['seat'], b['text']) for b in banners]}")
+    assert [b for b in banners if b["rivers"]] == []
+    assert await page.evaluate("window.sheets") >= 1  # the won hand's result, at least
+    assert await page.evaluate("window.underSheet") == []
+
+
 async def box(page: Page, selector: str) -> dict[str, float]:
     found = await page.locator(selector).first.bounding_box()
     assert found is not None, f"{selector} is not shown"

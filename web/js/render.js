@@ -186,14 +186,16 @@ function seatHead(ctx, seat, side) {
     ${view.dealer === seat.player ? html`<span class="dealer" title=${ctx.t("table.dealer")}>${ctx.t("table.dealer_mark")}</span>` : nothing}
     <span class="score">${signed(score)}</span>
     ${seat.flowers.length ? html`<span class="flowers" aria-label=${ctx.t("table.flowers")}>${seat.flowers.map((f) => tileImg(ctx.t, f))}</span>` : nothing}
+    ${callout(ctx, seat)}
   </header>`;
 }
 
 /** Whether it is `seat`'s move: the glow on its place at the table. */
 const onTurn = (view, seat) => view.current === seat.player && view.phase !== "over";
 
-/** The claim just made at this seat ("Pung", "碰"), shown for a moment (`ctx.calls`:
- * {player: call}). */
+/** The claim just made at this seat ("Pung", "碰"), shown for a moment over the seat's name
+ * line (`ctx.calls`: {player: call}): over the middle of the seat it hid the seat's river,
+ * the discards the other players read to decide their next move. */
 function callout(ctx, seat) {
   const call = ctx.calls && ctx.calls[seat.player];
   return call ? html`<div class="callout callout-${call}" role="status">${ctx.t(`table.call.${call}`)}</div>` : nothing;
@@ -206,7 +208,6 @@ function otherSeat(ctx, seat, side, wild) {
       <div class="seat-tiles">${hiddenHand(ctx, seat, wild)}<span class="melds">${seat.melds.map((m) => meldView(ctx, m, wild))}</span></div>
     </div>
     ${riverView(ctx, seat, ctx.last === seat.player, wild)}
-    ${callout(ctx, seat)}
   </section>`;
 }
 
@@ -233,7 +234,6 @@ function ownSeat(ctx, seat, wild) {
       <span class="melds">${seat.melds.map((m) => meldView(ctx, m, wild))}</span>
       <span class="hand own-hand" role="group" aria-label=${ctx.t("table.your_hand")}>${shown.map(tileButton)}</span>
     </div>
-    ${callout(ctx, seat)}
   </section>`;
 }
 
