@@ -635,6 +635,12 @@ async def _flood(url: str, victim: str, stop: asyncio.Event, counts: Counter[str
                     break
 
 
+def ms(latency: float | None) -> str:
+    """A latency of the load tool's report as printed: none when it measured no update (its
+    run too short on a machine too loaded: the assertions below say so, not the print)."""
+    return "none" if latency is None else f"{latency:.2f} ms"
+
+
 @pytest.mark.asyncio
 async def test_a_login_flood_during_a_live_match_is_refused_and_the_match_plays_on(
     start_server: Any,
@@ -660,8 +666,8 @@ async def test_a_login_flood_during_a_live_match_is_refused_and_the_match_plays_
     print(
         f"\nlogin flood: {counts['auth_failed'] + counts['rate_limited']} logins in "
         f"{elapsed:.1f} s, {dict(counts)}; "
-        f"action-to-update latency p50 {q['p50']:.2f} ms quiet, {f['p50']:.2f} ms flooded "
-        f"(p95 {q['p95']:.2f} / {f['p95']:.2f} ms; {q['samples']} / {f['samples']} updates)"
+        f"action-to-update latency p50 {ms(q['p50'])} quiet, {ms(f['p50'])} flooded "
+        f"(p95 {ms(q['p95'])} / {ms(f['p95'])}; {q['samples']} / {f['samples']} updates)"
     )
     assert counts["ok"] == 0
     assert counts["rate_limited"] > counts["auth_failed"]  # refused, not hashed
