@@ -10,6 +10,8 @@
   comparison of a stored match with it: final scores, hand records, action log, the log
   replaying, and the human's counts.
 - ``write_config``: the ``guobiao serve`` configuration the SIGKILL tests start it with.
+- ``read_only_switch``: a running server's store made to refuse writes, as a read-only file
+  does, while a switch says so.
 - ``TALLY``: the figures the tests print (faults injected, matches identical, actions lost).
 """
 
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from fakes import QUICK, FakePeer
+from sqlalchemy import event
 from sqlalchemy.exc import OperationalError
 
 from engine.actions import Action
@@ -31,6 +34,7 @@ from engine.bots import make_bot
 from engine.match import Match
 from engine.rules import MCR
 from engine.simulation import play_match
+from server.app import App
 from server.config import Config, LimitsSection
 from server.db.store import Store
 from server.lobby import Lobby, replay_log
@@ -256,3 +260,20 @@ claim_window_ms = 0
         encoding="utf-8",
     )
     return path
+
+
+def read_only_switch(app: App) -> dict[str, bool]:
+    """A switch of ``app``'s store (SQLite): while its ``"read_only"`` is true, every
+    connection it checks out refuses writes (``PRAGMA query_only``: "attempt to write a
+    readonly database", as a read-only file or a full disk fails them) and reads work. The
+    pool's connections and the one its short writes make in the event loop alike."""
+    state = {"read_only": False}
+
+    def on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA query_only = {int(state['read_only'])}")
+        cursor.close()
+
+    for engine in (app.store.engine.sync_engine, app.store._now.engine):
+        event.listen(engine, "checkout", on_checkout)
+    return state

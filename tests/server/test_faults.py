@@ -41,6 +41,7 @@ from faultkit import (
     Peer,
     bot_match,
     check_match,
+    read_only_switch,
     write_config,
 )
 from httpkit import http_get
@@ -723,13 +724,7 @@ async def test_healthz_says_when_tables_cannot_store_their_moves(start_server: A
     work again, ``ok``. It said ``ok`` throughout."""
     app = await start_server()
     wire = await Wire.open(url_of(app))
-    state = {"read_only": False}
-
-    @event.listens_for(app.store.engine.sync_engine, "checkout")
-    def on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
-        cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA query_only = {int(state['read_only'])}")
-        cursor.close()
+    state = read_only_switch(app)
 
     async def health() -> dict[str, Any]:
         status, body = await http_get(app.port, "/healthz")
@@ -771,16 +766,7 @@ async def test_healthz_says_when_writes_fail_that_are_no_tables_moves(start_serv
     ``ok`` (it counted only the tables paused). It says ``degraded``, ``writes failing``,
     since when and why; once a write works, ``ok``, with the last failure kept."""
     app = await start_server()
-    state = {"read_only": False}
-
-    def on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
-        cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA query_only = {int(state['read_only'])}")
-        cursor.close()
-
-    # (the pool's connections, and the one the short writes make in the event loop)
-    for engine in (app.store.engine.sync_engine, app.store._now.engine):
-        event.listen(engine, "checkout", on_checkout)
+    state = read_only_switch(app)
 
     async def health() -> dict[str, Any]:
         status, body = await http_get(app.port, "/healthz")

@@ -14,11 +14,11 @@ import time
 from typing import Any
 
 import pytest
+from faultkit import read_only_switch
 from httpkit import http_request
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from serverkit import StartServer
-from sqlalchemy import event
 from test_server_bad_input import Wire
 from websockets.asyncio.client import connect
 
@@ -218,16 +218,7 @@ async def test_failed_writes_are_counted_and_whether_writes_fail_now(
     each write it failed (a login's here) and ``guobiao_writes_failing`` is 1 while they
     fail, 0 again once a write works; the count stays."""
     app = await start_server(metrics=GAME_PORT)
-    state = {"read_only": False}
-
-    def on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
-        cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA query_only = {int(state['read_only'])}")
-        cursor.close()
-
-    # (the pool's connections, and the one the short writes make in the event loop)
-    for engine in (app.store.engine.sync_engine, app.store._now.engine):
-        event.listen(engine, "checkout", on_checkout)
+    state = read_only_switch(app)
 
     def writes(samples: Scrape) -> tuple[float, float]:
         failed = value(samples, "guobiao_write_failures_total")
