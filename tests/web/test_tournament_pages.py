@@ -530,9 +530,11 @@ async def test_the_tournament_pages_on_a_phone_in_chinese(
     assert english_left(await labels(page), allowed) == []
 
 
-# The seating's elements that reach past the screen's edges, and the page's own width.
-SEATING_OUTSIDE = """() => {
-  const outside = [...document.querySelectorAll(".seating, .seating *")]
+# The elements of the tables ``selector`` finds, and theirs, that reach past the screen's
+# edges, and the page's own width.
+OUTSIDE = """(selector) => {
+  const outside = [...document.querySelectorAll(selector)]
+    .flatMap((table) => [table, ...table.querySelectorAll("*")])
     .map((e) => [e, e.getBoundingClientRect()])
     .filter(([, box]) => box.left < 0 || box.right > innerWidth)
     .map(([e, box]) => `${e.tagName} ${e.innerText.trim().slice(0, 20)} ${box.left}..${box.right}`);
@@ -554,20 +556,87 @@ async def test_a_sessions_seating_fits_a_phone(
     await page.goto(f"/#/tournament/{cup.id}")
     await expect(seating).to_have_count(4)
     await expect(seating.locator("td.num").first).to_be_visible()  # the table's results
-    seen = await page.evaluate(SEATING_OUTSIDE)
+    seen = await page.evaluate(OUTSIDE, ".seating")
     assert seen == {"outside": [], "width": 360}, seen
 
-    async def long_names(route: Route) -> None:
+    await with_long_names(page, cup)
+    await page.reload()
+    await expect(seating.first).to_contain_text(long_name(cup.players[0])[:10])
+    seen = await page.evaluate(OUTSIDE, ".seating")
+    assert seen == {"outside": [], "width": 360}, seen
+
+
+def long_name(name: str) -> str:
+    """``name`` made 20 letters long, as long as a name can be."""
+    return name.rjust(20, "W")
+
+
+async def with_long_names(
+    page: Page, cup: Played, change: Callable[[dict[str, Any]], None] | None = None
+) -> None:
+    """From now on ``page`` is told that ``cup``'s players have names of 20 letters, and
+    the tournament's body as ``change`` changes it (its sessions' as they are)."""
+
+    async def answer(route: Route) -> None:
         reply = await route.fetch()
         text = await reply.text()
         for name in cup.players:
-            text = text.replace(name, name.rjust(20, "W"))
-        await route.fulfill(response=reply, body=text)
+            text = text.replace(name, long_name(name))
+        body = json.loads(text)
+        if change and "standings" in body:
+            change(body)
+        await route.fulfill(response=reply, body=json.dumps(body))
 
-    await page.route(re.compile(r"/api/tournaments/\d+"), long_names)
+    await page.route(re.compile(r"/api/tournaments/\d+"), answer)
+
+
+# The tables of a tournament's page below its sessions.
+TABLES = ".standings, .tournament-players, .duplicate-results, .tournament-log"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_the_standings_players_and_corrections_fit_a_phone(
+    open_page: OpenPage, web_server: WebServer, lang: str
+) -> None:
+    """At 360 px the players' table was wider than the screen: "Checked in for session 2"
+    and each player's answer were cut at its edge, to be scrolled to sideways, and so was
+    the standings' last column (by 3 px); the corrections (each entry and reason on one
+    line) were twice the screen's width. Each fits, its headings wrapped, with the players'
+    own names and with names of 20 letters, which break rather than widen it; so do a
+    duplicate tournament's results and a second session's column (the corrections, the
+    duplicate results and session 2's points are given to the page: this tournament has
+    none yet)."""
+    cup = await played(web_server)
+    page = await open_page("/", phone=True, lang=lang)
+    await page.goto(f"/#/tournament/{cup.id}")
+    await expect(page.locator(".standings tbody tr")).to_have_count(4)
+    await expect(page.locator(".tournament-players tbody tr")).to_have_count(4)
+    await expect(page.locator(".tournament-players th")).to_have_count(3)  # checked in
+    seen = await page.evaluate(OUTSIDE, TABLES)
+    assert seen == {"outside": [], "width": 360}, seen
+
+    def corrected(body: dict[str, Any]) -> None:
+        player, director = body["players"][0]["name"], long_name(DIRECTORS["played"])
+        entry = {"player": player, "amount": "-8", "session": 1, "by": director}
+        entry |= {"at": "2026-12-07T13:37:00Z", "kind": "penalty"}
+        body["log"] = [
+            entry | {"id": 1, "reason": "slow play", "in_force": False},
+            entry | {"id": 2, "kind": "undo", "of": 1, "reason": "by mistake", "in_force": True},
+        ]
+        body["duplicate"] = [
+            {"player": r["player"], "deals": 4, "difference": "-123/4", "imps": -12}
+            for r in body["standings"]
+        ]
+        for row in body["standings"]:
+            row["sessions"].append({"session": 2, "table_points": "-1/4"})
+
+    await with_long_names(page, cup, corrected)
     await page.reload()
-    await expect(seating.first).to_contain_text(cup.players[0].rjust(20, "W")[:10])
-    seen = await page.evaluate(SEATING_OUTSIDE)
+    await expect(page.locator(".tournament-log tbody tr")).to_have_count(2)
+    await expect(page.locator(".duplicate-results tbody tr")).to_have_count(4)
+    await expect(page.locator(".standings th")).to_have_count(6)  # S1 and S2
+    await expect(page.locator(".tournament-players")).to_contain_text(long_name(cup.players[0]))
+    seen = await page.evaluate(OUTSIDE, TABLES)
     assert seen == {"outside": [], "width": 360}, seen
 
 
