@@ -328,14 +328,15 @@ async def long_named_match(web_server: WebServer) -> tuple[int, list[str]]:
 CHINESE = ["一二三四五六七八九十百千万亿甲乙丙丁戊" + c for c in "东南西北"]
 
 
-async def with_chinese_names(page: Page, names: list[str]) -> None:
-    """The page gets the match's answers (match, replay, review) with ``CHINESE`` names."""
+async def with_names(page: Page, names: list[str], shown: list[str]) -> None:
+    """The page gets the match's answers (match, replay, review) with the ``shown`` names
+    for ``names``."""
 
     async def rename(route: Route) -> None:
         reply = await route.fetch()
         text = await reply.text()
-        for name, chinese in zip(names, CHINESE, strict=True):
-            text = text.replace(name, chinese)
+        for name, other in zip(names, shown, strict=True):
+            text = text.replace(name, other)
         await route.fulfill(response=reply, body=text)
 
     await page.route(re.compile(r"/api/matches/\d+"), rename)
@@ -358,7 +359,7 @@ async def test_the_match_page_of_long_names_fits_a_phone(
     match, names = await long_named_match(web_server)
     page = await open_page("/", lang=lang, size=(390, 844))
     if chinese_names:
-        await with_chinese_names(page, names)
+        await with_names(page, names, CHINESE)
     shown = CHINESE if chinese_names else names
     await page.goto(f"/#/match/{match}")
     main = page.locator("main")
@@ -477,11 +478,12 @@ async def too_small(page: Page, selector: str, count: int) -> list[dict[str, obj
 async def test_on_a_phone_menus_links_and_checkboxes_are_a_fingertips_size(
     open_page: OpenPage, web_server: WebServer, lang: str
 ) -> None:
-    """At 360 px the replay's "Seen from" menu (19 px tall), each hand's "Replay" link
-    (16 px) and the options' checkboxes, the lobby's and the table's (a line of text, 24 px),
-    were smaller than a finger: each, or the label that ticks it, is now at least 44 px
-    tall and wide. (A hand of 14 tiles across 360 px cannot grow; it is left out.)"""
-    match, _ = await long_named_match(web_server)
+    """At 360 px the replay's "Seen from" menu (19 px tall), its buttons and "Review …'s
+    decisions" (40 px), each hand's "Replay" link (16 px) and the options' checkboxes, the
+    lobby's and the table's (a line of text, 24 px), were smaller than a finger: each, or
+    the label that ticks it, is now at least 44 px tall and wide. (A hand of 14 tiles
+    across 360 px cannot grow; it is left out.)"""
+    match, names = await long_named_match(web_server)
     page = await open_page("/", phone=True, lang=lang)
     name = {"en": "Play as a guest", "zh": "以游客身份开始"}[lang]
     await page.get_by_role("button", name=name).tap()
@@ -496,7 +498,11 @@ async def test_on_a_phone_menus_links_and_checkboxes_are_a_fingertips_size(
     await page.locator(".table-options summary").tap()
     assert await too_small(page, ".table-options summary, .table-options label", 4) == []
 
+    # Short names: "Review Ann's decisions" on one line (a long name's two were taller).
+    await with_names(page, names, ["Ann", "Bea", "Cy", "Di"])
     await page.goto(f"/#/match/{match}")
     await expect(page.locator(".replay .board")).to_be_visible()
     assert await too_small(page, ".replay-seat select", 1) == []
+    assert await too_small(page, ".replay-controls button", 5) == []
+    assert await too_small(page, ".review-load", 1) == []
     assert await too_small(page, ".match-hands a", 2) == []
