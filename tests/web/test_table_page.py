@@ -83,7 +83,9 @@ async def test_a_guest_plays_a_whole_hand_by_clicks_and_a_spectator_sees_nothing
     await watcher.goto(f"/#/watch/{table}")
     await watcher.wait_for_selector(".board", timeout=15_000)
     if os.environ.get("GUOBIAO_SCREENSHOTS") == "1":
-        # Mid-hand, on the player's turn: rivers filled a little, a tile raised.
+        # Mid-hand, on the player's turn: rivers filled a little, a tile raised; at the
+        # 1280x800 docs/client.md says.
+        await page.set_viewport_size({"width": 1280, "height": 800})
         await play_until(page, ".board:has(.seat-bottom .river span:nth-child(7)) .htile.raised")
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         await page.screenshot(path=str(SCREENSHOT))
