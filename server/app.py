@@ -30,6 +30,7 @@ import engine
 from server import VERSION, accounts, match_access, replay
 from server.config import Config
 from server.connection import TOO_MANY_FROM_ADDRESS, Connection, EndOfTurn, address_of
+from server.db.engine import POSTGRES_ANSWER_WAIT
 from server.db.models import iso
 from server.db.store import Store, upgrade
 from server.errors import shown
@@ -148,7 +149,9 @@ class App:
         self.metrics.start()
         url = self.config.database_url
         await upgrade(url)
-        self.store = await Store.open(url)
+        # Bounded waits for PostgreSQL's answers: a database that stops answering costs a
+        # pause, not a hang (docs/deployment.md, "A database that stops answering").
+        self.store = await Store.open(url, answer_wait=POSTGRES_ANSWER_WAIT)
         self.store.policy = self.config.season_policy()
         self.store.on_commit = self.metrics.commit_seconds
         self.lobby = Lobby(self.config, self.store, self.metrics)

@@ -436,9 +436,11 @@ class Connection:
                 return False
         except ServerError as exc:  # protocol, accounts and lobby refusals
             self.send(refusal(exc, reply_to))
-        except SQLAlchemyError as exc:
-            # The database failed it (full, read-only, locked, unreachable): said so in a
-            # line, to the log and to the client; the connection stays.
+        except (SQLAlchemyError, TimeoutError) as exc:
+            # The database failed it (full, read-only, locked, unreachable) or did not answer
+            # in time (server/db/engine.py: asyncpg's own ``TimeoutError``, which SQLAlchemy
+            # does not wrap): said so in a line, to the log and to the client; the
+            # connection stays.
             log.error(
                 "the database failed a %s message from %s: %s",
                 type(message).__name__,

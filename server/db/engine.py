@@ -28,6 +28,10 @@ WRITE_OPTION = "guobiao_write"
 # How long a write waits for SQLite's write lock before it fails ("database is locked"): the
 # connections' busy timeout, and the longest wait for a turn at the store's write gate.
 SQLITE_WRITE_WAIT = 10.0  # seconds
+# How long the server's store waits for PostgreSQL to answer one statement, or to open a
+# connection, before it counts the database failed (``make_engine``'s ``answer_wait``): as
+# long as a write waits for SQLite's lock.
+POSTGRES_ANSWER_WAIT = SQLITE_WRITE_WAIT
 
 
 def parse_url(url: str | URL) -> URL:
@@ -97,7 +101,13 @@ def sqlite_path(url: URL) -> Path | None:
     return Path(url.database)
 
 
-def make_engine(url: str | URL, *, store: bool = True, read_only: bool = False) -> AsyncEngine:
+def make_engine(
+    url: str | URL,
+    *,
+    store: bool = True,
+    read_only: bool = False,
+    answer_wait: float | None = None,
+) -> AsyncEngine:
     """An async engine for ``url``.
 
     SQLite (``store=True``): the parent folder is created, and every connection gets
@@ -122,6 +132,11 @@ def make_engine(url: str | URL, *, store: bool = True, read_only: bool = False) 
     is in WAL mode, which SQLite reads only through the ``-shm`` file beside it: one that is
     not there and cannot be made (a folder this user may not write) is ``CannotRead`` too,
     saying so.
+
+    ``answer_wait`` (PostgreSQL; the server's store: ``POSTGRES_ANSWER_WAIT``): seconds to
+    wait for the answer to a statement, and for a new connection, before it fails with
+    ``TimeoutError``; None: as long as it takes (the commands, whose reads of a whole
+    database may take longer, and whose user sees them wait).
     """
     parsed = parse_url(url)
     path = sqlite_path(parsed)
@@ -141,6 +156,19 @@ def make_engine(url: str | URL, *, store: bool = True, read_only: bool = False) 
         # match failed 3 runs in 4 that way (2026-12-05). The action log holds a connection
         # of its own, so its appends do not pay for the ping.
         options["pool_pre_ping"] = True
+        if answer_wait is not None:
+            # A database that stops answering without closing anything (a network
+            # partition, a host paused, a backend stopped) left every statement waiting
+            # forever: asyncpg has no timeout unless asked, and TCP's keepalive takes hours.
+            # A probe that stopped the server's PostgreSQL processes mid-match found a
+            # player's move, /healthz, /readyz and every login unanswered for as long as they
+            # were stopped (2026-12-07). Bounded, a statement that gets no answer fails
+            # (``TimeoutError``) as one on a connection PostgreSQL ended does: the table
+            # pauses, the move is refused and asked again. The connection is set aside (it
+            # may still be busy with the statement); the action log makes sure its backend
+            # has ended before it reads whether the append committed
+            # (server/db/action_log.py).
+            options["connect_args"] = {"command_timeout": answer_wait, "timeout": answer_wait}
     try:
         engine = create_async_engine(parsed, **options)
     except (ArgumentError, NoSuchModuleError, ImportError) as exc:

@@ -319,8 +319,14 @@ class PostgresNow:
 
 
 async def _drop(held: _Held) -> None:
-    """Set ``held``'s connection aside: its next statement opens another."""
-    connection, held.connection, held.driver = held.connection, None, None
+    """Set ``held``'s connection aside: its next statement opens another. Its socket is
+    closed at once: SQLAlchemy would close it politely, waiting 2 s for an answer, which
+    a database that stopped answering (server/db/engine.py) does not give."""
+    connection, driver = held.connection, held.driver
+    held.connection = held.driver = None
+    if driver is not None:
+        with contextlib.suppress(Exception):
+            driver.terminate()
     if connection is not None:
         with contextlib.suppress(Exception):
             await connection.invalidate()

@@ -110,11 +110,14 @@ class Store(Accounts, Tables, Matches, ActionLog, Reports):
         self.tournaments = TournamentStore(self._read, self._write)
 
     @classmethod
-    async def open(cls, url: str, *, read_only: bool = False) -> Self:
+    async def open(
+        cls, url: str, *, read_only: bool = False, answer_wait: float | None = None
+    ) -> Self:
         """A store on ``url`` (``BadDatabaseURL`` if unusable). Connects lazily: use
         ``ping`` to check the database is there. Does not migrate. ``read_only``: for the
-        commands that only read, as ``make_engine``'s (its writes fail)."""
-        return cls(make_engine(url, read_only=read_only))
+        commands that only read, as ``make_engine``'s (its writes fail); ``answer_wait``:
+        as ``make_engine``'s (the server's: ``POSTGRES_ANSWER_WAIT``)."""
+        return cls(make_engine(url, read_only=read_only, answer_wait=answer_wait))
 
     async def close(self) -> None:
         await self._close_log()  # what was appended is written before the engine goes

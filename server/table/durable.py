@@ -222,7 +222,9 @@ class Durable:
 
     async def reconcile(self, store: TableStore, match_id: int) -> ActionRow | None:
         """Settle the append that failed (``settle``): the action to apply now if it was
-        stored after all, so memory and the log agree again; else None."""
+        stored after all, so memory and the log agree again; else None. (The log answers
+        once nothing more of that append can commit: a statement that got no answer may
+        yet, server/db/action_log.py; until then it raises, and the table stays paused.)"""
         seq = self.unsure_seq
         assert seq is not None
         found = settle(match_id, seq, await store.last_action(match_id))
