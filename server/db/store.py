@@ -38,6 +38,8 @@ The rest of the server imports from ``server.db.store``, which names everything 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Self
 
 from sqlalchemy import text
@@ -72,6 +74,9 @@ from server.db.tables import Tables
 from server.ladder.seasons import SeasonPolicy
 from server.ladder.store import LadderStore
 from server.tournaments.store import TournamentStore
+
+# How long ``ping`` waits for the database's answer: /healthz and /readyz answer within it.
+PING_WAIT = 2.0  # seconds
 
 __all__ = [
     "ActionRow",
@@ -108,6 +113,7 @@ class Store(Accounts, Tables, Matches, ActionLog, Reports):
         self.policy = policy or SeasonPolicy()
         self.ladder = LadderStore(self._read, self._write, lambda: self.policy)
         self.tournaments = TournamentStore(self._read, self._write)
+        self._ping: asyncio.Task[bool] | None = None  # the ping in flight (``ping``)
 
     @classmethod
     async def open(
@@ -120,6 +126,10 @@ class Store(Accounts, Tables, Matches, ActionLog, Reports):
         return cls(make_engine(url, read_only=read_only, answer_wait=answer_wait))
 
     async def close(self) -> None:
+        if self._ping is not None:  # (it would open a connection on an engine that is going)
+            self._ping.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ping
         await self._close_log()  # what was appended is written before the engine goes
         self._closed = True  # no read starts on the engine as it goes
         if self._gate is not None:  # nor any write
@@ -137,7 +147,24 @@ class Store(Accounts, Tables, Matches, ActionLog, Reports):
         await self.close()
 
     async def ping(self) -> bool:
-        """True if the database answers."""
+        """True if the database answers within ``PING_WAIT`` seconds.
+
+        A database that stops answering without closing anything (a network partition, a
+        host paused) left /healthz and /readyz waiting for as long as it did, so that an
+        orchestrator's probe timed out and counted the server dead rather than told
+        ``degraded``. The answer is awaited ``PING_WAIT`` seconds at most; the ping goes on
+        meanwhile (until the engine's own wait ends it, server/db/engine.py), and a probe
+        that comes while it is still going waits for it rather than start another: probes
+        every second do not pile up connections on a database that does not answer."""
+        if self._ping is None or self._ping.done():
+            self._ping = asyncio.create_task(self._ping_once(), name="store-ping")
+        try:
+            async with asyncio.timeout(PING_WAIT):
+                return await asyncio.shield(self._ping)
+        except TimeoutError:
+            return False
+
+    async def _ping_once(self) -> bool:
         try:
             async with self.engine.connect() as connection:
                 await connection.execute(text("SELECT 1"))

@@ -8,9 +8,10 @@ postmaster and every other database's are left alone. A probe so (2026-12-07) fo
 player's move, ``/healthz``, ``/readyz`` and every login unanswered for as long as the
 backends were stopped: a wait with no bound (server/db/engine.py).
 
-- ``Store``, in-process: a statement with no answer fails in time; after an append that
-  got no answer the log says how it ended only once the backend that had it has ended (an
-  answer before then could be undone by its late commit).
+- ``Store``, in-process: a statement with no answer fails in time; ``ping`` answers within
+  its wait; after an append that got no answer the log says how it ended only once the
+  backend that had it has ended (an answer before then could be undone by its late
+  commit).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from test_server_recovery import (  # noqa: F401 (serve: its fixture)
 )
 
 from server.db.action_log import UNSETTLED_WAIT
-from server.db.store import Store, TableRow, upgrade
+from server.db.engine import POSTGRES_ANSWER_WAIT
+from server.db.store import PING_WAIT, Store, TableRow, upgrade
 
 pytestmark = [pytest.mark.postgres, pytest.mark.asyncio]
 
@@ -170,5 +172,28 @@ async def test_an_append_with_no_answer_is_settled_only_once_its_backend_ended()
             assert stored[-1] == said, "the log said one thing, and kept another"
             # The table goes on from there: its next action is appended.
             await store.append_action(match_id, said.seq + 1, 1, 2, {"type": "pass"})
+        finally:
+            await store.close()
+
+
+async def test_ping_answers_in_time_while_the_database_does_not() -> None:
+    """The backend of the store's pooled connection stopped: ``ping`` says no within
+    ``PING_WAIT``, and again when asked again while that ping still waits (one ping at a
+    time: not a connection more for each probe), and yes once the backend goes on. Before,
+    it waited as long as the backend was stopped, and /healthz with it."""
+    async with own_database() as url, freezer_of(url) as freezer:
+        await upgrade(url)
+        store = await Store.open(url, answer_wait=POSTGRES_ANSWER_WAIT)
+        try:
+            assert await store.ping()  # (a connection in the pool, as a server has)
+            await freezer.freeze(new_ones=False)
+            for _ in range(2):
+                took, answer = await within(PING_WAIT + 3, store.ping())
+                assert answer is False
+                assert took < PING_WAIT + 0.5
+            assert len(await freezer.backends()) == 1, "a ping opened another connection"
+            await freezer.thaw()
+            took, answer = await within(PING_WAIT + 3, store.ping())
+            assert answer is True, "no answer once the database went on"
         finally:
             await store.close()
