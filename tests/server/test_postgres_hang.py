@@ -12,21 +12,28 @@ backends were stopped: a wait with no bound (server/db/engine.py).
   its wait; after an append that got no answer the log says how it ended only once the
   backend that had it has ended (an answer before then could be undone by its late
   commit).
+- ``guobiao serve``, with a player over the network mid-match: her move is refused
+  (``internal_error``) rather than left unanswered, ``/healthz`` says ``degraded`` in time,
+  a login is refused in time, her turn does not run out, and once the backends go on the
+  match finishes as the offline one, with no move of hers played by a stand-in.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pgkit
 import pytest
+from httpkit import http_get
 from test_server_recovery import (  # noqa: F401 (serve: its fixture)
     ME,
     TURN_SECONDS,
@@ -36,6 +43,8 @@ from test_server_recovery import (  # noqa: F401 (serve: its fixture)
     write_config,
 )
 
+from engine.actions import Action
+from server.client import Client, Incoming, ServerError, play
 from server.db.action_log import UNSETTLED_WAIT
 from server.db.engine import POSTGRES_ANSWER_WAIT
 from server.db.store import PING_WAIT, Store, TableRow, upgrade
@@ -197,3 +206,128 @@ async def test_ping_answers_in_time_while_the_database_does_not() -> None:
             assert answer is True, "no answer once the database went on"
         finally:
             await store.close()
+
+
+# --------------------------------------------------------------- a server ---
+
+TURN = 3  # seconds: shorter than the stop, so a turn run out during it would show
+HOLD = POSTGRES_ANSWER_WAIT + 3  # seconds the backends are stopped: past the server's wait
+
+
+async def health(port: int, limit: float) -> tuple[float, Any]:
+    """``GET /healthz`` as a probe with ``limit`` seconds does it: how long, and the answer
+    (status, body), or the exception."""
+    took, answer = await within(limit, http_get(port, "/healthz"))
+    if isinstance(answer, tuple):
+        answer = (answer[0], json.loads(answer[1]))
+    return took, answer
+
+
+async def test_a_database_that_stops_answering_mid_match_costs_a_pause(
+    serve: Callable[..., Any],  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
+) -> None:
+    """The backends serving ``guobiao serve``'s database are stopped as a player's move
+    is on its way, and every one that starts meanwhile, for longer than the server waits
+    for an answer and than her turn. Meanwhile her move is refused (``internal_error``),
+    ``/healthz`` answers within its wait and says ``degraded``, and a new login is
+    refused, each within seconds. Continued, the server goes on without a restart: she is
+    asked again, the match finishes as the offline one (nothing lost, nothing doubled),
+    none of her moves a stand-in's, and ``/healthz`` says ``ok``. Before, each of them
+    waited, unanswered, until the backends went on."""
+    async with own_database() as url, freezer_of(url) as freezer:
+        config = write_config(tmp_path, url)
+        text = config.read_text(encoding="utf-8")
+        config.write_text(text.replace(f"turn_seconds = {TURN_SECONDS}", f"turn_seconds = {TURN}"))
+        server = await serve(config)
+        alice = await Client.connect(server.url, record=True, rate=None)
+        armed = asyncio.Event()  # she is asked to discard: freeze while she thinks
+        sent_frozen: list[float] = []  # when her move went, on stopped backends
+        refused: list[float] = []  # when a move of hers was refused
+
+        def seen(message: Incoming) -> None:
+            if message.type == "error" and message.code == "internal_error":
+                refused.append(time.monotonic())
+            asked(message)
+
+        def asked(message: Incoming) -> None:
+            state = alice.tables.get(message.table or "")
+            hand = state.hand_no if state is not None else 0
+            legal = (
+                message.payload.get("view", {}).get("legal") if message.type == "update" else None
+            )
+            if hand >= 2 and legal and any(a["type"] == "discard" for a in legal):
+                armed.set()
+
+        def think(_action: Action) -> float:
+            if armed.is_set() and not sent_frozen:
+                sent_frozen.append(time.monotonic() + 1.0)
+                return 1.0  # the freeze comes meanwhile
+            return 0.0
+
+        try:
+            await alice.register("alice_hang", "correct horse battery")
+            table = (await alice.create_table(turn_seconds=TURN)).table
+            assert await alice.join_table(table, seat=ME) == ME
+            await alice.add_bots(table, "default")
+            playing = asyncio.create_task(
+                play(alice, table, my_bot(), think=think, on_message=seen)
+            )
+            await asyncio.wait_for(armed.wait(), 60)
+            await freezer.freeze()
+            began = time.monotonic()
+
+            # Meanwhile: /healthz as a probe with a 5 s limit, every second; a new login.
+            async def login() -> Any:
+                bob = await Client.connect(server.url, rate=None)
+                try:
+                    return await bob.request("guest", timeout=HOLD)
+                finally:
+                    await bob.close()
+
+            logging_in = asyncio.create_task(within(HOLD, login()))
+            probes = []
+            while time.monotonic() - began < HOLD:
+                probes.append(await health(server.port, 5))
+                await asyncio.sleep(1)
+            login_took, login_answer = await logging_in
+            await freezer.thaw()
+            thawed = time.monotonic() - began
+
+            print(
+                f"\n[hang] backends stopped {thawed:.1f} s; her move refused after "
+                f"{[round(at - sent_frozen[0], 1) for at in refused]} s; /healthz answered in "
+                f"{max(took for took, _ in probes):.1f} s at most ({len(probes)} probes); "
+                f"a login refused after {login_took:.1f} s"
+            )
+            assert refused and refused[0] < began + thawed, (
+                f"her move got no answer in {thawed:.1f} s of stopped backends; "
+                f"log:\n{server.log()}"
+            )
+            slow = [took for took, _ in probes if took > PING_WAIT + 1]
+            assert not slow, f"/healthz took {slow} s to answer ({len(probes)} probes)"
+            said = [answer for _, answer in probes]
+            assert all(isinstance(a, tuple) for a in said), said
+            assert any(status == 503 and body["status"] == "degraded" for status, body in said), (
+                said
+            )
+            assert isinstance(login_answer, ServerError), (login_took, login_answer)
+            assert login_answer.code == "internal_error"
+
+            end = await asyncio.wait_for(playing, 90)
+            assert end is not None, f"no match_end; log:\n{server.log()}"
+            _, (status, body) = await health(server.port, 5)
+            assert status == 200 and body["database"] == "ok", body
+            await check_match_as_offline(server.port, end["match"], end["scores"])
+            connection = await pgkit.connect(url)
+            try:
+                stand_ins = await connection.fetchval(
+                    "SELECT count(*) FROM actions WHERE player = $1 AND stand_in", ME
+                )
+            finally:
+                await connection.close()
+            assert stand_ins == 0, "her turn ran out while her move could not be stored"
+            assert "the database failed storing action" in server.log()
+        finally:
+            await alice.close()
+            server.process.kill()
