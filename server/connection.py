@@ -34,7 +34,7 @@ from server.db.engine import trouble
 from server.errors import ServerError
 from server.handoff import MAX_MOVES, Handoff, release
 from server.ladder.queue import Matchmaker
-from server.lobby import Lobby
+from server.lobby import Lobby, finished_refusal
 from server.messages.outbound import (
     Error,
     LoggedOut,
@@ -47,7 +47,7 @@ from server.messages.outbound import (
 from server.metrics import Metrics
 from server.nodes import Creator, Nodes
 from server.protocol import ProtocolError, encode, error, refusal
-from server.table import BackInput, GoneInput, LobbyError, input_for
+from server.table import BackInput, GoneInput, input_for
 from server.tournaments.host import Tournaments
 
 log = logging.getLogger("guobiao.server")
@@ -800,35 +800,11 @@ class Connection:
             await self.app.nodes.relay(self, table_id, self.frame)
         except ServerError as exc:
             self.tables.pop(table_id, None)
-            if exc.code == "no_such_table" and (match := await self._match_ended_at(table_id)):
-                raise LobbyError(
-                    "table_finished",
-                    f"table {table_id} is gone: its match {match} is over",
-                    table=table_id,
-                    match=match,
-                ) from None
+            if exc.code == "no_such_table" and (
+                finished := await finished_refusal(self.app.store, table_id, self.username)
+            ):
+                raise finished from None
             raise
-
-    async def _match_ended_at(self, table_id: str) -> int | None:
-        """The last match of ``table_id``, a table no node runs, if it finished there and
-        this connection's player sat at it: what she is refused with (``table_finished``)
-        when she comes back to a table gone (a reload after the end, a restart since, a link
-        kept). Anyone else still hears only that there is no such table (a private or
-        tournament table's end is not a stranger's to learn). None if the database cannot
-        say (a refusal then, as before)."""
-        if self.username is None:
-            return None
-        store = self.app.store
-        try:
-            row = await store.get_table(table_id)
-            if row is None or row.state != "finished" or self.username not in row.seats:
-                return None
-            matches = await store.table_matches(table_id)
-        except Exception:  # the refusal stands without its match
-            log.exception("looking up table %s's last match failed", table_id)
-            return None
-        ended = [m.id for m in matches if m.ended_at is not None]
-        return ended[-1] if ended else None
 
 
 def _request_id(value: Any) -> str | int | None:

@@ -141,6 +141,37 @@ def replay_log(
         raise LobbyError("corrupt_match", f"action {exc.line} does not replay: {exc.why}") from None
 
 
+async def finished_refusal(
+    store: LobbyStore, table_id: str, username: str | None
+) -> LobbyError | None:
+    """What ``username`` is refused with when she asks for ``table_id``, a table no node
+    runs, if its match finished there and she sat at it: ``table_finished``, with the
+    table's last match (she comes back to a table gone: a reload after the end, a restart
+    since, a link kept). None for anyone else, who still hears only that there is no such
+    table (a private or tournament table's end is not a stranger's to learn), and None if
+    the database cannot say (a refusal then, as before). Whichever node answers her, her
+    own or (cluster mode) one her message was relayed to, answers so."""
+    if username is None:
+        return None
+    try:
+        row = await store.get_table(table_id)
+        if row is None or row.state != "finished" or username not in row.seats:
+            return None
+        matches = await store.table_matches(table_id)
+    except Exception:  # the refusal stands without its match
+        log.exception("looking up table %s's last match failed", table_id)
+        return None
+    ended = [m.id for m in matches if m.ended_at is not None]
+    if not ended:
+        return None
+    return LobbyError(
+        "table_finished",
+        f"table {table_id} is gone: its match {ended[-1]} is over",
+        table=table_id,
+        match=ended[-1],
+    )
+
+
 # -------------------------------------------------------------------- feed ---
 
 FEED_SECONDS = 1.0  # a subscriber gets at most one unsolicited ``tables`` message this often

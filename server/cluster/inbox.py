@@ -51,6 +51,7 @@ from server.cluster.messages import (
 from server.cluster.peers import RemotePeer
 from server.cluster.relaying import Relaying, moving
 from server.errors import ServerError
+from server.lobby import finished_refusal
 from server.nodes import Here
 from server.protocol import error, refusal
 from server.table import BackInput, GoneInput, LobbyError, ReplaceInput, Table
@@ -208,14 +209,23 @@ class Inbox(Relaying):
 
             await self._park(table_id, deliver)
         elif isinstance(message, In):
-            self._sender(message.sender).send(
-                error(
-                    "no_such_table",
-                    f"there is no table {table_id!r}",
-                    protocol.request_id(message.frame),
-                )
-            )
+            await self._no_such_table(message)
         return True
+
+    async def _no_such_table(self, message: In) -> None:
+        """Refuse a relayed message for a table no node runs, as the sender's own node
+        refuses it (``Connection._to_table``): ``table_finished`` with its match if the
+        sender's player sat at it, else ``no_such_table``. A node may be asked about a
+        table it never ran: the sender's node took it for the owner (its word of the owner
+        was old, or this node held the lease a moment, adopting a table that turned out
+        finished)."""
+        reply_to = protocol.request_id(message.frame)
+        sender = self._sender(message.sender)
+        finished = await finished_refusal(self.store, message.table, message.sender.username)
+        if finished is not None:
+            sender.send(refusal(finished, reply_to))
+        else:
+            sender.send(error("no_such_table", f"there is no table {message.table!r}", reply_to))
 
     async def _attached(self, message: Attached) -> None:
         """The owner took our connection in (``reattach``)."""

@@ -281,6 +281,13 @@ class Node(Inbox, Leases):
             return
         owners = await self.redis.mget([self.lease_key(t) for t in others])
         orphans = [t for t, owner in zip(others, owners, strict=True) if owner is None]
+        if orphans:
+            # Open still, now that nobody holds them: a table whose match ended after the
+            # first read was let go by its owner once stored finished. Leased here even a
+            # moment, the other nodes would send us its players' messages (and keep us as
+            # its owner), which we could only refuse or keep waiting.
+            still = set(await self.store.open_table_ids())
+            orphans = [t for t in orphans if t in still]
         if not orphans:
             return
         random.shuffle(orphans)

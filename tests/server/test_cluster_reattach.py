@@ -36,8 +36,10 @@ import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 import pytest_asyncio
@@ -117,15 +119,34 @@ class Lobby:
 @dataclass
 class Database:
     """What the node reads of the database: the open tables (``get_table``) and each
-    table's fencing token (``table_fences``)."""
+    table's fencing token (``table_fences``); the finished tables, their seats and last
+    match (``table_matches``)."""
 
     fences: dict[str, int] = field(default_factory=dict)  # the open tables
+    finished: dict[str, tuple[list[str | None], int]] = field(default_factory=dict)
+    taken: list[str] = field(default_factory=list)  # the tables taken over (``take_table``)
     meanwhile: Any = None  # awaited while asked for a table (another message comes)
 
     async def get_table(self, table_id: str) -> Any:
         if self.meanwhile is not None:
             await self.meanwhile()
+        if table_id in self.finished:
+            return SimpleNamespace(state="finished", seats=self.finished[table_id][0])
         return SimpleNamespace(state="playing") if table_id in self.fences else None
+
+    async def table_matches(self, table_id: str) -> list[Any]:
+        match = self.finished[table_id][1]
+        return [SimpleNamespace(id=match, ended_at=datetime.now(UTC))]
+
+    async def open_table_ids(self) -> list[str]:
+        opened = [t for t in self.fences if t not in self.finished]
+        if self.meanwhile is not None:
+            await self.meanwhile()
+        return opened
+
+    async def take_table(self, table_id: str) -> int:
+        self.taken.append(table_id)
+        return self.fences[table_id] + 1
 
     async def table_fences(self, table_ids: list[str]) -> dict[str, int]:
         return {t: self.fences[t] for t in table_ids if t in self.fences}
@@ -531,6 +552,51 @@ async def test_a_message_of_ours_that_comes_back_is_our_connections(rig: Rig) ->
     await node._in(wire(body))
     item = table.queue.get_nowait()
     assert isinstance(item, SyncInput) and item.peer is conn and not node.peers
+
+
+@pytest.mark.asyncio
+async def test_a_relayed_message_for_a_finished_table_tells_its_player_its_match(
+    rig: Rig,
+) -> None:
+    """t1's match (7) ended at n1, which let it go; alice's and bob's ``sync`` of t1 come
+    from n3 to us all the same (n3 took us for its owner: we held its lease a moment,
+    adopting an orphan that had finished). Alice, who sat there, is refused
+    ``table_finished`` with its match, as n3 itself would have told her (a stress run of
+    tests/server/test_cluster.py saw her told ``no_such_table``); bob, a stranger,
+    ``no_such_table``."""
+    node, sent = rig.node, rig.sent
+    node.store.finished["t1"] = (["alice", "bot:default", None, None], 7)
+    for cid, username in (("c.1", "alice"), ("c.2", "bob")):
+        frame = json.dumps({"type": "sync", "id": 3, "payload": {"table": "t1"}})
+        await node._in(wire({"k": "in", "n": "n3", "c": cid, "u": username, "t": "t1", "f": frame}))
+    answers = [(to, m["c"], json.loads(m["x"])) for to, m in sent.kinds("out")]
+    assert [(to, cid, text["payload"]) for to, cid, text in answers] == [
+        ("n3", "c.1", {"code": "table_finished", "table": "t1", "match": 7, "reason": ANY}),
+        ("n3", "c.2", {"code": "no_such_table", "reason": "there is no table 't1'"}),
+    ]
+    assert [text["reply_to"] for _, _, text in answers] == [3, 3]
+
+
+@pytest.mark.asyncio
+async def test_a_table_that_finished_as_we_looked_for_orphans_is_not_taken(rig: Rig) -> None:
+    """Our sweep for orphans read t1 open; its match ended then, and n1, its owner, let it
+    go (stored finished first): when we read the leases nobody holds t1. We do not take it
+    (its lease, its fencing token): held by us even a moment, its players' node would send
+    us their messages for it and take us for its owner, and each would be refused
+    ``no_such_table`` or wait for an owner that never comes (a stress run of
+    tests/server/test_cluster.py saw both)."""
+    node, database = rig.node, rig.node.store
+    database.fences["t1"] = 1
+
+    async def finishes() -> None:
+        database.meanwhile = None
+        database.finished["t1"] = (["alice", None, None, None], 7)
+
+    database.meanwhile = finishes
+    await rig.lease("t1", None)
+    await node._adopt_orphans()
+    assert database.taken == []
+    assert await rig.redis.get(node.lease_key("t1")) is None
 
 
 @pytest.mark.asyncio
