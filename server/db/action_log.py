@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -30,6 +30,7 @@ from server.db.errors import Conflict, Fenced
 from server.db.models import MatchAction
 from server.db.rows import ActionRow, utcnow
 from server.db.transactions import Transactions, store_closed
+from server.db.unsettled import Unsettled
 
 
 def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
@@ -41,9 +42,6 @@ def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
     else:
         done.set_exception(error)
 
-
-# How long ``last_action`` waits for the backend of a log connection that failed to end.
-UNSETTLED_WAIT = 2.0  # seconds
 
 _FENCE = "_fence"  # an append's (table id, fencing token), when it has one (cluster mode)
 
@@ -90,7 +88,7 @@ class ActionLog(Transactions):
         self._log_read_only = False
         # PostgreSQL: the backends of the log's connections that failed (``_unsettle``),
         # whose append may still commit: ``last_action`` ends them first.
-        self._unsettled: set[int] = set()
+        self._unsettled = Unsettled("the action log")
 
     async def _close_log(self) -> None:
         """Write what was appended, then close the log's connection. A batch that would
@@ -254,14 +252,10 @@ class ActionLog(Transactions):
     def _unsettle(self, connection: AsyncConnection) -> None:
         """The log's ``connection`` failed, with no answer it may be (PostgreSQL): its
         backend is remembered, to be ended before the log is asked how its append ended
-        (``_end_unsettled``), and its socket is closed now. (Set aside, SQLAlchemy would
-        close it politely, waiting 2 s for an answer that a database that does not answer
-        does not give.)"""
+        (``last_action``), and its socket is closed now (server/db/unsettled.py)."""
         if self._pg_driver is None or self._pg_driver[0] is not connection:
             return
-        driver = self._pg_driver[1]
-        self._unsettled.add(driver.get_server_pid())
-        driver.terminate()
+        self._unsettled.remember(self._pg_driver[1])
 
     async def _set_log_aside(self, connection: AsyncConnection, *, read_only: bool) -> None:
         """Close the log's ``connection``, which failed: the next batch opens another. One
@@ -309,9 +303,16 @@ class ActionLog(Transactions):
 
     async def last_action(self, match_id: int) -> ActionRow | None:
         """The last action of a match's log (None if it has none): after a failed append,
-        whether the action was committed after all (on PostgreSQL once the connection that
-        failed has ended: ``_end_unsettled``)."""
-        await self._end_unsettled()
+        whether the action was committed after all. On PostgreSQL only once the log's
+        connection that failed has ended (else ``StillRunning``): read before then, the log
+        would say the action was not stored, the table would ask the player again, and the
+        append that committed late would take the action's ``seq`` from her new move (a
+        ``Conflict`` stopping the table), or be refused by it after the table had applied
+        the other (server/db/unsettled.py)."""
+        if self._unsettled.pids:
+            async with self.engine.connect() as connection:
+                raw = await connection.get_raw_connection()
+                await self._unsettled.settle(raw.driver_connection)
         async with self._read() as session:
             row = (
                 await session.execute(
@@ -322,39 +323,3 @@ class ActionLog(Transactions):
                 )
             ).first()
             return ActionRow(*row) if row is not None else None
-
-    async def _end_unsettled(self) -> None:
-        """End the backends of the log's connections that failed (``_unsettle``), and
-        wait until they have ended (``UNSETTLED_WAIT`` seconds at most, else
-        ``TimeoutError``): until then the log cannot say how their appends ended.
-
-        A statement that got no answer in time (server/db/engine.py) may still commit: its
-        backend may be stopped, or cut off from the server, with the statement read or
-        still in its socket, and run it once it goes on. Read before then, the log would
-        say the action was not stored, the table would ask the player again, and the
-        append that committed late would take the action's ``seq`` from her new move (a
-        ``Conflict`` stopping the table), or be refused by it after the table had applied
-        the other. Once its backend has ended, nothing more of its commits. (A backend is
-        named by its process id: one ended and another begun under the same id within the
-        wait would be ended too, a connection like any the database closes.)"""
-        if not self._unsettled:
-            return
-        end = time.monotonic() + UNSETTLED_WAIT
-        async with self.engine.connect() as connection:
-            await connection.execution_options(isolation_level="AUTOCOMMIT")
-            while True:
-                asked = set(self._unsettled)
-                rows = await connection.execute(
-                    text(postgres_log.END_BACKENDS), {"pids": sorted(asked)}
-                )
-                alive = {pid for pid, _ in rows}
-                self._unsettled -= asked - alive
-                if not alive:
-                    return
-                if time.monotonic() >= end:
-                    raise TimeoutError(
-                        f"the action log's connection that failed (PostgreSQL backend "
-                        f"{min(alive)}) has not ended within {UNSETTLED_WAIT:g} s: whether "
-                        "its append committed is not known until it has"
-                    )
-                await asyncio.sleep(0.05)

@@ -165,9 +165,9 @@ def make_engine(
             # were stopped (2026-12-07). Bounded, a statement that gets no answer fails
             # (``TimeoutError``) as one on a connection PostgreSQL ended does: the table
             # pauses, the move is refused and asked again. The connection is set aside (it
-            # may still be busy with the statement); the action log makes sure its backend
-            # has ended before it reads whether the append committed
-            # (server/db/action_log.py).
+            # may still be busy with the statement), and its backend ended before what
+            # comes after it goes: the action log's read of whether the append committed,
+            # the next short write (server/db/unsettled.py).
             options["connect_args"] = {"command_timeout": answer_wait, "timeout": answer_wait}
     try:
         engine = create_async_engine(parsed, **options)

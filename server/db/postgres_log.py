@@ -45,12 +45,6 @@ WITH fence AS (
 )
 SELECT id, fence FROM fence"""
 
-# The backends of ``pids`` still there, each asked to end (``pg_terminate_backend``: a
-# backend stopped meanwhile ends when it runs again, before it reads another statement).
-END_BACKENDS = """\
-SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity
-WHERE pid = ANY(:pids) AND datname = current_database()"""
-
 
 async def insert_rows(
     driver: Any, bind: Binder, rows: list[dict[str, Any]], fence: str

@@ -14,7 +14,11 @@ players at once on PostgreSQL was mostly that.
 as many as writes come at once). A connection that fails is closed and
 the statement is tried once more on a new one (each write here may be made twice: the row
 ends the same); a write that fails again raises, as it did, and the table that asked pauses
-and saves again later (``server.table.durable``). The values are bound by the
+and saves again later (``server.table.durable``). No write goes to the database, its retry
+included, before the backend of a connection that failed has ended (server/db/unsettled.py):
+a statement that got no answer may still commit once its backend goes on, and would then
+overwrite a table's newer row with its older one, or make a second match beside the one its
+retry made. The values are bound by the
 columns' own SQLAlchemy types (``server.db.binding``), so the rows stored are those the ORM
 stored.
 
@@ -43,6 +47,7 @@ from server.db import binding
 from server.db.errors import Fenced
 from server.db.models import GameTable, Hand, Match, Player, PlayerSession
 from server.db.rows import TableRow
+from server.db.unsettled import StillRunning, Unsettled
 from server.db.write_health import WriteHealth
 
 # The columns a save writes (``TableRow.columns``), in the order of its parameters ($1 is
@@ -200,6 +205,9 @@ class PostgresNow:
             PlayerSession.__table__, SESSION_COLUMNS, engine.dialect
         )
         self.closed = False
+        # The backends of the held connections that failed, whose write may still commit:
+        # ended before any other write goes (``_run_on``).
+        self._unsettled = Unsettled("the short writes")
 
     async def save_table(self, row: TableRow, fence: int | None) -> None:
         """``Tables.save_table`` (the module's docstring)."""
@@ -257,7 +265,9 @@ class PostgresNow:
         as the store expects); a connection that failed otherwise is closed, and ``again``
         (a write that may be made twice: the row ends the same) the statement is tried once
         more on a new one: a connection PostgreSQL ended while it sat idle (a restart,
-        ``pg_terminate_backend``) is found out only so when the end has not been read yet."""
+        ``pg_terminate_backend``) is found out only so when the end has not been read yet.
+        Each try waits first for the backends of the connections that failed to end
+        (``StillRunning`` if they do not in time: server/db/unsettled.py)."""
         held = await self._free.get()
         try:
             result = await self._run_on(held, method, sql, args, again)
@@ -284,7 +294,10 @@ class PostgresNow:
                 driver = held.driver
                 if driver.is_closed():
                     raise ConnectionError("the database closed the connection")
+                await self._unsettled.settle(driver)
                 return await getattr(driver, method)(sql, *args)
+            except StillRunning:
+                raise  # (the connection that asked is fine)
             except Exception as exc:
                 state = str(getattr(exc, "sqlstate", "") or "")
                 # The database's answer, but for the end of the connection itself (class 08,
@@ -294,13 +307,13 @@ class PostgresNow:
                     if state.startswith("23"):  # a constraint (a name taken)
                         raise IntegrityError(sql, None, exc) from exc
                     raise
-                await _drop(held)
+                await self._drop(held)
                 if not tries_left:
                     raise
             except BaseException:
                 # A cancellation in the middle of the statement may leave the connection
                 # busy with it.
-                await _drop(held)
+                await self._drop(held)
                 raise
         raise AssertionError("unreachable")  # (the last try returns or raises)
 
@@ -317,16 +330,16 @@ class PostgresNow:
         for held in taken:  # (a write waiting for one raises: closed)
             self._free.put_nowait(held)
 
-
-async def _drop(held: _Held) -> None:
-    """Set ``held``'s connection aside: its next statement opens another. Its socket is
-    closed at once: SQLAlchemy would close it politely, waiting 2 s for an answer, which
-    a database that stopped answering (server/db/engine.py) does not give."""
-    connection, driver = held.connection, held.driver
-    held.connection = held.driver = None
-    if driver is not None:
-        with contextlib.suppress(Exception):
-            driver.terminate()
-    if connection is not None:
-        with contextlib.suppress(Exception):
-            await connection.invalidate()
+    async def _drop(self, held: _Held) -> None:
+        """Set ``held``'s connection aside, which failed with its write's outcome unknown
+        (no answer, or an error that came after the statement went): its next statement
+        opens another. Its backend is remembered, to be ended before the next write goes,
+        and its socket is closed at once (server/db/unsettled.py). (A connection the
+        database ended is remembered too: its backend is found gone at once.)"""
+        connection, driver = held.connection, held.driver
+        held.connection = held.driver = None
+        if driver is not None:
+            self._unsettled.remember(driver)
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                await connection.invalidate()

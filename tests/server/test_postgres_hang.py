@@ -11,7 +11,9 @@ backends were stopped: a wait with no bound (server/db/engine.py).
 - ``Store``, in-process: a statement with no answer fails in time; ``ping`` answers within
   its wait; after an append that got no answer the log says how it ended only once the
   backend that had it has ended (an answer before then could be undone by its late
-  commit).
+  commit); after a short write (a table's row, a match) that got no answer, no other goes
+  to the database until that backend has ended (a late commit would overwrite a newer row
+  with its older one, or make a match twice).
 - ``guobiao serve``, with a player over the network mid-match: her move is refused
   (``internal_error``) rather than left unanswered, ``/healthz`` says ``degraded`` in time,
   a login is refused in time, her turn does not run out, and once the backends go on the
@@ -27,6 +29,7 @@ import os
 import signal
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,9 +48,9 @@ from test_server_recovery import (  # noqa: F401 (serve: its fixture)
 
 from engine.actions import Action
 from server.client import Client, Incoming, ServerError, play
-from server.db.action_log import UNSETTLED_WAIT
 from server.db.engine import POSTGRES_ANSWER_WAIT
 from server.db.store import PING_WAIT, Store, TableRow, upgrade
+from server.db.unsettled import UNSETTLED_WAIT, StillRunning
 
 pytestmark = [pytest.mark.postgres, pytest.mark.asyncio]
 
@@ -181,6 +184,88 @@ async def test_an_append_with_no_answer_is_settled_only_once_its_backend_ended()
             assert stored[-1] == said, "the log said one thing, and kept another"
             # The table goes on from there: its next action is appended.
             await store.append_action(match_id, said.seq + 1, 1, 2, {"type": "pass"})
+        finally:
+            await store.close()
+
+
+def short_writes_backend(store: Store) -> int:
+    """The backend of the connection the store's next short write (server/db/postgres_now.py)
+    takes: the one the last took (the last used first)."""
+    assert store._pg_now is not None
+    driver = store._pg_now.held[0].driver
+    assert driver is not None, "no short write yet"
+    return int(driver.get_server_pid())
+
+
+async def test_a_table_saved_with_no_answer_does_not_overwrite_its_newer_row() -> None:
+    """The backend of the short writes' connection is stopped as a table's row is saved:
+    the save fails (no answer, and its retry does not go while that backend may still
+    commit it). The table's next save, a newer row, is refused in time while that backend
+    is stopped (``StillRunning``), and stored once it has been continued: the stored row is
+    the newer. Before, the retry and the newer save went on other connections, and the
+    stopped backend, continued, committed the older row over the newer."""
+    async with own_database() as url, freezer_of(url) as freezer:
+        await upgrade(url)
+        store = await Store.open(url, answer_wait=QUICK)
+        try:
+            waiting = TableRow("t1", "mcr", 15, False, None, (None,) * 4, T0)
+            await store.save_table(waiting)
+            older = replace(waiting, seats=("ann", None, None, None))
+            newer = replace(waiting, seats=SEATS, state="playing")
+            freezer.stop(short_writes_backend(store))
+
+            took, failed = await within(10, store.save_table(older))
+            took_newer, saved = await within(10, store.save_table(newer))
+            await freezer.thaw()
+            if saved is not None:  # refused: the table saves again later, as for any failure
+                await store.save_table(newer)
+            await asyncio.sleep(0.5)  # (a late commit would have come by now)
+            assert await store.get_table("t1") == newer, "an older save committed over it"
+            assert isinstance(failed, TimeoutError), failed
+            assert took < QUICK + UNSETTLED_WAIT + 1
+            assert isinstance(saved, StillRunning), saved
+            assert UNSETTLED_WAIT <= took_newer < UNSETTLED_WAIT + 1
+        finally:
+            await store.close()
+
+
+async def test_a_match_made_with_no_answer_is_not_made_twice() -> None:
+    """The backend of the short writes' connection is stopped as a table's match is made:
+    the write fails (no answer), and the table's next try is refused in time while that
+    backend may still commit the first (``StillRunning``). Continued, the table tries
+    again and the match is made: one match, not two. Before, the next try made the match
+    on another connection, and the stopped backend, continued, made it again."""
+    async with own_database() as url, freezer_of(url) as freezer:
+        await upgrade(url)
+        store = await Store.open(url, answer_wait=QUICK)
+        try:
+            await store.save_table(TableRow("t1", "mcr", 15, False, None, SEATS, T0, "playing"))
+
+            def create() -> Any:
+                return store.create_match("t1", "mcr", 7, "00" * 16, SEATS, T0)
+
+            # Its first match, on the connection (asyncpg then has the statement prepared:
+            # the next is sent whole, as a server's are, not parsed first and waited for).
+            first = await create()
+            freezer.stop(short_writes_backend(store))
+
+            took, failed = await within(10, create())
+            assert isinstance(failed, TimeoutError), failed  # (not tried twice: not known)
+            assert took < QUICK + 1
+            took, refused = await within(10, create())
+            await freezer.thaw()
+            made = refused
+            if not isinstance(made, int):  # refused: the table tries again later
+                made = await create()
+            await asyncio.sleep(0.5)  # (a late commit would have come by now)
+            connection = await pgkit.connect(url)
+            try:
+                matches = await connection.fetch("SELECT id FROM matches WHERE table_id = 't1'")
+            finally:
+                await connection.close()
+            assert sorted(row["id"] for row in matches) == [first, made], "made twice"
+            assert isinstance(refused, StillRunning), refused
+            assert UNSETTLED_WAIT <= took < UNSETTLED_WAIT + 1
         finally:
             await store.close()
 
