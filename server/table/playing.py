@@ -104,18 +104,21 @@ class Playing(Showing):
         began = sources.time.monotonic()
         if not now and not durable.pause.due(began):
             return False
+        step = f"saving table {self.id} on its retry"
         try:
             if durable.unsure_seq is not None:
                 assert self.match_id is not None
+                step = f"asking whether table {self.id}'s move {durable.unsure_seq} was stored"
                 found = await durable.reconcile(self.store, self.match_id)
                 if found is not None:  # it committed after all: apply it now
                     action = Action.from_dict(found.action)
                     self._stored(
                         Append(found.seq, found.hand_no, found.player, action, found.stand_in)
                     )
+                step = f"saving table {self.id} on its retry"
             await self.store.save_table(self.row())
         except Exception as exc:
-            durable.failed(f"saving table {self.id} on its retry", exc, kind=ROW, began=began)
+            durable.failed(step, exc, kind=ROW, began=began)  # (the log says which step)
             return False
         durable.unsaved = False
         durable.worked(ROW)

@@ -354,6 +354,60 @@ async def test_a_failed_store_write_refuses_the_action_and_nothing_changes(
     assert store.actions[1][0].action == discard.to_dict() and table.store_down_since is None
 
 
+@dataclasses.dataclass
+class UnsureStore(FakeStore):
+    """A store whose log cannot say, while ``unsure``, how a failed append ended (on
+    PostgreSQL: the backend that had it not ended yet, server/db/unsettled.py)."""
+
+    unsure: bool = False
+
+    async def last_action(self, match_id: int) -> Any:
+        if self.unsure:
+            raise TimeoutError("the backend that had the append has not ended")
+        return await super().last_action(match_id)
+
+
+@pytest.mark.asyncio
+async def test_a_failed_check_of_a_move_whose_append_failed_is_logged_as_that_check(
+    running: Callable[..., Table], clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Her move's append failed; the table's retry first asks the log whether it was
+    stored after all. That read failing was logged as "the database failed saving table
+    ... on its retry", a save the retry never came to. It names the check and the move;
+    once the log can say, the table goes on and her move is stored once."""
+    store = UnsureStore()
+    table = running(store=store, turn_seconds=60)
+    alice = await started_match(table)
+    discard = next(Action.from_dict(a) for a in alice.updates()[-1]["view"]["legal"])
+    store.fail = lambda method, counts: method == "append_action"
+    store.unsure = True
+    await table.queue.put(PlayInput(alice, 5, table.seq, discard))
+    await handled(table)
+    assert replies(alice, 5)[0]["payload"]["code"] == "internal_error"
+    store.fail = None
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="guobiao.table"):
+        clock.now += 1.0
+        await handled(table)  # the retry, due: the check fails
+    said = [r.getMessage() for r in caplog.records if "database failed again" in r.getMessage()]
+    assert said and f"asking whether table {table.id}'s move 1 was stored" in said[0], said
+    assert not any("saving table" in m for m in said), said
+    assert table.store_down_since is not None  # still paused
+    store.unsure = False
+    clock.now += 1.0
+    await handled(table)  # the next retry: not stored, the pause ends
+    await until(lambda: table.store_down_since is None, "the table goes on")
+    await table.queue.put(PlayInput(alice, 6, table.seq, discard))
+    await until(lambda: table.log_seq >= 1, "her discard stored")
+    first = store.actions[1][0]
+    assert (first.seq, first.player, first.action, first.stand_in) == (
+        1,
+        0,
+        discard.to_dict(),
+        False,
+    )
+
+
 @pytest.mark.asyncio
 async def test_a_move_refused_while_only_appends_fail_is_hers_once_they_work(
     running: Callable[..., Table], clock: Clock
