@@ -122,6 +122,9 @@ class FakeStore:
         rated: bool = False,
     ) -> int:
         self._write("create_match")
+        for made in self.matches.values():  # the store's: named by its table, seed and salt
+            if (made.table_id, made.seed, made.salt) == (table_id, seed, salt):
+                return made.id
         match_id = len(self.matches) + 1
         self.matches[match_id] = MatchRow(
             id=match_id,

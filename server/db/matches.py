@@ -76,9 +76,22 @@ def _check_fence(session: Session, table_id: str, fence: int) -> None:
 
 def _create_match(fields: dict[str, Any], fence: int | None, session: Session) -> int:
     """``Matches.create_match``'s transaction: a match of ``fields`` (a rated one with its
-    foursome), its id."""
+    foursome), its id; or the id of the match its table made already with that seed and
+    salt."""
     if fence is not None:
         _check_fence(session, fields["table_id"], fence)
+    made = session.scalar(
+        select(Match.id)
+        .where(
+            Match.table_id == fields["table_id"],
+            Match.seed == fields["seed"],
+            Match.salt == fields["salt"],
+        )
+        .order_by(Match.id)
+        .limit(1)
+    )
+    if made is not None:
+        return made
     foursome = None
     if fields["rated"]:
         foursome = foursome_key(_registered_ids(session, fields["seats"]))
@@ -147,7 +160,13 @@ class Matches(Transactions):
         ``rule_options`` are the rules as played (``RuleSet.to_dict()``), ``hands_planned``
         the match's length in deals (``Match.hands``). A ``rated`` match needs four
         registered accounts (``NotRateable`` otherwise); it records them as its foursome.
-        ``fence``: the writer's fencing token for the table (``Fenced`` unless current)."""
+        ``fence``: the writer's fencing token for the table (``Fenced`` unless current).
+
+        A match is named by its table, ``seed`` and ``salt`` (a table draws a salt for each
+        match and keeps both for every try): a match the table made already with them is
+        not made again, its id is returned. So a try that failed in the caller's eyes but did
+        commit (its answer lost, or a PostgreSQL backend that ran it late) is found by the
+        next try, and the table's match is made once, whatever the database did."""
         if seed not in SEED_RANGE:
             raise ValueError(f"a match seed must fit in a signed 64-bit integer, got {seed}")
         bytes.fromhex(salt)  # ValueError unless hex

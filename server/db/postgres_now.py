@@ -28,8 +28,10 @@ mode): else nothing is written and ``Fenced`` says whose token it is. The statem
 the row as the ORM's read ``FOR UPDATE`` did, so a takeover's increment of the token waits
 for it, and one that came first makes it write nothing. ``create_match`` the same way: the
 match's row inserted only if the table's token is the writer's, in the statement that reads
-it (through SQLAlchemy's ORM a match cost the seating of a table more than its six saves:
-the pool's ping, ``BEGIN``, the token's read, the unit of work's insert, ``COMMIT``).
+it, and only if the table has not made that match already (its seed and salt: a try that
+committed with its answer lost is found by the table's next, not made again). (Through
+SQLAlchemy's ORM a match cost the seating of a table more than its six saves: the pool's
+ping, ``BEGIN``, the token's read, the unit of work's insert, ``COMMIT``.)
 """
 
 from __future__ import annotations
@@ -113,10 +115,13 @@ WITH player AS (
 SELECT id FROM player"""
 
 # A new match of a table (not rated: a rated one reads its four accounts first, the ORM's
-# way), with the table's fencing token checked in the same statement when the writer gives
+# way), unless the table has made it already: a match is named by its table, seed and salt (a
+# table draws a salt of its own for each match and keeps both for its tries), so a try whose
+# answer was lost and which committed, even late, is found by the next rather than made
+# again. With the table's fencing token checked in the same statement when the writer gives
 # one: the table's row held (``FOR SHARE``) till the commit, as the ORM's read did, so a
-# takeover's increment waits for it. The stored token comes back beside the new id (None when
-# the token is another's: nothing written), so a refusal says whose it is without a read.
+# takeover's increment waits for it. The stored token comes back beside the match's id (None
+# when the token is another's: nothing written), so a refusal says whose it is without a read.
 MATCH_COLUMNS = (
     "table_id",
     "rules",
@@ -128,30 +133,44 @@ MATCH_COLUMNS = (
     "hands_planned",
     "rated",
 )
-CREATE_MATCH = (
-    f"INSERT INTO matches ({', '.join(MATCH_COLUMNS)}) "
-    f"VALUES ({', '.join(f'${i}' for i in range(1, len(MATCH_COLUMNS) + 1))}) RETURNING id"
-)
+_TABLE_PARAM = MATCH_COLUMNS.index("table_id") + 1
+_SEED_PARAM = MATCH_COLUMNS.index("seed") + 1
+_SALT_PARAM = MATCH_COLUMNS.index("salt") + 1
 _FENCE_PARAM = len(MATCH_COLUMNS) + 1
 
 
-def create_fenced_match(dialect: Dialect) -> str:
-    """The fenced match's statement (``dialect``: PostgreSQL's). In a SELECT list a parameter
-    has no column to take its type from: each is cast to its column's."""
+def create_match_sql(dialect: Dialect, *, fenced: bool) -> str:
+    """The statement making a match (``dialect``: PostgreSQL's; ``fenced``: the table's token
+    checked, the last parameter), or finding the one its table made with its seed and salt. It
+    returns the stored token (None unless ``fenced``) and the match's id (None when the token
+    is another's). In a SELECT list a parameter has no column to take its type from: each is
+    cast to its column's."""
     table = Match.__table__
     values = ", ".join(
         f"${i}::{table.c[column].type.compile(dialect=dialect)}"
         for i, column in enumerate(MATCH_COLUMNS, 1)
     )
+    current = (
+        f"SELECT fence FROM tables WHERE id = ${_TABLE_PARAM} FOR SHARE"
+        if fenced
+        else f"SELECT ${_FENCE_PARAM}::bigint AS fence"  # (None: no token to check)
+    )
     return f"""\
 WITH current AS (
-    SELECT fence FROM tables WHERE id = $1 FOR SHARE
+    {current}
+), made AS (
+    SELECT id FROM matches
+    WHERE table_id = ${_TABLE_PARAM} AND seed = ${_SEED_PARAM} AND salt = ${_SALT_PARAM}
+    ORDER BY id LIMIT 1
 ), created AS (
     INSERT INTO matches ({", ".join(MATCH_COLUMNS)})
-    SELECT {values} FROM current WHERE fence = ${_FENCE_PARAM}
+    SELECT {values} FROM current
+    WHERE fence IS NOT DISTINCT FROM ${_FENCE_PARAM} AND NOT EXISTS (SELECT FROM made)
     RETURNING id
 )
-SELECT (SELECT fence FROM current), (SELECT id FROM created)"""
+SELECT (SELECT fence FROM current),
+    (SELECT id FROM created UNION ALL SELECT id FROM made WHERE EXISTS (
+        SELECT FROM current WHERE fence IS NOT DISTINCT FROM ${_FENCE_PARAM}))"""
 
 
 # A finished hand, unless its match has it already (then what is stored is read, to compare).
@@ -200,7 +219,8 @@ class PostgresNow:
         self._bind_player = binding.binder(Player.__table__, PLAYER_COLUMNS, engine.dialect)
         self._bind_hand = binding.binder(Hand.__table__, HAND_COLUMNS, engine.dialect)
         self._bind_match = binding.binder(Match.__table__, MATCH_COLUMNS, engine.dialect)
-        self._create_fenced_match = create_fenced_match(engine.dialect)
+        self._create_match = create_match_sql(engine.dialect, fenced=False)
+        self._create_fenced_match = create_match_sql(engine.dialect, fenced=True)
         self._bind_session = binding.binder(
             PlayerSession.__table__, SESSION_COLUMNS, engine.dialect
         )
@@ -231,15 +251,13 @@ class PostgresNow:
 
     async def create_match(self, match: dict[str, Any], fence: int | None) -> int:
         """``Matches.create_match``'s write for a match that is not rated: the row ``match``
-        (by the names of ``MATCH_COLUMNS``), in one statement; its id. ``fence``: the
-        writer's token for the match's table (``Fenced`` unless it is the stored one's:
-        nothing written). Not made twice: a first try whose answer was lost may have made
-        the match."""
+        (by the names of ``MATCH_COLUMNS``), in one statement, unless its table made it
+        already (the same seed and salt); its id. ``fence``: the writer's token for the
+        match's table (``Fenced`` unless it is the stored one's: nothing written). Not tried
+        again here (the table tries again later, and finds the match if this try made it)."""
         values = self._bind_match(match)
-        if fence is None:
-            match_id: int = await self._run("fetchval", CREATE_MATCH, *values)
-            return match_id
-        stored, made = await self._run("fetchrow", self._create_fenced_match, *values, fence)
+        sql = self._create_match if fence is None else self._create_fenced_match
+        stored, made = await self._run("fetchrow", sql, *values, fence)
         if made is None:
             raise Fenced(match["table_id"], fence, stored)
         return int(made)

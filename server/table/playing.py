@@ -217,39 +217,30 @@ class Playing(Showing):
 
     async def _start_match(self) -> None:
         """Create the match in the database, then start it. If the database fails, the
-        table stays waiting and ``_drive`` tries again with the same seed; a retry first
-        looks for the match in case the failed attempt did commit."""
+        table stays waiting and ``_drive`` tries again with the same seed and salt: the store
+        gives back the match a failed try made if it did commit (``create_match``: a match is
+        named by its table, seed and salt)."""
         if self.new_match is None:
             seed = (
                 self.settings.seed if self.settings.seed is not None else sources.new_match_seed()
             )
-            self.new_match = (seed, sources.secrets.token_bytes(32), False)  # a salt of its own
-        seed, salt, tried = self.new_match
+            self.new_match = (seed, sources.secrets.token_bytes(32))  # a salt of its own
+        seed, salt = self.new_match
         rules = self.preset
-        store = self.store
-        seats = [s.label if s else None for s in self.seats]
         began = sources.time.monotonic()
         try:
-            found = [
-                m.id
-                for m in (await store.unfinished_matches() if tried else [])
-                if m.table_id == self.id and m.seed == seed and list(m.seats) == seats
-            ]
-            match_id = found[0] if found else None
-            if match_id is None:
-                match_id = await store.create_match(
-                    self.id,
-                    self.settings.rules,
-                    seed,
-                    salt.hex(),
-                    seats,
-                    datetime.now(UTC),
-                    rule_options=rules.to_dict(),
-                    hands_planned=self.settings.hands,
-                    **({"rated": True} if self.settings.rated else {}),
-                )
+            match_id = await self.store.create_match(
+                self.id,
+                self.settings.rules,
+                seed,
+                salt.hex(),
+                [s.label if s else None for s in self.seats],
+                datetime.now(UTC),
+                rule_options=rules.to_dict(),
+                hands_planned=self.settings.hands,
+                **({"rated": True} if self.settings.rated else {}),
+            )
         except Exception as exc:
-            self.new_match = (seed, salt, True)
             self.durable.failed(
                 f"creating the match of table {self.id}", exc, kind=CREATE, began=began
             )

@@ -5,6 +5,7 @@ reset; provisional players; the leaderboard and a player's history; recompute eq
 from __future__ import annotations
 
 import random
+import secrets
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -27,7 +28,8 @@ async def make_players(store: Store, names: list[str], *, guest: bool = False) -
 async def rated_match(
     store: Store, seats: list[str], scores: list[int], at: datetime, seed: int = 1
 ) -> int:
-    match_id = await store.create_match("t1", "mcr", seed, SALT, seats, at, rated=True)
+    salt = secrets.token_hex(32)  # a match of its own (a table's match is named by its salt)
+    match_id = await store.create_match("t1", "mcr", seed, salt, seats, at, rated=True)
     assert await store.finish_match(match_id, scores, at + timedelta(minutes=30))
     return match_id
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import secrets
 import sqlite3
 import threading
 from collections.abc import Coroutine, Sequence
@@ -52,7 +53,8 @@ def draw(hand_no: int = 1) -> dict[str, Any]:
 
 
 async def new_match(store: Store, seats: Sequence[str | None] = SEATS, seed: int = 42) -> int:
-    return await store.create_match("t1", "mcr", seed, SALT, seats, T0)
+    """A new match at table t1 (a salt of its own: a table's match is named by its salt)."""
+    return await store.create_match("t1", "mcr", seed, secrets.token_hex(32), seats, T0)
 
 
 # Accounts and sessions.
@@ -655,6 +657,34 @@ async def test_a_new_match_reads_back_as_given_fenced_or_not(store: Store) -> No
 
 
 @pytest.mark.asyncio
+async def test_a_tables_match_is_made_once_whatever_tries_it(store: Store) -> None:
+    """A table tries to make its match again when a try failed in its eyes, though that try
+    may have committed: a match is named by its table and salt, so the next try gets the
+    match made, not a second one. A new salt at the table, or the salt at another table,
+    makes a new match; a token not the table's is refused even for a match made."""
+    await store.save_table(TableRow("t1", "mcr", 15, False, None, tuple(SEATS), T0))
+    first = await store.create_match("t1", "mcr", 42, SALT, SEATS, T0, fence=0)
+    tries = [
+        await store.create_match("t1", "mcr", 42, SALT, SEATS, T0, fence=0),
+        await store.create_match("t1", "mcr", 42, SALT, SEATS, T0),
+    ]
+    assert tries == [first, first]
+    later = await store.create_match("t1", "mcr", 43, "cd" * 32, SEATS, T0, fence=0)
+    elsewhere = await store.create_match("t2", "mcr", 42, SALT, SEATS, T0)
+    assert len({first, later, elsewhere}) == 3
+    assert [m.id for m in await store.table_matches("t1")] == [first, later]
+    await store.take_table("t1")
+    with pytest.raises(Fenced, match="its token is 1 now"):
+        await store.create_match("t1", "mcr", 42, SALT, SEATS, T0, fence=0)
+    seats = ["r1", "r2", "r3", "r4"]  # (a rated match is made the ORM's way on both)
+    for name in seats:
+        await store.create_player(name, "x", guest=False, now=T0)
+    made = await store.create_match("t3", "mcr", 1, SALT, seats, T0, rated=True)
+    assert await store.create_match("t3", "mcr", 1, SALT, seats, T0, rated=True) == made
+    assert [m.id for m in await store.table_matches("t3")] == [made]
+
+
+@pytest.mark.asyncio
 async def test_a_hand_is_stored_once(store: Store) -> None:
     match_id = await new_match(store)
     assert await store.finish_hand(match_id, 1, draw(), (0, 0, 0, 0), now=T0) is True
@@ -813,7 +843,7 @@ async def test_player_summary(store: Store) -> None:
 
 @pytest.mark.asyncio
 async def test_match_detail_and_log_hide_the_seed_until_the_end(store: Store) -> None:
-    match_id = await new_match(store, seed=-5)
+    match_id = await store.create_match("t1", "mcr", -5, SALT, SEATS, T0)
     await store.append_action(match_id, 1, 1, 0, {"type": "discard", "tile": "5m"})
     await store.append_action(match_id, 2, 1, 1, {"type": "win"})
     hand = win(1, [16, -16, 0, 0])
