@@ -258,7 +258,8 @@ class PostgresNow:
         values = self._bind_match(match)
         sql = self._create_match if fence is None else self._create_fenced_match
         stored, made = await self._run("fetchrow", sql, *values, fence)
-        if made is None:
+        if made is None:  # (with no token to check, the match is made or found)
+            assert fence is not None
             raise Fenced(match["table_id"], fence, stored)
         return int(made)
 
