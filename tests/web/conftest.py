@@ -186,12 +186,13 @@ async def open_page(browser: Browser, web_server: WebServer) -> AsyncIterator[Op
         lang: str = "en",
         size: tuple[int, int] | None = None,
         missing: bool = False,
+        touch: bool = False,
     ) -> Page:
         options: dict[str, Any] = {"locale": "zh-CN" if lang == "zh" else "en-US"}
         width, height = (360, 740) if phone else size or (0, 0)
         if width:
             options["viewport"] = {"width": width, "height": height}
-        if 0 < width < 600:
+        if 0 < width < 600 or touch:  # (touch: a phone on its side, a tablet)
             options |= {"has_touch": True, "is_mobile": True, "device_scale_factor": 2}
         context = await browser.new_context(base_url=web_server.url, **options)
         page = await context.new_page()

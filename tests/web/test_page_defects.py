@@ -6,14 +6,15 @@ clear of the own name line and the header keeps to two rows at most (docs/client
 "Back to table" shown too; the match page of players with 20-character names fits a phone;
 the match page shows the hand its address names, when the address changes too (an edited
 address, back and forward), or says there is no such hand; on a phone the replay's menu and
-links and the options' checkboxes are a fingertip's size."""
+links and the options' checkboxes are a fingertip's size; a phone held sideways shows the
+whole board on one screen, its action buttons beside it."""
 
 from __future__ import annotations
 
 import asyncio
 import re
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 import pytest
 from browserkit import (
@@ -506,3 +507,73 @@ async def test_on_a_phone_menus_links_and_checkboxes_are_a_fingertips_size(
     assert await too_small(page, ".replay-controls button", 5) == []
     assert await too_small(page, ".review-load", 1) == []
     assert await too_small(page, ".match-hands a", 2) == []
+
+
+# ---- 8. a phone held sideways: the whole board on one screen -----------------------------
+
+# The board, each seat's river and the action bar, in CSS px of the window, and the window.
+SIDEWAYS = """() => {
+  const box = (e) => { const r = e.getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height}; };
+  const actions = document.querySelector(".actions");
+  return {board: box(document.querySelector(".board")),
+          rivers: [...document.querySelectorAll(".board .river")].map(box),
+          hand: box(document.querySelector(".own-hand")),
+          actions: actions ? box(actions) : null,
+          width: innerWidth, height: innerHeight,
+          overflow: document.documentElement.scrollWidth - innerWidth};
+}"""
+
+
+def off_the_board(seen: dict[str, Any]) -> list[str]:
+    """What of a sideways phone's table cannot be seen with the whole board on screen: the
+    board taller than the window, a river or the own hand outside the board, the action bar
+    over the board or off the window, the page wider than the window."""
+    board, faults = seen["board"], []
+    if board["height"] > seen["height"]:
+        faults.append(f"the board is {board['height']:.0f} px tall, the window {seen['height']}")
+    for part in [*seen["rivers"], seen["hand"]]:
+        if part["top"] < board["top"] - 1 or part["bottom"] > board["bottom"] + 1:
+            faults.append(f"{part} is outside the board {board}")
+    actions = seen["actions"]
+    if actions is not None:
+        if actions["left"] < board["right"]:
+            faults.append(f"the actions {actions} lie over the board {board}")
+        if actions["top"] < 0 or actions["bottom"] > seen["height"]:
+            faults.append(f"the actions {actions} are off the window")
+    if seen["overflow"] > 0:
+        faults.append(f"the page is {seen['overflow']} px wider than the window")
+    return faults
+
+
+@pytest.mark.parametrize(
+    ("lang", "size"), [("en", (844, 390)), ("zh", (740, 360)), ("en", (915, 412))]
+)
+async def test_a_phone_held_sideways_shows_the_whole_board_and_its_buttons_at_once(
+    open_page: OpenPage, lang: str, size: tuple[int, int]
+) -> None:
+    """A phone on its side is 360-412 px tall: the table's board was 730-880 px, so a player
+    saw the others' rivers or her own hand, never both, and scrolled for the buttons. Now the
+    whole board fits the window's height (scrolled to it), every river and the own hand on
+    it, and the action buttons stand beside it, on screen wherever the page is scrolled; at
+    the hand's end its result and its Continue button are on screen too."""
+    page = await open_page("/", size=size, lang=lang, touch=True)
+    name = {"en": "Play now against three bots", "zh": "立即开局（对战三个机器人）"}[lang]
+    await page.get_by_role("button", name=name).tap()
+    await expect(page.locator(".own-hand")).to_be_visible(timeout=15_000)
+    await page.locator(".board").evaluate("(board) => board.scrollIntoView()")
+    assert off_the_board(await page.evaluate(SIDEWAYS)) == []
+
+    await play_until(page, ".actions button.act-pass", tap=True, seconds=120)  # a claim
+    await page.locator(".board").evaluate("(board) => board.scrollIntoView()")
+    seen = await page.evaluate(SIDEWAYS)
+    assert seen["actions"] is not None
+    assert off_the_board(seen) == []
+    await page.evaluate("() => window.scrollTo(0, 0)")  # the page's top: the buttons still there
+    await expect(page.locator(".actions button.act-pass")).to_be_in_viewport()
+
+    await play_until(page, ".result .close-result", tap=True, seconds=180)  # the hand's end
+    sheet = page.locator(".result")
+    await expect(page.locator(".result .close-result")).to_be_in_viewport()
+    box = await sheet.bounding_box()
+    assert box is not None and box["height"] <= size[1], box
