@@ -219,13 +219,16 @@ class Playing(Showing):
         """Create the match in the database, then start it. If the database fails, the
         table stays waiting and ``_drive`` tries again with the same seed and salt: the store
         gives back the match a failed try made if it did commit (``create_match``: a match is
-        named by its table, seed and salt)."""
-        if self.new_match is None:
+        named by its table, seed and salt). Unless the seats changed meanwhile (a player left
+        while it waited, another sat): the match of other players is another match, with a
+        seed and salt of its own."""
+        seats = tuple(s.label if s else None for s in self.seats)
+        if self.new_match is None or self.new_match[2] != seats:
             seed = (
                 self.settings.seed if self.settings.seed is not None else sources.new_match_seed()
             )
-            self.new_match = (seed, sources.secrets.token_bytes(32))  # a salt of its own
-        seed, salt = self.new_match
+            self.new_match = (seed, sources.secrets.token_bytes(32), seats)  # a salt of its own
+        seed, salt, _ = self.new_match
         rules = self.preset
         began = sources.time.monotonic()
         try:
@@ -234,7 +237,7 @@ class Playing(Showing):
                 self.settings.rules,
                 seed,
                 salt.hex(),
-                [s.label if s else None for s in self.seats],
+                list(seats),
                 datetime.now(UTC),
                 rule_options=rules.to_dict(),
                 hands_planned=self.settings.hands,

@@ -115,7 +115,8 @@ class TableState:
     # The players whose move the database refused, each with the update she answered:
     # asked that update again once the table resumes (``Playing._ask_again``).
     refused: dict[int, int] = field(default_factory=dict)
-    new_match: tuple[int, bytes] | None = None  # seed, salt (kept for every try)
+    # The match being made: its seed, salt and seats (kept for every try while they sit).
+    new_match: tuple[int, bytes, tuple[str | None, ...]] | None = None
     observer: TableObserver | None = None  # the server's metrics: actions, latency
     # ``[server] stamp_updates``: the updates a player's action causes carry ``input_at``,
     # when the server read it (``serving``: that time, while the action is handled).

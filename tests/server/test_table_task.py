@@ -19,7 +19,17 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from fakes import QUICK, Clock, FakeHost, FakePeer, FakeStore, handled, table_for, until
+from fakes import (
+    QUICK,
+    Clock,
+    FakeHost,
+    FakePeer,
+    FakeStore,
+    StoreUnavailable,
+    handled,
+    table_for,
+    until,
+)
 from tablekit import discard_only_from_hand_2
 
 import server.table
@@ -352,6 +362,48 @@ async def test_a_failed_store_write_refuses_the_action_and_nothing_changes(
     await table.queue.put(PlayInput(alice, 6, table.seq, discard))
     await until(lambda: table.log_seq >= 1, "the action taken once the store works")
     assert store.actions[1][0].action == discard.to_dict() and table.store_down_since is None
+
+
+@dataclasses.dataclass
+class LostAnswers(FakeStore):
+    """A store that makes a match and then fails as if its answer were lost (the table told
+    the write failed), and fails every match after it while ``down``."""
+
+    down: bool = True
+
+    async def create_match(self, *args: Any, **kwargs: Any) -> int:
+        if self.down and self.matches:
+            raise StoreUnavailable("the database is down")
+        made = await super().create_match(*args, **kwargs)
+        if self.down:
+            raise StoreUnavailable("no answer: made, but the table cannot know")
+        return made
+
+
+@pytest.mark.asyncio
+async def test_a_match_of_other_players_is_not_the_one_a_failed_try_made(
+    running: Callable[..., Table],
+) -> None:
+    """The fourth player sits, the match is made but the table is told it failed; while it
+    waits to try again, a player leaves and another sits. The match it then starts is one of
+    the four now seated, made anew; not the match of the four before, which the failed try
+    made (a retry finds a match it made by its table, seed and salt: server/db/matches.py)."""
+    store = LostAnswers()
+    table = running(store=store)
+    alice, bob, carol, dan, erin = (FakePeer(n) for n in ("alice", "bob", "carol", "dan", "erin"))
+    for seat, peer in enumerate((alice, bob, carol, dan)):
+        await table.queue.put(JoinInput(peer, seat + 1, seat, None))
+    await until(lambda: bool(store.matches), "the match made, its answer lost")
+    await table.queue.put(LeaveInput(alice, 10))
+    await table.queue.put(JoinInput(erin, 11, 0, None))
+    await handled(table)
+    assert table.state == "waiting" and len(store.matches) == 1
+    store.down = False
+    await until(lambda: table.state == "playing", "the match started")
+    assert table.match_id is not None
+    started = store.matches[table.match_id]
+    assert started.seats == ("erin", "bob", "carol", "dan"), started
+    assert len(store.matches) == 2  # the first, its seats' match, never played
 
 
 @dataclasses.dataclass
