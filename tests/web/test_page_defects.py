@@ -7,7 +7,8 @@ clear of the own name line and the header keeps to two rows at most (docs/client
 the match page shows the hand its address names, when the address changes too (an edited
 address, back and forward), or says there is no such hand; on a phone the replay's menu and
 links and the options' checkboxes are a fingertip's size; a phone held sideways shows the
-whole board on one screen, its action buttons beside it."""
+whole board on one screen, its action buttons beside it, long names cut short in their
+seats."""
 
 from __future__ import annotations
 
@@ -581,3 +582,26 @@ async def test_a_phone_held_sideways_shows_the_whole_board_and_its_buttons_at_on
     await expect(page.locator(".result .close-result")).to_be_in_viewport()
     box = await sheet.bounding_box()
     assert box is not None and box["height"] <= size[1], box
+
+
+# Each seat's name line and its box, in CSS px, where the line runs past the box.
+HEADS_OUTSIDE = """() => [...document.querySelectorAll(".board .seat")].flatMap((seat) => {
+  const box = seat.getBoundingClientRect();
+  const head = seat.querySelector(".seat-head").getBoundingClientRect();
+  return head.left < box.left - 1 || head.right > box.right + 1
+    ? [{seat: seat.dataset.player, head: [head.left, head.right], box: [box.left, box.right]}] : [];
+})"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_a_phone_held_sideways_keeps_20_letter_names_inside_their_seats(
+    open_page: OpenPage, web_server: WebServer, lang: str
+) -> None:
+    """On a sideways phone an opponent's name keeps to one line: a 20-letter one ran out of
+    the top seat's box over the next seat's name, under its own flowers (a replay of four
+    such names at 844x390). Now it is cut short with an ellipsis, inside its seat."""
+    match, _names = await long_named_match(web_server)
+    page = await open_page("/", size=(844, 390), touch=True, lang=lang)
+    await page.goto(f"/#/match/{match}/1/40")
+    await expect(page.locator(".replay .board")).to_be_visible()
+    assert await page.evaluate(HEADS_OUTSIDE) == []
