@@ -158,19 +158,18 @@ def create_match_sql(dialect: Dialect, *, fenced: bool) -> str:
     return f"""\
 WITH current AS (
     {current}
+), allowed AS (
+    SELECT FROM current WHERE fence IS NOT DISTINCT FROM ${_FENCE_PARAM}
 ), made AS (
-    SELECT id FROM matches
+    SELECT id FROM matches, allowed
     WHERE table_id = ${_TABLE_PARAM} AND seed = ${_SEED_PARAM} AND salt = ${_SALT_PARAM}
     ORDER BY id LIMIT 1
 ), created AS (
     INSERT INTO matches ({", ".join(MATCH_COLUMNS)})
-    SELECT {values} FROM current
-    WHERE fence IS NOT DISTINCT FROM ${_FENCE_PARAM} AND NOT EXISTS (SELECT FROM made)
+    SELECT {values} FROM allowed WHERE NOT EXISTS (SELECT FROM made)
     RETURNING id
 )
-SELECT (SELECT fence FROM current),
-    (SELECT id FROM created UNION ALL SELECT id FROM made WHERE EXISTS (
-        SELECT FROM current WHERE fence IS NOT DISTINCT FROM ${_FENCE_PARAM}))"""
+SELECT (SELECT fence FROM current), COALESCE((SELECT id FROM created), (SELECT id FROM made))"""
 
 
 # A finished hand, unless its match has it already (then what is stored is read, to compare).
